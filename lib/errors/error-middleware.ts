@@ -1,0 +1,43 @@
+// The one place errors are rendered (style.md: an Express error handler has four parameters).
+// Everything thrown on a gateway route becomes the spec §2.5 object; nothing else reaches a client:
+// no stack traces, no upstream secrets, no HTML.
+import type { ErrorRequestHandler } from 'express';
+import { ClientGoneError } from '../http/upstream-http.js';
+import type { ResolvedOptions } from '../options.js';
+import { GatewayError } from './gateway-error.js';
+
+export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHandler {
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- Express needs all four parameters
+  return (error: unknown, _req, res, _next) => {
+    if (error instanceof ClientGoneError || res.destroyed) return;
+    const gatewayError = toGatewayError(error, options);
+    if (res.headersSent) {
+      // a response already under way cannot change its status; end it so the client is not left hanging
+      res.end();
+      return;
+    }
+    res.status(gatewayError.status).json(gatewayError.toJSON());
+  };
+}
+
+function toGatewayError(error: unknown, options: ResolvedOptions): GatewayError {
+  if (error instanceof GatewayError) return error;
+  const type = (error as { type?: unknown }).type;
+  // body-parser's errors carry a `type` naming what went wrong
+  switch (type) {
+    case 'entity.too.large':
+      return GatewayError.tooLarge(`The request body is larger than the ${options.limits.jsonBodyBytes} byte limit`);
+    case 'entity.parse.failed':
+      return GatewayError.invalidRequest('The request body is not valid JSON');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return GatewayError.unsupportedMediaType('The request body must be UTF-8 JSON');
+    case 'request.size.invalid':
+    case 'request.aborted':
+      return GatewayError.invalidRequest('The request body ended before its declared length');
+    default:
+      break;
+  }
+  options.logger.error('unexpected error on a gateway route', { error: error instanceof Error ? error.message : String(error) });
+  return GatewayError.internal();
+}

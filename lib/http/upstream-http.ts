@@ -1,0 +1,183 @@
+// The only place the gateway talks HTTP to upstreams (design.md: "HTTP lives in one place"): axios
+// with a keep-alive agent per origin, a whole-request deadline, abort when the client goes away,
+// bounded buffering, and network failures turned into GatewayErrors. Routes never call axios.
+import http from 'node:http';
+import https from 'node:https';
+import type { Readable } from 'node:stream';
+import axios, { type AxiosInstance, type AxiosResponse } from 'axios';
+import { GatewayError } from '../errors/gateway-error.js';
+
+export interface UpstreamRequest {
+  /** Provider name, for error messages. */
+  provider: string;
+  method: 'GET' | 'POST' | 'DELETE';
+  url: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer | Readable;
+  /** Whole-request deadline: headers and body. */
+  timeoutMs: number;
+  /** Aborts the upstream request (the client went away). */
+  signal?: AbortSignal;
+  /** Largest body read into memory; a larger one fails with 502. */
+  maxBytes: number;
+}
+
+export interface UpstreamResponse {
+  status: number;
+  headers: Record<string, string | undefined>;
+  body: Buffer;
+}
+
+/** Raised when the caller disconnected: nothing is answered, nothing is retried. */
+export class ClientGoneError extends Error {
+  constructor() {
+    super('client disconnected');
+    this.name = 'ClientGoneError';
+  }
+}
+
+class DeadlineError extends Error {}
+
+export class UpstreamHttp {
+  private readonly client: AxiosInstance;
+  private readonly agents = new Map<string, http.Agent>();
+
+  constructor() {
+    this.client = axios.create({
+      // the gateway reads statuses itself; axios must not throw on 4xx/5xx
+      validateStatus: () => true,
+      responseType: 'stream',
+      maxRedirects: 0,
+      // bodies are bounded while streaming (readBounded); axios' own caps would buffer first
+      maxBodyLength: Infinity,
+      maxContentLength: Infinity,
+      decompress: true,
+      proxy: false,
+      transitional: { clarifyTimeoutError: true },
+    });
+  }
+
+  /** Sends a request and reads the whole response body (bounded). */
+  async request(call: UpstreamRequest): Promise<UpstreamResponse> {
+    const deadline = this.deadline(call);
+    try {
+      const response = await this.send(call, deadline.signal);
+      const body = await readBounded(response.data, call.maxBytes, deadline.signal).catch((error: unknown) => {
+        throw this.failure(call, error, deadline);
+      });
+      return { status: response.status, headers: flatHeaders(response.headers), body };
+    } catch (error) {
+      throw this.failure(call, error, deadline);
+    } finally {
+      deadline.clear();
+    }
+  }
+
+  /** Downloads a result image (spec §2.4 b64_json), bounded in size and time. */
+  async download(url: string, options: { maxBytes: number; timeoutMs: number; signal?: AbortSignal; provider: string }): Promise<Buffer> {
+    const response = await this.request({ ...options, method: 'GET', url });
+    if (response.status < 200 || response.status >= 300) {
+      throw GatewayError.badUpstreamResponse(options.provider, `the result image could not be downloaded (HTTP ${response.status})`);
+    }
+    return response.body;
+  }
+
+  /** Frees every pooled socket. */
+  close(): void {
+    for (const agent of this.agents.values()) agent.destroy();
+    this.agents.clear();
+  }
+
+  private async send(call: UpstreamRequest, signal: AbortSignal): Promise<AxiosResponse<Readable>> {
+    const agent = this.agentFor(call.url);
+    return this.client.request<Readable>({
+      method: call.method,
+      url: call.url,
+      headers: call.headers,
+      data: call.body,
+      signal,
+      httpAgent: agent,
+      httpsAgent: agent,
+    });
+  }
+
+  private agentFor(url: string): http.Agent {
+    const origin = new URL(url).origin;
+    let agent = this.agents.get(origin);
+    if (!agent) {
+      const options = { keepAlive: true, maxSockets: 256, maxFreeSockets: 64, scheduling: 'lifo' as const };
+      agent = origin.startsWith('https:') ? new https.Agent(options) : new http.Agent(options);
+      this.agents.set(origin, agent);
+    }
+    return agent;
+  }
+
+  private deadline(call: UpstreamRequest): { signal: AbortSignal; clear(): void; expired(): boolean } {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new DeadlineError()), call.timeoutMs);
+    timer.unref();
+    const onClientGone = (): void => controller.abort(new ClientGoneError());
+    if (call.signal?.aborted) onClientGone();
+    else call.signal?.addEventListener('abort', onClientGone, { once: true });
+    return {
+      signal: controller.signal,
+      expired: () => controller.signal.reason instanceof DeadlineError,
+      clear: () => {
+        clearTimeout(timer);
+        call.signal?.removeEventListener('abort', onClientGone);
+      },
+    };
+  }
+
+  private failure(call: UpstreamRequest, error: unknown, deadline: { signal: AbortSignal; expired(): boolean }): Error {
+    if (error instanceof GatewayError || error instanceof ClientGoneError) return error;
+    if (error instanceof TooLargeError) return GatewayError.badUpstreamResponse(call.provider, `the response is larger than ${call.maxBytes} bytes`);
+    if (deadline.signal.aborted) {
+      return deadline.expired() ? GatewayError.upstreamTimeout(call.provider, call.timeoutMs) : new ClientGoneError();
+    }
+    const code = (error as { code?: unknown }).code;
+    return GatewayError.upstreamUnreachable(call.provider, typeof code === 'string' ? code : 'network error');
+  }
+}
+
+class TooLargeError extends Error {}
+
+/** Reads a stream into one Buffer, failing as soon as it passes maxBytes (no unbounded buffering). */
+function readBounded(stream: Readable, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onAbort = (): void => {
+      stream.destroy();
+      reject(signal.reason instanceof Error ? signal.reason : new ClientGoneError());
+    };
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    stream.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        stream.destroy();
+        signal.removeEventListener('abort', onAbort);
+        reject(new TooLargeError());
+        return;
+      }
+      chunks.push(chunk);
+    });
+    stream.once('end', () => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    });
+    stream.once('error', (error) => {
+      signal.removeEventListener('abort', onAbort);
+      reject(error);
+    });
+  });
+}
+
+function flatHeaders(headers: AxiosResponse['headers']): Record<string, string | undefined> {
+  const flat: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(headers as Record<string, unknown>)) {
+    flat[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value == null ? undefined : String(value);
+  }
+  return flat;
+}

@@ -1,0 +1,157 @@
+// Reads a POST /v1/images/generations body for an image-family model into the one normalized
+// request every image path shares (generations and multipart edits): checks in the order a caller
+// fixes them, spec §2.1-2.3, §8, and the OpenAI-client compatibility of design.md.
+import { GatewayError } from '../errors/gateway-error.js';
+import type { Validator } from '../schemas/validator.js';
+import { isNonPublicHost } from '../security/public-host.js';
+import type { GatewayLimits, ImageModelFamily } from '../types.js';
+import { checkImageDataUrl } from './data-url.js';
+
+export type ContentItem = { text: string } | { image: string };
+
+export interface ImageGenerationRequest {
+  model: string;
+  /** spec §2.1: exactly one user message; items kept in the caller's order (spec §2.2 rule 4). */
+  content: ContentItem[];
+  /** spec §2.3 plus any vendor parameter the caller sent (passed through). */
+  parameters: Record<string, unknown>;
+  responseFormat: 'url' | 'b64_json';
+  imageCount: number;
+}
+
+export interface ImageRequestRules {
+  validate: Validator;
+  limits: Readonly<GatewayLimits>;
+  allowPrivateImageUrls: boolean;
+}
+
+type Json = Record<string, unknown>;
+
+export function readImageGenerationRequest(body: Json, family: ImageModelFamily, rules: ImageRequestRules): ImageGenerationRequest {
+  rejectLegacyShapes(body);
+  rules.validate(body);
+  const model = body.model as string;
+  const content = contentOf(body);
+  const parameters = parametersOf(body);
+
+  const texts = content.filter((item): item is { text: string } => 'text' in item);
+  const images = content.filter((item): item is { image: string } => 'image' in item);
+  if (texts.length !== 1) {
+    throw GatewayError.invalidRequest(
+      `input.messages[0].content must hold exactly one 'text' item (the prompt), found ${texts.length}`,
+      'input.messages[0].content',
+    );
+  }
+  if (texts[0]!.text.trim() === '') {
+    throw GatewayError.invalidRequest('The prompt is empty: the text item of input.messages[0].content must not be empty', 'input.messages[0].content');
+  }
+  checkImageCount(model, images.length, family, rules.limits.imagesPerRequest);
+  content.forEach((item, index) => {
+    if ('image' in item) checkImageValue(item.image, `input.messages[0].content[${index}].image`, rules);
+  });
+  const n = parameters.n;
+  if (typeof n === 'number' && n > family.maxN) {
+    throw GatewayError.invalidRequest(`parameters.n must be between 1 and ${family.maxN} for model '${model}', got ${n}`, 'parameters.n');
+  }
+  return {
+    model,
+    content,
+    parameters,
+    responseFormat: body.response_format === 'b64_json' ? 'b64_json' : 'url',
+    imageCount: images.length,
+  };
+}
+
+/** Shapes that the schema would accept or misname, answered with the fix the spec gives. */
+function rejectLegacyShapes(body: Json): void {
+  const input = body.input;
+  if (isObject(input) && ('prompt' in input || 'negative_prompt' in input)) {
+    // spec §2.1 / §9: the legacy structure is not supported for the current image models
+    throw GatewayError.invalidRequest(
+      "input.prompt and input.negative_prompt are the legacy structure and are not supported: put the prompt in input.messages[].content[] as { \"text\": ... } and negative_prompt in parameters",
+      isObject(input) && 'prompt' in input ? 'input.prompt' : 'input.negative_prompt',
+    );
+  }
+  const parameters = body.parameters;
+  if (isObject(parameters) && typeof parameters.size === 'string' && /^\d+x\d+$/i.test(parameters.size.trim())) {
+    const fixed = parameters.size.trim().replace(/x/i, '*');
+    throw GatewayError.invalidRequest(
+      `parameters.size must use '*' between width and height: '${fixed}', not '${parameters.size.trim()}' (spec §2.3)`,
+      'parameters.size',
+    );
+  }
+}
+
+function contentOf(body: Json): ContentItem[] {
+  if (isObject(body.input)) {
+    const messages = body.input.messages as Array<{ content: ContentItem[] }>;
+    return messages[0]!.content;
+  }
+  // design.md compatibility: no `input` but a top-level prompt is text-to-image with that prompt
+  if (typeof body.prompt === 'string') return [{ text: body.prompt }];
+  throw GatewayError.invalidRequest(
+    'input.messages is required: send input.messages[0].content[] with one { "text": ... } item (and up to 3 { "image": ... } items), or a top-level prompt for text-to-image',
+    'input.messages',
+  );
+}
+
+function parametersOf(body: Json): Record<string, unknown> {
+  const parameters: Record<string, unknown> = isObject(body.parameters) ? { ...body.parameters } : {};
+  // design.md compatibility: top-level size/n fill parameters only when parameters does not set them
+  if (parameters.size === undefined && typeof body.size === 'string') parameters.size = body.size.replace(/x/i, '*');
+  if (parameters.n === undefined && typeof body.n === 'number') parameters.n = body.n;
+  return parameters;
+}
+
+function checkImageCount(model: string, count: number, family: ImageModelFamily, cap: number): void {
+  const max = Math.min(family.maxImages, cap);
+  if (count >= family.minImages && count <= max) return;
+  let rule: string;
+  if (max === 0) rule = `is text-to-image only: send one text item and no image field at all`;
+  else if (family.minImages > 0) rule = `edits images: send ${family.minImages} to ${max} image items and one text item`;
+  else rule = `takes 0 to ${max} image items and one text item`;
+  throw GatewayError.invalidRequest(`Model '${model}' ${rule} (got ${count} images)`, 'input.messages[0].content');
+}
+
+function checkImageValue(value: string, path: string, rules: ImageRequestRules): void {
+  if (/^data:/i.test(value)) {
+    const check = checkImageDataUrl(value, rules.limits.dataUrlBytes);
+    if (check.ok) return;
+    if (check.reason === 'too_large') {
+      throw GatewayError.tooLarge(
+        `${path} is a Data URL of ${check.bytes} bytes; the limit is ${rules.limits.dataUrlBytes} bytes. Use a public URL for large images (spec §8)`,
+        path,
+      );
+    }
+    const why = {
+      not_image: "must be an image Data URL: 'data:image/<type>;base64,<data>'",
+      not_base64: "must be a base64 Data URL: 'data:image/<type>;base64,<data>'",
+      bad_base64: 'is not valid base64 after the Data URL header',
+      empty: 'is a Data URL with no data',
+    }[check.reason];
+    throw GatewayError.invalidRequest(`${path} ${why}`, path);
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw GatewayError.invalidRequest(`${path} must be a public http(s) URL or a 'data:image/...;base64,' URL`, path);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw GatewayError.invalidRequest(`${path} must be a public http(s) URL or a 'data:image/...;base64,' URL, not '${url.protocol}'`, path);
+  }
+  if (url.username || url.password) {
+    throw GatewayError.invalidRequest(`${path} must not carry credentials: the image URL must be publicly reachable without login`, path);
+  }
+  if (!rules.allowPrivateImageUrls && isNonPublicHost(url.hostname)) {
+    // spec §7: "Image URL unreachable: make the URL publicly reachable, or use a Data URL"
+    throw GatewayError.invalidRequest(
+      `${path} names a loopback, private or link-local host; the URL must be publicly reachable (or send the image as a Data URL)`,
+      path,
+    );
+  }
+}
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

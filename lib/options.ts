@@ -1,0 +1,152 @@
+// The public Options type and resolveOptions(): the only place that knows defaults and shorthands
+// (ky's Options vs NormalizedOptions). Everything else in lib/ reads the resolved, frozen options.
+import { GatewayConfigError } from './errors/config-error.js';
+import { DEFAULT_IMAGE_MODELS, compileImageModelTable, type ImageModelTable } from './images/model-families.js';
+import type { GatewayLimits, ImageModelFamily, Logger, ResolveUpstream, UsageEvent, VerifyKey } from './types.js';
+
+export interface GatewayOptions {
+  /**
+   * Required. Checks the bearer key of every request; return the caller or null (401).
+   * @example verifyKey: staticKeys({ 'sk-tenant-a': { id: 'tenant-a' } })
+   */
+  verifyKey: VerifyKey;
+  /**
+   * Required. Names the upstream for a model; return null for a model the caller may not use (404).
+   * @example resolveUpstream: ({ model }) => ({ provider: 'dashscope', baseURL: 'https://dashscope-intl.aliyuncs.com/api/v1', apiKey, model: 'qwen-image-plus' })
+   */
+  resolveUpstream: ResolveUpstream;
+  /** Body, image and upstream limits. Each key is optional; defaults in `DEFAULT_LIMITS`. */
+  limits?: Partial<GatewayLimits>;
+  /** The image model families of spec §1. Default: `DEFAULT_IMAGE_MODELS` (the spec's table). */
+  imageModels?: readonly ImageModelFamily[];
+  /**
+   * Accept reference image URLs that name loopback, private or link-local hosts. Default false:
+   * such URLs get a 400 (the upstream fetches them from the public internet, spec §4.1).
+   */
+  allowPrivateImageUrls?: boolean;
+  /** Called once per finished request, for metering and billing. Errors it throws are logged, not sent. */
+  onUsage?: (event: UsageEvent) => void;
+  /** Where the gateway logs. Default: silent. Never given a full key. */
+  logger?: Partial<Logger>;
+}
+
+export const DEFAULT_LIMITS: Readonly<GatewayLimits> = Object.freeze({
+  jsonBodyBytes: 48 * 1024 * 1024,
+  dataUrlBytes: 10 * 1024 * 1024,
+  imagesPerRequest: 3,
+  uploadFileBytes: 10 * 1024 * 1024,
+  downloadBytes: 32 * 1024 * 1024,
+  downloadTimeoutMs: 60_000,
+  upstreamTimeoutMs: 300_000,
+  upstreamResponseBytes: 16 * 1024 * 1024,
+});
+
+export interface ResolvedOptions {
+  readonly verifyKey: VerifyKey;
+  readonly resolveUpstream: ResolveUpstream;
+  readonly limits: Readonly<GatewayLimits>;
+  readonly imageModels: ImageModelTable;
+  readonly allowPrivateImageUrls: boolean;
+  readonly onUsage?: (event: UsageEvent) => void;
+  readonly logger: Logger;
+}
+
+const KNOWN_OPTIONS = new Set(['verifyKey', 'resolveUpstream', 'limits', 'imageModels', 'allowPrivateImageUrls', 'onUsage', 'logger']);
+
+const silent = (): void => {};
+
+export function resolveOptions(options: GatewayOptions | undefined): ResolvedOptions {
+  if (options === null || typeof options !== 'object') {
+    throw new GatewayConfigError(
+      'options_missing',
+      'createGatewayRouter needs an options object.',
+      "createGatewayRouter({ verifyKey: staticKeys({ 'sk-...': { id: 'tenant-a' } }), resolveUpstream: ({ model }) => ({ provider: 'dashscope', baseURL, apiKey }) })",
+    );
+  }
+  for (const key of Object.keys(options)) {
+    if (!KNOWN_OPTIONS.has(key)) {
+      throw new GatewayConfigError('option_unknown', `Unknown option '${key}'.`, `use only: ${[...KNOWN_OPTIONS].join(', ')}.`);
+    }
+  }
+  if (typeof options.verifyKey !== 'function') {
+    throw new GatewayConfigError(
+      'verify_key_missing',
+      'options.verifyKey must be a function (key, req) => Caller | null.',
+      "verifyKey: staticKeys({ 'sk-tenant-a': { id: 'tenant-a' } }), or an async function that looks the key up.",
+    );
+  }
+  if (typeof options.resolveUpstream !== 'function') {
+    throw new GatewayConfigError(
+      'resolve_upstream_missing',
+      'options.resolveUpstream must be a function ({ model, route, caller }) => Upstream | Upstream[] | null.',
+      "resolveUpstream: ({ model }) => ({ provider: 'dashscope', baseURL: 'https://dashscope-intl.aliyuncs.com/api/v1', apiKey: process.env.DASHSCOPE_API_KEY })",
+    );
+  }
+  for (const name of ['onUsage'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'function') {
+      throw new GatewayConfigError('option_type', `options.${name} must be a function.`, `${name}: (event) => meter.record(event)`);
+    }
+  }
+  if (options.allowPrivateImageUrls !== undefined && typeof options.allowPrivateImageUrls !== 'boolean') {
+    throw new GatewayConfigError('option_type', 'options.allowPrivateImageUrls must be a boolean.', 'allowPrivateImageUrls: true (development only)');
+  }
+  return Object.freeze({
+    verifyKey: options.verifyKey,
+    resolveUpstream: options.resolveUpstream,
+    limits: resolveLimits(options.limits),
+    imageModels: resolveImageModels(options.imageModels),
+    allowPrivateImageUrls: options.allowPrivateImageUrls ?? false,
+    onUsage: options.onUsage,
+    logger: resolveLogger(options.logger),
+  });
+}
+
+function resolveLimits(limits: Partial<GatewayLimits> | undefined): Readonly<GatewayLimits> {
+  if (limits === undefined) return DEFAULT_LIMITS;
+  if (limits === null || typeof limits !== 'object') {
+    throw new GatewayConfigError('limits_type', 'options.limits must be an object.', 'limits: { jsonBodyBytes: 50 * 1024 * 1024 }');
+  }
+  const resolved: GatewayLimits = { ...DEFAULT_LIMITS };
+  for (const [key, value] of Object.entries(limits)) {
+    if (!(key in DEFAULT_LIMITS)) {
+      throw new GatewayConfigError('limit_unknown', `Unknown limit '${key}'.`, `use only: ${Object.keys(DEFAULT_LIMITS).join(', ')}.`);
+    }
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
+      throw new GatewayConfigError('limit_value', `limits.${key} must be a positive integer, got ${String(value)}.`, `limits: { ${key}: ${DEFAULT_LIMITS[key as keyof GatewayLimits]} }`);
+    }
+    resolved[key as keyof GatewayLimits] = value;
+  }
+  return Object.freeze(resolved);
+}
+
+function resolveImageModels(families: readonly ImageModelFamily[] | undefined): ImageModelTable {
+  if (families === undefined) return compileImageModelTable(DEFAULT_IMAGE_MODELS);
+  if (!Array.isArray(families)) {
+    throw new GatewayConfigError('image_models_type', 'options.imageModels must be an array of families.', "imageModels: [{ pattern: 'x-image-2.0*', minImages: 0, maxImages: 3, maxN: 6 }]");
+  }
+  families.forEach((family: ImageModelFamily, index: number) => {
+    const where = `options.imageModels[${index}]`;
+    const example = "{ pattern: 'x-image-edit*', minImages: 1, maxImages: 3, maxN: 6 }";
+    if (!family || typeof family.pattern !== 'string' || family.pattern.replace(/\*$/, '') === '') {
+      throw new GatewayConfigError('image_models_pattern', `${where}.pattern must be a model name or a prefix ending in '*'.`, example);
+    }
+    for (const key of ['minImages', 'maxImages', 'maxN'] as const) {
+      if (!Number.isSafeInteger(family[key]) || family[key] < 0) {
+        throw new GatewayConfigError('image_models_number', `${where}.${key} must be a whole number >= 0.`, example);
+      }
+    }
+    if (family.minImages > family.maxImages || family.maxN < 1) {
+      throw new GatewayConfigError('image_models_range', `${where} needs minImages <= maxImages and maxN >= 1.`, example);
+    }
+  });
+  return compileImageModelTable(families);
+}
+
+function resolveLogger(logger: Partial<Logger> | undefined): Logger {
+  return Object.freeze({
+    info: typeof logger?.info === 'function' ? logger.info.bind(logger) : silent,
+    warn: typeof logger?.warn === 'function' ? logger.warn.bind(logger) : silent,
+    error: typeof logger?.error === 'function' ? logger.error.bind(logger) : silent,
+  });
+}

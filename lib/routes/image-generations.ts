@@ -1,0 +1,22 @@
+// POST /v1/images/generations (spec §4.1): JSON body, every image variant on one path.
+import type { RequestHandler } from 'express';
+import { asyncHandler } from '../http/async-handler.js';
+import { jsonObjectBody } from '../http/json-body.js';
+import { readImageGenerationRequest } from '../images/image-request.js';
+import { forwardOpenAIJson } from '../upstreams/openai.js';
+import { openAICompatiblePrefix } from '../upstreams/upstream-url.js';
+import type { RouteDeps } from './route-deps.js';
+import { requireModel, serveImageRequest } from './serve-image-request.js';
+
+export function imageGenerationsHandler(deps: RouteDeps): RequestHandler {
+  return asyncHandler(async (req, res) => {
+    const body = jsonObjectBody(req.body);
+    await serveImageRequest(deps, req, res, {
+      route: 'images.generations',
+      model: requireModel(body.model),
+      readRequest: (family) => readImageGenerationRequest(body, family, deps.imageRules),
+      forward: (call, upstream) =>
+        forwardOpenAIJson(call, '/images/generations', body, upstream, upstream.provider, openAICompatiblePrefix(upstream.provider)),
+    });
+  });
+}

@@ -1,0 +1,61 @@
+// JSON schema of POST /v1/images/generations for image-family models (spec §2.1-2.3), plus the
+// OpenAI-client compatibility fields of design.md (top-level prompt, size, n). Unknown fields pass
+// (vendors add parameters); `message` annotations become the error text for their node.
+
+const contentItem = {
+  type: 'object',
+  minProperties: 1,
+  maxProperties: 1,
+  additionalProperties: false,
+  properties: {
+    text: { type: 'string' },
+    image: { type: 'string', minLength: 1, message: "must be a non-empty public http(s) URL or a 'data:image/...;base64,' URL" },
+  },
+  message: "must have exactly one of 'text' (the prompt) or 'image' (a URL or Data URL); the legacy 'images' field is not supported",
+} as const;
+
+export const imageGenerationSchema = {
+  $id: 'gateway/image-generation',
+  type: 'object',
+  required: ['model'],
+  properties: {
+    model: { type: 'string', minLength: 1 },
+    prompt: { type: 'string' },
+    response_format: { enum: ['url', 'b64_json'] },
+    // OpenAI-client compatibility (design.md): copied into parameters when parameters does not set them
+    size: { type: 'string', pattern: '^[1-9][0-9]{1,4}[x*][1-9][0-9]{1,4}$', message: "must look like '1024x1024' or '1024*1024'" },
+    n: { type: 'integer', minimum: 1 },
+    input: {
+      type: 'object',
+      required: ['messages'],
+      properties: {
+        messages: {
+          type: 'array',
+          minItems: 1,
+          maxItems: 1,
+          message: 'must hold exactly one message ({ role: "user", content: [...] })',
+          items: {
+            type: 'object',
+            required: ['role', 'content'],
+            properties: {
+              role: { const: 'user' },
+              content: { type: 'array', minItems: 1, maxItems: 8, items: contentItem },
+            },
+          },
+        },
+      },
+    },
+    parameters: {
+      type: 'object',
+      properties: {
+        // spec §2.3: '*' separates width and height; the 'x' form is answered before the schema runs
+        size: { type: 'string', pattern: '^[1-9][0-9]{1,4}\\*[1-9][0-9]{1,4}$', message: "must be '<width>*<height>', e.g. '1024*1024'" },
+        n: { type: 'integer', minimum: 1 },
+        watermark: { type: 'boolean' },
+        prompt_extend: { type: 'boolean' },
+        negative_prompt: { type: 'string', maxLength: 2000 },
+        seed: { type: 'integer', minimum: 0, maximum: 2147483647 },
+      },
+    },
+  },
+} as const;

@@ -1,0 +1,82 @@
+// One ajv instance per router, schemas compiled once at creation (fastify's rule), allErrors off (a
+// DoS guard: the first error ends validation). Errors become one sentence that names the field.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { GatewayError } from '../errors/gateway-error.js';
+
+export type Validator = (data: unknown) => void;
+
+export function createSchemaCompiler(): (schema: object) => Validator {
+  const ajv = new Ajv({ allErrors: false, verbose: true, strict: true, coerceTypes: false, useDefaults: false });
+  // `message` is an annotation only: the text used when the node it sits on fails
+  ajv.addKeyword({ keyword: 'message', schemaType: 'string' });
+  return (schema: object) => {
+    const validate: ValidateFunction = ajv.compile(schema);
+    return (data: unknown) => {
+      if (!validate(data)) {
+        const error = validate.errors?.[0];
+        throw error ? toGatewayError(error) : GatewayError.invalidRequest('The request body is invalid.');
+      }
+    };
+  };
+}
+
+/** `/input/messages/0/content/1` -> `input.messages[0].content[1]`. */
+export function fieldPath(instancePath: string, child?: string): string {
+  const parts = instancePath.split('/').slice(1).map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (child !== undefined) parts.push(child);
+  let path = '';
+  for (const part of parts) path += /^\d+$/.test(part) ? `[${part}]` : path === '' ? part : `.${part}`;
+  return path;
+}
+
+function toGatewayError(error: ErrorObject): GatewayError {
+  const params = error.params as Record<string, unknown>;
+  if (error.keyword === 'required') {
+    const missing = String(params.missingProperty);
+    const path = fieldPath(error.instancePath, missing);
+    // spec §7: exactly this text for a missing model
+    if (path === 'model') return GatewayError.modelRequired();
+    return GatewayError.invalidRequest(`${path} is required`, path);
+  }
+  const path = fieldPath(error.instancePath) || 'body';
+  if (path === 'model') return GatewayError.modelRequired();
+  const custom = typeof error.parentSchema?.message === 'string' ? error.parentSchema.message : undefined;
+  return GatewayError.invalidRequest(`${path} ${custom && error.keyword !== 'type' ? custom : describe(error, params)}`, path);
+}
+
+function describe(error: ErrorObject, params: Record<string, unknown>): string {
+  switch (error.keyword) {
+    case 'type':
+      return `must be ${article(String(params.type))}, got ${typeName(error.data)}`;
+    case 'const':
+      return `must be '${String(params.allowedValue)}'`;
+    case 'enum':
+      return `must be one of ${(params.allowedValues as unknown[]).map((v) => `'${String(v)}'`).join(', ')}`;
+    case 'minItems':
+      return `must have at least ${String(params.limit)} item(s)`;
+    case 'maxItems':
+      return `must have at most ${String(params.limit)} item(s)`;
+    case 'minLength':
+      return params.limit === 1 ? 'must not be empty' : `must be at least ${String(params.limit)} characters`;
+    case 'maxLength':
+      return `must be at most ${String(params.limit)} characters`;
+    case 'minimum':
+      return `must be >= ${String(params.limit)}`;
+    case 'maximum':
+      return `must be <= ${String(params.limit)}`;
+    case 'additionalProperties':
+      return `has an unknown field '${String(params.additionalProperty)}'`;
+    default:
+      return `is invalid (${error.message ?? error.keyword})`;
+  }
+}
+
+function article(type: string): string {
+  return type === 'integer' || type === 'object' || type === 'array' ? `an ${type}` : `a ${type}`;
+}
+
+function typeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `${typeof value}`;
+}

@@ -1,0 +1,60 @@
+// OpenAI-compatible adapter (upstreams.md §4): OpenAI itself, DashScope compatible-mode, Ark /api/v3.
+// Requests go through unchanged but for the model name; answers come back as the upstream sent them;
+// errors are normalized to the gateway's error object.
+import { GatewayError } from '../errors/gateway-error.js';
+import type { Upstream } from '../types.js';
+import { type CallContext, isObject, jsonHeaders, parseJsonBody, stringOr, timeoutOf } from './call-context.js';
+import { classifyUpstreamCode } from './upstream-codes.js';
+import { upstreamUrl } from './upstream-url.js';
+
+export interface PassthroughResponse {
+  status: number;
+  contentType: string;
+  body: Buffer;
+  requestId?: string;
+}
+
+/** The caller's body with the model name the resolver chose; nothing else changes. */
+export function translateOpenAIRequest(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown> {
+  return { ...body, model: upstreamModel };
+}
+
+/** upstreams.md §4.5 `{ error: { message, type, param, code } }` (Ark uses the same envelope, §2.8). */
+export function normalizeOpenAIError(status: number, body: unknown, headerRequestId?: string, provider = 'openai'): GatewayError {
+  const error = isObject(body) && isObject(body.error) ? body.error : undefined;
+  const code = error ? stringOr(error.code) ?? stringOr(error.type) : undefined;
+  return GatewayError.fromUpstream({
+    provider,
+    status,
+    upstreamCode: code,
+    upstreamMessage: error ? stringOr(error.message) : isObject(body) ? stringOr(body.message) : undefined,
+    requestId: headerRequestId,
+    kind: classifyUpstreamCode(code),
+  });
+}
+
+/** POSTs a JSON body to `{base}{path}` and returns the upstream's 2xx answer untouched. */
+export async function forwardOpenAIJson(
+  call: CallContext,
+  path: string,
+  body: Record<string, unknown>,
+  upstream: Upstream,
+  provider = 'openai',
+  versionPrefix = '/v1',
+): Promise<PassthroughResponse> {
+  const response = await call.http.request({
+    provider,
+    method: 'POST',
+    url: upstreamUrl(upstream.baseURL, versionPrefix, path),
+    headers: jsonHeaders(upstream),
+    body: JSON.stringify(translateOpenAIRequest(body, upstream.model ?? String(body.model))),
+    timeoutMs: timeoutOf(upstream, call.limits),
+    signal: call.signal,
+    maxBytes: call.limits.upstreamResponseBytes,
+  });
+  const requestId = response.headers['x-request-id'];
+  if (response.status < 200 || response.status >= 300) {
+    throw normalizeOpenAIError(response.status, parseJsonBody(response.body), requestId, provider);
+  }
+  return { status: response.status, contentType: response.headers['content-type'] ?? 'application/json', body: response.body, requestId };
+}

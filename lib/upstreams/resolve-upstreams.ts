@@ -1,0 +1,56 @@
+// Asks the host's resolveUpstream where a model goes and checks the answer, then tries the upstreams
+// in order (fallback, design.md): the next one only when the failure is retryable and nothing was
+// sent to the client yet.
+import { GatewayError } from '../errors/gateway-error.js';
+import { ClientGoneError } from '../http/upstream-http.js';
+import type { ResolvedOptions } from '../options.js';
+import type { ProviderName, ResolveUpstreamInput, Upstream } from '../types.js';
+
+const PROVIDERS: ReadonlySet<string> = new Set<ProviderName>(['dashscope', 'ark', 'openai']);
+
+export async function resolveUpstreams(options: ResolvedOptions, input: ResolveUpstreamInput): Promise<readonly Upstream[]> {
+  let answer: Awaited<ReturnType<ResolvedOptions['resolveUpstream']>>;
+  try {
+    answer = await options.resolveUpstream(input);
+  } catch (error) {
+    if (error instanceof GatewayError) throw error;
+    options.logger.error('resolveUpstream threw; answering 500', { route: input.route, error: error instanceof Error ? error.message : String(error) });
+    throw GatewayError.internal();
+  }
+  const upstreams = answer == null ? [] : Array.isArray(answer) ? (answer as readonly Upstream[]) : [answer as Upstream];
+  if (upstreams.length === 0) throw GatewayError.modelNotFound(input.model);
+  for (const upstream of upstreams) {
+    const problem = describeProblem(upstream);
+    if (problem) {
+      // the operator's mistake, told to the operator (log) and not to the caller
+      options.logger.error(`resolveUpstream returned an invalid upstream: ${problem}`, { route: input.route, model: input.model });
+      throw GatewayError.internal();
+    }
+  }
+  return upstreams;
+}
+
+function describeProblem(upstream: Upstream): string | undefined {
+  if (upstream === null || typeof upstream !== 'object') return 'not an object';
+  if (!PROVIDERS.has(upstream.provider)) return `provider must be one of ${[...PROVIDERS].join(', ')}`;
+  if (typeof upstream.baseURL !== 'string' || !/^https?:\/\/[^/]/i.test(upstream.baseURL)) return 'baseURL must be an http(s) URL';
+  return undefined;
+}
+
+/** Runs `attempt` on each upstream in turn until one answers or a failure is not worth retrying. */
+export async function withFallback<T>(
+  upstreams: readonly Upstream[],
+  options: ResolvedOptions,
+  attempt: (upstream: Upstream) => Promise<T>,
+): Promise<T> {
+  for (let index = 0; ; index += 1) {
+    const upstream = upstreams[index]!;
+    try {
+      return await attempt(upstream);
+    } catch (error) {
+      const retry = error instanceof GatewayError && error.retryable && !(error instanceof ClientGoneError) && index + 1 < upstreams.length;
+      if (!retry) throw error;
+      options.logger.warn('upstream failed, trying the next one', { provider: upstream.provider, status: error.status, code: error.code });
+    }
+  }
+}
