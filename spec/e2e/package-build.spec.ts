@@ -1,0 +1,39 @@
+// The published shape: tsup builds ESM + CommonJS + type declarations, and a plain Node process can
+// require() and import the package by its name and mount the router in a host app.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const node = (args: string[]): string => execFileSync(process.execPath, args, { cwd: root, encoding: 'utf8' }).trim();
+
+const mountAndCall = `
+  const router = g.createGatewayRouter({ verifyKey: g.staticKeys({ k: 't' }), resolveUpstream: () => null });
+  const app = express(); app.use(router);
+  const server = app.listen(0, async () => {
+    const res = await fetch('http://127.0.0.1:' + server.address().port + '/v1/images/generations', { method: 'POST', headers: { authorization: 'Bearer k', 'content-type': 'application/json' }, body: '{}' });
+    console.log(res.status, JSON.stringify(await res.json()));
+    server.close(); await router.close();
+  });`;
+
+beforeAll(() => {
+  execFileSync(path.join(root, 'node_modules/.bin/tsup'), { cwd: root, stdio: 'pipe' });
+}, 60_000);
+
+describe('package build', () => {
+  it('emits ESM, CommonJS and declarations for both', () => {
+    for (const file of ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts']) expect(existsSync(path.join(root, 'dist', file))).toBe(true);
+  });
+
+  it('works from require()', () => {
+    const out = node(['-e', `const g = require('express-image-gateway'); const express = require('express'); ${mountAndCall}`]);
+    expect(out).toBe('400 {"error":{"message":"model is required","type":"invalid_request_error","code":"invalid_request_error","param":"model"}}');
+  });
+
+  it('works from import', () => {
+    const out = node(['--input-type=module', '-e', `import * as g from 'express-image-gateway'; import express from 'express'; ${mountAndCall}`]);
+    expect(out).toBe('400 {"error":{"message":"model is required","type":"invalid_request_error","code":"invalid_request_error","param":"model"}}');
+  });
+});

@@ -1,0 +1,49 @@
+// A host Express app with the gateway mounted, as a user would write it. `express` resolves to
+// Express 4 when the suite runs with GATEWAY_EXPRESS=4 (vitest.config.ts), so every e2e spec runs on both.
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { createGatewayRouter, type GatewayOptions, type GatewayRouter, staticKeys, type UsageEvent } from '../../lib/index.js';
+
+export const KEY_A = 'sk-test-tenant-a-0123456789abcdef';
+export const KEY_B = 'sk-test-tenant-b-fedcba9876543210';
+
+export interface TestGateway {
+  app: express.Express;
+  router: GatewayRouter;
+  usage: UsageEvent[];
+  close(): Promise<void>;
+}
+
+export function createTestGateway(overrides: Partial<GatewayOptions> & { mountPath?: string; hostJson?: boolean } = {}): TestGateway {
+  const { mountPath, hostJson, ...options } = overrides;
+  const usage: UsageEvent[] = [];
+  const router = createGatewayRouter({
+    verifyKey: staticKeys({ [KEY_A]: { id: 'tenant-a' }, [KEY_B]: { id: 'tenant-b' } }),
+    resolveUpstream: () => null,
+    onUsage: (event) => usage.push(event),
+    ...options,
+  });
+  const app = express();
+  if (hostJson) app.use(express.json());
+  if (mountPath) app.use(mountPath, router);
+  else app.use(router);
+  app.get('/host/ping', (_req, res) => {
+    res.json({ host: 'pong' });
+  });
+  return { app, router, usage, close: () => router.close() };
+}
+
+/** Listens on 127.0.0.1:0, for clients that need a URL (the openai SDK). */
+export async function listen(app: express.Express): Promise<{ url: string; close(): Promise<void> }> {
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
