@@ -6,10 +6,15 @@ import { createAuthenticate } from './auth/authenticate.js';
 import { createErrorMiddleware } from './errors/error-middleware.js';
 import { UpstreamHttp } from './http/upstream-http.js';
 import { createJsonBody } from './http/json-body.js';
+import { createMultipartBody } from './http/multipart-body.js';
 import { type GatewayOptions, resolveOptions } from './options.js';
+import { forwardJsonHandler } from './routes/forward-json.js';
+import { imageEditsHandler } from './routes/image-edits.js';
 import { imageGenerationsHandler } from './routes/image-generations.js';
 import type { RouteDeps } from './routes/route-deps.js';
+import type { RouteName } from './types.js';
 import { beginRoute } from './routes/route-state.js';
+import { chatCompletionsSchema, nativeImageSchema, responsesSchema } from './schemas/forward-schemas.js';
 import { imageGenerationSchema } from './schemas/image-generation-schema.js';
 import { createSchemaCompiler } from './schemas/validator.js';
 
@@ -34,8 +39,27 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   const authenticate = createAuthenticate(resolved);
   const jsonBody = createJsonBody(resolved.limits.jsonBodyBytes);
 
+  const multipartBody = createMultipartBody(resolved.limits);
+  const json = (route: RouteName) => [beginRoute(route, resolved), authenticate, jsonBody];
+
   const router = express.Router();
-  router.post('/v1/images/generations', beginRoute('images.generations', resolved), authenticate, jsonBody, imageGenerationsHandler(deps));
+  router.post('/v1/images/generations', ...json('images.generations'), imageGenerationsHandler(deps));
+  router.post('/v1/images/edits', beginRoute('images.edits', resolved), authenticate, multipartBody, imageEditsHandler(deps));
+  router.post(
+    '/v1/chat/completions',
+    ...json('chat.completions'),
+    forwardJsonHandler(deps, { route: 'chat.completions', upstreamPath: '/chat/completions', validate: compile(chatCompletionsSchema), streamErrors: 'data' }),
+  );
+  router.post(
+    '/v1/responses',
+    ...json('responses'),
+    forwardJsonHandler(deps, { route: 'responses', upstreamPath: '/responses', validate: compile(responsesSchema), streamErrors: 'event' }),
+  );
+  router.post(
+    '/api/v3/images/generations',
+    ...json('images.native'),
+    forwardJsonHandler(deps, { route: 'images.native', upstreamPath: '/images/generations', validate: compile(nativeImageSchema), streamErrors: 'data' }),
+  );
   router.use(createErrorMiddleware(resolved));
 
   let closed = false;

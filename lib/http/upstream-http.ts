@@ -13,7 +13,7 @@ export interface UpstreamRequest {
   method: 'GET' | 'POST' | 'DELETE';
   url: string;
   headers?: Record<string, string>;
-  body?: string | Buffer | Readable;
+  body?: string | Buffer | Readable | FormData;
   /** Whole-request deadline: headers and body. */
   timeoutMs: number;
   /** Aborts the upstream request (the client went away). */
@@ -28,6 +28,18 @@ export interface UpstreamResponse {
   body: Buffer;
 }
 
+/** An upstream answer whose body is relayed as it arrives (SSE); error answers come read. */
+export type UpstreamStream =
+  | {
+      ok: true;
+      status: number;
+      headers: Record<string, string | undefined>;
+      body: Readable;
+      /** What a mid-stream error means for the caller: timeout (idle), client gone, or upstream failure. */
+      failure(error: unknown): Error;
+    }
+  | { ok: false; status: number; headers: Record<string, string | undefined>; body: Buffer };
+
 /** Raised when the caller disconnected: nothing is answered, nothing is retried. */
 export class ClientGoneError extends Error {
   constructor() {
@@ -37,6 +49,16 @@ export class ClientGoneError extends Error {
 }
 
 class DeadlineError extends Error {}
+
+interface Deadline {
+  signal: AbortSignal;
+  expired(): boolean;
+  /** Switches from a whole-request deadline to an idle limit of `ms`. */
+  idle(ms: number): void;
+  /** Records activity for the idle limit. */
+  touch(): void;
+  clear(): void;
+}
 
 export class UpstreamHttp {
   private readonly client: AxiosInstance;
@@ -71,6 +93,45 @@ export class UpstreamHttp {
     } finally {
       deadline.clear();
     }
+  }
+
+  /**
+   * Sends a request and hands back the body as a stream once a 2xx status arrives. The deadline
+   * covers the wait for headers; after that `timeoutMs` is an idle limit, reset by every chunk, so a
+   * long stream lives as long as it keeps moving and a stalled one is cut. A non-2xx body is read
+   * (bounded) so the route can normalize it.
+   */
+  async stream(call: UpstreamRequest): Promise<UpstreamStream> {
+    const deadline = this.deadline(call);
+    let response: AxiosResponse<Readable>;
+    try {
+      response = await this.send(call, deadline.signal);
+    } catch (error) {
+      deadline.clear();
+      throw this.failure(call, error, deadline);
+    }
+    const headers = flatHeaders(response.headers);
+    if (response.status < 200 || response.status >= 300) {
+      try {
+        const body = await readBounded(response.data, call.maxBytes, deadline.signal);
+        return { ok: false, status: response.status, headers, body };
+      } catch (error) {
+        throw this.failure(call, error, deadline);
+      } finally {
+        deadline.clear();
+      }
+    }
+    const body = response.data;
+    deadline.idle(call.timeoutMs);
+    body.on('data', deadline.touch);
+    const release = (): void => {
+      body.off('data', deadline.touch);
+      deadline.clear();
+    };
+    body.once('end', release);
+    body.once('close', release);
+    body.once('error', release);
+    return { ok: true, status: response.status, headers, body, failure: (error: unknown) => this.failure(call, error, deadline) };
   }
 
   /** Downloads a result image (spec §2.4 b64_json), bounded in size and time. */
@@ -112,16 +173,38 @@ export class UpstreamHttp {
     return agent;
   }
 
-  private deadline(call: UpstreamRequest): { signal: AbortSignal; clear(): void; expired(): boolean } {
+  private deadline(call: UpstreamRequest): Deadline {
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new DeadlineError()), call.timeoutMs);
+    const expire = (): void => controller.abort(new DeadlineError());
+    let timer = setTimeout(expire, call.timeoutMs);
     timer.unref();
     const onClientGone = (): void => controller.abort(new ClientGoneError());
     if (call.signal?.aborted) onClientGone();
     else call.signal?.addEventListener('abort', onClientGone, { once: true });
+    let idleMs = 0;
+    let lastTouch = 0;
     return {
       signal: controller.signal,
       expired: () => controller.signal.reason instanceof DeadlineError,
+      idle: (ms: number) => {
+        // one timer re-armed lazily: touching costs a clock read, not a timer per chunk
+        clearTimeout(timer);
+        idleMs = ms;
+        lastTouch = performance.now();
+        const check = (): void => {
+          const quiet = performance.now() - lastTouch;
+          if (quiet >= idleMs) expire();
+          else {
+            timer = setTimeout(check, idleMs - quiet);
+            timer.unref();
+          }
+        };
+        timer = setTimeout(check, ms);
+        timer.unref();
+      },
+      touch: () => {
+        lastTouch = performance.now();
+      },
       clear: () => {
         clearTimeout(timer);
         call.signal?.removeEventListener('abort', onClientGone);
@@ -129,7 +212,7 @@ export class UpstreamHttp {
     };
   }
 
-  private failure(call: UpstreamRequest, error: unknown, deadline: { signal: AbortSignal; expired(): boolean }): Error {
+  private failure(call: UpstreamRequest, error: unknown, deadline: Pick<Deadline, 'signal' | 'expired'>): Error {
     if (error instanceof GatewayError || error instanceof ClientGoneError) return error;
     if (error instanceof TooLargeError) return GatewayError.badUpstreamResponse(call.provider, `the response is larger than ${call.maxBytes} bytes`);
     if (deadline.signal.aborted) {

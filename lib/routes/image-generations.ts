@@ -4,9 +4,9 @@ import { asyncHandler } from '../http/async-handler.js';
 import { jsonObjectBody } from '../http/json-body.js';
 import { readImageGenerationRequest } from '../images/image-request.js';
 import { forwardOpenAIJson } from '../upstreams/openai.js';
-import { openAICompatiblePrefix } from '../upstreams/upstream-url.js';
 import type { RouteDeps } from './route-deps.js';
-import { requireModel, serveImageRequest } from './serve-image-request.js';
+import { requireModel } from './request-fields.js';
+import { serveImageRequest } from './serve-image-request.js';
 
 export function imageGenerationsHandler(deps: RouteDeps): RequestHandler {
   return asyncHandler(async (req, res) => {
@@ -15,8 +15,7 @@ export function imageGenerationsHandler(deps: RouteDeps): RequestHandler {
       route: 'images.generations',
       model: requireModel(body.model),
       readRequest: (family) => readImageGenerationRequest(body, family, deps.imageRules),
-      forward: (call, upstream) =>
-        forwardOpenAIJson(call, '/images/generations', body, upstream, upstream.provider, openAICompatiblePrefix(upstream.provider)),
+      forward: (call, upstream) => forwardOpenAIJson(call, '/images/generations', body, upstream),
     });
   });
 }

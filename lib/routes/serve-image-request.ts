@@ -3,7 +3,6 @@
 // OpenAI-compatible upstream, fill b64_json, answer. Bad input never reaches resolveUpstream.
 import type { Request, Response } from 'express';
 import { callerOf } from '../auth/authenticate.js';
-import { GatewayError } from '../errors/gateway-error.js';
 import type { ImageGenerationRequest } from '../images/image-request.js';
 import { GENERIC_IMAGE_FAMILY } from '../images/model-families.js';
 import { fillBase64 } from '../images/result-images.js';
@@ -63,10 +62,4 @@ function countImages(response: PassthroughResponse): number {
   } catch {
     return 0;
   }
-}
-
-/** The caller-facing check shared by the image routes: a model name is a non-empty string. */
-export function requireModel(value: unknown): string {
-  if (typeof value !== 'string' || value.trim() === '') throw GatewayError.modelRequired();
-  return value;
 }

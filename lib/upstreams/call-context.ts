@@ -19,6 +19,7 @@ export function jsonHeaders(upstream: Upstream): Record<string, string> {
     headers[lower] = value;
   }
   headers['content-type'] = 'application/json';
+  headers.accept ??= 'application/json';
   if (upstream.apiKey) headers.authorization = `Bearer ${upstream.apiKey}`;
   return headers;
 }

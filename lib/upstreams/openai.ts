@@ -5,7 +5,8 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { Upstream } from '../types.js';
 import { type CallContext, isObject, jsonHeaders, parseJsonBody, stringOr, timeoutOf } from './call-context.js';
 import { classifyUpstreamCode } from './upstream-codes.js';
-import { upstreamUrl } from './upstream-url.js';
+import type { UpstreamStream } from '../http/upstream-http.js';
+import { openAICompatibleUrl } from './upstream-url.js';
 
 export interface PassthroughResponse {
   status: number;
@@ -33,28 +34,58 @@ export function normalizeOpenAIError(status: number, body: unknown, headerReques
   });
 }
 
-/** POSTs a JSON body to `{base}{path}` and returns the upstream's 2xx answer untouched. */
-export async function forwardOpenAIJson(
-  call: CallContext,
-  path: string,
-  body: Record<string, unknown>,
-  upstream: Upstream,
-  provider = 'openai',
-  versionPrefix = '/v1',
-): Promise<PassthroughResponse> {
+/** POSTs a JSON body to the upstream's `{base}{path}` and returns its 2xx answer untouched. */
+export async function forwardOpenAIJson(call: CallContext, path: string, body: Record<string, unknown>, upstream: Upstream): Promise<PassthroughResponse> {
+  return sendPassthrough(call, path, upstream, jsonHeaders(upstream), JSON.stringify(translateOpenAIRequest(body, upstream.model ?? String(body.model))));
+}
+
+/** POSTs a multipart form (files intact, model renamed) to the upstream's `{base}{path}`. */
+export async function forwardOpenAIMultipart(call: CallContext, path: string, form: FormData, upstream: Upstream): Promise<PassthroughResponse> {
+  const headers = jsonHeaders(upstream);
+  // the form sets its own multipart content type with the boundary
+  delete headers['content-type'];
+  return sendPassthrough(call, path, upstream, headers, form);
+}
+
+async function sendPassthrough(call: CallContext, path: string, upstream: Upstream, headers: Record<string, string>, body: string | FormData): Promise<PassthroughResponse> {
   const response = await call.http.request({
-    provider,
+    provider: upstream.provider,
     method: 'POST',
-    url: upstreamUrl(upstream.baseURL, versionPrefix, path),
-    headers: jsonHeaders(upstream),
-    body: JSON.stringify(translateOpenAIRequest(body, upstream.model ?? String(body.model))),
+    url: openAICompatibleUrl(upstream.provider, upstream.baseURL, path),
+    headers,
+    body,
     timeoutMs: timeoutOf(upstream, call.limits),
     signal: call.signal,
     maxBytes: call.limits.upstreamResponseBytes,
   });
   const requestId = response.headers['x-request-id'];
   if (response.status < 200 || response.status >= 300) {
-    throw normalizeOpenAIError(response.status, parseJsonBody(response.body), requestId, provider);
+    throw normalizeOpenAIError(response.status, parseJsonBody(response.body), requestId, upstream.provider);
   }
   return { status: response.status, contentType: response.headers['content-type'] ?? 'application/json', body: response.body, requestId };
+}
+
+/** Opens a streamed (`stream: true`) call; a non-2xx answer is thrown normalized, before any byte is relayed. */
+export async function openOpenAIStream(
+  call: CallContext,
+  path: string,
+  body: Record<string, unknown>,
+  upstream: Upstream,
+): Promise<Extract<UpstreamStream, { ok: true }>> {
+  const headers = jsonHeaders(upstream);
+  headers.accept = 'text/event-stream';
+  // identity: each chunk is relayed as it arrives, with no decompression step to buffer it
+  headers['accept-encoding'] = 'identity';
+  const opened = await call.http.stream({
+    provider: upstream.provider,
+    method: 'POST',
+    url: openAICompatibleUrl(upstream.provider, upstream.baseURL, path),
+    headers,
+    body: JSON.stringify(translateOpenAIRequest(body, upstream.model ?? String(body.model))),
+    timeoutMs: timeoutOf(upstream, call.limits),
+    signal: call.signal,
+    maxBytes: call.limits.upstreamResponseBytes,
+  });
+  if (!opened.ok) throw normalizeOpenAIError(opened.status, parseJsonBody(opened.body), opened.headers['x-request-id'], upstream.provider);
+  return opened;
 }

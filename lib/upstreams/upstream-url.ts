@@ -14,3 +14,13 @@ export function upstreamUrl(baseURL: string, versionPrefix: string, path: string
 export function openAICompatiblePrefix(provider: string): string {
   return provider === 'ark' ? '/api/v3' : provider === 'dashscope' ? '/compatible-mode/v1' : '/v1';
 }
+
+/**
+ * The URL of an OpenAI-compatible endpoint for any provider: openai `{base}/v1`, ark `{base}/api/v3`,
+ * and dashscope's compatible mode, also when the base is the native `/api/v1` one (design.md's
+ * DashScope base), so one DashScope upstream serves images and chat alike.
+ */
+export function openAICompatibleUrl(provider: string, baseURL: string, path: string): string {
+  const base = provider === 'dashscope' ? baseURL.replace(/\/+$/, '').replace(/\/api\/v1$/, '') : baseURL;
+  return upstreamUrl(base, openAICompatiblePrefix(provider), path);
+}

@@ -1,0 +1,49 @@
+// The multipart parser of POST /v1/images/edits: multer with memory storage (nothing touches the
+// disk) and limits from the options, its errors turned into error objects that name the limit.
+import type { RequestHandler } from 'express';
+import multer from 'multer';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { GatewayLimits } from '../types.js';
+
+export function createMultipartBody(limits: Readonly<GatewayLimits>): RequestHandler {
+  const maxFiles = limits.imagesPerRequest + 1; // the images and one mask
+  const upload = multer({
+    storage: multer.memoryStorage(),
+    limits: { fileSize: limits.uploadFileBytes, files: maxFiles, fields: 64, parts: 64 + maxFiles, fieldNameSize: 200, fieldSize: 256 * 1024 },
+  }).any();
+  return (req, res, next) => {
+    if (!req.is('multipart/form-data')) {
+      next(GatewayError.unsupportedMediaType(`Content-Type must be multipart/form-data with the image files, got '${String(req.headers['content-type'] ?? 'none').slice(0, 100)}'`));
+      return;
+    }
+    upload(req, res, (error?: unknown) => {
+      if (error === undefined || error === null) {
+        next();
+        return;
+      }
+      next(toGatewayError(error, limits, maxFiles));
+    });
+  };
+}
+
+function toGatewayError(error: unknown, limits: Readonly<GatewayLimits>, maxFiles: number): GatewayError {
+  if (error instanceof multer.MulterError) {
+    const field = error.field ? `'${error.field.slice(0, 100)}'` : 'a field';
+    switch (error.code) {
+      case 'LIMIT_FILE_SIZE':
+        return GatewayError.tooLarge(`The file in ${field} is larger than the ${limits.uploadFileBytes} byte limit per image`, error.field);
+      case 'LIMIT_FILE_COUNT':
+        return GatewayError.invalidRequest(`Too many files: at most ${limits.imagesPerRequest} images and one mask (${maxFiles} files)`);
+      case 'LIMIT_FIELD_VALUE':
+        return GatewayError.tooLarge(`The form field ${field} is too long`, error.field);
+      case 'LIMIT_PART_COUNT':
+      case 'LIMIT_FIELD_COUNT':
+      case 'LIMIT_FIELD_KEY':
+        return GatewayError.invalidRequest('The form has too many or too long fields');
+      default:
+        return GatewayError.invalidRequest(`The multipart form is invalid (${error.code})`);
+    }
+  }
+  // busboy's own errors: a truncated or malformed body
+  return GatewayError.invalidRequest('The multipart form is malformed or incomplete');
+}

@@ -1,0 +1,52 @@
+// The routes whose body goes to an OpenAI-compatible upstream as it is, model renamed: chat
+// completions, responses and Ark's native image generation (spec §4.2). `stream: true` is relayed
+// as server-sent events; a failure before the first byte may fall back to the next upstream.
+import type { RequestHandler } from 'express';
+import { callerOf } from '../auth/authenticate.js';
+import { asyncHandler } from '../http/async-handler.js';
+import { jsonObjectBody } from '../http/json-body.js';
+import { type SseErrorFormat, relaySse } from '../http/sse-relay.js';
+import type { Validator } from '../schemas/validator.js';
+import type { RouteName } from '../types.js';
+import type { CallContext } from '../upstreams/call-context.js';
+import { forwardOpenAIJson, openOpenAIStream } from '../upstreams/openai.js';
+import { resolveUpstreams, withFallback } from '../upstreams/resolve-upstreams.js';
+import type { RouteDeps } from './route-deps.js';
+import { routeStateOf } from './route-state.js';
+import { requireModel } from './request-fields.js';
+
+export interface ForwardRoute {
+  route: RouteName;
+  /** The endpoint path under the provider's OpenAI-compatible base. */
+  upstreamPath: string;
+  validate: Validator;
+  /** How a mid-stream failure is told to the client. */
+  streamErrors: SseErrorFormat;
+}
+
+export function forwardJsonHandler(deps: RouteDeps, config: ForwardRoute): RequestHandler {
+  return asyncHandler(async (req, res) => {
+    const state = routeStateOf(res);
+    const body = jsonObjectBody(req.body);
+    state.model = requireModel(body.model);
+    config.validate(body);
+    const upstreams = await resolveUpstreams(deps.options, { model: state.model, route: config.route, caller: callerOf(res), req });
+    const call: CallContext = { http: deps.http, signal: state.signal, limits: deps.options.limits };
+
+    if (body.stream === true) {
+      const opened = await withFallback(upstreams, deps.options, (upstream) => {
+        state.provider = upstream.provider;
+        return openOpenAIStream(call, config.upstreamPath, body, upstream);
+      });
+      state.upstreamRequestId = opened.headers['x-request-id'];
+      await relaySse(res, opened, config.streamErrors);
+      return;
+    }
+    const answer = await withFallback(upstreams, deps.options, (upstream) => {
+      state.provider = upstream.provider;
+      return forwardOpenAIJson(call, config.upstreamPath, body, upstream);
+    });
+    state.upstreamRequestId = answer.requestId;
+    res.status(answer.status).type(answer.contentType).send(answer.body);
+  });
+}

@@ -1,0 +1,146 @@
+// resolveOptions(): required options, defaults, limits merging, freezing, and config errors that show the fix.
+import { describe, expect, it } from 'vitest';
+import { GatewayConfigError } from '../../lib/errors/config-error.js';
+import { DEFAULT_IMAGE_MODELS } from '../../lib/images/model-families.js';
+import { DEFAULT_LIMITS, type GatewayOptions, resolveOptions } from '../../lib/options.js';
+
+const verifyKey: GatewayOptions['verifyKey'] = () => null;
+const resolveUpstream: GatewayOptions['resolveUpstream'] = () => null;
+
+function configError(options: unknown): GatewayConfigError {
+  try {
+    resolveOptions(options as GatewayOptions);
+  } catch (error) {
+    expect(error).toBeInstanceOf(GatewayConfigError);
+    return error as GatewayConfigError;
+  }
+  throw new Error('expected resolveOptions to throw');
+}
+
+describe('resolveOptions: mis-configuration throws GatewayConfigError with a fix', () => {
+  it.each<{ name: string; options: unknown; code: string; problem: string }>([
+    { name: 'no options', options: undefined, code: 'options_missing', problem: 'createGatewayRouter needs an options object.' },
+    { name: 'missing verifyKey', options: { resolveUpstream }, code: 'verify_key_missing', problem: 'options.verifyKey must be a function' },
+    { name: 'verifyKey not a function', options: { verifyKey: { 'sk-a': 'a' }, resolveUpstream }, code: 'verify_key_missing', problem: 'options.verifyKey must be a function' },
+    { name: 'missing resolveUpstream', options: { verifyKey }, code: 'resolve_upstream_missing', problem: 'options.resolveUpstream must be a function' },
+    { name: 'unknown option', options: { verifyKey, resolveUpstream, limit: {} }, code: 'option_unknown', problem: "Unknown option 'limit'." },
+    { name: 'onUsage not a function', options: { verifyKey, resolveUpstream, onUsage: true }, code: 'option_type', problem: 'options.onUsage must be a function.' },
+    {
+      name: 'allowPrivateImageUrls not a boolean',
+      options: { verifyKey, resolveUpstream, allowPrivateImageUrls: 'yes' },
+      code: 'option_type',
+      problem: 'options.allowPrivateImageUrls must be a boolean.',
+    },
+    { name: 'limits not an object', options: { verifyKey, resolveUpstream, limits: 5 }, code: 'limits_type', problem: 'options.limits must be an object.' },
+    { name: 'unknown limit', options: { verifyKey, resolveUpstream, limits: { bodyBytes: 1 } }, code: 'limit_unknown', problem: "Unknown limit 'bodyBytes'." },
+    // BUG: `key in DEFAULT_LIMITS` walks the prototype chain, so Object.prototype names pass as limits
+    { name: 'a prototype name as a limit', options: { verifyKey, resolveUpstream, limits: { toString: 1 } }, code: 'limit_unknown', problem: "Unknown limit 'toString'." },
+    {
+      name: 'negative limit',
+      options: { verifyKey, resolveUpstream, limits: { dataUrlBytes: -1 } },
+      code: 'limit_value',
+      problem: 'limits.dataUrlBytes must be a positive integer, got -1.',
+    },
+    { name: 'zero limit', options: { verifyKey, resolveUpstream, limits: { imagesPerRequest: 0 } }, code: 'limit_value', problem: 'limits.imagesPerRequest must be a positive integer, got 0.' },
+    { name: 'fractional limit', options: { verifyKey, resolveUpstream, limits: { upstreamTimeoutMs: 1.5 } }, code: 'limit_value', problem: 'limits.upstreamTimeoutMs must be a positive integer, got 1.5.' },
+    { name: 'string limit', options: { verifyKey, resolveUpstream, limits: { jsonBodyBytes: '10mb' } }, code: 'limit_value', problem: 'limits.jsonBodyBytes must be a positive integer, got 10mb.' },
+    { name: 'imageModels not an array', options: { verifyKey, resolveUpstream, imageModels: {} }, code: 'image_models_type', problem: 'options.imageModels must be an array of families.' },
+    {
+      name: 'imageModels entry without pattern',
+      options: { verifyKey, resolveUpstream, imageModels: [{ minImages: 0, maxImages: 0, maxN: 1 }] },
+      code: 'image_models_pattern',
+      problem: "options.imageModels[0].pattern must be a model name or a prefix ending in '*'.",
+    },
+    {
+      name: "imageModels pattern '*' alone",
+      options: { verifyKey, resolveUpstream, imageModels: [{ pattern: '*', minImages: 0, maxImages: 0, maxN: 1 }] },
+      code: 'image_models_pattern',
+      problem: "options.imageModels[0].pattern must be a model name or a prefix ending in '*'.",
+    },
+    {
+      name: 'imageModels entry with a negative number',
+      options: { verifyKey, resolveUpstream, imageModels: [...DEFAULT_IMAGE_MODELS, { pattern: 'y-*', minImages: -1, maxImages: 1, maxN: 1 }] },
+      code: 'image_models_number',
+      problem: 'options.imageModels[4].minImages must be a whole number >= 0.',
+    },
+    {
+      name: 'imageModels entry with minImages > maxImages',
+      options: { verifyKey, resolveUpstream, imageModels: [{ pattern: 'y-edit', minImages: 2, maxImages: 1, maxN: 1 }] },
+      code: 'image_models_range',
+      problem: 'options.imageModels[0] needs minImages <= maxImages and maxN >= 1.',
+    },
+    {
+      name: 'imageModels entry with maxN 0',
+      options: { verifyKey, resolveUpstream, imageModels: [{ pattern: 'y-edit', minImages: 0, maxImages: 1, maxN: 0 }] },
+      code: 'image_models_range',
+      problem: 'options.imageModels[0] needs minImages <= maxImages and maxN >= 1.',
+    },
+    { name: 'imageModels entry null', options: { verifyKey, resolveUpstream, imageModels: [null] }, code: 'image_models_pattern', problem: 'options.imageModels[0].pattern' },
+  ])('$name', ({ options, code, problem }) => {
+    const error = configError(options);
+    expect(error.code).toBe(code);
+    expect(error.name).toBe('GatewayConfigError');
+    const [first, fix] = error.message.split('\nFix: ');
+    expect(first).toContain(problem);
+    expect(fix).toMatch(/\S/); // a fix is always shown, on its own line
+  });
+});
+
+describe('resolveOptions: defaults and merging', () => {
+  it('applies every default and freezes the result', () => {
+    const resolved = resolveOptions({ verifyKey, resolveUpstream });
+    expect({
+      verifyKey: resolved.verifyKey,
+      resolveUpstream: resolved.resolveUpstream,
+      limits: resolved.limits,
+      families: resolved.imageModels.families,
+      allowPrivateImageUrls: resolved.allowPrivateImageUrls,
+      onUsage: resolved.onUsage,
+    }).toStrictEqual({
+      verifyKey,
+      resolveUpstream,
+      limits: DEFAULT_LIMITS,
+      families: DEFAULT_IMAGE_MODELS,
+      allowPrivateImageUrls: false,
+      onUsage: undefined,
+    });
+    expect(Object.keys(resolved.logger).sort()).toEqual(['error', 'info', 'warn']);
+    expect(resolved.logger.info('silent by default')).toBeUndefined();
+    for (const part of [resolved, resolved.limits, resolved.logger, resolved.imageModels, resolved.imageModels.families]) {
+      expect(Object.isFrozen(part)).toBe(true);
+    }
+  });
+
+  it.each<{ name: string; limits: Record<string, number | undefined>; expected: Record<string, number> }>([
+    { name: 'one key', limits: { dataUrlBytes: 1024 }, expected: { ...DEFAULT_LIMITS, dataUrlBytes: 1024 } },
+    {
+      name: 'two keys',
+      limits: { imagesPerRequest: 2, upstreamTimeoutMs: 5_000 },
+      expected: { ...DEFAULT_LIMITS, imagesPerRequest: 2, upstreamTimeoutMs: 5_000 },
+    },
+    { name: 'an undefined key keeps its default', limits: { jsonBodyBytes: undefined }, expected: { ...DEFAULT_LIMITS } },
+    { name: 'empty object', limits: {}, expected: { ...DEFAULT_LIMITS } },
+  ])('partial limits merge with DEFAULT_LIMITS ($name)', ({ limits, expected }) => {
+    const resolved = resolveOptions({ verifyKey, resolveUpstream, limits });
+    expect(resolved.limits).toStrictEqual(expected);
+    expect(Object.isFrozen(resolved.limits)).toBe(true);
+    expect(DEFAULT_LIMITS.dataUrlBytes).toBe(10 * 1024 * 1024); // the defaults themselves are untouched
+  });
+
+  it('keeps given values: allowPrivateImageUrls, onUsage, logger methods, imageModels', () => {
+    const onUsage = (): void => {};
+    const lines: string[] = [];
+    const logger = { prefix: 'gw', warn(this: { prefix: string }, message: string) { lines.push(`${this.prefix}: ${message}`); } };
+    const family = { pattern: 'y-image*', minImages: 0, maxImages: 1, maxN: 2 };
+    const resolved = resolveOptions({ verifyKey, resolveUpstream, allowPrivateImageUrls: true, onUsage, logger, imageModels: [family] });
+    resolved.logger.warn('careful');
+    resolved.logger.error('not configured, so silent');
+    expect({
+      allowPrivateImageUrls: resolved.allowPrivateImageUrls,
+      onUsage: resolved.onUsage,
+      families: resolved.imageModels.families,
+      found: resolved.imageModels.find('y-image-1'),
+      lines,
+    }).toStrictEqual({ allowPrivateImageUrls: true, onUsage, families: [family], found: family, lines: ['gw: careful'] });
+  });
+});
