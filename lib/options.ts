@@ -108,7 +108,7 @@ function resolveLimits(limits: Partial<GatewayLimits> | undefined): Readonly<Gat
   }
   const resolved: GatewayLimits = { ...DEFAULT_LIMITS };
   for (const [key, value] of Object.entries(limits)) {
-    if (!(key in DEFAULT_LIMITS)) {
+    if (!Object.hasOwn(DEFAULT_LIMITS, key)) {
       throw new GatewayConfigError('limit_unknown', `Unknown limit '${key}'.`, `use only: ${Object.keys(DEFAULT_LIMITS).join(', ')}.`);
     }
     if (value === undefined) continue;

@@ -11,7 +11,8 @@ const digest = (key: string): Buffer => createHash('sha256').update(key, 'utf8')
  * @example staticKeys({ 'sk-tenant-a': { id: 'tenant-a' }, 'sk-tenant-b': 'tenant-b' })
  */
 export function staticKeys(keys: Readonly<Record<string, Caller | string>>): VerifyKey {
-  if (keys === null || typeof keys !== 'object') {
+  // an array would make its indexes ('0', '1') the keys: refuse it rather than accept guessable keys
+  if (keys === null || typeof keys !== 'object' || Array.isArray(keys)) {
     throw new GatewayConfigError('static_keys_type', 'staticKeys() takes an object of key -> caller.', "staticKeys({ 'sk-tenant-a': { id: 'tenant-a' } })");
   }
   // digest hex -> (digest, caller): the lookup key is a hash, so Map timing leaks nothing about the key

@@ -107,6 +107,16 @@ export class GatewayError extends Error {
     });
   }
 
+  /** 502: the upstream answered 200 but gave no image (spec §7: "Generation fails or no image returned"). */
+  static noImage(provider: string, detail: string, requestId?: string): GatewayError {
+    return new GatewayError({
+      status: 502,
+      code: ERROR_CODES.upstreamNoImage,
+      message: `The ${provider} upstream returned no image${detail}${requestIdSuffix(requestId)}`,
+      upstreamRequestId: requestId,
+    });
+  }
+
   static upstreamTimeout(provider: string, timeoutMs: number): GatewayError {
     return new GatewayError({
       status: 504,

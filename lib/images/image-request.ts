@@ -43,6 +43,8 @@ export function readImageGenerationRequest(body: Json, family: ImageModelFamily,
     );
   }
   if (texts[0]!.text.trim() === '') {
+    // the compatibility path: the caller sent a top-level prompt, so name that field
+    if (!isObject(body.input)) throw GatewayError.invalidRequest('prompt must not be empty', 'prompt');
     throw GatewayError.invalidRequest('The prompt is empty: the text item of input.messages[0].content must not be empty', 'input.messages[0].content');
   }
   checkImageCount(model, images.length, family, rules.limits.imagesPerRequest);
@@ -51,7 +53,7 @@ export function readImageGenerationRequest(body: Json, family: ImageModelFamily,
   });
   const n = parameters.n;
   if (typeof n === 'number' && n > family.maxN) {
-    throw GatewayError.invalidRequest(`parameters.n must be between 1 and ${family.maxN} for model '${model}', got ${n}`, 'parameters.n');
+    throw GatewayError.invalidRequest(`parameters.n must be at most ${family.maxN} for model '${model}', got ${n}`, 'parameters.n');
   }
   return {
     model,
@@ -110,7 +112,7 @@ function checkImageCount(model: string, count: number, family: ImageModelFamily,
   if (max === 0) rule = `is text-to-image only: send one text item and no image field at all`;
   else if (family.minImages > 0) rule = `edits images: send ${family.minImages} to ${max} image items and one text item`;
   else rule = `takes 0 to ${max} image items and one text item`;
-  throw GatewayError.invalidRequest(`Model '${model}' ${rule} (got ${count} images)`, 'input.messages[0].content');
+  throw GatewayError.invalidRequest(`Model '${model}' ${rule} (got ${count} image${count === 1 ? '' : 's'})`, 'input.messages[0].content');
 }
 
 function checkImageValue(value: string, path: string, rules: ImageRequestRules): void {

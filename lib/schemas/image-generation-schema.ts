@@ -11,7 +11,7 @@ const contentItem = {
     text: { type: 'string' },
     image: { type: 'string', minLength: 1, message: "must be a non-empty public http(s) URL or a 'data:image/...;base64,' URL" },
   },
-  message: "must have exactly one of 'text' (the prompt) or 'image' (a URL or Data URL); the legacy 'images' field is not supported",
+  message: "must have exactly one of 'text' (the prompt) or 'image' (a URL or Data URL)",
 } as const;
 
 export const imageGenerationSchema = {

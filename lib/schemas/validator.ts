@@ -41,6 +41,11 @@ function toGatewayError(error: ErrorObject): GatewayError {
   const path = fieldPath(error.instancePath) || 'body';
   if (path === 'model') return GatewayError.modelRequired();
   const custom = typeof error.parentSchema?.message === 'string' ? error.parentSchema.message : undefined;
+  if (error.keyword === 'additionalProperties') {
+    const field = String(params.additionalProperty);
+    const legacy = field === 'images' ? " (the legacy 'images' field is not supported)" : '';
+    return GatewayError.invalidRequest(`${path} has an unknown field '${field.slice(0, 100)}'${legacy}${custom ? `; it ${custom}` : ''}`, path);
+  }
   return GatewayError.invalidRequest(`${path} ${custom && error.keyword !== 'type' ? custom : describe(error, params)}`, path);
 }
 

@@ -239,14 +239,14 @@ describe('translateImageResponse', () => {
       name: 'a choice with no image names its finish_reason',
       body: { output: { choices: [choice([{ text: 'sorry' }])] }, request_id: 'r-none' },
       message:
-        'The dashscope upstream returned an unusable response: no image was returned (finish_reason stop); check the prompt is in input.messages[].content[] (spec §7) (request id r-none)',
+        'The dashscope upstream returned no image (finish_reason stop); check the prompt is in input.messages[].content[] (spec §7) (request id r-none)',
       upstreamRequestId: 'r-none',
     },
     {
       name: 'no choices at all',
       body: { output: { choices: [] }, request_id: 'r-empty' },
       message:
-        'The dashscope upstream returned an unusable response: no image was returned; check the prompt is in input.messages[].content[] (spec §7) (request id r-empty)',
+        'The dashscope upstream returned no image; check the prompt is in input.messages[].content[] (spec §7) (request id r-empty)',
       upstreamRequestId: 'r-empty',
     },
     {
@@ -254,21 +254,22 @@ describe('translateImageResponse', () => {
       body: {},
       headerRequestId: 'hdr-x',
       message:
-        'The dashscope upstream returned an unusable response: no image was returned; check the prompt is in input.messages[].content[] (spec §7) (request id hdr-x)',
+        'The dashscope upstream returned no image; check the prompt is in input.messages[].content[] (spec §7) (request id hdr-x)',
       upstreamRequestId: 'hdr-x',
     },
     {
       name: 'a body that is not an object',
       body: 'not json',
-      message: 'The dashscope upstream returned an unusable response: no image was returned; check the prompt is in input.messages[].content[] (spec §7)',
+      message: 'The dashscope upstream returned no image; check the prompt is in input.messages[].content[] (spec §7)',
     },
-  ])('no image: 502 upstream_bad_response ($name)', ({ body, headerRequestId, message, upstreamRequestId }) => {
+  ])('no image: 502 upstream_no_image ($name)', ({ body, headerRequestId, message, upstreamRequestId }) => {
     const error = thrown(() => translateImageResponse(body, { now: 0, headerRequestId }));
     expect(summary(error)).toEqual({
       status: 502,
-      retryable: true,
+      // the same request would get no image from another upstream either
+      retryable: false,
       upstreamRequestId,
-      body: { error: { message, type: 'upstream_error', code: 'upstream_bad_response' } },
+      body: { error: { message, type: 'upstream_error', code: 'upstream_no_image' } },
     });
   });
 

@@ -154,7 +154,7 @@ describe('readImageGenerationRequest: refused', () => {
       name: 'x-image-max with an image',
       body: { model: 'x-image-max', input: user([{ image: PUBLIC_IMAGE }, { text: 'a' }]) },
       status: 400,
-      expected: invalid("Model 'x-image-max' is text-to-image only: send one text item and no image field at all (got 1 images)", 'input.messages[0].content'),
+      expected: invalid("Model 'x-image-max' is text-to-image only: send one text item and no image field at all (got 1 image)", 'input.messages[0].content'),
     },
     {
       name: 'x-image-edit with 0 images',
@@ -196,13 +196,13 @@ describe('readImageGenerationRequest: refused', () => {
       name: 'parameters.n over the family max',
       body: { model: 'x-image-max', input: user([{ text: 'a' }]), parameters: { n: 2 } },
       status: 400,
-      expected: invalid("parameters.n must be between 1 and 1 for model 'x-image-max', got 2", 'parameters.n'),
+      expected: invalid("parameters.n must be at most 1 for model 'x-image-max', got 2", 'parameters.n'),
     },
     {
       name: 'top-level n over the family max',
       body: { model: 'x-image-2.0', prompt: 'a', n: 7 },
       status: 400,
-      expected: invalid("parameters.n must be between 1 and 6 for model 'x-image-2.0', got 7", 'parameters.n'),
+      expected: invalid("parameters.n must be at most 6 for model 'x-image-2.0', got 7", 'parameters.n'),
     },
     {
       name: 'ftp:// image',

@@ -33,7 +33,7 @@ describe('resolveOptions: mis-configuration throws GatewayConfigError with a fix
     },
     { name: 'limits not an object', options: { verifyKey, resolveUpstream, limits: 5 }, code: 'limits_type', problem: 'options.limits must be an object.' },
     { name: 'unknown limit', options: { verifyKey, resolveUpstream, limits: { bodyBytes: 1 } }, code: 'limit_unknown', problem: "Unknown limit 'bodyBytes'." },
-    // BUG: `key in DEFAULT_LIMITS` walks the prototype chain, so Object.prototype names pass as limits
+    // regression: `key in DEFAULT_LIMITS` walked the prototype chain, so Object.prototype names pass as limits
     { name: 'a prototype name as a limit', options: { verifyKey, resolveUpstream, limits: { toString: 1 } }, code: 'limit_unknown', problem: "Unknown limit 'toString'." },
     {
       name: 'negative limit',

@@ -70,7 +70,7 @@ describe('imageGenerationSchema validator: refused bodies', () => {
       name: 'content item with both text and image',
       body: { model: 'x-image-2.0', input: { messages: [user([{ text: 'a', image: 'https://example.com/a.png' }])] } },
       expected: invalid(
-        "input.messages[0].content[0] must have exactly one of 'text' (the prompt) or 'image' (a URL or Data URL); the legacy 'images' field is not supported",
+        "input.messages[0].content[0] must have exactly one of 'text' (the prompt) or 'image' (a URL or Data URL)",
         'input.messages[0].content[0]',
       ),
     },
@@ -78,7 +78,7 @@ describe('imageGenerationSchema validator: refused bodies', () => {
       name: "content item with the legacy 'images' key",
       body: { model: 'x-image-2.0', input: { messages: [user([{ images: ['https://example.com/a.png'] }, { text: 'a' }])] } },
       expected: invalid(
-        "input.messages[0].content[0] must have exactly one of 'text' (the prompt) or 'image' (a URL or Data URL); the legacy 'images' field is not supported",
+        "input.messages[0].content[0] has an unknown field 'images' (the legacy 'images' field is not supported); it must have exactly one of 'text' (the prompt) or 'image' (a URL or Data URL)",
         'input.messages[0].content[0]',
       ),
     },

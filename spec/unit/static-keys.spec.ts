@@ -49,7 +49,7 @@ describe('staticKeys: bad config throws GatewayConfigError', () => {
     { name: 'a caller without id', keys: { 'sk-a': { name: 'tenant-a' } }, code: 'static_keys_entry' },
     { name: 'a numeric caller id', keys: { 'sk-a': { id: 42 } }, code: 'static_keys_entry' },
     { name: 'a null caller', keys: { 'sk-a': null }, code: 'static_keys_entry' },
-    // BUG: an array (hono's bearerAuth takes a token list) is accepted; its indexes become the keys,
+    // regression: an array (hono's bearerAuth takes a token list) is accepted; its indexes become the keys,
     // so key '0' authenticates as caller 'sk-tenant-a' while 'sk-tenant-a' itself gets 401.
     { name: 'an array of keys', keys: ['sk-tenant-a'], code: 'static_keys_type' },
   ])('$name', ({ keys, code }) => {
