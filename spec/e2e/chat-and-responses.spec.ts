@@ -1,0 +1,268 @@
+// POST /v1/chat/completions, /v1/responses and /api/v3/images/generations end to end: forwarding with
+// the model renamed, SSE relayed chunk by chunk, mid-stream failures, disconnects, fallback.
+import http from 'node:http';
+import request from 'supertest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Upstream } from '../../lib/index.js';
+import { sendJson } from '../helpers/fake-upstream.js';
+import { type FakeLlm, chatChunks, chatCompletion, responseEvents, responseObject, startFakeLlm, writeSlowly } from '../helpers/fake-llm.js';
+import { KEY_A, type TestGateway, createTestGateway, listen } from '../helpers/gateway-app.js';
+
+const OPERATOR_KEY = 'sk-operator-llm-secret';
+let llm: FakeLlm;
+let spare: FakeLlm;
+let gateway: TestGateway;
+let server: { url: string; close(): Promise<void> };
+
+const chatBody = (extra: Record<string, unknown> = {}) => ({ model: 'chat-small', messages: [{ role: 'user', content: 'Say hello' }], ...extra });
+
+beforeAll(async () => {
+  llm = await startFakeLlm();
+  spare = await startFakeLlm();
+  gateway = createTestGateway({
+    resolveUpstream: ({ model, route }): Upstream | Upstream[] | null => {
+      if (route === 'images.native') return { provider: 'ark', baseURL: `${llm.origin}/api/v3`, apiKey: OPERATOR_KEY, model: 'doubao-seedream-4-0-250828' };
+      if (model === 'chat-small') return { provider: 'openai', baseURL: llm.baseURL, apiKey: OPERATOR_KEY, model: 'upstream-chat-small', timeoutMs: 1_000 };
+      if (model === 'chat-fallback') return [
+        { provider: 'openai', baseURL: llm.baseURL, apiKey: 'first' },
+        { provider: 'openai', baseURL: spare.baseURL, apiKey: 'second' },
+      ];
+      if (model === 'qwen-plus') return { provider: 'dashscope', baseURL: `${llm.origin}/api/v1`, apiKey: OPERATOR_KEY };
+      return null;
+    },
+  });
+  server = await listen(gateway.app);
+});
+
+afterAll(async () => {
+  await server.close();
+  await gateway.close();
+  await llm.close();
+  await spare.close();
+});
+
+afterEach(() => {
+  llm.requests.length = 0;
+  spare.requests.length = 0;
+});
+
+/** Streams a POST through the gateway with a raw client, noting when each chunk arrived. */
+function stream(path: string, body: unknown, onResponse?: (req: http.ClientRequest) => void) {
+  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; chunks: Array<{ at: number; text: string }>; text: string }>((resolve, reject) => {
+    const req = http.request(`${server.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' } }, (res) => {
+      const chunks: Array<{ at: number; text: string }> = [];
+      res.on('data', (chunk: Buffer) => chunks.push({ at: performance.now(), text: chunk.toString('utf8') }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, chunks, text: chunks.map((c) => c.text).join('') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+    onResponse?.(req);
+  });
+}
+
+describe('chat completions', () => {
+  it('forwards with the model renamed and returns the upstream body as is', async () => {
+    const res = await request(gateway.app).post('/v1/chat/completions').set('Authorization', `Bearer ${KEY_A}`).send(chatBody({ temperature: 0.2, tools: [] }));
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(chatCompletion('upstream-chat-small', 'Hello there'));
+    const [sent] = llm.apiRequests();
+    expect(sent?.path).toBe('/v1/chat/completions');
+    expect(sent?.headers.authorization).toBe(`Bearer ${OPERATOR_KEY}`);
+    expect(sent?.json).toEqual({ ...chatBody({ temperature: 0.2, tools: [] }), model: 'upstream-chat-small' });
+    expect(gateway.usage.at(-1)).toMatchObject({ route: 'chat.completions', model: 'chat-small', provider: 'openai', status: 200, upstreamRequestId: 'llm-req-1' });
+  });
+
+  it('sends a DashScope upstream to its compatible-mode path', async () => {
+    const res = await request(gateway.app).post('/v1/chat/completions').set('Authorization', `Bearer ${KEY_A}`).send({ ...chatBody(), model: 'qwen-plus' });
+    expect(res.status).toBe(200);
+    expect(llm.apiRequests()[0]?.path).toBe('/compatible-mode/v1/chat/completions');
+  });
+
+  const invalid: Array<[string, unknown, string, string | undefined]> = [
+    ['no model', { messages: [{ role: 'user', content: 'x' }] }, 'model is required', 'model'],
+    ['no messages', { model: 'chat-small' }, 'messages is required', 'messages'],
+    ['messages not a list', { model: 'chat-small', messages: 'hi' }, 'messages must be an array, got string', 'messages'],
+    ['empty messages', { model: 'chat-small', messages: [] }, 'messages must have at least 1 item(s)', 'messages'],
+    ['message without role', { model: 'chat-small', messages: [{ content: 'x' }] }, 'messages[0].role is required', 'messages[0].role'],
+    ['content a number', { model: 'chat-small', messages: [{ role: 'user', content: 5 }] }, 'messages[0].content must be a string or an array or null, got number', 'messages[0].content'],
+    ['stream not boolean', { ...chatBody(), stream: 'yes' }, 'stream must be a boolean, got string', 'stream'],
+  ];
+  it.each(invalid)('%s: 400, upstream not called', async (_name, body, message, param) => {
+    const res = await request(gateway.app).post('/v1/chat/completions').set('Authorization', `Bearer ${KEY_A}`).send(body as object);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: { message, type: 'invalid_request_error', code: 'invalid_request_error', ...(param ? { param } : {}) } });
+    expect(llm.requests).toHaveLength(0);
+  });
+
+  it('relays a stream chunk by chunk: the first chunk arrives before the upstream sent the last', async () => {
+    const result = await stream('/v1/chat/completions', chatBody({ stream: true }));
+    expect(result.status).toBe(200);
+    expect(result.headers['content-type']).toMatch(/^text\/event-stream/);
+    expect(result.headers['cache-control']).toBe('no-cache, no-transform');
+    expect(result.headers['content-encoding']).toBeUndefined();
+    expect(result.text).toBe(chatChunks('upstream-chat-small', ['Hel', 'lo', ' there']).join(''));
+    expect(result.chunks.length).toBeGreaterThan(1);
+    expect(result.chunks[0]!.at).toBeLessThan(llm.lastChunkSentAt);
+    expect(llm.apiRequests()[0]?.headers.accept).toBe('text/event-stream');
+  });
+
+  it('ends a stream whose upstream dies with an OpenAI error event', async () => {
+    llm.next((_req, res) => writeSlowly(llm, res, chatChunks('m', ['a', 'b', 'c']), { dieAfter: 2 }));
+    const result = await stream('/v1/chat/completions', chatBody({ stream: true }));
+    const expectedStart = chatChunks('m', ['a', 'b', 'c']).slice(0, 2).join('');
+    expect(result.text.startsWith(expectedStart)).toBe(true);
+    const tail = result.text.slice(expectedStart.length);
+    expect(tail).toMatch(/^data: \{"error":/);
+    const event = JSON.parse(tail.slice('data: '.length).trim()) as { error: Record<string, unknown> };
+    expect(event).toEqual({ error: { message: 'The openai upstream could not be reached (ECONNRESET).', type: 'upstream_error', param: null, code: 'upstream_unreachable' } });
+    expect(tail.endsWith('\n\n')).toBe(true);
+  });
+
+  it('cuts a stream that stalls longer than the timeout with an error event', async () => {
+    llm.next((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(chatChunks('m', ['a'])[0]);
+      return new Promise(() => {});
+    });
+    const result = await stream('/v1/chat/completions', chatBody({ stream: true }));
+    expect(result.text).toContain('"code":"upstream_timeout"');
+  });
+
+  it('answers an upstream error before the stream with the JSON error object', async () => {
+    llm.next((_req, res) => sendJson(res, 429, { error: { message: 'Rate limit reached', type: 'requests', param: null, code: 'rate_limit_exceeded' } }, { 'x-request-id': 'llm-429' }));
+    const res = await request(gateway.app).post('/v1/chat/completions').set('Authorization', `Bearer ${KEY_A}`).send(chatBody({ stream: true }));
+    expect(res.status).toBe(429);
+    expect(res.body).toEqual({
+      error: { message: 'The upstream is rate limiting requests: Rate limit reached (openai code rate_limit_exceeded, request id llm-429). Retry later.', type: 'rate_limit_error', code: 'rate_limit_exceeded' },
+    });
+  });
+
+  it('aborts the upstream request soon after the client goes away mid-stream', async () => {
+    llm.chunkDelayMs = 200;
+    let upstreamClosedAt = 0;
+    llm.next((_req, res, raw) => {
+      raw.socket.once('close', () => (upstreamClosedAt = performance.now()));
+      return writeSlowly(llm, res, chatChunks('m', ['1', '2', '3', '4', '5', '6', '7', '8']));
+    });
+    let abortedAt = 0;
+    await new Promise<void>((resolve) => {
+      const req = http.request(`${server.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' } }, (res) => {
+        res.once('data', () => {
+          abortedAt = performance.now();
+          req.destroy();
+          resolve();
+        });
+      });
+      req.on('error', () => {});
+      req.end(JSON.stringify(chatBody({ stream: true })));
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    llm.chunkDelayMs = 60;
+    expect(upstreamClosedAt).toBeGreaterThan(0);
+    expect(upstreamClosedAt - abortedAt).toBeLessThan(250);
+  });
+
+  it('falls back to the next upstream when the first fails before streaming', async () => {
+    llm.next((_req, res) => sendJson(res, 503, { error: { message: 'overloaded', type: 'server_error', param: null, code: null } }));
+    const result = await stream('/v1/chat/completions', { ...chatBody({ stream: true }), model: 'chat-fallback' });
+    expect(result.status).toBe(200);
+    expect(result.text).toContain('data: [DONE]');
+    expect(llm.apiRequests()).toHaveLength(1);
+    expect(spare.apiRequests()).toHaveLength(1);
+  });
+
+  it('never falls back once a stream began', async () => {
+    llm.next((_req, res) => writeSlowly(llm, res, chatChunks('m', ['a', 'b']), { dieAfter: 1 }));
+    const result = await stream('/v1/chat/completions', { ...chatBody({ stream: true }), model: 'chat-fallback' });
+    expect(result.text).toContain('"code":"upstream_unreachable"');
+    expect(spare.apiRequests()).toHaveLength(0);
+  });
+
+  it('does not fall back on a 4xx the caller caused', async () => {
+    llm.next((_req, res) => sendJson(res, 400, { error: { message: 'bad messages', type: 'invalid_request_error', param: 'messages', code: null } }));
+    const res = await request(gateway.app).post('/v1/chat/completions').set('Authorization', `Bearer ${KEY_A}`).send({ ...chatBody(), model: 'chat-fallback' });
+    expect(res.status).toBe(400);
+    expect(spare.apiRequests()).toHaveLength(0);
+  });
+});
+
+describe('responses', () => {
+  it('forwards a plain request', async () => {
+    const res = await request(gateway.app).post('/v1/responses').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'chat-small', input: 'Say hello' });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(responseObject('upstream-chat-small', 'Hello'));
+    expect(llm.apiRequests()[0]?.json).toEqual({ model: 'upstream-chat-small', input: 'Say hello' });
+  });
+
+  it('relays named events in order', async () => {
+    const result = await stream('/v1/responses', { model: 'chat-small', input: 'Say hello', stream: true });
+    expect(result.text).toBe(responseEvents('upstream-chat-small', ['Hel', 'lo']).join(''));
+    expect(result.chunks[0]!.at).toBeLessThan(llm.lastChunkSentAt);
+  });
+
+  it('ends with a Responses error event that continues the sequence numbers', async () => {
+    llm.next((_req, res) => writeSlowly(llm, res, responseEvents('m', ['a', 'b', 'c']), { dieAfter: 3 }));
+    const result = await stream('/v1/responses', { model: 'chat-small', input: 'x', stream: true });
+    const last = result.text.trimEnd().split('\n\n').at(-1)!;
+    expect(last.split('\n')[0]).toBe('event: error');
+    expect(JSON.parse(last.split('\n')[1]!.slice('data: '.length))).toEqual({
+      type: 'error',
+      code: 'upstream_unreachable',
+      message: 'The openai upstream could not be reached (ECONNRESET).',
+      param: null,
+      sequence_number: 3,
+    });
+  });
+
+  it('requires a model', async () => {
+    const res = await request(gateway.app).post('/v1/responses').set('Authorization', `Bearer ${KEY_A}`).send({ input: 'x' });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toBe('model is required');
+    expect(llm.requests).toHaveLength(0);
+  });
+});
+
+describe('native image generation (Ark, /api/v3/images/generations)', () => {
+  it('forwards to Ark with the model renamed', async () => {
+    const body = { model: 'seedream', prompt: 'a cow on a roller coaster', size: '2K', watermark: false, response_format: 'url' };
+    const res = await request(gateway.app).post('/api/v3/images/generations').set('Authorization', `Bearer ${KEY_A}`).send(body);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      model: 'doubao-seedream-4-0-250828',
+      created: 1757323224,
+      data: [{ url: 'https://ark.example/img.jpeg', size: '2048x2048' }],
+      usage: { generated_images: 1, output_tokens: 16280, total_tokens: 16280 },
+    });
+    const [sent] = llm.apiRequests();
+    expect(sent?.path).toBe('/api/v3/images/generations');
+    expect(sent?.json).toEqual({ ...body, model: 'doubao-seedream-4-0-250828' });
+  });
+
+  it('normalizes the Ark error envelope', async () => {
+    llm.next((_req, res) =>
+      sendJson(res, 400, { error: { code: 'InvalidParameter', message: 'One or more parameters specified in the request are not valid. Request id: 0217', param: 'size', type: 'BadRequest' } }),
+    );
+    const res = await request(gateway.app).post('/api/v3/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'seedream', prompt: 'x', size: '9K' });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      error: { message: 'The upstream rejected the request: One or more parameters specified in the request are not valid. Request id: 0217 (ark code InvalidParameter)', type: 'invalid_request_error', code: 'invalid_request_error' },
+    });
+  });
+
+  it('maps Ark sensitive-content and rate-limit codes', async () => {
+    llm.next((_req, res) => sendJson(res, 400, { error: { code: 'InputTextSensitiveContentDetected', message: 'sensitive', param: '', type: 'BadRequest' } }));
+    const policy = await request(gateway.app).post('/api/v3/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'seedream', prompt: 'x' });
+    llm.next((_req, res) => sendJson(res, 429, { error: { code: 'RateLimitExceeded.EndpointRPMExceeded', message: 'rpm', param: '', type: 'TooManyRequests' } }));
+    const limited = await request(gateway.app).post('/api/v3/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'seedream', prompt: 'x' });
+    expect([policy.status, policy.body.error.code]).toEqual([400, 'content_policy_violation']);
+    expect([limited.status, limited.body.error.code]).toEqual([429, 'rate_limit_exceeded']);
+  });
+
+  it('requires a prompt', async () => {
+    const res = await request(gateway.app).post('/api/v3/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'seedream' });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: { message: 'prompt is required', type: 'invalid_request_error', code: 'invalid_request_error', param: 'prompt' } });
+    expect(llm.requests).toHaveLength(0);
+  });
+});
