@@ -9,6 +9,8 @@ export function createMultipartBody(limits: Readonly<GatewayLimits>): RequestHan
   const maxFiles = limits.imagesPerRequest + 1; // the images and one mask
   const upload = multer({
     storage: multer.memoryStorage(),
+    // browsers and the SDKs send UTF-8 file names without a charset; busboy's default reads latin1
+    defParamCharset: 'utf8',
     limits: { fileSize: limits.uploadFileBytes, files: maxFiles, fields: 64, parts: 64 + maxFiles, fieldNameSize: 200, fieldSize: 256 * 1024 },
   }).any();
   return (req, res, next) => {

@@ -10,6 +10,7 @@ import { sniffImageType } from '../images/sniff-image-type.js';
 import { forwardOpenAIMultipart } from '../upstreams/openai.js';
 import { requireModel } from './request-fields.js';
 import type { RouteDeps } from './route-deps.js';
+import { routeStateOf } from './route-state.js';
 import { serveImageRequest } from './serve-image-request.js';
 
 type UploadedFile = Express.Multer.File;
@@ -28,6 +29,8 @@ export function imageEditsHandler(deps: RouteDeps): RequestHandler {
     const fields: FormFields = typeof req.body === 'object' && req.body !== null ? (req.body as FormFields) : {};
     const files = Array.isArray(req.files) ? req.files : [];
     const model = requireModel(fields.model);
+    // recorded now, so a rejected edit is metered with its model like any other route
+    routeStateOf(res).model = model;
     const { images, mask } = sortFiles(files);
     if (images.length === 0) throw GatewayError.invalidRequest("image is required: upload 1 to 3 image files in 'image' or 'image[]'", 'image');
     if (images.length > deps.options.limits.imagesPerRequest) {
@@ -44,6 +47,12 @@ export function imageEditsHandler(deps: RouteDeps): RequestHandler {
       readRequest: (family) => {
         // the DashScope multimodal call has no mask input: say so rather than drop it silently
         if (mask) throw GatewayError.invalidRequest(`mask is not supported by model '${model}': describe the region to change in the prompt`, 'mask');
+        // uploads become Data URLs, so the Data URL cap applies; say it about the file the caller sent
+        const limit = deps.options.limits.dataUrlBytes;
+        const large = images.findIndex(({ file }) => file.size > limit);
+        if (large !== -1) {
+          throw GatewayError.tooLarge(`image[${large}] is ${images[large]!.file.size} bytes; model '${model}' takes images of at most ${limit} bytes`, 'image');
+        }
         return readImageGenerationRequest(editAsGenerationBody(model, prompt, images, fields), family, deps.imageRules);
       },
       forward: (call, upstream) => forwardOpenAIMultipart(call, '/images/edits', rebuildForm(fields, files, upstream.model ?? model), upstream),
@@ -69,8 +78,8 @@ function sortFiles(files: UploadedFile[]): { images: ImageFile[]; mask?: ImageFi
       ordered.push(file);
     }
   }
-  // image[N] fields go by N; plain and [] fields keep their arrival order (how the SDKs send them)
-  const all = indexed.length > 0 && ordered.length === 0 ? indexed.sort((a, b) => a.index - b.index).map((entry) => entry.file) : [...ordered, ...indexed.map((entry) => entry.file)];
+  // `image` and `image[]` keep their arrival order (how the SDKs send them), then `image[N]` by N
+  const all = [...ordered, ...indexed.sort((a, b) => a.index - b.index).map((entry) => entry.file)];
   return { images: all.map((file, index) => ({ file, mime: imageTypeOf(file, `image[${index}]`) })), mask };
 }
 
@@ -116,7 +125,8 @@ function formBoolean(value: unknown, name: string): boolean {
 function rebuildForm(fields: FormFields, files: UploadedFile[], upstreamModel: string): FormData {
   const form = new FormData();
   const append = (name: string, value: unknown): void => {
-    if (Array.isArray(value)) value.forEach((item) => append(`${name}[]`, item));
+    // multer folds a repeated name into an array; re-send it repeated under the same name
+    if (Array.isArray(value)) value.forEach((item) => append(name, item));
     else if (typeof value === 'object' && value !== null) for (const [key, inner] of Object.entries(value)) append(`${name}[${key}]`, inner);
     else form.append(name, String(value));
   };

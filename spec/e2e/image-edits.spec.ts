@@ -6,8 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import type { Upstream } from '../../lib/index.js';
 import { DASHSCOPE_PATH, dashscopeSuccess, type FakeDashscope, startFakeDashscope } from '../helpers/fake-dashscope.js';
 import { type FakeOpenAI, OPENAI_EDIT_REQUEST_ID, OPENAI_EDIT_RESPONSE, openaiError, startFakeOpenAI } from '../helpers/fake-openai.js';
-import type { RecordedRequest } from '../helpers/fake-upstream.js';
-import { sendJson } from '../helpers/fake-upstream.js';
+import { type RecordedRequest, sendJson } from '../helpers/fake-upstream.js';
 import { KEY_A, type TestGateway, createTestGateway } from '../helpers/gateway-app.js';
 import { TINY_GIF, TINY_JPEG, TINY_PNG } from '../helpers/images.js';
 
@@ -144,6 +143,29 @@ describe('image-family models: the form becomes the DashScope multimodal request
 
     expect(res.status).toBe(200);
     expect(dashscope.apiRequests()[0]?.json).toEqual(dashscopeBody('qwen-image-edit-plus', [pngUrl(), JPEG_DATA_URL, GIF_DATA_URL], 'merge them'));
+  });
+
+  it('a plain `image` with `image[N]` fields: the plain one first, then the indexed ones by N', async () => {
+    const res = await edit()
+      .field('model', 'x-image-edit')
+      .field('prompt', 'merge them')
+      .attach('image', TINY_PNG, { filename: 'a.png', contentType: 'image/png' })
+      .attach('image[2]', TINY_GIF, { filename: 'c.gif', contentType: 'image/gif' })
+      .attach('image[1]', TINY_JPEG, { filename: 'b.jpg', contentType: 'image/jpeg' });
+    expect(res.status).toBe(200);
+    // regression: when plain/`image[]` and `image[N]` fields are mixed, sortFiles keeps the indexed ones in
+    // arrival order (GIF before JPEG here) instead of by N.
+    expect(dashscope.apiRequests()[0]?.json).toEqual(dashscopeBody('qwen-image-edit-plus', [pngUrl(), JPEG_DATA_URL, GIF_DATA_URL], 'merge them'));
+  });
+
+  it('`image[N]` indexes sort as numbers (9 before 10)', async () => {
+    const res = await edit()
+      .field('model', 'x-image-edit')
+      .field('prompt', 'merge them')
+      .attach('image[10]', TINY_GIF, { filename: 'c.gif', contentType: 'image/gif' })
+      .attach('image[9]', TINY_JPEG, { filename: 'b.jpg', contentType: 'image/jpeg' });
+    expect(res.status).toBe(200);
+    expect(dashscope.apiRequests()[0]?.json).toEqual(dashscopeBody('qwen-image-edit-plus', [JPEG_DATA_URL, GIF_DATA_URL], 'merge them'));
   });
 
   it('the prompt goes to the text item verbatim (no trimming, unicode intact)', async () => {
@@ -348,6 +370,23 @@ describe('invalid uploads: the error object, and neither the resolver nor any up
     expect(dashscope.apiRequests()[0]?.json).toEqual(dashscopeBody('qwen-image-edit-plus', [pngUrl(oneKb)], 'p'));
   });
 
+  it('an upload within uploadFileBytes but over dataUrlBytes is a 413 about the uploaded file, not about a Data URL', async () => {
+    const mixed = createTestGateway({ limits: { uploadFileBytes: 8192, dataUrlBytes: 1024 }, resolveUpstream });
+    const twoKb = Buffer.concat([TINY_PNG, Buffer.alloc(2048 - TINY_PNG.length, 0x41)]);
+    const res = await edit(mixed.app).field('model', 'x-image-edit').field('prompt', 'p').attach('image', twoKb, { filename: 'big.png', contentType: 'image/png' });
+    await mixed.close();
+    expect(res.status).toBe(413);
+    expect(res.body.error).toMatchObject({ type: 'invalid_request_error', code: 'request_too_large' });
+    expect(res.body.error.message).toContain('1024 byte');
+    // regression: the form's files go through the JSON route's Data URL check, so the caller is told
+    // 'input.messages[0].content[0].image is a Data URL of 2048 bytes ... Use a public URL' with
+    // param 'input.messages[0].content[0].image': neither exists in a multipart request.
+    expect(res.body.error.param).toBe('image');
+    expect(res.body.error.message).not.toContain('Data URL');
+    expect(resolverCalls).toBe(0);
+    expectNothingUpstream();
+  });
+
   it('an image on a text-to-image-only model (x-image-max) is a 400 naming the model', async () => {
     const res = await png(form('x-image-max'));
     expect(res.status).toBe(400);
@@ -427,11 +466,28 @@ describe('models with an OpenAI-compatible upstream: the form is re-sent, model 
     expect(await fileOf(form, 'image')).toEqual({ name: 'anim.gif', type: 'image/gif', bytes: TINY_GIF });
   });
 
+  it('keeps nested and repeated text fields under their own names', async () => {
+    const res = await edit()
+      .field('model', 'gpt-image-1')
+      .field('prompt', 'p')
+      .field('metadata[source]', 'app')
+      .field('tag', 'one')
+      .field('tag', 'two')
+      .attach('image', TINY_PNG, { filename: 'a.png', contentType: 'image/png' });
+    expect(res.status).toBe(200);
+    const form = await formOf(openai.apiRequests()[0]!);
+    expect(form.getAll('metadata[source]')).toEqual(['app']);
+    // regression: multer folds a repeated field into an array and rebuildForm re-emits it as 'tag[]',
+    // so the upstream gets a field the client never sent (and no 'tag').
+    expect([...new Set(form.keys())].sort()).toEqual(['image', 'metadata[source]', 'model', 'prompt', 'tag']);
+    expect(form.getAll('tag')).toEqual(['one', 'two']);
+  });
+
   it('keeps a non-ASCII filename as the client sent it', async () => {
     const res = await edit().field('model', 'gpt-image-1').field('prompt', 'p').attach('image', TINY_PNG, { filename: '猫の写真.png', contentType: 'image/png' });
     expect(res.status).toBe(200);
     const form = await formOf(openai.apiRequests()[0]!);
-    // BUG: multer decodes part filenames as latin1 by default (defParamCharset), so the UTF-8
+    // regression: multer decodes part filenames as latin1 by default (defParamCharset), so the UTF-8
     // filename every SDK sends is forwarded as mojibake ('ç\u008c«ã\u0081®...png').
     expect((await fileOf(form, 'image')).name).toBe('猫の写真.png');
   });
@@ -506,7 +562,7 @@ describe('models with an OpenAI-compatible upstream: the form is re-sent, model 
 });
 
 describe('usage (onUsage)', () => {
-  it('reports route images.edits with the number of images, for both kinds of upstream and for a failure', async () => {
+  it('reports route images.edits with the number of images, for a DashScope and an OpenAI upstream', async () => {
     dashscope.next((_req, res) => sendJson(res, 200, dashscopeSuccess([dashscope.resultUrl('1.png'), dashscope.resultUrl('2.png')], 'req-usage-ds')));
     const first = await edit().field('model', 'x-image-edit').field('prompt', 'p').field('n', '2').attach('image', TINY_PNG, { filename: 'a.png', contentType: 'image/png' });
     expect(first.status).toBe(200);
@@ -514,9 +570,6 @@ describe('usage (onUsage)', () => {
     const second = await png(edit().field('model', 'gpt-image-1').field('prompt', 'p'));
     expect(second.status).toBe(200);
     await vi.waitFor(() => expect(gateway.usage).toHaveLength(2));
-    const third = await edit().field('model', 'x-image-edit').field('prompt', 'p');
-    expect(third.status).toBe(400);
-    await vi.waitFor(() => expect(gateway.usage).toHaveLength(3));
 
     expect(gateway.usage).toEqual([
       {
@@ -539,11 +592,19 @@ describe('usage (onUsage)', () => {
         latencyMs: expect.any(Number),
         upstreamRequestId: OPENAI_EDIT_REQUEST_ID,
       },
-      // BUG: the edits handler checks the files and the prompt before serveImageRequest records the
-      // model, so a rejected edit is metered with model '' (a rejected generation reports its model).
+    ]);
+  });
+
+  it('reports a rejected edit with 0 images, its status and the model the caller named', async () => {
+    const res = await edit().field('model', 'x-image-edit').field('prompt', 'p');
+    expect(res.status).toBe(400);
+    await vi.waitFor(() => expect(gateway.usage).toHaveLength(1));
+    expect(gateway.usage).toEqual([
       {
         caller: { id: 'tenant-a' },
         route: 'images.edits',
+        // regression: the edits handler checks the files and the prompt before serveImageRequest records the
+        // model, so a rejected edit is metered with model '' (a rejected generation reports its model).
         model: 'x-image-edit',
         provider: undefined,
         images: 0,
@@ -552,6 +613,13 @@ describe('usage (onUsage)', () => {
         upstreamRequestId: undefined,
       },
     ]);
+  });
+
+  it('reports nothing for a request without a valid key', async () => {
+    const res = await png(request(gateway.app).post('/v1/images/edits').set('Authorization', 'Bearer sk-nope').field('model', 'x-image-edit').field('prompt', 'p'));
+    expect(res.status).toBe(401);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(gateway.usage).toEqual([]);
   });
 
   it('the resolver is told the route is images.edits', async () => {
