@@ -1,4 +1,4 @@
-// The published shape: tsup builds ESM + CommonJS + type declarations, and a plain Node process can
+// The published shape: scripts/build.ts builds ESM + CommonJS + type declarations, and a plain Node process can
 // require() and import the package by its name and mount the router in a host app.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -19,7 +19,7 @@ const mountAndCall = `
   });`;
 
 beforeAll(() => {
-  execFileSync(path.join(root, 'node_modules/.bin/tsup'), { cwd: root, stdio: 'pipe' });
+  execFileSync(path.join(root, 'node_modules/.bin/tsx'), ['scripts/build.ts'], { cwd: root, stdio: 'pipe' });
 }, 60_000);
 
 describe('package build', () => {
