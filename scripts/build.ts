@@ -5,13 +5,13 @@ import { execFileSync } from 'node:child_process';
 import { cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { type BuildOptions, build } from 'esbuild';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
 
 await rm(dist, { recursive: true, force: true });
-const common = { entryPoints: [path.join(root, 'lib/index.ts')], bundle: true, platform: 'node', target: 'node20', packages: 'external', sourcemap: true } as const;
+const common: BuildOptions = { entryPoints: [path.join(root, 'lib/index.ts')], bundle: true, platform: 'node', target: 'node20', packages: 'external', sourcemap: true };
 await build({ ...common, format: 'esm', outfile: path.join(dist, 'index.js') });
 await build({ ...common, format: 'cjs', outfile: path.join(dist, 'index.cjs') });
 
