@@ -1,0 +1,56 @@
+// The TaskStore interface: what the gateway keeps about video tasks and assets (design.md): enough to
+// find a task again (provider, baseURL, upstream id, model) and whose it is, never a key. Updates are
+// compare-and-set on `version`, so two gateway instances never both act on one status transition.
+import type { ProviderName } from '../types.js';
+
+export interface TaskCallbackState {
+  /** The caller's callback_url (checked at create time and again at every delivery). */
+  url: string;
+  /** The last status handed to delivery; a poll that sees another status delivers it. */
+  notifiedStatus?: string;
+  /** Polls made so far (the schedule's position). */
+  polls: number;
+  /** True once the task is terminal and its state was handed to delivery, or following timed out. */
+  done: boolean;
+}
+
+export interface TaskRecord {
+  /** The gateway's own id: opaque and unguessable. The upstream id never reaches the caller. */
+  id: string;
+  /** `Caller.id` of the creator. Any other caller is told 404. */
+  owner: string;
+  /** The model name the caller used. */
+  model: string;
+  upstream: { provider: ProviderName; baseURL: string; taskId: string };
+  /** ms since the epoch. */
+  createdAt: number;
+  /** The last status seen upstream (spec §3: the set is open). */
+  status: string;
+  /** The query body once the task is terminal: later queries need no upstream call. */
+  result?: Record<string, unknown>;
+  callback?: TaskCallbackState;
+  /** Starts at 1, +1 on every applied update. */
+  version: number;
+}
+
+export type TaskChanges = Partial<Pick<TaskRecord, 'status' | 'result' | 'callback'>>;
+
+export interface AssetRecord {
+  /** The upstream asset id (`Result.Id`), as used in `asset://<id>`. */
+  id: string;
+  owner: string;
+  createdAt: number;
+}
+
+export interface TaskStore {
+  /** Stores a new task (version 1). Rejects if the id exists. */
+  createTask(record: TaskRecord): Promise<void>;
+  getTask(id: string): Promise<TaskRecord | undefined>;
+  /**
+   * Applies `changes` only when the stored version is `expectedVersion`, then bumps the version.
+   * Returns the updated record, or undefined when another writer got there first (or no such task).
+   */
+  updateTask(id: string, expectedVersion: number, changes: TaskChanges): Promise<TaskRecord | undefined>;
+  putAsset(record: AssetRecord): Promise<void>;
+  getAsset(id: string): Promise<AssetRecord | undefined>;
+}
