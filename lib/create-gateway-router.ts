@@ -16,6 +16,9 @@ import type { RouteName } from './types.js';
 import { beginRoute } from './routes/route-state.js';
 import { chatCompletionsSchema, nativeImageSchema, responsesSchema } from './schemas/forward-schemas.js';
 import { imageGenerationSchema } from './schemas/image-generation-schema.js';
+import { videoTaskSchema } from './schemas/video-task-schema.js';
+import { TaskService } from './tasks/task-service.js';
+import { createVideoTaskHandler, queryVideoTaskHandler } from './routes/video-tasks.js';
 import { createSchemaCompiler } from './schemas/validator.js';
 
 export interface GatewayRouter extends Router {
@@ -40,6 +43,11 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   const jsonBody = createJsonBody(resolved.limits.jsonBodyBytes);
 
   const multipartBody = createMultipartBody(resolved.limits);
+  const tasks = new TaskService(resolved, http);
+  // polls and deliveries start now; a failure to start (Redis down) is logged, requests still work
+  const started = tasks.start().catch((error: unknown) => {
+    resolved.logger.error('the task scheduler did not start', { error: error instanceof Error ? error.message : String(error) });
+  });
   const json = (route: RouteName) => [beginRoute(route, resolved), authenticate, jsonBody];
 
   const router = express.Router();
@@ -60,12 +68,16 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     ...json('images.native'),
     forwardJsonHandler(deps, { route: 'images.native', upstreamPath: '/images/generations', validate: compile(nativeImageSchema), streamErrors: 'data' }),
   );
+  router.post('/api/v3/contents/generations/tasks', ...json('video.tasks'), createVideoTaskHandler(tasks, compile(videoTaskSchema)));
+  router.get('/api/v3/contents/generations/tasks/:id', beginRoute('video.tasks', resolved), authenticate, queryVideoTaskHandler(tasks));
   router.use(createErrorMiddleware(resolved));
 
   let closed = false;
   const close = async (): Promise<void> => {
     if (closed) return;
     closed = true;
+    await started;
+    await resolved.scheduler.close();
     http.close();
   };
   return Object.assign(router, { close });

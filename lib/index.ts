@@ -6,7 +6,14 @@ export { GatewayConfigError } from './errors/config-error.js';
 export { ERROR_CODES, type ErrorCode } from './errors/error-codes.js';
 export { DEFAULT_LIMITS, type GatewayOptions } from './options.js';
 export { DEFAULT_IMAGE_MODELS } from './images/model-families.js';
+export { memoryScheduler, type JobScheduler, type JobHandlers, type NextPoll, type RetryPolicy } from './tasks/job-scheduler.js';
+export { bullmqScheduler, type BullmqSchedulerOptions } from './tasks/bullmq-scheduler.js';
+export type { DeliveryJob } from './tasks/callback-delivery.js';
+export { memoryTaskStore, type MemoryTaskStoreOptions } from './tasks/memory-task-store.js';
+export { redisTaskStore, type RedisTaskStoreOptions } from './tasks/redis-task-store.js';
+export type { AssetRecord, TaskCallbackState, TaskChanges, TaskRecord, TaskStore } from './tasks/task-store.js';
 export type {
+  CallbackOptions,
   Caller,
   GatewayLimits,
   ImageModelFamily,

@@ -1,8 +1,12 @@
 // The public Options type and resolveOptions(): the only place that knows defaults and shorthands
 // (ky's Options vs NormalizedOptions). Everything else in lib/ reads the resolved, frozen options.
 import { GatewayConfigError } from './errors/config-error.js';
+import { Webhook } from 'standardwebhooks';
 import { DEFAULT_IMAGE_MODELS, compileImageModelTable, type ImageModelTable } from './images/model-families.js';
-import type { GatewayLimits, ImageModelFamily, Logger, ResolveUpstream, UsageEvent, VerifyKey } from './types.js';
+import { type JobScheduler, memoryScheduler } from './tasks/job-scheduler.js';
+import { memoryTaskStore } from './tasks/memory-task-store.js';
+import type { TaskStore } from './tasks/task-store.js';
+import type { CallbackOptions, GatewayLimits, ImageModelFamily, Logger, ResolveUpstream, UsageEvent, VerifyKey } from './types.js';
 
 export interface GatewayOptions {
   /**
@@ -28,7 +32,39 @@ export interface GatewayOptions {
   onUsage?: (event: UsageEvent) => void;
   /** Where the gateway logs. Default: silent. Never given a full key. */
   logger?: Partial<Logger>;
+  /** Task and asset records (ownership, callback state). Default: `memoryTaskStore()`; `redisTaskStore` for several instances. */
+  store?: TaskStore;
+  /** Runs task polls and callback deliveries. Default: `memoryScheduler()`; `bullmqScheduler` for several instances. */
+  scheduler?: JobScheduler;
+  /** Callback delivery (spec §6): signing, retries, the polling schedule. */
+  callbacks?: CallbackOptions;
+  /**
+   * Accept `asset://` references to assets not created through this gateway (the operator's own).
+   * Another tenant's asset is refused either way. Default false.
+   */
+  allowOperatorAssets?: boolean;
 }
+
+export interface ResolvedCallbacks {
+  readonly signingSecret?: string;
+  readonly maxAttempts: number;
+  readonly allowLocal: boolean;
+  readonly timeoutMs: number;
+  readonly retryBaseMs: number;
+  readonly retryMaxMs: number;
+  readonly pollIntervalsMs: readonly number[];
+  readonly maxFollowMs: number;
+}
+
+export const DEFAULT_CALLBACKS: Readonly<Omit<ResolvedCallbacks, 'signingSecret'>> = Object.freeze({
+  maxAttempts: 8,
+  allowLocal: false,
+  timeoutMs: 10_000,
+  retryBaseMs: 2_000,
+  retryMaxMs: 300_000,
+  pollIntervalsMs: Object.freeze([60_000, 45_000, 30_000, 20_000, 15_000]),
+  maxFollowMs: 48 * 3600_000,
+});
 
 export const DEFAULT_LIMITS: Readonly<GatewayLimits> = Object.freeze({
   jsonBodyBytes: 48 * 1024 * 1024,
@@ -49,9 +85,25 @@ export interface ResolvedOptions {
   readonly allowPrivateImageUrls: boolean;
   readonly onUsage?: (event: UsageEvent) => void;
   readonly logger: Logger;
+  readonly store: TaskStore;
+  readonly scheduler: JobScheduler;
+  readonly callbacks: ResolvedCallbacks;
+  readonly allowOperatorAssets: boolean;
 }
 
-const KNOWN_OPTIONS = new Set(['verifyKey', 'resolveUpstream', 'limits', 'imageModels', 'allowPrivateImageUrls', 'onUsage', 'logger']);
+const KNOWN_OPTIONS = new Set([
+  'verifyKey',
+  'resolveUpstream',
+  'limits',
+  'imageModels',
+  'allowPrivateImageUrls',
+  'onUsage',
+  'logger',
+  'store',
+  'scheduler',
+  'callbacks',
+  'allowOperatorAssets',
+]);
 
 const silent = (): void => {};
 
@@ -87,9 +139,13 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
       throw new GatewayConfigError('option_type', `options.${name} must be a function.`, `${name}: (event) => meter.record(event)`);
     }
   }
-  if (options.allowPrivateImageUrls !== undefined && typeof options.allowPrivateImageUrls !== 'boolean') {
-    throw new GatewayConfigError('option_type', 'options.allowPrivateImageUrls must be a boolean.', 'allowPrivateImageUrls: true (development only)');
+  for (const name of ['allowPrivateImageUrls', 'allowOperatorAssets'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'boolean') {
+      throw new GatewayConfigError('option_type', `options.${name} must be a boolean.`, `${name}: true`);
+    }
   }
+  checkInterface(options.store, 'store', ['createTask', 'getTask', 'updateTask', 'putAsset', 'getAsset'], 'store: redisTaskStore({ client: new Redis(process.env.REDIS_URL) })');
+  checkInterface(options.scheduler, 'scheduler', ['start', 'schedulePoll', 'scheduleDelivery', 'close'], 'scheduler: bullmqScheduler({ connection: new Redis(process.env.REDIS_URL) })');
   return Object.freeze({
     verifyKey: options.verifyKey,
     resolveUpstream: options.resolveUpstream,
@@ -98,7 +154,57 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     allowPrivateImageUrls: options.allowPrivateImageUrls ?? false,
     onUsage: options.onUsage,
     logger: resolveLogger(options.logger),
+    store: options.store ?? memoryTaskStore(),
+    scheduler: options.scheduler ?? memoryScheduler(),
+    callbacks: resolveCallbacks(options.callbacks),
+    allowOperatorAssets: options.allowOperatorAssets ?? false,
   });
+}
+
+function checkInterface(value: unknown, name: string, methods: readonly string[], example: string): void {
+  if (value === undefined) return;
+  const missing = methods.filter((method) => typeof (value as Record<string, unknown> | null)?.[method] !== 'function');
+  if (missing.length > 0) {
+    throw new GatewayConfigError(`${name}_type`, `options.${name} lacks ${missing.join(', ')}.`, example);
+  }
+}
+
+function resolveCallbacks(callbacks: CallbackOptions | undefined): ResolvedCallbacks {
+  if (callbacks === undefined) return DEFAULT_CALLBACKS;
+  const example = "callbacks: { signingSecret: 'whsec_…', maxAttempts: 8, pollIntervalsMs: [60000, 30000, 15000] }";
+  if (callbacks === null || typeof callbacks !== 'object') throw new GatewayConfigError('callbacks_type', 'options.callbacks must be an object.', example);
+  const known = new Set(['signingSecret', ...Object.keys(DEFAULT_CALLBACKS)]);
+  for (const key of Object.keys(callbacks)) {
+    if (!known.has(key)) throw new GatewayConfigError('callbacks_unknown', `Unknown callbacks option '${key}'.`, `use only: ${[...known].join(', ')}.`);
+  }
+  const resolved: { -readonly [K in keyof ResolvedCallbacks]: ResolvedCallbacks[K] } = { ...DEFAULT_CALLBACKS };
+  for (const key of ['maxAttempts', 'timeoutMs', 'retryBaseMs', 'retryMaxMs', 'maxFollowMs'] as const) {
+    const value = callbacks[key];
+    if (value === undefined) continue;
+    if (!Number.isSafeInteger(value) || value <= 0) throw new GatewayConfigError('callbacks_value', `callbacks.${key} must be a positive integer.`, example);
+    resolved[key] = value;
+  }
+  if (callbacks.allowLocal !== undefined) {
+    if (typeof callbacks.allowLocal !== 'boolean') throw new GatewayConfigError('callbacks_value', 'callbacks.allowLocal must be a boolean.', 'callbacks: { allowLocal: true } (development and tests only)');
+    resolved.allowLocal = callbacks.allowLocal;
+  }
+  if (callbacks.pollIntervalsMs !== undefined) {
+    const intervals = callbacks.pollIntervalsMs;
+    if (!Array.isArray(intervals) || intervals.length === 0 || intervals.some((ms) => !Number.isSafeInteger(ms) || ms <= 0)) {
+      throw new GatewayConfigError('callbacks_value', 'callbacks.pollIntervalsMs must be a non-empty list of positive integers (ms).', example);
+    }
+    resolved.pollIntervalsMs = Object.freeze([...intervals]);
+  }
+  if (callbacks.signingSecret !== undefined) {
+    try {
+      // standardwebhooks decodes the secret here; a bad one fails now rather than at the first delivery
+      new Webhook(callbacks.signingSecret);
+    } catch {
+      throw new GatewayConfigError('callbacks_secret', 'callbacks.signingSecret is not a Standard Webhooks secret.', "signingSecret: 'whsec_' + crypto.randomBytes(24).toString('base64')");
+    }
+    resolved.signingSecret = callbacks.signingSecret;
+  }
+  return Object.freeze(resolved);
 }
 
 function resolveLimits(limits: Partial<GatewayLimits> | undefined): Readonly<GatewayLimits> {

@@ -49,7 +49,8 @@ export interface ResolveUpstreamInput {
   model: string;
   route: RouteName;
   caller: Caller;
-  req: Request;
+  /** The request being served; absent for background work (task polls behind callbacks). */
+  req?: Request;
 }
 
 /**
@@ -110,4 +111,28 @@ export interface GatewayLimits {
   upstreamTimeoutMs: number;
   /** Largest upstream JSON response the gateway buffers, bytes. Default 16 MiB. */
   upstreamResponseBytes: number;
+}
+
+/** Callback delivery for video tasks (spec §6). */
+export interface CallbackOptions {
+  /** Standard Webhooks secret (`whsec_…`): every delivery is signed. Default: unsigned. */
+  signingSecret?: string;
+  /** Attempts per task state before giving up. Default 8. */
+  maxAttempts?: number;
+  /** Development and tests only: http and loopback/private callback targets. Default false. */
+  allowLocal?: boolean;
+  /** Timeout of one delivery attempt, ms. Default 10 s. */
+  timeoutMs?: number;
+  /** First retry delay, ms; doubled each retry, with jitter. Default 2 s. */
+  retryBaseMs?: number;
+  /** Longest retry delay, ms. Default 5 min. */
+  retryMaxMs?: number;
+  /**
+   * Delays between polls of a task with a callback, ms; the last one repeats. Default
+   * [60 s, 45 s, 30 s, 20 s, 15 s]: the first query a minute after submission, intervals shortened
+   * gradually, never below 15 s (spec §8: no needless high-frequency polling).
+   */
+  pollIntervalsMs?: readonly number[];
+  /** Stop following a task that has not ended after this long, ms. Default 48 h (Ark's default expiry). */
+  maxFollowMs?: number;
 }

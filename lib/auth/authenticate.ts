@@ -67,6 +67,11 @@ function verifierFailed(options: ResolvedOptions, error: unknown, next: NextFunc
   next(GatewayError.internal());
 }
 
+/** The bearer key of an authenticated request (to refuse it inside callback URLs); never stored. */
+export function bearerKeyOf(req: Request): string {
+  return /^\S+\s+(\S+)/.exec(req.headers.authorization?.trim() ?? '')?.[1] ?? '';
+}
+
 /** The caller set by createAuthenticate. Routes run after it, so it is always there. */
 export function callerOf(res: Response): Caller {
   return res.locals.caller as Caller;

@@ -20,6 +20,8 @@ export interface UpstreamRequest {
   signal?: AbortSignal;
   /** Largest body read into memory; a larger one fails with 502. */
   maxBytes: number;
+  /** Connect to this address whatever DNS says now (callbacks pin the address they checked). */
+  pinnedAddress?: { address: string; family: 4 | 6 };
 }
 
 export interface UpstreamResponse {
@@ -150,7 +152,7 @@ export class UpstreamHttp {
   }
 
   private async send(call: UpstreamRequest, signal: AbortSignal): Promise<AxiosResponse<Readable>> {
-    const agent = this.agentFor(call.url);
+    const agent = this.agentFor(call.url, call.pinnedAddress !== undefined);
     return this.client.request<Readable>({
       method: call.method,
       url: call.url,
@@ -159,11 +161,13 @@ export class UpstreamHttp {
       signal,
       httpAgent: agent,
       httpsAgent: agent,
+      ...(call.pinnedAddress ? { lookup: pinnedLookup(call.pinnedAddress) } : {}),
     });
   }
 
-  private agentFor(url: string): http.Agent {
-    const origin = new URL(url).origin;
+  private agentFor(url: string, pinned = false): http.Agent {
+    // a pinned lookup must not share sockets with unpinned requests to the same origin
+    const origin = `${new URL(url).origin}${pinned ? '#pinned' : ''}`;
     let agent = this.agents.get(origin);
     if (!agent) {
       const options = { keepAlive: true, maxSockets: 256, maxFreeSockets: 64, scheduling: 'lifo' as const };
@@ -224,6 +228,13 @@ export class UpstreamHttp {
 }
 
 class TooLargeError extends Error {}
+
+/** A lookup that answers one fixed address, in the callback form Node and axios both accept. */
+function pinnedLookup(pinned: { address: string; family: 4 | 6 }) {
+  return (_hostname: string, options: object, callback: (error: Error | null, address: { address: string; family: 4 | 6 }[] | { address: string; family: 4 | 6 }) => void): void => {
+    callback(null, (options as { all?: boolean }).all ? [pinned] : pinned);
+  };
+}
 
 /** Reads a stream into one Buffer, failing as soon as it passes maxBytes (no unbounded buffering). */
 function readBounded(stream: Readable, maxBytes: number, signal: AbortSignal): Promise<Buffer> {

@@ -6,7 +6,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 export type Validator = (data: unknown) => void;
 
 export function createSchemaCompiler(): (schema: object) => Validator {
-  const ajv = new Ajv({ allErrors: false, verbose: true, strict: true, allowUnionTypes: true, coerceTypes: false, useDefaults: false });
+  const ajv = new Ajv({ allErrors: false, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true, coerceTypes: false, useDefaults: false });
   // `message` is an annotation only: the text used when the node it sits on fails
   ajv.addKeyword({ keyword: 'message', schemaType: 'string' });
   return (schema: object) => {

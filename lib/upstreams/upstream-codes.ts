@@ -25,6 +25,31 @@ const EXACT: Readonly<Record<string, Kind>> = {
   OutputVideoSensitiveContentDetected: 'content_policy',
   AuthenticationError: 'auth',
   AccountOverdueError: 'quota',
+  // Volcengine OpenAPI gateway (§2.6 asset library; public error codes, volcengine docs 6369/68677).
+  // AccessDenied, InvalidParameter, MissingParameter are above; InternalError* by prefix below.
+  // Signing and credential failures are the operator's AK/SK or clock, never the caller's.
+  SignatureDoesNotMatch: 'auth',
+  InvalidAccessKey: 'auth',
+  InvalidClientTokenId: 'auth',
+  InvalidSecretToken: 'auth',
+  InvalidAuthorization: 'auth',
+  InvalidCredential: 'auth',
+  InvalidTimestamp: 'auth',
+  MissingAuthenticationToken: 'auth',
+  MissingSignature: 'auth',
+  LackPolicy: 'auth',
+  LackProjectPolicy: 'auth',
+  RequestLimitExceeded: 'rate_limit',
+  FlowLimitExceeded: 'rate_limit',
+  AccountFlowLimitExceeded: 'rate_limit',
+  ServiceUnavailable: 'server',
+  ServiceUnavailableTemp: 'server',
+  InternalServiceError: 'server',
+  InternalServiceTimeout: 'server',
+  FailToConnect: 'server',
+  // a wrong OpenAPI host, service or action is the operator's configuration, not the caller's request
+  ServiceNotFound: 'server',
+  InvalidActionOrVersion: 'server',
   // OpenAI
   content_policy_violation: 'content_policy',
   moderation_blocked: 'content_policy',

@@ -1,0 +1,32 @@
+// POST /api/v3/contents/generations/tasks and GET …/tasks/{id} (spec §4.2, §2.6, §3): create answers
+// `{ id }` with the gateway's own id; query answers the Ark task object with the caller's id and model.
+import type { RequestHandler } from 'express';
+import { bearerKeyOf, callerOf } from '../auth/authenticate.js';
+import { asyncHandler } from '../http/async-handler.js';
+import { jsonObjectBody } from '../http/json-body.js';
+import type { Validator } from '../schemas/validator.js';
+import type { TaskService } from '../tasks/task-service.js';
+import { requireModel } from './request-fields.js';
+import { routeStateOf } from './route-state.js';
+
+export function createVideoTaskHandler(tasks: TaskService, validate: Validator): RequestHandler {
+  return asyncHandler(async (req, res) => {
+    const state = routeStateOf(res);
+    const body = jsonObjectBody(req.body);
+    state.model = requireModel(body.model);
+    validate(body);
+    state.provider = 'ark';
+    const created = await tasks.create({ caller: callerOf(res), callerKey: bearerKeyOf(req), body, req, signal: state.signal });
+    res.status(200).json(created);
+  });
+}
+
+export function queryVideoTaskHandler(tasks: TaskService): RequestHandler {
+  return asyncHandler(async (req, res) => {
+    const state = routeStateOf(res);
+    const task = await tasks.query(callerOf(res), String(req.params.id), req, state.signal);
+    state.model = String(task.model ?? '');
+    state.provider = 'ark';
+    res.status(200).json(task);
+  });
+}

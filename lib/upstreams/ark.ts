@@ -1,0 +1,77 @@
+// Volcengine Ark adapter for video generation tasks (upstreams.md §2.2-2.4, errors §2.8): create and
+// query, with the caller's ids and model in place of Ark's. Pure translation first, then transport.
+import { GatewayError } from '../errors/gateway-error.js';
+import type { Upstream } from '../types.js';
+import { type CallContext, isObject, jsonHeaders, parseJsonBody, stringOr, timeoutOf } from './call-context.js';
+import { normalizeOpenAIError } from './openai.js';
+import { upstreamUrl } from './upstream-url.js';
+
+export const ARK_TASKS_PATH = '/contents/generations/tasks';
+
+/** spec §3: the named terminal states. The set is open: any other status counts as non-terminal. */
+const TERMINAL = new Set(['succeeded', 'failed', 'expired', 'cancelled', 'canceled']);
+
+export function isTerminalStatus(status: string | undefined): boolean {
+  return status !== undefined && TERMINAL.has(status.toLowerCase());
+}
+
+/**
+ * The create body Ark receives: the caller's fields (Ark adds fields; they pass), model renamed, and
+ * no callback_url: the gateway delivers callbacks itself, so Ark must not call the caller with its
+ * own task id.
+ */
+export function translateCreateTaskRequest(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown> {
+  const { callback_url: _ignored, ...rest } = body;
+  return { ...rest, model: upstreamModel };
+}
+
+/** upstreams.md §2.2: `{ "id": "cgt-…" }`. */
+export function readCreateTaskResponse(body: unknown): string {
+  const id = isObject(body) ? stringOr(body.id) : undefined;
+  if (!id) throw GatewayError.badUpstreamResponse('ark', 'the created task has no id');
+  return id;
+}
+
+/** The Ark task object as the caller sees it: the gateway's id and the caller's model name. */
+export function toCallerTask(body: unknown, gatewayId: string, model: string): Record<string, unknown> {
+  if (!isObject(body) || typeof body.status !== 'string') throw GatewayError.badUpstreamResponse('ark', 'the task has no status');
+  const task: Record<string, unknown> = { ...body, id: gatewayId, model };
+  // a draft's source task is an upstream id too; the caller only ever knows gateway ids
+  delete task.draft_task_id;
+  return task;
+}
+
+export async function createArkTask(call: CallContext, body: Record<string, unknown>, upstream: Upstream, upstreamModel: string): Promise<string> {
+  const response = await call.http.request({
+    provider: 'ark',
+    method: 'POST',
+    url: upstreamUrl(upstream.baseURL, '/api/v3', ARK_TASKS_PATH),
+    headers: jsonHeaders(upstream),
+    body: JSON.stringify(translateCreateTaskRequest(body, upstreamModel)),
+    timeoutMs: timeoutOf(upstream, call.limits),
+    signal: call.signal,
+    maxBytes: call.limits.upstreamResponseBytes,
+  });
+  const parsed = parseJsonBody(response.body);
+  if (response.status < 200 || response.status >= 300) throw normalizeOpenAIError(response.status, parsed, response.headers['x-request-id'], 'ark');
+  return readCreateTaskResponse(parsed);
+}
+
+/** GET one task. An Ark 404 means the task is gone (deleted, or past its retention): 404 for the caller. */
+export async function getArkTask(call: CallContext, upstream: Upstream, upstreamTaskId: string): Promise<unknown> {
+  const response = await call.http.request({
+    provider: 'ark',
+    method: 'GET',
+    // the id is Ark's own, from the store; encoding it anyway keeps any id from reshaping the URL
+    url: upstreamUrl(upstream.baseURL, '/api/v3', `${ARK_TASKS_PATH}/${encodeURIComponent(upstreamTaskId)}`),
+    headers: jsonHeaders(upstream),
+    timeoutMs: timeoutOf(upstream, call.limits),
+    signal: call.signal,
+    maxBytes: call.limits.upstreamResponseBytes,
+  });
+  const parsed = parseJsonBody(response.body);
+  if (response.status === 404) throw GatewayError.notFound('The task no longer exists upstream (deleted or expired).');
+  if (response.status < 200 || response.status >= 300) throw normalizeOpenAIError(response.status, parsed, response.headers['x-request-id'], 'ark');
+  if (parsed === undefined) throw GatewayError.badUpstreamResponse('ark', 'the body is not JSON');
+  return parsed;
+}
