@@ -14,7 +14,8 @@ import { imageGenerationsHandler } from './routes/image-generations.js';
 import type { RouteDeps } from './routes/route-deps.js';
 import type { RouteName } from './types.js';
 import { beginRoute } from './routes/route-state.js';
-import { chatCompletionsSchema, nativeImageSchema, responsesSchema } from './schemas/forward-schemas.js';
+import { chatCompletionsSchema, createAssetSchema, nativeImageSchema, responsesSchema } from './schemas/forward-schemas.js';
+import { createAssetHandler } from './routes/create-asset.js';
 import { imageGenerationSchema } from './schemas/image-generation-schema.js';
 import { videoTaskSchema } from './schemas/video-task-schema.js';
 import { TaskService } from './tasks/task-service.js';
@@ -70,6 +71,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   );
   router.post('/api/v3/contents/generations/tasks', ...json('video.tasks'), createVideoTaskHandler(tasks, compile(videoTaskSchema)));
   router.get('/api/v3/contents/generations/tasks/:id', beginRoute('video.tasks', resolved), authenticate, queryVideoTaskHandler(tasks));
+  router.post('/api/v3/open/CreateAsset', ...json('assets'), createAssetHandler(deps, compile(createAssetSchema)));
   router.use(createErrorMiddleware(resolved));
 
   let closed = false;

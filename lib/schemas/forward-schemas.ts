@@ -55,3 +55,17 @@ export const nativeImageSchema = {
     stream: { type: 'boolean' },
   },
 } as const;
+
+/** POST /api/v3/open/CreateAsset: Volcengine's CreateAsset body (upstreams.md §2.6). */
+export const createAssetSchema = {
+  $id: 'gateway/create-asset',
+  type: 'object',
+  required: ['GroupId', 'URL', 'AssetType'],
+  properties: {
+    GroupId: { type: 'string', minLength: 1 },
+    URL: { type: 'string', minLength: 1, pattern: '^https?://', message: 'must be an http(s) URL of the media file' },
+    AssetType: { enum: ['Image', 'Video', 'Audio'] },
+    Name: { type: 'string' },
+    ProjectName: { type: 'string' },
+  },
+} as const;
