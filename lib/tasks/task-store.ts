@@ -42,6 +42,10 @@ export interface AssetRecord {
   createdAt: number;
 }
 
+/**
+ * Records are plain JSON (strings, numbers, booleans, null, arrays, objects): a store may serialize
+ * them. An `undefined` field in `changes` leaves that field absent.
+ */
 export interface TaskStore {
   /** Stores a new task (version 1). Rejects if the id exists. */
   createTask(record: TaskRecord): Promise<void>;
