@@ -2,6 +2,7 @@
 // Everything thrown on a gateway route becomes the spec §2.5 object; nothing else reaches a client:
 // no stack traces, no upstream secrets, no HTML.
 import type { ErrorRequestHandler } from 'express';
+import { sendJson } from '../http/send-body.js';
 import { ClientGoneError } from '../http/upstream-http.js';
 import type { ResolvedOptions } from '../options.js';
 import { GatewayError } from './gateway-error.js';
@@ -16,7 +17,7 @@ export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHan
       res.end();
       return;
     }
-    res.status(gatewayError.status).json(gatewayError.toJSON());
+    sendJson(res, gatewayError.status, gatewayError.toJSON());
   };
 }
 

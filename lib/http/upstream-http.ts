@@ -1,10 +1,15 @@
-// The only place the gateway talks HTTP to upstreams (design.md: "HTTP lives in one place"): axios
-// with a keep-alive agent per origin, a whole-request deadline, abort when the client goes away,
-// bounded buffering, and network failures turned into GatewayErrors. Routes never call axios.
-import http from 'node:http';
+// The only place the gateway talks HTTP to upstreams (design.md: "HTTP lives in one place"): a
+// keep-alive agent per origin, a whole-request deadline, abort when the client goes away, bounded
+// buffering, and network failures turned into GatewayErrors. Routes never touch a socket.
+//
+// Node's own http/https, not axios: measured on this machine, axios added 160-245 µs to every
+// upstream round trip (its config merging, header objects and promise chain), which alone is most
+// of the gateway's 0.5 ms overhead budget. Nothing axios adds is used here: no redirects, no
+// proxies, no transforms; statuses, bodies and limits are read by this module itself.
+import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import https from 'node:https';
-import type { Readable } from 'node:stream';
-import axios, { type AxiosInstance, type AxiosResponse } from 'axios';
+import { Readable } from 'node:stream';
+import zlib from 'node:zlib';
 import { GatewayError } from '../errors/gateway-error.js';
 
 export interface UpstreamRequest {
@@ -63,33 +68,17 @@ interface Deadline {
 }
 
 export class UpstreamHttp {
-  private readonly client: AxiosInstance;
   private readonly agents = new Map<string, http.Agent>();
-
-  constructor() {
-    this.client = axios.create({
-      // the gateway reads statuses itself; axios must not throw on 4xx/5xx
-      validateStatus: () => true,
-      responseType: 'stream',
-      maxRedirects: 0,
-      // bodies are bounded while streaming (readBounded); axios' own caps would buffer first
-      maxBodyLength: Infinity,
-      maxContentLength: Infinity,
-      decompress: true,
-      proxy: false,
-      transitional: { clarifyTimeoutError: true },
-    });
-  }
 
   /** Sends a request and reads the whole response body (bounded). */
   async request(call: UpstreamRequest): Promise<UpstreamResponse> {
     const deadline = this.deadline(call);
     try {
       const response = await this.send(call, deadline.signal);
-      const body = await readBounded(response.data, call.maxBytes, deadline.signal).catch((error: unknown) => {
+      const body = await readBounded(response, call.maxBytes, deadline.signal).catch((error: unknown) => {
         throw this.failure(call, error, deadline);
       });
-      return { status: response.status, headers: flatHeaders(response.headers), body };
+      return { status: response.statusCode ?? 0, headers: flatHeaders(response.headers), body };
     } catch (error) {
       throw this.failure(call, error, deadline);
     } finally {
@@ -105,7 +94,7 @@ export class UpstreamHttp {
    */
   async stream(call: UpstreamRequest): Promise<UpstreamStream> {
     const deadline = this.deadline(call);
-    let response: AxiosResponse<Readable>;
+    let response: Readable & Pick<IncomingMessage, 'statusCode' | 'headers'>;
     try {
       response = await this.send(call, deadline.signal);
     } catch (error) {
@@ -113,17 +102,18 @@ export class UpstreamHttp {
       throw this.failure(call, error, deadline);
     }
     const headers = flatHeaders(response.headers);
-    if (response.status < 200 || response.status >= 300) {
+    const status = response.statusCode ?? 0;
+    if (status < 200 || status >= 300) {
       try {
-        const body = await readBounded(response.data, call.maxBytes, deadline.signal);
-        return { ok: false, status: response.status, headers, body };
+        const body = await readBounded(response, call.maxBytes, deadline.signal);
+        return { ok: false, status, headers, body };
       } catch (error) {
         throw this.failure(call, error, deadline);
       } finally {
         deadline.clear();
       }
     }
-    const body = response.data;
+    const body: Readable = response;
     deadline.idle(call.timeoutMs);
     body.on('data', deadline.touch);
     const release = (): void => {
@@ -133,7 +123,7 @@ export class UpstreamHttp {
     body.once('end', release);
     body.once('close', release);
     body.once('error', release);
-    return { ok: true, status: response.status, headers, body, failure: (error: unknown) => this.failure(call, error, deadline) };
+    return { ok: true, status, headers, body, failure: (error: unknown) => this.failure(call, error, deadline) };
   }
 
   /** Downloads a result image (spec §2.4 b64_json), bounded in size and time. */
@@ -151,23 +141,40 @@ export class UpstreamHttp {
     this.agents.clear();
   }
 
-  private async send(call: UpstreamRequest, signal: AbortSignal): Promise<AxiosResponse<Readable>> {
-    const agent = this.agentFor(call.url, call.pinnedAddress !== undefined);
-    return this.client.request<Readable>({
+  private send(call: UpstreamRequest, signal: AbortSignal): Promise<Readable & Pick<IncomingMessage, 'statusCode' | 'headers'>> {
+    const url = new URL(call.url);
+    const headers: Record<string, string> = { ...call.headers };
+    let body = call.body;
+    if (body instanceof FormData) {
+      // the web Response encodes a FormData as multipart and names its boundary
+      const encoded = new Response(body);
+      headers['content-type'] = encoded.headers.get('content-type')!;
+      body = Readable.fromWeb(encoded.body! as import('node:stream/web').ReadableStream<Uint8Array>);
+    } else if (typeof body === 'string' || Buffer.isBuffer(body)) {
+      headers['content-length'] = String(Buffer.byteLength(body));
+    }
+    const options: https.RequestOptions = {
       method: call.method,
-      url: call.url,
-      headers: call.headers,
-      data: call.body,
+      headers,
+      agent: this.agentFor(url.origin, call.pinnedAddress !== undefined),
       signal,
-      httpAgent: agent,
-      httpsAgent: agent,
-      ...(call.pinnedAddress ? { lookup: pinnedLookup(call.pinnedAddress) } : {}),
+      ...(call.pinnedAddress ? { lookup: pinnedLookup(call.pinnedAddress) as unknown as https.RequestOptions['lookup'] } : {}),
+    };
+    return new Promise((resolve, reject) => {
+      const request = (url.protocol === 'https:' ? https : http).request(url, options, (response) => resolve(decoded(response)));
+      request.once('error', reject);
+      if (body instanceof Readable) {
+        body.once('error', (error) => request.destroy(error));
+        body.pipe(request);
+      } else {
+        request.end(body);
+      }
     });
   }
 
-  private agentFor(url: string, pinned = false): http.Agent {
+  private agentFor(urlOrigin: string, pinned = false): http.Agent {
     // a pinned lookup must not share sockets with unpinned requests to the same origin
-    const origin = `${new URL(url).origin}${pinned ? '#pinned' : ''}`;
+    const origin = `${urlOrigin}${pinned ? '#pinned' : ''}`;
     let agent = this.agents.get(origin);
     if (!agent) {
       const options = { keepAlive: true, maxSockets: 256, maxFreeSockets: 64, scheduling: 'lifo' as const };
@@ -229,7 +236,7 @@ export class UpstreamHttp {
 
 class TooLargeError extends Error {}
 
-/** A lookup that answers one fixed address, in the callback form Node and axios both accept. */
+/** A lookup that answers one fixed address, in the callback form http.request accepts. */
 function pinnedLookup(pinned: { address: string; family: 4 | 6 }) {
   return (_hostname: string, options: object, callback: (error: Error | null, address: { address: string; family: 4 | 6 }[] | { address: string; family: 4 | 6 }) => void): void => {
     callback(null, (options as { all?: boolean }).all ? [pinned] : pinned);
@@ -268,10 +275,22 @@ function readBounded(stream: Readable, maxBytes: number, signal: AbortSignal): P
   });
 }
 
-function flatHeaders(headers: AxiosResponse['headers']): Record<string, string | undefined> {
+function flatHeaders(headers: IncomingHttpHeaders): Record<string, string | undefined> {
   const flat: Record<string, string | undefined> = {};
-  for (const [name, value] of Object.entries(headers as Record<string, unknown>)) {
-    flat[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value == null ? undefined : String(value);
-  }
+  for (const [name, value] of Object.entries(headers)) flat[name] = Array.isArray(value) ? value.join(', ') : value;
   return flat;
+}
+
+/**
+ * The body as sent, decompressed when the upstream compressed it anyway. The gateway never asks
+ * for compression (no Accept-Encoding), so this is the rare path.
+ */
+function decoded(response: IncomingMessage): Readable & Pick<IncomingMessage, 'statusCode' | 'headers'> {
+  const encoding = response.headers['content-encoding'];
+  const decoder =
+    encoding === 'gzip' || encoding === 'x-gzip' ? zlib.createGunzip() : encoding === 'deflate' ? zlib.createInflate() : encoding === 'br' ? zlib.createBrotliDecompress() : undefined;
+  if (!decoder) return response;
+  const { 'content-encoding': _dropped, 'content-length': _length, ...headers } = response.headers;
+  response.once('error', (error) => decoder.destroy(error));
+  return Object.assign(response.pipe(decoder), { statusCode: response.statusCode, headers });
 }

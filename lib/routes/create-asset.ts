@@ -6,6 +6,7 @@ import { callerOf } from '../auth/authenticate.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { asyncHandler } from '../http/async-handler.js';
 import { jsonObjectBody } from '../http/json-body.js';
+import { sendJson } from '../http/send-body.js';
 import type { Validator } from '../schemas/validator.js';
 import { isNonPublicHost } from '../security/public-host.js';
 import { createVolcengineAsset } from '../upstreams/volcengine-assets.js';
@@ -36,6 +37,6 @@ export function createAssetHandler(deps: RouteDeps, validate: Validator): Reques
     });
     state.upstreamRequestId = created.requestId;
     await deps.options.store.putAsset({ id: created.assetId, owner: caller.id, createdAt: Date.now() });
-    res.status(200).json(created.envelope);
+    sendJson(res, 200, created.envelope);
   });
 }

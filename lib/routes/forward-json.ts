@@ -5,6 +5,7 @@ import type { RequestHandler } from 'express';
 import { callerOf } from '../auth/authenticate.js';
 import { asyncHandler } from '../http/async-handler.js';
 import { jsonObjectBody } from '../http/json-body.js';
+import { sendBody } from '../http/send-body.js';
 import { type SseErrorFormat, relaySse } from '../http/sse-relay.js';
 import type { Validator } from '../schemas/validator.js';
 import type { RouteName } from '../types.js';
@@ -47,6 +48,6 @@ export function forwardJsonHandler(deps: RouteDeps, config: ForwardRoute): Reque
       return forwardOpenAIJson(call, config.upstreamPath, body, upstream);
     });
     state.upstreamRequestId = answer.requestId;
-    res.status(answer.status).type(answer.contentType).send(answer.body);
+    sendBody(res, answer.status, answer.contentType, answer.body);
   });
 }

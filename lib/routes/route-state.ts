@@ -11,8 +11,8 @@ export interface RouteState {
   images: number;
   upstreamRequestId?: string;
   startedAt: number;
-  /** Aborted when the client goes away before the response is finished. */
-  signal: AbortSignal;
+  /** Aborted when the client goes away before the response is finished (created on first use). */
+  readonly signal: AbortSignal;
 }
 
 // Express sets statusCode 200 before anything is sent; nginx's 499 says "client closed the request".
@@ -20,12 +20,23 @@ const CLIENT_CLOSED = 499;
 
 export function beginRoute(route: RouteName, options: ResolvedOptions): RequestHandler {
   return (_req, res, next) => {
-    const controller = new AbortController();
-    const state: RouteState = { route, model: '', images: 0, startedAt: performance.now(), signal: controller.signal };
+    // most requests finish without the client leaving: the controller is made only when asked for
+    let controller: AbortController | undefined;
+    const state: RouteState = {
+      route,
+      model: '',
+      images: 0,
+      startedAt: performance.now(),
+      get signal() {
+        controller ??= new AbortController();
+        if (res.destroyed && !res.writableFinished) controller.abort();
+        return controller.signal;
+      },
+    };
     res.locals.gateway = state;
     res.once('close', () => {
       const finished = res.writableFinished;
-      if (!finished) controller.abort();
+      if (!finished) controller?.abort();
       const caller = res.locals.caller as Caller | undefined;
       // usage is per caller: a request that never authenticated has nobody to bill
       if (!options.onUsage || !caller) return;

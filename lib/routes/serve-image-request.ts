@@ -3,6 +3,7 @@
 // OpenAI-compatible upstream, fill b64_json, answer. Bad input never reaches resolveUpstream.
 import type { Request, Response } from 'express';
 import { callerOf } from '../auth/authenticate.js';
+import { sendBody, sendJson } from '../http/send-body.js';
 import type { ImageGenerationRequest } from '../images/image-request.js';
 import { GENERIC_IMAGE_FAMILY } from '../images/model-families.js';
 import { fillBase64 } from '../images/result-images.js';
@@ -44,14 +45,14 @@ export async function serveImageRequest(deps: RouteDeps, req: Request, res: Resp
   if (answer.kind === 'passthrough') {
     state.upstreamRequestId = answer.response.requestId;
     state.images = countImages(answer.response);
-    res.status(answer.response.status).type(answer.response.contentType).send(answer.response.body);
+    sendBody(res, answer.response.status, answer.response.contentType, answer.response.body);
     return;
   }
   const { response } = answer;
   state.upstreamRequestId = response.extra.request_id || undefined;
   if (request!.responseFormat === 'b64_json') await fillBase64(response.data, call, answer.provider);
   state.images = response.data.length;
-  res.status(200).json(response);
+  sendJson(res, 200, response);
 }
 
 function countImages(response: PassthroughResponse): number {

@@ -4,6 +4,7 @@ import type { RequestHandler } from 'express';
 import { bearerKeyOf, callerOf } from '../auth/authenticate.js';
 import { asyncHandler } from '../http/async-handler.js';
 import { jsonObjectBody } from '../http/json-body.js';
+import { sendJson } from '../http/send-body.js';
 import type { Validator } from '../schemas/validator.js';
 import type { TaskService } from '../tasks/task-service.js';
 import { requireModel } from './request-fields.js';
@@ -17,7 +18,7 @@ export function createVideoTaskHandler(tasks: TaskService, validate: Validator):
     validate(body);
     state.provider = 'ark';
     const created = await tasks.create({ caller: callerOf(res), callerKey: bearerKeyOf(req), body, req, signal: state.signal });
-    res.status(200).json(created);
+    sendJson(res, 200, created);
   });
 }
 
@@ -27,6 +28,6 @@ export function queryVideoTaskHandler(tasks: TaskService): RequestHandler {
     const task = await tasks.query(callerOf(res), String(req.params.id), req, state.signal);
     state.model = String(task.model ?? '');
     state.provider = 'ark';
-    res.status(200).json(task);
+    sendJson(res, 200, task);
   });
 }

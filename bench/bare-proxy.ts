@@ -1,0 +1,21 @@
+// The floor (child process): the least any Node reverse proxy costs. Pipes each request to the
+// upstream with a keep-alive agent and pipes the answer back, nothing else. Prints {"port"}.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+const target = Number(process.env.BENCH_UPSTREAM_PORT);
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+
+const server = http.createServer((req, res) => {
+  const upstream = http.request({ host: '127.0.0.1', port: target, method: req.method, path: req.url, headers: req.headers, agent }, (answer) => {
+    res.writeHead(answer.statusCode ?? 502, answer.headers);
+    answer.pipe(res);
+  });
+  upstream.on('error', () => {
+    res.writeHead(502);
+    res.end();
+  });
+  req.pipe(upstream);
+});
+server.keepAliveTimeout = 60_000;
+server.listen(0, '127.0.0.1', () => process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`));
