@@ -4,7 +4,8 @@
 // (GET /__bench/rss/reset, GET /__bench/rss/peak). Prints {"port"} when listening.
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { createGatewayRouter, staticKeys } from '../lib/index.js';
+// the built package, as a host app runs it (npm run bench builds first)
+import { createGatewayRouter, staticKeys } from '../dist/index.js';
 
 const upstream = `http://127.0.0.1:${process.env.BENCH_UPSTREAM_PORT}`;
 export const BENCH_KEY = 'sk-bench-0123456789';
