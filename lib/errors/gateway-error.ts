@@ -121,7 +121,7 @@ export class GatewayError extends Error {
     return new GatewayError({
       status: 504,
       code: ERROR_CODES.upstreamTimeout,
-      message: `The ${provider} upstream did not answer within ${timeoutMs} ms. Image jobs can be slow: retry, or raise the upstream timeout.`,
+      message: `The ${provider} upstream did not answer within ${timeoutMs} ms. Retry, or raise the upstream's timeoutMs for slow jobs.`,
       retryable: true,
     });
   }

@@ -60,8 +60,8 @@ class DeadlineError extends Error {}
 interface Deadline {
   signal: AbortSignal;
   expired(): boolean;
-  /** Switches from a whole-request deadline to an idle limit of `ms`. */
-  idle(ms: number): void;
+  /** Switches from a whole-request deadline to an idle limit of `ms`; `waiting` time does not count. */
+  idle(ms: number, waiting: () => boolean): void;
   /** Records activity for the idle limit. */
   touch(): void;
   clear(): void;
@@ -114,7 +114,8 @@ export class UpstreamHttp {
       }
     }
     const body: Readable = response;
-    deadline.idle(call.timeoutMs);
+    // a body paused by backpressure (a slow client) is not upstream silence
+    deadline.idle(call.timeoutMs, () => body.isPaused());
     body.on('data', deadline.touch);
     const release = (): void => {
       body.off('data', deadline.touch);
@@ -197,12 +198,13 @@ export class UpstreamHttp {
     return {
       signal: controller.signal,
       expired: () => controller.signal.reason instanceof DeadlineError,
-      idle: (ms: number) => {
+      idle: (ms: number, waiting: () => boolean) => {
         // one timer re-armed lazily: touching costs a clock read, not a timer per chunk
         clearTimeout(timer);
         idleMs = ms;
         lastTouch = performance.now();
         const check = (): void => {
+          if (waiting()) lastTouch = performance.now();
           const quiet = performance.now() - lastTouch;
           if (quiet >= idleMs) expire();
           else {
@@ -230,6 +232,11 @@ export class UpstreamHttp {
       return deadline.expired() ? GatewayError.upstreamTimeout(call.provider, call.timeoutMs) : new ClientGoneError();
     }
     const code = (error as { code?: unknown }).code;
+    // an answer that is not HTTP (HPE_*) or claims a compression it does not have (Z_*) was
+    // received: the upstream is reachable, its answer is unusable
+    if (typeof code === 'string' && (code.startsWith('HPE_') || code.startsWith('Z_'))) {
+      return GatewayError.badUpstreamResponse(call.provider, `the answer could not be read (${code})`);
+    }
     return GatewayError.upstreamUnreachable(call.provider, typeof code === 'string' ? code : 'network error');
   }
 }

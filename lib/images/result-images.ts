@@ -22,7 +22,7 @@ export async function fillBase64(data: ImageData[], call: CallContext, provider:
         throw new GatewayError({
           status: error.status === 504 ? 504 : 502,
           code: ERROR_CODES.imageDownloadFailed,
-          message: `The image was generated but could not be downloaded for b64_json: ${error.message} Ask for response_format 'url' instead.`,
+          message: `The image was generated but could not be downloaded for b64_json: ${error.message.replace(/\.?$/, '.')} Ask for response_format 'url' instead.`,
         });
       }
       item.b64_json = bytes.toString('base64');

@@ -386,7 +386,7 @@ describe('upstream failures are normalized (design.md status table)', () => {
     await slow.close();
     expect(res.status).toBe(504);
     expect(res.body).toEqual({
-      error: { message: 'The dashscope upstream did not answer within 200 ms. Image jobs can be slow: retry, or raise the upstream timeout.', type: 'upstream_error', code: 'upstream_timeout' },
+      error: { message: "The dashscope upstream did not answer within 200 ms. Retry, or raise the upstream's timeoutMs for slow jobs.", type: 'upstream_error', code: 'upstream_timeout' },
     });
   });
 
