@@ -2,6 +2,7 @@
 // called for a request without a valid key. The caller lands in res.locals.caller for the host.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { GatewayError } from '../errors/gateway-error.js';
+import { redactSecrets } from '../security/redact.js';
 import type { ResolvedOptions } from '../options.js';
 import type { Caller } from '../types.js';
 
@@ -11,6 +12,11 @@ const MAX_KEY_LENGTH = 1024;
 
 export function createAuthenticate(options: ResolvedOptions): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
+    // Node keeps the first of repeated headers; two credentials are refused, never half-read
+    if ((req.headersDistinct.authorization?.length ?? 0) > 1) {
+      next(GatewayError.authentication(`Send exactly one Authorization header. ${HINT}`));
+      return;
+    }
     const header = req.headers.authorization;
     if (header === undefined || header.trim() === '') {
       next(GatewayError.authentication(`Missing API key. ${HINT}`));
@@ -34,13 +40,13 @@ export function createAuthenticate(options: ResolvedOptions): RequestHandler {
     try {
       verdict = options.verifyKey(key, req);
     } catch (error) {
-      verifierFailed(options, error, next);
+      verifierFailed(options, error, key, next);
       return;
     }
     if (verdict && typeof (verdict as Promise<unknown>).then === 'function') {
       (verdict as Promise<Caller | null | undefined>).then(
         (caller) => accept(caller, res, next),
-        (error: unknown) => verifierFailed(options, error, next),
+        (error: unknown) => verifierFailed(options, error, key, next),
       );
     } else {
       accept(verdict as Caller | null | undefined, res, next);
@@ -62,8 +68,10 @@ function invalidKey(): GatewayError {
   return GatewayError.authentication('Invalid API key. Check the key, that it is still active, and the header form (Authorization: Bearer <API_KEY>).');
 }
 
-function verifierFailed(options: ResolvedOptions, error: unknown, next: NextFunction): void {
-  options.logger.error('verifyKey threw; answering 500', { error: error instanceof Error ? error.message : String(error) });
+function verifierFailed(options: ResolvedOptions, error: unknown, key: string, next: NextFunction): void {
+  // a host's error may quote the key it was looking up: the logger never gets a full key
+  const message = redactSecrets(error instanceof Error ? error.message : String(error), [key]);
+  options.logger.error('verifyKey threw; answering 500', { error: message });
   next(GatewayError.internal());
 }
 

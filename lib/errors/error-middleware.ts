@@ -39,6 +39,14 @@ function toGatewayError(error: unknown, options: ResolvedOptions): GatewayError 
     default:
       break;
   }
+  // errors that say the request itself was bad (a malformed path escape, a Content-Encoding that
+  // does not decode) carry a 4xx status: the caller's problem, not a server error
+  const status = (error as { status?: unknown; statusCode?: unknown }).status ?? (error as { statusCode?: unknown }).statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    if (status === 413) return GatewayError.tooLarge('The request is too large');
+    if (status === 415) return GatewayError.unsupportedMediaType('The request body has an unsupported encoding or type');
+    return GatewayError.invalidRequest('The request could not be read: check the path, the Content-Encoding and the body');
+  }
   options.logger.error('unexpected error on a gateway route', { error: error instanceof Error ? error.message : String(error) });
   return GatewayError.internal();
 }

@@ -1,5 +1,6 @@
 // The one error type of the gateway. Everything a client sees as an error is a GatewayError rendered
 // by the error middleware as the spec §2.5 object: { error: { message, type, code, param? } }.
+import { redactSecrets } from '../security/redact.js';
 import { ERROR_CODES, type ErrorCode, errorTypeForStatus } from './error-codes.js';
 
 export interface GatewayErrorBody {
@@ -45,6 +46,13 @@ export class GatewayError extends Error {
     this.param = init.param;
     this.retryable = init.retryable ?? false;
     this.upstreamRequestId = init.upstreamRequestId;
+  }
+
+  /** The same error with these secrets (the upstream's keys) removed from its message. */
+  withoutSecrets(secrets: ReadonlyArray<string | undefined>): GatewayError {
+    const message = redactSecrets(this.message, secrets);
+    if (message === this.message) return this;
+    return new GatewayError({ status: this.status, code: this.code, message, param: this.param, retryable: this.retryable, upstreamRequestId: this.upstreamRequestId });
   }
 
   toJSON(): GatewayErrorBody {
@@ -143,7 +151,7 @@ export class GatewayError extends Error {
   static fromUpstream(failure: UpstreamFailure): GatewayError {
     const { provider, status, upstreamCode, requestId } = failure;
     const detail = describeUpstream(provider, upstreamCode, requestId);
-    const said = failure.upstreamMessage ? truncate(failure.upstreamMessage, 500) : `HTTP ${status}`;
+    const said = failure.upstreamMessage ? truncate(redactSecrets(failure.upstreamMessage), 500) : `HTTP ${status}`;
     const kind = failure.kind ?? kindFromStatus(status);
     const base = { upstreamRequestId: requestId };
     switch (kind) {

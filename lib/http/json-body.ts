@@ -18,12 +18,37 @@ export function createJsonBody(limitBytes: number): RequestHandler {
       next(GatewayError.invalidRequest('The request body is empty: send a JSON object with Content-Type: application/json'));
       return;
     }
+    if ((req.headersDistinct['content-type']?.length ?? 0) > 1) {
+      next(GatewayError.invalidRequest('Send exactly one Content-Type header'));
+      return;
+    }
     if (!req.is(JSON_TYPES)) {
       next(GatewayError.unsupportedMediaType(`Content-Type must be application/json, got '${String(req.headers['content-type'] ?? 'none').slice(0, 100)}'`));
       return;
     }
-    parse(req, res, next);
+    parse(req, res, (error?: unknown) => {
+      if (error) return next(error);
+      // JSON.parse takes any depth, but serializing it again (for the upstream) overflows the stack
+      if (nestingExceeds(req.body, MAX_DEPTH)) return next(GatewayError.invalidRequest(`The request body nests deeper than ${MAX_DEPTH} levels`));
+      next();
+    });
   };
+}
+
+const MAX_DEPTH = 64;
+
+/** Iterative, so the check itself cannot overflow; strings and numbers are not walked. */
+function nestingExceeds(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(current) ? current : Object.values(current)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
 }
 
 /** The parsed body as an object, or a 400 that says what the body must be. */

@@ -14,6 +14,10 @@ export function createMultipartBody(limits: Readonly<GatewayLimits>): RequestHan
     limits: { fileSize: limits.uploadFileBytes, files: maxFiles, fields: 64, parts: 64 + maxFiles, fieldNameSize: 200, fieldSize: 256 * 1024 },
   }).any();
   return (req, res, next) => {
+    if ((req.headersDistinct['content-type']?.length ?? 0) > 1) {
+      next(GatewayError.invalidRequest('Send exactly one Content-Type header'));
+      return;
+    }
     if (!req.is('multipart/form-data')) {
       next(GatewayError.unsupportedMediaType(`Content-Type must be multipart/form-data with the image files, got '${String(req.headers['content-type'] ?? 'none').slice(0, 100)}'`));
       return;

@@ -20,7 +20,13 @@ export function createAssetHandler(deps: RouteDeps, validate: Validator): Reques
     const body = jsonObjectBody(req.body);
     validate(body);
     // Volcengine fetches the file from the public internet, as upstreams fetch reference images
-    if (!deps.options.allowPrivateImageUrls && isNonPublicHost(new URL(String(body.URL)).hostname)) {
+    let url: URL;
+    try {
+      url = new URL(String(body.URL));
+    } catch {
+      throw GatewayError.invalidRequest('URL must be an http(s) URL of the media file', 'URL');
+    }
+    if (!deps.options.allowPrivateImageUrls && isNonPublicHost(url.hostname)) {
       throw GatewayError.invalidRequest('URL names a loopback, private or link-local host; the media file must be publicly reachable', 'URL');
     }
     const caller = callerOf(res);

@@ -12,7 +12,7 @@ import { isNonPublicHost } from '../security/public-host.js';
 import type { Caller, Upstream } from '../types.js';
 import { createArkTask, getArkTask, isTerminalStatus, toCallerTask } from '../upstreams/ark.js';
 import type { CallContext } from '../upstreams/call-context.js';
-import { resolveUpstreams, withFallback } from '../upstreams/resolve-upstreams.js';
+import { resolveUpstreams, secretsOf, withFallback } from '../upstreams/resolve-upstreams.js';
 import { CallbackDeliveryError, type CallbackDeliverer, createCallbackDeliverer } from './callback-delivery.js';
 import type { NextPoll } from './job-scheduler.js';
 import type { TaskRecord } from './task-store.js';
@@ -159,7 +159,11 @@ export class TaskService {
       this.options.logger.error('resolveUpstream no longer names an ark upstream for a stored task', { model: record.model });
       throw GatewayError.internal();
     }
-    return toCallerTask(await getArkTask(this.call(signal), upstream, record.upstream.taskId), record.id, record.model);
+    try {
+      return toCallerTask(await getArkTask(this.call(signal), upstream, record.upstream.taskId), record.id, record.model);
+    } catch (error) {
+      throw error instanceof GatewayError ? error.withoutSecrets(secretsOf(upstream)) : error;
+    }
   }
 
   private async checkCallback(value: unknown, callerKey: string): Promise<string | undefined> {

@@ -30,6 +30,10 @@ export async function resolveUpstreams(options: ResolvedOptions, input: ResolveU
   return upstreams;
 }
 
+export function secretsOf(upstream: Upstream): Array<string | undefined> {
+  return [upstream.apiKey, upstream.secretAccessKey, upstream.accessKeyId, ...Object.values(upstream.headers ?? {})];
+}
+
 function describeProblem(upstream: Upstream): string | undefined {
   if (upstream === null || typeof upstream !== 'object') return 'not an object';
   if (!PROVIDERS.has(upstream.provider)) return `provider must be one of ${[...PROVIDERS].join(', ')}`;
@@ -47,7 +51,9 @@ export async function withFallback<T>(
     const upstream = upstreams[index]!;
     try {
       return await attempt(upstream);
-    } catch (error) {
+    } catch (caught) {
+      // an upstream may quote the request it got, the operator's key included
+      const error = caught instanceof GatewayError ? caught.withoutSecrets(secretsOf(upstream)) : caught;
       const retry = error instanceof GatewayError && error.retryable && !(error instanceof ClientGoneError) && index + 1 < upstreams.length;
       if (!retry) throw error;
       options.logger.warn('upstream failed, trying the next one', { provider: upstream.provider, status: error.status, code: error.code });
