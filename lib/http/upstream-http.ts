@@ -75,7 +75,7 @@ export class UpstreamHttp {
     const deadline = this.deadline(call);
     try {
       const response = await this.send(call, deadline.signal);
-      const body = await readBounded(response, call.maxBytes, deadline.signal).catch((error: unknown) => {
+      const body = await readBounded(response, call.maxBytes, deadline.signal, declaredLength(response.headers)).catch((error: unknown) => {
         throw this.failure(call, error, deadline);
       });
       return { status: response.statusCode ?? 0, headers: flatHeaders(response.headers), body };
@@ -251,10 +251,27 @@ function pinnedLookup(pinned: { address: string; family: 4 | 6 }) {
 }
 
 /** Reads a stream into one Buffer, failing as soon as it passes maxBytes (no unbounded buffering). */
-function readBounded(stream: Readable, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
+function declaredLength(headers: IncomingHttpHeaders): number | undefined {
+  const length = Number(headers['content-length']);
+  return Number.isSafeInteger(length) && length >= 0 ? length : undefined;
+}
+
+/**
+ * Reads a stream into one Buffer, failing as soon as it passes maxBytes (no unbounded buffering).
+ * With a declared length the body is refused before it is read when too large, and otherwise read
+ * straight into one buffer of that size: a large image is held once, not as chunks plus a copy.
+ */
+function readBounded(stream: Readable, maxBytes: number, signal: AbortSignal, declared?: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
+    if (declared !== undefined && declared > maxBytes) {
+      stream.destroy();
+      reject(new TooLargeError());
+      return;
+    }
+    const into = declared !== undefined && declared > 64 * 1024 ? Buffer.allocUnsafe(declared) : undefined;
     const chunks: Buffer[] = [];
     let size = 0;
+    let filled = 0;
     const onAbort = (): void => {
       stream.destroy();
       reject(signal.reason instanceof Error ? signal.reason : new ClientGoneError());
@@ -269,11 +286,17 @@ function readBounded(stream: Readable, maxBytes: number, signal: AbortSignal): P
         reject(new TooLargeError());
         return;
       }
-      chunks.push(chunk);
+      if (into && chunks.length === 0 && filled + chunk.length <= into.length) {
+        chunk.copy(into, filled);
+        filled += chunk.length;
+      } else chunks.push(chunk);
     });
     stream.once('end', () => {
       signal.removeEventListener('abort', onAbort);
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      if (!into) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      else if (chunks.length === 0) resolve(filled === into.length ? into : into.subarray(0, filled));
+      // more than declared (Node's parser normally refuses that first): keep every byte, in order
+      else resolve(Buffer.concat([into.subarray(0, filled), ...chunks]));
     });
     stream.once('error', (error) => {
       signal.removeEventListener('abort', onAbort);

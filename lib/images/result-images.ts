@@ -1,22 +1,22 @@
 // spec §2.4 b64_json: the gateway downloads each result image (bounded size and time, through the
-// shared HTTP module) and encodes it, concurrently, because result URLs are short-lived.
+// shared HTTP module), concurrently because result URLs are short-lived, and writes the answer with
+// the images encoded on the way out: base64 slices of the raw bytes, written as the socket takes
+// them. No base64 string or JSON string of the whole answer is ever built, so an image is held
+// about once in memory, not four times (raw, base64, JSON, write buffer).
+import type { Response } from 'express';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { ClientGoneError } from '../http/upstream-http.js';
 import type { CallContext } from '../upstreams/call-context.js';
-import type { ImageData } from '../upstreams/dashscope.js';
+import type { ImageGenerationResponse } from '../upstreams/dashscope.js';
 
-export async function fillBase64(data: ImageData[], call: CallContext, provider: string): Promise<void> {
-  await Promise.all(
-    data.map(async (item) => {
-      if (item.b64_json !== '' || item.url === '') return;
-      let bytes: Buffer;
+/** The raw bytes of each entry that has a URL and no b64_json yet (undefined for the others). */
+export async function downloadImages(response: ImageGenerationResponse, call: CallContext, provider: string): Promise<Array<Buffer | undefined>> {
+  return Promise.all(
+    response.data.map(async (item) => {
+      if (item.b64_json !== '' || item.url === '') return undefined;
       try {
-        bytes = await call.http.download(item.url, {
-          provider,
-          maxBytes: call.limits.downloadBytes,
-          timeoutMs: call.limits.downloadTimeoutMs,
-          signal: call.signal,
-        });
+        return await call.http.download(item.url, { provider, maxBytes: call.limits.downloadBytes, timeoutMs: call.limits.downloadTimeoutMs, signal: call.signal });
       } catch (error) {
         if (!(error instanceof GatewayError)) throw error;
         throw new GatewayError({
@@ -25,7 +25,47 @@ export async function fillBase64(data: ImageData[], call: CallContext, provider:
           message: `The image was generated but could not be downloaded for b64_json: ${error.message.replace(/\.?$/, '.')} Ask for response_format 'url' instead.`,
         });
       }
-      item.b64_json = bytes.toString('base64');
     }),
   );
+}
+
+// a multiple of 3, so each slice encodes to base64 without padding in the middle of the answer
+const SLICE = 3 * 64 * 1024;
+
+/** Writes the spec §2.4 body with `images[i]` encoded as data[i].b64_json, honouring backpressure. */
+export async function writeImageResponse(res: Response, response: ImageGenerationResponse, images: Array<Buffer | undefined>): Promise<void> {
+  const pieces: Array<string | Buffer> = [`{"created":${response.created},"data":[`];
+  response.data.forEach((item, index) => {
+    const raw = images[index];
+    pieces.push(`${index > 0 ? ',' : ''}{"url":${JSON.stringify(item.url)},"b64_json":"`);
+    if (raw) pieces.push(raw);
+    else pieces.push(item.b64_json);
+    pieces.push(`","revised_prompt":${JSON.stringify(item.revised_prompt)}}`);
+  });
+  pieces.push(`],"extra":${JSON.stringify(response.extra)}}`);
+  let length = 0;
+  for (const piece of pieces) length += typeof piece === 'string' ? Buffer.byteLength(piece) : 4 * Math.ceil(piece.length / 3);
+  res.statusCode = 200;
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.setHeader('content-length', length);
+  for (const piece of pieces) {
+    if (typeof piece === 'string') await write(res, piece);
+    else for (let start = 0; start < piece.length; start += SLICE) await write(res, piece.toString('base64', start, Math.min(start + SLICE, piece.length)));
+  }
+  res.end();
+}
+
+function write(res: Response, chunk: string): Promise<void> | void {
+  if (res.destroyed) throw new ClientGoneError();
+  if (res.write(chunk)) return;
+  return new Promise((resolve, reject) => {
+    const done = (): void => {
+      res.off('drain', done);
+      res.off('close', done);
+      if (res.destroyed && !res.writableFinished) reject(new ClientGoneError());
+      else resolve();
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
 }

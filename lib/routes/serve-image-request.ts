@@ -6,7 +6,7 @@ import { callerOf } from '../auth/authenticate.js';
 import { sendBody, sendJson } from '../http/send-body.js';
 import type { ImageGenerationRequest } from '../images/image-request.js';
 import { GENERIC_IMAGE_FAMILY } from '../images/model-families.js';
-import { fillBase64 } from '../images/result-images.js';
+import { downloadImages, writeImageResponse } from '../images/result-images.js';
 import type { ImageModelFamily, RouteName, Upstream } from '../types.js';
 import type { CallContext } from '../upstreams/call-context.js';
 import { generateDashscopeImage } from '../upstreams/dashscope.js';
@@ -50,8 +50,11 @@ export async function serveImageRequest(deps: RouteDeps, req: Request, res: Resp
   }
   const { response } = answer;
   state.upstreamRequestId = response.extra.request_id || undefined;
-  if (request!.responseFormat === 'b64_json') await fillBase64(response.data, call, answer.provider);
   state.images = response.data.length;
+  if (request!.responseFormat === 'b64_json') {
+    await writeImageResponse(res, response, await downloadImages(response, call, answer.provider));
+    return;
+  }
   sendJson(res, 200, response);
 }
 
