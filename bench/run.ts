@@ -113,13 +113,23 @@ async function ttfb(targets: Target[]): Promise<Record<Target['name'], number>> 
   return Object.fromEntries(targets.map((target) => [target.name, median(samples[target.name]!)])) as Record<Target['name'], number>;
 }
 
-async function rssGrowth(gateway: string, burst: () => Promise<unknown>): Promise<number> {
+/**
+ * Peak RSS growth of a burst, each run in a fresh gateway process: memory a process freed earlier
+ * stays in its RSS and would hide the growth of the next burst.
+ */
+async function rssGrowth(env: Record<string, string>, burst: (gateway: string) => Promise<unknown>): Promise<number> {
   const growths: number[] = [];
   for (let i = 0; i < 3; i += 1) {
+    const port = await start('gateway-server.ts', env, ['--expose-gc']);
+    const child = children.at(-1)!;
+    const gateway = `http://127.0.0.1:${port}`;
+    // warm: the first request loads code paths, which is not what is measured
+    await post(`${gateway}/v1/images/generations`, JSON.stringify({ model: 'x-image-2.0', prompt: 'warm' }));
     await fetch(`${gateway}/__bench/rss/reset`);
-    await burst();
+    await burst(gateway);
     await new Promise((resolve) => setTimeout(resolve, 20));
     growths.push(((await (await fetch(`${gateway}/__bench/rss/peak`)).json()) as { growth: number }).growth);
+    child.kill();
   }
   return median(growths);
 }
@@ -181,11 +191,11 @@ async function main(): Promise<void> {
 
   const imageBytes = Number(process.env.BENCH_IMAGE_BYTES ?? 8 * 1024 * 1024);
   const b64Body = JSON.stringify({ model: 'x-image-2.0', prompt: 'x', response_format: 'b64_json' });
-  const b64Growth = await rssGrowth(gateway, () => Promise.all(Array.from({ length: 8 }, () => post(`${gateway}/v1/images/generations`, b64Body))));
+  const b64Growth = await rssGrowth(env, (fresh) => Promise.all(Array.from({ length: 8 }, () => post(`${fresh}/v1/images/generations`, b64Body))));
   const fiveMb = () => Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(5 * 1024 * 1024 - 8, 1)]);
   const edit = multipartEdit([fiveMb(), fiveMb(), fiveMb()]);
-  const editGrowth = await rssGrowth(gateway, async () => {
-    const result = await post(`${gateway}/v1/images/edits`, edit.body, { 'content-type': edit.contentType });
+  const editGrowth = await rssGrowth(env, async (fresh) => {
+    const result = await post(`${fresh}/v1/images/edits`, edit.body, { 'content-type': edit.contentType });
     if (result.status !== 200) throw new Error(`edit: HTTP ${result.status}`);
   });
   results.memory = {

@@ -6,8 +6,9 @@ import type { Validator } from '../schemas/validator.js';
 import { isNonPublicHost } from '../security/public-host.js';
 import type { GatewayLimits, ImageModelFamily } from '../types.js';
 import { checkImageDataUrl } from './data-url.js';
+import { UploadedImage } from './uploaded-image.js';
 
-export type ContentItem = { text: string } | { image: string };
+export type ContentItem = { text: string } | { image: string | UploadedImage };
 
 export interface ImageGenerationRequest {
   model: string;
@@ -27,11 +28,18 @@ export interface ImageRequestRules {
 
 type Json = Record<string, unknown>;
 
-export function readImageGenerationRequest(body: Json, family: ImageModelFamily, rules: ImageRequestRules): ImageGenerationRequest {
+/**
+ * `uploads`: files of a multipart edit, named in the body as `upload://<index>` image values; they
+ * are checked against the Data URL cap and returned as UploadedImage items, never as strings.
+ */
+export function readImageGenerationRequest(body: Json, family: ImageModelFamily, rules: ImageRequestRules, uploads: readonly UploadedImage[] = []): ImageGenerationRequest {
   rejectLegacyShapes(body);
   rules.validate(body);
   const model = body.model as string;
-  const content = contentOf(body);
+  const content: ContentItem[] = contentOf(body).map((item) => {
+    const upload = 'image' in item && typeof item.image === 'string' ? uploadOf(item.image, uploads) : undefined;
+    return upload ? { image: upload } : item;
+  });
   const parameters = parametersOf(body);
 
   const texts = content.filter((item): item is { text: string } => 'text' in item);
@@ -49,7 +57,14 @@ export function readImageGenerationRequest(body: Json, family: ImageModelFamily,
   }
   checkImageCount(model, images.length, family, rules.limits.imagesPerRequest);
   content.forEach((item, index) => {
-    if ('image' in item) checkImageValue(item.image, `input.messages[0].content[${index}].image`, rules);
+    if (!('image' in item)) return;
+    if (item.image instanceof UploadedImage) {
+      if (item.image.bytes.length > rules.limits.dataUrlBytes) {
+        throw GatewayError.tooLarge(`image[${index}] is ${item.image.bytes.length} bytes; model '${model}' takes images of at most ${rules.limits.dataUrlBytes} bytes`, 'image');
+      }
+      return;
+    }
+    checkImageValue(item.image, `input.messages[0].content[${index}].image`, rules);
   });
   const n = parameters.n;
   if (typeof n === 'number' && n > family.maxN) {
@@ -152,6 +167,11 @@ function checkImageValue(value: string, path: string, rules: ImageRequestRules):
       path,
     );
   }
+}
+
+function uploadOf(value: string, uploads: readonly UploadedImage[]): UploadedImage | undefined {
+  const match = /^upload:\/\/(\d+)$/.exec(value);
+  return match ? uploads[Number(match[1])] : undefined;
 }
 
 function isObject(value: unknown): value is Json {

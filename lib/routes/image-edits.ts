@@ -7,6 +7,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { asyncHandler } from '../http/async-handler.js';
 import { readImageGenerationRequest } from '../images/image-request.js';
 import { sniffImageType } from '../images/sniff-image-type.js';
+import { UploadedImage } from '../images/uploaded-image.js';
 import { forwardOpenAIMultipart } from '../upstreams/openai.js';
 import { requireModel } from './request-fields.js';
 import type { RouteDeps } from './route-deps.js';
@@ -47,13 +48,9 @@ export function imageEditsHandler(deps: RouteDeps): RequestHandler {
       readRequest: (family) => {
         // the DashScope multimodal call has no mask input: say so rather than drop it silently
         if (mask) throw GatewayError.invalidRequest(`mask is not supported by model '${model}': describe the region to change in the prompt`, 'mask');
-        // uploads become Data URLs, so the Data URL cap applies; say it about the file the caller sent
-        const limit = deps.options.limits.dataUrlBytes;
-        const large = images.findIndex(({ file }) => file.size > limit);
-        if (large !== -1) {
-          throw GatewayError.tooLarge(`image[${large}] is ${images[large]!.file.size} bytes; model '${model}' takes images of at most ${limit} bytes`, 'image');
-        }
-        return readImageGenerationRequest(editAsGenerationBody(model, prompt, images, fields), family, deps.imageRules);
+        // uploads stay raw bytes: upload://<i> in the body, UploadedImage in the request
+        const uploads = images.map(({ file, mime }) => new UploadedImage(mime, file.buffer));
+        return readImageGenerationRequest(editAsGenerationBody(model, prompt, images, fields), family, deps.imageRules, uploads);
       },
       forward: (call, upstream) => forwardOpenAIMultipart(call, '/images/edits', rebuildForm(fields, files, upstream.model ?? model), upstream),
     });
@@ -101,7 +98,7 @@ function editAsGenerationBody(model: string, prompt: string, images: ImageFile[]
   const body: Record<string, unknown> = {
     model,
     input: {
-      messages: [{ role: 'user', content: [...images.map(({ file, mime }) => ({ image: `data:${mime};base64,${file.buffer.toString('base64')}` })), { text: prompt }] }],
+      messages: [{ role: 'user', content: [...images.map((_image, index) => ({ image: `upload://${index}` })), { text: prompt }] }],
     },
     parameters,
   };

@@ -3,6 +3,7 @@
 // one transport function that uses them.
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ContentItem, ImageGenerationRequest } from '../images/image-request.js';
+import { encodeJsonWithUploads } from '../images/uploaded-image.js';
 import type { Upstream } from '../types.js';
 import { type CallContext, isObject, jsonHeaders, parseJsonBody, stringOr, timeoutOf } from './call-context.js';
 import { classifyUpstreamCode } from './upstream-codes.js';
@@ -94,13 +95,14 @@ export async function generateDashscopeImage(
   request: ImageGenerationRequest,
   upstream: Upstream,
 ): Promise<ImageGenerationResponse> {
-  const payload = translateImageRequest(request, upstream.model ?? request.model);
+  // uploaded files are encoded into the JSON as it is sent, not built into one string first
+  const payload = encodeJsonWithUploads(translateImageRequest(request, upstream.model ?? request.model));
   const response = await call.http.request({
     provider: 'dashscope',
     method: 'POST',
     url: upstreamUrl(upstream.baseURL, '/api/v1', DASHSCOPE_IMAGE_PATH),
-    headers: jsonHeaders(upstream),
-    body: JSON.stringify(payload),
+    headers: { ...jsonHeaders(upstream), 'content-length': String(payload.length) },
+    body: payload.body,
     timeoutMs: timeoutOf(upstream, call.limits),
     signal: call.signal,
     maxBytes: call.limits.upstreamResponseBytes,
