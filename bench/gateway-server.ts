@@ -4,8 +4,10 @@
 // (GET /__bench/rss/reset, GET /__bench/rss/peak). Prints {"port"} when listening.
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-// the built package, as a host app runs it (npm run bench builds first)
-import { createGatewayRouter, staticKeys } from '../dist/index.js';
+// the built package, as a host app runs it (npm run bench builds first); typed from the source,
+// so type checking a fresh clone needs no build
+const built = '../dist/index.js';
+const { createGatewayRouter, staticKeys } = (await import(built)) as typeof import('../lib/index.js');
 
 const upstream = `http://127.0.0.1:${process.env.BENCH_UPSTREAM_PORT}`;
 export const BENCH_KEY = 'sk-bench-0123456789';
