@@ -5,6 +5,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { Validator } from '../schemas/validator.js';
 import { isNonPublicHost } from '../security/public-host.js';
 import type { GatewayLimits, ImageModelFamily } from '../types.js';
+import { isObject } from '../upstreams/call-context.js';
 import { checkImageDataUrl } from './data-url.js';
 import { UploadedImage } from './uploaded-image.js';
 
@@ -172,8 +173,4 @@ function checkImageValue(value: string, path: string, rules: ImageRequestRules):
 function uploadOf(value: string, uploads: readonly UploadedImage[]): UploadedImage | undefined {
   const match = /^upload:\/\/(\d+)$/.exec(value);
   return match ? uploads[Number(match[1])] : undefined;
-}
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

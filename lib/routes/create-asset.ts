@@ -10,7 +10,7 @@ import { sendJson } from '../http/send-body.js';
 import type { Validator } from '../schemas/validator.js';
 import { isNonPublicHost } from '../security/public-host.js';
 import { createVolcengineAsset } from '../upstreams/volcengine-assets.js';
-import { resolveUpstreams, withFallback } from '../upstreams/resolve-upstreams.js';
+import { requireProvider, resolveUpstreams, withFallback } from '../upstreams/resolve-upstreams.js';
 import type { RouteDeps } from './route-deps.js';
 import { routeStateOf } from './route-state.js';
 
@@ -34,10 +34,7 @@ export function createAssetHandler(deps: RouteDeps, validate: Validator): Reques
     state.model = String(body.AssetType);
     const upstreams = await resolveUpstreams(deps.options, { model: state.model, route: 'assets', caller, req });
     const created = await withFallback(upstreams, deps.options, async (upstream) => {
-      if (upstream.provider !== 'ark') {
-        deps.options.logger.error(`resolveUpstream returned provider '${upstream.provider}' for route assets; only 'ark' serves it`);
-        throw GatewayError.internal();
-      }
+      requireProvider(upstream, 'ark', 'assets', deps.options);
       state.provider = upstream.provider;
       return createVolcengineAsset({ http: deps.http, signal: state.signal, limits: deps.options.limits }, body, upstream);
     });

@@ -9,10 +9,10 @@ import type { UpstreamHttp } from '../http/upstream-http.js';
 import type { ResolvedOptions } from '../options.js';
 import { checkCallbackUrl, resolvePublicTarget } from '../security/callback-url.js';
 import { isNonPublicHost } from '../security/public-host.js';
-import type { Caller, Upstream } from '../types.js';
+import type { Caller } from '../types.js';
 import { createArkTask, getArkTask, isTerminalStatus, toCallerTask } from '../upstreams/ark.js';
 import type { CallContext } from '../upstreams/call-context.js';
-import { resolveUpstreams, secretsOf, withFallback } from '../upstreams/resolve-upstreams.js';
+import { requireProvider, resolveUpstreams, secretsOf, withFallback } from '../upstreams/resolve-upstreams.js';
 import { CallbackDeliveryError, type CallbackDeliverer, createCallbackDeliverer } from './callback-delivery.js';
 import type { NextPoll } from './job-scheduler.js';
 import type { TaskRecord } from './task-store.js';
@@ -77,7 +77,7 @@ export class TaskService {
     const upstreams = await resolveUpstreams(this.options, { model, route: 'video.tasks', caller, req: input.req });
     const call = this.call(input.signal);
     const created = await withFallback(upstreams, this.options, async (upstream) => {
-      this.requireArk(upstream);
+      requireProvider(upstream, 'ark', 'video.tasks', this.options);
       return { upstream, taskId: await createArkTask(call, { ...body, content }, upstream, upstream.model ?? model) };
     });
     const record: TaskRecord = {
@@ -228,13 +228,6 @@ export class TaskService {
     if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw GatewayError.invalidRequest(`${path} must be an http(s) URL, a Data URL or asset://<id>`, path);
     if (!this.options.allowPrivateImageUrls && isNonPublicHost(parsed.hostname)) {
       throw GatewayError.invalidRequest(`${path} names a loopback, private or link-local host; the URL must be publicly reachable`, path);
-    }
-  }
-
-  private requireArk(upstream: Upstream): void {
-    if (upstream.provider !== 'ark') {
-      this.options.logger.error(`resolveUpstream returned provider '${upstream.provider}' for route video.tasks; only 'ark' serves it`);
-      throw GatewayError.internal();
     }
   }
 

@@ -4,7 +4,7 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import { ClientGoneError } from '../http/upstream-http.js';
 import type { ResolvedOptions } from '../options.js';
-import type { ProviderName, ResolveUpstreamInput, Upstream } from '../types.js';
+import type { ProviderName, ResolveUpstreamInput, RouteName, Upstream } from '../types.js';
 
 const PROVIDERS: ReadonlySet<string> = new Set<ProviderName>(['dashscope', 'ark', 'openai']);
 
@@ -28,6 +28,13 @@ export async function resolveUpstreams(options: ResolvedOptions, input: ResolveU
     }
   }
   return upstreams;
+}
+
+/** A route served by one provider only: another one from the resolver is the operator's mistake (500, logged). */
+export function requireProvider(upstream: Upstream, provider: ProviderName, route: RouteName, options: ResolvedOptions): void {
+  if (upstream.provider === provider) return;
+  options.logger.error(`resolveUpstream returned provider '${upstream.provider}' for route ${route}; only '${provider}' serves it`);
+  throw GatewayError.internal();
 }
 
 export function secretsOf(upstream: Upstream): Array<string | undefined> {
