@@ -1,19 +1,45 @@
-// The runnable example (`npm start`): a host Express app with its own route and the gateway mounted at
-// the root. Model names `x-image-*` go to DashScope: the real one when DASHSCOPE_API_KEY is set, else a
-// simulated DashScope on a free local port, so the example works with no account. It exports the app
-// and listens only when run directly (the express examples' pattern): spec/e2e imports it, so what the
-// README shows cannot silently stop working.
+// The runnable example (`npm start`): a host Express app with the playground at `/`, its own callback
+// receiver, and the gateway mounted at the root. Every upstream the gateway speaks is simulated on a
+// free loopback port unless that vendor's key is set (DASHSCOPE_API_KEY, ARK_API_KEY,
+// VOLCENGINE_ACCESS_KEY_ID + VOLCENGINE_SECRET_ACCESS_KEY, OPENAI_API_KEY), so the example works with
+// no account and no internet. It exports the app and listens only when run directly (the express
+// examples' pattern): spec/e2e imports it, so what the README shows cannot silently stop working.
+import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
+import { isIP } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import express from 'express';
-import { createGatewayRouter, staticKeys, type Upstream } from '../lib/index.js';
+import { createGatewayRouter, createPlayground, type ListedModel, staticKeys, type Upstream } from '../lib/index.js';
+import { type CallbackReceiver, createCallbackReceiver } from './callback-receiver.js';
+import { startSimulatedArk } from './simulated-ark.js';
 import { startSimulatedDashscope } from './simulated-dashscope.js';
+import { startSimulatedLlm } from './simulated-llm.js';
+import { startSimulatedVolcengine } from './simulated-volcengine.js';
+
+export type Vendor = 'dashscope' | 'ark' | 'volcengine' | 'openai';
 
 export interface ExampleAppOptions {
   /** DashScope base (SDK convention, ending in /api/v1). Given: used as is, no simulation started. */
   dashscopeBaseURL?: string;
   /** Key for that DashScope. Default: DASHSCOPE_API_KEY, or a placeholder for a simulated upstream. */
   dashscopeApiKey?: string;
+  /** Where the variables below are read. Default `process.env`. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * The address the app will listen on. Callbacks to loopback and private targets (the example's own
+   * receiver) are allowed only while it is a loopback address. Default `HOST`, else 127.0.0.1.
+   */
+  host?: string;
+  /** Timing of the simulated Ark's tasks. Default queued 1.5 s, then running 2.5 s. */
+  arkTiming?: { queuedMs?: number; runningMs?: number };
+}
+
+export interface UpstreamInfo {
+  simulated: boolean;
+  /** Where requests go (never carries a key). */
+  baseURL: string;
+  /** The variable(s) that switch it to the real vendor. */
+  keyVariables: string;
 }
 
 export interface ExampleApp {
@@ -24,13 +50,24 @@ export interface ExampleApp {
   upstreamBaseURL: string;
   /** True when the app started its own simulated DashScope. */
   simulated: boolean;
-  /** Closes the gateway and, if one was started, the simulated DashScope. Safe to call twice. */
+  /** Each vendor: simulated or real, and where. */
+  upstreams: Readonly<Record<Vendor, UpstreamInfo>>;
+  /** The example's own callback receiver at `/hooks/video`. */
+  callbacks: CallbackReceiver;
+  /** Whether callbacks may target loopback/private hosts (only while listening on loopback). */
+  localCallbacks: boolean;
+  /** Closes the gateway and every simulation it started. Safe to call twice. */
   close(): Promise<void>;
 }
 
 export const DASHSCOPE_INTL_BASE_URL = 'https://dashscope-intl.aliyuncs.com/api/v1';
-// the simulation accepts any non-empty key (upstreams.md §1.2), so a placeholder is enough
-const SIMULATED_UPSTREAM_KEY = 'sk-simulated-dashscope';
+export const ARK_BASE_URL = 'https://ark.cn-beijing.volces.com/api/v3';
+export const VOLCENGINE_OPENAPI_URL = 'https://ark.cn-beijing.volcengineapi.com';
+export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+// the simulations accept any non-empty key, so a placeholder is enough
+const SIMULATED_KEY = 'sk-simulated-upstream';
+const SIMULATED_AK = 'AKLTsimulated';
+const SIMULATED_SK = 'c2ltdWxhdGVkLXNlY3JldA==';
 
 // caller-facing names (spec §1) -> DashScope model names (upstreams.md §1.3)
 const EXACT_MODELS: Readonly<Record<string, string>> = {
@@ -40,6 +77,10 @@ const EXACT_MODELS: Readonly<Record<string, string>> = {
   'x-image-plus': 'qwen-image-plus',
   'x-image-edit': 'qwen-image-edit-plus',
 };
+/** The other routes' caller-facing names. */
+export const CHAT_MODEL = 'x-chat';
+export const VIDEO_MODEL = 'x-video';
+export const SEEDREAM_MODEL = 'x-seedream';
 
 /** The DashScope model behind a caller-facing `x-image-*` name, or undefined for any other name. */
 export function dashscopeModelFor(model: string): string | undefined {
@@ -52,135 +93,251 @@ export function dashscopeModelFor(model: string): string | undefined {
   return `qwen-image-${model.slice('x-image-'.length)}`;
 }
 
-export async function createExampleApp(options: ExampleAppOptions = {}): Promise<ExampleApp> {
-  const demoKey = process.env.GATEWAY_DEMO_KEY ?? 'sk-demo-local-only';
+/** True for 127.0.0.0/8, ::1 and `localhost`: the only binds where local callbacks stay local. */
+export function isLoopbackHost(host: string): boolean {
+  if (host === 'localhost') return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  return host === '::1';
+}
 
-  let upstream: { baseURL: string; apiKey: string };
-  let simulation: { close(): Promise<void> } | undefined;
-  const realKey = options.dashscopeApiKey ?? process.env.DASHSCOPE_API_KEY;
-  if (options.dashscopeBaseURL) {
-    upstream = { baseURL: options.dashscopeBaseURL, apiKey: realKey ?? SIMULATED_UPSTREAM_KEY };
-  } else if (realKey) {
-    upstream = { baseURL: process.env.DASHSCOPE_BASE_URL ?? DASHSCOPE_INTL_BASE_URL, apiKey: realKey };
-  } else {
-    const simulated = await startSimulatedDashscope();
-    simulation = simulated;
-    upstream = { baseURL: simulated.baseURL, apiKey: SIMULATED_UPSTREAM_KEY };
+export async function createExampleApp(options: ExampleAppOptions = {}): Promise<ExampleApp> {
+  const env = options.env ?? process.env;
+  const demoKey = env.GATEWAY_DEMO_KEY || 'sk-demo-local-only';
+  const host = options.host ?? (env.HOST || '127.0.0.1');
+  const localCallbacks = isLoopbackHost(host);
+  const closers: Array<() => Promise<void>> = [];
+
+  // DashScope: an explicit base (tests), the real one with a key, else a simulation
+  const dashscopeKey = options.dashscopeApiKey ?? env.DASHSCOPE_API_KEY;
+  let dashscope: { baseURL: string; apiKey: string; simulated: boolean; real: boolean };
+  if (options.dashscopeBaseURL) dashscope = { baseURL: options.dashscopeBaseURL, apiKey: dashscopeKey ?? SIMULATED_KEY, simulated: false, real: false };
+  else if (dashscopeKey) dashscope = { baseURL: env.DASHSCOPE_BASE_URL || DASHSCOPE_INTL_BASE_URL, apiKey: dashscopeKey, simulated: false, real: true };
+  else {
+    const simulation = await startSimulatedDashscope();
+    closers.push(simulation.close);
+    dashscope = { baseURL: simulation.baseURL, apiKey: SIMULATED_KEY, simulated: true, real: false };
   }
+
+  // Volcengine asset library (AK/SK) first: the simulated Ark accepts only the assets it created
+  let volcengine: { baseURL: string; accessKeyId: string; secretAccessKey: string; region: string; simulated: boolean };
+  let knowsAsset: ((id: string) => boolean) | undefined;
+  if (env.VOLCENGINE_ACCESS_KEY_ID && env.VOLCENGINE_SECRET_ACCESS_KEY) {
+    volcengine = {
+      baseURL: env.VOLCENGINE_OPENAPI_URL || VOLCENGINE_OPENAPI_URL,
+      accessKeyId: env.VOLCENGINE_ACCESS_KEY_ID,
+      secretAccessKey: env.VOLCENGINE_SECRET_ACCESS_KEY,
+      region: env.VOLCENGINE_REGION || 'cn-beijing',
+      simulated: false,
+    };
+  } else {
+    const simulation = await startSimulatedVolcengine({ accessKeyId: SIMULATED_AK, secretAccessKey: SIMULATED_SK });
+    closers.push(simulation.close);
+    knowsAsset = simulation.hasAsset;
+    volcengine = { baseURL: simulation.baseURL, accessKeyId: SIMULATED_AK, secretAccessKey: SIMULATED_SK, region: 'cn-beijing', simulated: true };
+  }
+
+  let ark: { baseURL: string; apiKey: string; simulated: boolean };
+  if (env.ARK_API_KEY) ark = { baseURL: env.ARK_BASE_URL || ARK_BASE_URL, apiKey: env.ARK_API_KEY, simulated: false };
+  else {
+    const simulation = await startSimulatedArk({ ...options.arkTiming, knowsAsset });
+    closers.push(simulation.close);
+    ark = { baseURL: simulation.baseURL, apiKey: SIMULATED_KEY, simulated: true };
+  }
+
+  let openai: { baseURL: string; apiKey: string; simulated: boolean };
+  if (env.OPENAI_API_KEY) openai = { baseURL: env.OPENAI_BASE_URL || OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY, simulated: false };
+  else {
+    const simulation = await startSimulatedLlm();
+    closers.push(simulation.close);
+    openai = { baseURL: simulation.baseURL, apiKey: SIMULATED_KEY, simulated: true };
+  }
+
+  const videoModel = env.ARK_VIDEO_MODEL || 'doubao-seedance-1-0-pro-250528';
+  const seedreamModel = env.ARK_IMAGE_MODEL || 'doubao-seedream-4-0-250828';
+  const chatModel = openai.simulated ? CHAT_MODEL : env.OPENAI_MODEL || 'gpt-4o-mini';
+  const models: ListedModel[] = [
+    ...Object.keys(EXACT_MODELS).map((id) => ({ id, owned_by: 'dashscope' })),
+    { id: SEEDREAM_MODEL, owned_by: 'ark' },
+    { id: VIDEO_MODEL, owned_by: 'ark' },
+    { id: CHAT_MODEL, owned_by: 'openai' },
+  ];
+  const signingSecret = env.GATEWAY_WEBHOOK_SECRET || `whsec_${randomBytes(24).toString('base64')}`;
+  const callbacks = createCallbackReceiver(signingSecret);
 
   const gateway = createGatewayRouter({
     verifyKey: staticKeys({ [demoKey]: { id: 'demo-tenant' } }),
     resolveUpstream: ({ model, route }): Upstream | null => {
-      // DashScope's multimodal-generation call serves the image routes only
-      if (route !== 'images.generations' && route !== 'images.edits') return null;
-      const dashscopeModel = dashscopeModelFor(model);
-      if (!dashscopeModel) return null; // -> 404 model_not_found
-      return { provider: 'dashscope', baseURL: upstream.baseURL, apiKey: upstream.apiKey, model: dashscopeModel };
+      switch (route) {
+        case 'images.generations':
+        case 'images.edits': {
+          const upstreamModel = dashscopeModelFor(model);
+          return upstreamModel ? { provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: dashscope.apiKey, model: upstreamModel } : null;
+        }
+        case 'chat.completions':
+        case 'responses':
+          return model === CHAT_MODEL ? { provider: 'openai', baseURL: openai.baseURL, apiKey: openai.apiKey, model: chatModel } : null;
+        case 'video.tasks':
+          return model === VIDEO_MODEL ? { provider: 'ark', baseURL: ark.baseURL, apiKey: ark.apiKey, model: videoModel } : null;
+        case 'images.native':
+          return model === SEEDREAM_MODEL ? { provider: 'ark', baseURL: ark.baseURL, apiKey: ark.apiKey, model: seedreamModel } : null;
+        case 'assets':
+          // the model of route 'assets' is the AssetType; Volcengine's OpenAPI is AK/SK-signed
+          return { provider: 'ark', baseURL: volcengine.baseURL, accessKeyId: volcengine.accessKeyId, secretAccessKey: volcengine.secretAccessKey, region: volcengine.region };
+        default:
+          return null;
+      }
+    },
+    listModels: () => models,
+    // the simulations serve their results on loopback, which the gateway refuses to download for
+    // b64_json by default; with the real DashScope the result hosts are public and this stays off
+    allowPrivateResultUrls: !dashscope.real,
+    callbacks: {
+      signingSecret,
+      // the README's video example calls back this app's own receiver on loopback; bound elsewhere,
+      // the gateway must not be a way into the machine's private network
+      allowLocal: localCallbacks,
+      // the simulated Ark finishes in seconds; a real one is polled on the gateway's default schedule
+      ...(ark.simulated ? { pollIntervalsMs: [1000] } : {}),
     },
     // metering, the way a SaaS host would bill per tenant; keys never reach this line
     onUsage: (event) => {
-      console.log(`[usage] caller=${event.caller.id} model=${event.model} status=${event.status} latencyMs=${Math.round(event.latencyMs)}`);
+      console.log(`[usage] caller=${event.caller.id} route=${event.route} model=${event.model} status=${event.status} latencyMs=${Math.round(event.latencyMs)}`);
     },
     // the gateway never hands its logger a key; info stays quiet to keep the console readable
     logger: { warn: console.warn, error: console.error },
   });
+  closers.unshift(() => gateway.close());
 
   const app = express();
-  // the host app's own route: the gateway only answers its own paths and lets the rest fall through
-  app.get('/', (_req, res) => {
-    res.json({
-      hello: 'This host app serves the image gateway at its root.',
-      gateway: {
-        openai_base_url: '/v1',
-        endpoints: ['POST /v1/images/generations'],
-        models: Object.keys(EXACT_MODELS),
-        upstream: simulation ? 'simulated DashScope (set DASHSCOPE_API_KEY to use the real one)' : 'DashScope',
-      },
-    });
+  app.disable('x-powered-by');
+  // the playground: one page that uses only the gateway's public API, the demo key filled in
+  app.use(
+    createPlayground({
+      defaultKey: demoKey,
+      models: { image: 'x-image-2.0', edit: 'x-image-edit', video: VIDEO_MODEL },
+      // spec §8 polling, shortened for a simulated Ark whose tasks end within seconds
+      ...(ark.simulated ? { pollIntervalsMs: [2000, 1500, 1000] } : {}),
+    }),
+  );
+  // the host app's own routes: the gateway answers only its own paths
+  app.get('/hello', (_req, res) => {
+    res.json({ hello: 'This host app serves the image gateway at its root.', gateway: { openai_base_url: '/v1', playground: '/', models: models.map((model) => model.id) } });
   });
+  app.use(callbacks.router);
   app.use(gateway);
+
+  const upstreams: Record<Vendor, UpstreamInfo> = {
+    dashscope: { simulated: dashscope.simulated, baseURL: dashscope.baseURL, keyVariables: 'DASHSCOPE_API_KEY' },
+    ark: { simulated: ark.simulated, baseURL: ark.baseURL, keyVariables: 'ARK_API_KEY' },
+    volcengine: { simulated: volcengine.simulated, baseURL: volcengine.baseURL, keyVariables: 'VOLCENGINE_ACCESS_KEY_ID and VOLCENGINE_SECRET_ACCESS_KEY' },
+    openai: { simulated: openai.simulated, baseURL: openai.baseURL, keyVariables: 'OPENAI_API_KEY' },
+  };
 
   let closed = false;
   return {
     app,
     demoKey,
-    upstreamBaseURL: upstream.baseURL,
-    simulated: simulation !== undefined,
+    upstreamBaseURL: dashscope.baseURL,
+    simulated: dashscope.simulated,
+    upstreams,
+    callbacks,
+    localCallbacks,
     close: async () => {
       if (closed) return;
       closed = true;
-      await gateway.close();
-      await simulation?.close();
+      for (const close of closers) await close();
     },
   };
 }
 
-/** Copy-paste material for the console: curl for each variant and the official openai SDK. */
+const VENDOR_NAMES: Readonly<Record<Vendor, string>> = {
+  dashscope: 'DashScope (x-image-*)',
+  ark: 'Ark (x-video, x-seedream)',
+  volcengine: 'Volcengine assets (CreateAsset)',
+  openai: 'OpenAI-compatible (x-chat)',
+};
+
+/** The startup lines: where it listens, and for each vendor whether it is simulated and how to switch. */
+export function startupLines(example: ExampleApp, base: string): string[] {
+  const lines = [`Image gateway example on ${base}  (playground: ${base}/ , OpenAI base URL: ${base}/v1)`, `Demo key (local use only): ${example.demoKey}`];
+  const simulated = (Object.keys(example.upstreams) as Vendor[]).filter((vendor) => example.upstreams[vendor].simulated);
+  lines.push(`Simulated upstreams: ${simulated.length > 0 ? simulated.map((vendor) => VENDOR_NAMES[vendor]).join(', ') : 'none'}`);
+  for (const vendor of Object.keys(example.upstreams) as Vendor[]) {
+    const info = example.upstreams[vendor];
+    if (info.simulated) lines.push(`warning: ${info.keyVariables} unset: ${VENDOR_NAMES[vendor]} is simulated on ${info.baseURL}; set it to use the real vendor`);
+    else lines.push(`${VENDOR_NAMES[vendor]}: real vendor at ${info.baseURL}`);
+  }
+  if (!example.localCallbacks) lines.push('Callbacks to loopback and private hosts are off (HOST is not a loopback address): use an https callback_url.');
+  lines.push(`Callback receiver: ${base}${example.callbacks.path} (prints each delivery whose signature it verified)`);
+  return lines;
+}
+
+/** Copy-paste material for the console; the README has the full list. */
 function usageText(base: string, key: string): string {
-  const json = (body: unknown): string => JSON.stringify(body).replace(/'/g, "'\\''");
-  const curl = (body: unknown): string =>
-    `curl -s ${base}/v1/images/generations \\\n  -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' \\\n  -d '${json(body)}'`;
-  const subject = 'https://dashscope.oss-cn-beijing.aliyuncs.com/images/dog_and_girl.jpeg';
-  const style = 'https://dashscope.oss-cn-beijing.aliyuncs.com/images/tiger.png';
-  const text = (value: string) => ({ text: value });
-  const message = (...content: Array<{ text: string } | { image: string }>) => ({ messages: [{ role: 'user', content }] });
+  const auth = `-H 'Authorization: Bearer ${key}'`;
   return [
-    '# text-to-image (spec §4.1)',
-    curl({ model: 'x-image-2.0', prompt: 'placeholder', input: message(text('A lighthouse at dawn, watercolour')), parameters: { size: '1024*1024', n: 1 } }),
+    '# text-to-image',
+    `curl -s ${base}/v1/images/generations ${auth} -H 'Content-Type: application/json' \\`,
+    `  -d '{"model":"x-image-2.0","prompt":"placeholder","input":{"messages":[{"role":"user","content":[{"text":"A lighthouse at dawn, watercolour"}]}]},"parameters":{"size":"1024*1024","n":1}}'`,
+    '# chat, streamed',
+    `curl -sN ${base}/v1/chat/completions ${auth} -H 'Content-Type: application/json' -d '{"model":"x-chat","stream":true,"messages":[{"role":"user","content":"Hello"}]}'`,
+    '# the models this key may use',
+    `curl -s ${base}/v1/models ${auth}`,
     '',
-    '# single-image edit: 1 image + 1 text',
-    curl({ model: 'x-image-edit', prompt: 'placeholder', input: message({ image: subject }, text('Turn the scene into a snowy winter day')) }),
-    '',
-    '# multi-image edit: up to 3 images in order (subject, style, background) + 1 text',
-    curl({
-      model: 'x-image-edit',
-      prompt: 'placeholder',
-      input: message({ image: subject }, { image: style }, text('Paint the girl and the dog of image 1 in the colours of the tiger in image 2')),
-    }),
-    '',
-    '# the image itself instead of a URL: response_format b64_json',
-    curl({ model: 'x-image-2.0', prompt: 'placeholder', input: message(text('A red bicycle in the rain')), response_format: 'b64_json' }),
-    '',
-    '# upload files instead (multipart, as the openai SDKs send images.edit): save an image of the first call as in.png',
-    `curl -s ${base}/v1/images/edits -H 'Authorization: Bearer ${key}' \\\n  -F model=x-image-edit -F prompt='Make it night' -F 'image[]=@in.png' -F size=1024x1024`,
-    '',
-    '# the official openai SDK (npm i openai), unchanged:',
-    "import OpenAI from 'openai';",
-    `const client = new OpenAI({ baseURL: '${base}/v1', apiKey: '${key}' });`,
-    "const image = await client.images.generate({ model: 'x-image-2.0', prompt: 'A lighthouse at dawn, watercolour' });",
-    'console.log(image.data?.[0]?.url);',
+    'More in the README ("Try every route"). Stop with Ctrl+C.',
   ].join('\n');
 }
 
 async function main(): Promise<void> {
-  const example = await createExampleApp();
-  const port = Number(process.env.PORT ?? 3000);
-  const server: Server = example.app.listen(port);
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
-  const base = `http://localhost:${port}`;
-  console.log(`Image gateway example listening on ${base}`);
-  console.log(`Upstream: ${example.simulated ? 'simulated DashScope at ' : 'DashScope at '}${example.upstreamBaseURL}`);
-  console.log(`Demo key (local use only): ${example.demoKey}\n`);
-  console.log(usageText(base, example.demoKey));
+  const host = process.env.HOST || '127.0.0.1';
+  const port = Number(process.env.PORT || 3000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    console.error(`PORT must be a whole number from 0 to 65535, got ${JSON.stringify(process.env.PORT)}.`);
+    process.exit(1);
+  }
+  const example = await createExampleApp({ host });
+  const server: Server = example.app.listen(port, host);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('listening', resolve);
+      server.once('error', reject);
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    // one clear line, not a stack: the usual cause is a second `npm start`
+    if (code === 'EADDRINUSE') console.error(`Port ${port} on ${host} is already in use. Stop the other server, or pick another port: PORT=${port + 1} npm start`);
+    else if (code === 'EACCES') console.error(`No permission to listen on port ${port}: pick a port above 1023, e.g. PORT=3000 npm start`);
+    else if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') console.error(`HOST=${host} is not an address of this machine: use 127.0.0.1 (the default) or 0.0.0.0`);
+    else console.error(`Could not listen on ${host}:${port}: ${(error as Error).message}`);
+    await example.close();
+    process.exit(1);
+  }
+  const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  const base = `http://${shown}:${(server.address() as { port: number }).port}`;
+  for (const line of startupLines(example, base)) console.log(line);
+  console.log(`\n${usageText(base, example.demoKey)}`);
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals): void => {
     if (stopping) return;
     stopping = true;
-    console.log(`\n${signal}: shutting down`);
-    server.close();
-    // keep-alive clients would otherwise hold the process open
-    server.closeAllConnections();
-    example.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        console.error(error);
-        process.exit(1);
-      },
-    );
+    console.log(`${signal}: closing`);
+    // stop accepting, let requests in flight finish (at most 5 s), then close the gateway and the simulations
+    const force = setTimeout(() => server.closeAllConnections(), 5_000).unref();
+    server.close(() => {
+      clearTimeout(force);
+      example.close().then(
+        () => {
+          console.log('closed');
+          process.exit(0);
+        },
+        (error: unknown) => {
+          console.error(error instanceof Error ? error.message : error);
+          process.exit(1);
+        },
+      );
+    });
+    server.closeIdleConnections();
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
@@ -190,7 +347,7 @@ async function main(): Promise<void> {
 const entry = process.argv[1];
 if (entry !== undefined && import.meta.url === pathToFileURL(entry).href) {
   main().catch((error: unknown) => {
-    console.error(error);
+    console.error(error instanceof Error ? error.message : error);
     process.exit(1);
   });
 }

@@ -5,6 +5,8 @@ import express, { type Router } from 'express';
 import { createAuthenticate } from './auth/authenticate.js';
 import { createErrorMiddleware } from './errors/error-middleware.js';
 import { UpstreamHttp } from './http/upstream-http.js';
+import { limitCallerInFlight } from './http/caller-in-flight.js';
+import { watchClientStall } from './http/client-stall.js';
 import { createJsonBody } from './http/json-body.js';
 import { createMultipartBody } from './http/multipart-body.js';
 import { type GatewayOptions, resolveOptions } from './options.js';
@@ -21,6 +23,8 @@ import { videoTaskSchema } from './schemas/video-task-schema.js';
 import { TaskService } from './tasks/task-service.js';
 import { createVideoTaskHandler, queryVideoTaskHandler } from './routes/video-tasks.js';
 import { createSchemaCompiler } from './schemas/validator.js';
+import { listModelsHandler } from './routes/list-models.js';
+import { GATEWAY_PREFIXES, notFoundHandler } from './routes/not-found.js';
 
 export interface GatewayRouter extends Router {
   /** Stops timers and pollers and frees pooled upstream sockets. Safe to call twice. */
@@ -30,7 +34,7 @@ export interface GatewayRouter extends Router {
 export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   const resolved = resolveOptions(options);
   const compile = createSchemaCompiler();
-  const http = new UpstreamHttp();
+  const http = new UpstreamHttp({ sockets: resolved.limits.upstreamSockets, queue: resolved.limits.upstreamQueue });
   const deps: RouteDeps = {
     options: resolved,
     http,
@@ -40,8 +44,10 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
       allowPrivateImageUrls: resolved.allowPrivateImageUrls,
     },
   };
-  const authenticate = createAuthenticate(resolved);
-  const jsonBody = createJsonBody(resolved.limits.jsonBodyBytes);
+  // every route: slow readers cut after clientStallMs, the key checked, then one of the caller's
+  // in-flight slots taken (no tenant can starve another). Express flattens handler arrays.
+  const authenticate = [watchClientStall(resolved.limits.clientStallMs, resolved.logger), createAuthenticate(resolved), limitCallerInFlight(resolved.limits.inFlightPerCaller)];
+  const jsonBody = createJsonBody(resolved);
 
   const multipartBody = createMultipartBody(resolved.limits);
   const tasks = new TaskService(resolved, http);
@@ -72,6 +78,11 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   router.post('/api/v3/contents/generations/tasks', ...json('video.tasks'), createVideoTaskHandler(tasks, compile(videoTaskSchema)));
   router.get('/api/v3/contents/generations/tasks/:id', beginRoute('video.tasks', resolved), authenticate, queryVideoTaskHandler(tasks));
   router.post('/api/v3/open/CreateAsset', ...json('assets'), createAssetHandler(deps, compile(createAssetSchema)));
+  // no RouteName (it is a closed public union) and no upstream call: authenticated, but no usage event
+  router.get('/v1/models', authenticate, listModelsHandler(resolved));
+  // keep this after every route (just before the error middleware): what is left under the gateway's
+  // prefixes is answered as JSON, unless the host owns those paths (fallthrough)
+  if (!resolved.fallthrough) router.use([...GATEWAY_PREFIXES], notFoundHandler());
   router.use(createErrorMiddleware(resolved));
 
   let closed = false;

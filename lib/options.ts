@@ -6,7 +6,7 @@ import { DEFAULT_IMAGE_MODELS, compileImageModelTable, type ImageModelTable } fr
 import { type JobScheduler, memoryScheduler } from './tasks/job-scheduler.js';
 import { memoryTaskStore } from './tasks/memory-task-store.js';
 import type { TaskStore } from './tasks/task-store.js';
-import type { CallbackOptions, GatewayLimits, ImageModelFamily, Logger, ResolveUpstream, UsageEvent, VerifyKey } from './types.js';
+import type { CallbackOptions, CompressedBodiesOptions, GatewayLimits, ImageModelFamily, ListModels, Logger, ResolveUpstream, UsageEvent, VerifyKey } from './types.js';
 
 export interface GatewayOptions {
   /**
@@ -21,6 +21,14 @@ export interface GatewayOptions {
   resolveUpstream: ResolveUpstream;
   /** Body, image and upstream limits. Each key is optional; defaults in `DEFAULT_LIMITS`. */
   limits?: Partial<GatewayLimits>;
+  /**
+   * Accept `Content-Encoding: gzip`, `deflate` (also `x-gzip`) or `br` on JSON routes. Default
+   * false: any coding but `identity` is a 415, because the official SDKs never compress request
+   * bodies and a 200-byte brotli body can inflate to 48 MB. `true` allows them under
+   * `DEFAULT_COMPRESSED_BODIES` (1 MiB decoded, ratio 20). Multipart bodies are never decoded.
+   * @example compressedBodies: { maxDecodedBytes: 4 * 1024 * 1024, maxRatio: 20 }
+   */
+  compressedBodies?: boolean | CompressedBodiesOptions;
   /** The image model families of spec §1. Default: `DEFAULT_IMAGE_MODELS` (the spec's table). */
   imageModels?: readonly ImageModelFamily[];
   /**
@@ -28,6 +36,14 @@ export interface GatewayOptions {
    * such URLs get a 400 (the upstream fetches them from the public internet, spec §4.1).
    */
   allowPrivateImageUrls?: boolean;
+  /**
+   * Download `b64_json` result images from hosts that name or resolve to loopback, private or
+   * link-local addresses. Default false: the upstream names the result URL, so it gets the callback
+   * rules (public addresses only, pinned, no redirects). Set true only for a trusted upstream that
+   * serves results from a private network, or for local development.
+   * @example allowPrivateResultUrls: process.env.NODE_ENV !== 'production'
+   */
+  allowPrivateResultUrls?: boolean;
   /** Called once per finished request, for metering and billing. Errors it throws are logged, not sent. */
   onUsage?: (event: UsageEvent) => void;
   /** Where the gateway logs. Default: silent. Never given a full key. */
@@ -43,6 +59,19 @@ export interface GatewayOptions {
    * Another tenant's asset is refused either way. Default false.
    */
   allowOperatorAssets?: boolean;
+  /**
+   * The models `GET /v1/models` lists for a caller (OpenAI list shape). Default: the image-family
+   * names of `imageModels` that `resolveUpstream` accepts for that caller.
+   * @example listModels: (caller) => ['x-image-2.0', 'x-image-edit', { id: 'x-video', owned_by: 'ark' }]
+   */
+  listModels?: ListModels;
+  /**
+   * Let requests to paths under `/v1` and `/api/v3` that the gateway does not serve fall through to
+   * the host's own routes. Default false: they get the JSON error object with 404 `not_found`, as
+   * OpenAI clients expect, never Express's HTML page.
+   * @example fallthrough: true // the host serves its own GET /v1/status after the gateway
+   */
+  fallthrough?: boolean;
 }
 
 export interface ResolvedCallbacks {
@@ -54,6 +83,10 @@ export interface ResolvedCallbacks {
   readonly retryMaxMs: number;
   readonly pollIntervalsMs: readonly number[];
   readonly maxFollowMs: number;
+  /** Operator additions to the temporary-proxy host list, normalized (lower case, no trailing dot). */
+  readonly blockedHosts: readonly string[];
+  /** Hosts exempt from the temporary-proxy list, normalized. */
+  readonly allowedHosts: readonly string[];
 }
 
 export const DEFAULT_CALLBACKS: Readonly<Omit<ResolvedCallbacks, 'signingSecret'>> = Object.freeze({
@@ -64,6 +97,8 @@ export const DEFAULT_CALLBACKS: Readonly<Omit<ResolvedCallbacks, 'signingSecret'
   retryMaxMs: 300_000,
   pollIntervalsMs: Object.freeze([60_000, 45_000, 30_000, 20_000, 15_000]),
   maxFollowMs: 48 * 3600_000,
+  blockedHosts: Object.freeze([]) as readonly string[],
+  allowedHosts: Object.freeze([]) as readonly string[],
 });
 
 export const DEFAULT_LIMITS: Readonly<GatewayLimits> = Object.freeze({
@@ -75,34 +110,55 @@ export const DEFAULT_LIMITS: Readonly<GatewayLimits> = Object.freeze({
   downloadTimeoutMs: 60_000,
   upstreamTimeoutMs: 300_000,
   upstreamResponseBytes: 16 * 1024 * 1024,
+  jsonMembers: 100_000,
+  bodyReadTimeoutMs: 60_000,
+  inFlightPerCaller: 64,
+  upstreamSockets: 256,
+  upstreamQueue: 256,
+  clientStallMs: 30_000,
+});
+
+/** What `compressedBodies: true` means. */
+export const DEFAULT_COMPRESSED_BODIES: Readonly<Required<CompressedBodiesOptions>> = Object.freeze({
+  maxDecodedBytes: 1024 * 1024,
+  maxRatio: 20,
 });
 
 export interface ResolvedOptions {
   readonly verifyKey: VerifyKey;
   readonly resolveUpstream: ResolveUpstream;
   readonly limits: Readonly<GatewayLimits>;
+  /** false: compressed request bodies are refused (415). */
+  readonly compressedBodies: Readonly<Required<CompressedBodiesOptions>> | false;
   readonly imageModels: ImageModelTable;
   readonly allowPrivateImageUrls: boolean;
+  readonly allowPrivateResultUrls: boolean;
   readonly onUsage?: (event: UsageEvent) => void;
   readonly logger: Logger;
   readonly store: TaskStore;
   readonly scheduler: JobScheduler;
   readonly callbacks: ResolvedCallbacks;
   readonly allowOperatorAssets: boolean;
+  readonly listModels?: ListModels;
+  readonly fallthrough: boolean;
 }
 
 const KNOWN_OPTIONS = new Set([
   'verifyKey',
   'resolveUpstream',
   'limits',
+  'compressedBodies',
   'imageModels',
   'allowPrivateImageUrls',
+  'allowPrivateResultUrls',
   'onUsage',
   'logger',
   'store',
   'scheduler',
   'callbacks',
   'allowOperatorAssets',
+  'listModels',
+  'fallthrough',
 ]);
 
 const silent = (): void => {};
@@ -139,7 +195,13 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
       throw new GatewayConfigError('option_type', `options.${name} must be a function.`, `${name}: (event) => meter.record(event)`);
     }
   }
-  for (const name of ['allowPrivateImageUrls', 'allowOperatorAssets'] as const) {
+  if (options.listModels !== undefined && typeof options.listModels !== 'function') {
+    throw new GatewayConfigError('option_type', 'options.listModels must be a function (caller) => names.', "listModels: (caller) => ['x-image-2.0', 'x-image-edit']");
+  }
+  if (options.fallthrough !== undefined && typeof options.fallthrough !== 'boolean') {
+    throw new GatewayConfigError('option_type', 'options.fallthrough must be a boolean.', 'fallthrough: true');
+  }
+  for (const name of ['allowPrivateImageUrls', 'allowPrivateResultUrls', 'allowOperatorAssets'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'boolean') {
       throw new GatewayConfigError('option_type', `options.${name} must be a boolean.`, `${name}: true`);
     }
@@ -150,14 +212,18 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     verifyKey: options.verifyKey,
     resolveUpstream: options.resolveUpstream,
     limits: resolveLimits(options.limits),
+    compressedBodies: resolveCompressedBodies(options.compressedBodies),
     imageModels: resolveImageModels(options.imageModels),
     allowPrivateImageUrls: options.allowPrivateImageUrls ?? false,
+    allowPrivateResultUrls: options.allowPrivateResultUrls ?? false,
     onUsage: options.onUsage,
     logger: resolveLogger(options.logger),
     store: options.store ?? memoryTaskStore(),
     scheduler: options.scheduler ?? memoryScheduler(),
     callbacks: resolveCallbacks(options.callbacks),
     allowOperatorAssets: options.allowOperatorAssets ?? false,
+    listModels: options.listModels,
+    fallthrough: options.fallthrough ?? false,
   });
 }
 
@@ -195,6 +261,9 @@ function resolveCallbacks(callbacks: CallbackOptions | undefined): ResolvedCallb
     }
     resolved.pollIntervalsMs = Object.freeze([...intervals]);
   }
+  for (const key of ['blockedHosts', 'allowedHosts'] as const) {
+    if (callbacks[key] !== undefined) resolved[key] = resolveHostList(callbacks[key], key);
+  }
   if (callbacks.signingSecret !== undefined) {
     try {
       // standardwebhooks decodes the secret here; a bad one fails now rather than at the first delivery
@@ -205,6 +274,32 @@ function resolveCallbacks(callbacks: CallbackOptions | undefined): ResolvedCallb
     resolved.signingSecret = callbacks.signingSecret;
   }
   return Object.freeze(resolved);
+}
+
+/**
+ * A list of callback host names (spec §6.3 proxy list additions or exemptions), each matching itself
+ * and its subdomains. Bare names only: a scheme, port, path or wildcard would silently match nothing.
+ */
+function resolveHostList(value: unknown, key: 'blockedHosts' | 'allowedHosts'): readonly string[] {
+  const example = key === 'blockedHosts' ? "callbacks: { blockedHosts: ['hooks.example-tunnel.net'] } (covers its subdomains too)" : "callbacks: { allowedHosts: ['acme.ngrok.app'] } (your own reserved tunnel domain)";
+  if (!Array.isArray(value)) throw new GatewayConfigError('callbacks_value', `callbacks.${key} must be a list of host names.`, example);
+  return Object.freeze(
+    value.map((entry: unknown) => {
+      let host: string | undefined;
+      if (typeof entry === 'string' && /^[^\s/:@?#*\\[\]]+$/.test(entry)) {
+        try {
+          // WHATWG parsing gives the form a callback URL's host will have (lower case, punycode)
+          host = new URL(`https://${entry}/`).hostname.replace(/\.$/, '');
+        } catch {
+          host = undefined;
+        }
+      }
+      if (!host || !host.includes('.')) {
+        throw new GatewayConfigError('callbacks_value', `callbacks.${key} entries must be bare host names like 'hooks.example.net' (no scheme, port, path or '*'), got ${JSON.stringify(entry)}.`, example);
+      }
+      return host;
+    }),
+  );
 }
 
 function resolveLimits(limits: Partial<GatewayLimits> | undefined): Readonly<GatewayLimits> {
@@ -222,6 +317,25 @@ function resolveLimits(limits: Partial<GatewayLimits> | undefined): Readonly<Gat
       throw new GatewayConfigError('limit_value', `limits.${key} must be a positive integer, got ${String(value)}.`, `limits: { ${key}: ${DEFAULT_LIMITS[key as keyof GatewayLimits]} }`);
     }
     resolved[key as keyof GatewayLimits] = value;
+  }
+  return Object.freeze(resolved);
+}
+
+function resolveCompressedBodies(value: boolean | CompressedBodiesOptions | undefined): Readonly<Required<CompressedBodiesOptions>> | false {
+  if (value === undefined || value === false) return false;
+  if (value === true) return DEFAULT_COMPRESSED_BODIES;
+  const example = 'compressedBodies: { maxDecodedBytes: 1048576, maxRatio: 20 } (or true for these defaults)';
+  if (value === null || typeof value !== 'object') throw new GatewayConfigError('compressed_bodies_type', 'options.compressedBodies must be a boolean or an object.', example);
+  const resolved = { ...DEFAULT_COMPRESSED_BODIES };
+  for (const [key, item] of Object.entries(value)) {
+    if (!Object.hasOwn(DEFAULT_COMPRESSED_BODIES, key)) {
+      throw new GatewayConfigError('compressed_bodies_unknown', `Unknown compressedBodies option '${key}'.`, `use only: ${Object.keys(DEFAULT_COMPRESSED_BODIES).join(', ')}.`);
+    }
+    if (item === undefined) continue;
+    if (typeof item !== 'number' || !Number.isSafeInteger(item) || item <= 0) {
+      throw new GatewayConfigError('compressed_bodies_value', `compressedBodies.${key} must be a positive integer, got ${String(item)}.`, example);
+    }
+    resolved[key as keyof CompressedBodiesOptions] = item;
   }
   return Object.freeze(resolved);
 }

@@ -69,6 +69,12 @@ export interface UsageEvent {
   provider?: ProviderName;
   /** Images returned to the caller (image routes), 0 otherwise. */
   images: number;
+  /**
+   * Images the upstream answered with, on image routes the gateway translates (DashScope). More than
+   * `images` when the upstream returned more than the request allowed (`parameters.n`, at most the
+   * family's `maxN`): the extra ones were dropped, neither downloaded nor returned.
+   */
+  upstreamImages?: number;
   /** HTTP status sent to the caller. */
   status: number;
   latencyMs: number;
@@ -111,6 +117,58 @@ export interface GatewayLimits {
   upstreamTimeoutMs: number;
   /** Largest upstream JSON response the gateway buffers, bytes. Default 16 MiB. */
   upstreamResponseBytes: number;
+  /**
+   * Most object members and array items in one JSON body, counted together before it is parsed
+   * (a 413 above). Default 100 000: far beyond any real chat or image request, while a body of
+   * millions of tiny members (which would hold the event loop for seconds) is refused in
+   * milliseconds. @example limits: { jsonMembers: 500_000 }
+   */
+  jsonMembers: number;
+  /**
+   * Deadline for reading a whole request body (JSON or multipart), ms, counted from the first
+   * read. A body still arriving then gets a 408 and the connection is closed. Default 60 s: a
+   * 48 MiB body at 1 MB/s fits. @example limits: { bodyReadTimeoutMs: 120_000 }
+   */
+  bodyReadTimeoutMs: number;
+  /**
+   * Most requests one caller (`Caller.id`) may have in flight at once; one more is answered 429
+   * `rate_limit_exceeded` with `Retry-After`, before its body is read. Default 64: a quarter of an
+   * upstream's default pool, so no single tenant can hold every socket, and far above the
+   * concurrency the upstreams themselves grant one account for image jobs. Raise it for a host that
+   * sends all its own users through one key. @example limits: { inFlightPerCaller: 200 }
+   */
+  inFlightPerCaller: number;
+  /** Most sockets open at once to one upstream origin (keep-alive pool). Default 256. @example limits: { upstreamSockets: 512 } */
+  upstreamSockets: number;
+  /**
+   * Most requests waiting for a socket of one upstream origin while all `upstreamSockets` are busy;
+   * one more fails at once with 503 `upstream_busy` (the upstream is not called) instead of queueing
+   * without bound. Default 256: at most one more pool's worth waits, about one upstream round trip.
+   * @example limits: { upstreamQueue: 64 }
+   */
+  upstreamQueue: number;
+  /**
+   * A client that has not taken the answer's next bytes (its socket stayed full) for this long, ms,
+   * is cut: the response destroyed, the upstream request aborted, its in-flight slot and sockets
+   * freed, a warning logged. Default 30 s: a client reading even a few KB/s is never cut, one that
+   * stopped reading holds nothing for long. @example limits: { clientStallMs: 60_000 }
+   */
+  clientStallMs: number;
+}
+
+/**
+ * Compressed request bodies (`Content-Encoding: gzip`, `deflate`, `br`) on JSON routes, when the
+ * `compressedBodies` option allows them. The decoded size is bounded twice, so a small body cannot
+ * inflate into a large one.
+ */
+export interface CompressedBodiesOptions {
+  /** Largest decoded body, bytes (never more than `limits.jsonBodyBytes`). Default 1 MiB. */
+  maxDecodedBytes?: number;
+  /**
+   * Largest decoded/compressed size ratio; bodies under 64 KiB decoded are not held to it.
+   * Default 20 (JSON compresses 3-10x; a bomb compresses 1000x and more).
+   */
+  maxRatio?: number;
 }
 
 /** Callback delivery for video tasks (spec §6). */
@@ -135,4 +193,29 @@ export interface CallbackOptions {
   pollIntervalsMs?: readonly number[];
   /** Stop following a task that has not ended after this long, ms. Default 48 h (Ark's default expiry). */
   maxFollowMs?: number;
+  /**
+   * More callback hosts to refuse as temporary public proxies (spec §6.3), beside the built-in
+   * `TEMPORARY_PROXY_HOSTS` (ngrok, Cloudflare quick tunnels, localtunnel, webhook.site, ...). Each
+   * entry is a bare host name and covers its subdomains. Default `[]`.
+   * @example blockedHosts: ['tunnels.example-vendor.net']
+   */
+  blockedHosts?: readonly string[];
+  /**
+   * Hosts (with their subdomains) exempt from the temporary-proxy list: for an operator whose own
+   * receiver lives on such a service, e.g. a reserved ngrok domain. Default `[]`.
+   * @example allowedHosts: ['acme.ngrok.app']
+   */
+  allowedHosts?: readonly string[];
 }
+
+/** One entry a `listModels` hook may return beside plain names (OpenAI `Model` fields). */
+export interface ListedModel {
+  id: string;
+  /** Default `'gateway'`. */
+  owned_by?: string;
+  /** Unix seconds. Default 0. */
+  created?: number;
+}
+
+/** Names the models `GET /v1/models` lists for a caller. */
+export type ListModels = (caller: Caller) => readonly (string | ListedModel)[] | Promise<readonly (string | ListedModel)[]>;

@@ -12,8 +12,14 @@ export interface GatewayErrorInit {
   code: ErrorCode;
   message: string;
   param?: string;
-  /** True when another upstream may succeed (fallback): connection errors, 429, 5xx, upstream auth. */
+  /** True when another attempt may succeed: connection errors, timeouts, 429, 5xx, upstream auth. */
   retryable?: boolean;
+  /**
+   * True only when the upstream certainly did not start the work (so nothing was generated or
+   * billed): no connection was ever made, or it refused before processing (429, 503, auth, quota).
+   * False when unknown. withFallback tries the next upstream only for these (see there).
+   */
+  notStarted?: boolean;
   upstreamRequestId?: string;
 }
 
@@ -35,6 +41,7 @@ export class GatewayError extends Error {
   readonly type: string;
   readonly param?: string;
   readonly retryable: boolean;
+  readonly notStarted: boolean;
   readonly upstreamRequestId?: string;
 
   constructor(init: GatewayErrorInit) {
@@ -45,6 +52,7 @@ export class GatewayError extends Error {
     this.type = errorTypeForStatus(init.status);
     this.param = init.param;
     this.retryable = init.retryable ?? false;
+    this.notStarted = init.notStarted ?? false;
     this.upstreamRequestId = init.upstreamRequestId;
   }
 
@@ -52,7 +60,15 @@ export class GatewayError extends Error {
   withoutSecrets(secrets: ReadonlyArray<string | undefined>): GatewayError {
     const message = redactSecrets(this.message, secrets);
     if (message === this.message) return this;
-    return new GatewayError({ status: this.status, code: this.code, message, param: this.param, retryable: this.retryable, upstreamRequestId: this.upstreamRequestId });
+    return new GatewayError({
+      status: this.status,
+      code: this.code,
+      message,
+      param: this.param,
+      retryable: this.retryable,
+      notStarted: this.notStarted,
+      upstreamRequestId: this.upstreamRequestId,
+    });
   }
 
   toJSON(): GatewayErrorBody {
@@ -125,21 +141,33 @@ export class GatewayError extends Error {
     });
   }
 
-  static upstreamTimeout(provider: string, timeoutMs: number): GatewayError {
+  /**
+   * 504. `notStarted`: the deadline passed before a connection was made (the request was never
+   * written). Otherwise the upstream may still be working on it, so it is not started elsewhere.
+   */
+  static upstreamTimeout(provider: string, timeoutMs: number, how: { notStarted?: boolean } = {}): GatewayError {
     return new GatewayError({
       status: 504,
       code: ERROR_CODES.upstreamTimeout,
-      message: `The ${provider} upstream did not answer within ${timeoutMs} ms. Retry, or raise the upstream's timeoutMs for slow jobs.`,
+      message: how.notStarted
+        ? `The ${provider} upstream could not be connected to within ${timeoutMs} ms. Retry later.`
+        : `The ${provider} upstream did not answer within ${timeoutMs} ms. Retry, or raise the upstream's timeoutMs for slow jobs.`,
       retryable: true,
+      notStarted: how.notStarted ?? false,
     });
   }
 
-  static upstreamUnreachable(provider: string, detail: string): GatewayError {
+  /**
+   * 502 for a network failure. `notStarted`: it happened before a connection was made (refused,
+   * DNS, unreachable, TLS handshake); a reset after the request was written may have started work.
+   */
+  static upstreamUnreachable(provider: string, detail: string, how: { notStarted?: boolean } = {}): GatewayError {
     return new GatewayError({
       status: 502,
       code: ERROR_CODES.upstreamUnreachable,
       message: `The ${provider} upstream could not be reached (${detail}).`,
       retryable: true,
+      notStarted: how.notStarted ?? false,
     });
   }
 
@@ -153,7 +181,11 @@ export class GatewayError extends Error {
     const detail = describeUpstream(provider, upstreamCode, requestId);
     const said = failure.upstreamMessage ? truncate(redactSecrets(failure.upstreamMessage), 500) : `HTTP ${status}`;
     const kind = failure.kind ?? kindFromStatus(status);
-    const base = { upstreamRequestId: requestId };
+    // Refusals that come before any processing (the fallback rule): a rate limit, the operator's
+    // credentials or account refused, or 503 "not able to handle the request now" (RFC 9110).
+    // A 500/502/504 or an error inside a 200 may come after the work began.
+    const notStarted = kind === 'rate_limit' || kind === 'auth' || kind === 'quota' || (kind === 'server' && status === 503);
+    const base = { upstreamRequestId: requestId, notStarted };
     switch (kind) {
       case 'content_policy':
         return new GatewayError({

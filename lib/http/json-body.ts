@@ -1,43 +1,84 @@
-// The router's own JSON body parser, with its own limit (default: room for three 10 MB images as Data
-// URLs). When the host already parsed the body (express.json() in front), that body is used as is.
-import express, { type RequestHandler } from 'express';
+// The router's own JSON body parser (issue 9: bounded in bytes, members, depth, time and copies).
+// The body is read into one Buffer, its structure counted by a byte scan before JSON.parse runs (a
+// body of millions of members is refused in milliseconds instead of blocking every tenant), then
+// decoded once; the Buffer and the text are dropped as soon as the value exists. When the host
+// already parsed the body (express.json() in front), that body is used as is.
+import type { RequestHandler } from 'express';
 import { GatewayError } from '../errors/gateway-error.js';
+import type { ResolvedOptions } from '../options.js';
+import { startBodyDeadline } from './body-deadline.js';
+import { contentCodingOf } from './content-coding.js';
+import { scanJsonStructure } from './json-scan.js';
+import { readBody } from './read-body.js';
 
 const JSON_TYPES = ['application/json', '+json'];
+/** JSON.parse takes any depth, but serializing it again (for the upstream) overflows the stack. */
+const MAX_DEPTH = 64;
 
-export function createJsonBody(limitBytes: number): RequestHandler {
-  // the content type is checked here, so the parser may take any type it is handed
-  const parse = express.json({ limit: limitBytes, strict: true, type: () => true });
+export function createJsonBody(options: Pick<ResolvedOptions, 'limits' | 'compressedBodies'>): RequestHandler {
+  const { limits, compressedBodies } = options;
   return (req, res, next) => {
     if ((req as { _body?: boolean })._body === true) {
+      if (nestingExceeds(req.body, MAX_DEPTH)) return next(GatewayError.invalidRequest(`The request body nests deeper than ${MAX_DEPTH} levels`));
       next();
       return;
     }
     const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
-    if (!hasBody) {
-      next(GatewayError.invalidRequest('The request body is empty: send a JSON object with Content-Type: application/json'));
-      return;
-    }
-    if ((req.headersDistinct['content-type']?.length ?? 0) > 1) {
-      next(GatewayError.invalidRequest('Send exactly one Content-Type header'));
-      return;
-    }
+    if (!hasBody) return next(GatewayError.invalidRequest('The request body is empty: send a JSON object with Content-Type: application/json'));
+    if ((req.headersDistinct['content-type']?.length ?? 0) > 1) return next(GatewayError.invalidRequest('Send exactly one Content-Type header'));
     if (!req.is(JSON_TYPES)) {
-      next(GatewayError.unsupportedMediaType(`Content-Type must be application/json, got '${String(req.headers['content-type'] ?? 'none').slice(0, 100)}'`));
-      return;
+      return next(GatewayError.unsupportedMediaType(`Content-Type must be application/json, got '${String(req.headers['content-type'] ?? 'none').slice(0, 100)}'`));
     }
-    parse(req, res, (error?: unknown) => {
-      if (error) return next(error);
-      // JSON.parse takes any depth, but serializing it again (for the upstream) overflows the stack
-      if (nestingExceeds(req.body, MAX_DEPTH)) return next(GatewayError.invalidRequest(`The request body nests deeper than ${MAX_DEPTH} levels`));
-      next();
-    });
+    const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(req.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return next(GatewayError.unsupportedMediaType('The request body must be UTF-8 JSON (charset=utf-8)'));
+    let coding;
+    try {
+      coding = contentCodingOf(req.headers, compressedBodies !== false);
+    } catch (error) {
+      return next(error);
+    }
+
+    const aborter = new AbortController();
+    const stopClock = startBodyDeadline(req, res, limits.bodyReadTimeoutMs, (error) => aborter.abort(error));
+    readBody(req, coding, { maxBytes: limits.jsonBodyBytes, compressed: compressedBodies || undefined }, aborter.signal).then(
+      (bytes) => {
+        stopClock();
+        let body: unknown;
+        try {
+          body = parseJson(bytes, limits.jsonMembers);
+        } catch (error) {
+          return next(error);
+        }
+        req.body = body;
+        (req as { _body?: boolean })._body = true;
+        next();
+      },
+      (error: unknown) => {
+        stopClock();
+        next(error);
+      },
+    );
   };
 }
 
-const MAX_DEPTH = 64;
+/** Scan, decode, parse: each step refuses what the next one would choke on. */
+function parseJson(bytes: Buffer, maxMembers: number): unknown {
+  // a UTF-8 byte order mark is not JSON, but some clients send one
+  const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  if (bytes.length === start) throw GatewayError.invalidRequest('The request body is empty: send a JSON object with Content-Type: application/json');
+  const scan = scanJsonStructure(bytes, start, maxMembers, MAX_DEPTH);
+  if (!scan.ok && scan.reason === 'members') {
+    throw GatewayError.tooLarge(`The request body has more than ${maxMembers} JSON members and array items, the limit`);
+  }
+  if (!scan.ok) throw GatewayError.invalidRequest(`The request body nests deeper than ${MAX_DEPTH} levels`);
+  try {
+    return JSON.parse(bytes.toString('utf8', start));
+  } catch {
+    throw GatewayError.invalidRequest('The request body is not valid JSON');
+  }
+}
 
-/** Iterative, so the check itself cannot overflow; strings and numbers are not walked. */
+/** For bodies the host parsed: iterative, so the check itself cannot overflow. */
 function nestingExceeds(value: unknown, limit: number): boolean {
   const stack: Array<[unknown, number]> = [[value, 1]];
   while (stack.length > 0) {

@@ -1,9 +1,13 @@
 // The multipart parser of POST /v1/images/edits: multer with memory storage (nothing touches the
 // disk) and limits from the options, its errors turned into error objects that name the limit.
+// The body must arrive within limits.bodyReadTimeoutMs, and is never decoded: busboy would parse
+// compressed bytes as a form, and no SDK compresses uploads (so any Content-Encoding is a 415).
 import type { RequestHandler } from 'express';
 import multer from 'multer';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { GatewayLimits } from '../types.js';
+import { startBodyDeadline } from './body-deadline.js';
+import { contentCodingOf } from './content-coding.js';
 
 export function createMultipartBody(limits: Readonly<GatewayLimits>): RequestHandler {
   const maxFiles = limits.imagesPerRequest + 1; // the images and one mask
@@ -22,12 +26,23 @@ export function createMultipartBody(limits: Readonly<GatewayLimits>): RequestHan
       next(GatewayError.unsupportedMediaType(`Content-Type must be multipart/form-data with the image files, got '${String(req.headers['content-type'] ?? 'none').slice(0, 100)}'`));
       return;
     }
+    try {
+      contentCodingOf(req.headers, false);
+    } catch (error) {
+      next(error);
+      return;
+    }
+    // multer's callback and the deadline race: whichever comes first answers
+    let answered = false;
+    const answer = (error?: GatewayError): void => {
+      if (answered) return;
+      answered = true;
+      stopClock();
+      next(error);
+    };
+    const stopClock = startBodyDeadline(req, res, limits.bodyReadTimeoutMs, answer);
     upload(req, res, (error?: unknown) => {
-      if (error === undefined || error === null) {
-        next();
-        return;
-      }
-      next(toGatewayError(error, limits, maxFiles));
+      answer(error === undefined || error === null ? undefined : toGatewayError(error, limits, maxFiles));
     });
   };
 }

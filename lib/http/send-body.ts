@@ -1,15 +1,41 @@
-// Writes a whole answer with one res.end: status, type and length, nothing else. Express's
-// res.send/res.json would also hash every body for an ETag, which API answers never use and which
-// cost measurable time on the hot path (the benchmark's profile).
+// Writes a whole answer: status, type and length, nothing else. Express's res.send/res.json would
+// also hash every body for an ETag, which API answers never use and which cost measurable time on
+// the hot path (the benchmark's profile). A small answer is one res.end; a large one (an upstream's
+// JSON can be up to limits.upstreamResponseBytes) goes out in slices as the client takes them, so
+// a client that stops reading is cut after limits.clientStallMs instead of holding it forever.
 import type { Response } from 'express';
+import { guardFlush, waitForDrain } from './client-stall.js';
+
+// Each wait for the client covers at most one slice: a client must take 256 KiB per stall limit
+// (under 10 KB/s at the 30 s default) to be kept, whatever the size of the whole answer.
+const SLICE = 256 * 1024;
 
 export function sendBody(res: Response, status: number, contentType: string, body: Buffer | string): void {
+  const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
   res.statusCode = status;
   res.setHeader('content-type', contentType);
-  res.setHeader('content-length', typeof body === 'string' ? Buffer.byteLength(body) : body.length);
-  res.end(body);
+  res.setHeader('content-length', length);
+  if (length <= SLICE) {
+    res.end(body);
+    guardFlush(res);
+    return;
+  }
+  void writeSlices(res, typeof body === 'string' ? Buffer.from(body, 'utf8') : body);
 }
 
 export function sendJson(res: Response, status: number, value: unknown): void {
   sendBody(res, status, 'application/json; charset=utf-8', JSON.stringify(value));
+}
+
+async function writeSlices(res: Response, body: Buffer): Promise<void> {
+  try {
+    for (let start = 0; start < body.length; start += SLICE) {
+      if (res.destroyed) return;
+      if (!res.write(body.subarray(start, start + SLICE))) await waitForDrain(res);
+    }
+    res.end();
+    guardFlush(res);
+  } catch {
+    // the client left or was cut for stalling (logged there): nobody is left to answer
+  }
 }

@@ -1,8 +1,11 @@
 // Relays an upstream server-sent-event stream to the client chunk by chunk as it arrives: headers
 // flushed at once, no buffering, no compression (no-transform), backpressure respected. A mid-stream
 // failure ends the stream with one error event in the client's format (upstreams.md §4.3, §4.4).
+// A client that stops reading is cut after limits.clientStallMs (client-stall.ts), never waited on
+// forever: the paused upstream body would otherwise hold its socket and the caller's slot for good.
 import type { Response } from 'express';
 import { GatewayError } from '../errors/gateway-error.js';
+import { guardFlush, waitForDrain } from './client-stall.js';
 import { ClientGoneError, type UpstreamStream } from './upstream-http.js';
 
 /** `data` = chat-completions style `data: {"error":…}`; `event` = Responses style `event: error`. */
@@ -36,7 +39,11 @@ export function relaySse(res: Response, upstream: OpenStream, format: SseErrorFo
       tail = chunk.length >= 2 ? chunk.toString('latin1', chunk.length - 2) : tail.slice(-1) + chunk.toString('latin1');
       if (!res.write(chunk)) {
         body.pause();
-        res.once('drain', () => body.resume());
+        // a cut (stall) or a departed client ends in 'close', which onClose handles
+        waitForDrain(res).then(
+          () => body.resume(),
+          () => {},
+        );
       }
     };
     const onClose = (): void => {
@@ -48,6 +55,7 @@ export function relaySse(res: Response, upstream: OpenStream, format: SseErrorFo
     res.once('close', onClose);
     body.once('end', () => {
       res.end();
+      guardFlush(res);
       finish();
     });
     body.once('error', (error: unknown) => {
@@ -56,6 +64,7 @@ export function relaySse(res: Response, upstream: OpenStream, format: SseErrorFo
         const gatewayError = failure instanceof GatewayError ? failure : GatewayError.internal();
         const separator = tail.endsWith('\n\n') ? '' : tail.endsWith('\n') ? '\n' : '\n\n';
         res.end(separator + errorEvent(gatewayError, format, lastSequence + 1));
+        guardFlush(res);
       }
       finish();
     });

@@ -8,9 +8,14 @@
 // proxies, no transforms; statuses, bodies and limits are read by this module itself.
 import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import https from 'node:https';
+import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
+import { TLSSocket } from 'node:tls';
 import zlib from 'node:zlib';
+import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { DEFAULT_LIMITS } from '../options.js';
+import { NonPublicAddressError, type Resolver, checkPublicUrl, describeProblem, resolvePublicAddress } from '../security/public-url.js';
 
 export interface UpstreamRequest {
   /** Provider name, for error messages. */
@@ -27,6 +32,12 @@ export interface UpstreamRequest {
   maxBytes: number;
   /** Connect to this address whatever DNS says now (callbacks pin the address they checked). */
   pinnedAddress?: { address: string; family: 4 | 6 };
+  /**
+   * Connect only to public addresses: the name is resolved, every address checked, and the socket
+   * connects to the checked one (no rebinding between check and connect). IP literals are not looked
+   * up by Node, so the caller checks those (checkPublicUrl) before sending.
+   */
+  publicOnly?: { resolve?: Resolver };
 }
 
 export interface UpstreamResponse {
@@ -67,8 +78,18 @@ interface Deadline {
   clear(): void;
 }
 
+/** The keep-alive pool per upstream origin (limits.upstreamSockets, limits.upstreamQueue). */
+export interface UpstreamPool {
+  /** Most sockets open at once to one origin. */
+  sockets: number;
+  /** Most requests waiting for a socket of one origin; one more fails at once with 503. */
+  queue: number;
+}
+
 export class UpstreamHttp {
   private readonly agents = new Map<string, http.Agent>();
+
+  constructor(private readonly pool: UpstreamPool = { sockets: DEFAULT_LIMITS.upstreamSockets, queue: DEFAULT_LIMITS.upstreamQueue }) {}
 
   /** Sends a request and reads the whole response body (bounded). */
   async request(call: UpstreamRequest): Promise<UpstreamResponse> {
@@ -127,9 +148,18 @@ export class UpstreamHttp {
     return { ok: true, status, headers, body, failure: (error: unknown) => this.failure(call, error, deadline) };
   }
 
-  /** Downloads a result image (spec §2.4 b64_json), bounded in size and time. */
-  async download(url: string, options: { maxBytes: number; timeoutMs: number; signal?: AbortSignal; provider: string }): Promise<Buffer> {
-    const response = await this.request({ ...options, method: 'GET', url });
+  /**
+   * Downloads a result image (spec §2.4 b64_json), bounded in size and time. The URL comes from the
+   * upstream, so it gets the rules of a caller's URL: http(s), no userinfo or backslash, and unless
+   * `allowPrivate`, only public addresses, checked after resolution and pinned; no redirects.
+   */
+  async download(url: string, options: DownloadOptions): Promise<Buffer> {
+    const { allowPrivate, resolve, ...limits } = options;
+    const check = checkPublicUrl(url, { allowPrivate });
+    if (!check.ok) {
+      throw GatewayError.badUpstreamResponse(options.provider, `the result URL was refused: it ${describeProblem(check, RESULT_URL_WORDING)}`);
+    }
+    const response = await this.request({ ...limits, method: 'GET', url: check.url.href, ...(allowPrivate ? {} : { publicOnly: { resolve } }) });
     if (response.status < 200 || response.status >= 300) {
       throw GatewayError.badUpstreamResponse(options.provider, `the result image could not be downloaded (HTTP ${response.status})`);
     }
@@ -154,16 +184,28 @@ export class UpstreamHttp {
     } else if (typeof body === 'string' || Buffer.isBuffer(body)) {
       headers['content-length'] = String(Buffer.byteLength(body));
     }
+    const lookup = call.pinnedAddress ? pinnedLookup(call.pinnedAddress) : call.publicOnly ? publicLookup(call.publicOnly.resolve) : undefined;
     const options: https.RequestOptions = {
       method: call.method,
       headers,
-      agent: this.agentFor(url.origin, call.pinnedAddress !== undefined),
+      // a checked lookup must not share pooled sockets with unchecked requests to the same origin
+      agent: this.agentFor(url.origin, lookup !== undefined),
       signal,
-      ...(call.pinnedAddress ? { lookup: pinnedLookup(call.pinnedAddress) as unknown as https.RequestOptions['lookup'] } : {}),
+      ...(lookup ? { lookup: lookup as unknown as https.RequestOptions['lookup'] } : {}),
     };
     return new Promise((resolve, reject) => {
       const request = (url.protocol === 'https:' ? https : http).request(url, options, (response) => resolve(decoded(response)));
-      request.once('error', reject);
+      // The fallback rule needs to know whether the upstream may have seen the request: not before
+      // the connection (TCP, and TLS for https) is up, since nothing is written until then.
+      let connected = false;
+      request.once('socket', (socket: Socket) => {
+        if (request.reusedSocket) connected = true;
+        else socket.once(socket instanceof TLSSocket ? 'secureConnect' : 'connect', () => (connected = true));
+      });
+      request.once('error', (error) => {
+        if (!connected && typeof error === 'object' && error !== null) NEVER_CONNECTED.add(error);
+        reject(error);
+      });
       if (body instanceof Readable) {
         body.once('error', (error) => request.destroy(error));
         body.pipe(request);
@@ -173,14 +215,31 @@ export class UpstreamHttp {
     });
   }
 
+  /**
+   * The pool of one origin. When all its sockets are busy and `pool.queue` requests already wait for
+   * one, this request fails now with 503 upstream_busy, before anything is sent: an unbounded queue
+   * behind a silent upstream made every later request (any tenant's) wait out the timeouts ahead.
+   * Retryable: the upstream never saw it, so a fallback upstream may take it.
+   */
   private agentFor(urlOrigin: string, pinned = false): http.Agent {
     // a pinned lookup must not share sockets with unpinned requests to the same origin
     const origin = `${urlOrigin}${pinned ? '#pinned' : ''}`;
     let agent = this.agents.get(origin);
     if (!agent) {
-      const options = { keepAlive: true, maxSockets: 256, maxFreeSockets: 64, scheduling: 'lifo' as const };
+      const options = { keepAlive: true, maxSockets: this.pool.sockets, maxFreeSockets: Math.min(64, this.pool.sockets), scheduling: 'lifo' as const };
       agent = origin.startsWith('https:') ? new https.Agent(options) : new http.Agent(options);
       this.agents.set(origin, agent);
+    }
+    // Node queues a request in agent.requests only when every socket is taken
+    let waiting = 0;
+    for (const queued of Object.values(agent.requests)) waiting += queued?.length ?? 0;
+    if (waiting >= this.pool.queue) {
+      throw new GatewayError({
+        status: 503,
+        code: ERROR_CODES.upstreamBusy,
+        message: `The upstream is busy: all ${this.pool.sockets} connections to it are in use and ${waiting} requests are already waiting for one. Retry shortly.`,
+        retryable: true,
+      });
     }
     return agent;
   }
@@ -228,8 +287,12 @@ export class UpstreamHttp {
   private failure(call: UpstreamRequest, error: unknown, deadline: Pick<Deadline, 'signal' | 'expired'>): Error {
     if (error instanceof GatewayError || error instanceof ClientGoneError) return error;
     if (error instanceof TooLargeError) return GatewayError.badUpstreamResponse(call.provider, `the response is larger than ${call.maxBytes} bytes`);
+    if (error instanceof NonPublicAddressError && error.inside) {
+      return GatewayError.badUpstreamResponse(call.provider, 'its URL names a host that resolves to a loopback, private or link-local address, which the gateway does not connect to');
+    }
+    const notStarted = typeof error === 'object' && error !== null && NEVER_CONNECTED.has(error);
     if (deadline.signal.aborted) {
-      return deadline.expired() ? GatewayError.upstreamTimeout(call.provider, call.timeoutMs) : new ClientGoneError();
+      return deadline.expired() ? GatewayError.upstreamTimeout(call.provider, call.timeoutMs, { notStarted }) : new ClientGoneError();
     }
     const code = (error as { code?: unknown }).code;
     // an answer that is not HTTP (HPE_*) or claims a compression it does not have (Z_*) was
@@ -237,16 +300,54 @@ export class UpstreamHttp {
     if (typeof code === 'string' && (code.startsWith('HPE_') || code.startsWith('Z_'))) {
       return GatewayError.badUpstreamResponse(call.provider, `the answer could not be read (${code})`);
     }
-    return GatewayError.upstreamUnreachable(call.provider, typeof code === 'string' ? code : 'network error');
+    return GatewayError.upstreamUnreachable(call.provider, typeof code === 'string' ? code : 'network error', { notStarted });
   }
 }
 
 class TooLargeError extends Error {}
 
-/** A lookup that answers one fixed address, in the callback form http.request accepts. */
+/** Errors of requests that failed before their connection was up: the upstream never saw them. */
+const NEVER_CONNECTED = new WeakSet<object>();
+
+export interface DownloadOptions {
+  maxBytes: number;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  provider: string;
+  /** Operator opt-in (`allowPrivateResultUrls`): result hosts on loopback/private networks. */
+  allowPrivate: boolean;
+  /** DNS, replaceable in tests. */
+  resolve?: Resolver;
+}
+
+const RESULT_URL_WORDING = {
+  notHttp: (scheme: string | undefined) => (scheme ? `must be an http(s) URL, not '${scheme}'` : 'must be an http(s) URL'),
+  notPublic: 'names a loopback, private or link-local host, which the gateway does not connect to',
+};
+
+/**
+ * A lookup that resolves the name and answers only when every address is public (the check and the
+ * connect see the same answer). A refused name fails the request like any other lookup error.
+ */
+function publicLookup(resolve: Resolver | undefined) {
+  return (hostname: string, options: object, callback: (error: Error | null, address?: { address: string; family: 4 | 6 }[] | { address: string; family: 4 | 6 }) => void): void => {
+    resolvePublicAddress(hostname, { allowPrivate: false }, resolve).then(
+      (pinned) => callback(null, (options as { all?: boolean }).all ? [pinned] : pinned),
+      (error: unknown) => callback(error instanceof Error ? error : new Error(String(error))),
+    );
+  };
+}
+
+/**
+ * A lookup that answers one fixed address, in the callback form http.request accepts. It answers
+ * on a later turn of the event loop, as a real DNS lookup does: answered synchronously, a connect()
+ * the kernel refuses at once (ENETUNREACH, EPERM from a firewall, EADDRNOTAVAIL) destroys the socket
+ * before the ClientRequest has attached its 'error' listener, and that error kills the process.
+ */
 function pinnedLookup(pinned: { address: string; family: 4 | 6 }) {
   return (_hostname: string, options: object, callback: (error: Error | null, address: { address: string; family: 4 | 6 }[] | { address: string; family: 4 | 6 }) => void): void => {
-    callback(null, (options as { all?: boolean }).all ? [pinned] : pinned);
+    const answer = (options as { all?: boolean }).all ? [pinned] : pinned;
+    setImmediate(() => callback(null, answer));
   };
 }
 

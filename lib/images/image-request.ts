@@ -3,7 +3,7 @@
 // fixes them, spec §2.1-2.3, §8, and the OpenAI-client compatibility of design.md.
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Validator } from '../schemas/validator.js';
-import { isNonPublicHost } from '../security/public-host.js';
+import { requirePublicUrl } from '../security/public-url.js';
 import type { GatewayLimits, ImageModelFamily } from '../types.js';
 import { isObject } from '../upstreams/call-context.js';
 import { checkImageDataUrl } from './data-url.js';
@@ -65,7 +65,8 @@ export function readImageGenerationRequest(body: Json, family: ImageModelFamily,
       }
       return;
     }
-    checkImageValue(item.image, `input.messages[0].content[${index}].image`, rules);
+    // what goes upstream is the URL as checked (normalized), not the caller's spelling of it
+    content[index] = { image: checkImageValue(item.image, `input.messages[0].content[${index}].image`, rules) };
   });
   const n = parameters.n;
   if (typeof n === 'number' && n > family.maxN) {
@@ -131,10 +132,11 @@ function checkImageCount(model: string, count: number, family: ImageModelFamily,
   throw GatewayError.invalidRequest(`Model '${model}' ${rule} (got ${count} image${count === 1 ? '' : 's'})`, 'input.messages[0].content');
 }
 
-function checkImageValue(value: string, path: string, rules: ImageRequestRules): void {
+/** A Data URL as it is, or the normalized public URL; anything else is a 400 naming the field. */
+function checkImageValue(value: string, path: string, rules: ImageRequestRules): string {
   if (/^data:/i.test(value)) {
     const check = checkImageDataUrl(value, rules.limits.dataUrlBytes);
-    if (check.ok) return;
+    if (check.ok) return value;
     if (check.reason === 'too_large') {
       throw GatewayError.tooLarge(
         `${path} is a Data URL of ${check.bytes} bytes; the limit is ${rules.limits.dataUrlBytes} bytes. Use a public URL for large images (spec §8)`,
@@ -149,26 +151,14 @@ function checkImageValue(value: string, path: string, rules: ImageRequestRules):
     }[check.reason];
     throw GatewayError.invalidRequest(`${path} ${why}`, path);
   }
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw GatewayError.invalidRequest(`${path} must be a public http(s) URL or a 'data:image/...;base64,' URL`, path);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw GatewayError.invalidRequest(`${path} must be a public http(s) URL or a 'data:image/...;base64,' URL, not '${url.protocol}'`, path);
-  }
-  if (url.username || url.password) {
-    throw GatewayError.invalidRequest(`${path} must not carry credentials: the image URL must be publicly reachable without login`, path);
-  }
-  if (!rules.allowPrivateImageUrls && isNonPublicHost(url.hostname)) {
-    // spec §7: "Image URL unreachable: make the URL publicly reachable, or use a Data URL"
-    throw GatewayError.invalidRequest(
-      `${path} names a loopback, private or link-local host; the URL must be publicly reachable (or send the image as a Data URL)`,
-      path,
-    );
-  }
+  return requirePublicUrl(value, path, { allowPrivate: rules.allowPrivateImageUrls }, IMAGE_URL_WORDING);
 }
+
+// spec §7: "Image URL unreachable: make the URL publicly reachable, or use a Data URL"
+const IMAGE_URL_WORDING = {
+  notHttp: (scheme: string | undefined) => `must be a public http(s) URL or a 'data:image/...;base64,' URL${scheme ? `, not '${scheme}'` : ''}`,
+  notPublic: 'names a loopback, private or link-local host; the URL must be publicly reachable (or send the image as a Data URL)',
+};
 
 function uploadOf(value: string, uploads: readonly UploadedImage[]): UploadedImage | undefined {
   const match = /^upload:\/\/(\d+)$/.exec(value);

@@ -6,27 +6,49 @@
 import type { Response } from 'express';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { guardFlush, waitForDrain } from '../http/client-stall.js';
 import { ClientGoneError } from '../http/upstream-http.js';
 import type { CallContext } from '../upstreams/call-context.js';
 import type { ImageGenerationResponse } from '../upstreams/dashscope.js';
+import { sniffImageType } from './sniff-image-type.js';
 
-/** The raw bytes of each entry that has a URL and no b64_json yet (undefined for the others). */
-export async function downloadImages(response: ImageGenerationResponse, call: CallContext, provider: string): Promise<Array<Buffer | undefined>> {
+export interface DownloadPolicy {
+  /** `allowPrivateResultUrls`: result hosts on loopback/private networks may be fetched. */
+  allowPrivate: boolean;
+}
+
+/**
+ * The raw bytes of each entry that has a URL and no b64_json yet (undefined for the others). The
+ * caller has already cut `response.data` to the images the request allowed: the upstream does not
+ * decide how many downloads start.
+ */
+export async function downloadImages(response: ImageGenerationResponse, call: CallContext, provider: string, policy: DownloadPolicy): Promise<Array<Buffer | undefined>> {
+  const { downloadBytes, downloadTimeoutMs } = call.limits;
   return Promise.all(
     response.data.map(async (item) => {
       if (item.b64_json !== '' || item.url === '') return undefined;
+      let bytes: Buffer;
       try {
-        return await call.http.download(item.url, { provider, maxBytes: call.limits.downloadBytes, timeoutMs: call.limits.downloadTimeoutMs, signal: call.signal });
+        bytes = await call.http.download(item.url, { provider, maxBytes: downloadBytes, timeoutMs: downloadTimeoutMs, signal: call.signal, allowPrivate: policy.allowPrivate });
       } catch (error) {
         if (!(error instanceof GatewayError)) throw error;
-        throw new GatewayError({
-          status: error.status === 504 ? 504 : 502,
-          code: ERROR_CODES.imageDownloadFailed,
-          message: `The image was generated but could not be downloaded for b64_json: ${error.message.replace(/\.?$/, '.')} Ask for response_format 'url' instead.`,
-        });
+        // the download has its own deadline (limits.downloadTimeoutMs), not the upstream's timeoutMs
+        const detail = error.status === 504 ? `the result host did not answer within ${downloadTimeoutMs} ms (the gateway's limits.downloadTimeoutMs).` : error.message.replace(/\.?$/, '.');
+        throw downloadFailed(error.status === 504 ? 504 : 502, detail);
       }
+      // the bytes go to the caller as an image: an HTML error page or anything else is not one
+      if (!sniffImageType(bytes)) throw downloadFailed(502, `the ${provider} result URL did not answer with an image (PNG, JPEG, WebP, GIF, BMP, TIFF, HEIC or AVIF).`);
+      return bytes;
     }),
   );
+}
+
+function downloadFailed(status: 502 | 504, detail: string): GatewayError {
+  return new GatewayError({
+    status,
+    code: ERROR_CODES.imageDownloadFailed,
+    message: `The image was generated but could not be downloaded for b64_json: ${detail} Ask for response_format 'url' instead.`,
+  });
 }
 
 // a multiple of 3, so each slice encodes to base64 without padding in the middle of the answer
@@ -53,19 +75,12 @@ export async function writeImageResponse(res: Response, response: ImageGeneratio
     else for (let start = 0; start < piece.length; start += SLICE) await write(res, piece.toString('base64', start, Math.min(start + SLICE, piece.length)));
   }
   res.end();
+  guardFlush(res);
 }
 
+/** Writes one piece; when the socket is full, waits for the client, which is cut if it stalls (limits.clientStallMs). */
 function write(res: Response, chunk: string): Promise<void> | void {
   if (res.destroyed) throw new ClientGoneError();
   if (res.write(chunk)) return;
-  return new Promise((resolve, reject) => {
-    const done = (): void => {
-      res.off('drain', done);
-      res.off('close', done);
-      if (res.destroyed && !res.writableFinished) reject(new ClientGoneError());
-      else resolve();
-    };
-    res.once('drain', done);
-    res.once('close', done);
-  });
+  return waitForDrain(res);
 }

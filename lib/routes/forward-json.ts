@@ -8,6 +8,7 @@ import { jsonObjectBody } from '../http/json-body.js';
 import { sendBody } from '../http/send-body.js';
 import { type SseErrorFormat, relaySse } from '../http/sse-relay.js';
 import type { Validator } from '../schemas/validator.js';
+import { checkForwardedUrls } from '../security/forwarded-urls.js';
 import type { RouteName } from '../types.js';
 import type { CallContext } from '../upstreams/call-context.js';
 import { forwardOpenAIJson, openOpenAIStream } from '../upstreams/openai.js';
@@ -28,9 +29,11 @@ export interface ForwardRoute {
 export function forwardJsonHandler(deps: RouteDeps, config: ForwardRoute): RequestHandler {
   return asyncHandler(async (req, res) => {
     const state = routeStateOf(res);
-    const body = jsonObjectBody(req.body);
-    state.model = requireModel(body.model);
-    config.validate(body);
+    const received = jsonObjectBody(req.body);
+    state.model = requireModel(received.model);
+    config.validate(received);
+    // media URLs the upstream will fetch get the one URL check; the checked, normalized body goes on
+    const body = checkForwardedUrls(config.route, received, { allowPrivate: deps.options.allowPrivateImageUrls });
     const upstreams = await resolveUpstreams(deps.options, { model: state.model, route: config.route, caller: callerOf(res), req });
     const call: CallContext = { http: deps.http, signal: state.signal, limits: deps.options.limits };
 

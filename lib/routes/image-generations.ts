@@ -3,6 +3,7 @@ import type { RequestHandler } from 'express';
 import { asyncHandler } from '../http/async-handler.js';
 import { jsonObjectBody } from '../http/json-body.js';
 import { readImageGenerationRequest } from '../images/image-request.js';
+import { checkForwardedUrls } from '../security/forwarded-urls.js';
 import { forwardOpenAIJson } from '../upstreams/openai.js';
 import type { RouteDeps } from './route-deps.js';
 import { requireModel } from './request-fields.js';
@@ -15,7 +16,8 @@ export function imageGenerationsHandler(deps: RouteDeps): RequestHandler {
       route: 'images.generations',
       model: requireModel(body.model),
       readRequest: (family) => readImageGenerationRequest(body, family, deps.imageRules),
-      forward: (call, upstream) => forwardOpenAIJson(call, '/images/generations', body, upstream),
+      // an OpenAI-compatible upstream gets the body as is: its `image` URLs get the one URL check
+      forward: (call, upstream) => forwardOpenAIJson(call, '/images/generations', checkForwardedUrls('images.generations', body, { allowPrivate: deps.options.allowPrivateImageUrls }), upstream),
     });
   });
 }

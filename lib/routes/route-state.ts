@@ -9,6 +9,8 @@ export interface RouteState {
   model: string;
   provider?: ProviderName;
   images: number;
+  /** What the upstream answered with, before the gateway kept at most the images the request allowed. */
+  upstreamImages?: number;
   upstreamRequestId?: string;
   startedAt: number;
   /** Aborted when the client goes away before the response is finished (created on first use). */
@@ -47,6 +49,7 @@ export function beginRoute(route: RouteName, options: ResolvedOptions): RequestH
           model: state.model,
           provider: state.provider,
           images: state.images,
+          ...(state.upstreamImages !== undefined ? { upstreamImages: state.upstreamImages } : {}),
           status: finished ? res.statusCode : CLIENT_CLOSED,
           latencyMs: Math.round((performance.now() - state.startedAt) * 1000) / 1000,
           upstreamRequestId: state.upstreamRequestId,

@@ -50,12 +50,24 @@ export async function serveImageRequest(deps: RouteDeps, req: Request, res: Resp
   }
   const { response } = answer;
   state.upstreamRequestId = response.extra.request_id || undefined;
+  // the upstream does not decide how much the gateway downloads and answers: at most what the
+  // request allowed, the rest dropped (and reported in the usage event)
+  state.upstreamImages = response.data.length;
+  response.data = response.data.slice(0, allowedImages(request!, family ?? GENERIC_IMAGE_FAMILY));
   state.images = response.data.length;
   if (request!.responseFormat === 'b64_json') {
-    await writeImageResponse(res, response, await downloadImages(response, call, answer.provider));
+    const policy = { allowPrivate: deps.options.allowPrivateResultUrls };
+    await writeImageResponse(res, response, await downloadImages(response, call, answer.provider, policy));
     return;
   }
   sendJson(res, 200, response);
+}
+
+/** spec §2.3 `n` (default 1), never more than the family allows (readRequest refused larger ones). */
+function allowedImages(request: ImageGenerationRequest, family: ImageModelFamily): number {
+  const n = request.parameters.n;
+  const asked = typeof n === 'number' && Number.isSafeInteger(n) && n >= 1 ? n : 1;
+  return Math.min(asked, family.maxN);
 }
 
 function countImages(response: PassthroughResponse): number {

@@ -1,50 +1,155 @@
-// Where the gateway may POST callbacks (spec §6.3, §5.5): an https URL of a public host, with no
-// credentials and never the caller's own API key in it. The name is checked when the task is created
-// and the resolved addresses again at every delivery, and the delivery connects to exactly the
-// address that was checked, so DNS cannot point it inside later (rebinding).
+// Where the gateway may POST callbacks (spec §6.3, §5.5): an https URL of a public host that is no
+// temporary public proxy, with no credentials and never the caller's own API key in it. The name is
+// checked when the task is created and the resolved addresses again at every delivery, and the
+// delivery connects to exactly the address that was checked, so DNS cannot point it inside later
+// (rebinding). The URL-shape rules (no backslash, userinfo, spaces or controls) are the shared ones
+// of public-url.ts, so callbacks and media URLs cannot drift apart.
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { isNonPublicHost, isPublicAddress } from './public-host.js';
+import { decodePercentRepeatedly } from './percent-decode.js';
+import { isPublicAddress } from './public-host.js';
+import { type PublicUrlCheck, checkPublicUrl, describeProblem } from './public-url.js';
 
 export interface CallbackUrlPolicy {
   /** Development and tests only: http and loopback/private targets are allowed. */
   allowLocal: boolean;
+  /** Operator additions to TEMPORARY_PROXY_HOSTS: lower-case host names, each with its subdomains. */
+  blockedHosts?: readonly string[];
+  /** Hosts (with subdomains) exempt from the proxy list, e.g. the operator's own reserved ngrok domain. */
+  allowedHosts?: readonly string[];
 }
 
 export type CallbackUrlCheck = { ok: true; url: URL } | { ok: false; reason: string };
 
 const MAX_LENGTH = 2048;
 
+/**
+ * spec §6.3: "no temporary public proxies". Tunnel services (a laptop made reachable for an hour)
+ * and request bins (anyone holding the link reads every delivery) are refused by suffix on label
+ * boundaries: an entry covers the name itself and every subdomain. Compiled from the services'
+ * own documentation and the domains their clients hand out (state of 2024/2025); keep it sorted
+ * by kind, and extend it per deployment with `callbacks.blockedHosts`. Deliberately absent:
+ * general platforms that also host production services (ts.net, vercel.app, herokuapp.com, ...),
+ * where a suffix would refuse legitimate receivers.
+ */
+export const TEMPORARY_PROXY_HOSTS: readonly string[] = Object.freeze([
+  // tunnels
+  'ngrok.io', 'ngrok.app', 'ngrok.dev', 'ngrok-free.app', 'ngrok-free.dev', 'ngrok.pizza', // ngrok
+  'trycloudflare.com', // Cloudflare quick tunnels (cloudflared tunnel --url)
+  'loca.lt', 'localtunnel.me', // localtunnel
+  'serveo.net', 'serveousercontent.com', // serveo
+  'localhost.run', 'lhr.life', 'lhr.rocks', // localhost.run
+  'pagekite.me', // PageKite
+  'telebit.io', 'telebit.cloud', // Telebit
+  'tunnelmole.net', 'tunnelmole.com', // Tunnelmole
+  'pinggy.io', 'pinggy.link', 'pinggy.online', 'pinggy.net', // Pinggy
+  'bore.pub', // bore
+  'expose.dev', 'sharedwithexpose.com', // Expose (Beyond Code)
+  'loclx.io', 'localxpose.io', // LocalXpose
+  'zrok.io', // zrok public shares
+  'devtunnels.ms', // Microsoft dev tunnels (VS Code port forwarding)
+  'app.github.dev', // GitHub Codespaces forwarded ports
+  'loophole.site', // Loophole
+  'tunnelto.dev', // tunnelto
+  'localtonet.com', // Localtonet
+  'jprq.io', 'jprq.site', 'jprq.live', // jprq
+  'pktriot.net', // Packetriot
+  'openport.io', // Openport
+  'portmap.io', // Portmap.io
+  // request bins and webhook inspectors
+  'webhook.site',
+  'm.pipedream.net', // Pipedream RequestBin endpoints (pipedream.net itself is their site)
+  'requestbin.com', 'requestbin.net',
+  'requestcatcher.com',
+  'requestinspector.com',
+  'requestrepo.com',
+  'beeceptor.com',
+  'hookbin.com',
+  'smee.io', // smee.io webhook relay to a local machine
+  'putsreq.com',
+  'postb.in', // PostBin
+  'ptsv2.com', 'ptsv3.com', // Post Test Server
+  'mockbin.org', 'mockbin.io',
+  'webhook.cool',
+  'typedwebhook.tools',
+  // out-of-band interaction catchers (interactsh, Burp Collaborator): exfiltration endpoints
+  'interact.sh', 'oast.fun', 'oast.live', 'oast.me', 'oast.online', 'oast.pro', 'oast.site',
+  'oastify.com', 'burpcollaborator.net',
+]);
+
+const PROXY_REASON =
+  'names a temporary public proxy (a tunnel or request-bin service such as ngrok, Cloudflare quick tunnels or webhook.site); spec §6.3: use your own server-side HTTPS address';
+
+const NOT_HTTPS = 'must be an https URL (spec §6: a server-side HTTPS address)';
+
+/** The shared rules' verdict in the words callers of the task API already get. */
+function reasonFor(check: Extract<PublicUrlCheck, { ok: false }>): string {
+  switch (check.problem) {
+    case 'not_url':
+      return 'must be an absolute https URL';
+    case 'scheme':
+      return NOT_HTTPS;
+    case 'credentials':
+      return 'must not carry credentials (user:password@)';
+    case 'not_public':
+      return 'must name a public host: loopback, private, link-local and metadata addresses are refused';
+    default:
+      return describeProblem(check);
+  }
+}
+
 /** The checks that need no DNS. `callerKey` is the bearer key of the creating request. */
 export function checkCallbackUrl(value: unknown, policy: CallbackUrlPolicy, callerKey?: string): CallbackUrlCheck {
-  if (typeof value !== 'string' || value === '') return { ok: false, reason: 'must be a non-empty string' };
-  if (value.length > MAX_LENGTH) return { ok: false, reason: `must be at most ${MAX_LENGTH} characters` };
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return { ok: false, reason: 'must be an absolute https URL' };
-  }
-  if (url.protocol !== 'https:' && !(policy.allowLocal && url.protocol === 'http:')) {
-    return { ok: false, reason: 'must be an https URL (spec §6: a server-side HTTPS address)' };
-  }
-  if (url.username || url.password) return { ok: false, reason: 'must not carry credentials (user:password@)' };
-  if (callerKey && containsKey(value, callerKey)) {
-    return { ok: false, reason: 'must not contain your API key (spec §5: no keys or secrets in callback URLs)' };
-  }
-  if (!policy.allowLocal && isNonPublicHost(url.hostname)) {
-    return { ok: false, reason: 'must name a public host: loopback, private, link-local and metadata addresses are refused' };
-  }
+  if (typeof value === 'string' && value.length > MAX_LENGTH) return { ok: false, reason: `must be at most ${MAX_LENGTH} characters` };
+  const shape = checkPublicUrl(value, { allowPrivate: policy.allowLocal });
+  if (!shape.ok) return { ok: false, reason: reasonFor(shape) };
+  const { url } = shape;
+  if (url.protocol !== 'https:' && !policy.allowLocal) return { ok: false, reason: NOT_HTTPS };
+  // the key check first: a caller who put their key in the URL must learn that, whatever else is wrong
+  const leak = callerKey ? findKey(value as string, url, callerKey) : undefined;
+  if (leak === 'key') return { ok: false, reason: 'must not contain your API key (spec §5: no keys or secrets in callback URLs)' };
+  if (leak === 'too_deep') return { ok: false, reason: `must not be percent-encoded more than ${MAX_DECODE_ROUNDS} times over` };
+  if (isTemporaryProxy(url.hostname, policy)) return { ok: false, reason: PROXY_REASON };
   return { ok: true, url };
 }
 
-function containsKey(url: string, key: string): boolean {
-  if (key.length < 8) return false;
-  if (url.includes(key)) return true;
-  try {
-    return decodeURIComponent(url).includes(key);
-  } catch {
-    return false;
+/**
+ * True when the host is on the built-in list or the operator's `blockedHosts` and not on its
+ * `allowedHosts`. The host is WHATWG-parsed (punycode, percent escapes and IDNA dots normalized,
+ * lower case), so only a trailing dot is left to strip.
+ */
+export function isTemporaryProxy(hostname: string, policy: Pick<CallbackUrlPolicy, 'blockedHosts' | 'allowedHosts'>): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, '');
+  const listed = TEMPORARY_PROXY_HOSTS.some((entry) => onOrUnder(host, entry)) || (policy.blockedHosts ?? []).some((entry) => onOrUnder(host, entry));
+  return listed && !(policy.allowedHosts ?? []).some((entry) => onOrUnder(host, entry));
+}
+
+function onOrUnder(host: string, entry: string): boolean {
+  return host === entry || host.endsWith(`.${entry}`);
+}
+
+// Layers of encoding beyond this are refused rather than decoded further: no honest URL has them.
+const MAX_DECODE_ROUNDS = 8;
+
+/**
+ * spec §5.5: the key must not travel in the URL in any spelling a receiver or log could turn back
+ * into it. The raw string, the parsed (normalized) href and every component are decoded layer by
+ * layer, malformed escapes tolerated, and searched for the key and its base64/base64url forms
+ * (Basic-auth-like `?token=` habits). Case-sensitive, like keys, except in the host, which URL
+ * parsing lower-cases. No minimum key length: a short key is still a key.
+ */
+function findKey(raw: string, url: URL, key: string): 'key' | 'too_deep' | undefined {
+  // the base64 forms of a very short key are a few common letters: searched from 8 characters on
+  const needles = key.length >= 8 ? [key, Buffer.from(key).toString('base64').replace(/=+$/, ''), Buffer.from(key).toString('base64url')] : [key];
+  const parts = [raw, url.href, url.hostname, url.username, url.password, url.hash.slice(1), ...url.pathname.split('/')];
+  for (const [name, value] of url.searchParams) parts.push(name, value);
+  for (const part of parts) {
+    const decoded = decodePercentRepeatedly(part, MAX_DECODE_ROUNDS);
+    if (needles.some((needle) => part.includes(needle) || decoded.text.includes(needle))) return 'key';
+    // still changing at the bound: it cannot be shown not to hide the key, so it is refused
+    if (!decoded.stable) return 'too_deep';
   }
+  // the host is lower-cased by parsing (and by DNS), so there the key is compared without case
+  return url.hostname.includes(key.toLowerCase()) ? 'key' : undefined;
 }
 
 export interface ResolvedTarget {

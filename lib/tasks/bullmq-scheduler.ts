@@ -2,15 +2,22 @@
 // Redis: delayed jobs for the polling schedule, attempts with jittered exponential backoff for
 // deliveries, and BullMQ's stalled-job check to hand the job of a dead worker to another instance.
 // Job ids come from the task state (poll keys, event ids), so a job added twice is queued once.
-import type { Job, Queue, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { ConnectionOptions, Job, JobsOptions, Queue, Worker } from 'bullmq';
 import { GatewayConfigError } from '../errors/config-error.js';
 import type { DeliveryJob } from './callback-delivery.js';
 import type { JobHandlers, JobScheduler, RetryPolicy } from './job-scheduler.js';
 
+/**
+ * The host's ioredis client as the scheduler uses it: only `duplicate()`, whose copies go to BullMQ.
+ * Structural, so the published declarations do not import ioredis (an optional peer).
+ */
+export interface BullmqConnection {
+  duplicate(override?: { maxRetriesPerRequest?: number | null }): { disconnect(): void };
+}
+
 export interface BullmqSchedulerOptions {
   /** The host's ioredis client; the scheduler duplicates it for BullMQ and never closes the original. */
-  connection: Redis;
+  connection: BullmqConnection;
   /** Default 'gateway-tasks'. Instances that share work must share the name (and the Redis). */
   queueName?: string;
   /** BullMQ key prefix. Default 'bull'. */
@@ -37,16 +44,29 @@ export function bullmqScheduler(options: BullmqSchedulerOptions): JobScheduler {
   const queueName = options.queueName ?? 'gateway-tasks';
   const keep = { age: options.keepFinishedSeconds ?? 86_400 };
   // BullMQ's blocking commands need a connection that retries forever (maxRetriesPerRequest: null)
-  const queueConnection = options.connection.duplicate({ maxRetriesPerRequest: null });
-  const workerConnection = options.connection.duplicate({ maxRetriesPerRequest: null });
+  // a duplicate of an ioredis client is an ioredis client, which BullMQ takes as its connection
+  const queueConnection = options.connection.duplicate({ maxRetriesPerRequest: null }) as ConnectionOptions & { disconnect(): void };
+  const workerConnection = options.connection.duplicate({ maxRetriesPerRequest: null }) as ConnectionOptions & { disconnect(): void };
   let queue: Queue<JobData> | undefined;
   let worker: Worker<JobData> | undefined;
   let retry: RetryPolicy | undefined;
   let ready: Promise<Queue<JobData>> | undefined;
 
+  // polls that fail are retried with the shared jittered, bounded backoff (job-scheduler.ts)
+  const pollOptions = (key: string, delayMs: number): JobsOptions => ({
+    jobId: jobId(key),
+    delay: delayMs,
+    attempts: retry?.pollAttempts ?? 1,
+    backoff: { type: 'custom' },
+    removeOnComplete: keep,
+    removeOnFail: keep,
+  });
+
   const openQueue = (): Promise<Queue<JobData>> => {
     ready ??= import('bullmq').then(({ Queue }) => {
       queue = new Queue<JobData>(queueName, { connection: queueConnection, prefix: options.prefix });
+      // a Redis outage makes the queue emit 'error'; unheard, that event would crash the host
+      queue.on('error', () => {});
       return queue;
     });
     return ready;
@@ -61,10 +81,9 @@ export function bullmqScheduler(options: BullmqSchedulerOptions): JobScheduler {
         queueName,
         async (job: Job<JobData>) => {
           if (job.name === 'poll') {
+            // a throw (store, resolver or upstream unavailable) makes BullMQ run this poll again after the backoff
             const next = await handlers.poll((job.data as { taskId: string }).taskId);
-            if (next) {
-              await jobs.add('poll', job.data, { jobId: jobId(next.key), delay: next.delayMs, removeOnComplete: keep, removeOnFail: keep });
-            }
+            if (next) await jobs.add('poll', job.data, pollOptions(next.key, next.delayMs));
             return;
           }
           try {
@@ -85,16 +104,18 @@ export function bullmqScheduler(options: BullmqSchedulerOptions): JobScheduler {
         },
       );
       worker.on('failed', (job, error) => {
-        if (!job || job.name !== 'deliver') return;
+        if (!job) return;
         const last = job.attemptsMade >= (job.opts.attempts ?? 1) || error instanceof UnrecoverableError;
-        if (last) handlers.deliveryFailed(job.data as DeliveryJob, error, job.attemptsMade);
+        if (!last) return;
+        if (job.name === 'poll') handlers.pollFailed((job.data as { taskId: string }).taskId, error, job.attemptsMade);
+        else handlers.deliveryFailed(job.data as DeliveryJob, error, job.attemptsMade);
       });
       // a Redis hiccup is logged by the handlers' owner; an unhandled 'error' event would crash the host
       worker.on('error', () => {});
     },
     async schedulePoll(taskId, delayMs, key) {
       const jobs = await openQueue();
-      await jobs.add('poll', { taskId }, { jobId: jobId(key), delay: delayMs, removeOnComplete: keep, removeOnFail: keep });
+      await jobs.add('poll', { taskId }, pollOptions(key, delayMs));
     },
     async scheduleDelivery(job) {
       const jobs = await openQueue();

@@ -14,6 +14,11 @@ export interface DeliveryJob {
   url: string;
   /** The JSON body, fixed when the state was observed. */
   body: string;
+  /**
+   * The task status in `body`: a delivery whose state the task has already passed is dropped when
+   * it runs (task-state-order.ts). Absent on jobs queued by older versions; `body.status` is read then.
+   */
+  status?: string;
 }
 
 export interface CallbackDeliverer {

@@ -4,8 +4,15 @@
 import type { DeliveryJob } from './callback-delivery.js';
 
 export interface JobHandlers {
-  /** Polls one task; answers when to poll next (and that poll's key), or undefined to stop following it. */
+  /**
+   * Polls one task; answers when to poll next (and that poll's key), or undefined to stop following it.
+   * Throws when the poll could not be made (store, resolver or upstream unavailable; the handler has
+   * logged it): the scheduler runs the same poll again after `RetryPolicy.delayMs`, up to
+   * `RetryPolicy.pollAttempts` attempts, so an outage delays following instead of ending it.
+   */
   poll(taskId: string): Promise<NextPoll | undefined>;
+  /** Called once a poll is given up after its last attempt: following that task has ended. */
+  pollFailed(taskId: string, error: unknown, attempts: number): void;
   /** One delivery attempt; throws to be retried. */
   deliver(job: DeliveryJob): Promise<void>;
   /** Whether a failed delivery may be retried (false: give up now). */
@@ -21,8 +28,11 @@ export interface NextPoll {
 }
 
 export interface RetryPolicy {
+  /** Attempts of one delivery. */
   maxAttempts: number;
-  /** Delay before retry n (1-based), jitter included. */
+  /** Attempts of one poll that keeps failing (see JobHandlers.poll). */
+  pollAttempts: number;
+  /** Delay before retry n (1-based), jitter included; bounded. Polls and deliveries share it. */
   delayMs(retry: number): number;
 }
 
@@ -49,7 +59,8 @@ export function memoryScheduler(): JobScheduler {
     if (closed) return;
     const timer = setTimeout(() => {
       timers.delete(timer);
-      void run();
+      // a throwing handler (a host logger, say) must not become an unhandled rejection
+      run().catch(() => undefined);
     }, delayMs);
     timer.unref();
     timers.add(timer);
@@ -68,20 +79,32 @@ export function memoryScheduler(): JobScheduler {
     }
   };
 
+  // the key stays taken while the poll is retried, so the same poll is never running twice
+  const poll = async (taskId: string, key: string, made: number): Promise<void> => {
+    let next: NextPoll | undefined;
+    try {
+      next = await handlers!.poll(taskId);
+    } catch (error) {
+      if (made < retry!.pollAttempts) return later(retry!.delayMs(made), () => poll(taskId, key, made + 1));
+      keys.delete(key);
+      return handlers!.pollFailed(taskId, error, made);
+    }
+    keys.delete(key);
+    if (next !== undefined) await schedulePoll(taskId, next.delayMs, next.key);
+  };
+
+  const schedulePoll = async (taskId: string, delayMs: number, key: string): Promise<void> => {
+    if (keys.has(key)) return;
+    keys.add(key);
+    later(delayMs, () => poll(taskId, key, 1));
+  };
+
   return {
     async start(given, policy) {
       handlers = given;
       retry = policy;
     },
-    async schedulePoll(taskId, delayMs, key) {
-      if (keys.has(key)) return;
-      keys.add(key);
-      later(delayMs, async () => {
-        keys.delete(key);
-        const next = await handlers!.poll(taskId).catch(() => undefined);
-        if (next !== undefined) await this.schedulePoll(taskId, next.delayMs, next.key);
-      });
-    },
+    schedulePoll,
     async scheduleDelivery(job) {
       const key = `deliver:${job.eventId}`;
       if (keys.has(key)) return;

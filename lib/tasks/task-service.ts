@@ -8,16 +8,23 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { UpstreamHttp } from '../http/upstream-http.js';
 import type { ResolvedOptions } from '../options.js';
 import { checkCallbackUrl, resolvePublicTarget } from '../security/callback-url.js';
-import { isNonPublicHost } from '../security/public-host.js';
-import type { Caller } from '../types.js';
+import { requirePublicUrl } from '../security/public-url.js';
+import type { Caller, Upstream } from '../types.js';
 import { createArkTask, getArkTask, isTerminalStatus, toCallerTask } from '../upstreams/ark.js';
 import type { CallContext } from '../upstreams/call-context.js';
 import { requireProvider, resolveUpstreams, secretsOf, withFallback } from '../upstreams/resolve-upstreams.js';
-import { CallbackDeliveryError, type CallbackDeliverer, createCallbackDeliverer } from './callback-delivery.js';
+import { CallbackDeliveryError, type CallbackDeliverer, createCallbackDeliverer, type DeliveryJob } from './callback-delivery.js';
+import { callerOfTask, snapshotCaller } from './caller-snapshot.js';
+import { WELL_FORMED_ASSET_ID, assetIdOf, assetReferencesIn, isAssetReference, isMediaUrlCandidate, stringsOf } from './content-references.js';
 import type { NextPoll } from './job-scheduler.js';
+import { isPassedStatus } from './task-state-order.js';
 import type { TaskRecord } from './task-store.js';
 
 const TASK_ID = /^task_[A-Za-z0-9_-]{22}$/;
+// each distinct asset reference costs a store read: a body cannot make one request into thousands
+const MAX_ASSET_REFERENCES = 64;
+// longer than any asset id; a longer one is refused before it becomes a store key
+const MAX_ASSET_ID_LENGTH = 256;
 // compare-and-set losers re-read and decide again; a handful of rounds settles any real contention
 const CAS_ROUNDS = 5;
 // background calls are never aborted by a client; the deadline of each call still applies
@@ -41,7 +48,7 @@ export class TaskService {
   ) {
     this.deliverer = createCallbackDeliverer({
       http,
-      policy: { allowLocal: options.callbacks.allowLocal },
+      policy: options.callbacks, // allowLocal and the proxy host lists (spec §6.3)
       signingSecret: options.callbacks.signingSecret,
       timeoutMs: options.callbacks.timeoutMs,
     });
@@ -53,13 +60,17 @@ export class TaskService {
     await this.options.scheduler.start(
       {
         poll: (taskId) => this.poll(taskId),
-        deliver: (job) => this.deliverer.deliver(job),
+        pollFailed: (taskId, error, attempts) => logger.error('task poll given up', { taskId, attempts, error: messageOf(error) }),
+        deliver: (job) => this.deliver(job),
         isRetryable: (error) => !(error instanceof CallbackDeliveryError) || error.retryable,
-        deliveryFailed: (job, error, attempts) =>
-          logger.error('callback delivery given up', { taskId: job.taskId, eventId: job.eventId, attempts, error: error instanceof Error ? error.message : String(error) }),
+        deliveryFailed: (job, error, attempts) => logger.error('callback delivery given up', { taskId: job.taskId, eventId: job.eventId, attempts, error: messageOf(error) }),
       },
       {
         maxAttempts: callbacks.maxAttempts,
+        // a poll that cannot be made (store, resolver or Ark down) is retried for about as long as a
+        // task is followed at all (maxFollowMs at the longest backoff): an outage shorter than that
+        // only delays the callbacks; a longer one ends following with an error in the log
+        pollAttempts: Math.max(callbacks.maxAttempts, Math.ceil(callbacks.maxFollowMs / callbacks.retryMaxMs)),
         // exponential backoff with "equal jitter": half fixed, half random, so retries spread out
         delayMs: (retry) => {
           const ceiling = Math.min(callbacks.retryMaxMs, callbacks.retryBaseMs * 2 ** (retry - 1));
@@ -80,9 +91,13 @@ export class TaskService {
       requireProvider(upstream, 'ark', 'video.tasks', this.options);
       return { upstream, taskId: await createArkTask(call, { ...body, content }, upstream, upstream.model ?? model) };
     });
+    // background polls ask the resolver with this caller, not a bare { id } (caller-snapshot.ts)
+    const snapshot = snapshotCaller(caller, input.callerKey);
+    if (!snapshot.ok) this.options.logger.warn('the caller is not stored with the task; background polls see { id } only', { owner: caller.id, reason: snapshot.reason });
     const record: TaskRecord = {
       id: `task_${randomBytes(16).toString('base64url')}`,
       owner: caller.id,
+      ...(snapshot.ok ? { caller: snapshot.caller } : {}),
       model,
       upstream: { provider: 'ark', baseURL: created.upstream.baseURL, taskId: created.taskId },
       createdAt: Date.now(),
@@ -101,48 +116,94 @@ export class TaskService {
     // another tenant's task gets exactly the answer of one that never existed
     if (!record || record.owner !== caller.id) throw GatewayError.notFound(`Task '${id.slice(0, 64)}' was not found.`);
     if (record.result) return record.result;
+    // the request's own caller (same id as the owner, fresh from verifyKey) is more current than the snapshot
     const state = await this.fetchState(record, caller, req, signal);
     const status = String(state.status);
-    if (status !== record.status || isTerminalStatus(status)) {
+    // states only go forward (task-state-order.ts): a lagging answer never moves the record back
+    if (!isPassedStatus(status, record.status) && (status !== record.status || isTerminalStatus(status))) {
       // a lost compare-and-set only means another writer recorded the same upstream state
       await this.options.store.updateTask(record.id, record.version, { status, ...(isTerminalStatus(status) ? { result: state } : {}) });
     }
     return state;
   }
 
-  /** A scheduled poll of a task with a callback: deliver a changed state, say when to poll next. */
+  /**
+   * A scheduled poll of a task with a callback: deliver a state change, say when to poll next.
+   * Throws (logged here) when the poll could not be made: the scheduler retries it with backoff.
+   */
   async poll(taskId: string): Promise<NextPoll | undefined> {
+    try {
+      return await this.follow(taskId);
+    } catch (error) {
+      this.options.logger.warn('task poll failed; retrying with backoff', { taskId, error: messageOf(error) });
+      throw error;
+    }
+  }
+
+  private async follow(taskId: string): Promise<NextPoll | undefined> {
+    // one hand-over per state per run, however many compare-and-set rounds it takes
+    const scheduled = new Set<string>();
     for (let round = 0; round < CAS_ROUNDS; round += 1) {
       const record = await this.options.store.getTask(taskId);
       if (!record?.callback || record.callback.done) return undefined;
-      let state: Record<string, unknown>;
-      try {
-        state = record.result ?? (await this.fetchState(record, { id: record.owner }, undefined, NEVER));
-      } catch (error) {
-        this.options.logger.warn('task poll failed; polling again later', { taskId, error: error instanceof Error ? error.message : String(error) });
-        if (error instanceof GatewayError && error.status === 404) return this.stopFollowing(record);
-        // nothing was recorded, so the key must differ from the poll that just ran
-        return { delayMs: this.pollDelay(record.callback.polls + 1), key: `${pollKey(record.id, record.callback.polls)}:retry:${Date.now()}` };
+      let state = record.result;
+      if (!state) {
+        const upstream = await this.pollUpstream(record);
+        try {
+          state = await this.fetchFrom(upstream, record, NEVER);
+        } catch (error) {
+          // Ark no longer knows the task (deleted or expired): nothing more will happen to it
+          if (error instanceof GatewayError && error.status === 404) {
+            this.options.logger.warn('task no longer exists upstream; following stopped', { taskId });
+            return this.stopFollowing(record);
+          }
+          throw error;
+        }
       }
+      const { callback } = record;
       const status = String(state.status);
-      const terminal = isTerminalStatus(status);
-      const changed = status !== record.callback.notifiedStatus;
-      const polls = record.callback.polls + 1;
+      // spec §3, task-state-order.ts: a state the task has passed is neither recorded nor delivered
+      const passed = isPassedStatus(status, record.status) || isPassedStatus(status, callback.notifiedStatus);
+      const terminal = !passed && isTerminalStatus(status);
+      const changed = !passed && status !== callback.notifiedStatus;
+      const polls = callback.polls + 1;
       const expired = !terminal && Date.now() - record.createdAt > this.options.callbacks.maxFollowMs;
+      const eventId = eventIdFor(record.id, status);
+      if (changed && !scheduled.has(eventId)) {
+        // handed to delivery BEFORE it is recorded as notified: a failure in between leaves it
+        // unrecorded, so the retried poll hands it over again (same event id, queued once); the
+        // other order would record a state that no job will ever deliver
+        // spec §6.2: the body a query returns
+        await this.options.scheduler.scheduleDelivery({ eventId, taskId: record.id, url: callback.url, body: JSON.stringify(state), status });
+        scheduled.add(eventId);
+      }
       const updated = await this.options.store.updateTask(record.id, record.version, {
-        status,
-        ...(terminal ? { result: state } : {}),
-        callback: { ...record.callback, polls, notifiedStatus: status, done: terminal || expired },
+        ...(passed ? {} : { status, ...(terminal ? { result: state } : {}) }),
+        callback: { ...callback, polls, ...(changed ? { notifiedStatus: status } : {}), done: terminal || expired },
       });
       if (!updated) continue;
-      if (changed) {
-        // spec §6.2: the body a query returns; the event id is the same for every attempt at this state
-        await this.options.scheduler.scheduleDelivery({ eventId: eventIdFor(record.id, status), taskId: record.id, url: record.callback.url, body: JSON.stringify(state) });
-      }
       if (terminal || expired) return undefined;
       return { delayMs: this.pollDelay(polls), key: pollKey(record.id, polls) };
     }
-    return undefined;
+    // thrown, not returned: giving up here would end following with nothing in the log
+    throw new Error(`task record kept changing during ${CAS_ROUNDS} compare-and-set rounds`);
+  }
+
+  /**
+   * One delivery attempt, unless the task has already passed the job's state (a slow or retried
+   * delivery of a non-terminal state that a later one overtook): such a job is dropped, whichever
+   * scheduler runs it. A terminal state is never passed, so its delivery never waits on the store.
+   */
+  private async deliver(job: DeliveryJob): Promise<void> {
+    const status = job.status ?? statusInBody(job.body);
+    if (status !== undefined && !isTerminalStatus(status)) {
+      const record = await this.options.store.getTask(job.taskId);
+      if (record && isPassedStatus(status, record.status)) {
+        this.options.logger.info('callback dropped: the task has moved past this state', { taskId: job.taskId, eventId: job.eventId, status, current: record.status });
+        return;
+      }
+    }
+    await this.deliverer.deliver(job);
   }
 
   private async stopFollowing(record: TaskRecord): Promise<undefined> {
@@ -150,7 +211,24 @@ export class TaskService {
     return undefined;
   }
 
+  /**
+   * The upstream for a background poll, asked with the creator's caller (caller-snapshot.ts). A
+   * refusal (null, or a throw) fails this poll, to be retried, and never ends following: a plan
+   * lookup can fail for a while, and the task keeps running at Ark either way.
+   */
+  private async pollUpstream(record: TaskRecord): Promise<Upstream> {
+    try {
+      return await this.taskUpstream(record, callerOfTask(record), undefined);
+    } catch (error) {
+      throw new Error(`resolveUpstream gave no ark upstream for the task's caller: ${messageOf(error)}`);
+    }
+  }
+
   private async fetchState(record: TaskRecord, caller: Caller, req: Request | undefined, signal: AbortSignal): Promise<Record<string, unknown>> {
+    return this.fetchFrom(await this.taskUpstream(record, caller, req), record, signal);
+  }
+
+  private async taskUpstream(record: TaskRecord, caller: Caller, req: Request | undefined): Promise<Upstream> {
     // keys are never stored: the resolver is asked again, so they can rotate
     const upstreams = await resolveUpstreams(this.options, { model: record.model, route: 'video.tasks', caller, req });
     const arks = upstreams.filter((upstream) => upstream.provider === 'ark');
@@ -159,6 +237,10 @@ export class TaskService {
       this.options.logger.error('resolveUpstream no longer names an ark upstream for a stored task', { model: record.model });
       throw GatewayError.internal();
     }
+    return upstream;
+  }
+
+  private async fetchFrom(upstream: Upstream, record: TaskRecord, signal: AbortSignal): Promise<Record<string, unknown>> {
     try {
       return toCallerTask(await getArkTask(this.call(signal), upstream, record.upstream.taskId), record.id, record.model);
     } catch (error) {
@@ -168,7 +250,7 @@ export class TaskService {
 
   private async checkCallback(value: unknown, callerKey: string): Promise<string | undefined> {
     if (value === undefined) return undefined;
-    const policy = { allowLocal: this.options.callbacks.allowLocal };
+    const policy = this.options.callbacks;
     const check = checkCallbackUrl(value, policy, callerKey);
     if (!check.ok) throw GatewayError.invalidRequest(`callback_url ${check.reason}`, 'callback_url');
     if (!policy.allowLocal) {
@@ -186,49 +268,61 @@ export class TaskService {
   }
 
   /**
-   * `asset://<id>` only for the caller's own assets (or the operator's, when allowed); `draft_task`
-   * ids are gateway task ids of the caller, swapped for Ark's. Media URLs get the image URL rules.
+   * `asset://<id>` only for the caller's own assets (or the operator's, when allowed), and media URLs
+   * get the image URL rules, in every string of every item at any depth: Ark reads fields the item's
+   * `type` does not name, and new Ark versions add fields. `draft_task` ids, wherever an item carries
+   * one, are gateway task ids of the caller, swapped for Ark's.
    */
   private async mapReferences(content: Array<Record<string, unknown>>, caller: Caller): Promise<Array<Record<string, unknown>>> {
-    return Promise.all(
-      content.map(async (item, index) => {
-        for (const kind of ['image_url', 'video_url', 'audio_url'] as const) {
-          const media = item[kind] as { url?: unknown } | undefined;
-          if (item.type === kind && media && typeof media.url === 'string') await this.checkMediaUrl(media.url, `content[${index}].${kind}.url`, caller);
-        }
-        if (item.type === 'draft_task') {
-          const draft = item.draft_task as { id: string };
-          const record = TASK_ID.test(draft.id) ? await this.options.store.getTask(draft.id) : undefined;
-          if (!record || record.owner !== caller.id) {
-            throw GatewayError.invalidRequest(`content[${index}].draft_task.id '${draft.id.slice(0, 64)}' is not one of your tasks`, `content[${index}].draft_task.id`);
-          }
-          return { ...item, draft_task: { ...draft, id: record.upstream.taskId } };
-        }
-        return item;
-      }),
-    );
+    const assets = new Map<string, string>();
+    for (const [index, item] of content.entries()) {
+      for (const entry of stringsOf(item, `content[${index}]`)) {
+        for (const reference of assetReferencesIn(entry.value)) if (!assets.has(reference)) assets.set(reference, entry.path);
+        // a string that is a reference is judged as one only, never also as a URL
+        if (!isAssetReference(entry.value) && isMediaUrlCandidate(entry)) await this.checkMediaUrl(entry.value, entry.path, caller);
+      }
+    }
+    if (assets.size > MAX_ASSET_REFERENCES) throw GatewayError.invalidRequest(`content references more than ${MAX_ASSET_REFERENCES} different assets`, 'content');
+    // in order, so the first offending field is the one named
+    for (const [reference, path] of assets) await this.checkAssetReference(reference, path, caller);
+
+    const mapped: Array<Record<string, unknown>> = [];
+    for (const [index, item] of content.entries()) {
+      if (item.draft_task === undefined) {
+        mapped.push(item);
+        continue;
+      }
+      const draft = item.draft_task as { id?: unknown };
+      const id = typeof draft === 'object' && draft !== null && typeof draft.id === 'string' ? draft.id : '';
+      const record = TASK_ID.test(id) ? await this.options.store.getTask(id) : undefined;
+      if (!record || record.owner !== caller.id) {
+        throw GatewayError.invalidRequest(`content[${index}].draft_task.id '${id.slice(0, 64)}' is not one of your tasks`, `content[${index}].draft_task.id`);
+      }
+      mapped.push({ ...item, draft_task: { ...draft, id: record.upstream.taskId } });
+    }
+    return mapped;
+  }
+
+  /**
+   * Only the exact spelling `asset://<id>` can pass: an id recorded for the caller, or, with
+   * allowOperatorAssets, a well-formed Ark id recorded for nobody. Another tenant's asset and one that
+   * does not exist get the same answer, so a caller cannot probe for other tenants' ids.
+   */
+  private async checkAssetReference(reference: string, path: string, caller: Caller): Promise<void> {
+    const id = assetIdOf(reference);
+    const asset = id && id.length <= MAX_ASSET_ID_LENGTH ? await this.options.store.getAsset(id) : undefined;
+    const allowed = asset ? asset.owner === caller.id : this.options.allowOperatorAssets && id !== undefined && WELL_FORMED_ASSET_ID.test(id);
+    if (!allowed) throw GatewayError.invalidRequest(`${path} references '${reference.slice(0, 100)}', which is not one of your assets`, path);
   }
 
   private async checkMediaUrl(url: string, path: string, caller: Caller): Promise<void> {
-    if (url.startsWith('asset://')) {
-      const id = url.slice('asset://'.length);
-      const asset = id ? await this.options.store.getAsset(id) : undefined;
-      const allowed = asset ? asset.owner === caller.id : this.options.allowOperatorAssets && id !== '';
-      // the same answer whether the asset is another tenant's or does not exist
-      if (!allowed) throw GatewayError.invalidRequest(`${path} references '${url.slice(0, 100)}', which is not one of your assets`, path);
-      return;
-    }
+    if (isAssetReference(url)) return this.checkAssetReference(url, path, caller);
     if (/^data:/i.test(url)) return;
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      throw GatewayError.invalidRequest(`${path} must be an http(s) URL, a Data URL or asset://<id>`, path);
-    }
-    if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw GatewayError.invalidRequest(`${path} must be an http(s) URL, a Data URL or asset://<id>`, path);
-    if (!this.options.allowPrivateImageUrls && isNonPublicHost(parsed.hostname)) {
-      throw GatewayError.invalidRequest(`${path} names a loopback, private or link-local host; the URL must be publicly reachable`, path);
-    }
+    // the one URL check every route shares (public-url.ts)
+    requirePublicUrl(url, path, { allowPrivate: this.options.allowPrivateImageUrls }, {
+      notHttp: () => 'must be an http(s) URL, a Data URL or asset://<id>',
+      notPublic: 'names a loopback, private or link-local host; the URL must be publicly reachable',
+    });
   }
 
   private call(signal: AbortSignal): CallContext {
@@ -252,4 +346,18 @@ export function eventIdFor(taskId: string, status: string): string {
 
 function pollKey(taskId: string, polls: number): string {
   return `poll:${taskId}:${polls}`;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The status inside a delivery body, for jobs queued before DeliveryJob.status existed. */
+function statusInBody(body: string): string | undefined {
+  try {
+    const status = (JSON.parse(body) as { status?: unknown }).status;
+    return typeof status === 'string' ? status : undefined;
+  } catch {
+    return undefined;
+  }
 }

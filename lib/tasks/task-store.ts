@@ -1,7 +1,7 @@
 // The TaskStore interface: what the gateway keeps about video tasks and assets (design.md): enough to
 // find a task again (provider, baseURL, upstream id, model) and whose it is, never a key. Updates are
 // compare-and-set on `version`, so two gateway instances never both act on one status transition.
-import type { ProviderName } from '../types.js';
+import type { Caller, ProviderName } from '../types.js';
 
 export interface TaskCallbackState {
   /** The caller's callback_url (checked at create time and again at every delivery). */
@@ -19,6 +19,13 @@ export interface TaskRecord {
   id: string;
   /** `Caller.id` of the creator. Any other caller is told 404. */
   owner: string;
+  /**
+   * A JSON snapshot of the creator's Caller (as verifyKey returned it, minus any string holding the
+   * bearer key), handed to resolveUpstream on background polls so a resolver that authorizes by
+   * plan sees the same caller as the create request. Its `id` is always `owner`. Absent on records
+   * written before snapshots existed (and for callers that could not be copied): polls then use `{ id: owner }`.
+   */
+  caller?: Caller;
   /** The model name the caller used. */
   model: string;
   upstream: { provider: ProviderName; baseURL: string; taskId: string };
@@ -55,6 +62,11 @@ export interface TaskStore {
    * Returns the updated record, or undefined when another writer got there first (or no such task).
    */
   updateTask(id: string, expectedVersion: number, changes: TaskChanges): Promise<TaskRecord | undefined>;
+  /**
+   * Records an asset for `record.owner`. An id already recorded for another owner is left as it is
+   * (ownership never moves; check-and-set atomically across instances); the same owner's record is
+   * replaced. Callers read the record back with getAsset to learn whose it is.
+   */
   putAsset(record: AssetRecord): Promise<void>;
   getAsset(id: string): Promise<AssetRecord | undefined>;
 }

@@ -1,8 +1,9 @@
 // Asks the host's resolveUpstream where a model goes and checks the answer, then tries the upstreams
-// in order (fallback, design.md): the next one only when the failure is retryable and nothing was
-// sent to the client yet.
+// in order (fallback, design.md). The fallback rule: the next upstream only when the failed one
+// certainly did not start the work (GatewayError.notStarted) and nothing was sent to the client yet,
+// because a fallback after work began generates (and bills) the same images twice, or leaves an
+// orphaned Ark task running beside the new one.
 import { GatewayError } from '../errors/gateway-error.js';
-import { ClientGoneError } from '../http/upstream-http.js';
 import type { ResolvedOptions } from '../options.js';
 import type { ProviderName, ResolveUpstreamInput, RouteName, Upstream } from '../types.js';
 
@@ -48,7 +49,14 @@ function describeProblem(upstream: Upstream): string | undefined {
   return undefined;
 }
 
-/** Runs `attempt` on each upstream in turn until one answers or a failure is not worth retrying. */
+/**
+ * Runs `attempt` on each upstream in turn until one answers or a failure rules out the next one.
+ * Falls back on: connection refused, DNS failure, network unreachable, a connect that timed out
+ * before a socket existed, a TLS handshake failure, and upstream 429, 503 and auth/quota refusals.
+ * Never on: a timeout or reset after the request was written, 500/502/504, an unreadable answer,
+ * a caller error (4xx), or a client that went away. An `attempt` makes one upstream call that
+ * starts work (create, generate, forward), so the last failure tells whether work began.
+ */
 export async function withFallback<T>(
   upstreams: readonly Upstream[],
   options: ResolvedOptions,
@@ -61,7 +69,7 @@ export async function withFallback<T>(
     } catch (caught) {
       // an upstream may quote the request it got, the operator's key included
       const error = caught instanceof GatewayError ? caught.withoutSecrets(secretsOf(upstream)) : caught;
-      const retry = error instanceof GatewayError && error.retryable && !(error instanceof ClientGoneError) && index + 1 < upstreams.length;
+      const retry = error instanceof GatewayError && error.retryable && error.notStarted && index + 1 < upstreams.length;
       if (!retry) throw error;
       options.logger.warn('upstream failed, trying the next one', { provider: upstream.provider, status: error.status, code: error.code });
     }

@@ -67,10 +67,13 @@ describe('examples/server.ts with its own simulated DashScope', () => {
     expect(example.upstreamBaseURL).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/v1$/);
   });
 
-  it("answers the host app's own GET /", async () => {
-    const response = await request(example.app).get('/').expect(200);
+  it("answers the host app's own GET /hello, and serves the playground at /", async () => {
+    const response = await request(example.app).get('/hello').expect(200);
     expect(response.body.gateway.openai_base_url).toBe('/v1');
     expect(response.body.hello).toEqual(expect.any(String));
+    const page = await request(example.app).get('/').expect(200);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(page.text).toContain('<title>Image gateway playground</title>');
   });
 
   it('text-to-image returns the spec §2.4 body, and the URL downloads as a PNG', async () => {

@@ -45,8 +45,8 @@ describe('mounting', () => {
     expect(root.body).toEqual({});
   });
 
-  it('lets paths and methods it does not serve fall through to the host', async () => {
-    const gw = createTestGateway({ resolveUpstream: route });
+  it('with fallthrough: true, lets paths and methods it does not serve fall through to the host', async () => {
+    const gw = createTestGateway({ resolveUpstream: route, fallthrough: true });
     gw.app.get('/v1/images/generations', (_req, res) => {
       res.json({ host: 'get handled by host' });
     });

@@ -141,7 +141,7 @@ function describeTaskStoreContract(name: string, makeStore: () => TaskStore): vo
       expect(await store.getTask(record.id)).toStrictEqual(updated);
     });
 
-    it('putAsset then getAsset returns an equal copy; unknown asset is undefined; put replaces', async () => {
+    it('putAsset then getAsset returns an equal copy; unknown asset is undefined; the owner\'s put replaces', async () => {
       const asset = { id: `asset-${randomUUID()}`, owner: 'tenant-a', createdAt: 1779348818123 };
       await store.putAsset(asset);
       const got = (await store.getAsset(asset.id))!;
@@ -149,9 +149,28 @@ function describeTaskStoreContract(name: string, makeStore: () => TaskStore): vo
       got.owner = 'mutated';
       expect(await store.getAsset(asset.id)).toStrictEqual(asset);
 
-      await store.putAsset({ ...asset, owner: 'tenant-b' });
-      expect(await store.getAsset(asset.id)).toStrictEqual({ ...asset, owner: 'tenant-b' });
+      await store.putAsset({ ...asset, createdAt: 1779348818999 });
+      expect(await store.getAsset(asset.id)).toStrictEqual({ ...asset, createdAt: 1779348818999 });
       expect(await store.getAsset(`asset-${randomUUID()}`)).toBeUndefined();
+    });
+
+    it('putAsset of an id another tenant owns changes nothing: ownership never moves', async () => {
+      const asset = { id: `asset-${randomUUID()}`, owner: 'tenant-a', createdAt: 1779348818123 };
+      await store.putAsset(asset);
+      await store.putAsset({ ...asset, owner: 'tenant-b', createdAt: 1779348818999 });
+      expect(await store.getAsset(asset.id)).toStrictEqual(asset);
+    });
+
+    it('concurrent putAssets of one id by 20 tenants: one tenant ends up owning it, and keeps it', async () => {
+      const id = `asset-${randomUUID()}`;
+      const owners = Array.from({ length: 20 }, (_, i) => `tenant-${i}`);
+      await Promise.all(owners.map((owner, i) => store.putAsset({ id, owner, createdAt: i })));
+      const winner = (await store.getAsset(id))!;
+      expect(owners).toContain(winner.owner);
+      expect(winner).toStrictEqual({ id, owner: winner.owner, createdAt: owners.indexOf(winner.owner) });
+
+      await Promise.all(owners.filter((owner) => owner !== winner.owner).map((owner) => store.putAsset({ id, owner, createdAt: 99 })));
+      expect(await store.getAsset(id)).toStrictEqual(winner);
     });
 
     it('tasks and assets are separate namespaces', async () => {
@@ -277,6 +296,17 @@ describe.runIf(Boolean(REDIS_URL))('redisTaskStore (REDIS_URL)', () => {
 
     await b.putAsset({ id: 'asset-x', owner: 'tenant-b', createdAt: 2 });
     expect(await a.getAsset('asset-x')).toStrictEqual({ id: 'asset-x', owner: 'tenant-b', createdAt: 2 });
+  });
+
+  it('two instances recording one asset id for two tenants: the first owner stays, whichever instance asks', async () => {
+    const a = redisTaskStore({ client: connect(), prefix });
+    const b = redisTaskStore({ client: connect(), prefix });
+    await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).putAsset({ id: 'asset-race', owner: `tenant-${i}`, createdAt: i })));
+    const winner = (await a.getAsset('asset-race'))!;
+    expect(await b.getAsset('asset-race')).toStrictEqual(winner);
+    await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? b : a).putAsset({ id: 'asset-race', owner: `tenant-${i}-late`, createdAt: 99 })));
+    expect(await b.getAsset('asset-race')).toStrictEqual(winner);
+    expect(await client.ttl(`${prefix}asset:asset-race`)).toBeGreaterThan(THIRTY_DAYS - 60);
   });
 });
 

@@ -21,6 +21,8 @@ export function createTestGateway(overrides: Partial<GatewayOptions> & { mountPa
     verifyKey: staticKeys({ [KEY_A]: { id: 'tenant-a' }, [KEY_B]: { id: 'tenant-b' } }),
     resolveUpstream: () => null,
     onUsage: (event) => usage.push(event),
+    // the fake upstreams serve result images from 127.0.0.1; specs of the public-only rule pass false
+    allowPrivateResultUrls: true,
     ...options,
   });
   const app = express();

@@ -1,0 +1,66 @@
+// A byte scan of a JSON body before it is parsed: counts members and array items and measures the
+// nesting, outside strings. JSON.parse of millions of tiny members holds the event loop for seconds
+// and builds an object graph many times the body's size; this scan refuses such a body after
+// reading only as far as the limit, and without allocating. It does not validate: JSON.parse does.
+
+export type JsonScanResult = { ok: true } | { ok: false; reason: 'members' | 'depth' };
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const OPEN_OBJECT = 0x7b;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_OBJECT = 0x7d;
+const CLOSE_ARRAY = 0x5d;
+
+/**
+ * Members and items are counted as commas plus opened containers: each non-empty object or array
+ * holds one more entry than it has commas, and an empty one counts as one.
+ */
+export function scanJsonStructure(bytes: Buffer, start: number, maxMembers: number, maxDepth: number): JsonScanResult {
+  const end = bytes.length;
+  // native searches skip long strings (Data URLs) at memchr speed; escapes fall back to a byte loop
+  let nextBackslash = bytes.indexOf(BACKSLASH, start);
+  if (nextBackslash === -1) nextBackslash = end;
+  let depth = 0;
+  let members = 0;
+  let index = start;
+  while (index < end) {
+    const byte = bytes[index]!;
+    if (byte === QUOTE) {
+      if (nextBackslash < index) {
+        nextBackslash = bytes.indexOf(BACKSLASH, index);
+        if (nextBackslash === -1) nextBackslash = end;
+      }
+      index = stringEnd(bytes, index + 1, nextBackslash);
+      continue;
+    }
+    if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
+      depth += 1;
+      if (depth > maxDepth) return { ok: false, reason: 'depth' };
+      members += 1;
+      if (members > maxMembers) return { ok: false, reason: 'members' };
+    } else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
+      depth -= 1;
+    } else if (byte === COMMA) {
+      members += 1;
+      if (members > maxMembers) return { ok: false, reason: 'members' };
+    }
+    index += 1;
+  }
+  return { ok: true };
+}
+
+/** The index after the closing quote of a string whose content starts at `from` (or the end). */
+function stringEnd(bytes: Buffer, from: number, nextBackslash: number): number {
+  const quote = bytes.indexOf(QUOTE, from);
+  const end = quote === -1 ? bytes.length : quote;
+  // no escape before the next quote: that quote closes the string
+  if (nextBackslash >= end) return end + 1;
+  for (let index = from; index < bytes.length; index += 1) {
+    const byte = bytes[index];
+    if (byte === BACKSLASH) index += 1;
+    else if (byte === QUOTE) return index + 1;
+  }
+  return bytes.length;
+}

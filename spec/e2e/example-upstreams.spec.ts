@@ -1,0 +1,234 @@
+// The example simulates every upstream the gateway speaks (issue 11, item 1): chat and responses
+// (through the official openai SDK, streamed), Ark Seedream native images, Volcengine CreateAsset with
+// its signature checked, and Ark video tasks that go queued -> running -> succeeded and end with a
+// real WebM, delivered to the example's own signed-callback receiver. No vendor key is set for the run.
+import { createHash, createHmac } from 'node:crypto';
+import OpenAI from 'openai';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createExampleApp, type ExampleApp } from '../../examples/server.js';
+import { listen } from '../helpers/gateway-app.js';
+
+const NO_VENDOR_KEYS = { GATEWAY_DEMO_KEY: 'sk-demo-local-only' };
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+const EBML_MAGIC = Buffer.from([0x1a, 0x45, 0xdf, 0xa3]);
+
+async function download(url: string): Promise<{ status: number; type: string; body: Buffer }> {
+  const response = await fetch(url);
+  return { status: response.status, type: response.headers.get('content-type') ?? '', body: Buffer.from(await response.arrayBuffer()) };
+}
+
+/** Polls a task through the gateway until it is terminal; records each status seen, in order. */
+async function followTask(app: ExampleApp['app'], auth: string, id: string): Promise<{ statuses: string[]; task: Record<string, unknown> }> {
+  const statuses: string[] = [];
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const response = await request(app).get(`/api/v3/contents/generations/tasks/${id}`).set('Authorization', auth).expect(200);
+    const status = String(response.body.status);
+    if (statuses.at(-1) !== status) statuses.push(status);
+    if (['succeeded', 'failed', 'expired', 'cancelled'].includes(status)) return { statuses, task: response.body as Record<string, unknown> };
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`task ${id} did not end within 30 s; saw ${statuses.join(' -> ')}`);
+}
+
+describe('the example with no vendor key simulates every upstream', () => {
+  let example: ExampleApp;
+  let server: { url: string; close(): Promise<void> };
+  let auth: string;
+
+  beforeAll(async () => {
+    example = await createExampleApp({ env: NO_VENDOR_KEYS, host: '127.0.0.1' });
+    server = await listen(example.app);
+    auth = `Bearer ${example.demoKey}`;
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await example?.close();
+  });
+
+  it('reports every vendor as simulated, on loopback', () => {
+    for (const info of Object.values(example.upstreams)) {
+      expect(info.simulated).toBe(true);
+      expect(info.baseURL).toMatch(/^http:\/\/127\.0\.0\.1:\d+/);
+    }
+  });
+
+  it('GET /v1/models lists every model of the example, in the OpenAI shape', async () => {
+    const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: example.demoKey });
+    const ids: string[] = [];
+    for await (const model of client.models.list()) ids.push(model.id);
+    expect(ids).toEqual(['x-image-2.0', 'x-image-2.0-pro', 'x-image-max', 'x-image-plus', 'x-image-edit', 'x-seedream', 'x-video', 'x-chat']);
+  });
+
+  it('chat completions work through the official SDK, plain and streamed', async () => {
+    const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: example.demoKey });
+    const plain = await client.chat.completions.create({ model: 'x-chat', messages: [{ role: 'user', content: 'Hello there' }] });
+    expect(plain.choices[0]?.message.content).toContain('You said "Hello there"');
+    const stream = await client.chat.completions.create({ model: 'x-chat', stream: true, messages: [{ role: 'user', content: 'Stream me' }] });
+    let text = '';
+    let chunks = 0;
+    for await (const chunk of stream) {
+      chunks += 1;
+      text += chunk.choices[0]?.delta.content ?? '';
+    }
+    expect(chunks).toBeGreaterThan(3);
+    expect(text).toContain('You said "Stream me"');
+  });
+
+  it('responses work through the official SDK, plain and streamed', async () => {
+    const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: example.demoKey });
+    const plain = await client.responses.create({ model: 'x-chat', input: 'a haiku' });
+    expect(plain.output_text).toContain('You said "a haiku"');
+    const stream = await client.responses.create({ model: 'x-chat', input: 'streamed haiku', stream: true });
+    const types: string[] = [];
+    let text = '';
+    for await (const event of stream) {
+      types.push(event.type);
+      if (event.type === 'response.output_text.delta') text += event.delta;
+    }
+    expect(types[0]).toBe('response.created');
+    expect(types.at(-1)).toBe('response.completed');
+    expect(text).toContain('You said "streamed haiku"');
+  });
+
+  it('Ark Seedream native images answer the §2.7 body with a URL that downloads as a PNG', async () => {
+    const response = await request(example.app)
+      .post('/api/v3/images/generations')
+      .set('Authorization', auth)
+      .send({ model: 'x-seedream', prompt: 'A paper boat', size: '2K', watermark: false })
+      .expect(200);
+    expect(response.body).toEqual({
+      model: 'doubao-seedream-4-0-250828',
+      created: expect.any(Number),
+      data: [{ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/images\/[0-9a-f-]{36}\.png$/), size: '2048x2048' }],
+      usage: { generated_images: 1, output_tokens: 16280, total_tokens: 16280 },
+    });
+    const image = await download(response.body.data[0].url as string);
+    expect(image.type).toBe('image/png');
+    expect(image.body.subarray(0, 8).equals(PNG_SIGNATURE)).toBe(true);
+  });
+
+  it('a Seedream size with DashScope\'s "*" is the upstream\'s 400, normalized', async () => {
+    const response = await request(example.app).post('/api/v3/images/generations').set('Authorization', auth).send({ model: 'x-seedream', prompt: 'x', size: '2048*2048' });
+    expect(response.status).toBe(400);
+    expect(response.body.error).toEqual(expect.objectContaining({ type: 'invalid_request_error', code: 'invalid_request_error', message: expect.stringContaining('size') }));
+  });
+
+  it('CreateAsset goes out AK/SK-signed, and the simulation checks that signature', async () => {
+    const created = await request(example.app)
+      .post('/api/v3/open/CreateAsset')
+      .set('Authorization', auth)
+      .send({ GroupId: 'group-20260320120601-hsw4s', URL: 'https://example.com/cat.png', AssetType: 'Image', Name: 'cat' })
+      .expect(200);
+    expect(created.body).toEqual({
+      ResponseMetadata: { RequestId: expect.any(String), Action: 'CreateAsset', Version: '2024-01-01', Service: 'ark', Region: 'cn-beijing' },
+      Result: { Id: expect.stringMatching(/^asset-\d{14}-[0-9a-f]{5}$/) },
+    });
+
+    // the same call signed with a wrong secret, straight to the simulation: refused as upstream would
+    const origin = example.upstreams.volcengine.baseURL;
+    const body = JSON.stringify({ GroupId: 'g', URL: 'https://example.com/a.png', AssetType: 'Image' });
+    const xDate = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '');
+    const bodyHash = createHash('sha256').update(body).digest('hex');
+    const forged = createHmac('sha256', 'not-the-secret').update(body).digest('hex');
+    const refused = await fetch(`${origin}/?Action=CreateAsset&Version=2024-01-01`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-date': xDate,
+        'x-content-sha256': bodyHash,
+        authorization: `HMAC-SHA256 Credential=AKLTsimulated/${xDate.slice(0, 8)}/cn-beijing/ark/request, SignedHeaders=content-type;host;x-content-sha256;x-date, Signature=${forged}`,
+      },
+      body,
+    });
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { ResponseMetadata: { Error: { Code: string } } }).ResponseMetadata.Error.Code).toBe('SignatureDoesNotMatch');
+  });
+
+  it('a video task moves queued -> running -> succeeded, ends with a playable WebM, and every state is called back signed', async () => {
+    const asset = await request(example.app)
+      .post('/api/v3/open/CreateAsset')
+      .set('Authorization', auth)
+      .send({ GroupId: 'group-1', URL: 'https://example.com/cat.png', AssetType: 'Image' })
+      .expect(200);
+    const base = new URL(server.url);
+    const created = await request(example.app)
+      .post('/api/v3/contents/generations/tasks')
+      .set('Authorization', auth)
+      .send({
+        model: 'x-video',
+        content: [
+          { type: 'text', text: 'A cat on a skateboard' },
+          { type: 'image_url', image_url: { url: `asset://${asset.body.Result.Id as string}` }, role: 'reference_image' },
+        ],
+        callback_url: `http://127.0.0.1:${base.port}/hooks/video`,
+      })
+      .expect(200);
+    expect(created.body).toEqual({ id: expect.stringMatching(/^task_/) });
+
+    const { statuses, task } = await followTask(example.app, auth, created.body.id as string);
+    expect(statuses.at(-1)).toBe('succeeded');
+    // the simulation's clock: every state is seen in order, never backwards
+    expect(['queued', 'running', 'succeeded'].filter((status) => statuses.includes(status))).toEqual(statuses);
+    expect(task).toEqual(expect.objectContaining({ id: created.body.id, model: 'x-video', status: 'succeeded', content: { video_url: expect.stringMatching(/\.webm$/) } }));
+    const video = await download((task.content as { video_url: string }).video_url);
+    expect(video.type).toBe('video/webm');
+    expect(video.body.subarray(0, 4).equals(EBML_MAGIC)).toBe(true);
+
+    // the example's receiver verified the Standard Webhooks signature of each delivery
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline && !example.callbacks.deliveries.some((delivery) => delivery.taskId === created.body.id && delivery.status === 'succeeded')) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const mine = example.callbacks.deliveries.filter((delivery) => delivery.taskId === created.body.id);
+    expect(mine.map((delivery) => delivery.status)).toContain('succeeded');
+    expect(mine.every((delivery) => delivery.webhookId.startsWith('evt_'))).toBe(true);
+  });
+
+  it('an asset the simulated library never created is the upstream\'s 400, normalized', async () => {
+    const response = await request(example.app)
+      .post('/api/v3/contents/generations/tasks')
+      .set('Authorization', auth)
+      .send({ model: 'x-video', content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: 'asset://asset-20260101000000-zzzzz' } }] });
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe('invalid_request_error');
+  });
+
+  it('the callback receiver refuses a delivery whose signature does not verify', async () => {
+    const before = example.callbacks.deliveries.length;
+    const response = await request(example.app)
+      .post('/hooks/video')
+      .set('webhook-id', 'evt_forged')
+      .set('webhook-timestamp', String(Math.floor(Date.now() / 1000)))
+      .set('webhook-signature', 'v1,Zm9yZ2Vk')
+      .set('content-type', 'application/json')
+      .send('{"id":"task_x","status":"succeeded"}');
+    expect(response.status).toBe(400);
+    expect(example.callbacks.deliveries).toHaveLength(before);
+  });
+
+  it('a model the example does not route is 404 model_not_found on every route', async () => {
+    const chat = await request(example.app).post('/v1/chat/completions').set('Authorization', auth).send({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] });
+    expect(chat.status).toBe(404);
+    expect(chat.body.error.code).toBe('model_not_found');
+  });
+});
+
+describe('the example on a non-loopback HOST', () => {
+  it('turns local callbacks off, so the gateway is no way into the private network', async () => {
+    const example = await createExampleApp({ env: NO_VENDOR_KEYS, host: '0.0.0.0' });
+    try {
+      expect(example.localCallbacks).toBe(false);
+      const response = await request(example.app)
+        .post('/api/v3/contents/generations/tasks')
+        .set('Authorization', `Bearer ${example.demoKey}`)
+        .send({ model: 'x-video', content: [{ type: 'text', text: 'x' }], callback_url: 'http://127.0.0.1:9/hooks/video' });
+      expect(response.status).toBe(400);
+      expect(response.body.error.param).toBe('callback_url');
+    } finally {
+      await example.close();
+    }
+  });
+});

@@ -1,0 +1,161 @@
+// GET /v1/models (issue 11, item 4): the OpenAI list shape, authenticated like every route, from the
+// `listModels(caller)` hook or by default from the image families the resolver accepts; and unserved
+// paths under /v1 and /api/v3 answering the JSON error object (404 not_found), unless `fallthrough`.
+import OpenAI from 'openai';
+import request from 'supertest';
+import { describe, expect, it } from 'vitest';
+import { GatewayConfigError, createGatewayRouter, staticKeys, type ResolveUpstreamInput } from '../../lib/index.js';
+import { toModelObjects } from '../../lib/routes/list-models.js';
+import { KEY_A, KEY_B, createTestGateway, listen } from '../helpers/gateway-app.js';
+
+const upstream = { provider: 'dashscope' as const, baseURL: 'http://127.0.0.1:9/api/v1', apiKey: 'k' };
+
+describe('GET /v1/models', () => {
+  it('lists, by default, the image-family names the resolver accepts for this caller', async () => {
+    const asked: ResolveUpstreamInput[] = [];
+    const gw = createTestGateway({
+      resolveUpstream: (input) => {
+        asked.push(input);
+        // tenant-a may not use x-image-max; tenant-b may use nothing but x-image-2.0
+        if (input.caller.id === 'tenant-a') return input.model === 'x-image-max' ? null : upstream;
+        return input.model === 'x-image-2.0' ? upstream : null;
+      },
+    });
+    const a = await request(gw.app).get('/v1/models').set('Authorization', `Bearer ${KEY_A}`);
+    const b = await request(gw.app).get('/v1/models').set('Authorization', `Bearer ${KEY_B}`);
+    await gw.close();
+    const model = (id: string) => ({ id, object: 'model', created: 0, owned_by: 'gateway' });
+    expect(a.status).toBe(200);
+    expect(a.body).toEqual({ object: 'list', data: [model('x-image-2.0'), model('x-image-plus'), model('x-image-edit')] });
+    expect(b.body).toEqual({ object: 'list', data: [model('x-image-2.0')] });
+    expect(asked.every((input) => input.route === 'images.generations')).toBe(true);
+  });
+
+  it('answers what listModels(caller) returns, and the official SDK reads it', async () => {
+    const gw = createTestGateway({
+      resolveUpstream: () => upstream,
+      listModels: (caller) => (caller.id === 'tenant-a' ? ['x-image-2.0', { id: 'x-video', owned_by: 'ark', created: 1700000000 }, 'x-image-2.0', ''] : []),
+    });
+    const server = await listen(gw.app);
+    try {
+      const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: KEY_A });
+      const models = [];
+      for await (const model of client.models.list()) models.push(model);
+      expect(models).toEqual([
+        { id: 'x-image-2.0', object: 'model', created: 0, owned_by: 'gateway' },
+        { id: 'x-video', object: 'model', created: 1700000000, owned_by: 'ark' },
+      ]);
+      const other = await request(gw.app).get('/v1/models').set('Authorization', `Bearer ${KEY_B}`);
+      expect(other.body).toEqual({ object: 'list', data: [] });
+    } finally {
+      await server.close();
+      await gw.close();
+    }
+  });
+
+  it('is authenticated like every route: no key is a 401 and the hook is not called', async () => {
+    let calls = 0;
+    const gw = createTestGateway({ resolveUpstream: () => upstream, listModels: () => (calls += 1, ['x']) });
+    const response = await request(gw.app).get('/v1/models');
+    await gw.close();
+    expect(response.status).toBe(401);
+    expect(response.body).toEqual({ error: { message: expect.stringContaining('Missing API key'), type: 'authentication_error', code: 'invalid_api_key' } });
+    expect(calls).toBe(0);
+  });
+
+  it('a listModels that throws is a 500 error object, details only in the log', async () => {
+    const logged: string[] = [];
+    const gw = createTestGateway({
+      resolveUpstream: () => upstream,
+      listModels: () => {
+        throw new Error('catalogue database down');
+      },
+      logger: { error: (message: string) => logged.push(message) },
+    });
+    const response = await request(gw.app).get('/v1/models').set('Authorization', `Bearer ${KEY_A}`);
+    await gw.close();
+    expect(response.status).toBe(500);
+    expect(response.body).toEqual({ error: { message: 'Internal gateway error.', type: 'server_error', code: 'internal_error' } });
+    expect(logged).toContain('listModels threw; answering 500');
+  });
+
+  it('a resolver that throws for one name leaves that name out of the default list', async () => {
+    const gw = createTestGateway({
+      resolveUpstream: ({ model }) => {
+        if (model === 'x-image-plus') throw new Error('boom');
+        return upstream;
+      },
+    });
+    const response = await request(gw.app).get('/v1/models').set('Authorization', `Bearer ${KEY_A}`);
+    await gw.close();
+    expect(response.body.data.map((model: { id: string }) => model.id)).toEqual(['x-image-2.0', 'x-image-max', 'x-image-edit']);
+  });
+});
+
+describe('toModelObjects', () => {
+  it.each([
+    ['plain names', ['a', 'b'], [{ id: 'a', object: 'model', created: 0, owned_by: 'gateway' }, { id: 'b', object: 'model', created: 0, owned_by: 'gateway' }]],
+    ['objects keep owned_by and created', [{ id: 'v', owned_by: 'ark', created: 5 }], [{ id: 'v', object: 'model', created: 5, owned_by: 'ark' }]],
+    ['duplicates and blanks dropped', ['a', '', 'a', { id: '' }], [{ id: 'a', object: 'model', created: 0, owned_by: 'gateway' }]],
+    ['bad created and owner fall back', [{ id: 'x', created: 1.5, owned_by: '' }], [{ id: 'x', object: 'model', created: 0, owned_by: 'gateway' }]],
+    ['not a list', null, []],
+  ])('%s', (_name, input, expected) => {
+    expect(toModelObjects(input as Parameters<typeof toModelObjects>[0])).toEqual(expected);
+  });
+});
+
+describe('unserved paths under the gateway prefixes', () => {
+  it.each([
+    ['GET', '/v1/unknown'],
+    ['POST', '/v1/unknown'],
+    ['GET', '/v1/images/generations'],
+    ['DELETE', '/v1/models'],
+    ['GET', '/api/v3/unknown'],
+    ['PUT', '/api/v3/contents/generations/tasks'],
+    ['GET', '/v1'],
+  ])('%s %s is the JSON error object, 404 not_found', async (method, path) => {
+    const gw = createTestGateway({ resolveUpstream: () => upstream });
+    const agent = request(gw.app)[method.toLowerCase() as 'get' | 'post' | 'put' | 'delete'](path);
+    const response = await agent;
+    await gw.close();
+    expect(response.status).toBe(404);
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    expect(response.body).toEqual({ error: { message: `No route ${method} ${path}. See the gateway's endpoints (spec §4) and GET /v1/models.`, type: 'invalid_request_error', code: 'not_found' } });
+  });
+
+  it('names the path as the client sent it under a mount prefix, and leaves paths outside the prefixes to the host', async () => {
+    const gw = createTestGateway({ mountPath: '/ai', resolveUpstream: () => upstream });
+    const unknown = await request(gw.app).get('/ai/v1/unknown?x=1');
+    const host = await request(gw.app).get('/host/ping');
+    const outside = await request(gw.app).get('/ai/other');
+    await gw.close();
+    expect(unknown.body.error.message).toContain('No route GET /ai/v1/unknown.');
+    expect(host.body).toEqual({ host: 'pong' });
+    // not under /v1 or /api/v3: Express's own 404, the host's business
+    expect(outside.status).toBe(404);
+    expect(outside.headers['content-type']).toMatch(/^text\/html/);
+  });
+
+  it('with fallthrough: true, they reach the host routes mounted after the gateway', async () => {
+    const gw = createTestGateway({ resolveUpstream: () => upstream, fallthrough: true });
+    gw.app.get('/v1/status', (_req, res) => {
+      res.json({ host: 'status' });
+    });
+    const status = await request(gw.app).get('/v1/status');
+    const models = await request(gw.app).get('/v1/models').set('Authorization', `Bearer ${KEY_A}`);
+    await gw.close();
+    expect(status.body).toEqual({ host: 'status' });
+    // the gateway's own routes are served either way
+    expect(models.body.object).toBe('list');
+  });
+
+  it.each([
+    ['listModels', { listModels: ['x-image-2.0'] }, /listModels must be a function/],
+    ['fallthrough', { fallthrough: 'yes' }, /fallthrough must be a boolean/],
+  ])('a wrong %s fails at creation with the fix', (_name, extra, message) => {
+    const create = () => createGatewayRouter({ verifyKey: staticKeys({ k: 'a' }), resolveUpstream: () => null, ...(extra as object) });
+    expect(create).toThrow(GatewayConfigError);
+    expect(create).toThrow(message);
+    expect(create).toThrow(/Fix: /);
+  });
+});
