@@ -113,6 +113,7 @@ export async function measureInboundBodies(upstreamPort: number, children: Child
   const keys = manyKeysBody(3_500_000);
   results.push(await scenario('one 3.5 M-key JSON body (chat)', upstreamPort, children, async (gateway) => [await post(`${gateway}/v1/chat/completions`, keys)], keys.length));
   const images = dataUrlBody(10 * MiB);
+  results.push(await scenario('one body of 3 x 10 MiB Data URLs (image edit)', upstreamPort, children, async (gateway) => [await post(`${gateway}/v1/images/generations`, images)], images.length));
   results.push(
     await scenario('six bodies of 3 x 10 MiB Data URLs (image edit)', upstreamPort, children, (gateway) => Promise.all(Array.from({ length: 6 }, () => post(`${gateway}/v1/images/generations`, images))), images.length),
   );

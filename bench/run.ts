@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { measureInboundBodies, printInboundFigures } from './inbound-bodies.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const quick = process.argv.includes('--quick');
@@ -212,6 +213,10 @@ async function main(): Promise<void> {
   console.log(`\nstream first byte over direct (20 chunks): gateway ${us(stream.overheadMs)}, bare proxy ${us(stream.bareOverheadMs)}`);
   console.log(`peak RSS growth: 8 x b64_json of an 8 MB image: ${(mem.b64.rssGrowth / 2 ** 20).toFixed(0)} MB = ${mem.b64.multiple.toFixed(2)} x the image bytes`);
   console.log(`peak RSS growth: multipart edit, three 5 MB images: ${(mem.edit.rssGrowth / 2 ** 20).toFixed(0)} MB = ${mem.edit.multiple.toFixed(2)} x the image bytes`);
+  // issue 9: what one hostile or large inbound body costs everyone else (fresh gateway per scenario)
+  const inbound = await measureInboundBodies(upstreamPort, children);
+  results.inbound = inbound;
+  printInboundFigures(inbound);
   console.log(`\nBENCH_RESULT ${JSON.stringify(results)}`);
 }
 

@@ -181,7 +181,10 @@ export interface CallbackOptions {
   allowLocal?: boolean;
   /** Timeout of one delivery attempt, ms. Default 10 s. */
   timeoutMs?: number;
-  /** First retry delay, ms; doubled each retry, with jitter. Default 2 s. */
+  /**
+   * First retry delay, ms; doubled each retry, with jitter. Default 2 s. Used by callback deliveries
+   * and by task polls that could not be made (store, resolver or Ark unavailable).
+   */
   retryBaseMs?: number;
   /** Longest retry delay, ms. Default 5 min. */
   retryMaxMs?: number;
@@ -191,7 +194,11 @@ export interface CallbackOptions {
    * gradually, never below 15 s (spec §8: no needless high-frequency polling).
    */
   pollIntervalsMs?: readonly number[];
-  /** Stop following a task that has not ended after this long, ms. Default 48 h (Ark's default expiry). */
+  /**
+   * Stop following a task that has not ended after this long, ms. Default 48 h (Ark's default expiry).
+   * Also bounds the retries of a poll that keeps failing: about `maxFollowMs / retryMaxMs` attempts
+   * (at least `maxAttempts`), then following ends with an error in the log.
+   */
   maxFollowMs?: number;
   /**
    * More callback hosts to refuse as temporary public proxies (spec §6.3), beside the built-in

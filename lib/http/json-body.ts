@@ -18,7 +18,8 @@ const MAX_DEPTH = 64;
 export function createJsonBody(options: Pick<ResolvedOptions, 'limits' | 'compressedBodies'>): RequestHandler {
   const { limits, compressedBodies } = options;
   return (req, res, next) => {
-    if ((req as { _body?: boolean })._body === true) {
+    // body-parser 1 (Express 4) flags `_body`; body-parser 2 (Express 5) leaves the stream read
+    if ((req as { _body?: boolean })._body === true || (req.readableEnded && req.body !== undefined)) {
       if (nestingExceeds(req.body, MAX_DEPTH)) return next(GatewayError.invalidRequest(`The request body nests deeper than ${MAX_DEPTH} levels`));
       next();
       return;

@@ -2,7 +2,9 @@
 // shared HTTP module), concurrently because result URLs are short-lived, and writes the answer with
 // the images encoded on the way out: base64 slices of the raw bytes, written as the socket takes
 // them. No base64 string or JSON string of the whole answer is ever built, so an image is held
-// about once in memory, not four times (raw, base64, JSON, write buffer).
+// about once in memory, not four times (raw, base64, JSON, write buffer). The upstream names the
+// URLs, so they get the public-address rules (UpstreamHttp.download), and what comes back must be
+// an image by its bytes before it is handed to the caller as one.
 import type { Response } from 'express';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';

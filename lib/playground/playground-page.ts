@@ -349,7 +349,7 @@ export function renderPlaygroundPage(config: PlaygroundPageConfig): string {
       <div class="error" role="alert"></div>
     </form>
     <ol id="video-states" class="states"></ol>
-    <video id="video-player" controls muted loop playsinline hidden></video>
+    <video id="video-player" controls autoplay muted loop playsinline hidden></video>
     <div id="video-meta" class="meta" style="white-space:pre-wrap"></div>
   </section>
 </main>

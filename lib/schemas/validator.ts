@@ -10,7 +10,17 @@ export function createSchemaCompiler(): (schema: object) => Validator {
   // counts code points in a JS loop over the whole string: ~180 ms for three 14 MB Data URLs, with
   // the event loop held. The effect on the two maxLength limits (negative_prompt, safety_identifier):
   // a character outside the BMP (an emoji) counts as two.
+  // ajv lists `unicode` among its deprecated options and warns through its logger on every
+  // instance; the option still works (limitLength reads it), so only that one notice is dropped.
+  const logger = {
+    log: (): void => {},
+    warn: (...args: unknown[]): void => {
+      if (!String(args[0]).includes('option unicode')) console.warn(...args);
+    },
+    error: (...args: unknown[]): void => console.error(...args),
+  };
   const ajv = new Ajv({
+    logger,
     allErrors: false,
     verbose: true,
     strict: true,

@@ -14,7 +14,7 @@ import type { AssetRecord, TaskChanges, TaskRecord, TaskStore } from './task-sto
 /** Ark forgets its tasks too, so a record kept longer would only point at a task that no longer exists. */
 export const DEFAULT_TASK_TTL_SECONDS = 30 * 24 * 60 * 60;
 
-/** The commands redisTaskStore sends, as ioredis's `Redis` (and `Cluster`) declares them. */
+/** The commands redisTaskStore sends, as ioredis's `Redis` declares them (a `new Redis(url)` fits). */
 export interface RedisTaskStoreClient {
   get(key: string): Promise<string | null>;
   set(key: string, value: string, nx: 'NX'): Promise<'OK' | null>;

@@ -578,6 +578,7 @@ describe('usage (onUsage)', () => {
         model: 'x-image-edit',
         provider: 'dashscope',
         images: 2,
+        upstreamImages: 2,
         status: 200,
         latencyMs: expect.any(Number),
         upstreamRequestId: 'req-usage-ds',

@@ -121,6 +121,7 @@ describe('the caller', () => {
         model: 'x-image-2.0',
         provider: 'dashscope',
         images: 2,
+        upstreamImages: 2,
         status: 200,
         latencyMs: expect.any(Number),
         upstreamRequestId: expect.stringMatching(/^ds-req-/),

@@ -217,16 +217,16 @@ describe('every route applies the one URL check (item 6)', () => {
   });
 
   it.each([
-    ['chat.completions', '/v1/chat/completions', chatWith({ type: 'image_url', image_url: { url: 'HTTPS://CDN.Example.COM/a/../b.png' } }), () => llm, (json: any) => json.messages[0].content[1].image_url.url],
-    ['responses', '/v1/responses', { model: 'resp-model', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'HTTPS://CDN.Example.COM/a/../b.png' }] }] }, () => llm, (json: any) => json.input[0].content[0].image_url],
-    ['images.native', '/api/v3/images/generations', { model: 'seedream', prompt: 'x', image: 'HTTPS://CDN.Example.COM/a/../b.png' }, () => llm, (json: any) => json.image],
-    ['images.generations (DashScope)', '/v1/images/generations', { model: 'x-image-edit', input: { messages: [{ role: 'user', content: [{ image: 'HTTPS://CDN.Example.COM/a/../b.png' }, { text: 'x' }] }] } }, () => dashscope, (json: any) => json.input.messages[0].content[0].image],
-    ['CreateAsset', '/api/v3/open/CreateAsset', { GroupId: 'group-1', URL: 'https://CDN.Example.COM/a/../b.png', AssetType: 'Image', Name: 'b' }, () => openapi, (json: any) => json.URL],
-  ] as Array<[string, string, Record<string, unknown>, () => FakeUpstream, (json: any) => unknown]>)('%s forwards the normalized URL', async (_name, route, body, fake, urlOf) => {
+    ['chat.completions', '/v1/chat/completions', chatWith({ type: 'image_url', image_url: { url: 'HTTPS://CDN.Example.COM/a/../b.png' } }), () => llm, 'messages.0.content.1.image_url.url'],
+    ['responses', '/v1/responses', { model: 'resp-model', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'HTTPS://CDN.Example.COM/a/../b.png' }] }] }, () => llm, 'input.0.content.0.image_url'],
+    ['images.native', '/api/v3/images/generations', { model: 'seedream', prompt: 'x', image: 'HTTPS://CDN.Example.COM/a/../b.png' }, () => llm, 'image'],
+    ['images.generations (DashScope)', '/v1/images/generations', { model: 'x-image-edit', input: { messages: [{ role: 'user', content: [{ image: 'HTTPS://CDN.Example.COM/a/../b.png' }, { text: 'x' }] }] } }, () => dashscope, 'input.messages.0.content.0.image'],
+    ['CreateAsset', '/api/v3/open/CreateAsset', { GroupId: 'group-1', URL: 'https://CDN.Example.COM/a/../b.png', AssetType: 'Image', Name: 'b' }, () => openapi, 'URL'],
+  ] as Array<[string, string, Record<string, unknown>, () => FakeUpstream, string]>)('%s forwards the normalized URL', async (_name, route, body, fake, field) => {
     const before = fake().requests.length;
     await request(strict.app).post(route).set('Authorization', `Bearer ${KEY_A}`).send(body);
     const sent = fake().requests.slice(before).filter((entry) => entry.method === 'POST');
     expect(sent).toHaveLength(1);
-    expect(urlOf(sent[0]!.json)).toBe('https://cdn.example.com/b.png');
+    expect(field.split('.').reduce<unknown>((value, key) => (value as Record<string, unknown> | undefined)?.[key], sent[0]!.json)).toBe('https://cdn.example.com/b.png');
   });
 });

@@ -118,6 +118,8 @@ describe.runIf(Boolean(REDIS_URL))('video task durability on Redis (bullmqSchedu
     // then fails the same way): the outage is longer than the client's own retries
     const client = new Redis(server.url, { maxRetriesPerRequest: 1 });
     const { gateway } = gatewayOn(server.url, { client });
+    // runs before the gateway closes: a test that fails mid-outage must not leave close() waiting on Redis
+    cleanup.push(() => server.start());
     ark.scripts.push(['running', 'succeeded']);
     const id = await create(gateway);
     await until(() => delivered().includes('running'), 'the running state');

@@ -501,7 +501,7 @@ describe('7. result images for b64_json that cannot be downloaded', () => {
       expect(res.status).toBe(504);
       expect(res.json).toEqual({
         error: {
-          message: expect.stringMatching(new RegExp(`^The image was generated but could not be downloaded for b64_json: The dashscope upstream did not answer within ${DOWNLOAD_TIMEOUT_MS} ms\\..* Ask for response_format 'url' instead\\.$`)),
+          message: expect.stringMatching(new RegExp(`^The image was generated but could not be downloaded for b64_json: the result host did not answer within ${DOWNLOAD_TIMEOUT_MS} ms \\(the gateway's limits\\.downloadTimeoutMs\\)\\. Ask for response_format 'url' instead\\.$`)),
           type: 'upstream_error',
           code: 'image_download_failed',
         },
@@ -623,14 +623,15 @@ describe('9. no leaked sockets or timers', () => {
 
 describe('10. load: 200 concurrent requests to a slow upstream', () => {
   let slow: FakeUpstream;
+  /** Answerable requests that reached the upstream (a silent one may time out before it gets there on a busy machine). */
   let arrivals = 0;
   let rssBefore = 0;
   beforeAll(async () => {
     // which requests go unanswered is decided by their content (the model), never by arrival order
     // or timing: a busy machine changes when requests arrive, not which ones are silent
     slow = await startFakeUpstream(async (request, res) => {
-      arrivals += 1;
       if (/-silent"/.test(request.body.toString('utf8'))) return stall();
+      arrivals += 1;
       await sleep(300);
       if (request.path === DASHSCOPE_PATH) sendJson(res, 200, dashscopeSuccess(['https://results.example/load.png'], 'ds-load'));
       else sendJson(res, 200, chatCompletion('upstream-chat', 'Hello there'));
@@ -644,14 +645,17 @@ describe('10. load: 200 concurrent requests to a slow upstream', () => {
 
   /** 200 requests at once, alternating image and chat, every `silentEvery`-th one (0: none) to a model the upstream never answers. */
   async function burst(silentEvery: number): Promise<{ answers: Array<{ route: FaultRoute; silent: boolean; res: RawAnswer }>; ms: number }> {
+    // fresh connections per burst: a keep-alive socket left idle by the previous burst may be closed
+    // by the server (keepAliveTimeout) just as it is reused, an ECONNRESET that says nothing of the gateway
+    const burstAgent = new http.Agent({ keepAlive: true, maxSockets: 256 });
     const started = performance.now();
     const answers = await Promise.all(
       Array.from({ length: 200 }, async (_, index) => {
         const silent = silentEvery > 0 && index % silentEvery === silentEvery - 1;
         const route = index % 2 === 0 ? (silent ? SILENT_IMAGE : IMAGE) : silent ? SILENT_CHAT : CHAT;
-        return { route, silent, res: await post(route.path, route.body(), 10_000) };
+        return { route, silent, res: await postJson(`${server.url}${route.path}`, route.body(), { key: KEY_A, agent: burstAgent, deadlineMs: 10_000 }) };
       }),
-    );
+    ).finally(() => burstAgent.destroy());
     return { answers, ms: performance.now() - started };
   }
 
@@ -680,7 +684,7 @@ describe('10. load: 200 concurrent requests to a slow upstream', () => {
     const { answers, ms } = await burst(4);
     const rssGrowth = process.memoryUsage().rss - rssBefore;
     console.info(`[faults] load, 1 in 4 silent: 200 requests in ${ms.toFixed(0)} ms; RSS growth over both bursts ${(rssGrowth / MiB).toFixed(1)} MiB`);
-    expect(arrivals).toBe(200);
+    expect(arrivals).toBe(150);
     const answered = answers.filter((answer) => !answer.silent);
     const silent = answers.filter((answer) => answer.silent);
     expect([answered.length, silent.length]).toEqual([150, 50]);

@@ -13,7 +13,7 @@ export interface RedisServerProcess {
   url: string;
   /** Stops the server (SIGTERM) and waits for it to exit. */
   stop(): Promise<void>;
-  /** Starts it again on the same port with the same data. */
+  /** Starts it again on the same port with the same data; does nothing while it runs. */
   start(): Promise<void>;
   /** Stops it and removes its data. */
   close(): Promise<void>;
@@ -33,6 +33,7 @@ export async function startRedisServerProcess(): Promise<RedisServerProcess> {
   let child: ChildProcess | undefined;
 
   const start = async (): Promise<void> => {
+    if (child) return;
     const started = spawn(
       'redis-server',
       ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'],

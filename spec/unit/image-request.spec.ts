@@ -220,7 +220,7 @@ describe('readImageGenerationRequest: refused', () => {
       name: 'URL with credentials',
       body: { model: 'x-image-edit', input: user([{ image: 'https://user:pw@cdn.example.com/a.png' }, { text: 'a' }]) },
       status: 400,
-      expected: invalid(`${IMG0} must not carry credentials: the image URL must be publicly reachable without login`, IMG0),
+      expected: invalid(`${IMG0} must not carry credentials (user:password@): the URL must be publicly reachable without login`, IMG0),
     },
     ...['http://127.0.0.1/a.png', 'http://2130706433/a.png', 'http://[::1]/a.png', 'http://169.254.169.254/latest/meta-data', 'http://intranet/a.png'].map((url) => ({
       name: `${url} says publicly reachable`,
