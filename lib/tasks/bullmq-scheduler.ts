@@ -1,6 +1,7 @@
 // Polls and callback deliveries as BullMQ jobs in Redis, shared by every gateway instance on that
 // Redis: delayed jobs for the polling schedule, attempts with jittered exponential backoff for
-// deliveries, and BullMQ's stalled-job check to hand the job of a dead worker to another instance.
+// deliveries and for polls that fail (a Redis or resolver outage delays following, never ends it),
+// and BullMQ's stalled-job check to hand the job of a dead worker to another instance.
 // Job ids come from the task state (poll keys, event ids), so a job added twice is queued once.
 import type { ConnectionOptions, Job, JobsOptions, Queue, Worker } from 'bullmq';
 import { GatewayConfigError } from '../errors/config-error.js';
