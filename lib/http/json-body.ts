@@ -3,12 +3,13 @@
 // body of millions of members is refused in milliseconds instead of blocking every tenant), then
 // decoded once; the Buffer and the text are dropped as soon as the value exists. When the host
 // already parsed the body (express.json() in front), that body is used as is.
+import { randomBytes } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ResolvedOptions } from '../options.js';
 import { startBodyDeadline } from './body-deadline.js';
 import { contentCodingOf } from './content-coding.js';
-import { scanJsonStructure } from './json-scan.js';
+import { type LongString, scanJsonStructure } from './json-scan.js';
 import { readBody } from './read-body.js';
 
 const JSON_TYPES = ['application/json', '+json'];
@@ -67,16 +68,75 @@ function parseJson(bytes: Buffer, maxMembers: number): unknown {
   // a UTF-8 byte order mark is not JSON, but some clients send one
   const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
   if (bytes.length === start) throw GatewayError.invalidRequest('The request body is empty: send a JSON object with Content-Type: application/json');
-  const scan = scanJsonStructure(bytes, start, maxMembers, MAX_DEPTH);
+  const scan = scanJsonStructure(bytes, start, maxMembers, MAX_DEPTH, LONG_STRING_BYTES);
   if (!scan.ok && scan.reason === 'members') {
     throw GatewayError.tooLarge(`The request body has more than ${maxMembers} JSON members and array items, the limit`);
   }
   if (!scan.ok) throw GatewayError.invalidRequest(`The request body nests deeper than ${MAX_DEPTH} levels`);
+  const long = scan.longStrings ?? [];
+  if (long.length === 0) {
+    try {
+      return JSON.parse(bytes.toString('utf8', start));
+    } catch {
+      throw GatewayError.invalidRequest('The request body is not valid JSON');
+    }
+  }
+  return parseWithLongStrings(bytes, start, long);
+}
+
+/** Strings values this long (Data URLs) are decoded straight from the body's bytes. */
+const LONG_STRING_BYTES = 64 * 1024;
+// a raw control character is not allowed inside a JSON string (RFC 8259 §7)
+const CONTROL_CHARACTER = /[\u0000-\u001f]/;
+
+/**
+ * JSON.parse of the whole text would hold the Buffer, the text and the parsed copies of every
+ * Data URL at once (3x the body). Instead the long escape-free string values are cut out of the text
+ * (a placeholder with a per-request nonce stands in, which no caller can forge), the small rest is
+ * parsed, and each long value is decoded once from the Buffer into its place: the Buffer plus the
+ * strings, 2x the body at the peak, and the Buffer is dropped as soon as this returns.
+ */
+function parseWithLongStrings(bytes: Buffer, start: number, long: readonly LongString[]): unknown {
+  const marker = `\\u0000long-string:${randomBytes(12).toString('base64url')}:`;
+  const parts: string[] = [];
+  let at = start;
+  long.forEach((span, index) => {
+    parts.push(bytes.toString('utf8', at, span.from), `${marker}${index}`);
+    at = span.to;
+  });
+  parts.push(bytes.toString('utf8', at));
+  let skeleton: unknown;
   try {
-    return JSON.parse(bytes.toString('utf8', start));
+    skeleton = JSON.parse(parts.join(''));
   } catch {
     throw GatewayError.invalidRequest('The request body is not valid JSON');
   }
+  // the placeholder as JSON.parse returns it: the escape in the text becomes a real NUL
+  const parsedMarker = `\0${marker.slice('\\u0000'.length)}`;
+  const valueOf = (placeholder: string): string | undefined => {
+    if (!placeholder.startsWith(parsedMarker)) return undefined;
+    const span = long[Number(placeholder.slice(parsedMarker.length))];
+    if (!span) return undefined;
+    const text = bytes.toString('utf8', span.from, span.to);
+    if (CONTROL_CHARACTER.test(text)) throw GatewayError.invalidRequest('The request body is not valid JSON (a control character inside a string)');
+    return text;
+  };
+  if (typeof skeleton === 'string') return valueOf(skeleton) ?? skeleton;
+  // iterative: the depth was bounded by the scan, but a stack is cheaper than recursion anyway
+  const stack: unknown[] = [skeleton];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    const record = node as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      const value = record[key];
+      if (typeof value === 'string') {
+        const restored = valueOf(value);
+        if (restored !== undefined) record[key] = restored;
+      } else if (typeof value === 'object' && value !== null) stack.push(value);
+    }
+  }
+  return skeleton;
 }
 
 /** For bodies the host parsed: iterative, so the check itself cannot overflow. */

@@ -3,7 +3,16 @@
 // and builds an object graph many times the body's size; this scan refuses such a body after
 // reading only as far as the limit, and without allocating. It does not validate: JSON.parse does.
 
-export type JsonScanResult = { ok: true } | { ok: false; reason: 'members' | 'depth' };
+export type JsonScanResult = { ok: true; longStrings?: LongString[] } | { ok: false; reason: 'members' | 'depth' };
+
+/** The content of one long string value with no escapes: bytes [from, to) between its quotes. */
+export interface LongString {
+  from: number;
+  to: number;
+}
+
+const WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+const COLON = 0x3a;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -17,8 +26,11 @@ const CLOSE_ARRAY = 0x5d;
  * Members and items are counted as commas plus opened containers: each non-empty object or array
  * holds one more entry than it has commas, and an empty one counts as one.
  */
-export function scanJsonStructure(bytes: Buffer, start: number, maxMembers: number, maxDepth: number): JsonScanResult {
+export function scanJsonStructure(bytes: Buffer, start: number, maxMembers: number, maxDepth: number, longStringBytes?: number): JsonScanResult {
   const end = bytes.length;
+  // with `longStringBytes`, string VALUES at least that long and free of escapes are listed, so the
+  // parser can leave them out of the text it hands JSON.parse (json-body.ts: memory stays ~2x the body)
+  const longStrings: LongString[] | undefined = longStringBytes === undefined ? undefined : [];
   // native searches skip long strings (Data URLs) at memchr speed; escapes fall back to a byte loop
   let nextBackslash = bytes.indexOf(BACKSLASH, start);
   if (nextBackslash === -1) nextBackslash = end;
@@ -32,7 +44,13 @@ export function scanJsonStructure(bytes: Buffer, start: number, maxMembers: numb
         nextBackslash = bytes.indexOf(BACKSLASH, index);
         if (nextBackslash === -1) nextBackslash = end;
       }
-      index = stringEnd(bytes, index + 1, nextBackslash);
+      const from = index + 1;
+      const quote = bytes.indexOf(QUOTE, from);
+      // no escape before the next quote: that quote closes the string
+      if (quote !== -1 && nextBackslash > quote) {
+        index = quote + 1;
+        if (longStrings && quote - from >= longStringBytes! && !isKey(bytes, index)) longStrings.push({ from, to: quote });
+      } else index = escapedStringEnd(bytes, from);
       continue;
     }
     if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
@@ -48,15 +66,18 @@ export function scanJsonStructure(bytes: Buffer, start: number, maxMembers: numb
     }
     index += 1;
   }
-  return { ok: true };
+  return longStrings ? { ok: true, longStrings } : { ok: true };
 }
 
-/** The index after the closing quote of a string whose content starts at `from` (or the end). */
-function stringEnd(bytes: Buffer, from: number, nextBackslash: number): number {
-  const quote = bytes.indexOf(QUOTE, from);
-  const end = quote === -1 ? bytes.length : quote;
-  // no escape before the next quote: that quote closes the string
-  if (nextBackslash >= end) return end + 1;
+/** True when the string that closed just before `index` is an object key (a ':' follows). */
+function isKey(bytes: Buffer, index: number): boolean {
+  let next = index;
+  while (next < bytes.length && WHITESPACE.has(bytes[next]!)) next += 1;
+  return bytes[next] === COLON;
+}
+
+/** The index after the closing quote of a string with escapes whose content starts at `from` (or the end). */
+function escapedStringEnd(bytes: Buffer, from: number): number {
   for (let index = from; index < bytes.length; index += 1) {
     const byte = bytes[index];
     if (byte === BACKSLASH) index += 1;

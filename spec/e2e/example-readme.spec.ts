@@ -14,8 +14,8 @@ import { listen } from '../helpers/gateway-app.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** The ```sh blocks of a Markdown text that call curl, in order. */
-export function curlBlocks(markdown: string): string[] {
+/** The ```sh blocks of a Markdown text that call curl (also `x=$(curl …)`), in order. */
+function curlBlocks(markdown: string): string[] {
   const blocks = [...markdown.matchAll(/^```sh\n([\s\S]*?)^```/gm)].map((match) => match[1]!);
   return blocks.filter((block) => /^\s*(?:\w+=\$\()?curl /m.test(block));
 }
@@ -30,18 +30,6 @@ function runBash(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
-
-describe('curlBlocks', () => {
-  it.each([
-    ['a plain curl block', '```sh\ncurl -s localhost:3000/v1/models\n```\n', 1],
-    ['an assignment from curl', '```sh\nid=$(curl -s x | sed s/a/b/)\n```\n', 1],
-    ['npm commands only', '```sh\nnpm install && npm start\n```\n', 0],
-    ['a ts block with curl in a comment', '```ts\n// curl -s x\n```\n', 0],
-    ['two blocks', '```sh\ncurl a\n```\ntext\n```sh\ncurl b\n```\n', 2],
-  ])('%s', (_name, markdown, count) => {
-    expect(curlBlocks(markdown)).toHaveLength(count);
-  });
-});
 
 describe('README.md curl commands against the example', () => {
   let example: ExampleApp;

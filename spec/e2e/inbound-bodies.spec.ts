@@ -156,6 +156,29 @@ describe('large Data URLs are sent upstream intact (streamed encoding)', () => {
     const content = (sent.json as { input: { messages: Array<{ content: Array<{ image?: string }> }> } }).input.messages[0]!.content;
     expect(content.slice(0, 3).map((item) => item.image === url)).toEqual([true, true, true]);
   });
+
+  it('long strings decoded from the body keep their place, their neighbours and JSON rules', async () => {
+    // the parser cuts long escape-free values out of the text it parses (json-body.ts): a long
+    // value next to a short one, in an array and under a vendor field must all come back in place
+    const url = `data:image/png;base64,${Buffer.concat([TINY_PNG, Buffer.alloc(200 * 1024, 5)]).toString('base64')}`;
+    const vendor = 'v'.repeat(100 * 1024);
+    const body = JSON.stringify({ model: 'x-image-edit', input: { messages: [{ role: 'user', content: [{ image: url }, { text: 'keep "quoted" \\ text' }] }] }, parameters: { vendor_blob: vendor, list: [vendor, 'short'] } });
+    const res = await post(gatewayWith(), body);
+    expect(res.status, res.text).toBe(200);
+    const sent = dashscope.apiRequests().at(-1)!.json as { input: { messages: Array<{ content: unknown[] }> }; parameters: Record<string, unknown> };
+    expect(sent.input.messages[0]!.content).toEqual([{ image: url }, { text: 'keep "quoted" \\ text' }]);
+    expect(sent.parameters).toEqual({ vendor_blob: vendor, list: [vendor, 'short'] });
+  });
+
+  it('a raw control character inside a long string is invalid JSON (400), as inside a short one', async () => {
+    const before = dashscope.apiRequests().length;
+    const long = `${'a'.repeat(70 * 1024)}\u0001${'b'.repeat(10)}`;
+    const body = `{"model":"x-image-2.0","prompt":"${long}"}`;
+    const res = await post(gatewayWith(), body);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: { message: 'The request body is not valid JSON (a control character inside a string)', type: 'invalid_request_error', code: 'invalid_request_error' } });
+    expect(dashscope.apiRequests().length).toBe(before);
+  });
 });
 
 describe('limits.bodyReadTimeoutMs: a body that stops arriving', () => {

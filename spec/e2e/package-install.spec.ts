@@ -35,7 +35,7 @@ server.on('listening', async () => {
   app.use('/playground', createPlayground());
   const page = await fetch('http://127.0.0.1:' + port + '/playground/');
   const html = await page.text();
-  console.log(JSON.stringify({ models: await response.json(), unknown: unknown.status, playground: page.status, title: /<title>([^<]*)<\/title>/.exec(html)?.[1] }));
+  console.log(JSON.stringify({ models: await response.json(), unknown: unknown.status, playground: page.status, title: /<title>([^<]*)<\\/title>/.exec(html)?.[1] }));
   server.close();
   await gateway.close();
 });

@@ -24,6 +24,16 @@ describe('scanJsonStructure', () => {
     expect(scan(text, maxMembers, maxDepth)).toEqual(expected);
   });
 
+  it.each<{ name: string; text: string; expected: Array<[number, number]> }>([
+    { name: 'a long value is listed by the bytes between its quotes', text: '{"a":"xxxxxxxx"}', expected: [[6, 14]] },
+    { name: 'a long key is not', text: '{"xxxxxxxx" : 1}', expected: [] },
+    { name: 'a long value with an escape is not', text: '{"a":"xxxx\\nxxx"}', expected: [] },
+    { name: 'short values are not', text: '{"a":"xx","b":["xxxxxxxx"]}', expected: [[16, 24]] },
+  ])('long strings ($name)', ({ text, expected }) => {
+    const result = scanJsonStructure(Buffer.from(text), 0, 100, 64, 8);
+    expect(result.ok && result.longStrings?.map((span) => [span.from, span.to])).toEqual(expected);
+  });
+
   it('starts at the given offset (after a byte order mark)', () => {
     const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('[1,2]')]);
     expect(scanJsonStructure(bytes, 3, 2, 64)).toEqual({ ok: true });
