@@ -17,6 +17,8 @@ export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHan
       res.end();
       return;
     }
+    // 429 and 503 say when to come back (the OpenAI SDKs wait that long before their retry)
+    if (gatewayError.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(gatewayError.retryAfterSeconds));
     sendJson(res, gatewayError.status, gatewayError.toJSON());
   };
 }

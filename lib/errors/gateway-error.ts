@@ -21,6 +21,8 @@ export interface GatewayErrorInit {
    */
   notStarted?: boolean;
   upstreamRequestId?: string;
+  /** Seconds the client should wait before retrying: sent as `Retry-After` (429, 503). */
+  retryAfterSeconds?: number;
 }
 
 /** What an adapter learned from a failed upstream answer, before the status mapping. */
@@ -43,6 +45,7 @@ export class GatewayError extends Error {
   readonly retryable: boolean;
   readonly notStarted: boolean;
   readonly upstreamRequestId?: string;
+  readonly retryAfterSeconds?: number;
 
   constructor(init: GatewayErrorInit) {
     super(init.message);
@@ -54,6 +57,7 @@ export class GatewayError extends Error {
     this.retryable = init.retryable ?? false;
     this.notStarted = init.notStarted ?? false;
     this.upstreamRequestId = init.upstreamRequestId;
+    this.retryAfterSeconds = init.retryAfterSeconds;
   }
 
   /** The same error with these secrets (the upstream's keys) removed from its message. */
@@ -68,6 +72,7 @@ export class GatewayError extends Error {
       retryable: this.retryable,
       notStarted: this.notStarted,
       upstreamRequestId: this.upstreamRequestId,
+      retryAfterSeconds: this.retryAfterSeconds,
     });
   }
 

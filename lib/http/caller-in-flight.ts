@@ -15,12 +15,12 @@ export function limitCallerInFlight(limit: number, limiter: InFlightLimiter = cr
   return (_req, res, next) => {
     const release = limiter.tryAcquire(callerOf(res).id);
     if (!release) {
-      res.setHeader('retry-after', String(RETRY_AFTER_SECONDS));
       next(
         new GatewayError({
           status: 429,
           code: ERROR_CODES.rateLimitExceeded,
           message: `This API key already has ${limiter.limit} requests in flight, the most allowed at once. Retry when one of them has finished.`,
+          retryAfterSeconds: RETRY_AFTER_SECONDS,
         }),
       );
       return;

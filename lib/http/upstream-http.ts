@@ -239,6 +239,8 @@ export class UpstreamHttp {
         code: ERROR_CODES.upstreamBusy,
         message: `The upstream is busy: all ${this.pool.sockets} connections to it are in use and ${waiting} requests are already waiting for one. Retry shortly.`,
         retryable: true,
+        notStarted: true,
+        retryAfterSeconds: 1,
       });
     }
     return agent;

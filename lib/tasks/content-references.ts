@@ -21,23 +21,36 @@ export interface ContentString {
   /** The property name holding it (for an array element, its array's property name). */
   key: string;
   value: string;
+  /** Puts another string in its place (the normalized form of a URL that is forwarded). */
+  replace(value: string): void;
 }
 
 /** Every string inside `value`, depth first in key order. Iterative: deep JSON cannot overflow the stack. */
 export function stringsOf(value: unknown, path: string): ContentString[] {
   const found: ContentString[] = [];
-  const pending: Array<{ value: unknown; path: string; key: string }> = [{ value, path, key: '' }];
+  type Slot = { value: unknown; path: string; key: string; parent?: Record<string | number, unknown>; slot?: string | number };
+  const pending: Slot[] = [{ value, path, key: '' }];
   while (pending.length > 0) {
     const next = pending.pop()!;
     if (typeof next.value === 'string') {
-      found.push({ path: next.path, key: next.key, value: next.value });
+      const { parent, slot } = next;
+      found.push({
+        path: next.path,
+        key: next.key,
+        value: next.value,
+        replace: (replacement) => {
+          if (parent && slot !== undefined) parent[slot] = replacement;
+        },
+      });
     } else if (Array.isArray(next.value)) {
-      for (let i = next.value.length - 1; i >= 0; i -= 1) pending.push({ value: next.value[i], path: `${next.path}[${i}]`, key: next.key });
+      const array = next.value as unknown[];
+      for (let i = array.length - 1; i >= 0; i -= 1) pending.push({ value: array[i], path: `${next.path}[${i}]`, key: next.key, parent: array as unknown as Record<number, unknown>, slot: i });
     } else if (next.value !== null && typeof next.value === 'object') {
-      const entries = Object.entries(next.value);
+      const record = next.value as Record<string, unknown>;
+      const entries = Object.entries(record);
       for (let i = entries.length - 1; i >= 0; i -= 1) {
         const [key, child] = entries[i]!;
-        pending.push({ value: child, path: `${next.path}${propertyPath(key)}`, key });
+        pending.push({ value: child, path: `${next.path}${propertyPath(key)}`, key, parent: record, slot: key });
       }
     }
   }
@@ -69,7 +82,7 @@ export function assetIdOf(reference: string): string | undefined {
  * Strings the upstream may fetch: every `url` field (Ark's media field name), and any other string
  * that is itself a URL with an authority (`scheme://…`) or a Data URL.
  */
-export function isMediaUrlCandidate(entry: ContentString): boolean {
+export function isMediaUrlCandidate(entry: Pick<ContentString, 'key' | 'value'>): boolean {
   return entry.key === 'url' || /^\s*(?:[a-z][a-z0-9+.-]*:\/\/|data:)/i.test(entry.value);
 }
 

@@ -279,7 +279,10 @@ export class TaskService {
       for (const entry of stringsOf(item, `content[${index}]`)) {
         for (const reference of assetReferencesIn(entry.value)) if (!assets.has(reference)) assets.set(reference, entry.path);
         // a string that is a reference is judged as one only, never also as a URL
-        if (!isAssetReference(entry.value) && isMediaUrlCandidate(entry)) await this.checkMediaUrl(entry.value, entry.path, caller);
+        if (isAssetReference(entry.value) || !isMediaUrlCandidate(entry)) continue;
+        // what is forwarded is the normalized URL (public-url.ts), written into the parsed body in place
+        const normalized = await this.checkMediaUrl(entry.value, entry.path, caller);
+        if (normalized !== undefined && normalized !== entry.value) entry.replace(normalized);
       }
     }
     if (assets.size > MAX_ASSET_REFERENCES) throw GatewayError.invalidRequest(`content references more than ${MAX_ASSET_REFERENCES} different assets`, 'content');
@@ -315,11 +318,15 @@ export class TaskService {
     if (!allowed) throw GatewayError.invalidRequest(`${path} references '${reference.slice(0, 100)}', which is not one of your assets`, path);
   }
 
-  private async checkMediaUrl(url: string, path: string, caller: Caller): Promise<void> {
-    if (isAssetReference(url)) return this.checkAssetReference(url, path, caller);
-    if (/^data:/i.test(url)) return;
+  /** The normalized URL to forward, or undefined when the value stays as it is (asset, Data URL). */
+  private async checkMediaUrl(url: string, path: string, caller: Caller): Promise<string | undefined> {
+    if (isAssetReference(url)) {
+      await this.checkAssetReference(url, path, caller);
+      return undefined;
+    }
+    if (/^data:/i.test(url)) return undefined;
     // the one URL check every route shares (public-url.ts)
-    requirePublicUrl(url, path, { allowPrivate: this.options.allowPrivateImageUrls }, {
+    return requirePublicUrl(url, path, { allowPrivate: this.options.allowPrivateImageUrls }, {
       notHttp: () => 'must be an http(s) URL, a Data URL or asset://<id>',
       notPublic: 'names a loopback, private or link-local host; the URL must be publicly reachable',
     });

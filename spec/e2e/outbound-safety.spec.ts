@@ -222,6 +222,7 @@ describe('every route applies the one URL check (item 6)', () => {
     ['images.native', '/api/v3/images/generations', { model: 'seedream', prompt: 'x', image: 'HTTPS://CDN.Example.COM/a/../b.png' }, () => llm, 'image'],
     ['images.generations (DashScope)', '/v1/images/generations', { model: 'x-image-edit', input: { messages: [{ role: 'user', content: [{ image: 'HTTPS://CDN.Example.COM/a/../b.png' }, { text: 'x' }] }] } }, () => dashscope, 'input.messages.0.content.0.image'],
     ['CreateAsset', '/api/v3/open/CreateAsset', { GroupId: 'group-1', URL: 'https://CDN.Example.COM/a/../b.png', AssetType: 'Image', Name: 'b' }, () => openapi, 'URL'],
+    ['video.tasks', '/api/v3/contents/generations/tasks', { model: 'seedance', content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: 'HTTPS://CDN.Example.COM/a/../b.png' } }] }, () => ark, 'content.1.image_url.url'],
   ] as Array<[string, string, Record<string, unknown>, () => FakeUpstream, string]>)('%s forwards the normalized URL', async (_name, route, body, fake, field) => {
     const before = fake().requests.length;
     await request(strict.app).post(route).set('Authorization', `Bearer ${KEY_A}`).send(body);

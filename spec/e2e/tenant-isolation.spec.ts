@@ -233,6 +233,7 @@ describe('the upstream pool (limits.upstreamSockets, limits.upstreamQueue)', () 
     const five = Array.from({ length: 5 }, () => pending(gw, KEY_A, chat(HOLD)));
     const first = await Promise.race(five.map((request) => request.promise));
     expect(first.status).toBe(503);
+    expect(first.headers['retry-after']).toBe('1');
     expect(first.json).toEqual({
       error: {
         message: 'The upstream is busy: all 2 connections to it are in use and 2 requests are already waiting for one. Retry shortly.',

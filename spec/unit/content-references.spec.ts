@@ -64,20 +64,26 @@ describe('isMediaUrlCandidate', () => {
     ['text', 'The girl looks at the camera: 360-degree orbit', false],
     ['role', 'first_frame', false],
   ])('%s = %j -> %s', (key, value, expected) => {
-    expect(isMediaUrlCandidate({ key, value, path: 'p' })).toBe(expected);
+    expect(isMediaUrlCandidate({ key, value })).toBe(expected);
   });
 });
 
 describe('stringsOf', () => {
   it('every string at any depth, in key order, with its path and key', () => {
     const item = { type: 'image_url', image_url: { url: 'u', extra: [{ uri: 'v' }, 3, null, ['w']] }, 'odd.key': 'x', n: 1, b: true };
-    expect(stringsOf(item, 'content[2]')).toStrictEqual([
+    expect(stringsOf(item, 'content[2]').map(({ path, key, value }) => ({ path, key, value }))).toStrictEqual([
       { path: 'content[2].type', key: 'type', value: 'image_url' },
       { path: 'content[2].image_url.url', key: 'url', value: 'u' },
       { path: 'content[2].image_url.extra[0].uri', key: 'uri', value: 'v' },
       { path: 'content[2].image_url.extra[3][0]', key: 'extra', value: 'w' },
       { path: 'content[2]["odd.key"]', key: 'odd.key', value: 'x' },
     ]);
+  });
+
+  it('replace() puts a string back where it was found, in objects and arrays', () => {
+    const item = { image_url: { url: 'HTTPS://CDN.example/a.png' }, list: ['x', 'HTTP://b.example'] };
+    for (const entry of stringsOf(item, 'c')) if (entry.value.startsWith('HTTP')) entry.replace(entry.value.toLowerCase());
+    expect(item).toEqual({ image_url: { url: 'https://cdn.example/a.png' }, list: ['x', 'http://b.example'] });
   });
 
   it('nesting deeper than the call stack does not overflow it', () => {
