@@ -4,10 +4,8 @@
 // delivery connects to exactly the address that was checked, so DNS cannot point it inside later
 // (rebinding). The URL-shape rules (no backslash, userinfo, spaces or controls) are the shared ones
 // of public-url.ts, so callbacks and media URLs cannot drift apart.
-import { lookup as dnsLookup } from 'node:dns/promises';
 import { decodePercentRepeatedly } from './percent-decode.js';
-import { isPublicAddress } from './public-host.js';
-import { type PublicUrlCheck, checkPublicUrl, describeProblem } from './public-url.js';
+import { type PinnedAddress, type PublicUrlCheck, type Resolver, checkPublicUrl, describeProblem, resolvePublicAddress } from './public-url.js';
 
 export interface CallbackUrlPolicy {
   /** Development and tests only: http and loopback/private targets are allowed. */
@@ -152,27 +150,12 @@ function findKey(raw: string, url: URL, key: string): 'key' | 'too_deep' | undef
   return url.hostname.includes(key.toLowerCase()) ? 'key' : undefined;
 }
 
-export interface ResolvedTarget {
-  address: string;
-  family: 4 | 6;
-}
+export type ResolvedTarget = PinnedAddress;
 
 /**
- * Resolves the host and checks every address it has: one private address is enough to refuse, as a
- * client could be sent to any of them. Answers the address to connect to.
+ * Resolves the host and checks every address it has (public-url.ts: one classifier, one resolver for
+ * every connection the gateway makes on someone else's say-so). Answers the address to connect to.
  */
-export async function resolvePublicTarget(
-  hostname: string,
-  policy: CallbackUrlPolicy,
-  resolve: (host: string) => Promise<Array<{ address: string; family: number }>> = (host) => dnsLookup(host, { all: true, verbatim: true }),
-): Promise<ResolvedTarget> {
-  const host = hostname.replace(/^\[|\]$/g, '');
-  const addresses = await resolve(host);
-  if (addresses.length === 0) throw new Error(`no address for ${host}`);
-  if (!policy.allowLocal) {
-    const inside = addresses.find((entry) => !isPublicAddress(entry.address));
-    if (inside) throw new Error(`${host} resolves to a non-public address`);
-  }
-  const first = addresses[0]!;
-  return { address: first.address, family: first.family === 6 ? 6 : 4 };
+export function resolvePublicTarget(hostname: string, policy: CallbackUrlPolicy, resolve?: Resolver): Promise<ResolvedTarget> {
+  return resolvePublicAddress(hostname, { allowPrivate: policy.allowLocal }, resolve);
 }
