@@ -1,19 +1,19 @@
 // The public surface of the package: re-exports only (style.md: one screen).
-export { createGatewayRouter, type GatewayRouter } from './create-gateway-router.js';
-export { createPlayground, type PlaygroundOptions } from './playground/create-playground.js';
-export { staticKeys } from './auth/static-keys.js';
+export { createGatewayRouter, type GatewayRouter } from './express/create-gateway-router.js';
+export { createPlayground, type PlaygroundOptions } from './express/playground/create-playground.js';
+export { staticKeys } from './express/static-keys.js';
 export { GatewayError, type GatewayErrorBody } from './errors/gateway-error.js';
 export { GatewayConfigError } from './errors/config-error.js';
 export { ERROR_CODES, type ErrorCode } from './errors/error-codes.js';
-export { DEFAULT_LIMITS, type GatewayOptions } from './options.js';
+export { DEFAULT_LIMITS, type GatewayOptions } from './gateway/options.js';
 export { DEFAULT_IMAGE_MODELS } from './images/model-families.js';
 export { TEMPORARY_PROXY_HOSTS } from './security/callback-url.js';
-export { memoryScheduler, type JobScheduler, type JobHandlers, type NextPoll, type RetryPolicy } from './tasks/job-scheduler.js';
-export { bullmqScheduler, type BullmqConnection, type BullmqSchedulerOptions } from './tasks/bullmq-scheduler.js';
-export type { DeliveryJob } from './tasks/callback-delivery.js';
-export { memoryTaskStore, type MemoryTaskStoreOptions } from './tasks/memory-task-store.js';
-export { redisTaskStore, type RedisTaskStoreClient, type RedisTaskStoreOptions } from './tasks/redis-task-store.js';
-export type { AssetRecord, TaskCallbackState, TaskChanges, TaskRecord, TaskStore } from './tasks/task-store.js';
+export { memoryScheduler, type JobScheduler, type JobHandlers, type NextPoll, type RetryPolicy } from './gateway/tasks/job-scheduler.js';
+export { bullmqScheduler, type BullmqConnection, type BullmqSchedulerOptions } from './gateway/tasks/bullmq-scheduler.js';
+export type { DeliveryJob } from './gateway/tasks/callback-delivery.js';
+export { memoryTaskStore, type MemoryTaskStoreOptions } from './gateway/tasks/memory-task-store.js';
+export { redisTaskStore, type RedisTaskStoreClient, type RedisTaskStoreOptions } from './gateway/tasks/redis-task-store.js';
+export type { AssetRecord, TaskCallbackState, TaskChanges, TaskRecord, TaskStore } from './gateway/tasks/task-store.js';
 export type {
   CallbackOptions,
   Caller,

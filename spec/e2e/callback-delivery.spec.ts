@@ -3,9 +3,9 @@
 // redirect is not followed, and the Standard Webhooks headers are there.
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UpstreamHttp } from '../../lib/http/upstream-http.js';
+import { UpstreamHttp } from '../../lib/transport/upstream-http.js';
 import { resolvePublicTarget } from '../../lib/security/callback-url.js';
-import { CallbackDeliveryError, createCallbackDeliverer } from '../../lib/tasks/callback-delivery.js';
+import { CallbackDeliveryError, createCallbackDeliverer } from '../../lib/gateway/tasks/callback-delivery.js';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
 
 const SECRET = `whsec_${Buffer.from('delivery-spec-secret-0123456789ab').toString('base64')}`;

@@ -5,7 +5,7 @@ import OpenAI from 'openai';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { GatewayConfigError, createGatewayRouter, staticKeys, type ResolveUpstreamInput } from '../../lib/index.js';
-import { toModelObjects } from '../../lib/routes/list-models.js';
+import { toModelObjects } from '../../lib/express/routes/list-models.js';
 import { KEY_A, KEY_B, createTestGateway, listen } from '../helpers/gateway-app.js';
 
 const upstream = { provider: 'dashscope' as const, baseURL: 'http://127.0.0.1:9/api/v1', apiKey: 'k' };

@@ -6,7 +6,7 @@ import express from 'express';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { GatewayConfigError, createPlayground, type PlaygroundOptions } from '../../lib/index.js';
-import { PLAYGROUND_SCRIPT } from '../../lib/playground/playground-page.js';
+import { PLAYGROUND_SCRIPT } from '../../lib/express/playground/playground-page.js';
 
 function appWith(options?: PlaygroundOptions): express.Express {
   const app = express();

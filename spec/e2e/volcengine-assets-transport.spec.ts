@@ -4,12 +4,12 @@
 // envelope only when it matches, else 403 SignatureDoesNotMatch.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError, type GatewayErrorBody } from '../../lib/errors/gateway-error.js';
-import { UpstreamHttp } from '../../lib/http/upstream-http.js';
-import { DEFAULT_LIMITS } from '../../lib/options.js';
+import { UpstreamHttp } from '../../lib/transport/upstream-http.js';
+import { DEFAULT_LIMITS } from '../../lib/gateway/options.js';
 import type { Upstream } from '../../lib/types.js';
-import type { CallContext } from '../../lib/upstreams/call-context.js';
-import { createVolcengineAsset } from '../../lib/upstreams/volcengine-assets.js';
-import { signVolcengineRequest } from '../../lib/upstreams/volcengine-signer.js';
+import type { CallContext } from '../../lib/providers/call-context.js';
+import { createVolcengineAsset } from '../../lib/providers/volcengine-assets.js';
+import { signVolcengineRequest } from '../../lib/transport/volcengine-signer.js';
 import { type FakeUpstream, type RecordedRequest, sendJson, startFakeUpstream } from '../helpers/fake-upstream.js';
 
 const AK = 'AKLTZmFrZS1hY2Nlc3Mta2V5LWlk';

@@ -2,9 +2,9 @@
 // terminal statuses (spec §3), callback event ids (spec §6.4) and stream error events (§4.3, §4.4).
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../lib/errors/gateway-error.js';
-import { errorEvent } from '../../lib/http/sse-relay.js';
-import { eventIdFor } from '../../lib/tasks/task-service.js';
-import { isTerminalStatus, readCreateTaskResponse, toCallerTask, translateCreateTaskRequest } from '../../lib/upstreams/ark.js';
+import { errorEvent } from '../../lib/express/sse-relay.js';
+import { eventIdFor } from '../../lib/gateway/tasks/task-service.js';
+import { isTerminalStatus, readCreateTaskResponse, toCallerTask, translateCreateTaskRequest } from '../../lib/providers/ark.js';
 
 describe('translateCreateTaskRequest', () => {
   it.each([

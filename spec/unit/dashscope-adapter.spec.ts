@@ -8,7 +8,7 @@ import {
   normalizeDashscopeError,
   translateImageRequest,
   translateImageResponse,
-} from '../../lib/upstreams/dashscope.js';
+} from '../../lib/providers/dashscope.js';
 
 function thrown(fn: () => unknown): GatewayError {
   try {

@@ -1,6 +1,6 @@
 // scanJsonStructure: members and array items counted and nesting measured outside strings, before parsing.
 import { describe, expect, it } from 'vitest';
-import { type JsonScanResult, scanJsonStructure } from '../../lib/http/json-scan.js';
+import { type JsonScanResult, scanJsonStructure } from '../../lib/json/json-scan.js';
 
 const scan = (text: string, maxMembers: number, maxDepth = 64): JsonScanResult => scanJsonStructure(Buffer.from(text), 0, maxMembers, maxDepth);
 

@@ -1,7 +1,7 @@
 // staticKeys(): the fixed-list verifyKey (design.md public contract): lookups and config errors.
 import type { Request } from 'express';
 import { describe, expect, it } from 'vitest';
-import { staticKeys } from '../../lib/auth/static-keys.js';
+import { staticKeys } from '../../lib/express/static-keys.js';
 import { GatewayConfigError } from '../../lib/errors/config-error.js';
 import type { Caller } from '../../lib/types.js';
 

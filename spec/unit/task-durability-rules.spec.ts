@@ -1,8 +1,8 @@
 // The pure rules behind task durability: the forward order of task states (spec §3, open set) and
 // the caller snapshot kept with a task for background polls (no key, JSON only, bounded).
 import { describe, expect, it } from 'vitest';
-import { MAX_CALLER_SNAPSHOT_BYTES, callerOfTask, snapshotCaller } from '../../lib/tasks/caller-snapshot.js';
-import { isPassedStatus, statusRank } from '../../lib/tasks/task-state-order.js';
+import { MAX_CALLER_SNAPSHOT_BYTES, callerOfTask, snapshotCaller } from '../../lib/gateway/tasks/caller-snapshot.js';
+import { isPassedStatus, statusRank } from '../../lib/gateway/tasks/task-state-order.js';
 
 describe('statusRank', () => {
   it.each([

@@ -2,7 +2,7 @@
 // the `{ ResponseMetadata, Result }` envelope, and error normalization (ResponseMetadata.Error codes).
 import { describe, expect, it } from 'vitest';
 import { GatewayError, type GatewayErrorBody } from '../../lib/errors/gateway-error.js';
-import { readCreateAssetResponse, translateCreateAssetRequest } from '../../lib/upstreams/volcengine-assets.js';
+import { readCreateAssetResponse, translateCreateAssetRequest } from '../../lib/providers/volcengine-assets.js';
 
 function thrown(fn: () => unknown): GatewayError {
   try {

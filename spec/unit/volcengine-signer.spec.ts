@@ -5,7 +5,7 @@
 // No official vector (known AK/SK/date -> signature) was found in the volcengine SDK repositories:
 // their signer tests only check shapes.
 import { describe, expect, it } from 'vitest';
-import { signVolcengineRequest, volcengineQueryString } from '../../lib/upstreams/volcengine-signer.js';
+import { signVolcengineRequest, volcengineQueryString } from '../../lib/transport/volcengine-signer.js';
 
 interface Vector {
   name: string;

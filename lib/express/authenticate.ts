@@ -1,0 +1,86 @@
+// Bearer authentication (spec §5): every route runs this first, so no body is read and no upstream is
+// called for a request without a valid key. The caller lands in res.locals.caller for the host.
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { GatewayError } from '../errors/gateway-error.js';
+import { redactSecrets } from '../security/redact.js';
+import type { ResolvedOptions } from '../gateway/options.js';
+import type { Caller } from '../types.js';
+
+const HINT = "Send the header 'Authorization: Bearer <API_KEY>'.";
+// Longer "keys" are not keys; refusing them early keeps hashing and host lookups bounded.
+const MAX_KEY_LENGTH = 1024;
+
+export function createAuthenticate(options: ResolvedOptions): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    // Node keeps the first of repeated headers; two credentials are refused, never half-read
+    if ((req.headersDistinct.authorization?.length ?? 0) > 1) {
+      next(GatewayError.authentication(`Send exactly one Authorization header. ${HINT}`));
+      return;
+    }
+    const header = req.headers.authorization;
+    if (header === undefined || header.trim() === '') {
+      next(GatewayError.authentication(`Missing API key. ${HINT}`));
+      return;
+    }
+    const match = /^(\S+)(?:\s+(.*))?$/.exec(header.trim());
+    if (!match || match[1]!.toLowerCase() !== 'bearer') {
+      next(GatewayError.authentication(`The Authorization header must use the Bearer scheme. ${HINT}`));
+      return;
+    }
+    const key = (match[2] ?? '').trim();
+    if (key === '') {
+      next(GatewayError.authentication(`The API key is empty. ${HINT}`));
+      return;
+    }
+    if (key.length > MAX_KEY_LENGTH || /\s/.test(key)) {
+      next(invalidKey());
+      return;
+    }
+    let verdict: ReturnType<ResolvedOptions['verifyKey']>;
+    try {
+      verdict = options.verifyKey(key, req);
+    } catch (error) {
+      verifierFailed(options, error, key, next);
+      return;
+    }
+    if (verdict && typeof (verdict as Promise<unknown>).then === 'function') {
+      (verdict as Promise<Caller | null | undefined>).then(
+        (caller) => accept(caller, res, next),
+        (error: unknown) => verifierFailed(options, error, key, next),
+      );
+    } else {
+      accept(verdict as Caller | null | undefined, res, next);
+    }
+  };
+}
+
+function accept(caller: Caller | null | undefined, res: Response, next: NextFunction): void {
+  if (!caller || typeof caller.id !== 'string' || caller.id === '') {
+    next(invalidKey());
+    return;
+  }
+  res.locals.caller = caller;
+  next();
+}
+
+function invalidKey(): GatewayError {
+  // spec §7: the message says what to check; the key itself is never echoed
+  return GatewayError.authentication('Invalid API key. Check the key, that it is still active, and the header form (Authorization: Bearer <API_KEY>).');
+}
+
+function verifierFailed(options: ResolvedOptions, error: unknown, key: string, next: NextFunction): void {
+  // a host's error may quote the key it was looking up: the logger never gets a full key
+  const message = redactSecrets(error instanceof Error ? error.message : String(error), [key]);
+  options.logger.error('verifyKey threw; answering 500', { error: message });
+  next(GatewayError.internal());
+}
+
+/** The bearer key of an authenticated request (to refuse it inside callback URLs); never stored. */
+export function bearerKeyOf(req: Request): string {
+  return /^\S+\s+(\S+)/.exec(req.headers.authorization?.trim() ?? '')?.[1] ?? '';
+}
+
+/** The caller set by createAuthenticate. Routes run after it, so it is always there. */
+export function callerOf(res: Response): Caller {
+  return res.locals.caller as Caller;
+}

@@ -1,0 +1,162 @@
+// The router's own JSON body parser (issue 9: bounded in bytes, members, depth, time and copies).
+// The body is read into one Buffer, its structure counted by a byte scan before JSON.parse runs (a
+// body of millions of members is refused in milliseconds instead of blocking every tenant), then
+// decoded once; the Buffer and the text are dropped as soon as the value exists. When the host
+// already parsed the body (express.json() in front), that body is used as is.
+import { randomBytes } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { ResolvedOptions } from '../../gateway/options.js';
+import { startBodyDeadline } from './body-deadline.js';
+import { contentCodingOf } from './content-coding.js';
+import { type LongString, scanJsonStructure } from '../../json/json-scan.js';
+import { readBody } from './read-body.js';
+
+const JSON_TYPES = ['application/json', '+json'];
+/** JSON.parse takes any depth, but serializing it again (for the upstream) overflows the stack. */
+const MAX_DEPTH = 64;
+
+export function createJsonBody(options: Pick<ResolvedOptions, 'limits' | 'compressedBodies'>): RequestHandler {
+  const { limits, compressedBodies } = options;
+  return (req, res, next) => {
+    // body-parser 1 (Express 4) flags `_body`; body-parser 2 (Express 5) leaves the stream read
+    if ((req as { _body?: boolean })._body === true || (req.readableEnded && req.body !== undefined)) {
+      if (nestingExceeds(req.body, MAX_DEPTH)) return next(GatewayError.invalidRequest(`The request body nests deeper than ${MAX_DEPTH} levels`));
+      next();
+      return;
+    }
+    const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
+    if (!hasBody) return next(GatewayError.invalidRequest('The request body is empty: send a JSON object with Content-Type: application/json'));
+    if ((req.headersDistinct['content-type']?.length ?? 0) > 1) return next(GatewayError.invalidRequest('Send exactly one Content-Type header'));
+    if (!req.is(JSON_TYPES)) {
+      return next(GatewayError.unsupportedMediaType(`Content-Type must be application/json, got '${String(req.headers['content-type'] ?? 'none').slice(0, 100)}'`));
+    }
+    const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(req.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return next(GatewayError.unsupportedMediaType('The request body must be UTF-8 JSON (charset=utf-8)'));
+    let coding;
+    try {
+      coding = contentCodingOf(req.headers, compressedBodies !== false);
+    } catch (error) {
+      return next(error);
+    }
+
+    const aborter = new AbortController();
+    const stopClock = startBodyDeadline(req, res, limits.bodyReadTimeoutMs, (error) => aborter.abort(error));
+    readBody(req, coding, { maxBytes: limits.jsonBodyBytes, compressed: compressedBodies || undefined }, aborter.signal).then(
+      (bytes) => {
+        stopClock();
+        let body: unknown;
+        try {
+          body = parseJson(bytes, limits.jsonMembers);
+        } catch (error) {
+          return next(error);
+        }
+        req.body = body;
+        (req as { _body?: boolean })._body = true;
+        next();
+      },
+      (error: unknown) => {
+        stopClock();
+        next(error);
+      },
+    );
+  };
+}
+
+/** Scan, decode, parse: each step refuses what the next one would choke on. */
+function parseJson(bytes: Buffer, maxMembers: number): unknown {
+  // a UTF-8 byte order mark is not JSON, but some clients send one
+  const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  if (bytes.length === start) throw GatewayError.invalidRequest('The request body is empty: send a JSON object with Content-Type: application/json');
+  const scan = scanJsonStructure(bytes, start, maxMembers, MAX_DEPTH, LONG_STRING_BYTES);
+  if (!scan.ok && scan.reason === 'members') {
+    throw GatewayError.tooLarge(`The request body has more than ${maxMembers} JSON members and array items, the limit`);
+  }
+  if (!scan.ok) throw GatewayError.invalidRequest(`The request body nests deeper than ${MAX_DEPTH} levels`);
+  const long = scan.longStrings ?? [];
+  if (long.length === 0) {
+    try {
+      return JSON.parse(bytes.toString('utf8', start));
+    } catch {
+      throw GatewayError.invalidRequest('The request body is not valid JSON');
+    }
+  }
+  return parseWithLongStrings(bytes, start, long);
+}
+
+/** Strings values this long (Data URLs) are decoded straight from the body's bytes. */
+const LONG_STRING_BYTES = 64 * 1024;
+// a raw control character is not allowed inside a JSON string (RFC 8259 §7)
+const CONTROL_CHARACTER = /[\u0000-\u001f]/;
+
+/**
+ * JSON.parse of the whole text would hold the Buffer, the text and the parsed copies of every
+ * Data URL at once (3x the body). Instead the long escape-free string values are cut out of the text
+ * (a placeholder with a per-request nonce stands in, which no caller can forge), the small rest is
+ * parsed, and each long value is decoded once from the Buffer into its place: the Buffer plus the
+ * strings, 2x the body at the peak, and the Buffer is dropped as soon as this returns.
+ */
+function parseWithLongStrings(bytes: Buffer, start: number, long: readonly LongString[]): unknown {
+  const marker = `\\u0000long-string:${randomBytes(12).toString('base64url')}:`;
+  const parts: string[] = [];
+  let at = start;
+  long.forEach((span, index) => {
+    parts.push(bytes.toString('utf8', at, span.from), `${marker}${index}`);
+    at = span.to;
+  });
+  parts.push(bytes.toString('utf8', at));
+  let skeleton: unknown;
+  try {
+    skeleton = JSON.parse(parts.join(''));
+  } catch {
+    throw GatewayError.invalidRequest('The request body is not valid JSON');
+  }
+  // the placeholder as JSON.parse returns it: the escape in the text becomes a real NUL
+  const parsedMarker = `\0${marker.slice('\\u0000'.length)}`;
+  const valueOf = (placeholder: string): string | undefined => {
+    if (!placeholder.startsWith(parsedMarker)) return undefined;
+    const span = long[Number(placeholder.slice(parsedMarker.length))];
+    if (!span) return undefined;
+    const text = bytes.toString('utf8', span.from, span.to);
+    if (CONTROL_CHARACTER.test(text)) throw GatewayError.invalidRequest('The request body is not valid JSON (a control character inside a string)');
+    return text;
+  };
+  if (typeof skeleton === 'string') return valueOf(skeleton) ?? skeleton;
+  // iterative: the depth was bounded by the scan, but a stack is cheaper than recursion anyway
+  const stack: unknown[] = [skeleton];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    const record = node as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      const value = record[key];
+      if (typeof value === 'string') {
+        const restored = valueOf(value);
+        if (restored !== undefined) record[key] = restored;
+      } else if (typeof value === 'object' && value !== null) stack.push(value);
+    }
+  }
+  return skeleton;
+}
+
+/** For bodies the host parsed: iterative, so the check itself cannot overflow. */
+function nestingExceeds(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(current) ? current : Object.values(current)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+/** The parsed body as an object, or a 400 that says what the body must be. */
+export function jsonObjectBody(body: unknown): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw GatewayError.invalidRequest('The request body must be a JSON object');
+  }
+  return body as Record<string, unknown>;
+}

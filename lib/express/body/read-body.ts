@@ -1,0 +1,118 @@
+// Reads a request body into one Buffer, bounded: by bytes, by a decoded-size cap and a ratio cap
+// for compressed bodies, and by an AbortSignal (the read deadline). With a Content-Length the
+// Buffer is allocated once at that size and filled in place: no chunk list, no concat copy.
+import type { IncomingMessage } from 'node:http';
+import type { Transform } from 'node:stream';
+import zlib from 'node:zlib';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { ContentCoding } from './content-coding.js';
+
+export interface ReadBodyLimits {
+  /** Largest body on the wire, and largest decoded body. */
+  maxBytes: number;
+  /** For a compressed body: the largest decoded size and the largest decoded/compressed ratio. */
+  compressed?: { maxDecodedBytes: number; maxRatio: number };
+}
+
+/** Decoded bodies below this size are not held to the ratio: tiny bodies compress extremely well. */
+const RATIO_FREE_BYTES = 64 * 1024;
+
+export function readBody(req: IncomingMessage, coding: ContentCoding, limits: ReadBodyLimits, signal: AbortSignal): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    const declared = declaredLength(req);
+    if (declared !== undefined && declared > limits.maxBytes) {
+      reject(tooLarge(limits.maxBytes));
+      return;
+    }
+    const decoder = coding === 'identity' ? undefined : createDecoder(coding);
+    const maxDecoded = decoder && limits.compressed ? Math.min(limits.compressed.maxDecodedBytes, limits.maxBytes) : limits.maxBytes;
+    // the one Buffer: exact size when declared (identity only: a decoded size is never declared)
+    let whole: Buffer | undefined = decoder === undefined && declared !== undefined ? Buffer.allocUnsafe(declared) : undefined;
+    const chunks: Buffer[] = [];
+    let wire = 0;
+    let decoded = 0;
+    let done = false;
+
+    const finish = (error: GatewayError | undefined, body?: Buffer): void => {
+      if (done) return;
+      done = true;
+      req.off('data', onWire);
+      req.off('end', onWireEnd);
+      req.off('close', onClose);
+      signal.removeEventListener('abort', onAbort);
+      if (decoder) {
+        req.unpipe(decoder);
+        decoder.off('data', onDecoded);
+        decoder.destroy();
+      }
+      if (error) {
+        whole = undefined;
+        chunks.length = 0;
+        // the rest of the body is discarded as it comes (Node reads it for keep-alive)
+        req.resume();
+        reject(error);
+      } else {
+        resolve(body!);
+      }
+    };
+    const onAbort = (): void => finish(signal.reason instanceof GatewayError ? signal.reason : GatewayError.invalidRequest('The request body was not read'));
+    const onClose = (): void => {
+      if (!req.complete) finish(GatewayError.invalidRequest('The request body ended before its declared length'));
+    };
+    const collect = (chunk: Buffer, total: number): void => {
+      if (whole) chunk.copy(whole, total - chunk.length);
+      else chunks.push(chunk);
+    };
+    const onWire = (chunk: Buffer): void => {
+      wire += chunk.length;
+      if (wire > limits.maxBytes) return finish(tooLarge(limits.maxBytes));
+      if (!decoder) {
+        // Node's parser never delivers more than Content-Length; checked anyway before copying
+        if (whole && wire > whole.length) return finish(GatewayError.invalidRequest('The request body is longer than its Content-Length'));
+        collect(chunk, wire);
+      }
+    };
+    const onDecoded = (chunk: Buffer): void => {
+      decoded += chunk.length;
+      if (decoded > maxDecoded) return finish(GatewayError.tooLarge(`The request body decodes to more than the ${maxDecoded} byte limit for compressed bodies`));
+      const ratio = limits.compressed?.maxRatio ?? Number.POSITIVE_INFINITY;
+      if (decoded > RATIO_FREE_BYTES && decoded > ratio * wire) {
+        return finish(GatewayError.tooLarge(`The compressed request body inflates more than ${ratio} times: send it uncompressed`));
+      }
+      collect(chunk, decoded);
+    };
+    const onWireEnd = (): void => {
+      if (decoder) return; // the decoder's own end completes the read
+      finish(undefined, whole ?? (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, wire)));
+    };
+
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    req.on('data', onWire);
+    req.on('end', onWireEnd);
+    req.on('close', onClose);
+    if (decoder) {
+      decoder.on('data', onDecoded);
+      decoder.once('end', () => finish(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, decoded)));
+      decoder.once('error', () => finish(GatewayError.invalidRequest(`The request body is not valid ${coding} data (Content-Encoding: ${coding})`)));
+      req.pipe(decoder);
+    }
+  });
+}
+
+function createDecoder(coding: Exclude<ContentCoding, 'identity'>): Transform {
+  if (coding === 'gzip') return zlib.createGunzip();
+  if (coding === 'deflate') return zlib.createInflate();
+  return zlib.createBrotliDecompress();
+}
+
+function declaredLength(req: IncomingMessage): number | undefined {
+  // Node refuses a request with both Transfer-Encoding and Content-Length, and malformed lengths
+  if (req.headers['transfer-encoding'] !== undefined) return undefined;
+  const header = req.headers['content-length'];
+  return header === undefined ? undefined : Number(header);
+}
+
+function tooLarge(maxBytes: number): GatewayError {
+  return GatewayError.tooLarge(`The request body is larger than the ${maxBytes} byte limit`);
+}

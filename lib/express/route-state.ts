@@ -1,0 +1,67 @@
+// Per-request state every route shares: which route, model and provider, an AbortSignal that fires
+// when the client disconnects, and one usage report (onUsage) when the response closes.
+import type { RequestHandler, Response } from 'express';
+import type { ResolvedOptions } from '../gateway/options.js';
+import type { Caller, ProviderName, RouteName } from '../types.js';
+
+export interface RouteState {
+  route: RouteName;
+  model: string;
+  provider?: ProviderName;
+  images: number;
+  /** What the upstream answered with, before the gateway kept at most the images the request allowed. */
+  upstreamImages?: number;
+  upstreamRequestId?: string;
+  startedAt: number;
+  /** Aborted when the client goes away before the response is finished (created on first use). */
+  readonly signal: AbortSignal;
+}
+
+// Express sets statusCode 200 before anything is sent; nginx's 499 says "client closed the request".
+const CLIENT_CLOSED = 499;
+
+export function beginRoute(route: RouteName, options: ResolvedOptions): RequestHandler {
+  return (_req, res, next) => {
+    // most requests finish without the client leaving: the controller is made only when asked for
+    let controller: AbortController | undefined;
+    const state: RouteState = {
+      route,
+      model: '',
+      images: 0,
+      startedAt: performance.now(),
+      get signal() {
+        controller ??= new AbortController();
+        if (res.destroyed && !res.writableFinished) controller.abort();
+        return controller.signal;
+      },
+    };
+    res.locals.gateway = state;
+    res.once('close', () => {
+      const finished = res.writableFinished;
+      if (!finished) controller?.abort();
+      const caller = res.locals.caller as Caller | undefined;
+      // usage is per caller: a request that never authenticated has nobody to bill
+      if (!options.onUsage || !caller) return;
+      try {
+        options.onUsage({
+          caller,
+          route,
+          model: state.model,
+          provider: state.provider,
+          images: state.images,
+          ...(state.upstreamImages !== undefined ? { upstreamImages: state.upstreamImages } : {}),
+          status: finished ? res.statusCode : CLIENT_CLOSED,
+          latencyMs: Math.round((performance.now() - state.startedAt) * 1000) / 1000,
+          upstreamRequestId: state.upstreamRequestId,
+        });
+      } catch (error) {
+        options.logger.error('onUsage threw', { error: error instanceof Error ? error.message : String(error) });
+      }
+    });
+    next();
+  };
+}
+
+export function routeStateOf(res: Response): RouteState {
+  return res.locals.gateway as RouteState;
+}

@@ -1,0 +1,56 @@
+// The routes whose body goes to an OpenAI-compatible upstream as it is, model renamed: chat
+// completions, responses and Ark's native image generation (spec §4.2). `stream: true` is relayed
+// as server-sent events; a failure before the first byte may fall back to the next upstream.
+import type { RequestHandler } from 'express';
+import { callerOf } from '../authenticate.js';
+import { asyncHandler } from '../async-handler.js';
+import { jsonObjectBody } from '../body/json-body.js';
+import { sendBody } from '../send-body.js';
+import { type SseErrorFormat, relaySse } from '../sse-relay.js';
+import type { Validator } from '../../schemas/validator.js';
+import { checkForwardedUrls } from '../../security/forwarded-urls.js';
+import type { RouteName } from '../../types.js';
+import type { CallContext } from '../../providers/call-context.js';
+import { forwardOpenAIJson, openOpenAIStream } from '../../providers/openai.js';
+import { resolveUpstreams, withFallback } from '../../gateway/resolve-upstreams.js';
+import type { RouteDeps } from '../../gateway/gateway-deps.js';
+import { routeStateOf } from '../route-state.js';
+import { requireModel } from './request-fields.js';
+
+export interface ForwardRoute {
+  route: RouteName;
+  /** The endpoint path under the provider's OpenAI-compatible base. */
+  upstreamPath: string;
+  validate: Validator;
+  /** How a mid-stream failure is told to the client. */
+  streamErrors: SseErrorFormat;
+}
+
+export function forwardJsonHandler(deps: RouteDeps, config: ForwardRoute): RequestHandler {
+  return asyncHandler(async (req, res) => {
+    const state = routeStateOf(res);
+    const received = jsonObjectBody(req.body);
+    state.model = requireModel(received.model);
+    config.validate(received);
+    // media URLs the upstream will fetch get the one URL check; the checked, normalized body goes on
+    const body = checkForwardedUrls(config.route, received, { allowPrivate: deps.options.allowPrivateImageUrls });
+    const upstreams = await resolveUpstreams(deps.options, { model: state.model, route: config.route, caller: callerOf(res), req });
+    const call: CallContext = { http: deps.http, signal: state.signal, limits: deps.options.limits };
+
+    if (body.stream === true) {
+      const opened = await withFallback(upstreams, deps.options, (upstream) => {
+        state.provider = upstream.provider;
+        return openOpenAIStream(call, config.upstreamPath, body, upstream);
+      });
+      state.upstreamRequestId = opened.headers['x-request-id'];
+      await relaySse(res, opened, config.streamErrors);
+      return;
+    }
+    const answer = await withFallback(upstreams, deps.options, (upstream) => {
+      state.provider = upstream.provider;
+      return forwardOpenAIJson(call, config.upstreamPath, body, upstream);
+    });
+    state.upstreamRequestId = answer.requestId;
+    sendBody(res, answer.status, answer.contentType, answer.body);
+  });
+}

@@ -1,0 +1,23 @@
+// POST /v1/images/generations (spec §4.1): JSON body, every image variant on one path.
+import type { RequestHandler } from 'express';
+import { asyncHandler } from '../async-handler.js';
+import { jsonObjectBody } from '../body/json-body.js';
+import { readImageGenerationRequest } from '../../images/image-request.js';
+import { checkForwardedUrls } from '../../security/forwarded-urls.js';
+import { forwardOpenAIJson } from '../../providers/openai.js';
+import type { RouteDeps } from '../../gateway/gateway-deps.js';
+import { requireModel } from './request-fields.js';
+import { serveImageRequest } from './serve-image-request.js';
+
+export function imageGenerationsHandler(deps: RouteDeps): RequestHandler {
+  return asyncHandler(async (req, res) => {
+    const body = jsonObjectBody(req.body);
+    await serveImageRequest(deps, req, res, {
+      route: 'images.generations',
+      model: requireModel(body.model),
+      readRequest: (family) => readImageGenerationRequest(body, family, deps.imageRules),
+      // an OpenAI-compatible upstream gets the body as is: its `image` URLs get the one URL check
+      forward: (call, upstream) => forwardOpenAIJson(call, '/images/generations', checkForwardedUrls('images.generations', body, { allowPrivate: deps.options.allowPrivateImageUrls }), upstream),
+    });
+  });
+}

@@ -1,0 +1,33 @@
+// POST /api/v3/contents/generations/tasks and GET …/tasks/{id} (spec §4.2, §2.6, §3): create answers
+// `{ id }` with the gateway's own id; query answers the Ark task object with the caller's id and model.
+import type { RequestHandler } from 'express';
+import { bearerKeyOf, callerOf } from '../authenticate.js';
+import { asyncHandler } from '../async-handler.js';
+import { jsonObjectBody } from '../body/json-body.js';
+import { sendJson } from '../send-body.js';
+import type { Validator } from '../../schemas/validator.js';
+import type { TaskService } from '../../gateway/tasks/task-service.js';
+import { requireModel } from './request-fields.js';
+import { routeStateOf } from '../route-state.js';
+
+export function createVideoTaskHandler(tasks: TaskService, validate: Validator): RequestHandler {
+  return asyncHandler(async (req, res) => {
+    const state = routeStateOf(res);
+    const body = jsonObjectBody(req.body);
+    state.model = requireModel(body.model);
+    validate(body);
+    state.provider = 'ark';
+    const created = await tasks.create({ caller: callerOf(res), callerKey: bearerKeyOf(req), body, req, signal: state.signal });
+    sendJson(res, 200, created);
+  });
+}
+
+export function queryVideoTaskHandler(tasks: TaskService): RequestHandler {
+  return asyncHandler(async (req, res) => {
+    const state = routeStateOf(res);
+    const task = await tasks.query(callerOf(res), String(req.params.id), req, state.signal);
+    state.model = String(task.model ?? '');
+    state.provider = 'ark';
+    sendJson(res, 200, task);
+  });
+}

@@ -1,0 +1,87 @@
+// Relays an upstream server-sent-event stream to the client chunk by chunk as it arrives: headers
+// flushed at once, no buffering, no compression (no-transform), backpressure respected. A mid-stream
+// failure ends the stream with one error event in the client's format (upstreams.md §4.3, §4.4).
+// A client that stops reading is cut after limits.clientStallMs (client-stall.ts), never waited on
+// forever: the paused upstream body would otherwise hold its socket and the caller's slot for good.
+import type { Response } from 'express';
+import { GatewayError } from '../errors/gateway-error.js';
+import { guardFlush, waitForDrain } from './client-stall.js';
+import { ClientGoneError, type UpstreamStream } from '../transport/upstream-http.js';
+
+/** `data` = chat-completions style `data: {"error":…}`; `event` = Responses style `event: error`. */
+export type SseErrorFormat = 'data' | 'event';
+
+type OpenStream = Extract<UpstreamStream, { ok: true }>;
+
+const SEQUENCE = /"sequence_number"\s*:\s*(\d+)/g;
+
+export function relaySse(res: Response, upstream: OpenStream, format: SseErrorFormat): Promise<void> {
+  res.status(upstream.status);
+  res.setHeader('content-type', upstream.headers['content-type']?.startsWith('text/event-stream') ? upstream.headers['content-type'] : 'text/event-stream; charset=utf-8');
+  // no-transform keeps compression middleware off the stream; X-Accel-Buffering keeps nginx from buffering
+  res.setHeader('cache-control', 'no-cache, no-transform');
+  res.setHeader('x-accel-buffering', 'no');
+  res.removeHeader('content-length');
+  res.socket?.setNoDelay(true);
+  res.flushHeaders();
+
+  const body = upstream.body;
+  let tail = '\n\n';
+  let lastSequence = -1;
+  return new Promise<void>((resolve) => {
+    const finish = (): void => {
+      body.off('data', onData);
+      res.off('close', onClose);
+      resolve();
+    };
+    const onData = (chunk: Buffer): void => {
+      if (format === 'event') lastSequence = lastSequenceIn(chunk, lastSequence);
+      tail = chunk.length >= 2 ? chunk.toString('latin1', chunk.length - 2) : tail.slice(-1) + chunk.toString('latin1');
+      if (!res.write(chunk)) {
+        body.pause();
+        // a cut (stall) or a departed client ends in 'close', which onClose handles
+        waitForDrain(res).then(
+          () => body.resume(),
+          () => {},
+        );
+      }
+    };
+    const onClose = (): void => {
+      // the client left: the route's abort signal has already cancelled the upstream request
+      body.destroy();
+      finish();
+    };
+    body.on('data', onData);
+    res.once('close', onClose);
+    body.once('end', () => {
+      res.end();
+      guardFlush(res);
+      finish();
+    });
+    body.once('error', (error: unknown) => {
+      const failure = upstream.failure(error);
+      if (!(failure instanceof ClientGoneError) && !res.destroyed) {
+        const gatewayError = failure instanceof GatewayError ? failure : GatewayError.internal();
+        const separator = tail.endsWith('\n\n') ? '' : tail.endsWith('\n') ? '\n' : '\n\n';
+        res.end(separator + errorEvent(gatewayError, format, lastSequence + 1));
+        guardFlush(res);
+      }
+      finish();
+    });
+  });
+}
+
+function lastSequenceIn(chunk: Buffer, previous: number): number {
+  let last = previous;
+  for (const match of chunk.toString('utf8').matchAll(SEQUENCE)) last = Number(match[1]);
+  return last;
+}
+
+/** The error event of upstreams.md §4.3 (chat: the SDK raises on a data object with `error`) or §4.4. */
+export function errorEvent(error: GatewayError, format: SseErrorFormat, sequenceNumber: number): string {
+  if (format === 'event') {
+    const data = { type: 'error', code: error.code, message: error.message, param: null, sequence_number: sequenceNumber };
+    return `event: error\ndata: ${JSON.stringify(data)}\n\n`;
+  }
+  return `data: ${JSON.stringify({ error: { message: error.message, type: error.type, param: null, code: error.code } })}\n\n`;
+}

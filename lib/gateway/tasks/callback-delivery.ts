@@ -1,0 +1,92 @@
+// Delivers one callback (spec §6): POSTs the task state, exactly the body a query returns, to the
+// caller's URL. The URL is checked again against its resolved addresses and the connection pinned
+// to the checked one; redirects are not followed; each attempt has its own timeout. With a signing
+// secret the request is signed by the Standard Webhooks scheme, and every attempt for one state
+// carries the same webhook-id, so receivers stay idempotent (spec §6.4).
+import { Webhook } from 'standardwebhooks';
+import type { UpstreamHttp } from '../../transport/upstream-http.js';
+import { type CallbackUrlPolicy, checkCallbackUrl, resolvePublicTarget } from '../../security/callback-url.js';
+
+export interface DeliveryJob {
+  /** Same for every attempt of one task state: `webhook-id`. */
+  eventId: string;
+  taskId: string;
+  url: string;
+  /** The JSON body, fixed when the state was observed. */
+  body: string;
+  /**
+   * The task status in `body`: a delivery whose state the task has already passed is dropped when
+   * it runs (task-state-order.ts). Absent on jobs queued by older versions; `body.status` is read then.
+   */
+  status?: string;
+}
+
+export interface CallbackDeliverer {
+  /** One attempt; throws when it must be retried. */
+  deliver(job: DeliveryJob): Promise<void>;
+}
+
+export interface CallbackDelivererOptions {
+  http: UpstreamHttp;
+  policy: CallbackUrlPolicy;
+  signingSecret?: string;
+  timeoutMs: number;
+  /** DNS, replaceable in tests. */
+  resolve?: (host: string) => Promise<Array<{ address: string; family: number }>>;
+}
+
+export class CallbackDeliveryError extends Error {
+  /** False when retrying cannot help (the URL is no longer allowed). */
+  readonly retryable: boolean;
+  constructor(message: string, retryable: boolean) {
+    super(message);
+    this.name = 'CallbackDeliveryError';
+    this.retryable = retryable;
+  }
+}
+
+const USER_AGENT = 'express-image-gateway-callbacks/1';
+
+export function createCallbackDeliverer(options: CallbackDelivererOptions): CallbackDeliverer {
+  const signer = options.signingSecret ? new Webhook(options.signingSecret) : undefined;
+  return {
+    async deliver(job) {
+      const check = checkCallbackUrl(job.url, options.policy);
+      if (!check.ok) throw new CallbackDeliveryError(`callback URL refused: it ${check.reason}`, false);
+      let target;
+      try {
+        target = await resolvePublicTarget(check.url.hostname, options.policy, options.resolve);
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        // a name that now points inside is refused for good; a failed lookup may pass later
+        throw new CallbackDeliveryError(`callback host refused: ${message}`, !/non-public/.test(message));
+      }
+      const now = new Date();
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        'user-agent': USER_AGENT,
+        'webhook-id': job.eventId,
+        'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+      };
+      if (signer) headers['webhook-signature'] = signer.sign(job.eventId, now, job.body);
+      let status: number;
+      try {
+        const response = await options.http.request({
+          provider: 'callback',
+          method: 'POST',
+          url: check.url.href,
+          headers,
+          body: job.body,
+          timeoutMs: options.timeoutMs,
+          maxBytes: 64 * 1024,
+          pinnedAddress: target,
+        });
+        status = response.status;
+      } catch (error) {
+        throw new CallbackDeliveryError(`callback POST failed: ${error instanceof Error ? error.message : String(error)}`, true);
+      }
+      // 3xx included: redirects are not followed, so the receiver did not take the event
+      if (status < 200 || status >= 300) throw new CallbackDeliveryError(`callback receiver answered HTTP ${status}`, true);
+    },
+  };
+}

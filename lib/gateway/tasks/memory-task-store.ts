@@ -1,0 +1,152 @@
+// The default TaskStore: in-process maps, for one gateway instance (a restart forgets everything; use
+// redisTaskStore for several instances or restarts). Records are copied in and out, so callers can
+// never change stored state except through updateTask's compare-and-set. Tasks and assets are both
+// capped, per owner and in total, so the store is no memory hole and one tenant that creates many
+// records pushes out its own oldest ones, never another tenant's.
+import { GatewayConfigError } from '../../errors/config-error.js';
+import type { AssetRecord, TaskChanges, TaskRecord, TaskStore } from './task-store.js';
+
+/** Most task records kept in total. A record with a result is ~1-2 KB, so this bounds tasks to ~200 MB. */
+export const DEFAULT_MAX_TASKS = 100_000;
+/** Most task records one owner keeps: a tenth of the total, so ten busy tenants fit before any is pushed out. */
+export const DEFAULT_MAX_TASKS_PER_OWNER = 10_000;
+/** Most asset records kept in total (~100 bytes each). */
+export const DEFAULT_MAX_ASSETS = 100_000;
+/** Most asset records one owner keeps. */
+export const DEFAULT_MAX_ASSETS_PER_OWNER = 10_000;
+
+export interface MemoryTaskStoreOptions {
+  /**
+   * Most tasks kept in total. Past it, the oldest task of the owner with the most tasks is forgotten,
+   * so a quiet tenant keeps its tasks while a busy one fills the store. Default 100,000.
+   * Example: `memoryTaskStore({ maxTasks: 20_000 })`.
+   */
+  maxTasks?: number;
+  /**
+   * Most tasks one owner (`Caller.id`) keeps; its own oldest are forgotten first. Default 10,000 (or
+   * `maxTasks`, if smaller). Example: `memoryTaskStore({ maxTasksPerOwner: 500 })`.
+   */
+  maxTasksPerOwner?: number;
+  /** Most assets kept in total, forgotten as tasks are. Default 100,000. Example: `memoryTaskStore({ maxAssets: 10_000 })`. */
+  maxAssets?: number;
+  /** Most assets one owner keeps. Default 10,000 (or `maxAssets`, if smaller). Example: `memoryTaskStore({ maxAssetsPerOwner: 100 })`. */
+  maxAssetsPerOwner?: number;
+}
+
+export function memoryTaskStore(options: MemoryTaskStoreOptions = {}): TaskStore {
+  const maxTasks = cap(options.maxTasks, 'maxTasks', DEFAULT_MAX_TASKS);
+  const maxAssets = cap(options.maxAssets, 'maxAssets', DEFAULT_MAX_ASSETS);
+  const tasks = ownerCappedMap<TaskRecord>(maxTasks, cap(options.maxTasksPerOwner, 'maxTasksPerOwner', Math.min(DEFAULT_MAX_TASKS_PER_OWNER, maxTasks)));
+  const assets = ownerCappedMap<AssetRecord>(maxAssets, cap(options.maxAssetsPerOwner, 'maxAssetsPerOwner', Math.min(DEFAULT_MAX_ASSETS_PER_OWNER, maxAssets)));
+  const copy = <T>(value: T): T => structuredClone(value);
+  return {
+    async createTask(record) {
+      if (tasks.get(record.id)) throw new Error(`task ${record.id} exists`);
+      tasks.add(copy({ ...record, version: 1 }));
+    },
+    async getTask(id) {
+      const record = tasks.get(id);
+      return record ? copy(record) : undefined;
+    },
+    async updateTask(id: string, expectedVersion: number, changes: TaskChanges) {
+      const record = tasks.get(id);
+      if (!record || record.version !== expectedVersion) return undefined;
+      const updated: TaskRecord = { ...record, ...copy(changes), version: record.version + 1 };
+      tasks.replace(updated);
+      return copy(updated);
+    },
+    async putAsset(record) {
+      // an id already recorded for another owner keeps its owner (task-store.ts)
+      const current = assets.get(record.id);
+      if (current && current.owner !== record.owner) return;
+      assets.add(copy(record));
+    },
+    async getAsset(id) {
+      const record = assets.get(id);
+      return record ? copy(record) : undefined;
+    },
+  };
+}
+
+function cap(value: number | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new GatewayConfigError('memory_store_cap', `memoryTaskStore ${name} must be a whole number >= 1, got ${String(value)}.`, `memoryTaskStore({ ${name}: ${fallback} })`);
+  }
+  return value;
+}
+
+interface OwnedRecord {
+  id: string;
+  owner: string;
+}
+
+interface OwnerCappedMap<T extends OwnedRecord> {
+  get(id: string): T | undefined;
+  /** Stores a record as the newest (replacing one with its id), then forgets what is over the caps. */
+  add(record: T): void;
+  /** Replaces a stored record in place (same id, same owner): an update is not a new record. */
+  replace(record: T): void;
+}
+
+// Eviction: past the per-owner cap, the owner's own oldest record goes. Past the total, the oldest
+// record of an owner with the most records goes (the inserting owner, when it is one of them and the
+// record is not the one just added), so the tenant that fills the store pays for it. Owners are kept
+// in buckets by record count, so finding the largest is O(1) however many tenants there are (a scan
+// over the owners cost 7 ms per insert with 10,000 of them).
+function ownerCappedMap<T extends OwnedRecord>(maxTotal: number, maxPerOwner: number): OwnerCappedMap<T> {
+  const records = new Map<string, T>();
+  // each owner's ids; a Set iterates in insertion order, so the first id is the owner's oldest
+  const byOwner = new Map<string, Set<string>>();
+  // owners by how many records they hold; counts move by one, so the largest is tracked exactly
+  const bySize = new Map<number, Set<string>>();
+  let largest = 0;
+
+  const move = (owner: string, from: number, to: number): void => {
+    const bucket = bySize.get(from);
+    bucket?.delete(owner);
+    if (bucket?.size === 0) bySize.delete(from);
+    if (to > 0) {
+      if (!bySize.has(to)) bySize.set(to, new Set());
+      bySize.get(to)!.add(owner);
+    }
+    if (to > largest) largest = to;
+    else if (from === largest && !bySize.has(from)) largest = to;
+  };
+  const remove = (id: string): void => {
+    const record = records.get(id);
+    if (!record) return;
+    records.delete(id);
+    const ids = byOwner.get(record.owner)!;
+    ids.delete(id);
+    if (ids.size === 0) byOwner.delete(record.owner);
+    move(record.owner, ids.size + 1, ids.size);
+  };
+  const oldestOf = (owner: string): string => byOwner.get(owner)!.values().next().value as string;
+
+  return {
+    get: (id) => records.get(id),
+    add(record) {
+      remove(record.id);
+      records.set(record.id, record);
+      let ids = byOwner.get(record.owner);
+      if (!ids) byOwner.set(record.owner, (ids = new Set()));
+      ids.add(record.id);
+      move(record.owner, ids.size - 1, ids.size);
+      while (ids.size > maxPerOwner) remove(oldestOf(record.owner));
+      while (records.size > maxTotal) {
+        // never the record just added: with one record, the inserting owner yields to another largest one
+        const owners = bySize.get(largest)!;
+        let victim = largest > 1 && owners.has(record.owner) ? record.owner : undefined;
+        for (const owner of owners) {
+          if (victim !== undefined) break;
+          if (owner !== record.owner) victim = owner;
+        }
+        remove(oldestOf(victim!));
+      }
+    },
+    replace(record) {
+      if (records.has(record.id)) records.set(record.id, record);
+    },
+  };
+}

@@ -1,0 +1,113 @@
+// A TaskStore in Redis, for several gateway instances or restarts (design.md: long-lived state behind
+// interfaces, with a Redis-backed implementation). Each record is one JSON string under
+// `<prefix>task:<id>` or `<prefix>asset:<id>`: a single SET/GET is atomic and the records are small and
+// always read whole, so a hash would only add field-by-field encoding of nested values (`result`).
+// updateTask merges in JS and lets a Lua script do only the compare-and-set on `version`, so Redis never
+// re-encodes user data (cjson turns `{}` into `[]` and rounds large integers).
+// The ioredis client belongs to the host: this store never connects, quits or redefines commands on it.
+// The client is typed by the few commands used, not by ioredis's class: ioredis is an optional peer,
+// and published declarations that import it break hosts without it (TS2307 under skipLibCheck: false).
+import { createHash } from 'node:crypto';
+import { GatewayConfigError } from '../../errors/config-error.js';
+import type { AssetRecord, TaskChanges, TaskRecord, TaskStore } from './task-store.js';
+
+/** Ark forgets its tasks too, so a record kept longer would only point at a task that no longer exists. */
+export const DEFAULT_TASK_TTL_SECONDS = 30 * 24 * 60 * 60;
+
+/** The commands redisTaskStore sends, as ioredis's `Redis` declares them (a `new Redis(url)` fits). */
+export interface RedisTaskStoreClient {
+  get(key: string): Promise<string | null>;
+  set(key: string, value: string, nx: 'NX'): Promise<'OK' | null>;
+  set(key: string, value: string, secondsToken: 'EX', seconds: number, nx: 'NX'): Promise<'OK' | null>;
+  evalsha(sha1: string, numkeys: number, ...args: Array<string | number>): Promise<unknown>;
+  eval(script: string, numkeys: number, ...args: Array<string | number>): Promise<unknown>;
+}
+
+export interface RedisTaskStoreOptions {
+  /** A connected ioredis client; the host creates and closes it. Example: `new Redis(process.env.REDIS_URL!)`. */
+  client: RedisTaskStoreClient;
+  /** Prepended to every key, so several gateways (or apps) can share one Redis. Default `'gw:'`. */
+  prefix?: string;
+  /** Seconds a task or asset record lives after it is created (updates keep it); 0 keeps records forever. Default 30 days. */
+  taskTtlSeconds?: number;
+}
+
+// KEYS[1] = task key, ARGV[1] = expected version, ARGV[2] = the merged record. Decoding only reads
+// `version`; the stored value is ARGV[2] byte for byte. KEEPTTL (Redis 6+): an update must not make a
+// task live longer (or forever).
+const COMPARE_AND_SET = `
+local current = redis.call('GET', KEYS[1])
+if not current then return 0 end
+if tonumber(cjson.decode(current).version) ~= tonumber(ARGV[1]) then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+return 1
+`;
+
+// KEYS[1] = asset key, ARGV[1] = owner, ARGV[2] = the record, ARGV[3] = TTL seconds (0: none). One
+// script, so two instances recording one id for two owners cannot both win: the first owner stays.
+// Decoding only reads `owner`; the stored value is ARGV[2] byte for byte.
+const PUT_ASSET = `
+local current = redis.call('GET', KEYS[1])
+if current and cjson.decode(current).owner ~= ARGV[1] then return 0 end
+if tonumber(ARGV[3]) > 0 then redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3]) else redis.call('SET', KEYS[1], ARGV[2]) end
+return 1
+`;
+const sha1 = (script: string): string => createHash('sha1').update(script).digest('hex');
+
+export function redisTaskStore(options: RedisTaskStoreOptions): TaskStore {
+  const { client, prefix = 'gw:', taskTtlSeconds = DEFAULT_TASK_TTL_SECONDS } = options;
+  if (!client || typeof client.evalsha !== 'function') {
+    throw new GatewayConfigError('redis_client', 'redisTaskStore() needs an ioredis client.', "redisTaskStore({ client: new Redis(process.env.REDIS_URL!) })");
+  }
+  if (!Number.isSafeInteger(taskTtlSeconds) || taskTtlSeconds < 0) {
+    throw new GatewayConfigError('redis_ttl', `taskTtlSeconds must be a whole number of seconds >= 0, got ${String(taskTtlSeconds)}.`, 'redisTaskStore({ client, taskTtlSeconds: 7 * 24 * 3600 }) (0 = no expiry)');
+  }
+  const taskKey = (id: string): string => `${prefix}task:${id}`;
+  const assetKey = (id: string): string => `${prefix}asset:${id}`;
+
+  // EVALSHA first (a script is sent once per Redis server, not once per call); after a restart or
+  // SCRIPT FLUSH the server answers NOSCRIPT and EVAL loads it again.
+  const runScript = async (script: string, sha: string, key: string, ...args: string[]): Promise<boolean> => {
+    try {
+      return (await client.evalsha(sha, 1, key, ...args)) === 1;
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return (await client.eval(script, 1, key, ...args)) === 1;
+    }
+  };
+  const compareAndSetSha = sha1(COMPARE_AND_SET);
+  const putAssetSha = sha1(PUT_ASSET);
+  const compareAndSet = (key: string, expectedVersion: number, json: string): Promise<boolean> =>
+    runScript(COMPARE_AND_SET, compareAndSetSha, key, String(expectedVersion), json);
+
+  // JSON.parse gives a fresh object on every read: no caller ever shares stored state
+  const read = async <T>(key: string): Promise<T | undefined> => {
+    const json = await client.get(key);
+    return json === null ? undefined : (JSON.parse(json) as T);
+  };
+
+  return {
+    async createTask(record) {
+      const json = JSON.stringify({ ...record, version: 1 });
+      // NX makes "rejects if the id exists" atomic across instances
+      const reply = taskTtlSeconds > 0 ? await client.set(taskKey(record.id), json, 'EX', taskTtlSeconds, 'NX') : await client.set(taskKey(record.id), json, 'NX');
+      if (reply !== 'OK') throw new Error(`task ${record.id} exists`);
+    },
+    getTask: (id) => read<TaskRecord>(taskKey(id)),
+    async updateTask(id: string, expectedVersion: number, changes: TaskChanges) {
+      const current = await read<TaskRecord>(taskKey(id));
+      // checked here too, so a stale writer costs one GET and no script call
+      if (!current || current.version !== expectedVersion) return undefined;
+      // shallow, as in memoryTaskStore: status/result/callback replace the old values whole
+      const json = JSON.stringify({ ...current, ...changes, version: current.version + 1 });
+      // the script re-checks the version: another instance may have written between our GET and now
+      if (!(await compareAndSet(taskKey(id), expectedVersion, json))) return undefined;
+      return JSON.parse(json) as TaskRecord;
+    },
+    async putAsset(record) {
+      // ownership never moves (task-store.ts): a lost check-and-set is not an error for the store
+      await runScript(PUT_ASSET, putAssetSha, assetKey(record.id), record.owner, JSON.stringify(record), String(taskTtlSeconds));
+    },
+    getAsset: (id) => read<AssetRecord>(assetKey(id)),
+  };
+}

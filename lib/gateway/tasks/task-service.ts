@@ -1,0 +1,370 @@
+// Video tasks (spec §2.6, §3, §6): create, query, and follow-and-notify for tasks with a callback.
+// The routes and the scheduler's jobs both come here. Every status transition is written with the
+// store's compare-and-set, event ids and poll keys are derived from the task and its state, so when
+// two instances see the same transition only one acts and a repeated job changes nothing.
+import { createHash, randomBytes } from 'node:crypto';
+import type { Request } from 'express';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { UpstreamHttp } from '../../transport/upstream-http.js';
+import type { ResolvedOptions } from '../options.js';
+import { checkCallbackUrl, resolvePublicTarget } from '../../security/callback-url.js';
+import { requirePublicUrl } from '../../security/public-url.js';
+import type { Caller, Upstream } from '../../types.js';
+import { createArkTask, getArkTask, isTerminalStatus, toCallerTask } from '../../providers/ark.js';
+import type { CallContext } from '../../providers/call-context.js';
+import { requireProvider, resolveUpstreams, secretsOf, withFallback } from '../resolve-upstreams.js';
+import { CallbackDeliveryError, type CallbackDeliverer, createCallbackDeliverer, type DeliveryJob } from './callback-delivery.js';
+import { callerOfTask, snapshotCaller } from './caller-snapshot.js';
+import { WELL_FORMED_ASSET_ID, assetIdOf, assetReferencesIn, isAssetReference, isMediaUrlCandidate, stringsOf } from './content-references.js';
+import type { NextPoll } from './job-scheduler.js';
+import { isPassedStatus } from './task-state-order.js';
+import type { TaskRecord } from './task-store.js';
+
+const TASK_ID = /^task_[A-Za-z0-9_-]{22}$/;
+// each distinct asset reference costs a store read: a body cannot make one request into thousands
+const MAX_ASSET_REFERENCES = 64;
+// longer than any asset id; a longer one is refused before it becomes a store key
+const MAX_ASSET_ID_LENGTH = 256;
+// compare-and-set losers re-read and decide again; a handful of rounds settles any real contention
+const CAS_ROUNDS = 5;
+// background calls are never aborted by a client; the deadline of each call still applies
+const NEVER = new AbortController().signal;
+
+export interface CreateTaskInput {
+  caller: Caller;
+  /** The bearer key of the request: a callback URL must not contain it (spec §5.5). */
+  callerKey: string;
+  body: Record<string, unknown>;
+  req: Request;
+  signal: AbortSignal;
+}
+
+export class TaskService {
+  private readonly deliverer: CallbackDeliverer;
+
+  constructor(
+    private readonly options: ResolvedOptions,
+    private readonly http: UpstreamHttp,
+  ) {
+    this.deliverer = createCallbackDeliverer({
+      http,
+      policy: options.callbacks, // allowLocal and the proxy host lists (spec §6.3)
+      signingSecret: options.callbacks.signingSecret,
+      timeoutMs: options.callbacks.timeoutMs,
+    });
+  }
+
+  /** Starts the scheduler's work (polls and deliveries) with this service's handlers. */
+  async start(): Promise<void> {
+    const { callbacks, logger } = this.options;
+    await this.options.scheduler.start(
+      {
+        poll: (taskId) => this.poll(taskId),
+        pollFailed: (taskId, error, attempts) => logger.error('task poll given up', { taskId, attempts, error: messageOf(error) }),
+        deliver: (job) => this.deliver(job),
+        isRetryable: (error) => !(error instanceof CallbackDeliveryError) || error.retryable,
+        deliveryFailed: (job, error, attempts) => logger.error('callback delivery given up', { taskId: job.taskId, eventId: job.eventId, attempts, error: messageOf(error) }),
+      },
+      {
+        maxAttempts: callbacks.maxAttempts,
+        // a poll that cannot be made (store, resolver or Ark down) is retried for about as long as a
+        // task is followed at all (maxFollowMs at the longest backoff): an outage shorter than that
+        // only delays the callbacks; a longer one ends following with an error in the log
+        pollAttempts: Math.max(callbacks.maxAttempts, Math.ceil(callbacks.maxFollowMs / callbacks.retryMaxMs)),
+        // exponential backoff with "equal jitter": half fixed, half random, so retries spread out
+        delayMs: (retry) => {
+          const ceiling = Math.min(callbacks.retryMaxMs, callbacks.retryBaseMs * 2 ** (retry - 1));
+          return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
+        },
+      },
+    );
+  }
+
+  async create(input: CreateTaskInput): Promise<{ id: string }> {
+    const { caller, body } = input;
+    const model = body.model as string;
+    const callbackUrl = await this.checkCallback(body.callback_url, input.callerKey);
+    const content = await this.mapReferences(body.content as Array<Record<string, unknown>>, caller);
+    const upstreams = await resolveUpstreams(this.options, { model, route: 'video.tasks', caller, req: input.req });
+    const call = this.call(input.signal);
+    const created = await withFallback(upstreams, this.options, async (upstream) => {
+      requireProvider(upstream, 'ark', 'video.tasks', this.options);
+      return { upstream, taskId: await createArkTask(call, { ...body, content }, upstream, upstream.model ?? model) };
+    });
+    // background polls ask the resolver with this caller, not a bare { id } (caller-snapshot.ts)
+    const snapshot = snapshotCaller(caller, input.callerKey);
+    if (!snapshot.ok) this.options.logger.warn('the caller is not stored with the task; background polls see { id } only', { owner: caller.id, reason: snapshot.reason });
+    const record: TaskRecord = {
+      id: `task_${randomBytes(16).toString('base64url')}`,
+      owner: caller.id,
+      ...(snapshot.ok ? { caller: snapshot.caller } : {}),
+      model,
+      upstream: { provider: 'ark', baseURL: created.upstream.baseURL, taskId: created.taskId },
+      createdAt: Date.now(),
+      status: 'queued',
+      version: 1,
+      ...(callbackUrl ? { callback: { url: callbackUrl, polls: 0, done: false } } : {}),
+    };
+    await this.options.store.createTask(record);
+    if (callbackUrl) await this.options.scheduler.schedulePoll(record.id, this.pollDelay(0), pollKey(record.id, 0));
+    return { id: record.id };
+  }
+
+  /** spec §4.2: the task by the id from creation, as Ark reports it, with the caller's id and model. */
+  async query(caller: Caller, id: string, req: Request, signal: AbortSignal): Promise<Record<string, unknown>> {
+    const record = TASK_ID.test(id) ? await this.options.store.getTask(id) : undefined;
+    // another tenant's task gets exactly the answer of one that never existed
+    if (!record || record.owner !== caller.id) throw GatewayError.notFound(`Task '${id.slice(0, 64)}' was not found.`);
+    if (record.result) return record.result;
+    // the request's own caller (same id as the owner, fresh from verifyKey) is more current than the snapshot
+    const state = await this.fetchState(record, caller, req, signal);
+    const status = String(state.status);
+    // states only go forward (task-state-order.ts): a lagging answer never moves the record back
+    if (!isPassedStatus(status, record.status) && (status !== record.status || isTerminalStatus(status))) {
+      // a lost compare-and-set only means another writer recorded the same upstream state
+      await this.options.store.updateTask(record.id, record.version, { status, ...(isTerminalStatus(status) ? { result: state } : {}) });
+    }
+    return state;
+  }
+
+  /**
+   * A scheduled poll of a task with a callback: deliver a state change, say when to poll next.
+   * Throws (logged here) when the poll could not be made: the scheduler retries it with backoff.
+   */
+  async poll(taskId: string): Promise<NextPoll | undefined> {
+    try {
+      return await this.follow(taskId);
+    } catch (error) {
+      this.options.logger.warn('task poll failed; retrying with backoff', { taskId, error: messageOf(error) });
+      throw error;
+    }
+  }
+
+  private async follow(taskId: string): Promise<NextPoll | undefined> {
+    // one hand-over per state per run, however many compare-and-set rounds it takes
+    const scheduled = new Set<string>();
+    for (let round = 0; round < CAS_ROUNDS; round += 1) {
+      const record = await this.options.store.getTask(taskId);
+      if (!record?.callback || record.callback.done) return undefined;
+      let state = record.result;
+      if (!state) {
+        const upstream = await this.pollUpstream(record);
+        try {
+          state = await this.fetchFrom(upstream, record, NEVER);
+        } catch (error) {
+          // Ark no longer knows the task (deleted or expired): nothing more will happen to it
+          if (error instanceof GatewayError && error.status === 404) {
+            this.options.logger.warn('task no longer exists upstream; following stopped', { taskId });
+            return this.stopFollowing(record);
+          }
+          throw error;
+        }
+      }
+      const { callback } = record;
+      const status = String(state.status);
+      // spec §3, task-state-order.ts: a state the task has passed is neither recorded nor delivered
+      const passed = isPassedStatus(status, record.status) || isPassedStatus(status, callback.notifiedStatus);
+      const terminal = !passed && isTerminalStatus(status);
+      const changed = !passed && status !== callback.notifiedStatus;
+      const polls = callback.polls + 1;
+      const expired = !terminal && Date.now() - record.createdAt > this.options.callbacks.maxFollowMs;
+      const eventId = eventIdFor(record.id, status);
+      if (changed && !scheduled.has(eventId)) {
+        // handed to delivery BEFORE it is recorded as notified: a failure in between leaves it
+        // unrecorded, so the retried poll hands it over again (same event id, queued once); the
+        // other order would record a state that no job will ever deliver
+        // spec §6.2: the body a query returns
+        await this.options.scheduler.scheduleDelivery({ eventId, taskId: record.id, url: callback.url, body: JSON.stringify(state), status });
+        scheduled.add(eventId);
+      }
+      const updated = await this.options.store.updateTask(record.id, record.version, {
+        ...(passed ? {} : { status, ...(terminal ? { result: state } : {}) }),
+        callback: { ...callback, polls, ...(changed ? { notifiedStatus: status } : {}), done: terminal || expired },
+      });
+      if (!updated) continue;
+      if (terminal || expired) return undefined;
+      return { delayMs: this.pollDelay(polls), key: pollKey(record.id, polls) };
+    }
+    // thrown, not returned: giving up here would end following with nothing in the log
+    throw new Error(`task record kept changing during ${CAS_ROUNDS} compare-and-set rounds`);
+  }
+
+  /**
+   * One delivery attempt, unless the task has already passed the job's state (a slow or retried
+   * delivery of a non-terminal state that a later one overtook): such a job is dropped, whichever
+   * scheduler runs it. A terminal state is never passed, so its delivery never waits on the store.
+   */
+  private async deliver(job: DeliveryJob): Promise<void> {
+    const status = job.status ?? statusInBody(job.body);
+    if (status !== undefined && !isTerminalStatus(status)) {
+      const record = await this.options.store.getTask(job.taskId);
+      if (record && isPassedStatus(status, record.status)) {
+        this.options.logger.info('callback dropped: the task has moved past this state', { taskId: job.taskId, eventId: job.eventId, status, current: record.status });
+        return;
+      }
+    }
+    await this.deliverer.deliver(job);
+  }
+
+  private async stopFollowing(record: TaskRecord): Promise<undefined> {
+    if (record.callback) await this.options.store.updateTask(record.id, record.version, { callback: { ...record.callback, done: true } });
+    return undefined;
+  }
+
+  /**
+   * The upstream for a background poll, asked with the creator's caller (caller-snapshot.ts). A
+   * refusal (null, or a throw) fails this poll, to be retried, and never ends following: a plan
+   * lookup can fail for a while, and the task keeps running at Ark either way.
+   */
+  private async pollUpstream(record: TaskRecord): Promise<Upstream> {
+    try {
+      return await this.taskUpstream(record, callerOfTask(record), undefined);
+    } catch (error) {
+      throw new Error(`resolveUpstream gave no ark upstream for the task's caller: ${messageOf(error)}`);
+    }
+  }
+
+  private async fetchState(record: TaskRecord, caller: Caller, req: Request | undefined, signal: AbortSignal): Promise<Record<string, unknown>> {
+    return this.fetchFrom(await this.taskUpstream(record, caller, req), record, signal);
+  }
+
+  private async taskUpstream(record: TaskRecord, caller: Caller, req: Request | undefined): Promise<Upstream> {
+    // keys are never stored: the resolver is asked again, so they can rotate
+    const upstreams = await resolveUpstreams(this.options, { model: record.model, route: 'video.tasks', caller, req });
+    const arks = upstreams.filter((upstream) => upstream.provider === 'ark');
+    const upstream = arks.find((candidate) => sameBase(candidate.baseURL, record.upstream.baseURL)) ?? arks[0];
+    if (!upstream) {
+      this.options.logger.error('resolveUpstream no longer names an ark upstream for a stored task', { model: record.model });
+      throw GatewayError.internal();
+    }
+    return upstream;
+  }
+
+  private async fetchFrom(upstream: Upstream, record: TaskRecord, signal: AbortSignal): Promise<Record<string, unknown>> {
+    try {
+      return toCallerTask(await getArkTask(this.call(signal), upstream, record.upstream.taskId), record.id, record.model);
+    } catch (error) {
+      throw error instanceof GatewayError ? error.withoutSecrets(secretsOf(upstream)) : error;
+    }
+  }
+
+  private async checkCallback(value: unknown, callerKey: string): Promise<string | undefined> {
+    if (value === undefined) return undefined;
+    const policy = this.options.callbacks;
+    const check = checkCallbackUrl(value, policy, callerKey);
+    if (!check.ok) throw GatewayError.invalidRequest(`callback_url ${check.reason}`, 'callback_url');
+    if (!policy.allowLocal) {
+      try {
+        await resolvePublicTarget(check.url.hostname, policy);
+      } catch (error) {
+        const inside = error instanceof Error && /non-public/.test(error.message);
+        throw GatewayError.invalidRequest(
+          inside ? 'callback_url resolves to a non-public address' : 'callback_url names a host that does not resolve',
+          'callback_url',
+        );
+      }
+    }
+    return check.url.href;
+  }
+
+  /**
+   * `asset://<id>` only for the caller's own assets (or the operator's, when allowed), and media URLs
+   * get the image URL rules, in every string of every item at any depth: Ark reads fields the item's
+   * `type` does not name, and new Ark versions add fields. `draft_task` ids, wherever an item carries
+   * one, are gateway task ids of the caller, swapped for Ark's.
+   */
+  private async mapReferences(content: Array<Record<string, unknown>>, caller: Caller): Promise<Array<Record<string, unknown>>> {
+    const assets = new Map<string, string>();
+    for (const [index, item] of content.entries()) {
+      for (const entry of stringsOf(item, `content[${index}]`)) {
+        for (const reference of assetReferencesIn(entry.value)) if (!assets.has(reference)) assets.set(reference, entry.path);
+        // a string that is a reference is judged as one only, never also as a URL
+        if (isAssetReference(entry.value) || !isMediaUrlCandidate(entry)) continue;
+        // what is forwarded is the normalized URL (public-url.ts), written into the parsed body in place
+        const normalized = await this.checkMediaUrl(entry.value, entry.path, caller);
+        if (normalized !== undefined && normalized !== entry.value) entry.replace(normalized);
+      }
+    }
+    if (assets.size > MAX_ASSET_REFERENCES) throw GatewayError.invalidRequest(`content references more than ${MAX_ASSET_REFERENCES} different assets`, 'content');
+    // in order, so the first offending field is the one named
+    for (const [reference, path] of assets) await this.checkAssetReference(reference, path, caller);
+
+    const mapped: Array<Record<string, unknown>> = [];
+    for (const [index, item] of content.entries()) {
+      if (item.draft_task === undefined) {
+        mapped.push(item);
+        continue;
+      }
+      const draft = item.draft_task as { id?: unknown };
+      const id = typeof draft === 'object' && draft !== null && typeof draft.id === 'string' ? draft.id : '';
+      const record = TASK_ID.test(id) ? await this.options.store.getTask(id) : undefined;
+      if (!record || record.owner !== caller.id) {
+        throw GatewayError.invalidRequest(`content[${index}].draft_task.id '${id.slice(0, 64)}' is not one of your tasks`, `content[${index}].draft_task.id`);
+      }
+      mapped.push({ ...item, draft_task: { ...draft, id: record.upstream.taskId } });
+    }
+    return mapped;
+  }
+
+  /**
+   * Only the exact spelling `asset://<id>` can pass: an id recorded for the caller, or, with
+   * allowOperatorAssets, a well-formed Ark id recorded for nobody. Another tenant's asset and one that
+   * does not exist get the same answer, so a caller cannot probe for other tenants' ids.
+   */
+  private async checkAssetReference(reference: string, path: string, caller: Caller): Promise<void> {
+    const id = assetIdOf(reference);
+    const asset = id && id.length <= MAX_ASSET_ID_LENGTH ? await this.options.store.getAsset(id) : undefined;
+    const allowed = asset ? asset.owner === caller.id : this.options.allowOperatorAssets && id !== undefined && WELL_FORMED_ASSET_ID.test(id);
+    if (!allowed) throw GatewayError.invalidRequest(`${path} references '${reference.slice(0, 100)}', which is not one of your assets`, path);
+  }
+
+  /** The normalized URL to forward, or undefined when the value stays as it is (asset, Data URL). */
+  private async checkMediaUrl(url: string, path: string, caller: Caller): Promise<string | undefined> {
+    if (isAssetReference(url)) {
+      await this.checkAssetReference(url, path, caller);
+      return undefined;
+    }
+    if (/^data:/i.test(url)) return undefined;
+    // the one URL check every route shares (public-url.ts)
+    return requirePublicUrl(url, path, { allowPrivate: this.options.allowPrivateImageUrls }, {
+      notHttp: () => 'must be an http(s) URL, a Data URL or asset://<id>',
+      notPublic: 'names a loopback, private or link-local host; the URL must be publicly reachable',
+    });
+  }
+
+  private call(signal: AbortSignal): CallContext {
+    return { http: this.http, signal, limits: this.options.limits };
+  }
+
+  private pollDelay(polls: number): number {
+    const intervals = this.options.callbacks.pollIntervalsMs;
+    return intervals[Math.min(polls, intervals.length - 1)]!;
+  }
+}
+
+function sameBase(a: string, b: string): boolean {
+  return a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
+}
+
+/** Same for every attempt at one state of one task: receivers deduplicate on it (spec §6.4). */
+export function eventIdFor(taskId: string, status: string): string {
+  return `evt_${createHash('sha256').update(`${taskId}\n${status}`).digest('base64url').slice(0, 27)}`;
+}
+
+function pollKey(taskId: string, polls: number): string {
+  return `poll:${taskId}:${polls}`;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The status inside a delivery body, for jobs queued before DeliveryJob.status existed. */
+function statusInBody(body: string): string | undefined {
+  try {
+    const status = (JSON.parse(body) as { status?: unknown }).status;
+    return typeof status === 'string' ? status : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,72 @@
+// The TaskStore interface: what the gateway keeps about video tasks and assets (design.md): enough to
+// find a task again (provider, baseURL, upstream id, model) and whose it is, never a key. Updates are
+// compare-and-set on `version`, so two gateway instances never both act on one status transition.
+import type { Caller, ProviderName } from '../../types.js';
+
+export interface TaskCallbackState {
+  /** The caller's callback_url (checked at create time and again at every delivery). */
+  url: string;
+  /** The last status handed to delivery; a poll that sees another status delivers it. */
+  notifiedStatus?: string;
+  /** Polls made so far (the schedule's position). */
+  polls: number;
+  /** True once the task is terminal and its state was handed to delivery, or following timed out. */
+  done: boolean;
+}
+
+export interface TaskRecord {
+  /** The gateway's own id: opaque and unguessable. The upstream id never reaches the caller. */
+  id: string;
+  /** `Caller.id` of the creator. Any other caller is told 404. */
+  owner: string;
+  /**
+   * A JSON snapshot of the creator's Caller (as verifyKey returned it, minus any string holding the
+   * bearer key), handed to resolveUpstream on background polls so a resolver that authorizes by
+   * plan sees the same caller as the create request. Its `id` is always `owner`. Absent on records
+   * written before snapshots existed (and for callers that could not be copied): polls then use `{ id: owner }`.
+   */
+  caller?: Caller;
+  /** The model name the caller used. */
+  model: string;
+  upstream: { provider: ProviderName; baseURL: string; taskId: string };
+  /** ms since the epoch. */
+  createdAt: number;
+  /** The last status seen upstream (spec §3: the set is open). */
+  status: string;
+  /** The query body once the task is terminal: later queries need no upstream call. */
+  result?: Record<string, unknown>;
+  callback?: TaskCallbackState;
+  /** Starts at 1, +1 on every applied update. */
+  version: number;
+}
+
+export type TaskChanges = Partial<Pick<TaskRecord, 'status' | 'result' | 'callback'>>;
+
+export interface AssetRecord {
+  /** The upstream asset id (`Result.Id`), as used in `asset://<id>`. */
+  id: string;
+  owner: string;
+  createdAt: number;
+}
+
+/**
+ * Records are plain JSON (strings, numbers, booleans, null, arrays, objects): a store may serialize
+ * them. An `undefined` field in `changes` leaves that field absent.
+ */
+export interface TaskStore {
+  /** Stores a new task (version 1). Rejects if the id exists. */
+  createTask(record: TaskRecord): Promise<void>;
+  getTask(id: string): Promise<TaskRecord | undefined>;
+  /**
+   * Applies `changes` only when the stored version is `expectedVersion`, then bumps the version.
+   * Returns the updated record, or undefined when another writer got there first (or no such task).
+   */
+  updateTask(id: string, expectedVersion: number, changes: TaskChanges): Promise<TaskRecord | undefined>;
+  /**
+   * Records an asset for `record.owner`. An id already recorded for another owner is left as it is
+   * (ownership never moves; check-and-set atomically across instances); the same owner's record is
+   * replaced. Callers read the record back with getAsset to learn whose it is.
+   */
+  putAsset(record: AssetRecord): Promise<void>;
+  getAsset(id: string): Promise<AssetRecord | undefined>;
+}

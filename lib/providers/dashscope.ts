@@ -1,0 +1,115 @@
+// Alibaba DashScope adapter: the synchronous multimodal-generation call (upstreams.md §1.3) behind
+// POST /v1/images/generations and image-family edits. Pure translation functions first, then the
+// one transport function that uses them.
+import { GatewayError } from '../errors/gateway-error.js';
+import type { ContentItem, ImageGenerationRequest } from '../images/image-request.js';
+import { encodeJsonWithUploads } from '../images/uploaded-image.js';
+import type { Upstream } from '../types.js';
+import { type CallContext, isObject, jsonHeaders, parseJsonBody, stringOr, timeoutOf } from './call-context.js';
+import { classifyUpstreamCode } from '../errors/upstream-codes.js';
+import { upstreamUrl } from './upstream-url.js';
+
+export const DASHSCOPE_IMAGE_PATH = '/services/aigc/multimodal-generation/generation';
+
+export interface DashscopeImageRequest {
+  model: string;
+  input: { messages: [{ role: 'user'; content: ContentItem[] }] };
+  parameters?: Record<string, unknown>;
+}
+
+/** spec §2.4 */
+export interface ImageData {
+  url: string;
+  b64_json: string;
+  revised_prompt: string;
+}
+
+export interface ImageGenerationResponse {
+  created: number;
+  data: ImageData[];
+  extra: { request_id: string };
+}
+
+/** upstreams.md §1.3: model, input.messages as given, parameters; nothing gateway-only. */
+export function translateImageRequest(request: ImageGenerationRequest, upstreamModel: string): DashscopeImageRequest {
+  const translated: DashscopeImageRequest = {
+    model: upstreamModel,
+    input: { messages: [{ role: 'user', content: request.content }] },
+  };
+  // an empty parameters object is left out: DashScope has a BadRequest.EmptyParameters code
+  if (Object.keys(request.parameters).length > 0) translated.parameters = request.parameters;
+  return translated;
+}
+
+/**
+ * spec §2.4: one data entry per image across all choices (the n > 1 layout is unconfirmed, so every
+ * content[].image of every choice counts); a choice's text items, if the model returns any, are its
+ * images' revised_prompt. Throws a 502 when no image came back.
+ */
+export function translateImageResponse(body: unknown, context: { now: number; headerRequestId?: string }): ImageGenerationResponse {
+  const requestId = (isObject(body) && stringOr(body.request_id)) || context.headerRequestId || '';
+  const output = isObject(body) ? body.output : undefined;
+  if (isObject(body) && !isObject(output) && stringOr(body.code)) {
+    // LiteLLM's observation: an API error can arrive in a 200 body (code, no output)
+    throw normalizeDashscopeError(200, body, context.headerRequestId);
+  }
+  const data: ImageData[] = [];
+  const choices = isObject(output) && Array.isArray(output.choices) ? output.choices : [];
+  for (const choice of choices) {
+    const content = isObject(choice) && isObject(choice.message) && Array.isArray(choice.message.content) ? choice.message.content : [];
+    const texts = content.flatMap((item: unknown) => (isObject(item) && typeof item.text === 'string' ? [item.text] : []));
+    const revisedPrompt = texts.join('\n');
+    for (const item of content) {
+      const image = isObject(item) ? stringOr(item.image) : undefined;
+      if (!image) continue;
+      if (image.startsWith('data:')) {
+        data.push({ url: '', b64_json: image.slice(image.indexOf(',') + 1), revised_prompt: revisedPrompt });
+      } else {
+        data.push({ url: image, b64_json: '', revised_prompt: revisedPrompt });
+      }
+    }
+  }
+  if (data.length === 0) {
+    const finish = choices.map((choice) => (isObject(choice) ? stringOr(choice.finish_reason) : undefined)).find(Boolean);
+    throw GatewayError.noImage('dashscope', `${finish ? ` (finish_reason ${finish})` : ''}; check the prompt is in input.messages[].content[] (spec §7)`, requestId || undefined);
+  }
+  return { created: Math.floor(context.now / 1000), data, extra: { request_id: requestId } };
+}
+
+/** upstreams.md §1.4: `{ request_id, code, message }` with a non-2xx status. */
+export function normalizeDashscopeError(status: number, body: unknown, headerRequestId?: string): GatewayError {
+  const code = isObject(body) ? stringOr(body.code) : undefined;
+  return GatewayError.fromUpstream({
+    provider: 'dashscope',
+    status,
+    upstreamCode: code,
+    upstreamMessage: isObject(body) ? stringOr(body.message) : undefined,
+    requestId: (isObject(body) && stringOr(body.request_id)) || headerRequestId,
+    kind: classifyUpstreamCode(code) ?? (status === 200 ? 'server' : undefined),
+  });
+}
+
+/** Calls DashScope for one image request and answers in the spec §2.4 shape (URLs; b64 filled later). */
+export async function generateDashscopeImage(
+  call: CallContext,
+  request: ImageGenerationRequest,
+  upstream: Upstream,
+): Promise<ImageGenerationResponse> {
+  // uploaded files are encoded into the JSON as it is sent, not built into one string first
+  const payload = encodeJsonWithUploads(translateImageRequest(request, upstream.model ?? request.model));
+  const response = await call.http.request({
+    provider: 'dashscope',
+    method: 'POST',
+    url: upstreamUrl(upstream.baseURL, '/api/v1', DASHSCOPE_IMAGE_PATH),
+    headers: { ...jsonHeaders(upstream), 'content-length': String(payload.length) },
+    body: payload.body,
+    timeoutMs: timeoutOf(upstream, call.limits),
+    signal: call.signal,
+    maxBytes: call.limits.upstreamResponseBytes,
+  });
+  const headerRequestId = response.headers['x-request-id'] ?? response.headers['x-dashscope-requestid'];
+  const body = parseJsonBody(response.body);
+  if (response.status < 200 || response.status >= 300) throw normalizeDashscopeError(response.status, body, headerRequestId);
+  if (body === undefined) throw GatewayError.badUpstreamResponse('dashscope', 'the body is not JSON', headerRequestId);
+  return translateImageResponse(body, { now: Date.now(), headerRequestId });
+}
