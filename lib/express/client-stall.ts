@@ -6,9 +6,9 @@
 // Cutting destroys the response: 'close' follows, which aborts the upstream request (route state),
 // frees the caller's slot (caller-in-flight) and the socket; the write sites see ClientGoneError.
 import type { RequestHandler, Response } from 'express';
-import { DEFAULT_LIMITS } from '../gateway/options.js';
+import { DEFAULT_LIMITS } from '../default-limits.js';
 import type { Logger } from '../types.js';
-import { ClientGoneError } from '../transport/upstream-http.js';
+import { ClientGoneError } from '../errors/client-gone-error.js';
 
 interface StallPolicy {
   stallMs: number;

@@ -3,7 +3,7 @@
 // no stack traces, no upstream secrets, no HTML.
 import type { ErrorRequestHandler } from 'express';
 import { sendJson } from './send-body.js';
-import { ClientGoneError } from '../transport/upstream-http.js';
+import { ClientGoneError } from '../errors/client-gone-error.js';
 import type { ResolvedOptions } from '../gateway/options.js';
 import { GatewayError } from '../errors/gateway-error.js';
 

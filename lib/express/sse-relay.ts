@@ -6,7 +6,8 @@
 import type { Response } from 'express';
 import { GatewayError } from '../errors/gateway-error.js';
 import { guardFlush, waitForDrain } from './client-stall.js';
-import { ClientGoneError, type UpstreamStream } from '../transport/upstream-http.js';
+import { ClientGoneError } from '../errors/client-gone-error.js';
+import type { UpstreamStream } from '../transport/upstream-http.js';
 
 /** `data` = chat-completions style `data: {"error":…}`; `event` = Responses style `event: error`. */
 export type SseErrorFormat = 'data' | 'event';

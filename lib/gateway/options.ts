@@ -6,6 +6,7 @@ import { DEFAULT_IMAGE_MODELS, compileImageModelTable, type ImageModelTable } fr
 import { type JobScheduler, memoryScheduler } from './tasks/job-scheduler.js';
 import { memoryTaskStore } from './tasks/memory-task-store.js';
 import type { TaskStore } from './tasks/task-store.js';
+import { DEFAULT_LIMITS } from '../default-limits.js';
 import type { CallbackOptions, CompressedBodiesOptions, GatewayLimits, ImageModelFamily, ListModels, Logger, ResolveUpstream, UsageEvent, VerifyKey } from '../types.js';
 
 export interface GatewayOptions {
@@ -101,22 +102,6 @@ export const DEFAULT_CALLBACKS: Readonly<Omit<ResolvedCallbacks, 'signingSecret'
   allowedHosts: Object.freeze([]) as readonly string[],
 });
 
-export const DEFAULT_LIMITS: Readonly<GatewayLimits> = Object.freeze({
-  jsonBodyBytes: 48 * 1024 * 1024,
-  dataUrlBytes: 10 * 1024 * 1024,
-  imagesPerRequest: 3,
-  uploadFileBytes: 10 * 1024 * 1024,
-  downloadBytes: 32 * 1024 * 1024,
-  downloadTimeoutMs: 60_000,
-  upstreamTimeoutMs: 300_000,
-  upstreamResponseBytes: 16 * 1024 * 1024,
-  jsonMembers: 100_000,
-  bodyReadTimeoutMs: 60_000,
-  inFlightPerCaller: 64,
-  upstreamSockets: 256,
-  upstreamQueue: 256,
-  clientStallMs: 30_000,
-});
 
 /** What `compressedBodies: true` means. */
 export const DEFAULT_COMPRESSED_BODIES: Readonly<Required<CompressedBodiesOptions>> = Object.freeze({

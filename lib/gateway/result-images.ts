@@ -1,17 +1,12 @@
 // spec §2.4 b64_json: the gateway downloads each result image (bounded size and time, through the
-// shared HTTP module), concurrently because result URLs are short-lived, and writes the answer with
-// the images encoded on the way out: base64 slices of the raw bytes, written as the socket takes
-// them. No base64 string or JSON string of the whole answer is ever built, so an image is held
-// about once in memory, not four times (raw, base64, JSON, write buffer). The upstream names the
-// URLs, so they get the public-address rules (UpstreamHttp.download), and what comes back must be
-// an image by its bytes before it is handed to the caller as one.
-import type { Response } from 'express';
+// shared HTTP module), concurrently because result URLs are short-lived; write-image-response.ts
+// encodes them on the way out. The upstream names the URLs, so they get the public-address rules
+// (UpstreamHttp.download), and what comes back must be an image by its bytes before it is handed to
+// the caller as one.
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { guardFlush, waitForDrain } from '../express/client-stall.js';
-import { ClientGoneError } from '../transport/upstream-http.js';
 import type { CallContext } from '../providers/call-context.js';
-import type { ImageGenerationResponse } from '../providers/dashscope.js';
+import type { ImageGenerationResponse } from '../images/image-generation-response.js';
 import { sniffImageType } from '../images/sniff-image-type.js';
 
 export interface DownloadPolicy {
@@ -51,38 +46,4 @@ function downloadFailed(status: 502 | 504, detail: string): GatewayError {
     code: ERROR_CODES.imageDownloadFailed,
     message: `The image was generated but could not be downloaded for b64_json: ${detail} Ask for response_format 'url' instead.`,
   });
-}
-
-// a multiple of 3, so each slice encodes to base64 without padding in the middle of the answer
-const SLICE = 3 * 64 * 1024;
-
-/** Writes the spec §2.4 body with `images[i]` encoded as data[i].b64_json, honouring backpressure. */
-export async function writeImageResponse(res: Response, response: ImageGenerationResponse, images: Array<Buffer | undefined>): Promise<void> {
-  const pieces: Array<string | Buffer> = [`{"created":${response.created},"data":[`];
-  response.data.forEach((item, index) => {
-    const raw = images[index];
-    pieces.push(`${index > 0 ? ',' : ''}{"url":${JSON.stringify(item.url)},"b64_json":"`);
-    if (raw) pieces.push(raw);
-    else pieces.push(item.b64_json);
-    pieces.push(`","revised_prompt":${JSON.stringify(item.revised_prompt)}}`);
-  });
-  pieces.push(`],"extra":${JSON.stringify(response.extra)}}`);
-  let length = 0;
-  for (const piece of pieces) length += typeof piece === 'string' ? Buffer.byteLength(piece) : 4 * Math.ceil(piece.length / 3);
-  res.statusCode = 200;
-  res.setHeader('content-type', 'application/json; charset=utf-8');
-  res.setHeader('content-length', length);
-  for (const piece of pieces) {
-    if (typeof piece === 'string') await write(res, piece);
-    else for (let start = 0; start < piece.length; start += SLICE) await write(res, piece.toString('base64', start, Math.min(start + SLICE, piece.length)));
-  }
-  res.end();
-  guardFlush(res);
-}
-
-/** Writes one piece; when the socket is full, waits for the client, which is cut if it stalls (limits.clientStallMs). */
-function write(res: Response, chunk: string): Promise<void> | void {
-  if (res.destroyed) throw new ClientGoneError();
-  if (res.write(chunk)) return;
-  return waitForDrain(res);
 }

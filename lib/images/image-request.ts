@@ -5,7 +5,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { Validator } from '../schemas/validator.js';
 import { requirePublicUrl } from '../security/public-url.js';
 import type { GatewayLimits, ImageModelFamily } from '../types.js';
-import { isObject } from '../providers/call-context.js';
+import { isObject } from '../json/json-values.js';
 import { checkImageDataUrl } from './data-url.js';
 import { UploadedImage } from './uploaded-image.js';
 

@@ -2,18 +2,12 @@
 // query, with the caller's ids and model in place of Ark's. Pure translation first, then transport.
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Upstream } from '../types.js';
-import { type CallContext, isObject, jsonHeaders, parseJsonBody, stringOr, timeoutOf } from './call-context.js';
+import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
+import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
 import { normalizeOpenAIError } from './openai.js';
 import { upstreamUrl } from './upstream-url.js';
 
 export const ARK_TASKS_PATH = '/contents/generations/tasks';
-
-/** spec §3: the named terminal states. The set is open: any other status counts as non-terminal. */
-const TERMINAL = new Set(['succeeded', 'failed', 'expired', 'cancelled', 'canceled']);
-
-export function isTerminalStatus(status: string | undefined): boolean {
-  return status !== undefined && TERMINAL.has(status.toLowerCase());
-}
 
 /**
  * The create body Ark receives: the caller's fields (Ark adds fields; they pass), model renamed, and

@@ -27,21 +27,3 @@ export function jsonHeaders(upstream: Upstream): Record<string, string> {
 export function timeoutOf(upstream: Upstream, limits: Readonly<GatewayLimits>): number {
   return upstream.timeoutMs ?? limits.upstreamTimeoutMs;
 }
-
-/** JSON.parse that answers undefined for a body that is not JSON (the caller decides what that means). */
-export function parseJsonBody(body: Buffer): unknown {
-  if (body.length === 0) return undefined;
-  try {
-    return JSON.parse(body.toString('utf8')) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-export function stringOr(value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}

@@ -4,8 +4,10 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ContentItem, ImageGenerationRequest } from '../images/image-request.js';
 import { encodeJsonWithUploads } from '../images/uploaded-image.js';
+import type { ImageData, ImageGenerationResponse } from '../images/image-generation-response.js';
 import type { Upstream } from '../types.js';
-import { type CallContext, isObject, jsonHeaders, parseJsonBody, stringOr, timeoutOf } from './call-context.js';
+import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
+import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
 import { classifyUpstreamCode } from '../errors/upstream-codes.js';
 import { upstreamUrl } from './upstream-url.js';
 
@@ -15,19 +17,6 @@ export interface DashscopeImageRequest {
   model: string;
   input: { messages: [{ role: 'user'; content: ContentItem[] }] };
   parameters?: Record<string, unknown>;
-}
-
-/** spec §2.4 */
-export interface ImageData {
-  url: string;
-  b64_json: string;
-  revised_prompt: string;
-}
-
-export interface ImageGenerationResponse {
-  created: number;
-  data: ImageData[];
-  extra: { request_id: string };
 }
 
 /** upstreams.md §1.3: model, input.messages as given, parameters; nothing gateway-only. */

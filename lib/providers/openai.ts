@@ -3,7 +3,8 @@
 // errors are normalized to the gateway's error object.
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Upstream } from '../types.js';
-import { type CallContext, isObject, jsonHeaders, parseJsonBody, stringOr, timeoutOf } from './call-context.js';
+import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
+import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
 import { classifyUpstreamCode } from '../errors/upstream-codes.js';
 import type { UpstreamStream } from '../transport/upstream-http.js';
 import { openAICompatibleUrl } from './upstream-url.js';

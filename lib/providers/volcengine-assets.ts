@@ -3,7 +3,8 @@
 // `{ ResponseMetadata, Result }` envelope. Pure translation functions first, then the one transport.
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Upstream } from '../types.js';
-import { type CallContext, isObject, parseJsonBody, stringOr, timeoutOf } from './call-context.js';
+import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
+import { type CallContext, timeoutOf } from './call-context.js';
 import { classifyUpstreamCode } from '../errors/upstream-codes.js';
 import { signVolcengineRequest, volcengineQueryString } from '../transport/volcengine-signer.js';
 

@@ -13,8 +13,9 @@ import { Readable } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import zlib from 'node:zlib';
 import { ERROR_CODES } from '../errors/error-codes.js';
+import { ClientGoneError } from '../errors/client-gone-error.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { DEFAULT_LIMITS } from '../gateway/options.js';
+import { DEFAULT_LIMITS } from '../default-limits.js';
 import { NonPublicAddressError, type Resolver, checkPublicUrl, describeProblem, resolvePublicAddress } from '../security/public-url.js';
 
 export interface UpstreamRequest {
@@ -58,13 +59,6 @@ export type UpstreamStream =
     }
   | { ok: false; status: number; headers: Record<string, string | undefined>; body: Buffer };
 
-/** Raised when the caller disconnected: nothing is answered, nothing is retried. */
-export class ClientGoneError extends Error {
-  constructor() {
-    super('client disconnected');
-    this.name = 'ClientGoneError';
-  }
-}
 
 class DeadlineError extends Error {}
 

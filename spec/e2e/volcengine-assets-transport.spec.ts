@@ -5,7 +5,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError, type GatewayErrorBody } from '../../lib/errors/gateway-error.js';
 import { UpstreamHttp } from '../../lib/transport/upstream-http.js';
-import { DEFAULT_LIMITS } from '../../lib/gateway/options.js';
+import { DEFAULT_LIMITS } from '../../lib/default-limits.js';
 import type { Upstream } from '../../lib/types.js';
 import type { CallContext } from '../../lib/providers/call-context.js';
 import { createVolcengineAsset } from '../../lib/providers/volcengine-assets.js';

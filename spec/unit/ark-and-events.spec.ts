@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../lib/errors/gateway-error.js';
 import { errorEvent } from '../../lib/express/sse-relay.js';
 import { eventIdFor } from '../../lib/gateway/tasks/task-service.js';
-import { isTerminalStatus, readCreateTaskResponse, toCallerTask, translateCreateTaskRequest } from '../../lib/providers/ark.js';
+import { readCreateTaskResponse, toCallerTask, translateCreateTaskRequest } from '../../lib/providers/ark.js';
+import { isTerminalStatus } from '../../lib/gateway/tasks/task-state-order.js';
 
 describe('translateCreateTaskRequest', () => {
   it.each([

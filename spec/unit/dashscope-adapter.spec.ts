@@ -1,10 +1,10 @@
 // DashScope adapter translation (upstreams.md §1.3, §1.4): request, response and error normalization.
 import { describe, expect, it } from 'vitest';
 import { GatewayError, type GatewayErrorBody } from '../../lib/errors/gateway-error.js';
+import type { ImageGenerationResponse } from '../../lib/images/image-generation-response.js';
 import type { ImageGenerationRequest } from '../../lib/images/image-request.js';
 import {
   type DashscopeImageRequest,
-  type ImageGenerationResponse,
   normalizeDashscopeError,
   translateImageRequest,
   translateImageResponse,

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError, type GatewayErrorBody } from '../../lib/errors/gateway-error.js';
 import { type ImageGenerationRequest, type ImageRequestRules, readImageGenerationRequest } from '../../lib/images/image-request.js';
 import { DEFAULT_IMAGE_MODELS, compileImageModelTable } from '../../lib/images/model-families.js';
-import { DEFAULT_LIMITS } from '../../lib/gateway/options.js';
+import { DEFAULT_LIMITS } from '../../lib/default-limits.js';
 import { imageGenerationSchema } from '../../lib/schemas/image-generation-schema.js';
 import { createSchemaCompiler } from '../../lib/schemas/validator.js';
 import type { ImageModelFamily } from '../../lib/types.js';

@@ -10,14 +10,14 @@ import type { ResolvedOptions } from '../options.js';
 import { checkCallbackUrl, resolvePublicTarget } from '../../security/callback-url.js';
 import { requirePublicUrl } from '../../security/public-url.js';
 import type { Caller, Upstream } from '../../types.js';
-import { createArkTask, getArkTask, isTerminalStatus, toCallerTask } from '../../providers/ark.js';
+import { createArkTask, getArkTask, toCallerTask } from '../../providers/ark.js';
 import type { CallContext } from '../../providers/call-context.js';
 import { requireProvider, resolveUpstreams, secretsOf, withFallback } from '../resolve-upstreams.js';
 import { CallbackDeliveryError, type CallbackDeliverer, createCallbackDeliverer, type DeliveryJob } from './callback-delivery.js';
 import { callerOfTask, snapshotCaller } from './caller-snapshot.js';
 import { WELL_FORMED_ASSET_ID, assetIdOf, assetReferencesIn, isAssetReference, isMediaUrlCandidate, stringsOf } from './content-references.js';
 import type { NextPoll } from './job-scheduler.js';
-import { isPassedStatus } from './task-state-order.js';
+import { isPassedStatus, isTerminalStatus } from './task-state-order.js';
 import type { TaskRecord } from './task-store.js';
 
 const TASK_ID = /^task_[A-Za-z0-9_-]{22}$/;

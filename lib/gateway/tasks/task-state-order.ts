@@ -4,7 +4,12 @@
 //   queued (0)  <  running and every other non-terminal name (1)  <  terminal (2)
 // An unknown non-terminal state ranks with running: work has begun, and it is not the end. Two
 // states of one rank (running, then an unknown one) are both forward: the newer one is delivered.
-import { isTerminalStatus } from '../../providers/ark.js';
+/** spec §3: the named terminal states. The set is open: any other status counts as non-terminal. */
+const TERMINAL_STATES = new Set(['succeeded', 'failed', 'expired', 'cancelled', 'canceled']);
+
+export function isTerminalStatus(status: string | undefined): boolean {
+  return status !== undefined && TERMINAL_STATES.has(status.toLowerCase());
+}
 
 const QUEUED = 0;
 const IN_PROGRESS = 1;
