@@ -13,7 +13,7 @@ import { type GatewayOptions, resolveOptions } from '../gateway/options.js';
 import { forwardJsonHandler } from './routes/forward-json.js';
 import { imageEditsHandler } from './routes/image-edits.js';
 import { imageGenerationsHandler } from './routes/image-generations.js';
-import type { RouteDeps } from '../gateway/gateway-deps.js';
+import type { GatewayDeps } from '../gateway/gateway-deps.js';
 import type { RouteName } from '../types.js';
 import { beginRoute } from './route-state.js';
 import { chatCompletionsSchema, createAssetSchema, nativeImageSchema, responsesSchema } from '../schemas/forward-schemas.js';
@@ -35,7 +35,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   const resolved = resolveOptions(options);
   const compile = createSchemaCompiler();
   const http = new UpstreamHttp({ sockets: resolved.limits.upstreamSockets, queue: resolved.limits.upstreamQueue });
-  const deps: RouteDeps = {
+  const deps: GatewayDeps = {
     options: resolved,
     http,
     imageRules: {

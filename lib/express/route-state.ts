@@ -2,19 +2,13 @@
 // when the client disconnects, and one usage report (onUsage) when the response closes.
 import type { RequestHandler, Response } from 'express';
 import type { ResolvedOptions } from '../gateway/options.js';
-import type { Caller, ProviderName, RouteName } from '../types.js';
+import type { CallRecord } from '../gateway/call-record.js';
+import type { Caller, RouteName } from '../types.js';
 
-export interface RouteState {
+/** The use cases' CallRecord, plus what only the inbound side knows. The signal is created on first use. */
+export interface RouteState extends CallRecord {
   route: RouteName;
-  model: string;
-  provider?: ProviderName;
-  images: number;
-  /** What the upstream answered with, before the gateway kept at most the images the request allowed. */
-  upstreamImages?: number;
-  upstreamRequestId?: string;
   startedAt: number;
-  /** Aborted when the client goes away before the response is finished (created on first use). */
-  readonly signal: AbortSignal;
 }
 
 // Express sets statusCode 200 before anything is sent; nginx's 499 says "client closed the request".

@@ -1,10 +1,10 @@
-// What the router builds once and hands to every route: resolved options, the one upstream HTTP
-// module and the compiled validators. Routes read these; they create nothing per process themselves.
+// What the router builds once and hands to every route and use case: resolved options, the one
+// upstream HTTP module and the compiled image rules. They read these; they create nothing per process.
 import type { UpstreamHttp } from '../transport/upstream-http.js';
 import type { ImageRequestRules } from '../images/image-request.js';
 import type { ResolvedOptions } from './options.js';
 
-export interface RouteDeps {
+export interface GatewayDeps {
   options: ResolvedOptions;
   http: UpstreamHttp;
   imageRules: ImageRequestRules;

@@ -4,8 +4,10 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { Upstream } from '../types.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
 import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
-import { normalizeOpenAIError } from './openai.js';
+import { normalizeOpenAIError, openAICompatibleApi } from './openai.js';
+import type { Provider } from './provider.js';
 import { upstreamUrl } from './upstream-url.js';
+import { volcengineAssets } from './volcengine-assets.js';
 
 export const ARK_TASKS_PATH = '/contents/generations/tasks';
 
@@ -69,3 +71,11 @@ export async function getArkTask(call: CallContext, upstream: Upstream, upstream
   if (parsed === undefined) throw GatewayError.badUpstreamResponse('ark', 'the body is not JSON');
   return parsed;
 }
+
+/** Volcengine Ark: video tasks, its OpenAI-compatible `/api/v3` (native images, chat), and the asset library. */
+export const arkProvider: Provider = {
+  name: 'ark',
+  passthrough: openAICompatibleApi({ prefix: '/api/v3' }),
+  tasks: { create: createArkTask, get: getArkTask, toCallerTask },
+  assets: volcengineAssets,
+};

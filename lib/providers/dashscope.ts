@@ -9,6 +9,8 @@ import type { Upstream } from '../types.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
 import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
 import { classifyUpstreamCode } from '../errors/upstream-codes.js';
+import { openAICompatibleApi } from './openai.js';
+import type { Provider } from './provider.js';
 import { upstreamUrl } from './upstream-url.js';
 
 export const DASHSCOPE_IMAGE_PATH = '/services/aigc/multimodal-generation/generation';
@@ -102,3 +104,17 @@ export async function generateDashscopeImage(
   if (body === undefined) throw GatewayError.badUpstreamResponse('dashscope', 'the body is not JSON', headerRequestId);
   return translateImageResponse(body, { now: Date.now(), headerRequestId });
 }
+
+/**
+ * DashScope: native image generation, and its OpenAI-compatible mode for chat and responses, also
+ * when the base is the native `/api/v1` one (design.md's DashScope base), so one DashScope upstream
+ * serves images and chat alike.
+ */
+export const dashscopeProvider: Provider = {
+  name: 'dashscope',
+  images: { generate: generateDashscopeImage },
+  passthrough: openAICompatibleApi({
+    prefix: '/compatible-mode/v1',
+    base: (baseURL) => baseURL.replace(/\/+$/, '').replace(/\/api\/v1$/, ''),
+  }),
+};

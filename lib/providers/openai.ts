@@ -1,19 +1,20 @@
-// OpenAI-compatible adapter (upstreams.md §4): OpenAI itself, DashScope compatible-mode, Ark /api/v3.
-// Requests go through unchanged but for the model name; answers come back as the upstream sent them;
-// errors are normalized to the gateway's error object.
+// OpenAI-compatible adapter (upstreams.md §4): OpenAI itself, and the family of OpenAI-compatible APIs
+// other providers offer (DashScope compatible-mode, Ark /api/v3), each of which builds its passthrough
+// capability with openAICompatibleApi() and its own URL rule. Requests go through unchanged but for
+// the model name; answers come back as the upstream sent them; errors are normalized.
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Upstream } from '../types.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
 import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
 import { classifyUpstreamCode } from '../errors/upstream-codes.js';
-import type { UpstreamStream } from '../transport/upstream-http.js';
-import { openAICompatibleUrl } from './upstream-url.js';
+import type { OpenedStream, PassthroughCapability, PassthroughResponse, Provider } from './provider.js';
+import { upstreamUrl } from './upstream-url.js';
 
-export interface PassthroughResponse {
-  status: number;
-  contentType: string;
-  body: Buffer;
-  requestId?: string;
+/** Where a provider's OpenAI-compatible API lives: its bare-origin prefix, and its base rewrite if any. */
+export interface OpenAICompatibleUrlRule {
+  prefix: string;
+  /** Turns the operator's baseURL into the compatible API's base (e.g. a native `/api/v1` base). */
+  base?: (baseURL: string) => string;
 }
 
 /** The caller's body with the model name the resolver chose; nothing else changes. */
@@ -36,23 +37,25 @@ export function normalizeOpenAIError(status: number, body: unknown, headerReques
 }
 
 /** POSTs a JSON body to the upstream's `{base}{path}` and returns its 2xx answer untouched. */
-export async function forwardOpenAIJson(call: CallContext, path: string, body: Record<string, unknown>, upstream: Upstream): Promise<PassthroughResponse> {
-  return sendPassthrough(call, path, upstream, jsonHeaders(upstream), JSON.stringify(translateOpenAIRequest(body, upstream.model ?? String(body.model))));
+async function forwardJson(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, body: Record<string, unknown>, upstream: Upstream): Promise<PassthroughResponse> {
+  return sendPassthrough(rule, call, path, upstream, jsonHeaders(upstream), JSON.stringify(translateOpenAIRequest(body, upstream.model ?? String(body.model))));
 }
 
 /** POSTs a multipart form (files intact, model renamed) to the upstream's `{base}{path}`. */
-export async function forwardOpenAIMultipart(call: CallContext, path: string, form: FormData, upstream: Upstream): Promise<PassthroughResponse> {
+async function forwardMultipart(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, form: FormData, upstream: Upstream): Promise<PassthroughResponse> {
   const headers = jsonHeaders(upstream);
   // the form sets its own multipart content type with the boundary
   delete headers['content-type'];
-  return sendPassthrough(call, path, upstream, headers, form);
+  return sendPassthrough(rule, call, path, upstream, headers, form);
 }
 
-async function sendPassthrough(call: CallContext, path: string, upstream: Upstream, headers: Record<string, string>, body: string | FormData): Promise<PassthroughResponse> {
+async function sendPassthrough(
+  rule: OpenAICompatibleUrlRule,
+  call: CallContext, path: string, upstream: Upstream, headers: Record<string, string>, body: string | FormData): Promise<PassthroughResponse> {
   const response = await call.http.request({
     provider: upstream.provider,
     method: 'POST',
-    url: openAICompatibleUrl(upstream.provider, upstream.baseURL, path),
+    url: compatibleUrl(rule, upstream.baseURL, path),
     headers,
     body,
     timeoutMs: timeoutOf(upstream, call.limits),
@@ -67,12 +70,7 @@ async function sendPassthrough(call: CallContext, path: string, upstream: Upstre
 }
 
 /** Opens a streamed (`stream: true`) call; a non-2xx answer is thrown normalized, before any byte is relayed. */
-export async function openOpenAIStream(
-  call: CallContext,
-  path: string,
-  body: Record<string, unknown>,
-  upstream: Upstream,
-): Promise<Extract<UpstreamStream, { ok: true }>> {
+async function openStream(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, body: Record<string, unknown>, upstream: Upstream): Promise<OpenedStream> {
   const headers = jsonHeaders(upstream);
   headers.accept = 'text/event-stream';
   // identity: each chunk is relayed as it arrives, with no decompression step to buffer it
@@ -80,7 +78,7 @@ export async function openOpenAIStream(
   const opened = await call.http.stream({
     provider: upstream.provider,
     method: 'POST',
-    url: openAICompatibleUrl(upstream.provider, upstream.baseURL, path),
+    url: compatibleUrl(rule, upstream.baseURL, path),
     headers,
     body: JSON.stringify(translateOpenAIRequest(body, upstream.model ?? String(body.model))),
     timeoutMs: timeoutOf(upstream, call.limits),
@@ -90,3 +88,24 @@ export async function openOpenAIStream(
   if (!opened.ok) throw normalizeOpenAIError(opened.status, parseJsonBody(opened.body), opened.headers['x-request-id'], upstream.provider);
   return opened;
 }
+
+/** The URL of an endpoint of the compatible API: the rule's base rewrite, then its prefix for a bare origin. */
+export function compatibleUrl(rule: OpenAICompatibleUrlRule, baseURL: string, path: string): string {
+  return upstreamUrl(rule.base ? rule.base(baseURL) : baseURL, rule.prefix, path);
+}
+
+/** The passthrough capability of an OpenAI-compatible API at the rule's URLs. */
+export function openAICompatibleApi(rule: OpenAICompatibleUrlRule): PassthroughCapability {
+  return {
+    prefix: rule.prefix,
+    forwardJson: (call, path, body, upstream) => forwardJson(rule, call, path, body, upstream),
+    forwardMultipart: (call, path, form, upstream) => forwardMultipart(rule, call, path, form, upstream),
+    openStream: (call, path, body, upstream) => openStream(rule, call, path, body, upstream),
+  };
+}
+
+/** OpenAI itself, and any API that speaks its format at `{base}/v1`. */
+export const openaiProvider: Provider = {
+  name: 'openai',
+  passthrough: openAICompatibleApi({ prefix: '/v1' }),
+};

@@ -7,6 +7,7 @@ import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
 import { type CallContext, timeoutOf } from './call-context.js';
 import { classifyUpstreamCode } from '../errors/upstream-codes.js';
 import { signVolcengineRequest, volcengineQueryString } from '../transport/volcengine-signer.js';
+import type { AssetCapability, CreatedAsset } from './provider.js';
 
 const PROVIDER = 'volcengine';
 export const VOLCENGINE_ASSETS_VERSION = '2024-01-01';
@@ -17,13 +18,8 @@ export const VOLCENGINE_DEFAULT_REGION = 'cn-beijing';
 /** Headers the signer or the HTTP client own; an operator's `upstream.headers` may not set them. */
 const RESERVED_HEADERS = new Set(['host', 'content-type', 'content-length', 'authorization', 'x-date', 'x-content-sha256']);
 
-export interface CreateAssetResult {
-  /** `Result.Id`, e.g. `asset-20260320120147-pqwhc`. */
-  assetId: string;
-  /** The upstream envelope, returned to the caller unchanged. */
-  envelope: unknown;
-  requestId?: string;
-}
+/** `assetId` is `Result.Id`, e.g. `asset-20260320120147-pqwhc`. */
+export type CreateAssetResult = CreatedAsset;
 
 /**
  * §2.6 `CreateAsset {GroupId, URL, AssetType, Name?, ProjectName?}`: the caller's body as given
@@ -121,3 +117,6 @@ function decodePath(pathname: string): string {
     throw GatewayError.internal();
   }
 }
+
+/** The asset capability the Ark provider declares (the library is Volcengine's control plane). */
+export const volcengineAssets: AssetCapability = { serviceName: PROVIDER, create: createVolcengineAsset };

@@ -1,7 +1,8 @@
 // upstreamUrl and openAICompatiblePrefix: joining an upstream baseURL with an adapter path (design.md Upstream.baseURL).
 import { describe, expect, it } from 'vitest';
 import { DASHSCOPE_IMAGE_PATH } from '../../lib/providers/dashscope.js';
-import { openAICompatiblePrefix, upstreamUrl } from '../../lib/providers/upstream-url.js';
+import { openAICompatiblePrefix } from '../../lib/providers/registry.js';
+import { upstreamUrl } from '../../lib/providers/upstream-url.js';
 
 describe('upstreamUrl', () => {
   it.each<{ name: string; baseURL: string; prefix: string; path: string; expected: string }>([

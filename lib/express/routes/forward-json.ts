@@ -11,9 +11,10 @@ import type { Validator } from '../../schemas/validator.js';
 import { checkForwardedUrls } from '../../security/forwarded-urls.js';
 import type { RouteName } from '../../types.js';
 import type { CallContext } from '../../providers/call-context.js';
-import { forwardOpenAIJson, openOpenAIStream } from '../../providers/openai.js';
-import { resolveUpstreams, withFallback } from '../../gateway/resolve-upstreams.js';
-import type { RouteDeps } from '../../gateway/gateway-deps.js';
+import { withFallback } from '../../gateway/fallback.js';
+import { resolveUpstreams } from '../../gateway/resolve-upstreams.js';
+import { requireCapability } from '../../providers/registry.js';
+import type { GatewayDeps } from '../../gateway/gateway-deps.js';
 import { routeStateOf } from '../route-state.js';
 import { requireModel } from './request-fields.js';
 
@@ -26,7 +27,7 @@ export interface ForwardRoute {
   streamErrors: SseErrorFormat;
 }
 
-export function forwardJsonHandler(deps: RouteDeps, config: ForwardRoute): RequestHandler {
+export function forwardJsonHandler(deps: GatewayDeps, config: ForwardRoute): RequestHandler {
   return asyncHandler(async (req, res) => {
     const state = routeStateOf(res);
     const received = jsonObjectBody(req.body);
@@ -40,7 +41,7 @@ export function forwardJsonHandler(deps: RouteDeps, config: ForwardRoute): Reque
     if (body.stream === true) {
       const opened = await withFallback(upstreams, deps.options, (upstream) => {
         state.provider = upstream.provider;
-        return openOpenAIStream(call, config.upstreamPath, body, upstream);
+        return requireCapability(upstream, 'passthrough', config.route, deps.options.logger).openStream(call, config.upstreamPath, body, upstream);
       });
       state.upstreamRequestId = opened.headers['x-request-id'];
       await relaySse(res, opened, config.streamErrors);
@@ -48,7 +49,7 @@ export function forwardJsonHandler(deps: RouteDeps, config: ForwardRoute): Reque
     }
     const answer = await withFallback(upstreams, deps.options, (upstream) => {
       state.provider = upstream.provider;
-      return forwardOpenAIJson(call, config.upstreamPath, body, upstream);
+      return requireCapability(upstream, 'passthrough', config.route, deps.options.logger).forwardJson(call, config.upstreamPath, body, upstream);
     });
     state.upstreamRequestId = answer.requestId;
     sendBody(res, answer.status, answer.contentType, answer.body);

@@ -8,9 +8,8 @@ import { asyncHandler } from '../async-handler.js';
 import { readImageGenerationRequest } from '../../images/image-request.js';
 import { sniffImageType } from '../../images/sniff-image-type.js';
 import { UploadedImage } from '../../images/uploaded-image.js';
-import { forwardOpenAIMultipart } from '../../providers/openai.js';
 import { requireModel } from './request-fields.js';
-import type { RouteDeps } from '../../gateway/gateway-deps.js';
+import type { GatewayDeps } from '../../gateway/gateway-deps.js';
 import { routeStateOf } from '../route-state.js';
 import { serveImageRequest } from './serve-image-request.js';
 
@@ -25,7 +24,7 @@ interface ImageFile {
 // the official SDKs send one file as `image` and several as repeated `image[]`; some clients `image[N]`
 const IMAGE_FIELD = /^image(?:\[(\d*)\])?$/;
 
-export function imageEditsHandler(deps: RouteDeps): RequestHandler {
+export function imageEditsHandler(deps: GatewayDeps): RequestHandler {
   return asyncHandler(async (req, res) => {
     const fields: FormFields = typeof req.body === 'object' && req.body !== null ? (req.body as FormFields) : {};
     const files = Array.isArray(req.files) ? req.files : [];
@@ -52,7 +51,7 @@ export function imageEditsHandler(deps: RouteDeps): RequestHandler {
         const uploads = images.map(({ file, mime }) => new UploadedImage(mime, file.buffer));
         return readImageGenerationRequest(editAsGenerationBody(model, prompt, images, fields), family, deps.imageRules, uploads);
       },
-      forward: (call, upstream) => forwardOpenAIMultipart(call, '/images/edits', rebuildForm(fields, files, upstream.model ?? model), upstream),
+      forward: (api, call, upstream) => api.forwardMultipart(call, '/images/edits', rebuildForm(fields, files, upstream.model ?? model), upstream),
     });
   });
 }

@@ -4,12 +4,11 @@ import { asyncHandler } from '../async-handler.js';
 import { jsonObjectBody } from '../body/json-body.js';
 import { readImageGenerationRequest } from '../../images/image-request.js';
 import { checkForwardedUrls } from '../../security/forwarded-urls.js';
-import { forwardOpenAIJson } from '../../providers/openai.js';
-import type { RouteDeps } from '../../gateway/gateway-deps.js';
+import type { GatewayDeps } from '../../gateway/gateway-deps.js';
 import { requireModel } from './request-fields.js';
 import { serveImageRequest } from './serve-image-request.js';
 
-export function imageGenerationsHandler(deps: RouteDeps): RequestHandler {
+export function imageGenerationsHandler(deps: GatewayDeps): RequestHandler {
   return asyncHandler(async (req, res) => {
     const body = jsonObjectBody(req.body);
     await serveImageRequest(deps, req, res, {
@@ -17,7 +16,7 @@ export function imageGenerationsHandler(deps: RouteDeps): RequestHandler {
       model: requireModel(body.model),
       readRequest: (family) => readImageGenerationRequest(body, family, deps.imageRules),
       // an OpenAI-compatible upstream gets the body as is: its `image` URLs get the one URL check
-      forward: (call, upstream) => forwardOpenAIJson(call, '/images/generations', checkForwardedUrls('images.generations', body, { allowPrivate: deps.options.allowPrivateImageUrls }), upstream),
+      forward: (api, call, upstream) => api.forwardJson(call, '/images/generations', checkForwardedUrls('images.generations', body, { allowPrivate: deps.options.allowPrivateImageUrls }), upstream),
     });
   });
 }

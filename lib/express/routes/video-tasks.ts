@@ -7,8 +7,13 @@ import { jsonObjectBody } from '../body/json-body.js';
 import { sendJson } from '../send-body.js';
 import type { Validator } from '../../schemas/validator.js';
 import type { TaskService } from '../../gateway/tasks/task-service.js';
+import { providersWith } from '../../providers/registry.js';
 import { requireModel } from './request-fields.js';
 import { routeStateOf } from '../route-state.js';
+
+// usage events of task routes name the provider that serves tasks, also when a request fails before
+// the resolver answered
+const TASK_PROVIDER = providersWith('tasks')[0];
 
 export function createVideoTaskHandler(tasks: TaskService, validate: Validator): RequestHandler {
   return asyncHandler(async (req, res) => {
@@ -16,7 +21,7 @@ export function createVideoTaskHandler(tasks: TaskService, validate: Validator):
     const body = jsonObjectBody(req.body);
     state.model = requireModel(body.model);
     validate(body);
-    state.provider = 'ark';
+    state.provider = TASK_PROVIDER;
     const created = await tasks.create({ caller: callerOf(res), callerKey: bearerKeyOf(req), body, req, signal: state.signal });
     sendJson(res, 200, created);
   });
@@ -27,7 +32,7 @@ export function queryVideoTaskHandler(tasks: TaskService): RequestHandler {
     const state = routeStateOf(res);
     const task = await tasks.query(callerOf(res), String(req.params.id), req, state.signal);
     state.model = String(task.model ?? '');
-    state.provider = 'ark';
+    state.provider = TASK_PROVIDER;
     sendJson(res, 200, task);
   });
 }

@@ -10,9 +10,10 @@ import type { ResolvedOptions } from '../options.js';
 import { checkCallbackUrl, resolvePublicTarget } from '../../security/callback-url.js';
 import { requirePublicUrl } from '../../security/public-url.js';
 import type { Caller, Upstream } from '../../types.js';
-import { createArkTask, getArkTask, toCallerTask } from '../../providers/ark.js';
 import type { CallContext } from '../../providers/call-context.js';
-import { requireProvider, resolveUpstreams, secretsOf, withFallback } from '../resolve-upstreams.js';
+import { requireCapability } from '../../providers/registry.js';
+import { secretsOf, withFallback } from '../fallback.js';
+import { resolveUpstreams } from '../resolve-upstreams.js';
 import { CallbackDeliveryError, type CallbackDeliverer, createCallbackDeliverer, type DeliveryJob } from './callback-delivery.js';
 import { callerOfTask, snapshotCaller } from './caller-snapshot.js';
 import { WELL_FORMED_ASSET_ID, assetIdOf, assetReferencesIn, isAssetReference, isMediaUrlCandidate, stringsOf } from './content-references.js';
@@ -88,8 +89,8 @@ export class TaskService {
     const upstreams = await resolveUpstreams(this.options, { model, route: 'video.tasks', caller, req: input.req });
     const call = this.call(input.signal);
     const created = await withFallback(upstreams, this.options, async (upstream) => {
-      requireProvider(upstream, 'ark', 'video.tasks', this.options);
-      return { upstream, taskId: await createArkTask(call, { ...body, content }, upstream, upstream.model ?? model) };
+      const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
+      return { upstream, taskId: await tasks.create(call, { ...body, content }, upstream, upstream.model ?? model) };
     });
     // background polls ask the resolver with this caller, not a bare { id } (caller-snapshot.ts)
     const snapshot = snapshotCaller(caller, input.callerKey);
@@ -99,7 +100,7 @@ export class TaskService {
       owner: caller.id,
       ...(snapshot.ok ? { caller: snapshot.caller } : {}),
       model,
-      upstream: { provider: 'ark', baseURL: created.upstream.baseURL, taskId: created.taskId },
+      upstream: { provider: created.upstream.provider, baseURL: created.upstream.baseURL, taskId: created.taskId },
       createdAt: Date.now(),
       status: 'queued',
       version: 1,
@@ -220,7 +221,7 @@ export class TaskService {
     try {
       return await this.taskUpstream(record, callerOfTask(record), undefined);
     } catch (error) {
-      throw new Error(`resolveUpstream gave no ark upstream for the task's caller: ${messageOf(error)}`);
+      throw new Error(`resolveUpstream gave no ${record.upstream.provider} upstream for the task's caller: ${messageOf(error)}`);
     }
   }
 
@@ -231,10 +232,11 @@ export class TaskService {
   private async taskUpstream(record: TaskRecord, caller: Caller, req: Request | undefined): Promise<Upstream> {
     // keys are never stored: the resolver is asked again, so they can rotate
     const upstreams = await resolveUpstreams(this.options, { model: record.model, route: 'video.tasks', caller, req });
-    const arks = upstreams.filter((upstream) => upstream.provider === 'ark');
-    const upstream = arks.find((candidate) => sameBase(candidate.baseURL, record.upstream.baseURL)) ?? arks[0];
+    // the provider that created the task is the one that knows it
+    const same = upstreams.filter((upstream) => upstream.provider === record.upstream.provider);
+    const upstream = same.find((candidate) => sameBase(candidate.baseURL, record.upstream.baseURL)) ?? same[0];
     if (!upstream) {
-      this.options.logger.error('resolveUpstream no longer names an ark upstream for a stored task', { model: record.model });
+      this.options.logger.error(`resolveUpstream no longer names a ${record.upstream.provider} upstream for a stored task`, { model: record.model });
       throw GatewayError.internal();
     }
     return upstream;
@@ -242,7 +244,8 @@ export class TaskService {
 
   private async fetchFrom(upstream: Upstream, record: TaskRecord, signal: AbortSignal): Promise<Record<string, unknown>> {
     try {
-      return toCallerTask(await getArkTask(this.call(signal), upstream, record.upstream.taskId), record.id, record.model);
+      const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
+      return tasks.toCallerTask(await tasks.get(this.call(signal), upstream, record.upstream.taskId), record.id, record.model);
     } catch (error) {
       throw error instanceof GatewayError ? error.withoutSecrets(secretsOf(upstream)) : error;
     }

@@ -1,0 +1,15 @@
+// What a use case reports about the call it made, for the usage event of the request: the model and
+// provider that served it, how many images, the upstream's request id. The inbound side keeps one per
+// request (express/route-state.ts) and hands it in; the signal fires when the client goes away.
+import type { ProviderName } from '../types.js';
+
+export interface CallRecord {
+  model: string;
+  provider?: ProviderName;
+  images: number;
+  /** What the upstream answered with, before the gateway kept at most the images the request allowed. */
+  upstreamImages?: number;
+  upstreamRequestId?: string;
+  /** Aborted when the client goes away before the response is finished. */
+  readonly signal: AbortSignal;
+}

@@ -1,0 +1,39 @@
+// The fallback policy (design.md): the resolver's upstreams are tried in order, the next one only when
+// the failed one certainly did not start the work (GatewayError.notStarted) and nothing was sent to
+// the client yet, because a fallback after work began generates (and bills) the same images twice, or
+// leaves an orphaned task running upstream beside the new one.
+import { GatewayError } from '../errors/gateway-error.js';
+import type { Upstream } from '../types.js';
+import type { ResolvedOptions } from './options.js';
+
+/** Everything secret an upstream carries, to be cut out of any error message it causes. */
+export function secretsOf(upstream: Upstream): Array<string | undefined> {
+  return [upstream.apiKey, upstream.secretAccessKey, upstream.accessKeyId, ...Object.values(upstream.headers ?? {})];
+}
+
+/**
+ * Runs `attempt` on each upstream in turn until one answers or a failure rules out the next one.
+ * Falls back on: connection refused, DNS failure, network unreachable, a connect that timed out
+ * before a socket existed, a TLS handshake failure, and upstream 429, 503 and auth/quota refusals.
+ * Never on: a timeout or reset after the request was written, 500/502/504, an unreadable answer,
+ * a caller error (4xx), or a client that went away. An `attempt` makes one upstream call that
+ * starts work (create, generate, forward), so the last failure tells whether work began.
+ */
+export async function withFallback<T>(
+  upstreams: readonly Upstream[],
+  options: ResolvedOptions,
+  attempt: (upstream: Upstream) => Promise<T>,
+): Promise<T> {
+  for (let index = 0; ; index += 1) {
+    const upstream = upstreams[index]!;
+    try {
+      return await attempt(upstream);
+    } catch (caught) {
+      // an upstream may quote the request it got, the operator's key included
+      const error = caught instanceof GatewayError ? caught.withoutSecrets(secretsOf(upstream)) : caught;
+      const retry = error instanceof GatewayError && error.retryable && error.notStarted && index + 1 < upstreams.length;
+      if (!retry) throw error;
+      options.logger.warn('upstream failed, trying the next one', { provider: upstream.provider, status: error.status, code: error.code });
+    }
+  }
+}

@@ -1,0 +1,89 @@
+// The one image pipeline behind POST /v1/images/generations (and multipart edits): validate for the
+// model's family before anything else, resolve the upstream, generate with a provider's native image
+// capability or forward to its OpenAI-compatible API, download for b64_json. Bad input never reaches
+// resolveUpstream. The inbound side writes the answer (express/routes/serve-image-request.ts).
+import type { Request } from 'express';
+import type { ImageGenerationResponse } from '../images/image-generation-response.js';
+import type { ImageGenerationRequest } from '../images/image-request.js';
+import { GENERIC_IMAGE_FAMILY } from '../images/model-families.js';
+import type { CallContext } from '../providers/call-context.js';
+import type { PassthroughCapability, PassthroughResponse } from '../providers/provider.js';
+import { capabilityOf, requireCapability } from '../providers/registry.js';
+import type { Caller, ImageModelFamily, RouteName, Upstream } from '../types.js';
+import type { CallRecord } from './call-record.js';
+import { withFallback } from './fallback.js';
+import type { GatewayDeps } from './gateway-deps.js';
+import { resolveUpstreams } from './resolve-upstreams.js';
+import { downloadImages } from './result-images.js';
+
+export interface ImageRequestInput {
+  route: RouteName;
+  model: string;
+  caller: Caller;
+  req: Request;
+  /** Reads the caller's request into the normalized multimodal request, for the model's family. */
+  readRequest(family: ImageModelFamily): ImageGenerationRequest;
+  /** Sends the caller's request, model renamed, to an OpenAI-compatible API. */
+  forward(api: PassthroughCapability, call: CallContext, upstream: Upstream): Promise<PassthroughResponse>;
+}
+
+export type ImageAnswer =
+  /** The OpenAI-compatible upstream's answer, relayed as it came. */
+  | { kind: 'passthrough'; response: PassthroughResponse }
+  /** The spec §2.4 answer; `images` are the downloaded bytes when b64_json was asked for. */
+  | { kind: 'image'; response: ImageGenerationResponse; images?: Array<Buffer | undefined> };
+
+export async function runImageRequest(deps: GatewayDeps, record: CallRecord, input: ImageRequestInput): Promise<ImageAnswer> {
+  record.model = input.model;
+  const family = deps.options.imageModels.find(input.model);
+  // image-family models are validated before the resolver runs: bad input costs the host nothing
+  let request = family ? input.readRequest(family) : undefined;
+  const upstreams = await resolveUpstreams(deps.options, { model: input.model, route: input.route, caller: input.caller, req: input.req });
+  const call: CallContext = { http: deps.http, signal: record.signal, limits: deps.options.limits };
+
+  const answer = await withFallback(upstreams, deps.options, async (upstream) => {
+    record.provider = upstream.provider;
+    const images = capabilityOf(upstream, 'images');
+    if (images) {
+      request ??= input.readRequest(GENERIC_IMAGE_FAMILY);
+      return { kind: 'image' as const, provider: upstream.provider, response: await images.generate(call, request, upstream) };
+    }
+    const api = requireCapability(upstream, 'passthrough', input.route, deps.options.logger);
+    return { kind: 'passthrough' as const, response: await input.forward(api, call, upstream) };
+  });
+
+  if (answer.kind === 'passthrough') {
+    record.upstreamRequestId = answer.response.requestId;
+    record.images = countImages(answer.response);
+    return answer;
+  }
+  const { response } = answer;
+  record.upstreamRequestId = response.extra.request_id || undefined;
+  // the upstream does not decide how much the gateway downloads and answers: at most what the
+  // request allowed, the rest dropped (and reported in the usage event)
+  record.upstreamImages = response.data.length;
+  response.data = response.data.slice(0, allowedImages(request!, family ?? GENERIC_IMAGE_FAMILY));
+  record.images = response.data.length;
+  if (request!.responseFormat === 'b64_json') {
+    const policy = { allowPrivate: deps.options.allowPrivateResultUrls };
+    return { kind: 'image', response, images: await downloadImages(response, call, answer.provider, policy) };
+  }
+  return { kind: 'image', response };
+}
+
+/** spec §2.3 `n` (default 1), never more than the family allows (readRequest refused larger ones). */
+function allowedImages(request: ImageGenerationRequest, family: ImageModelFamily): number {
+  const n = request.parameters.n;
+  const asked = typeof n === 'number' && Number.isSafeInteger(n) && n >= 1 ? n : 1;
+  return Math.min(asked, family.maxN);
+}
+
+function countImages(response: PassthroughResponse): number {
+  if (!response.contentType.includes('json')) return 0;
+  try {
+    const body = JSON.parse(response.body.toString('utf8')) as { data?: unknown };
+    return Array.isArray(body.data) ? body.data.length : 0;
+  } catch {
+    return 0;
+  }
+}

@@ -1,0 +1,49 @@
+// The one list of providers, and the only way the rest of the gateway reaches one: by the name the
+// resolver returned and the capability a route needs. Adding a provider is one module and one line
+// here (plus its name in the public ProviderName union).
+import { GatewayError } from '../errors/gateway-error.js';
+import type { Logger, ProviderName, RouteName, Upstream } from '../types.js';
+import { arkProvider } from './ark.js';
+import { dashscopeProvider } from './dashscope.js';
+import { openaiProvider } from './openai.js';
+import type { Capability, Provider } from './provider.js';
+
+const PROVIDERS: Readonly<Record<ProviderName, Provider>> = {
+  dashscope: dashscopeProvider,
+  ark: arkProvider,
+  openai: openaiProvider,
+};
+
+/** Every provider name the resolver may return, in the order error messages list them. */
+export const PROVIDER_NAMES: readonly ProviderName[] = Object.freeze(Object.keys(PROVIDERS) as ProviderName[]);
+
+export function isProviderName(name: unknown): name is ProviderName {
+  return typeof name === 'string' && Object.hasOwn(PROVIDERS, name);
+}
+
+/** The capability of this upstream's provider, or undefined when it has none. */
+export function capabilityOf<C extends Capability>(upstream: Upstream, capability: C): Provider[C] | undefined {
+  return isProviderName(upstream.provider) ? PROVIDERS[upstream.provider][capability] : undefined;
+}
+
+/**
+ * The capability a route needs from the upstream the resolver chose. A provider without it is the
+ * operator's mistake: told to the operator (log), and to the caller only as a 500.
+ */
+export function requireCapability<C extends Capability>(upstream: Upstream, capability: C, route: RouteName, logger: Logger): NonNullable<Provider[C]> {
+  const found = capabilityOf(upstream, capability);
+  if (found) return found;
+  const serving = providersWith(capability).map((name) => `'${name}'`).join(', ');
+  logger.error(`resolveUpstream returned provider '${String(upstream.provider)}' for route ${route}; only ${serving} serves it`);
+  throw GatewayError.internal();
+}
+
+/** The providers that have a capability, in registry order. */
+export function providersWith(capability: Capability): ProviderName[] {
+  return PROVIDER_NAMES.filter((name) => PROVIDERS[name][capability] !== undefined);
+}
+
+/** The version prefix of a provider's OpenAI-compatible API for bare-origin base URLs (`/v1` for others). */
+export function openAICompatiblePrefix(name: string): string {
+  return (isProviderName(name) ? PROVIDERS[name].passthrough?.prefix : undefined) ?? '/v1';
+}
