@@ -1,5 +1,5 @@
-// Every error code the gateway emits, and the one status -> type table (fastify keeps its codes in
-// one file; openai-node keys its error classes by status). Clients branch on `error.code`.
+// Every error code the gateway emits (fastify keeps its codes in one file). Clients branch on
+// `error.code`; which status and type each one comes with is status-policy.ts.
 
 export const ERROR_CODES = {
   invalidRequest: 'invalid_request_error',
@@ -26,24 +26,3 @@ export const ERROR_CODES = {
 } as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
-
-/** `error.type` by HTTP status, the OpenAI convention where it has one. */
-const TYPE_BY_STATUS: Readonly<Record<number, string>> = {
-  400: 'invalid_request_error',
-  401: 'authentication_error',
-  403: 'permission_error',
-  404: 'invalid_request_error',
-  408: 'invalid_request_error',
-  409: 'invalid_request_error',
-  413: 'invalid_request_error',
-  415: 'invalid_request_error',
-  429: 'rate_limit_error',
-  500: 'server_error',
-  502: 'upstream_error',
-  503: 'upstream_error',
-  504: 'upstream_error',
-};
-
-export function errorTypeForStatus(status: number): string {
-  return TYPE_BY_STATUS[status] ?? (status >= 500 ? 'server_error' : 'invalid_request_error');
-}

@@ -1,7 +1,8 @@
 // The one error type of the gateway. Everything a client sees as an error is a GatewayError rendered
 // by the error middleware as the spec §2.5 object: { error: { message, type, code, param? } }.
 import { redactSecrets } from '../security/redact.js';
-import { ERROR_CODES, type ErrorCode, errorTypeForStatus } from './error-codes.js';
+import { ERROR_CODES, type ErrorCode } from './error-codes.js';
+import { UPSTREAM_ERROR_RULES, type UpstreamErrorKind, errorTypeForStatus, kindFromStatus } from './status-policy.js';
 
 export interface GatewayErrorBody {
   error: { message: string; type: string; code: string; param?: string };
@@ -34,7 +35,7 @@ export interface UpstreamFailure {
   upstreamMessage?: string;
   requestId?: string;
   /** The adapter's reading of the upstream code, where the status alone would mislead. */
-  kind?: 'invalid' | 'content_policy' | 'rate_limit' | 'auth' | 'quota' | 'server';
+  kind?: UpstreamErrorKind;
 }
 
 export class GatewayError extends Error {
@@ -177,81 +178,36 @@ export class GatewayError extends Error {
   }
 
   /**
-   * The status mapping for upstream errors of every provider (design.md status table): caller-caused
-   * 4xx keep their status, rate limits stay 429, and anything that is the operator's problem (the
-   * upstream rejected the operator's key, quota, 5xx) is 502, never 401 to the caller.
+   * An upstream's failure as the caller sees it. The status, code and retry rules are the status
+   * policy's (status-policy.ts, one table for every provider); only the wording is here.
    */
   static fromUpstream(failure: UpstreamFailure): GatewayError {
     const { provider, status, upstreamCode, requestId } = failure;
     const detail = describeUpstream(provider, upstreamCode, requestId);
     const said = failure.upstreamMessage ? truncate(redactSecrets(failure.upstreamMessage), 500) : `HTTP ${status}`;
     const kind = failure.kind ?? kindFromStatus(status);
-    // Refusals that come before any processing (the fallback rule): a rate limit, the operator's
-    // credentials or account refused, or 503 "not able to handle the request now" (RFC 9110).
-    // A 500/502/504 or an error inside a 200 may come after the work began.
-    const notStarted = kind === 'rate_limit' || kind === 'auth' || kind === 'quota' || (kind === 'server' && status === 503);
-    const base = { upstreamRequestId: requestId, notStarted };
-    switch (kind) {
-      case 'content_policy':
-        return new GatewayError({
-          ...base,
-          status: 400,
-          code: ERROR_CODES.contentPolicyViolation,
-          message: `The upstream rejected the content as inappropriate: ${said} ${detail}`,
-        });
-      case 'rate_limit':
-        return new GatewayError({
-          ...base,
-          status: 429,
-          code: ERROR_CODES.rateLimitExceeded,
-          message: `The upstream is rate limiting requests: ${said} ${detail}. Retry later.`,
-          retryable: true,
-        });
-      case 'auth':
-        // The upstream's message may quote the operator's key; it is not repeated.
-        return new GatewayError({
-          ...base,
-          status: 502,
-          code: ERROR_CODES.upstreamAuthFailed,
-          message: `The upstream rejected the gateway's own credentials (an operator configuration problem, not your key) ${detail}.`,
-          retryable: true,
-        });
-      case 'quota':
-        return new GatewayError({
-          ...base,
-          status: 502,
-          code: ERROR_CODES.upstreamQuotaExceeded,
-          message: `The operator's upstream account cannot serve requests now: ${said} ${detail}.`,
-          retryable: true,
-        });
-      case 'invalid':
-        return new GatewayError({
-          ...base,
-          status: status >= 400 && status < 500 && status !== 401 && status !== 403 && status !== 404 ? status : 400,
-          code: ERROR_CODES.invalidRequest,
-          message: `The upstream rejected the request: ${said} ${detail}`,
-        });
-      case 'server':
-      default:
-        return new GatewayError({
-          ...base,
-          status: 502,
-          code: ERROR_CODES.upstreamError,
-          message: `The upstream failed: ${said} ${detail}`,
-          retryable: true,
-        });
-    }
+    const rule = UPSTREAM_ERROR_RULES[kind];
+    return new GatewayError({
+      status: rule.status(status),
+      code: rule.code,
+      message: UPSTREAM_WORDING[kind](said, detail),
+      retryable: rule.retryable,
+      notStarted: rule.notStarted(status),
+      upstreamRequestId: requestId,
+    });
   }
 }
 
-function kindFromStatus(status: number): NonNullable<UpstreamFailure['kind']> {
-  if (status === 429) return 'rate_limit';
-  if (status === 401 || status === 403) return 'auth';
-  if (status === 402) return 'quota';
-  // An upstream 404 means the operator mapped a model or path wrong: nothing the caller can fix.
-  if (status === 404 || status >= 500 || status < 400) return 'server';
-  return 'invalid';
-}
+/** What the caller reads for each kind of upstream failure: `said` is the upstream's message, `detail` its code and request id. */
+const UPSTREAM_WORDING: Readonly<Record<UpstreamErrorKind, (said: string, detail: string) => string>> = {
+  content_policy: (said, detail) => `The upstream rejected the content as inappropriate: ${said} ${detail}`,
+  rate_limit: (said, detail) => `The upstream is rate limiting requests: ${said} ${detail}. Retry later.`,
+  // the upstream's message may quote the operator's key; it is not repeated
+  auth: (_said, detail) => `The upstream rejected the gateway's own credentials (an operator configuration problem, not your key) ${detail}.`,
+  quota: (said, detail) => `The operator's upstream account cannot serve requests now: ${said} ${detail}.`,
+  invalid: (said, detail) => `The upstream rejected the request: ${said} ${detail}`,
+  server: (said, detail) => `The upstream failed: ${said} ${detail}`,
+};
 
 function describeUpstream(provider: string, code: string | undefined, requestId: string | undefined): string {
   const parts = [`${provider}${code ? ` code ${truncate(code, 80)}` : ''}`];

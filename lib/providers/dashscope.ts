@@ -8,7 +8,7 @@ import type { ImageData, ImageGenerationResponse } from '../images/image-generat
 import type { Upstream } from '../types.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
 import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
-import { classifyUpstreamCode } from '../errors/upstream-codes.js';
+import { classifyUpstreamCode } from '../errors/status-policy.js';
 import { openAICompatibleApi } from './openai.js';
 import type { Provider } from './provider.js';
 import { upstreamUrl } from './upstream-url.js';

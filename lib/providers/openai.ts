@@ -6,7 +6,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { Upstream } from '../types.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
 import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
-import { classifyUpstreamCode } from '../errors/upstream-codes.js';
+import { classifyUpstreamCode } from '../errors/status-policy.js';
 import type { OpenedStream, PassthroughCapability, PassthroughResponse, Provider } from './provider.js';
 import { upstreamUrl } from './upstream-url.js';
 

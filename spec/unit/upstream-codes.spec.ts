@@ -1,7 +1,7 @@
 // classifyUpstreamCode: DashScope, Ark and OpenAI error codes read into error kinds (upstreams.md §1.4, §2.8, §4.5).
 import { describe, expect, it } from 'vitest';
 import type { UpstreamFailure } from '../../lib/errors/gateway-error.js';
-import { classifyUpstreamCode } from '../../lib/errors/upstream-codes.js';
+import { classifyUpstreamCode } from '../../lib/errors/status-policy.js';
 
 describe('classifyUpstreamCode', () => {
   it.each<{ code: string | undefined; kind: UpstreamFailure['kind'] }>([
