@@ -1,0 +1,81 @@
+// Import rules of lib/ (design.md "Architecture"): the request flows one way, and so do imports:
+//   express (inbound) -> gateway (use cases) -> providers (adapters) -> transport (outbound) -> leaves
+// A layer may import any layer below it, never one above; the leaves (errors, security, schemas,
+// images, json, types.ts, default-limits.ts) import only leaves. `npm run lint:deps` (part of
+// `npm test`) fails on any import against the flow.
+const LEAVES = '^lib/(errors|security|schemas|images|json)/|^lib/(types|default-limits)[.]ts$';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      severity: 'error',
+      comment: 'A cycle means two modules each need the other: one of them is in the wrong place.',
+      from: { path: '^lib/' },
+      to: { circular: true },
+    },
+    {
+      name: 'gateway-not-to-express',
+      severity: 'error',
+      comment: 'Use cases do not know about Express: they return answers, the inbound side writes them.',
+      from: { path: '^lib/gateway/' },
+      to: { path: '^lib/(express/|index[.]ts$)' },
+    },
+    {
+      name: 'providers-only-down',
+      severity: 'error',
+      comment: 'Providers translate and call the transport; they never reach back into the use cases or the inbound side.',
+      from: { path: '^lib/providers/' },
+      to: { path: '^lib/(express|gateway)/|^lib/index[.]ts$' },
+    },
+    {
+      name: 'transport-only-down',
+      severity: 'error',
+      comment: 'The outbound HTTP client knows nothing of providers, use cases or Express.',
+      from: { path: '^lib/transport/' },
+      to: { path: '^lib/(express|gateway|providers)/|^lib/index[.]ts$' },
+    },
+    {
+      name: 'leaves-only-leaves',
+      severity: 'error',
+      comment: 'Pure leaves (errors, security, schemas, images, json, types) import only other leaves.',
+      from: { path: LEAVES },
+      to: { path: '^lib/', pathNot: LEAVES },
+    },
+    {
+      name: 'one-seam-per-provider',
+      severity: 'error',
+      comment:
+        'Outside lib/providers/, a provider is reached through the registry (registry.ts) and the Provider interface ' +
+        '(provider.ts) only: routes and services never name a provider module.',
+      from: { path: '^lib/', pathNot: '^lib/providers/' },
+      to: { path: '^lib/providers/', pathNot: '^lib/providers/(provider|registry|call-context)[.]ts$' },
+    },
+    {
+      name: 'lib-not-to-tests-or-examples',
+      severity: 'error',
+      comment: 'The package never imports its tests, examples, benchmarks or scripts.',
+      from: { path: '^lib/' },
+      to: { path: '^(spec|examples|bench|scripts)/' },
+    },
+    {
+      name: 'not-to-unresolvable',
+      severity: 'error',
+      comment: 'An import that does not resolve is a typo or a missing dependency.',
+      from: { path: '^lib/' },
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    // type-only imports count: a type import against the flow is a design dependency all the same
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      extensions: ['.ts', '.js', '.d.ts'],
+    },
+  },
+};
