@@ -1,4 +1,4 @@
-// The TaskStore contract (lib/tasks/task-store.ts), one suite run against every store: memoryTaskStore
+// The TaskStore contract (lib/gateway/tasks/task-store.ts), one suite run against every store: memoryTaskStore
 // always, redisTaskStore against a real Redis when REDIS_URL is set. Each Redis test gets its own key
 // prefix and deletes its keys afterwards, so runs never see each other's records.
 import { randomUUID } from 'node:crypto';
