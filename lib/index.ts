@@ -14,6 +14,7 @@ export type { DeliveryJob } from './tasks/callback-delivery.js';
 export { memoryTaskStore, type MemoryTaskStoreOptions } from './tasks/memory-task-store.js';
 export { redisTaskStore, type RedisTaskStoreClient, type RedisTaskStoreOptions } from './tasks/redis-task-store.js';
 export type { AssetRecord, TaskCallbackState, TaskChanges, TaskRecord, TaskStore } from './tasks/task-store.js';
+export { AssetCapacityError } from './tasks/task-store.js';
 export type {
   CallbackOptions,
   Caller,

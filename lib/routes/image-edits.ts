@@ -52,6 +52,7 @@ export function imageEditsHandler(deps: RouteDeps): RequestHandler {
         const uploads = images.map(({ file, mime }) => new UploadedImage(mime, file.buffer));
         return readImageGenerationRequest(editAsGenerationBody(model, prompt, images, fields), family, deps.imageRules, uploads);
       },
+      requestedImages: fields.n,
       forward: (call, upstream) => forwardOpenAIMultipart(call, '/images/edits', rebuildForm(fields, files, upstream.model ?? model), upstream),
     });
   });

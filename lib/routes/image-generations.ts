@@ -17,6 +17,7 @@ export function imageGenerationsHandler(deps: RouteDeps): RequestHandler {
       model: requireModel(body.model),
       readRequest: (family) => readImageGenerationRequest(body, family, deps.imageRules),
       // an OpenAI-compatible upstream gets the body as is: its `image` URLs get the one URL check
+      requestedImages: body.n,
       forward: (call, upstream) => forwardOpenAIJson(call, '/images/generations', checkForwardedUrls('images.generations', body, { allowPrivate: deps.options.allowPrivateImageUrls }), upstream),
     });
   });

@@ -22,6 +22,8 @@ export interface ImageRouteInput {
   readRequest(family: ImageModelFamily): ImageGenerationRequest;
   /** Sends the caller's request, model renamed, to an OpenAI-compatible upstream (openai or ark). */
   forward(call: CallContext, upstream: Upstream): Promise<PassthroughResponse>;
+  /** The `n` the caller asked for on the OpenAI-compatible path (default 1): the most images answered. */
+  requestedImages: unknown;
 }
 
 export async function serveImageRequest(deps: RouteDeps, req: Request, res: Response, input: ImageRouteInput): Promise<void> {
@@ -44,8 +46,11 @@ export async function serveImageRequest(deps: RouteDeps, req: Request, res: Resp
 
   if (answer.kind === 'passthrough') {
     state.upstreamRequestId = answer.response.requestId;
-    state.images = countImages(answer.response);
-    sendBody(res, answer.response.status, answer.response.contentType, answer.response.body);
+    // the same rule as below: the upstream does not decide how many images the caller gets (and is billed)
+    const capped = capPassthroughImages(answer.response.body, answer.response.contentType, requestedCount(input.requestedImages));
+    state.upstreamImages = capped.upstreamImages;
+    state.images = capped.images;
+    sendBody(res, answer.response.status, answer.response.contentType, capped.body);
     return;
   }
   const { response } = answer;
@@ -70,12 +75,30 @@ function allowedImages(request: ImageGenerationRequest, family: ImageModelFamily
   return Math.min(asked, family.maxN);
 }
 
-function countImages(response: PassthroughResponse): number {
-  if (!response.contentType.includes('json')) return 0;
+// OpenAI's own ceiling for `n` on its image routes: a larger ask was the upstream's to refuse
+const MAX_PASSTHROUGH_N = 10;
+
+/** `n` as the caller sent it (a JSON number or a multipart field), 1 when absent or not a count. */
+function requestedCount(n: unknown): number {
+  const value = typeof n === 'string' && /^\d{1,4}$/.test(n.trim()) ? Number(n) : n;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1 ? Math.min(value, MAX_PASSTHROUGH_N) : 1;
+}
+
+/**
+ * An OpenAI-compatible answer with at most `allowed` entries in `data`; the body is re-serialized
+ * only when the upstream returned more (otherwise it goes out byte for byte, as a passthrough).
+ */
+export function capPassthroughImages(body: Buffer, contentType: string, allowed: number): { body: Buffer; images: number; upstreamImages: number } {
+  if (!contentType.includes('json')) return { body, images: 0, upstreamImages: 0 };
+  let parsed: unknown;
   try {
-    const body = JSON.parse(response.body.toString('utf8')) as { data?: unknown };
-    return Array.isArray(body.data) ? body.data.length : 0;
+    parsed = JSON.parse(body.toString('utf8'));
   } catch {
-    return 0;
+    return { body, images: 0, upstreamImages: 0 };
   }
+  const data = typeof parsed === 'object' && parsed !== null ? (parsed as { data?: unknown }).data : undefined;
+  if (!Array.isArray(data)) return { body, images: 0, upstreamImages: 0 };
+  if (data.length <= allowed) return { body, images: data.length, upstreamImages: data.length };
+  const trimmed = { ...(parsed as Record<string, unknown>), data: data.slice(0, allowed) };
+  return { body: Buffer.from(JSON.stringify(trimmed)), images: allowed, upstreamImages: data.length };
 }
