@@ -77,6 +77,8 @@ async function refusingAtCapacity(logger: Logger, owner: string, storeCall: () =
     }
     throw new GatewayError({
       status: 503,
+      // the gateway's own store is full, not an upstream: server_error, not upstream_error
+      type: 'server_error',
       code: ERROR_CODES.assetStoreFull,
       message: `The gateway's asset store is full (${error.limit} assets recorded); new assets cannot be recorded until the operator raises the limit.`,
     });

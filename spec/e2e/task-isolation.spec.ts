@@ -285,7 +285,7 @@ describe('asset records are never forgotten: a full store refuses new assets', (
     const res = await createAsset(gw, KEY_A);
     expect(res.status).toBe(503);
     expect(res.body).toStrictEqual({
-      error: { message: "The gateway's asset store is full (3 assets recorded); new assets cannot be recorded until the operator raises the limit.", type: 'upstream_error', code: 'asset_store_full' },
+      error: { message: "The gateway's asset store is full (3 assets recorded); new assets cannot be recorded until the operator raises the limit.", type: 'server_error', code: 'asset_store_full' },
     });
     // the store could tell before the upstream call: no upstream asset was created for nobody
     expect(calls).toBe(before);
