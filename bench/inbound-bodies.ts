@@ -53,6 +53,12 @@ function manyKeysBody(keys: number): Buffer {
   return Buffer.from(parts.join(''));
 }
 
+/** A chat body of `count` messages of `bytes` characters each: no string long enough to be cut out. */
+function midStringsBody(count: number, bytes: number): Buffer {
+  const messages = Array.from({ length: count }, (_, index) => ({ role: 'user', content: `${index} `.padEnd(bytes, 'x') }));
+  return Buffer.from(JSON.stringify({ model: 'bench-model', messages }));
+}
+
 /** A DashScope image edit with three Data URLs of `imageBytes` decoded bytes each. */
 function dataUrlBody(imageBytes: number): Buffer {
   const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(imageBytes - 8, 7)]);
@@ -117,6 +123,14 @@ export async function measureInboundBodies(upstreamPort: number, children: Child
   results.push(
     await scenario('six bodies of 3 x 10 MiB Data URLs (image edit)', upstreamPort, children, (gateway) => Promise.all(Array.from({ length: 6 }, () => post(`${gateway}/v1/images/generations`, images))), images.length),
   );
+  // json_encode (PHP) escapes every '/': the long-string path reads '\/' too
+  const escaped = Buffer.from(images.toString('latin1').replaceAll('/', '\\/'), 'latin1');
+  results.push(await scenario("one body of 3 x 10 MiB Data URLs written with '\\/' (PHP)", upstreamPort, children, async (gateway) => [await post(`${gateway}/v1/images/generations`, escaped)], escaped.length));
+  // strings too short to be cut out: what goes through JSON.parse is bounded by limits.jsonTextBytes
+  const midStrings = midStringsBody(95_000, 490);
+  results.push(await scenario('one 45 MB chat body of 95,000 strings of 490 B', upstreamPort, children, async (gateway) => [await post(`${gateway}/v1/chat/completions`, midStrings)], midStrings.length));
+  const atLimit = midStringsBody(15_000, 490);
+  results.push(await scenario('one 7.5 MB chat body of 15,000 strings of 490 B (under jsonTextBytes)', upstreamPort, children, async (gateway) => [await post(`${gateway}/v1/chat/completions`, atLimit)], atLimit.length));
   const bomb = brotliBomb();
   results.push(
     await scenario(

@@ -12,6 +12,7 @@ export const DEFAULT_LIMITS: Readonly<GatewayLimits> = Object.freeze({
   upstreamTimeoutMs: 300_000,
   upstreamResponseBytes: 16 * 1024 * 1024,
   jsonMembers: 100_000,
+  jsonTextBytes: 8 * 1024 * 1024,
   bodyReadTimeoutMs: 60_000,
   inFlightPerCaller: 64,
   upstreamSockets: 256,

@@ -15,6 +15,7 @@ export type { DeliveryJob } from './gateway/tasks/callback-delivery.js';
 export { memoryTaskStore, type MemoryTaskStoreOptions } from './gateway/tasks/memory-task-store.js';
 export { redisTaskStore, type RedisTaskStoreClient, type RedisTaskStoreOptions } from './gateway/tasks/redis-task-store.js';
 export type { AssetRecord, TaskCallbackState, TaskChanges, TaskRecord, TaskStore } from './gateway/tasks/task-store.js';
+export { AssetCapacityError } from './gateway/tasks/task-store.js';
 export type {
   CallbackOptions,
   Caller,

@@ -125,6 +125,14 @@ export interface GatewayLimits {
    */
   jsonMembers: number;
   /**
+   * Largest part of a JSON body that goes through JSON.parse as text, bytes: everything but string
+   * values of 64 KiB or more (Data URLs), which are decoded straight from the body's bytes. Parsing
+   * costs the event loop ~10-15 ms per MB of small strings and builds several times their size in
+   * objects, so this bounds what one request holds everyone else up for. Default 8 MiB (413 above).
+   * @example limits: { jsonTextBytes: 16 * 1024 * 1024 }
+   */
+  jsonTextBytes: number;
+  /**
    * Deadline for reading a whole request body (JSON or multipart), ms, counted from the first
    * read. A body still arriving then gets a 408 and the connection is closed. Default 60 s: a
    * 48 MiB body at 1 MB/s fits. @example limits: { bodyReadTimeoutMs: 120_000 }

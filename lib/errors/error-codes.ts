@@ -20,6 +20,8 @@ export const ERROR_CODES = {
   /** 503: every pooled socket to the upstream is busy and its wait queue is full (limits.upstreamQueue). */
   upstreamBusy: 'upstream_busy',
   upstreamBadResponse: 'upstream_bad_response',
+  /** 503: the TaskStore holds the most asset records it may (memoryTaskStore maxAssets); assets are never forgotten to make room. */
+  assetStoreFull: 'asset_store_full',
   upstreamNoImage: 'upstream_no_image',
   imageDownloadFailed: 'image_download_failed',
   internalError: 'internal_error',

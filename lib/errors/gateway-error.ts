@@ -24,6 +24,8 @@ export interface GatewayErrorInit {
   upstreamRequestId?: string;
   /** Seconds the client should wait before retrying: sent as `Retry-After` (429, 503). */
   retryAfterSeconds?: number;
+  /** `error.type` when the status's usual type would mislead (a 503 that is the gateway's own, not an upstream's). */
+  type?: string;
 }
 
 /** What an adapter learned from a failed upstream answer, before the status mapping. */
@@ -53,7 +55,7 @@ export class GatewayError extends Error {
     this.name = 'GatewayError';
     this.status = init.status;
     this.code = init.code;
-    this.type = errorTypeForStatus(init.status);
+    this.type = init.type ?? errorTypeForStatus(init.status);
     this.param = init.param;
     this.retryable = init.retryable ?? false;
     this.notStarted = init.notStarted ?? false;
@@ -74,6 +76,7 @@ export class GatewayError extends Error {
       notStarted: this.notStarted,
       upstreamRequestId: this.upstreamRequestId,
       retryAfterSeconds: this.retryAfterSeconds,
+      type: this.type,
     });
   }
 

@@ -25,10 +25,12 @@ export interface ImageRequestInput {
   readRequest(family: ImageModelFamily): ImageGenerationRequest;
   /** Sends the caller's request, model renamed, to an OpenAI-compatible API. */
   forward(api: PassthroughCapability, call: CallContext, upstream: Upstream): Promise<PassthroughResponse>;
+  /** The `n` the caller asked for on the OpenAI-compatible path (default 1): the most images answered. */
+  requestedImages: unknown;
 }
 
 export type ImageAnswer =
-  /** The OpenAI-compatible upstream's answer, relayed as it came. */
+  /** The OpenAI-compatible upstream's answer, relayed as it came (`data` cut to the `n` asked for). */
   | { kind: 'passthrough'; response: PassthroughResponse }
   /** The spec §2.4 answer; `images` are the downloaded bytes when b64_json was asked for. */
   | { kind: 'image'; response: ImageGenerationResponse; images?: Array<Buffer | undefined> };
@@ -54,8 +56,11 @@ export async function runImageRequest(deps: GatewayDeps, record: CallRecord, inp
 
   if (answer.kind === 'passthrough') {
     record.upstreamRequestId = answer.response.requestId;
-    record.images = countImages(answer.response);
-    return answer;
+    // the same rule as below: the upstream does not decide how many images the caller gets (and is billed)
+    const capped = capPassthroughImages(answer.response.body, answer.response.contentType, requestedCount(input.requestedImages));
+    record.upstreamImages = capped.upstreamImages;
+    record.images = capped.images;
+    return { kind: 'passthrough', response: { ...answer.response, body: capped.body } };
   }
   const { response } = answer;
   record.upstreamRequestId = response.extra.request_id || undefined;
@@ -78,12 +83,30 @@ function allowedImages(request: ImageGenerationRequest, family: ImageModelFamily
   return Math.min(asked, family.maxN);
 }
 
-function countImages(response: PassthroughResponse): number {
-  if (!response.contentType.includes('json')) return 0;
+// OpenAI's own ceiling for `n` on its image routes: a larger ask was the upstream's to refuse
+const MAX_PASSTHROUGH_N = 10;
+
+/** `n` as the caller sent it (a JSON number or a multipart field), 1 when absent or not a count. */
+function requestedCount(n: unknown): number {
+  const value = typeof n === 'string' && /^\d{1,4}$/.test(n.trim()) ? Number(n) : n;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1 ? Math.min(value, MAX_PASSTHROUGH_N) : 1;
+}
+
+/**
+ * An OpenAI-compatible answer with at most `allowed` entries in `data`; the body is re-serialized
+ * only when the upstream returned more (otherwise it goes out byte for byte, as a passthrough).
+ */
+export function capPassthroughImages(body: Buffer, contentType: string, allowed: number): { body: Buffer; images: number; upstreamImages: number } {
+  if (!contentType.includes('json')) return { body, images: 0, upstreamImages: 0 };
+  let parsed: unknown;
   try {
-    const body = JSON.parse(response.body.toString('utf8')) as { data?: unknown };
-    return Array.isArray(body.data) ? body.data.length : 0;
+    parsed = JSON.parse(body.toString('utf8'));
   } catch {
-    return 0;
+    return { body, images: 0, upstreamImages: 0 };
   }
+  const data = typeof parsed === 'object' && parsed !== null ? (parsed as { data?: unknown }).data : undefined;
+  if (!Array.isArray(data)) return { body, images: 0, upstreamImages: 0 };
+  if (data.length <= allowed) return { body, images: data.length, upstreamImages: data.length };
+  const trimmed = { ...(parsed as Record<string, unknown>), data: data.slice(0, allowed) };
+  return { body: Buffer.from(JSON.stringify(trimmed)), images: allowed, upstreamImages: data.length };
 }

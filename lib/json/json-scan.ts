@@ -5,14 +5,20 @@
 
 export type JsonScanResult = { ok: true; longStrings?: LongString[] } | { ok: false; reason: 'members' | 'depth' };
 
-/** The content of one long string value with no escapes: bytes [from, to) between its quotes. */
+/**
+ * The content of one long string value: bytes [from, to) between its quotes, with no escapes but
+ * `\/` (PHP's json_encode and some others escape every '/', which base64 is full of).
+ */
 export interface LongString {
   from: number;
   to: number;
+  /** True when the content holds `\/` escapes, to be read as '/'. */
+  slashEscapes: boolean;
 }
 
 const WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
 const COLON = 0x3a;
+const SLASH = 0x2f;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -49,8 +55,25 @@ export function scanJsonStructure(bytes: Buffer, start: number, maxMembers: numb
       // no escape before the next quote: that quote closes the string
       if (quote !== -1 && nextBackslash > quote) {
         index = quote + 1;
-        if (longStrings && quote - from >= longStringBytes! && !isKey(bytes, index)) longStrings.push({ from, to: quote });
-      } else index = escapedStringEnd(bytes, from);
+        if (longStrings && quote - from >= longStringBytes! && !isKey(bytes, index)) longStrings.push({ from, to: quote, slashEscapes: false });
+        continue;
+      }
+      // a long string whose only escapes are '\/': each backslash found at memchr speed
+      if (longStrings && quote !== -1 && quote - from >= longStringBytes!) {
+        let backslash = nextBackslash;
+        while (backslash < quote && bytes[backslash + 1] === SLASH) {
+          backslash = bytes.indexOf(BACKSLASH, backslash + 2);
+          if (backslash === -1) backslash = end;
+        }
+        // every backslash before the quote escaped a '/', so none escaped the quote: it closes the string
+        if (backslash > quote) {
+          index = quote + 1;
+          nextBackslash = backslash;
+          if (!isKey(bytes, index)) longStrings.push({ from, to: quote, slashEscapes: true });
+          continue;
+        }
+      }
+      index = escapedStringEnd(bytes, from);
       continue;
     }
     if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {

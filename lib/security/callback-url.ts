@@ -52,7 +52,12 @@ export const TEMPORARY_PROXY_HOSTS: readonly string[] = Object.freeze([
   'jprq.io', 'jprq.site', 'jprq.live', // jprq
   'pktriot.net', // Packetriot
   'openport.io', // Openport
-  'portmap.io', // Portmap.io
+  'portmap.io', 'portmap.host', // Portmap.io
+  'srv.us', // srv.us (ssh -R tunnels)
+  'tunnel.pyjam.as', // pyjam.as WireGuard tunnels (pyjam.as itself is their site)
+  'tuns.sh', // pico.sh tunnels
+  'localto.net', // Localtonet's handed-out names
+  'ply.gg', // playit.gg
   // request bins and webhook inspectors
   'webhook.site',
   'm.pipedream.net', // Pipedream RequestBin endpoints (pipedream.net itself is their site)
@@ -61,7 +66,7 @@ export const TEMPORARY_PROXY_HOSTS: readonly string[] = Object.freeze([
   'requestinspector.com',
   'requestrepo.com',
   'beeceptor.com',
-  'hookbin.com',
+  'hookbin.com', 'hookb.in', // Hookbin (hookb.in carried the endpoints)
   'smee.io', // smee.io webhook relay to a local machine
   'putsreq.com',
   'postb.in', // PostBin
@@ -72,6 +77,7 @@ export const TEMPORARY_PROXY_HOSTS: readonly string[] = Object.freeze([
   // out-of-band interaction catchers (interactsh, Burp Collaborator): exfiltration endpoints
   'interact.sh', 'oast.fun', 'oast.live', 'oast.me', 'oast.online', 'oast.pro', 'oast.site',
   'oastify.com', 'burpcollaborator.net',
+  'ceye.io', 'dnslog.cn', // CEYE and DNSLog, the same kind
 ]);
 
 const PROXY_REASON =
@@ -113,10 +119,11 @@ export function checkCallbackUrl(value: unknown, policy: CallbackUrlPolicy, call
 /**
  * True when the host is on the built-in list or the operator's `blockedHosts` and not on its
  * `allowedHosts`. The host is WHATWG-parsed (punycode, percent escapes and IDNA dots normalized,
- * lower case), so only a trailing dot is left to strip.
+ * lower case), so only trailing dots are left to strip: all of them, as `x.ngrok.io..` still
+ * reaches x.ngrok.io through resolvers that drop empty labels.
  */
 export function isTemporaryProxy(hostname: string, policy: Pick<CallbackUrlPolicy, 'blockedHosts' | 'allowedHosts'>): boolean {
-  const host = hostname.toLowerCase().replace(/\.$/, '');
+  const host = hostname.toLowerCase().replace(/\.+$/, '');
   const listed = TEMPORARY_PROXY_HOSTS.some((entry) => onOrUnder(host, entry)) || (policy.blockedHosts ?? []).some((entry) => onOrUnder(host, entry));
   return listed && !(policy.allowedHosts ?? []).some((entry) => onOrUnder(host, entry));
 }
@@ -131,23 +138,47 @@ const MAX_DECODE_ROUNDS = 8;
 /**
  * spec §5.5: the key must not travel in the URL in any spelling a receiver or log could turn back
  * into it. The raw string, the parsed (normalized) href and every component are decoded layer by
- * layer, malformed escapes tolerated, and searched for the key and its base64/base64url forms
- * (Basic-auth-like `?token=` habits). Case-sensitive, like keys, except in the host, which URL
- * parsing lower-cases. No minimum key length: a short key is still a key.
+ * layer, malformed escapes tolerated, and searched for the key and its encoded forms (see
+ * keyNeedles). Case-sensitive, like keys, except in the host, which URL parsing lower-cases, and
+ * for hex, whose digits mean the same in either case. No minimum key length: a short key is still a key.
  */
 function findKey(raw: string, url: URL, key: string): 'key' | 'too_deep' | undefined {
-  // the base64 forms of a very short key are a few common letters: searched from 8 characters on
-  const needles = key.length >= 8 ? [key, Buffer.from(key).toString('base64').replace(/=+$/, ''), Buffer.from(key).toString('base64url')] : [key];
+  const { exact, hex } = keyNeedles(key);
   const parts = [raw, url.href, url.hostname, url.username, url.password, url.hash.slice(1), ...url.pathname.split('/')];
   for (const [name, value] of url.searchParams) parts.push(name, value);
+  const holds = (text: string): boolean => exact.some((needle) => text.includes(needle)) || (hex !== undefined && text.toLowerCase().includes(hex));
   for (const part of parts) {
     const decoded = decodePercentRepeatedly(part, MAX_DECODE_ROUNDS);
-    if (needles.some((needle) => part.includes(needle) || decoded.text.includes(needle))) return 'key';
+    if (holds(part) || holds(decoded.text)) return 'key';
     // still changing at the bound: it cannot be shown not to hide the key, so it is refused
     if (!decoded.stable) return 'too_deep';
   }
   // the host is lower-cased by parsing (and by DNS), so there the key is compared without case
   return url.hostname.includes(key.toLowerCase()) ? 'key' : undefined;
+}
+
+// The encoded forms of a very short key are a few common characters: searched from 8 characters on.
+const MIN_ENCODED_KEY_LENGTH = 8;
+
+/**
+ * What to search for: the key itself, its lower-case hex, and its base64 and base64url forms at
+ * all three byte alignments. Basic-auth habits put something before the key (`:KEY`, `api:KEY`,
+ * `Bearer KEY`), which shifts it by 0, 1 or 2 bytes within base64's 3-byte groups; each shift
+ * gives a different encoding. Of each, only the stable core is kept: the characters made of key
+ * bits alone, without the first and last ones that neighbouring bytes (or padding) would change.
+ * A core is found inside any base64 of any text containing the key, padded or not.
+ */
+function keyNeedles(key: string): { exact: string[]; hex?: string } {
+  if (key.length < MIN_ENCODED_KEY_LENGTH) return { exact: [key] };
+  const bytes = Buffer.from(key);
+  const exact = [key];
+  for (let shift = 0; shift < 3; shift += 1) {
+    const encoded = Buffer.concat([Buffer.alloc(shift), bytes]).toString('base64');
+    // base64 character i carries bits [6i, 6i + 6); the key holds bits [8 * shift, 8 * (shift + n))
+    const core = encoded.slice(Math.ceil((8 * shift) / 6), Math.floor((8 * (shift + bytes.length)) / 6));
+    exact.push(core, core.replace(/\+/g, '-').replace(/\//g, '_'));
+  }
+  return { exact, hex: bytes.toString('hex') };
 }
 
 export type ResolvedTarget = PinnedAddress;

@@ -11,7 +11,9 @@ const NON_PUBLIC_SUFFIXES = ['.localhost', '.local', '.localdomain', '.internal'
 
 /** True for a literal IP in a non-public range, or a name that only exists on a private network. */
 export function isNonPublicHost(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  // every trailing dot goes: `localhost..` must not pass as a public name (resolvers treat it as
+  // `localhost` or fail), and a name of only dots ends up empty, which is no public host
+  const host = hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.+$/, '');
   if (host === '') return true;
   if (ipaddr.IPv6.isValid(host)) return !isPublicAddress(host);
   const canonical = canonicalIPv4(host);

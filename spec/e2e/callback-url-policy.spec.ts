@@ -51,6 +51,7 @@ describe('callback_url policy on task creation', () => {
   it.each([
     [`https://hooks.example.com/x%E0?t=${encodedKey}`, 'beside a malformed escape'],
     [`https://hooks.example.com/x?t=${encodedKey.replace(/%/g, '%25')}`, 'double-encoded'],
+    [`https://hooks.example.com/x?auth=${Buffer.from(`api:${KEY_A}`).toString('base64')}`, 'as base64("api:" + key)'],
   ])("a URL with the caller's key %s is refused", async (url) => {
     const res = await request(gateway.app).post(TASKS).set('Authorization', `Bearer ${KEY_A}`).send(task(url));
     expect(res.status).toBe(400);

@@ -589,6 +589,7 @@ describe('usage (onUsage)', () => {
         model: 'gpt-image-1',
         provider: 'openai',
         images: OPENAI_EDIT_RESPONSE.data.length,
+        upstreamImages: OPENAI_EDIT_RESPONSE.data.length,
         status: 200,
         latencyMs: expect.any(Number),
         upstreamRequestId: OPENAI_EDIT_REQUEST_ID,

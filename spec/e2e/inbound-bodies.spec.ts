@@ -170,6 +170,32 @@ describe('large Data URLs are sent upstream intact (streamed encoding)', () => {
     expect(sent.parameters).toEqual({ vendor_blob: vendor, list: [vendor, 'short'] });
   });
 
+  it("a Data URL written with '\\/' escapes (PHP's json_encode) arrives upstream as the same URL", async () => {
+    const url = `data:image/png;base64,${Buffer.concat([TINY_PNG, Buffer.alloc(300 * 1024, 0xfb)]).toString('base64')}`;
+    expect(url).toContain('/');
+    const body = JSON.stringify({ model: 'x-image-edit', input: { messages: [{ role: 'user', content: [{ image: url }, { text: 'sharpen' }] }] } }).replaceAll('/', '\\/');
+    const res = await post(gatewayWith(), body);
+    expect(res.status, res.text).toBe(200);
+    const sent = dashscope.apiRequests().at(-1)!.json as { input: { messages: Array<{ content: Array<{ image?: string }> }> } };
+    expect(sent.input.messages[0]!.content[0]!.image === url).toBe(true);
+  });
+
+  it('more JSON text than limits.jsonTextBytes outside long strings gets 413 and the upstream is not called', async () => {
+    const before = dashscope.apiRequests().length;
+    // 2,000 strings of 600 bytes: none is long, so all of it would go through JSON.parse
+    const notes = Array.from({ length: 2_000 }, (_, index) => `${index} ${'x'.repeat(600)}`);
+    const res = await post(gatewayWith({ limits: { jsonTextBytes: 1024 * 1024 } }), JSON.stringify({ model: 'x-image-2.0', prompt: 'a cat', parameters: { notes } }));
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({
+      error: {
+        message: expect.stringMatching(/^The request body has \d+ bytes of JSON outside long string values, more than the 1048576 byte limit/),
+        type: 'invalid_request_error',
+        code: 'request_too_large',
+      },
+    });
+    expect(dashscope.apiRequests().length).toBe(before);
+  });
+
   it('a raw control character inside a long string is invalid JSON (400), as inside a short one', async () => {
     const before = dashscope.apiRequests().length;
     const long = `${'a'.repeat(70 * 1024)}\u0001${'b'.repeat(10)}`;

@@ -188,6 +188,23 @@ describe('the upstream does not decide how much the gateway downloads (item 5)',
     expect(res.status).toBe(200);
     expect(res.body.data.map((item: { url: string }) => item.url)).toStrictEqual([dashscope.resultUrl('five-0.png'), dashscope.resultUrl('five-1.png')]);
   });
+
+  it.each([
+    ['n absent', {}, 1],
+    ['n = 2', { n: 2 }, 2],
+  ])('OpenAI-compatible upstream, %s, 300 images answered: the caller gets (and is billed for) %s', async (_name, extra, expected) => {
+    const usage = open.usage.length;
+    const data = Array.from({ length: 300 }, (_, index) => ({ url: `https://cdn.example/${index}.png` }));
+    llm.next((_request, res) => sendJson(res, 200, { created: 1, data }));
+    const res = await request(open.app)
+      .post('/v1/images/generations')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'gpt-image-1', prompt: 'a red square', ...extra });
+    expect(res.status).toBe(200);
+    expect(res.body).toStrictEqual({ created: 1, data: data.slice(0, expected) });
+    await expect.poll(() => open.usage.length).toBe(usage + 1);
+    expect(open.usage[usage]).toMatchObject({ route: 'images.generations', provider: 'openai', images: expected, upstreamImages: 300, status: 200 });
+  });
 });
 
 describe('every route applies the one URL check (item 6)', () => {

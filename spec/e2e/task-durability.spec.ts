@@ -276,6 +276,19 @@ describe('15: states go forward', () => {
     expect((await store.getTask(id))?.status).toBe('succeeded');
   });
 
+  it('a query that gets an earlier state from Ark answers the state the task has reached', async () => {
+    // no callback: only queries follow this task; Ark's second answer lags behind its first
+    ark.scripts.push(['running', 'queued']);
+    const gw = gatewayWith();
+    const created = await request(gw.app).post(TASKS).set('Authorization', `Bearer ${KEY_A}`).send({ model: 'seedance', content: [{ type: 'text', text: 'a cat' }] });
+    expect(created.status, created.text).toBe(200);
+    const query = () => request(gw.app).get(`${TASKS}/${created.body.id as string}`).set('Authorization', `Bearer ${KEY_A}`);
+    expect((await query()).body.status).toBe('running');
+    const lagging = await query();
+    expect(lagging.status).toBe(200);
+    expect(lagging.body).toMatchObject({ id: created.body.id, status: 'running' });
+  });
+
   it('a delivery whose state the task has already passed is dropped at delivery time', async () => {
     logs = [];
     ark.scripts.push(['running', 'succeeded']);

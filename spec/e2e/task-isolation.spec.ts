@@ -1,8 +1,8 @@
 // Tenant data isolation in tasks and assets (spec §2.6, §2.7; design.md: a tenant's tasks and assets
 // are its own): asset:// references are checked in every string of a content item, not only in the
 // field the item's type names; with allowOperatorAssets only exact, well-formed ids pass; recording an
-// asset never moves it to another tenant; and the in-memory store evicts a tenant's own records, never
-// another tenant's because one created many.
+// asset never moves it to another tenant; the in-memory store evicts a tenant's own tasks, never
+// another tenant's because one created many; and asset records are never forgotten (a full cap refuses).
 import request from 'supertest';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayConfigError, type MemoryTaskStoreOptions, memoryTaskStore, type TaskRecord, type TaskStore, type Upstream } from '../../lib/index.js';
@@ -200,15 +200,21 @@ describe('memoryTaskStore caps: a tenant that creates many evicts only its own o
     expect(kept.map((record) => record!.id)).toStrictEqual(busy.slice(6).map((record) => record.id));
   });
 
-  it('assets are capped the same way (maxAssets, maxAssetsPerOwner)', async () => {
+  // asset records are ownership, not a cache: a forgotten record would make another tenant's asset
+  // pass as the operator's under allowOperatorAssets, so the caps refuse new assets instead
+  it('assets are never evicted: past maxAssetsPerOwner or maxAssets, putAsset rejects and every record stays', async () => {
     const capped = memoryTaskStore({ maxAssets: 5, maxAssetsPerOwner: 4 });
     const quiet = asset('tenant-b');
     await capped.putAsset(quiet);
-    const busy = Array.from({ length: 10 }, () => asset('tenant-a'));
+    const busy = Array.from({ length: 4 }, () => asset('tenant-a'));
     for (const record of busy) await capped.putAsset(record);
+    await expect(capped.putAsset(asset('tenant-a'))).rejects.toMatchObject({ name: 'AssetCapacityError', scope: 'owner', limit: 4 });
+    await expect(capped.putAsset(asset('tenant-c'))).rejects.toMatchObject({ name: 'AssetCapacityError', scope: 'store', limit: 5 });
+    // the owner recording an id it already has is a replacement, not a new asset
+    await capped.putAsset({ ...busy[0]!, createdAt: 0 });
+    expect(await capped.getAsset(busy[0]!.id)).toStrictEqual({ ...busy[0]!, createdAt: 0 });
     expect(await capped.getAsset(quiet.id)).toStrictEqual(quiet);
-    const kept = (await Promise.all(busy.map((record) => capped.getAsset(record.id)))).filter(Boolean);
-    expect(kept).toStrictEqual(busy.slice(6));
+    for (const record of busy.slice(1)) expect(await capped.getAsset(record.id)).toStrictEqual(record);
   });
 
   it('by default one tenant keeps at most 10,000 tasks and never pushes out another tenant', async () => {
@@ -231,5 +237,110 @@ describe('memoryTaskStore caps: a tenant that creates many evicts only its own o
   ];
   it.each(bad)('%s: a GatewayConfigError at creation', (_name, options) => {
     expect(() => memoryTaskStore(options)).toThrow(GatewayConfigError);
+  });
+});
+
+describe('asset records are never forgotten: a full store refuses new assets', () => {
+  const body = { GroupId: 'group-20260320120601-hsw4s', URL: 'https://media.example.com/girl.png', AssetType: 'Image' };
+  let counting: FakeUpstream;
+  let calls = 0;
+  const gateways: TestGateway[] = [];
+  beforeAll(async () => {
+    counting = await startFakeUpstream((_req, res) => {
+      calls += 1;
+      const id = `asset-20260320120147-n${String(calls).padStart(4, '0')}`;
+      sendJson(res, 200, { ResponseMetadata: { RequestId: `r-${calls}`, Action: 'CreateAsset', Version: '2024-01-01', Service: 'ark', Region: 'cn-beijing' }, Result: { Id: id } });
+    });
+  });
+  afterAll(async () => {
+    await Promise.all(gateways.map((gw) => gw.close()));
+    await counting.close();
+  });
+  const gatewayOn = (taskStore: TaskStore, warnings: unknown[][] = []): TestGateway => {
+    const gw = createTestGateway({
+      store: taskStore,
+      allowOperatorAssets: true,
+      logger: { warn: (...args: unknown[]) => warnings.push(args) },
+      resolveUpstream: ({ route }): Upstream | null => {
+        if (route === 'video.tasks') return { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-operator-key' };
+        if (route === 'assets') return { provider: 'ark', baseURL: counting.origin, accessKeyId: 'AKLTtest', secretAccessKey: 'c2VjcmV0LXNlY3JldA==', region: 'cn-beijing' };
+        return null;
+      },
+    });
+    gateways.push(gw);
+    return gw;
+  };
+  const createAsset = (gw: TestGateway, key: string) => request(gw.app).post(CREATE_ASSET).set('Authorization', `Bearer ${key}`).send(body);
+  const referencing = (id: string) => [text, { type: 'image_url', image_url: { url: `asset://${id}` }, role: 'reference_image' }];
+
+  it("the review's scenario: at maxAssets, another tenant's recording never makes B's asset the operator's", async () => {
+    const full = memoryTaskStore({ maxAssets: 3, maxAssetsPerOwner: 3 });
+    const bAssets = ['asset-20260320120147-b0001', 'asset-20260320120147-b0002', 'asset-20260320120147-b0003'];
+    for (const id of bAssets) await full.putAsset({ id, owner: 'tenant-b', createdAt: Date.now() });
+    const warnings: unknown[][] = [];
+    const gw = gatewayOn(full, warnings);
+    expect((await createTask(gw, referencing(bAssets[0]!))).status).toBe(400);
+
+    const before = calls;
+    const res = await createAsset(gw, KEY_A);
+    expect(res.status).toBe(503);
+    expect(res.body).toStrictEqual({
+      error: { message: "The gateway's asset store is full (3 assets recorded); new assets cannot be recorded until the operator raises the limit.", type: 'server_error', code: 'asset_store_full' },
+    });
+    // the store could tell before the upstream call: no upstream asset was created for nobody
+    expect(calls).toBe(before);
+    expect(warnings.length).toBeGreaterThan(0);
+
+    const again = await createTask(gw, referencing(bAssets[0]!));
+    expect(again.status).toBe(400);
+    expect(again.body).toStrictEqual(notYours('content[1].image_url.url', `asset://${bAssets[0]}`));
+    for (const id of bAssets) expect((await full.getAsset(id))?.owner).toBe('tenant-b');
+  });
+
+  it('maxAssetsPerOwner: the next CreateAsset is a 429 before the upstream is called; the owner keeps every asset', async () => {
+    const capped = memoryTaskStore({ maxAssetsPerOwner: 2 });
+    const warnings: unknown[][] = [];
+    const gw = gatewayOn(capped, warnings);
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i += 1) {
+      const ok = await createAsset(gw, KEY_A);
+      expect(ok.status).toBe(200);
+      ids.push(ok.body.Result.Id as string);
+    }
+    const before = calls;
+    const refused = await createAsset(gw, KEY_A);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toStrictEqual({
+      error: { message: 'this API key has recorded the most assets allowed: 2', type: 'rate_limit_error', code: 'rate_limit_exceeded' },
+    });
+    expect(calls).toBe(before);
+    expect(warnings.length).toBeGreaterThan(0);
+    expect(JSON.stringify(warnings)).not.toContain(KEY_A);
+    for (const id of ids) expect((await createTask(gw, referencing(id))).status).toBe(200);
+    // another tenant is not held back by tenant-a's cap
+    expect((await createAsset(gw, KEY_B)).status).toBe(200);
+  });
+
+  it('a store that cannot tell beforehand: the upstream is called, the asset is not recorded, and the answer is still 429', async () => {
+    const inner = memoryTaskStore({ maxAssetsPerOwner: 1 });
+    // only the five required methods, as a third-party store may offer
+    const plain: TaskStore = {
+      createTask: (record) => inner.createTask(record),
+      getTask: (id) => inner.getTask(id),
+      updateTask: (id, version, changes) => inner.updateTask(id, version, changes),
+      putAsset: (record) => inner.putAsset(record),
+      getAsset: (id) => inner.getAsset(id),
+    };
+    const gw = gatewayOn(plain);
+    const first = await createAsset(gw, KEY_A);
+    expect(first.status).toBe(200);
+    const before = calls;
+    const refused = await createAsset(gw, KEY_A);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('rate_limit_exceeded');
+    expect(calls).toBe(before + 1);
+    // the upstream asset exists but is recorded for nobody; no caller got its id
+    expect(JSON.stringify(refused.body)).not.toContain(`n${String(calls).padStart(4, '0')}`);
+    expect(await inner.getAsset(`asset-20260320120147-n${String(calls).padStart(4, '0')}`)).toBeUndefined();
   });
 });

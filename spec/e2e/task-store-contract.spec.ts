@@ -223,7 +223,7 @@ describe.runIf(Boolean(REDIS_URL))('redisTaskStore (REDIS_URL)', () => {
     }
   });
 
-  it('created tasks and assets expire after 30 days by default, and an update keeps the TTL', async () => {
+  it('created tasks expire after 30 days by default, and an update keeps the TTL', async () => {
     const store = redisTaskStore({ client, prefix });
     const record = makeTask();
     await store.createTask(record);
@@ -231,7 +231,6 @@ describe.runIf(Boolean(REDIS_URL))('redisTaskStore (REDIS_URL)', () => {
     const before = await client.ttl(`${prefix}task:${record.id}`);
     expect(before).toBeGreaterThan(THIRTY_DAYS - 60);
     expect(before).toBeLessThanOrEqual(THIRTY_DAYS);
-    expect(await client.ttl(`${prefix}asset:asset-1`)).toBeGreaterThan(THIRTY_DAYS - 60);
 
     expect(await store.updateTask(record.id, 1, { status: 'running' })).toBeDefined();
     const after = await client.ttl(`${prefix}task:${record.id}`);
@@ -247,7 +246,8 @@ describe.runIf(Boolean(REDIS_URL))('redisTaskStore (REDIS_URL)', () => {
     await short.updateTask(shortTask.id, 1, { status: 'running' });
     expect(await client.ttl(`${prefix}short:task:${shortTask.id}`)).toBeGreaterThan(100);
     expect(await client.ttl(`${prefix}short:task:${shortTask.id}`)).toBeLessThanOrEqual(120);
-    expect(await client.ttl(`${prefix}short:asset:a`)).toBeLessThanOrEqual(120);
+    // taskTtlSeconds is for tasks only: an asset record is ownership (assetTtlSeconds)
+    expect(await client.ttl(`${prefix}short:asset:a`)).toBe(-1);
 
     const forever = redisTaskStore({ client, prefix, taskTtlSeconds: 0 });
     const record = makeTask();
@@ -259,8 +259,25 @@ describe.runIf(Boolean(REDIS_URL))('redisTaskStore (REDIS_URL)', () => {
     expect(await client.ttl(`${prefix}task:${record.id}`)).toBe(-1);
   });
 
-  it('a bad taskTtlSeconds or a missing client fails at creation with a GatewayConfigError', () => {
+  // a forgotten asset record would let another tenant reference the asset as the operator's
+  // (allowOperatorAssets), so asset records never expire unless the host says so
+  it('asset records have no TTL by default; assetTtlSeconds sets one, and a re-record by the owner keeps it set', async () => {
+    const store = redisTaskStore({ client, prefix });
+    await store.putAsset({ id: 'asset-1', owner: 'tenant-a', createdAt: 1 });
+    expect(await client.ttl(`${prefix}asset:asset-1`)).toBe(-1);
+
+    const expiring = redisTaskStore({ client, prefix: `${prefix}ttl:`, assetTtlSeconds: 3600 });
+    await expiring.putAsset({ id: 'asset-1', owner: 'tenant-a', createdAt: 1 });
+    const ttl = await client.ttl(`${prefix}ttl:asset:asset-1`);
+    expect(ttl).toBeGreaterThan(3500);
+    expect(ttl).toBeLessThanOrEqual(3600);
+    await expiring.putAsset({ id: 'asset-1', owner: 'tenant-a', createdAt: 2 });
+    expect(await client.ttl(`${prefix}ttl:asset:asset-1`)).toBeGreaterThan(3500);
+  });
+
+  it('a bad taskTtlSeconds, assetTtlSeconds or a missing client fails at creation with a GatewayConfigError', () => {
     for (const taskTtlSeconds of [-1, 1.5, Number.NaN]) expect(() => redisTaskStore({ client, taskTtlSeconds })).toThrow(GatewayConfigError);
+    for (const assetTtlSeconds of [-1, 1.5, Number.NaN, '60' as unknown as number]) expect(() => redisTaskStore({ client, assetTtlSeconds })).toThrow(GatewayConfigError);
     expect(() => redisTaskStore({} as { client: Redis })).toThrow(GatewayConfigError);
   });
 
@@ -306,7 +323,7 @@ describe.runIf(Boolean(REDIS_URL))('redisTaskStore (REDIS_URL)', () => {
     expect(await b.getAsset('asset-race')).toStrictEqual(winner);
     await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? b : a).putAsset({ id: 'asset-race', owner: `tenant-${i}-late`, createdAt: 99 })));
     expect(await b.getAsset('asset-race')).toStrictEqual(winner);
-    expect(await client.ttl(`${prefix}asset:asset-race`)).toBeGreaterThan(THIRTY_DAYS - 60);
+    expect(await client.ttl(`${prefix}asset:asset-race`)).toBe(-1);
   });
 });
 

@@ -34,6 +34,18 @@ describe('temporary public proxies', () => {
     ['https://abc.ngrok%2Eio/hooks', 'percent-encoded dot in the host'],
     ['https://abc.ngrok\u3002io/hooks', 'ideographic full stop (IDNA maps it to a dot)'],
     ['https://abc.ＮＧＲＯＫ.io/hooks', 'fullwidth letters (IDNA folds them)'],
+    ['https://x.ngrok.io../hooks', 'two trailing dots'],
+    ['https://X.NGROK.IO.../hooks', 'three trailing dots and case'],
+    ['https://webhook.site../4a1b', 'a bare listed name with two trailing dots'],
+    ['https://k3x9.srv.us/hooks', 'srv.us'],
+    ['https://a1b2c3.tunnel.pyjam.as/hooks', 'tunnel.pyjam.as'],
+    ['https://erock-demo.tuns.sh/hooks', 'tuns.sh (pico.sh tunnels)'],
+    ['https://abcd1234.localto.net/hooks', 'Localtonet'],
+    ['https://name-12345.portmap.host/hooks', 'Portmap.io'],
+    ['https://hookb.in/AbCdEf', 'Hookbin endpoints'],
+    ['https://x.at.ply.gg/hooks', 'playit.gg'],
+    ['https://a1b2c3.ceye.io/x', 'CEYE out-of-band catcher'],
+    ['https://a1b2c3.dnslog.cn/x', 'DNSLog out-of-band catcher'],
   ])('%s is refused (%s)', (url) => {
     expect(reasonOf(url)).toMatch(PROXY_REASON);
   });
@@ -43,6 +55,7 @@ describe('temporary public proxies', () => {
     ['https://notngrok.io/hooks', 'a suffix that is not on a label boundary'],
     ['https://ngrok.io.example.com/hooks', 'the name as a subdomain of another host'],
     ['https://pipedream.net/', 'pipedream itself, only its m. request bins are listed'],
+    ['https://pyjam.as/', 'pyjam.as itself, only its tunnel. subdomain is listed'],
   ])('%s is accepted (%s)', (url) => {
     expect(checkCallbackUrl(url, STRICT)).toMatchObject({ ok: true });
   });
@@ -58,6 +71,7 @@ describe('temporary public proxies', () => {
     ['https://acme.ngrok.app/x', { allowedHosts: ['acme.ngrok.app'] }, true],
     ['https://api.acme.ngrok.app/x', { allowedHosts: ['acme.ngrok.app'] }, true],
     ['https://other.ngrok.app/x', { allowedHosts: ['acme.ngrok.app'] }, false],
+    ['https://a.hooks.bad.example../x', { blockedHosts: ['hooks.bad.example'] }, false],
   ])('%s with %j: accepted %s', (url, extra, accepted) => {
     expect(checkCallbackUrl(url, { ...STRICT, ...extra }).ok).toBe(accepted);
   });
@@ -77,6 +91,9 @@ describe('URL shapes that parsers disagree on', () => {
     ['https://user@hooks.example.com/x', /credentials/],
     ['https://hooks.example.com/a b', /spaces or control characters/],
     ['https://hooks.exa\tmple.com/x', /spaces or control characters/],
+    ['https://localhost../x', /must name a public host/],
+    ['https://metadata.google.internal.../x', /must name a public host/],
+    ['https://.../x', /must name a public host/],
   ])('%j is refused', (url, reason) => {
     expect(reasonOf(url)).toMatch(reason);
   });
@@ -98,6 +115,39 @@ describe("the caller's key in the URL", () => {
   ])('%s is refused (%s)', (url) => {
     expect(reasonOf(url, STRICT, KEY)).toMatch(/must not contain your API key/);
   });
+
+  // Basic-auth habits: the key base64-encoded after a prefix of any length, so at any of the three
+  // byte alignments, in either alphabet, padded or not, raw or percent-encoded; and the key in hex
+  const b64 = (text: string) => Buffer.from(text).toString('base64');
+  const b64url = (text: string) => Buffer.from(text).toString('base64url');
+  const hex = (text: string) => Buffer.from(text).toString('hex');
+  it.each([
+    [`?auth=${b64(`:${KEY}`)}`, 'base64(":" + key), empty user'],
+    [`?auth=${b64(`api:${KEY}`)}`, 'base64("api:" + key)'],
+    [`?auth=${b64(`Bearer ${KEY}`)}`, 'base64("Bearer " + key)'],
+    [`?auth=${b64(`u:${KEY}`)}`, 'base64("u:" + key), the third alignment'],
+    [`?auth=${b64(`tenant:${KEY}:x`)}`, 'base64 with bytes after the key too'],
+    [`?auth=${b64url(`api:${KEY}`)}`, 'base64url("api:" + key)'],
+    [`?auth=${b64url(`u:${KEY}`)}`, 'base64url("u:" + key)'],
+    [`?auth=${encodeURIComponent(b64(`api:${KEY}`))}`, 'base64("api:" + key) percent-encoded'],
+    [`?auth=${encodeURIComponent(b64(`u:${KEY}`))}`, 'base64("u:" + key) percent-encoded'],
+    [`/${b64(`x:${KEY}`).replace(/=+$/, '')}`, 'base64 unpadded in the path'],
+    [`?auth=${hex(KEY)}`, 'hex, lower case'],
+    [`?auth=${hex(KEY).toUpperCase()}`, 'hex, upper case'],
+    [`?auth=${hex(`Bearer ${KEY}`)}`, 'hex of "Bearer " + key'],
+    [`/${hex(KEY)}`, 'hex in the path'],
+  ])('https://hooks.example.com/x%s is refused (%s)', (suffix) => {
+    expect(reasonOf(`https://hooks.example.com/x${suffix}`, STRICT, KEY)).toMatch(/must not contain your API key/);
+  });
+
+  it.each([
+    [`?auth=${b64(`api:${KEY.replace('a-0', 'b-0')}`)}`, 'base64 of another key'],
+    [`?auth=${hex(KEY.replace('a-0', 'b-0'))}`, 'hex of another key'],
+    ['?sig=6a1f0c9e2b7d4a8f1e3c5b7a9d0f2e4c6b8a0d1f', 'an unrelated hex signature'],
+  ])('https://hooks.example.com/x%s is accepted (%s)', (suffix) => {
+    expect(checkCallbackUrl(`https://hooks.example.com/x${suffix}`, STRICT, KEY)).toMatchObject({ ok: true });
+  });
+
 
   it.each([
     ['abc1', 'https://hooks.example.com/abc1'],

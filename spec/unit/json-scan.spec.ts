@@ -24,14 +24,17 @@ describe('scanJsonStructure', () => {
     expect(scan(text, maxMembers, maxDepth)).toEqual(expected);
   });
 
-  it.each<{ name: string; text: string; expected: Array<[number, number]> }>([
+  it.each<{ name: string; text: string; expected: Array<[number, number] | [number, number, string]> }>([
     { name: 'a long value is listed by the bytes between its quotes', text: '{"a":"xxxxxxxx"}', expected: [[6, 14]] },
     { name: 'a long key is not', text: '{"xxxxxxxx" : 1}', expected: [] },
     { name: 'a long value with an escape is not', text: '{"a":"xxxx\\nxxx"}', expected: [] },
     { name: 'short values are not', text: '{"a":"xx","b":["xxxxxxxx"]}', expected: [[16, 24]] },
+    { name: "a long value whose only escapes are '\\/' is listed, marked", text: '{"a":"x\\/xx\\/xx"}', expected: [[6, 15, 'slashes']] },
+    { name: "'\\/' and another escape is not", text: '{"a":"x\\/xx\\nxx"}', expected: [] },
+    { name: "an escaped backslash before '/' is not", text: '{"a":"x\\\\/xxxxx"}', expected: [] },
   ])('long strings ($name)', ({ text, expected }) => {
     const result = scanJsonStructure(Buffer.from(text), 0, 100, 64, 8);
-    expect(result.ok && result.longStrings?.map((span) => [span.from, span.to])).toEqual(expected);
+    expect(result.ok && result.longStrings?.map((span) => (span.slashEscapes ? [span.from, span.to, 'slashes'] : [span.from, span.to]))).toEqual(expected);
   });
 
   it('starts at the given offset (after a byte order mark)', () => {

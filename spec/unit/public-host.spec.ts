@@ -115,6 +115,14 @@ describe('isNonPublicHost: no holes', () => {
     { host: '0xa9fea9fe', why: 'hex metadata' },
     { host: '1.2.3.256', why: 'numeric but no IPv4: no resolvable name either' },
     { host: 'db.localdomain', why: '.localdomain' },
+    // every trailing dot is stripped, not just one (DNS treats `name..` as `name` or fails, never public)
+    { host: 'localhost..', why: 'loopback name, two trailing dots' },
+    { host: 'LOCALHOST...', why: 'loopback name, case and three trailing dots' },
+    { host: 'metadata.google.internal..', why: 'cloud metadata name, two trailing dots' },
+    { host: 'printer.local..', why: 'mDNS, two trailing dots' },
+    { host: 'intranet..', why: 'single label, two trailing dots' },
+    { host: '..', why: 'only dots' },
+    { host: '....', why: 'only dots' },
   ])('$host is non-public ($why)', ({ host }) => {
     expect(isNonPublicHost(host)).toBe(true);
   });
@@ -126,6 +134,7 @@ describe('isNonPublicHost: no holes', () => {
     { host: '2606:4700::1', why: 'global unicast' },
     { host: '8.8.4.4', why: 'public' },
     { host: 'cafe.example', why: 'a name made of hex letters is a name' },
+    { host: 'example.com..', why: 'a public name with trailing dots stays public' },
   ])('$host is public ($why)', ({ host }) => {
     expect(isNonPublicHost(host)).toBe(false);
   });

@@ -47,7 +47,7 @@ export function createJsonBody(options: Pick<ResolvedOptions, 'limits' | 'compre
         stopClock();
         let body: unknown;
         try {
-          body = parseJson(bytes, limits.jsonMembers);
+          body = parseJson(bytes, limits.jsonMembers, limits.jsonTextBytes);
         } catch (error) {
           return next(error);
         }
@@ -64,7 +64,7 @@ export function createJsonBody(options: Pick<ResolvedOptions, 'limits' | 'compre
 }
 
 /** Scan, decode, parse: each step refuses what the next one would choke on. */
-function parseJson(bytes: Buffer, maxMembers: number): unknown {
+function parseJson(bytes: Buffer, maxMembers: number, maxTextBytes: number): unknown {
   // a UTF-8 byte order mark is not JSON, but some clients send one
   const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
   if (bytes.length === start) throw GatewayError.invalidRequest('The request body is empty: send a JSON object with Content-Type: application/json');
@@ -74,6 +74,13 @@ function parseJson(bytes: Buffer, maxMembers: number): unknown {
   }
   if (!scan.ok) throw GatewayError.invalidRequest(`The request body nests deeper than ${MAX_DEPTH} levels`);
   const long = scan.longStrings ?? [];
+  let textBytes = bytes.length - start;
+  for (const span of long) textBytes -= span.to - span.from;
+  if (textBytes > maxTextBytes) {
+    throw GatewayError.tooLarge(
+      `The request body has ${textBytes} bytes of JSON outside long string values, more than the ${maxTextBytes} byte limit: send large content as Data URLs or public URLs`,
+    );
+  }
   if (long.length === 0) {
     try {
       return JSON.parse(bytes.toString('utf8', start));
@@ -117,7 +124,8 @@ function parseWithLongStrings(bytes: Buffer, start: number, long: readonly LongS
     if (!placeholder.startsWith(parsedMarker)) return undefined;
     const span = long[Number(placeholder.slice(parsedMarker.length))];
     if (!span) return undefined;
-    const text = bytes.toString('utf8', span.from, span.to);
+    const raw = bytes.toString('utf8', span.from, span.to);
+    const text = span.slashEscapes ? raw.replaceAll('\\/', '/') : raw;
     if (CONTROL_CHARACTER.test(text)) throw GatewayError.invalidRequest('The request body is not valid JSON (a control character inside a string)');
     return text;
   };

@@ -51,6 +51,7 @@ export function imageEditsHandler(deps: GatewayDeps): RequestHandler {
         const uploads = images.map(({ file, mime }) => new UploadedImage(mime, file.buffer));
         return readImageGenerationRequest(editAsGenerationBody(model, prompt, images, fields), family, deps.imageRules, uploads);
       },
+      requestedImages: fields.n,
       forward: (api, call, upstream) => api.forwardMultipart(call, '/images/edits', rebuildForm(fields, files, upstream.model ?? model), upstream),
     });
   });

@@ -1,10 +1,12 @@
 // The default TaskStore: in-process maps, for one gateway instance (a restart forgets everything; use
 // redisTaskStore for several instances or restarts). Records are copied in and out, so callers can
 // never change stored state except through updateTask's compare-and-set. Tasks and assets are both
-// capped, per owner and in total, so the store is no memory hole and one tenant that creates many
-// records pushes out its own oldest ones, never another tenant's.
+// capped, per owner and in total, so the store is no memory hole. Tasks are a cache of upstream state:
+// one tenant that creates many pushes out its own oldest, never another tenant's. Assets are
+// ownership: a forgotten asset record would let any tenant reference that asset as the operator's
+// (allowOperatorAssets), so assets are never forgotten and a full cap refuses new ones instead.
 import { GatewayConfigError } from '../../errors/config-error.js';
-import type { AssetRecord, TaskChanges, TaskRecord, TaskStore } from './task-store.js';
+import { AssetCapacityError, type AssetRecord, type TaskChanges, type TaskRecord, type TaskStore } from './task-store.js';
 
 /** Most task records kept in total. A record with a result is ~1-2 KB, so this bounds tasks to ~200 MB. */
 export const DEFAULT_MAX_TASKS = 100_000;
@@ -27,9 +29,15 @@ export interface MemoryTaskStoreOptions {
    * `maxTasks`, if smaller). Example: `memoryTaskStore({ maxTasksPerOwner: 500 })`.
    */
   maxTasksPerOwner?: number;
-  /** Most assets kept in total, forgotten as tasks are. Default 100,000. Example: `memoryTaskStore({ maxAssets: 10_000 })`. */
+  /**
+   * Most assets recorded in total. Assets are never forgotten: once it is reached, CreateAsset answers
+   * 503 for every caller until the gateway restarts. Default 100,000. Example: `memoryTaskStore({ maxAssets: 10_000 })`.
+   */
   maxAssets?: number;
-  /** Most assets one owner keeps. Default 10,000 (or `maxAssets`, if smaller). Example: `memoryTaskStore({ maxAssetsPerOwner: 100 })`. */
+  /**
+   * Most assets one owner records. Assets are never forgotten: once it is reached, that caller's
+   * CreateAsset answers 429. Default 10,000 (or `maxAssets`, if smaller). Example: `memoryTaskStore({ maxAssetsPerOwner: 100 })`.
+   */
   maxAssetsPerOwner?: number;
 }
 
@@ -37,7 +45,7 @@ export function memoryTaskStore(options: MemoryTaskStoreOptions = {}): TaskStore
   const maxTasks = cap(options.maxTasks, 'maxTasks', DEFAULT_MAX_TASKS);
   const maxAssets = cap(options.maxAssets, 'maxAssets', DEFAULT_MAX_ASSETS);
   const tasks = ownerCappedMap<TaskRecord>(maxTasks, cap(options.maxTasksPerOwner, 'maxTasksPerOwner', Math.min(DEFAULT_MAX_TASKS_PER_OWNER, maxTasks)));
-  const assets = ownerCappedMap<AssetRecord>(maxAssets, cap(options.maxAssetsPerOwner, 'maxAssetsPerOwner', Math.min(DEFAULT_MAX_ASSETS_PER_OWNER, maxAssets)));
+  const assets = assetLedger(maxAssets, cap(options.maxAssetsPerOwner, 'maxAssetsPerOwner', Math.min(DEFAULT_MAX_ASSETS_PER_OWNER, maxAssets)));
   const copy = <T>(value: T): T => structuredClone(value);
   return {
     async createTask(record) {
@@ -59,11 +67,16 @@ export function memoryTaskStore(options: MemoryTaskStoreOptions = {}): TaskStore
       // an id already recorded for another owner keeps its owner (task-store.ts)
       const current = assets.get(record.id);
       if (current && current.owner !== record.owner) return;
-      assets.add(copy(record));
+      // the owner's own id again replaces its record and takes no new room
+      if (!current) assets.checkRoom(record.owner);
+      assets.set(copy(record));
     },
     async getAsset(id) {
       const record = assets.get(id);
       return record ? copy(record) : undefined;
+    },
+    async checkAssetCapacity(owner) {
+      assets.checkRoom(owner);
     },
   };
 }
@@ -74,6 +87,31 @@ function cap(value: number | undefined, name: string, fallback: number): number 
     throw new GatewayConfigError('memory_store_cap', `memoryTaskStore ${name} must be a whole number >= 1, got ${String(value)}.`, `memoryTaskStore({ ${name}: ${fallback} })`);
   }
   return value;
+}
+
+interface AssetLedger {
+  get(id: string): AssetRecord | undefined;
+  /** Throws AssetCapacityError when one more asset of `owner` would pass a cap. */
+  checkRoom(owner: string): void;
+  /** Records (or replaces) an asset; the caller checked the room first for a new id. */
+  set(record: AssetRecord): void;
+}
+
+// Assets only ever grow (ownership is never forgotten), so the caps need only counts, not eviction order.
+function assetLedger(maxTotal: number, maxPerOwner: number): AssetLedger {
+  const records = new Map<string, AssetRecord>();
+  const countByOwner = new Map<string, number>();
+  return {
+    get: (id) => records.get(id),
+    checkRoom(owner) {
+      if ((countByOwner.get(owner) ?? 0) >= maxPerOwner) throw new AssetCapacityError('owner', maxPerOwner);
+      if (records.size >= maxTotal) throw new AssetCapacityError('store', maxTotal);
+    },
+    set(record) {
+      if (!records.has(record.id)) countByOwner.set(record.owner, (countByOwner.get(record.owner) ?? 0) + 1);
+      records.set(record.id, record);
+    },
+  };
 }
 
 interface OwnedRecord {

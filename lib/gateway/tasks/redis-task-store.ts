@@ -28,8 +28,16 @@ export interface RedisTaskStoreOptions {
   client: RedisTaskStoreClient;
   /** Prepended to every key, so several gateways (or apps) can share one Redis. Default `'gw:'`. */
   prefix?: string;
-  /** Seconds a task or asset record lives after it is created (updates keep it); 0 keeps records forever. Default 30 days. */
+  /** Seconds a task record lives after it is created (updates keep it); 0 keeps tasks forever. Default 30 days. */
   taskTtlSeconds?: number;
+  /**
+   * Seconds an asset record lives after it is (re)recorded; 0 keeps asset records forever. Default 0.
+   * An asset record is ownership: once it is gone, a well-formed id recorded for nobody passes as the
+   * operator's under allowOperatorAssets, so any tenant could reference that asset. Set this only
+   * above the time Ark keeps the asset (ownership must outlive any reference to it).
+   * Example: `redisTaskStore({ client, assetTtlSeconds: 400 * 24 * 3600 })`.
+   */
+  assetTtlSeconds?: number;
 }
 
 // KEYS[1] = task key, ARGV[1] = expected version, ARGV[2] = the merged record. Decoding only reads
@@ -55,12 +63,15 @@ return 1
 const sha1 = (script: string): string => createHash('sha1').update(script).digest('hex');
 
 export function redisTaskStore(options: RedisTaskStoreOptions): TaskStore {
-  const { client, prefix = 'gw:', taskTtlSeconds = DEFAULT_TASK_TTL_SECONDS } = options;
+  const { client, prefix = 'gw:', taskTtlSeconds = DEFAULT_TASK_TTL_SECONDS, assetTtlSeconds = 0 } = options;
   if (!client || typeof client.evalsha !== 'function') {
     throw new GatewayConfigError('redis_client', 'redisTaskStore() needs an ioredis client.', "redisTaskStore({ client: new Redis(process.env.REDIS_URL!) })");
   }
   if (!Number.isSafeInteger(taskTtlSeconds) || taskTtlSeconds < 0) {
     throw new GatewayConfigError('redis_ttl', `taskTtlSeconds must be a whole number of seconds >= 0, got ${String(taskTtlSeconds)}.`, 'redisTaskStore({ client, taskTtlSeconds: 7 * 24 * 3600 }) (0 = no expiry)');
+  }
+  if (!Number.isSafeInteger(assetTtlSeconds) || assetTtlSeconds < 0) {
+    throw new GatewayConfigError('redis_ttl', `assetTtlSeconds must be a whole number of seconds >= 0, got ${String(assetTtlSeconds)}.`, 'redisTaskStore({ client, assetTtlSeconds: 0 }) (0 = no expiry, the default)');
   }
   const taskKey = (id: string): string => `${prefix}task:${id}`;
   const assetKey = (id: string): string => `${prefix}asset:${id}`;
@@ -106,7 +117,7 @@ export function redisTaskStore(options: RedisTaskStoreOptions): TaskStore {
     },
     async putAsset(record) {
       // ownership never moves (task-store.ts): a lost check-and-set is not an error for the store
-      await runScript(PUT_ASSET, putAssetSha, assetKey(record.id), record.owner, JSON.stringify(record), String(taskTtlSeconds));
+      await runScript(PUT_ASSET, putAssetSha, assetKey(record.id), record.owner, JSON.stringify(record), String(assetTtlSeconds));
     },
     getAsset: (id) => read<AssetRecord>(assetKey(id)),
   };

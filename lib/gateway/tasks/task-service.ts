@@ -120,8 +120,10 @@ export class TaskService {
     // the request's own caller (same id as the owner, fresh from verifyKey) is more current than the snapshot
     const state = await this.fetchState(record, caller, req, signal);
     const status = String(state.status);
-    // states only go forward (task-state-order.ts): a lagging answer never moves the record back
-    if (!isPassedStatus(status, record.status) && (status !== record.status || isTerminalStatus(status))) {
+    // states only go forward (task-state-order.ts): a lagging answer (a replica behind) never moves
+    // the record back, and the caller is shown the state the task has reached, not the older one
+    if (isPassedStatus(status, record.status)) return { ...state, status: record.status };
+    if (status !== record.status || isTerminalStatus(status)) {
       // a lost compare-and-set only means another writer recorded the same upstream state
       await this.options.store.updateTask(record.id, record.version, { status, ...(isTerminalStatus(status) ? { result: state } : {}) });
     }

@@ -69,4 +69,28 @@ export interface TaskStore {
    */
   putAsset(record: AssetRecord): Promise<void>;
   getAsset(id: string): Promise<AssetRecord | undefined>;
+  /**
+   * Optional: rejects with an AssetCapacityError when putAsset would refuse a new asset of `owner`
+   * now. CreateAsset asks it before calling the upstream, so a full store costs no upstream asset
+   * that nobody could use. A store without caps leaves it out; a store with caps should offer it.
+   */
+  checkAssetCapacity?(owner: string): Promise<void>;
+}
+
+/**
+ * Thrown (rejected) by putAsset or checkAssetCapacity when a store with caps cannot record one more
+ * asset. An asset record is ownership, not a cache: a store never forgets one to make room, because
+ * an unrecorded id would pass as the operator's under allowOperatorAssets. `scope` says which cap:
+ * `'owner'` (this caller has recorded `limit` assets) or `'store'` (the store holds `limit` in total).
+ */
+export class AssetCapacityError extends Error {
+  readonly scope: 'owner' | 'store';
+  readonly limit: number;
+
+  constructor(scope: 'owner' | 'store', limit: number) {
+    super(scope === 'owner' ? `the owner has recorded the most assets allowed: ${limit}` : `the store holds the most assets allowed: ${limit}`);
+    this.name = 'AssetCapacityError';
+    this.scope = scope;
+    this.limit = limit;
+  }
 }
