@@ -39,7 +39,7 @@ export function createCallbackReceiver(signingSecret: string, log: (line: string
     const delivery = { webhookId: String(req.headers['webhook-id']), taskId: String(task.id), status: String(task.status) };
     deliveries.push(delivery);
     if (deliveries.length > KEPT) deliveries.shift();
-    // spec §6.4-6.5: deliveries may repeat; a receiver confirms with a query before acting
+    // contract §6.4-6.5: deliveries may repeat; a receiver confirms with a query before acting
     log(`[callback] verified ${delivery.webhookId}: task ${delivery.taskId} is ${delivery.status}`);
     res.sendStatus(204);
   });

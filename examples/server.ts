@@ -69,7 +69,7 @@ const SIMULATED_KEY = 'sk-simulated-upstream';
 const SIMULATED_AK = 'AKLTsimulated';
 const SIMULATED_SK = 'c2ltdWxhdGVkLXNlY3JldA==';
 
-// caller-facing names (spec §1) -> DashScope model names (upstreams.md §1.3)
+// caller-facing names (contract §1) -> DashScope model names (upstreams §1.3)
 const EXACT_MODELS: Readonly<Record<string, string>> = {
   'x-image-2.0': 'qwen-image-2.0',
   'x-image-2.0-pro': 'qwen-image-2.0-pro',
@@ -87,7 +87,7 @@ export function dashscopeModelFor(model: string): string | undefined {
   const exact = EXACT_MODELS[model];
   if (exact) return exact;
   if (!model.startsWith('x-image-')) return undefined;
-  // every edit variant (spec §1 `x-image-edit*`) runs on the multi-image edit model
+  // every edit variant (contract §1 `x-image-edit*`) runs on the multi-image edit model
   if (model.startsWith('x-image-edit')) return 'qwen-image-edit-plus';
   // x-image-2.0-<snapshot> -> qwen-image-2.0-<snapshot>, and the same rule for other x-image-* names
   return `qwen-image-${model.slice('x-image-'.length)}`;
@@ -215,7 +215,7 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
     createPlayground({
       defaultKey: demoKey,
       models: { image: 'x-image-2.0', edit: 'x-image-edit', video: VIDEO_MODEL },
-      // spec §8 polling, shortened for a simulated Ark whose tasks end within seconds
+      // contract §8 polling, shortened for a simulated Ark whose tasks end within seconds
       ...(ark.simulated ? { pollIntervalsMs: [2000, 1500, 1000] } : {}),
     }),
   );

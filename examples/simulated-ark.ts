@@ -1,4 +1,4 @@
-// A simulated Volcengine Ark for the example: video tasks (upstreams.md §2.2-2.3) whose status moves
+// A simulated Volcengine Ark for the example: video tasks (upstreams §2.2-2.3) whose status moves
 // queued -> running -> succeeded with time and ends with a real, playable WebM (examples/assets), and
 // Seedream native images (§2.7, `size` with an `x`, no `n`), rendered as PNGs. Errors use the §2.8
 // envelope. Nothing it receives leaves the machine; reference URLs are never fetched.

@@ -1,5 +1,5 @@
 // A simulated Alibaba DashScope for the example: a real node:http server that speaks the synchronous
-// multimodal-generation API exactly as upstreams.md §1.3 (request and success body) and §1.4 (error
+// multimodal-generation API exactly as upstreams §1.3 (request and success body) and §1.4 (error
 // bodies) record it, and serves the PNGs it "generated" at the URLs it returned. It lets
 // `npm start` run with no DashScope account; nothing it receives leaves the machine, and the
 // reference image URLs of edits are never fetched.
@@ -23,12 +23,12 @@ export interface SimulatedDashscope {
 
 export const GENERATION_PATH = '/api/v1/services/aigc/multimodal-generation/generation';
 
-// upstreams.md §1.3 gives qwen-image-2.0 a total of at most 2048*2048; the simulation keeps each side
+// upstreams §1.3 gives qwen-image-2.0 a total of at most 2048*2048; the simulation keeps each side
 // in [1, 2048], renders at most 512 px a side (fast), and reports the asked size in `usage`
 const MAX_SIDE = 2048;
 const RENDER_SIDE = 512;
 const DEFAULT_SIZE = { width: 1024, height: 1024 };
-// the qwen-image-2.0 and edit-plus limit (upstreams.md §1.3)
+// the qwen-image-2.0 and edit-plus limit (upstreams §1.3)
 const MAX_N = 6;
 const MAX_IMAGES = 3;
 // three 10 MB reference images as Data URLs, with room to spare
@@ -98,7 +98,7 @@ export async function startSimulatedDashscope(options: SimulatedDashscopeOptions
   const serveImage = (id: string, res: ServerResponse): void => {
     const png = images.get(id);
     if (!png) {
-      // an expired result URL (spec §8: result URLs are time-limited)
+      // an expired result URL (contract §8: result URLs are time-limited)
       res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('image expired or unknown\n');
       return;
     }
@@ -167,14 +167,14 @@ function parseRequest(body: unknown): ParsedRequest {
   }
   if (!isObject(body.input)) throw new DashscopeFailure(400, 'BadRequest.EmptyInput', 'Required parameter "input" missing from request.');
   if ('prompt' in body.input) {
-    // the legacy structure (spec §2.1): the real service fails it for these models
+    // the legacy structure (contract §2.1): the real service fails it for these models
     throw invalid('input.prompt is not supported by this model: send input.messages[].content[].');
   }
   const messages = body.input.messages;
   if (!Array.isArray(messages) || messages.length !== 1) throw invalid('input.messages must hold exactly one message.');
   const message: unknown = messages[0];
   if (!isObject(message) || message.role !== 'user' || !Array.isArray(message.content) || message.content.length === 0) {
-    // the message of the captured 400 (upstreams.md §1.4)
+    // the message of the captured 400 (upstreams §1.4)
     throw invalid('Role must be user or assistant and Content length must be greater than 0');
   }
   const texts: string[] = [];
@@ -198,7 +198,7 @@ function parseRequest(body: unknown): ParsedRequest {
   return { model: body.model, prompt: texts[0]!, images, width, height, n };
 }
 
-/** §1.3 / spec §2.3: `W*H` with an asterisk; the `x` form is refused as the real service refuses it. */
+/** §1.3 / contract §2.3: `W*H` with an asterisk; the `x` form is refused as the real service refuses it. */
 function parseSize(size: unknown): { width: number; height: number } {
   if (size === undefined) return DEFAULT_SIZE;
   const match = typeof size === 'string' ? /^(\d{1,5})\*(\d{1,5})$/.exec(size.trim()) : null;

@@ -1,5 +1,5 @@
 // A simulated OpenAI-compatible upstream for the example: `POST /v1/chat/completions` and
-// `POST /v1/responses`, plain and streamed, in the wire formats of upstreams.md §4.3 (chat chunks
+// `POST /v1/responses`, plain and streamed, in the wire formats of upstreams §4.3 (chat chunks
 // ending in `data: [DONE]`) and §4.4 (named Responses events with an increasing sequence_number,
 // ending on response.completed), errors as the §4.5 object. It answers by echoing the last user text,
 // so a reader sees their own words come back through the gateway.

@@ -1,4 +1,4 @@
-// A simulated Volcengine OpenAPI asset library (upstreams.md §2.6): `POST /?Action=CreateAsset&
+// A simulated Volcengine OpenAPI asset library (upstreams §2.6): `POST /?Action=CreateAsset&
 // Version=2024-01-01`, AK/SK-signed with HMAC-SHA256, answering the `{ ResponseMetadata, Result }`
 // envelope. It checks the signature the way the service does, from what is on the wire (its own code,
 // not the gateway's signer), so a wrong signature from the gateway fails here as it would upstream.

@@ -1,4 +1,4 @@
-// Public types shared by the options, the routes and the adapters (design.md, "Public contract").
+// Public types shared by the options, the routes and the adapters (docs/architecture.md, "Public contract").
 import type { Request } from 'express';
 
 /** Who is calling. `id` names the tenant: tasks and assets belong to it. Hosts may add fields. */
@@ -88,9 +88,9 @@ export interface Logger {
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
-/** One image model family of spec §1: which model names it covers and what a request may hold. */
+/** One image model family of contract §1: which model names it covers and what a request may hold. */
 export interface ImageModelFamily {
-  /** Model name, or a prefix ending in `*` (spec §1: "a trailing * means any name that starts with that text"). */
+  /** Model name, or a prefix ending in `*` (contract §1: "a trailing * means any name that starts with that text"). */
   pattern: string;
   /** Fewest reference images (0 for text-to-image capable families). */
   minImages: number;
@@ -105,7 +105,7 @@ export interface GatewayLimits {
   jsonBodyBytes: number;
   /** Largest decoded Data URL image in bytes. Default 10 MiB. */
   dataUrlBytes: number;
-  /** Most reference images in one request, whatever the family says. Default 3 (spec §8). */
+  /** Most reference images in one request, whatever the family says. Default 3 (contract §8). */
   imagesPerRequest: number;
   /** Largest uploaded file in a multipart edit, bytes. Default 10 MiB. */
   uploadFileBytes: number;
@@ -179,7 +179,7 @@ export interface CompressedBodiesOptions {
   maxRatio?: number;
 }
 
-/** Callback delivery for video tasks (spec §6). */
+/** Callback delivery for video tasks (contract §6). */
 export interface CallbackOptions {
   /** Standard Webhooks secret (`whsec_…`): every delivery is signed. Default: unsigned. */
   signingSecret?: string;
@@ -199,7 +199,7 @@ export interface CallbackOptions {
   /**
    * Delays between polls of a task with a callback, ms; the last one repeats. Default
    * [60 s, 45 s, 30 s, 20 s, 15 s]: the first query a minute after submission, intervals shortened
-   * gradually, never below 15 s (spec §8: no needless high-frequency polling).
+   * gradually, never below 15 s (contract §8: no needless high-frequency polling).
    */
   pollIntervalsMs?: readonly number[];
   /**
@@ -209,7 +209,7 @@ export interface CallbackOptions {
    */
   maxFollowMs?: number;
   /**
-   * More callback hosts to refuse as temporary public proxies (spec §6.3), beside the built-in
+   * More callback hosts to refuse as temporary public proxies (contract §6.3), beside the built-in
    * `TEMPORARY_PROXY_HOSTS` (ngrok, Cloudflare quick tunnels, localtunnel, webhook.site, ...). Each
    * entry is a bare host name and covers its subdomains. Default `[]`.
    * @example blockedHosts: ['tunnels.example-vendor.net']

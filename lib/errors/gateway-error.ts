@@ -1,5 +1,5 @@
 // The one error type of the gateway. Everything a client sees as an error is a GatewayError rendered
-// by the error middleware as the spec §2.5 object: { error: { message, type, code, param? } }.
+// by the error middleware as the contract §2.5 object: { error: { message, type, code, param? } }.
 import { redactSecrets } from '../security/redact.js';
 import { ERROR_CODES, type ErrorCode } from './error-codes.js';
 import { UPSTREAM_ERROR_RULES, type UpstreamErrorKind, errorTypeForStatus, kindFromStatus } from './status-policy.js';
@@ -86,7 +86,7 @@ export class GatewayError extends Error {
     return { error };
   }
 
-  /** 400. spec §7: a missing model is exactly `model is required` with code `invalid_request_error`. */
+  /** 400. contract §7: a missing model is exactly `model is required` with code `invalid_request_error`. */
   static invalidRequest(message: string, param?: string): GatewayError {
     return new GatewayError({ status: 400, code: ERROR_CODES.invalidRequest, message, param });
   }
@@ -95,7 +95,7 @@ export class GatewayError extends Error {
     return GatewayError.invalidRequest('model is required', 'model');
   }
 
-  /** 401. The message says what to check (spec §7 table), never echoes the key. */
+  /** 401. The message says what to check (contract §7 table), never echoes the key. */
   static authentication(message: string): GatewayError {
     return new GatewayError({ status: 401, code: ERROR_CODES.invalidApiKey, message });
   }
@@ -140,7 +140,7 @@ export class GatewayError extends Error {
     });
   }
 
-  /** 502: the upstream answered 200 but gave no image (spec §7: "Generation fails or no image returned"). */
+  /** 502: the upstream answered 200 but gave no image (contract §7: "Generation fails or no image returned"). */
   static noImage(provider: string, detail: string, requestId?: string): GatewayError {
     return new GatewayError({
       status: 502,

@@ -1,7 +1,7 @@
 // The status policy, in one place, in the order a failure travels: an upstream's error code (or, without
 // a known code, its HTTP status) -> a kind -> the status, code and retry rules the caller gets -> the
 // `error.type` of that status. Read it beside the README's error table: every upstream row there is a
-// row here. design.md: caller-caused 4xx keep their status, rate limits stay 429, and anything that is
+// row here. docs/architecture.md: caller-caused 4xx keep their status, rate limits stay 429, and anything that is
 // the operator's problem (the upstream refused the operator's key or account, 5xx, 404) is a 502,
 // never a 401 to the caller.
 import { ERROR_CODES, type ErrorCode } from './error-codes.js';
@@ -9,7 +9,7 @@ import { ERROR_CODES, type ErrorCode } from './error-codes.js';
 /** What an upstream failure means, whichever provider reported it. */
 export type UpstreamErrorKind = 'invalid' | 'content_policy' | 'rate_limit' | 'auth' | 'quota' | 'server';
 
-// 1. upstream code -> kind (upstreams.md §1.4, §2.8, §2.6, §4.5). One table, so providers map alike.
+// 1. upstream code -> kind (upstreams §1.4, §2.8, §2.6, §4.5). One table, so providers map alike.
 const KIND_BY_CODE: Readonly<Record<string, UpstreamErrorKind>> = {
   // DashScope
   DataInspectionFailed: 'content_policy',

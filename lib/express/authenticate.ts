@@ -1,4 +1,4 @@
-// Bearer authentication (spec §5): every route runs this first, so no body is read and no upstream is
+// Bearer authentication (contract §5): every route runs this first, so no body is read and no upstream is
 // called for a request without a valid key. The caller lands in res.locals.caller for the host.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -64,7 +64,7 @@ function accept(caller: Caller | null | undefined, res: Response, next: NextFunc
 }
 
 function invalidKey(): GatewayError {
-  // spec §7: the message says what to check; the key itself is never echoed
+  // contract §7: the message says what to check; the key itself is never echoed
   return GatewayError.authentication('Invalid API key. Check the key, that it is still active, and the header form (Authorization: Bearer <API_KEY>).');
 }
 

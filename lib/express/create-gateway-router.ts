@@ -1,4 +1,4 @@
-// createGatewayRouter(options): the Express router that serves the gateway (design.md). Options are
+// createGatewayRouter(options): the Express router that serves the gateway (docs/architecture.md). Options are
 // resolved and schemas compiled here, once; each route is begin -> auth -> body -> handler, and one
 // error middleware renders every failure. Paths it does not serve fall through to the host.
 import express, { type Router } from 'express';

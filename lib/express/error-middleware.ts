@@ -1,5 +1,5 @@
 // The one place errors are rendered (style.md: an Express error handler has four parameters).
-// Everything thrown on a gateway route becomes the spec §2.5 object; nothing else reaches a client:
+// Everything thrown on a gateway route becomes the contract §2.5 object; nothing else reaches a client:
 // no stack traces, no upstream secrets, no HTML.
 import type { ErrorRequestHandler } from 'express';
 import { sendJson } from './send-body.js';

@@ -1,6 +1,6 @@
 // Relays an upstream server-sent-event stream to the client chunk by chunk as it arrives: headers
 // flushed at once, no buffering, no compression (no-transform), backpressure respected. A mid-stream
-// failure ends the stream with one error event in the client's format (upstreams.md §4.3, §4.4).
+// failure ends the stream with one error event in the client's format (upstreams §4.3, §4.4).
 // A client that stops reading is cut after limits.clientStallMs (client-stall.ts), never waited on
 // forever: the paused upstream body would otherwise hold its socket and the caller's slot for good.
 import type { Response } from 'express';
@@ -78,7 +78,7 @@ function lastSequenceIn(chunk: Buffer, previous: number): number {
   return last;
 }
 
-/** The error event of upstreams.md §4.3 (chat: the SDK raises on a data object with `error`) or §4.4. */
+/** The error event of upstreams §4.3 (chat: the SDK raises on a data object with `error`) or §4.4. */
 export function errorEvent(error: GatewayError, format: SseErrorFormat, sequenceNumber: number): string {
   if (format === 'event') {
     const data = { type: 'error', code: error.code, message: error.message, param: null, sequence_number: sequenceNumber };

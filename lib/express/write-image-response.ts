@@ -1,4 +1,4 @@
-// spec §2.4 b64_json written with the images encoded on the way out: base64 slices of the raw bytes
+// contract §2.4 b64_json written with the images encoded on the way out: base64 slices of the raw bytes
 // (downloaded by gateway/result-images.ts), written as the socket takes them. No base64 string or
 // JSON string of the whole answer is ever built, so an image is held about once in memory, not four
 // times (raw, base64, JSON, write buffer).
@@ -10,7 +10,7 @@ import { guardFlush, waitForDrain } from './client-stall.js';
 // a multiple of 3, so each slice encodes to base64 without padding in the middle of the answer
 const SLICE = 3 * 64 * 1024;
 
-/** Writes the spec §2.4 body with `images[i]` encoded as data[i].b64_json, honouring backpressure. */
+/** Writes the contract §2.4 body with `images[i]` encoded as data[i].b64_json, honouring backpressure. */
 export async function writeImageResponse(res: Response, response: ImageGenerationResponse, images: Array<Buffer | undefined>): Promise<void> {
   const pieces: Array<string | Buffer> = [`{"created":${response.created},"data":[`];
   response.data.forEach((item, index) => {

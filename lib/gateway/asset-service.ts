@@ -1,4 +1,4 @@
-// Creating an asset (spec §2.7, §4.2): the upstream asset library of the provider the resolver names
+// Creating an asset (contract §2.7, §4.2): the upstream asset library of the provider the resolver names
 // creates it, and the gateway records it as the caller's, so only the caller can reference
 // `asset://<id>` in its tasks. The body has been validated and its URL checked by the route. A store
 // at an asset cap refuses (records are never forgotten, tasks/task-store.ts): 429 for the caller's own

@@ -1,4 +1,4 @@
-// The fallback policy (design.md): the resolver's upstreams are tried in order, the next one only when
+// The fallback policy (docs/architecture.md): the resolver's upstreams are tried in order, the next one only when
 // the failed one certainly did not start the work (GatewayError.notStarted) and nothing was sent to
 // the client yet, because a fallback after work began generates (and bills) the same images twice, or
 // leaves an orphaned task running upstream beside the new one.

@@ -32,7 +32,7 @@ export interface ImageRequestInput {
 export type ImageAnswer =
   /** The OpenAI-compatible upstream's answer, relayed as it came (`data` cut to the `n` asked for). */
   | { kind: 'passthrough'; response: PassthroughResponse }
-  /** The spec §2.4 answer; `images` are the downloaded bytes when b64_json was asked for. */
+  /** The contract §2.4 answer; `images` are the downloaded bytes when b64_json was asked for. */
   | { kind: 'image'; response: ImageGenerationResponse; images?: Array<Buffer | undefined> };
 
 export async function runImageRequest(deps: GatewayDeps, record: CallRecord, input: ImageRequestInput): Promise<ImageAnswer> {
@@ -76,7 +76,7 @@ export async function runImageRequest(deps: GatewayDeps, record: CallRecord, inp
   return { kind: 'image', response };
 }
 
-/** spec §2.3 `n` (default 1), never more than the family allows (readRequest refused larger ones). */
+/** contract §2.3 `n` (default 1), never more than the family allows (readRequest refused larger ones). */
 function allowedImages(request: ImageGenerationRequest, family: ImageModelFamily): number {
   const n = request.parameters.n;
   const asked = typeof n === 'number' && Number.isSafeInteger(n) && n >= 1 ? n : 1;

@@ -30,11 +30,11 @@ export interface GatewayOptions {
    * @example compressedBodies: { maxDecodedBytes: 4 * 1024 * 1024, maxRatio: 20 }
    */
   compressedBodies?: boolean | CompressedBodiesOptions;
-  /** The image model families of spec §1. Default: `DEFAULT_IMAGE_MODELS` (the spec's table). */
+  /** The image model families of contract §1. Default: `DEFAULT_IMAGE_MODELS` (the spec's table). */
   imageModels?: readonly ImageModelFamily[];
   /**
    * Accept reference image URLs that name loopback, private or link-local hosts. Default false:
-   * such URLs get a 400 (the upstream fetches them from the public internet, spec §4.1).
+   * such URLs get a 400 (the upstream fetches them from the public internet, contract §4.1).
    */
   allowPrivateImageUrls?: boolean;
   /**
@@ -53,7 +53,7 @@ export interface GatewayOptions {
   store?: TaskStore;
   /** Runs task polls and callback deliveries. Default: `memoryScheduler()`; `bullmqScheduler` for several instances. */
   scheduler?: JobScheduler;
-  /** Callback delivery (spec §6): signing, retries, the polling schedule. */
+  /** Callback delivery (contract §6): signing, retries, the polling schedule. */
   callbacks?: CallbackOptions;
   /**
    * Accept `asset://` references to assets not created through this gateway (the operator's own).
@@ -262,7 +262,7 @@ function resolveCallbacks(callbacks: CallbackOptions | undefined): ResolvedCallb
 }
 
 /**
- * A list of callback host names (spec §6.3 proxy list additions or exemptions), each matching itself
+ * A list of callback host names (contract §6.3 proxy list additions or exemptions), each matching itself
  * and its subdomains. Bare names only: a scheme, port, path or wildcard would silently match nothing.
  */
 function resolveHostList(value: unknown, key: 'blockedHosts' | 'allowedHosts'): readonly string[] {

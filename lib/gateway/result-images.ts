@@ -1,4 +1,4 @@
-// spec §2.4 b64_json: the gateway downloads each result image (bounded size and time, through the
+// contract §2.4 b64_json: the gateway downloads each result image (bounded size and time, through the
 // shared HTTP module), concurrently because result URLs are short-lived; write-image-response.ts
 // encodes them on the way out. The upstream names the URLs, so they get the public-address rules
 // (UpstreamHttp.download), and what comes back must be an image by its bytes before it is handed to

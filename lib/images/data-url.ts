@@ -1,4 +1,4 @@
-// Data URL image values (spec §2.2: "a public URL or a Data URL"). Checked without decoding: the
+// Data URL image values (contract §2.2: "a public URL or a Data URL"). Checked without decoding: the
 // decoded size follows from the base64 length, and the alphabet check is one sticky regex run over
 // the base64 from where it starts (no slice, no anchors: about half the time on a 14 MB value).
 

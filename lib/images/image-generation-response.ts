@@ -1,7 +1,7 @@
-// The gateway's own answer to an image request (spec §2.4), whichever provider generated the images:
+// The gateway's own answer to an image request (contract §2.4), whichever provider generated the images:
 // the native image capability of a provider translates into it, and the result pipeline fills b64_json.
 
-/** spec §2.4 */
+/** contract §2.4 */
 export interface ImageData {
   url: string;
   b64_json: string;

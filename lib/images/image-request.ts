@@ -1,6 +1,6 @@
 // Reads a POST /v1/images/generations body for an image-family model into the one normalized
 // request every image path shares (generations and multipart edits): checks in the order a caller
-// fixes them, spec §2.1-2.3, §8, and the OpenAI-client compatibility of design.md.
+// fixes them, contract §2.1-2.3, §8, and the OpenAI-client compatibility of docs/architecture.md.
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Validator } from '../schemas/validator.js';
 import { requirePublicUrl } from '../security/public-url.js';
@@ -13,9 +13,9 @@ export type ContentItem = { text: string } | { image: string | UploadedImage };
 
 export interface ImageGenerationRequest {
   model: string;
-  /** spec §2.1: exactly one user message; items kept in the caller's order (spec §2.2 rule 4). */
+  /** contract §2.1: exactly one user message; items kept in the caller's order (contract §2.2 rule 4). */
   content: ContentItem[];
-  /** spec §2.3 plus any vendor parameter the caller sent (passed through). */
+  /** contract §2.3 plus any vendor parameter the caller sent (passed through). */
   parameters: Record<string, unknown>;
   responseFormat: 'url' | 'b64_json';
   imageCount: number;
@@ -85,7 +85,7 @@ export function readImageGenerationRequest(body: Json, family: ImageModelFamily,
 function rejectLegacyShapes(body: Json): void {
   const input = body.input;
   if (isObject(input) && ('prompt' in input || 'negative_prompt' in input)) {
-    // spec §2.1 / §9: the legacy structure is not supported for the current image models
+    // contract §2.1 / §9: the legacy structure is not supported for the current image models
     throw GatewayError.invalidRequest(
       "input.prompt and input.negative_prompt are the legacy structure and are not supported: put the prompt in input.messages[].content[] as { \"text\": ... } and negative_prompt in parameters",
       isObject(input) && 'prompt' in input ? 'input.prompt' : 'input.negative_prompt',
@@ -106,7 +106,7 @@ function contentOf(body: Json): ContentItem[] {
     const messages = body.input.messages as Array<{ content: ContentItem[] }>;
     return messages[0]!.content;
   }
-  // design.md compatibility: no `input` but a top-level prompt is text-to-image with that prompt
+  // docs/architecture.md compatibility: no `input` but a top-level prompt is text-to-image with that prompt
   if (typeof body.prompt === 'string') return [{ text: body.prompt }];
   throw GatewayError.invalidRequest(
     'input.messages is required: send input.messages[0].content[] with one { "text": ... } item (and up to 3 { "image": ... } items), or a top-level prompt for text-to-image',
@@ -116,7 +116,7 @@ function contentOf(body: Json): ContentItem[] {
 
 function parametersOf(body: Json): Record<string, unknown> {
   const parameters: Record<string, unknown> = isObject(body.parameters) ? { ...body.parameters } : {};
-  // design.md compatibility: top-level size/n fill parameters only when parameters does not set them
+  // docs/architecture.md compatibility: top-level size/n fill parameters only when parameters does not set them
   if (parameters.size === undefined && typeof body.size === 'string') parameters.size = body.size.replace(/x/i, '*');
   if (parameters.n === undefined && typeof body.n === 'number') parameters.n = body.n;
   return parameters;
@@ -154,7 +154,7 @@ function checkImageValue(value: string, path: string, rules: ImageRequestRules):
   return requirePublicUrl(value, path, { allowPrivate: rules.allowPrivateImageUrls }, IMAGE_URL_WORDING);
 }
 
-// spec §7: "Image URL unreachable: make the URL publicly reachable, or use a Data URL"
+// contract §7: "Image URL unreachable: make the URL publicly reachable, or use a Data URL"
 const IMAGE_URL_WORDING = {
   notHttp: (scheme: string | undefined) => `must be a public http(s) URL or a 'data:image/...;base64,' URL${scheme ? `, not '${scheme}'` : ''}`,
   notPublic: 'names a loopback, private or link-local host; the URL must be publicly reachable (or send the image as a Data URL)',

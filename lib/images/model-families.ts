@@ -1,14 +1,14 @@
-// The image model families of spec §1 and what each may do (spec §2.2 rules 1-3, §8; per-model limits
-// from upstreams.md §1.3). Configurable through `imageModels`; this is the default table.
+// The image model families of contract §1 and what each may do (contract §2.2 rules 1-3, §8; per-model limits
+// from upstreams §1.3). Configurable through `imageModels`; this is the default table.
 import type { ImageModelFamily } from '../types.js';
 
 export const DEFAULT_IMAGE_MODELS: readonly ImageModelFamily[] = Object.freeze([
   // text-to-image and editing, 0-3 images; qwen-image-2.x allows n 1-6
   Object.freeze({ pattern: 'x-image-2.0*', minImages: 0, maxImages: 3, maxN: 6 }),
-  // text-to-image only (spec §2.2 rule 1: no image field at all); qwen-image-max/plus accept n = 1 only
+  // text-to-image only (contract §2.2 rule 1: no image field at all); qwen-image-max/plus accept n = 1 only
   Object.freeze({ pattern: 'x-image-max', minImages: 0, maxImages: 0, maxN: 1 }),
   Object.freeze({ pattern: 'x-image-plus', minImages: 0, maxImages: 0, maxN: 1 }),
-  // editing, 1-3 images; qwen-image-edit-plus/-max allow n 1-6 (spec §8: "normally 1")
+  // editing, 1-3 images; qwen-image-edit-plus/-max allow n 1-6 (contract §8: "normally 1")
   Object.freeze({ pattern: 'x-image-edit*', minImages: 1, maxImages: 3, maxN: 6 }),
 ]);
 
@@ -36,5 +36,5 @@ export function compileImageModelTable(families: readonly ImageModelFamily[]): I
   });
 }
 
-/** Used when a DashScope-routed model matches no family: the most the structure allows (spec §8). */
+/** Used when a DashScope-routed model matches no family: the most the structure allows (contract §8). */
 export const GENERIC_IMAGE_FAMILY: ImageModelFamily = Object.freeze({ pattern: '*', minImages: 0, maxImages: 3, maxN: 6 });

@@ -1,5 +1,5 @@
 // The MIME type of an uploaded image, read from its first bytes, never from the file name or the
-// client's Content-Type. Only the formats the image upstreams accept (upstreams.md §2.6 limits:
+// client's Content-Type. Only the formats the image upstreams accept (upstreams §2.6 limits:
 // jpeg/png/webp/bmp/tiff/gif/heic) are recognised. Hand-written on purpose: `file-type`, the usual
 // library, is ESM-only with a tokenizer dependency tree, for a dozen fixed signatures.
 

@@ -1,4 +1,4 @@
-// Volcengine Ark adapter for video generation tasks (upstreams.md §2.2-2.4, errors §2.8): create and
+// Volcengine Ark adapter for video generation tasks (upstreams §2.2-2.4, errors §2.8): create and
 // query, with the caller's ids and model in place of Ark's. Pure translation first, then transport.
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Upstream } from '../types.js';
@@ -21,7 +21,7 @@ export function translateCreateTaskRequest(body: Record<string, unknown>, upstre
   return { ...rest, model: upstreamModel };
 }
 
-/** upstreams.md §2.2: `{ "id": "cgt-…" }`. */
+/** upstreams §2.2: `{ "id": "cgt-…" }`. */
 export function readCreateTaskResponse(body: unknown): string {
   const id = isObject(body) ? stringOr(body.id) : undefined;
   if (!id) throw GatewayError.badUpstreamResponse('ark', 'the created task has no id');

@@ -1,4 +1,4 @@
-// Alibaba DashScope adapter: the synchronous multimodal-generation call (upstreams.md §1.3) behind
+// Alibaba DashScope adapter: the synchronous multimodal-generation call (upstreams §1.3) behind
 // POST /v1/images/generations and image-family edits. Pure translation functions first, then the
 // one transport function that uses them.
 import { GatewayError } from '../errors/gateway-error.js';
@@ -21,7 +21,7 @@ export interface DashscopeImageRequest {
   parameters?: Record<string, unknown>;
 }
 
-/** upstreams.md §1.3: model, input.messages as given, parameters; nothing gateway-only. */
+/** upstreams §1.3: model, input.messages as given, parameters; nothing gateway-only. */
 export function translateImageRequest(request: ImageGenerationRequest, upstreamModel: string): DashscopeImageRequest {
   const translated: DashscopeImageRequest = {
     model: upstreamModel,
@@ -33,7 +33,7 @@ export function translateImageRequest(request: ImageGenerationRequest, upstreamM
 }
 
 /**
- * spec §2.4: one data entry per image across all choices (the n > 1 layout is unconfirmed, so every
+ * contract §2.4: one data entry per image across all choices (the n > 1 layout is unconfirmed, so every
  * content[].image of every choice counts); a choice's text items, if the model returns any, are its
  * images' revised_prompt. Throws a 502 when no image came back.
  */
@@ -67,7 +67,7 @@ export function translateImageResponse(body: unknown, context: { now: number; he
   return { created: Math.floor(context.now / 1000), data, extra: { request_id: requestId } };
 }
 
-/** upstreams.md §1.4: `{ request_id, code, message }` with a non-2xx status. */
+/** upstreams §1.4: `{ request_id, code, message }` with a non-2xx status. */
 export function normalizeDashscopeError(status: number, body: unknown, headerRequestId?: string): GatewayError {
   const code = isObject(body) ? stringOr(body.code) : undefined;
   return GatewayError.fromUpstream({
@@ -80,7 +80,7 @@ export function normalizeDashscopeError(status: number, body: unknown, headerReq
   });
 }
 
-/** Calls DashScope for one image request and answers in the spec §2.4 shape (URLs; b64 filled later). */
+/** Calls DashScope for one image request and answers in the contract §2.4 shape (URLs; b64 filled later). */
 export async function generateDashscopeImage(
   call: CallContext,
   request: ImageGenerationRequest,
@@ -107,7 +107,7 @@ export async function generateDashscopeImage(
 
 /**
  * DashScope: native image generation, and its OpenAI-compatible mode for chat and responses, also
- * when the base is the native `/api/v1` one (design.md's DashScope base), so one DashScope upstream
+ * when the base is the native `/api/v1` one (docs/architecture.md's DashScope base), so one DashScope upstream
  * serves images and chat alike.
  */
 export const dashscopeProvider: Provider = {

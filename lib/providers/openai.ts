@@ -1,4 +1,4 @@
-// OpenAI-compatible adapter (upstreams.md §4): OpenAI itself, and the family of OpenAI-compatible APIs
+// OpenAI-compatible adapter (upstreams §4): OpenAI itself, and the family of OpenAI-compatible APIs
 // other providers offer (DashScope compatible-mode, Ark /api/v3), each of which builds its passthrough
 // capability with openAICompatibleApi() and its own URL rule. Requests go through unchanged but for
 // the model name; answers come back as the upstream sent them; errors are normalized.
@@ -22,7 +22,7 @@ export function translateOpenAIRequest(body: Record<string, unknown>, upstreamMo
   return { ...body, model: upstreamModel };
 }
 
-/** upstreams.md §4.5 `{ error: { message, type, param, code } }` (Ark uses the same envelope, §2.8). */
+/** upstreams §4.5 `{ error: { message, type, param, code } }` (Ark uses the same envelope, §2.8). */
 export function normalizeOpenAIError(status: number, body: unknown, headerRequestId?: string, provider = 'openai'): GatewayError {
   const error = isObject(body) && isObject(body.error) ? body.error : undefined;
   const code = error ? stringOr(error.code) ?? stringOr(error.type) : undefined;

@@ -1,4 +1,4 @@
-// The seam between the gateway's use cases and the upstream vendors (design.md "one adapter per
+// The seam between the gateway's use cases and the upstream vendors (docs/architecture.md "one adapter per
 // provider"). A provider declares what it can do as capabilities; routes and services ask the
 // registry (registry.ts) for a capability of the upstream the resolver chose and never name a
 // provider. Each capability is a provider's transport details around pure translation functions that
@@ -20,7 +20,7 @@ export interface PassthroughResponse {
 /** A streamed answer that opened with a 2xx status (a failure to open is thrown normalized). */
 export type OpenedStream = Extract<UpstreamStream, { ok: true }>;
 
-/** Native image generation answered in the gateway's own spec §2.4 shape (URLs; b64 filled later). */
+/** Native image generation answered in the gateway's own contract §2.4 shape (URLs; b64 filled later). */
 export interface ImageCapability {
   generate(call: CallContext, request: ImageGenerationRequest, upstream: Upstream): Promise<ImageGenerationResponse>;
 }
@@ -37,7 +37,7 @@ export interface PassthroughCapability {
   openStream(call: CallContext, path: string, body: Record<string, unknown>, upstream: Upstream): Promise<OpenedStream>;
 }
 
-/** Asynchronous generation tasks (spec §2.6, §3): create upstream, read one back for the caller. */
+/** Asynchronous generation tasks (contract §2.6, §3): create upstream, read one back for the caller. */
 export interface TaskCapability {
   /** Creates the task upstream and answers the upstream's task id. */
   create(call: CallContext, body: Record<string, unknown>, upstream: Upstream, upstreamModel: string): Promise<string>;
@@ -55,7 +55,7 @@ export interface CreatedAsset {
   requestId?: string;
 }
 
-/** An asset library (spec §2.7): the media a caller may reference later as `asset://<id>`. */
+/** An asset library (contract §2.7): the media a caller may reference later as `asset://<id>`. */
 export interface AssetCapability {
   /** The name errors give the asset service, which may differ from the provider's. */
   readonly serviceName: string;

@@ -1,4 +1,4 @@
-// Volcengine asset library adapter (upstreams.md §2.6) behind POST /api/v3/open/CreateAsset: the
+// Volcengine asset library adapter (upstreams §2.6) behind POST /api/v3/open/CreateAsset: the
 // control-plane OpenAPI `?Action=CreateAsset&Version=2024-01-01`, AK/SK-signed (not Bearer), with the
 // `{ ResponseMetadata, Result }` envelope. Pure translation functions first, then the one transport.
 import { GatewayError } from '../errors/gateway-error.js';
@@ -11,7 +11,7 @@ import type { AssetCapability, CreatedAsset } from './provider.js';
 
 const PROVIDER = 'volcengine';
 export const VOLCENGINE_ASSETS_VERSION = '2024-01-01';
-/** upstreams.md §2.6: the OpenAPI service name and the default region of the asset library. */
+/** upstreams §2.6: the OpenAPI service name and the default region of the asset library. */
 export const VOLCENGINE_ASSETS_SERVICE = 'ark';
 export const VOLCENGINE_DEFAULT_REGION = 'cn-beijing';
 

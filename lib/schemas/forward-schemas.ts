@@ -1,7 +1,7 @@
-// Schemas of the routes forwarded to OpenAI-compatible upstreams (spec §4.2). Only what the gateway
+// Schemas of the routes forwarded to OpenAI-compatible upstreams (contract §4.2). Only what the gateway
 // must know is checked; every other field passes through (vendors add fields).
 
-/** spec §4.2: `model` and `messages` of `{ role, content }`; content is a string or content parts. */
+/** contract §4.2: `model` and `messages` of `{ role, content }`; content is a string or content parts. */
 export const chatCompletionsSchema = {
   $id: 'gateway/chat-completions',
   type: 'object',
@@ -37,7 +37,7 @@ export const responsesSchema = {
   },
 } as const;
 
-/** POST /api/v3/images/generations, Ark Seedream's native body (upstreams.md §2.7). */
+/** POST /api/v3/images/generations, Ark Seedream's native body (upstreams §2.7). */
 export const nativeImageSchema = {
   $id: 'gateway/native-image',
   type: 'object',
@@ -56,7 +56,7 @@ export const nativeImageSchema = {
   },
 } as const;
 
-/** POST /api/v3/open/CreateAsset: Volcengine's CreateAsset body (upstreams.md §2.6). */
+/** POST /api/v3/open/CreateAsset: Volcengine's CreateAsset body (upstreams §2.6). */
 export const createAssetSchema = {
   $id: 'gateway/create-asset',
   type: 'object',

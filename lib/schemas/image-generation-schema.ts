@@ -1,5 +1,5 @@
-// JSON schema of POST /v1/images/generations for image-family models (spec §2.1-2.3), plus the
-// OpenAI-client compatibility fields of design.md (top-level prompt, size, n). Unknown fields pass
+// JSON schema of POST /v1/images/generations for image-family models (contract §2.1-2.3), plus the
+// OpenAI-client compatibility fields of docs/architecture.md (top-level prompt, size, n). Unknown fields pass
 // (vendors add parameters); `message` annotations become the error text for their node.
 
 const contentItem = {
@@ -22,7 +22,7 @@ export const imageGenerationSchema = {
     model: { type: 'string', minLength: 1 },
     prompt: { type: 'string' },
     response_format: { enum: ['url', 'b64_json'] },
-    // OpenAI-client compatibility (design.md): copied into parameters when parameters does not set them
+    // OpenAI-client compatibility (docs/architecture.md): copied into parameters when parameters does not set them
     size: { type: 'string', pattern: '^[1-9][0-9]{1,4}[x*][1-9][0-9]{1,4}$', message: "must look like '1024x1024' or '1024*1024'" },
     n: { type: 'integer', minimum: 1 },
     input: {
@@ -48,7 +48,7 @@ export const imageGenerationSchema = {
     parameters: {
       type: 'object',
       properties: {
-        // spec §2.3: '*' separates width and height; the 'x' form is answered before the schema runs
+        // contract §2.3: '*' separates width and height; the 'x' form is answered before the schema runs
         size: { type: 'string', pattern: '^[1-9][0-9]{1,4}\\*[1-9][0-9]{1,4}$', message: "must be '<width>*<height>', e.g. '1024*1024'" },
         n: { type: 'integer', minimum: 1 },
         watermark: { type: 'boolean' },

@@ -57,7 +57,7 @@ function toGatewayError(error: ErrorObject): GatewayError {
   if (error.keyword === 'required') {
     const missing = String(params.missingProperty);
     const path = fieldPath(error.instancePath, missing);
-    // spec §7: exactly this text for a missing model
+    // contract §7: exactly this text for a missing model
     if (path === 'model') return GatewayError.modelRequired();
     return GatewayError.invalidRequest(`${path} is required`, path);
   }

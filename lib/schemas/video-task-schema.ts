@@ -1,4 +1,4 @@
-// JSON schema of POST /api/v3/contents/generations/tasks: the Ark create body (upstreams.md §2.2).
+// JSON schema of POST /api/v3/contents/generations/tasks: the Ark create body (upstreams §2.2).
 // Known fields are typed; every other Ark field passes through.
 
 const mediaUrl = {
@@ -37,7 +37,7 @@ export const videoTaskSchema = {
     model: { type: 'string', minLength: 1 },
     content: { type: 'array', minItems: 1, maxItems: 32, items: contentItem },
     callback_url: { type: 'string' },
-    // spec §4.2: an irreversible identifier of the end user
+    // contract §4.2: an irreversible identifier of the end user
     safety_identifier: { type: 'string', maxLength: 256 },
     return_last_frame: { type: 'boolean' },
     generate_audio: { type: 'boolean' },

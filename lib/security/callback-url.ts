@@ -1,4 +1,4 @@
-// Where the gateway may POST callbacks (spec §6.3, §5.5): an https URL of a public host that is no
+// Where the gateway may POST callbacks (contract §6.3, §5.5): an https URL of a public host that is no
 // temporary public proxy, with no credentials and never the caller's own API key in it. The name is
 // checked when the task is created and the resolved addresses again at every delivery, and the
 // delivery connects to exactly the address that was checked, so DNS cannot point it inside later
@@ -21,7 +21,7 @@ export type CallbackUrlCheck = { ok: true; url: URL } | { ok: false; reason: str
 const MAX_LENGTH = 2048;
 
 /**
- * spec §6.3: "no temporary public proxies". Tunnel services (a laptop made reachable for an hour)
+ * contract §6.3: "no temporary public proxies". Tunnel services (a laptop made reachable for an hour)
  * and request bins (anyone holding the link reads every delivery) are refused by suffix on label
  * boundaries: an entry covers the name itself and every subdomain. Compiled from the services'
  * own documentation and the domains their clients hand out (state of 2024/2025); keep it sorted
@@ -136,7 +136,7 @@ function onOrUnder(host: string, entry: string): boolean {
 const MAX_DECODE_ROUNDS = 8;
 
 /**
- * spec §5.5: the key must not travel in the URL in any spelling a receiver or log could turn back
+ * contract §5.5: the key must not travel in the URL in any spelling a receiver or log could turn back
  * into it. The raw string, the parsed (normalized) href and every component are decoded layer by
  * layer, malformed escapes tolerated, and searched for the key and its encoded forms (see
  * keyNeedles). Case-sensitive, like keys, except in the host, which URL parsing lower-cases, and

@@ -1,5 +1,5 @@
 // Percent-decoding that never throws and sees through layered encoding, for secret checks on URLs
-// (spec §5.5). decodeURIComponent throws on one malformed escape (`%E0`) and decodes one layer
+// (contract §5.5). decodeURIComponent throws on one malformed escape (`%E0`) and decodes one layer
 // only, so a check built on it can be bypassed by either; this decodes every well-formed escape,
 // turns undecodable bytes into U+FFFD, and repeats until nothing changes.
 const ESCAPE_RUN = /(?:%[0-9A-Fa-f]{2})+/g;

@@ -1,5 +1,5 @@
 // The one URL check for every URL the gateway did not write itself: media URLs callers send (the
-// upstream fetches them from the public internet, spec §4.1, §7) and result URLs upstreams answer
+// upstream fetches them from the public internet, contract §4.1, §7) and result URLs upstreams answer
 // (the gateway fetches those for b64_json). One set of rules, so no route is the soft spot:
 // http(s) only; no userinfo and no backslash (WHATWG URL and other parsers disagree about the host
 // of `https://evil.com\@127.0.0.1/`, and the upstream runs one of the others); no whitespace or

@@ -1,4 +1,4 @@
-// The only place the gateway talks HTTP to upstreams (design.md: "HTTP lives in one place"): a
+// The only place the gateway talks HTTP to upstreams (docs/architecture.md: "HTTP lives in one place"): a
 // keep-alive agent per origin, a whole-request deadline, abort when the client goes away, bounded
 // buffering, and network failures turned into GatewayErrors. Routes never touch a socket.
 //
@@ -143,7 +143,7 @@ export class UpstreamHttp {
   }
 
   /**
-   * Downloads a result image (spec §2.4 b64_json), bounded in size and time. The URL comes from the
+   * Downloads a result image (contract §2.4 b64_json), bounded in size and time. The URL comes from the
    * upstream, so it gets the rules of a caller's URL: http(s), no userinfo or backslash, and unless
    * `allowPrivate`, only public addresses, checked after resolution and pinned; no redirects.
    */

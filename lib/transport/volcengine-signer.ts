@@ -1,4 +1,4 @@
-// Volcengine OpenAPI request signing (upstreams.md §2.6): the HMAC-SHA256 scheme of the official SDKs
+// Volcengine OpenAPI request signing (upstreams §2.6): the HMAC-SHA256 scheme of the official SDKs
 // (volc-sdk-golang base/sign.go, volc-sdk-python SignerV4). Written here because the vendor's Node
 // package, @volcengine/openapi, pulls in axios 0.21. Pure: the caller passes the clock. The unit test
 // checks it against an independent Python implementation (spec/fixtures/volcengine_sign_reference.py).

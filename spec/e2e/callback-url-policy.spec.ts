@@ -1,4 +1,4 @@
-// spec §6.3 and §5.5 at the edge: a video task whose callback_url names a temporary public proxy,
+// contract §6.3 and §5.5 at the edge: a video task whose callback_url names a temporary public proxy,
 // or hides the caller's key, is a 400 with the spec's error object, and Ark is never called.
 import request from 'supertest';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

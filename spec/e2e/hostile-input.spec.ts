@@ -90,7 +90,7 @@ const ROUTABLE_MODELS: Readonly<Record<string, readonly string[]>> = {
 // Checks shared by every test
 // ---------------------------------------------------------------------------------------------
 
-/** The spec §2.5 object, exactly: `{ error: { message, type, code, param? } }`, served as JSON. */
+/** The contract §2.5 object, exactly: `{ error: { message, type, code, param? } }`, served as JSON. */
 function expectErrorObject(res: Pick<RawResponse, 'status' | 'headers' | 'text'>): void {
   const context = `${res.status} ${res.text.slice(0, 300)}`;
   expect(res.headers['content-type'], context).toMatch(/^application\/json/);

@@ -1,6 +1,6 @@
-// POST /v1/images/edits end to end (spec §4.2, design.md "Compatibility with plain OpenAI clients"):
-// multipart uploads through a host Express app, in front of a fake DashScope (upstreams.md §1.3) for
-// image-family models and a fake OpenAI-compatible upstream (upstreams.md §4.2) for the rest.
+// POST /v1/images/edits end to end (contract §4.2, docs/architecture.md "Compatibility with plain OpenAI clients"):
+// multipart uploads through a host Express app, in front of a fake DashScope (upstreams §1.3) for
+// image-family models and a fake OpenAI-compatible upstream (upstreams §4.2) for the rest.
 import request, { type Test } from 'supertest';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Upstream } from '../../lib/index.js';

@@ -1,5 +1,5 @@
 // POST /v1/images/generations end to end: a host Express app with the router mounted, driven by
-// supertest, in front of a fake DashScope (upstreams.md §1) and a fake OpenAI-compatible upstream.
+// supertest, in front of a fake DashScope (upstreams §1) and a fake OpenAI-compatible upstream.
 import http from 'node:http';
 import request from 'supertest';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Video task durability with redisTaskStore + bullmqScheduler (spec §3, §6): polling survives a real
+// Video task durability with redisTaskStore + bullmqScheduler (contract §3, §6): polling survives a real
 // Redis outage (a redis-server of the test's own, stopped mid-follow and started again), a terminal
 // callback survives a store failure between hand-over and record, background polls see the creator's
 // caller through the Redis store, and states only go forward. The shared Redis is used only under a

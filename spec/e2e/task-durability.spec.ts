@@ -1,4 +1,4 @@
-// Video task durability with the in-memory scheduler (spec §3, §6): a terminal callback survives a
+// Video task durability with the in-memory scheduler (contract §3, §6): a terminal callback survives a
 // failure between scheduling its delivery and recording it, polling survives a store outage and a
 // resolver that refuses for a while, background polls see the caller of the create request, and
 // states only go forward (an earlier state is never recorded nor delivered).

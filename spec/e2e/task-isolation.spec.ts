@@ -1,4 +1,4 @@
-// Tenant data isolation in tasks and assets (spec §2.6, §2.7; design.md: a tenant's tasks and assets
+// Tenant data isolation in tasks and assets (contract §2.6, §2.7; docs/architecture.md: a tenant's tasks and assets
 // are its own): asset:// references are checked in every string of a content item, not only in the
 // field the item's type names; with allowOperatorAssets only exact, well-formed ids pass; recording an
 // asset never moves it to another tenant; the in-memory store evicts a tenant's own tasks, never

@@ -66,7 +66,7 @@ const unreachableError = (provider: string, detail: string) => ({
 const badResponseError = (provider: string, detail: string) => ({
   error: { message: `The ${provider} upstream returned an unusable response: ${detail}`, type: 'upstream_error', code: 'upstream_bad_response' },
 });
-/** The chat-completions error event (upstreams.md §4.3) carrying one of the objects above. */
+/** The chat-completions error event (upstreams §4.3) carrying one of the objects above. */
 const chatErrorEvent = (body: { error: { message: string; type: string; code: string } }) =>
   `data: ${JSON.stringify({ error: { message: body.error.message, type: body.error.type, param: null, code: body.error.code } })}\n\n`;
 

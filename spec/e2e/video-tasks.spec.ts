@@ -1,4 +1,4 @@
-// Video tasks end to end (spec §2.6, §3, §4.2, §6): create and query in front of a fake Ark whose
+// Video tasks end to end (contract §2.6, §3, §4.2, §6): create and query in front of a fake Ark whose
 // tasks move queued -> running -> a terminal state, ownership across tenants, asset references, and
 // callbacks delivered to a loopback receiver that fails its first attempts.
 import request from 'supertest';
@@ -169,7 +169,7 @@ describe('callback_url rules (spec §5.5, §6.3)', () => {
   });
 
   const refused: Array<[string, string, string]> = [
-    ['http', 'http://hooks.example.com/cb', 'callback_url must be an https URL (spec §6: a server-side HTTPS address)'],
+    ['http', 'http://hooks.example.com/cb', 'callback_url must be an https URL (contract §6: a server-side HTTPS address)'],
     ['localhost', 'https://localhost/cb', 'callback_url must name a public host: loopback, private, link-local and metadata addresses are refused'],
     ['127.x', 'https://127.0.0.1/cb', 'callback_url must name a public host: loopback, private, link-local and metadata addresses are refused'],
     ['127.x other', 'https://127.45.6.7:8443/cb', 'callback_url must name a public host: loopback, private, link-local and metadata addresses are refused'],
@@ -180,8 +180,8 @@ describe('callback_url rules (spec §5.5, §6.3)', () => {
     ['[::1]', 'https://[::1]/cb', 'callback_url must name a public host: loopback, private, link-local and metadata addresses are refused'],
     ['decimal loopback', 'https://2130706433/cb', 'callback_url must name a public host: loopback, private, link-local and metadata addresses are refused'],
     ['credentials', 'https://user:pass@93.184.216.34/cb', 'callback_url must not carry credentials (user:password@)'],
-    ['the caller key in the query', `https://93.184.216.34/cb?key=${KEY_A}`, 'callback_url must not contain your API key (spec §5: no keys or secrets in callback URLs)'],
-    ['the caller key in the path, encoded', `https://93.184.216.34/${encodeURIComponent(KEY_A).replace(/-/g, '%2D')}/cb`, 'callback_url must not contain your API key (spec §5: no keys or secrets in callback URLs)'],
+    ['the caller key in the query', `https://93.184.216.34/cb?key=${KEY_A}`, 'callback_url must not contain your API key (contract §5: no keys or secrets in callback URLs)'],
+    ['the caller key in the path, encoded', `https://93.184.216.34/${encodeURIComponent(KEY_A).replace(/-/g, '%2D')}/cb`, 'callback_url must not contain your API key (contract §5: no keys or secrets in callback URLs)'],
     ['not a URL', 'hooks', 'callback_url must be an absolute https URL'],
     ['a name that does not resolve', 'https://no-such-host.invalid/cb', 'callback_url names a host that does not resolve'],
   ];
@@ -213,7 +213,7 @@ describe('callbacks', () => {
     const { body: created } = await create(gateway, body({ callback_url: receiver.url }));
     const accepted = await receiver.accepted(3);
     // states are delivered independently (a retried state does not hold back the next one), so
-    // receivers order them by the state itself and confirm with a query (spec §6.5)
+    // receivers order them by the state itself and confirm with a query (contract §6.5)
     const states = accepted.map((delivery) => (JSON.parse(delivery.body) as { status: string }).status);
     expect([...states].sort()).toEqual(['queued', 'running', 'succeeded']);
     expect(new Set(accepted.map((d) => d.headers['webhook-id'])).size).toBe(3);

@@ -1,4 +1,4 @@
-// createVolcengineAsset over real HTTP against a fake Volcengine OpenAPI (upstreams.md §2.6) that
+// createVolcengineAsset over real HTTP against a fake Volcengine OpenAPI (upstreams §2.6) that
 // checks every request the way the real one does: it recomputes the signature from what it received
 // (method, path, query, headers, body) with the operator's secret, and answers the CreateAsset
 // envelope only when it matches, else 403 SignatureDoesNotMatch.

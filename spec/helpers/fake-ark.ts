@@ -1,4 +1,4 @@
-// A fake Volcengine Ark speaking upstreams.md §2.2-2.3 (and the §2.8 error envelope): created tasks
+// A fake Volcengine Ark speaking upstreams §2.2-2.3 (and the §2.8 error envelope): created tasks
 // answer `{ id: "cgt-…" }`; each GET moves a task one step along its status script
 // (default queued -> running -> succeeded) and answers the SDK's task object for that status.
 import type { ServerResponse } from 'node:http';

@@ -1,4 +1,4 @@
-// A fake DashScope speaking upstreams.md §1.3/§1.4 exactly: the sync multimodal-generation endpoint
+// A fake DashScope speaking upstreams §1.3/§1.4 exactly: the sync multimodal-generation endpoint
 // (one choice per image, task_metric, usage, request_id, x-request-id header) and result images
 // served as real PNG bytes under /results/. Tests script failures with `next()`.
 import type { ServerResponse } from 'node:http';

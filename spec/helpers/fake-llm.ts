@@ -1,4 +1,4 @@
-// A fake OpenAI-compatible LLM upstream (upstreams.md §4.3, §4.4) for chat completions and the
+// A fake OpenAI-compatible LLM upstream (upstreams §4.3, §4.4) for chat completions and the
 // Responses API, plain and streamed, and Ark's native image route (§2.7, error envelope §2.8).
 // Streams are sent chunk by chunk with a delay, and the fake records when it sent the last one.
 import type { ServerResponse } from 'node:http';
@@ -23,7 +23,7 @@ export function chatCompletion(model: string, text: string): Record<string, unkn
   };
 }
 
-/** upstreams.md §4.3: role chunk, one chunk per word, finish chunk, [DONE]. */
+/** upstreams §4.3: role chunk, one chunk per word, finish chunk, [DONE]. */
 export function chatChunks(model: string, words: string[]): string[] {
   const chunk = (delta: Record<string, unknown>, finish: string | null) =>
     `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1720000000, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
@@ -45,7 +45,7 @@ export function responseObject(model: string, text: string, status = 'completed'
   };
 }
 
-/** upstreams.md §4.4: named events with increasing sequence_number, ending on response.completed. */
+/** upstreams §4.4: named events with increasing sequence_number, ending on response.completed. */
 export function responseEvents(model: string, words: string[]): string[] {
   let sequence = 0;
   const event = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`;

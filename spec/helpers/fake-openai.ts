@@ -1,4 +1,4 @@
-// A fake OpenAI-compatible upstream (upstreams.md §4): images (generations, and multipart edits per
+// A fake OpenAI-compatible upstream (upstreams §4): images (generations, and multipart edits per
 // §4.2), chat completions and responses, with the `{ error: { message, type, param, code } }`
 // envelope for scripted failures.
 import type { ServerResponse } from 'node:http';
@@ -9,7 +9,7 @@ export interface FakeOpenAI extends FakeUpstream {
   baseURL: string;
 }
 
-/** What the fake answers to `POST /v1/images/edits` (upstreams.md §4.2: the §4.1 response shape). */
+/** What the fake answers to `POST /v1/images/edits` (upstreams §4.2: the §4.1 response shape). */
 export const OPENAI_EDIT_RESPONSE = Object.freeze({ created: 1713833700, data: [Object.freeze({ b64_json: 'ZWRpdGVkLWltYWdlLWJ5dGVz' })] });
 export const OPENAI_EDIT_REQUEST_ID = 'oa-req-edit-1';
 

@@ -1,5 +1,5 @@
-// Pure functions of the video-task path: Ark request/response translation (upstreams.md §2.2-2.3),
-// terminal statuses (spec §3), callback event ids (spec §6.4) and stream error events (§4.3, §4.4).
+// Pure functions of the video-task path: Ark request/response translation (upstreams §2.2-2.3),
+// terminal statuses (contract §3), callback event ids (contract §6.4) and stream error events (§4.3, §4.4).
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../lib/errors/gateway-error.js';
 import { errorEvent } from '../../lib/express/sse-relay.js';

@@ -1,4 +1,4 @@
-// checkCallbackUrl (spec §6.3, §5.5): temporary public proxies refused by a maintained, extendable
+// checkCallbackUrl (contract §6.3, §5.5): temporary public proxies refused by a maintained, extendable
 // host list; backslashes and userinfo refused; the caller's key found however it is encoded.
 import { describe, expect, it } from 'vitest';
 import { GatewayConfigError } from '../../lib/errors/config-error.js';

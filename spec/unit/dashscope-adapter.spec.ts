@@ -1,4 +1,4 @@
-// DashScope adapter translation (upstreams.md §1.3, §1.4): request, response and error normalization.
+// DashScope adapter translation (upstreams §1.3, §1.4): request, response and error normalization.
 import { describe, expect, it } from 'vitest';
 import { GatewayError, type GatewayErrorBody } from '../../lib/errors/gateway-error.js';
 import type { ImageGenerationResponse } from '../../lib/images/image-generation-response.js';
@@ -114,7 +114,7 @@ describe('translateImageRequest', () => {
   });
 });
 
-// upstreams.md §1.3, verbatim capture (HTTP 200)
+// upstreams §1.3, verbatim capture (HTTP 200)
 const CAPTURED_SUCCESS = JSON.parse(
   '{"output":{"choices":[{"finish_reason":"stop","message":{"content":[{"image":"https://dashscope-7c2c.oss-cn-shanghai.aliyuncs.com/7d/93/20260611/d23adf3d/5795d646-…233.png?Expires=1781778573&OSSAccessKeyId=…&Signature=…"}],"role":"assistant"}}],"task_metric":{"FAILED":0,"SUCCEEDED":1,"TOTAL":1}},"usage":{"height":928,"image_count":1,"width":1664},"request_id":"5795d646-7395-91d2-85d7-34d8b99a3d8d"}',
 ) as unknown;
@@ -462,7 +462,7 @@ describe('normalizeDashscopeError', () => {
     const error = normalizeDashscopeError(status, body, headerRequestId);
     expect(error).toBeInstanceOf(GatewayError);
     expect({ status: error.status, retryable: error.retryable, upstreamRequestId: error.upstreamRequestId, body: error.toJSON() }).toEqual(expected);
-    // the body is the spec §2.5 object and nothing more
+    // the body is the contract §2.5 object and nothing more
     expect(Object.keys(error.toJSON())).toEqual(['error']);
     expect(Object.keys(error.toJSON().error).sort()).toEqual(['code', 'message', 'type']);
     if (expected.upstreamRequestId) expect(error.message).toContain(expected.upstreamRequestId);

@@ -1,4 +1,4 @@
-// checkImageDataUrl: image Data URL values (spec §2.2, §8) checked for type, base64 form and decoded size.
+// checkImageDataUrl: image Data URL values (contract §2.2, §8) checked for type, base64 form and decoded size.
 import { describe, expect, it } from 'vitest';
 import { type DataUrlCheck, checkImageDataUrl } from '../../lib/images/data-url.js';
 

@@ -1,4 +1,4 @@
-// readImageGenerationRequest: a POST /v1/images/generations body read into the normalized image request (spec §2.1-2.3, §8).
+// readImageGenerationRequest: a POST /v1/images/generations body read into the normalized image request (contract §2.1-2.3, §8).
 import { describe, expect, it } from 'vitest';
 import { GatewayError, type GatewayErrorBody } from '../../lib/errors/gateway-error.js';
 import { type ImageGenerationRequest, type ImageRequestRules, readImageGenerationRequest } from '../../lib/images/image-request.js';

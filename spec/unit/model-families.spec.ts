@@ -1,4 +1,4 @@
-// compileImageModelTable with DEFAULT_IMAGE_MODELS: which family of spec §1 a model name falls in.
+// compileImageModelTable with DEFAULT_IMAGE_MODELS: which family of contract §1 a model name falls in.
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_IMAGE_MODELS, compileImageModelTable } from '../../lib/images/model-families.js';
 import type { ImageModelFamily } from '../../lib/types.js';

@@ -1,4 +1,4 @@
-// OpenAI-compatible adapter translation (upstreams.md §4.5, §2.8): model rename and error normalization.
+// OpenAI-compatible adapter translation (upstreams §4.5, §2.8): model rename and error normalization.
 import { describe, expect, it } from 'vitest';
 import { GatewayError, type GatewayErrorBody } from '../../lib/errors/gateway-error.js';
 import { normalizeOpenAIError, translateOpenAIRequest } from '../../lib/providers/openai.js';

@@ -1,4 +1,4 @@
-// isNonPublicHost / isPublicAddress: which reference-image hosts are publicly reachable (spec §4.1, §7).
+// isNonPublicHost / isPublicAddress: which reference-image hosts are publicly reachable (contract §4.1, §7).
 import { describe, expect, it } from 'vitest';
 import { isNonPublicHost, isPublicAddress } from '../../lib/security/public-host.js';
 

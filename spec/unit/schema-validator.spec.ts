@@ -32,7 +32,7 @@ function invalid(message: string, param: string): GatewayErrorBody {
 
 describe('imageGenerationSchema validator: refused bodies', () => {
   it.each<{ name: string; body: unknown; expected: GatewayErrorBody }>([
-    // spec §7: exactly this text
+    // contract §7: exactly this text
     { name: 'missing model', body: { input: { messages: [user([{ text: 'a cat' }])] } }, expected: invalid('model is required', 'model') },
     { name: 'model 42', body: { model: 42, prompt: 'a cat' }, expected: invalid('model is required', 'model') },
     { name: 'empty model', body: { model: '', prompt: 'a cat' }, expected: invalid('model is required', 'model') },

@@ -1,4 +1,4 @@
-// staticKeys(): the fixed-list verifyKey (design.md public contract): lookups and config errors.
+// staticKeys(): the fixed-list verifyKey (docs/architecture.md public contract): lookups and config errors.
 import type { Request } from 'express';
 import { describe, expect, it } from 'vitest';
 import { staticKeys } from '../../lib/express/static-keys.js';

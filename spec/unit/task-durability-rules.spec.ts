@@ -1,4 +1,4 @@
-// The pure rules behind task durability: the forward order of task states (spec §3, open set) and
+// The pure rules behind task durability: the forward order of task states (contract §3, open set) and
 // the caller snapshot kept with a task for background polls (no key, JSON only, bounded).
 import { describe, expect, it } from 'vitest';
 import { MAX_CALLER_SNAPSHOT_BYTES, callerOfTask, snapshotCaller } from '../../lib/gateway/tasks/caller-snapshot.js';
@@ -9,7 +9,7 @@ describe('statusRank', () => {
     ['queued', 0],
     ['QUEUED', 0],
     ['running', 1],
-    ['processing', 1], // unknown non-terminal: ranks with running (spec §3: names beyond the four not shown)
+    ['processing', 1], // unknown non-terminal: ranks with running (contract §3: names beyond the four not shown)
     ['succeeded', 2],
     ['failed', 2],
     ['expired', 2],

@@ -1,4 +1,4 @@
-// classifyUpstreamCode: DashScope, Ark and OpenAI error codes read into error kinds (upstreams.md §1.4, §2.8, §4.5).
+// classifyUpstreamCode: DashScope, Ark and OpenAI error codes read into error kinds (upstreams §1.4, §2.8, §4.5).
 import { describe, expect, it } from 'vitest';
 import type { UpstreamFailure } from '../../lib/errors/gateway-error.js';
 import { classifyUpstreamCode } from '../../lib/errors/status-policy.js';

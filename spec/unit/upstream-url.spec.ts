@@ -1,4 +1,4 @@
-// upstreamUrl and openAICompatiblePrefix: joining an upstream baseURL with an adapter path (design.md Upstream.baseURL).
+// upstreamUrl and openAICompatiblePrefix: joining an upstream baseURL with an adapter path (docs/architecture.md Upstream.baseURL).
 import { describe, expect, it } from 'vitest';
 import { DASHSCOPE_IMAGE_PATH } from '../../lib/providers/dashscope.js';
 import { openAICompatiblePrefix } from '../../lib/providers/registry.js';

@@ -1,4 +1,4 @@
-// Volcengine asset library adapter translation (upstreams.md §2.6): CreateAsset request pass-through,
+// Volcengine asset library adapter translation (upstreams §2.6): CreateAsset request pass-through,
 // the `{ ResponseMetadata, Result }` envelope, and error normalization (ResponseMetadata.Error codes).
 import { describe, expect, it } from 'vitest';
 import { GatewayError, type GatewayErrorBody } from '../../lib/errors/gateway-error.js';

@@ -19,7 +19,7 @@ export interface PlaygroundOptions {
   title?: string;
   /**
    * A key filled in for the user. Default none: the user pastes one. Only for local demo keys; a real
-   * key in a page is a key given to everyone who can load it (spec §5.4).
+   * key in a page is a key given to everyone who can load it (contract §5.4).
    * @example defaultKey: 'sk-demo-local-only'
    */
   defaultKey?: string;
@@ -27,7 +27,7 @@ export interface PlaygroundOptions {
   models?: Partial<PlaygroundPageConfig['models']>;
   /**
    * Delays between task queries of the video form, ms; the last repeats. Default the gateway's
-   * callback schedule, [60 s, 45 s, 30 s, 20 s, 15 s] (spec §8: query late, shorten gradually).
+   * callback schedule, [60 s, 45 s, 30 s, 20 s, 15 s] (contract §8: query late, shorten gradually).
    * @example pollIntervalsMs: [2000, 1000] // a simulated upstream that finishes in seconds
    */
   pollIntervalsMs?: readonly number[];
@@ -79,7 +79,7 @@ function resolvePlaygroundOptions(options: PlaygroundOptions): PlaygroundPageCon
   }
   const intervals = options.pollIntervalsMs ?? DEFAULT_CALLBACKS.pollIntervalsMs;
   if (!Array.isArray(intervals) || intervals.length === 0 || intervals.some((ms) => !Number.isSafeInteger(ms) || ms < 500)) {
-    // below half a second is the "needless high-frequency polling" spec §8 asks clients to avoid
+    // below half a second is the "needless high-frequency polling" contract §8 asks clients to avoid
     throw new GatewayConfigError('playground_poll_intervals', 'pollIntervalsMs must be a non-empty list of whole milliseconds, each at least 500.', example);
   }
   const models = { ...DEFAULT_MODELS };

@@ -76,7 +76,7 @@ export const PLAYGROUND_SCRIPT = `
     for (var k in extra || {}) h[k] = extra[k];
     return h;
   }
-  // every failure is shown as the gateway's error object message (spec §2.5), or what went wrong on the way
+  // every failure is shown as the gateway's error object message (contract §2.5), or what went wrong on the way
   async function call(method, path, body, isForm) {
     var init = { method: method, headers: headers(isForm || body === undefined ? {} : { 'Content-Type': 'application/json' }) };
     if (body !== undefined) init.body = isForm ? body : JSON.stringify(body);
@@ -219,7 +219,7 @@ export const PLAYGROUND_SCRIPT = `
     });
   });
 
-  // video: create the task, then poll as the service contract advises (spec §8: start late, shorten
+  // video: create the task, then poll as the service contract advises (contract §8: start late, shorten
   // gradually, stop at a terminal state); "Check now" lets a user look earlier
   var checkNow = null;
   function wait(ms, countdown) {

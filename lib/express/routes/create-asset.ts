@@ -1,4 +1,4 @@
-// POST /api/v3/open/CreateAsset (spec §2.7, §4.2): the CreateAsset body validated and its media URL
+// POST /api/v3/open/CreateAsset (contract §2.7, §4.2): the CreateAsset body validated and its media URL
 // checked here; the asset service (gateway/asset-service.ts) creates and records it, and the upstream
 // envelope is answered as is.
 import type { RequestHandler } from 'express';

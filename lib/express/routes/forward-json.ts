@@ -1,5 +1,5 @@
 // The routes whose body goes to an OpenAI-compatible upstream as it is, model renamed: chat
-// completions, responses and Ark's native image generation (spec §4.2). `stream: true` is relayed
+// completions, responses and Ark's native image generation (contract §4.2). `stream: true` is relayed
 // as server-sent events; a failure before the first byte may fall back to the next upstream.
 import type { RequestHandler } from 'express';
 import { callerOf } from '../authenticate.js';

@@ -1,4 +1,4 @@
-// POST /v1/images/edits (multipart, spec §4.2; design.md compatibility). For image-family models the
+// POST /v1/images/edits (multipart, contract §4.2; docs/architecture.md compatibility). For image-family models the
 // uploaded files become Data URL image items and the form the same multimodal request as
 // POST /v1/images/generations, through the same pipeline. Other models get the form re-sent
 // upstream with the model renamed and the files (mask included) intact.
@@ -87,7 +87,7 @@ function imageTypeOf(file: UploadedFile, name: string): string {
   return mime;
 }
 
-/** The form as a generations body: files as Data URL items, then the prompt (spec §2.2 rule 3). */
+/** The form as a generations body: files as Data URL items, then the prompt (contract §2.2 rule 3). */
 function editAsGenerationBody(model: string, prompt: string, images: ImageFile[], fields: FormFields): Record<string, unknown> {
   const parameters: Record<string, unknown> = {};
   for (const name of ['watermark', 'prompt_extend'] as const) {

@@ -1,4 +1,4 @@
-// POST /v1/images/generations (spec §4.1): JSON body, every image variant on one path.
+// POST /v1/images/generations (contract §4.1): JSON body, every image variant on one path.
 import type { RequestHandler } from 'express';
 import { asyncHandler } from '../async-handler.js';
 import { jsonObjectBody } from '../body/json-body.js';

@@ -1,11 +1,11 @@
 // The answer for paths and methods under the gateway's own prefixes (`/v1`, `/api/v3`) that it does
-// not serve: the spec §2.5 error object as JSON 404, never Express's HTML "Cannot GET" page, because
+// not serve: the contract §2.5 error object as JSON 404, never Express's HTML "Cannot GET" page, because
 // the clients calling there (OpenAI SDKs, UIs) parse every answer as JSON. Hosts that serve their own
 // routes under those prefixes set `fallthrough: true` and this handler is not mounted.
 import type { RequestHandler } from 'express';
 import { GatewayError } from '../../errors/gateway-error.js';
 
-/** The prefixes of spec §9 that the gateway answers for. */
+/** The prefixes of contract §9 that the gateway answers for. */
 export const GATEWAY_PREFIXES: readonly string[] = Object.freeze(['/v1', '/api/v3']);
 
 export function notFoundHandler(): RequestHandler {

@@ -1,5 +1,5 @@
 // Answers an image request the gateway's image pipeline served (gateway/image-pipeline.ts): the
-// upstream's own answer relayed, the spec §2.4 JSON, or the §2.4 answer with b64_json written as the
+// upstream's own answer relayed, the contract §2.4 JSON, or the §2.4 answer with b64_json written as the
 // images are encoded.
 import type { Request, Response } from 'express';
 import { type ImageRequestInput, runImageRequest } from '../../gateway/image-pipeline.js';

@@ -1,4 +1,4 @@
-// POST /api/v3/contents/generations/tasks and GET …/tasks/{id} (spec §4.2, §2.6, §3): create answers
+// POST /api/v3/contents/generations/tasks and GET …/tasks/{id} (contract §4.2, §2.6, §3): create answers
 // `{ id }` with the gateway's own id; query answers the Ark task object with the caller's id and model.
 import type { RequestHandler } from 'express';
 import { bearerKeyOf, callerOf } from '../authenticate.js';

@@ -1,8 +1,8 @@
-// Delivers one callback (spec §6): POSTs the task state, exactly the body a query returns, to the
+// Delivers one callback (contract §6): POSTs the task state, exactly the body a query returns, to the
 // caller's URL. The URL is checked again against its resolved addresses and the connection pinned
 // to the checked one; redirects are not followed; each attempt has its own timeout. With a signing
 // secret the request is signed by the Standard Webhooks scheme, and every attempt for one state
-// carries the same webhook-id, so receivers stay idempotent (spec §6.4).
+// carries the same webhook-id, so receivers stay idempotent (contract §6.4).
 import { Webhook } from 'standardwebhooks';
 import type { UpstreamHttp } from '../../transport/upstream-http.js';
 import { type CallbackUrlPolicy, checkCallbackUrl, resolvePublicTarget } from '../../security/callback-url.js';

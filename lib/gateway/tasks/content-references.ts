@@ -1,10 +1,10 @@
-// What a video task's content items point at (spec §2.7, upstreams.md §2.2, §2.6): every string of an
+// What a video task's content items point at (contract §2.7, upstreams §2.2, §2.6): every string of an
 // item, at any depth, is looked at, because Ark reads fields the item's `type` does not name and adds
 // new ones (video_url, audio_url came with Seedance 2.0). Pure functions; the task service decides
 // what is allowed (ownership lives in the store).
 
 /**
- * An asset id as Volcengine's CreateAsset makes it (upstreams.md §2.6, `Result.Id`, e.g.
+ * An asset id as Volcengine's CreateAsset makes it (upstreams §2.6, `Result.Id`, e.g.
  * `asset-20260320120147-pqwhc`): `asset-`, the creation time as 14 digits (yyyymmddhhmmss), `-`, and
  * five lower-case letters or digits. Ark's ids use no other characters, so an id in any other shape
  * (other case, spaces, `?`, `#`, `/`, `%`-escapes, extra segments) is not a library asset of the

@@ -1,4 +1,4 @@
-// Long-lived work behind one small interface (design.md): following tasks (polls) and delivering
+// Long-lived work behind one small interface (docs/architecture.md): following tasks (polls) and delivering
 // callbacks (with retries). `memoryScheduler` runs both on unref()ed timers in this process;
 // `bullmqScheduler` runs them as BullMQ jobs in Redis, shared by several gateway instances.
 import type { DeliveryJob } from './callback-delivery.js';

@@ -1,4 +1,4 @@
-// A TaskStore in Redis, for several gateway instances or restarts (design.md: long-lived state behind
+// A TaskStore in Redis, for several gateway instances or restarts (docs/architecture.md: long-lived state behind
 // interfaces, with a Redis-backed implementation). Each record is one JSON string under
 // `<prefix>task:<id>` or `<prefix>asset:<id>`: a single SET/GET is atomic and the records are small and
 // always read whole, so a hash would only add field-by-field encoding of nested values (`result`).

@@ -1,4 +1,4 @@
-// Video tasks (spec §2.6, §3, §6): create, query, and follow-and-notify for tasks with a callback.
+// Video tasks (contract §2.6, §3, §6): create, query, and follow-and-notify for tasks with a callback.
 // The routes and the scheduler's jobs both come here. Every status transition is written with the
 // store's compare-and-set, event ids and poll keys are derived from the task and its state, so when
 // two instances see the same transition only one acts and a repeated job changes nothing.
@@ -33,7 +33,7 @@ const NEVER = new AbortController().signal;
 
 export interface CreateTaskInput {
   caller: Caller;
-  /** The bearer key of the request: a callback URL must not contain it (spec §5.5). */
+  /** The bearer key of the request: a callback URL must not contain it (contract §5.5). */
   callerKey: string;
   body: Record<string, unknown>;
   req: Request;
@@ -49,7 +49,7 @@ export class TaskService {
   ) {
     this.deliverer = createCallbackDeliverer({
       http,
-      policy: options.callbacks, // allowLocal and the proxy host lists (spec §6.3)
+      policy: options.callbacks, // allowLocal and the proxy host lists (contract §6.3)
       signingSecret: options.callbacks.signingSecret,
       timeoutMs: options.callbacks.timeoutMs,
     });
@@ -111,7 +111,7 @@ export class TaskService {
     return { id: record.id };
   }
 
-  /** spec §4.2: the task by the id from creation, as Ark reports it, with the caller's id and model. */
+  /** contract §4.2: the task by the id from creation, as Ark reports it, with the caller's id and model. */
   async query(caller: Caller, id: string, req: Request, signal: AbortSignal): Promise<Record<string, unknown>> {
     const record = TASK_ID.test(id) ? await this.options.store.getTask(id) : undefined;
     // another tenant's task gets exactly the answer of one that never existed
@@ -165,7 +165,7 @@ export class TaskService {
       }
       const { callback } = record;
       const status = String(state.status);
-      // spec §3, task-state-order.ts: a state the task has passed is neither recorded nor delivered
+      // contract §3, task-state-order.ts: a state the task has passed is neither recorded nor delivered
       const passed = isPassedStatus(status, record.status) || isPassedStatus(status, callback.notifiedStatus);
       const terminal = !passed && isTerminalStatus(status);
       const changed = !passed && status !== callback.notifiedStatus;
@@ -176,7 +176,7 @@ export class TaskService {
         // handed to delivery BEFORE it is recorded as notified: a failure in between leaves it
         // unrecorded, so the retried poll hands it over again (same event id, queued once); the
         // other order would record a state that no job will ever deliver
-        // spec §6.2: the body a query returns
+        // contract §6.2: the body a query returns
         await this.options.scheduler.scheduleDelivery({ eventId, taskId: record.id, url: callback.url, body: JSON.stringify(state), status });
         scheduled.add(eventId);
       }
@@ -351,7 +351,7 @@ function sameBase(a: string, b: string): boolean {
   return a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
 }
 
-/** Same for every attempt at one state of one task: receivers deduplicate on it (spec §6.4). */
+/** Same for every attempt at one state of one task: receivers deduplicate on it (contract §6.4). */
 export function eventIdFor(taskId: string, status: string): string {
   return `evt_${createHash('sha256').update(`${taskId}\n${status}`).digest('base64url').slice(0, 27)}`;
 }

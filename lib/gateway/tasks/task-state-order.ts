@@ -1,10 +1,10 @@
-// The forward order of task states, so a task never goes back (issue 9 item 15). spec §3 names only
+// The forward order of task states, so a task never goes back (issue 9 item 15). contract §3 names only
 // the terminal states and leaves the set open ("non-terminal state names: not shown"), and Ark's
 // GET may answer from a lagging replica, so order is judged by kind, not by name:
 //   queued (0)  <  running and every other non-terminal name (1)  <  terminal (2)
 // An unknown non-terminal state ranks with running: work has begun, and it is not the end. Two
 // states of one rank (running, then an unknown one) are both forward: the newer one is delivered.
-/** spec §3: the named terminal states. The set is open: any other status counts as non-terminal. */
+/** contract §3: the named terminal states. The set is open: any other status counts as non-terminal. */
 const TERMINAL_STATES = new Set(['succeeded', 'failed', 'expired', 'cancelled', 'canceled']);
 
 export function isTerminalStatus(status: string | undefined): boolean {

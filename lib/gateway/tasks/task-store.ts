@@ -1,4 +1,4 @@
-// The TaskStore interface: what the gateway keeps about video tasks and assets (design.md): enough to
+// The TaskStore interface: what the gateway keeps about video tasks and assets (docs/architecture.md): enough to
 // find a task again (provider, baseURL, upstream id, model) and whose it is, never a key. Updates are
 // compare-and-set on `version`, so two gateway instances never both act on one status transition.
 import type { Caller, ProviderName } from '../../types.js';
@@ -31,7 +31,7 @@ export interface TaskRecord {
   upstream: { provider: ProviderName; baseURL: string; taskId: string };
   /** ms since the epoch. */
   createdAt: number;
-  /** The last status seen upstream (spec §3: the set is open). */
+  /** The last status seen upstream (contract §3: the set is open). */
   status: string;
   /** The query body once the task is terminal: later queries need no upstream call. */
   result?: Record<string, unknown>;
