@@ -53,6 +53,22 @@ module.exports = {
       to: { path: '^lib/providers/', pathNot: '^lib/providers/(provider|registry|call-context)[.]ts$' },
     },
     {
+      name: 'nothing-imports-testing',
+      severity: 'error',
+      comment:
+        'lib/testing/ is the express-image-gateway/testing entry (contract suites for hosts): the gateway never ' +
+        'imports it, so its bundle and its runtime stay free of test code.',
+      from: { path: '^lib/', pathNot: '^lib/testing/' },
+      to: { path: '^lib/testing/' },
+    },
+    {
+      name: 'testing-types-only',
+      severity: 'error',
+      comment: 'The contract suites check a host\'s implementation against the public interfaces: they need types from lib/, never its code.',
+      from: { path: '^lib/testing/' },
+      to: { path: '^lib/', pathNot: '^lib/testing/', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'lib-not-to-tests-or-examples',
       severity: 'error',
       comment: 'The package never imports its tests, examples, benchmarks or scripts.',

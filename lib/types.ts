@@ -80,12 +80,21 @@ export interface UsageEvent {
   latencyMs: number;
   /** The upstream's request id, when it gave one. */
   upstreamRequestId?: string;
+  /** The `error.code` the caller got (contract §2.5), when the request was answered with an error. */
+  errorCode?: string;
 }
 
+/**
+ * Where the gateway logs: pino's calling convention (`logger.warn(fields, message)`), so a pino (or
+ * bunyan-style) logger is passed as it is and the fields arrive as structured fields. `child`, when
+ * present, is called once with `{ component: 'express-image-gateway' }`. Never given a key or image bytes.
+ * @example logger: pino()
+ */
 export interface Logger {
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+  child?(bindings: Record<string, unknown>): Logger;
 }
 
 /** One image model family of contract §1: which model names it covers and what a request may hold. */

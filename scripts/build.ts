@@ -11,9 +11,14 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
 
 await rm(dist, { recursive: true, force: true });
-const common: BuildOptions = { entryPoints: [path.join(root, 'lib/index.ts')], bundle: true, platform: 'node', target: 'node20', packages: 'external', sourcemap: true };
-await build({ ...common, format: 'esm', outfile: path.join(dist, 'index.js') });
-await build({ ...common, format: 'cjs', outfile: path.join(dist, 'index.cjs') });
+// one bundle per package.json "exports" entry: `.` (the gateway) and `./testing` (contract suites for hosts,
+// kept apart so the gateway's bundle never carries them)
+const ENTRIES = { index: 'lib/index.ts', testing: 'lib/testing/index.ts' } as const;
+const common: BuildOptions = { bundle: true, platform: 'node', target: 'node20', packages: 'external', sourcemap: true };
+for (const [name, entry] of Object.entries(ENTRIES)) {
+  await build({ ...common, entryPoints: [path.join(root, entry)], format: 'esm', outfile: path.join(dist, `${name}.js`) });
+  await build({ ...common, entryPoints: [path.join(root, entry)], format: 'cjs', outfile: path.join(dist, `${name}.cjs`) });
+}
 
 // declarations: one tree for `import` (.d.ts), one for `require` (.d.cts importing .cjs), as Node16
 // resolution wants each module format to see declarations of its own kind
@@ -29,6 +34,9 @@ for (const entry of await readdir(cjsTypes, { recursive: true })) {
   await rename(file, file.replace(/\.d\.ts$/, '.d.cts'));
 }
 await mkdir(dist, { recursive: true });
-await writeFile(path.join(dist, 'index.d.ts'), "export * from './types/index.js';\n");
-await writeFile(path.join(dist, 'index.d.cts'), "export * from './types-cjs/index.cjs';\n");
-console.log('built dist/: index.js (ESM), index.cjs (CommonJS), index.d.ts, index.d.cts');
+for (const [name, entry] of Object.entries(ENTRIES)) {
+  const declared = entry.replace(/^lib\//, '').replace(/\.ts$/, '');
+  await writeFile(path.join(dist, `${name}.d.ts`), `export * from './types/${declared}.js';\n`);
+  await writeFile(path.join(dist, `${name}.d.cts`), `export * from './types-cjs/${declared}.cjs';\n`);
+}
+console.log('built dist/: index and testing, each as .js (ESM), .cjs (CommonJS), .d.ts, .d.cts');

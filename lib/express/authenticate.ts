@@ -1,5 +1,6 @@
 // Bearer authentication (contract §5): every route runs this first, so no body is read and no upstream is
-// called for a request without a valid key. The caller lands in res.locals.caller for the host.
+// called for a request without a valid key. The caller is kept in a module-private WeakMap, never in
+// res.locals, where a host's own `caller` key would collide with it; hosts read it with gatewayCaller(res).
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { GatewayError } from '../errors/gateway-error.js';
 import { redactSecrets } from '../security/redact.js';
@@ -9,6 +10,8 @@ import type { Caller } from '../types.js';
 const HINT = "Send the header 'Authorization: Bearer <API_KEY>'.";
 // Longer "keys" are not keys; refusing them early keeps hashing and host lookups bounded.
 const MAX_KEY_LENGTH = 1024;
+// keyed by the response: it lives exactly as long as the request, and nothing outside this module can write it
+const callers = new WeakMap<Response, Caller>();
 
 export function createAuthenticate(options: ResolvedOptions): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
@@ -59,7 +62,7 @@ function accept(caller: Caller | null | undefined, res: Response, next: NextFunc
     next(invalidKey());
     return;
   }
-  res.locals.caller = caller;
+  callers.set(res, caller);
   next();
 }
 
@@ -71,7 +74,7 @@ function invalidKey(): GatewayError {
 function verifierFailed(options: ResolvedOptions, error: unknown, key: string, next: NextFunction): void {
   // a host's error may quote the key it was looking up: the logger never gets a full key
   const message = redactSecrets(error instanceof Error ? error.message : String(error), [key]);
-  options.logger.error('verifyKey threw; answering 500', { error: message });
+  options.logger.error({ error: message }, 'verifyKey threw; answering 500');
   next(GatewayError.internal());
 }
 
@@ -82,5 +85,16 @@ export function bearerKeyOf(req: Request): string {
 
 /** The caller set by createAuthenticate. Routes run after it, so it is always there. */
 export function callerOf(res: Response): Caller {
-  return res.locals.caller as Caller;
+  const caller = callers.get(res);
+  if (!caller) throw new Error('callerOf: the route runs before createAuthenticate');
+  return caller;
+}
+
+/**
+ * The caller the gateway authenticated for this response (what verifyKey returned), or undefined
+ * when the request did not reach the gateway or its key was refused. For the host's own middleware
+ * (logging, metering), e.g. in `res.on('finish', ...)`.
+ */
+export function gatewayCaller(res: Response): Caller | undefined {
+  return callers.get(res);
 }

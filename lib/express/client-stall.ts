@@ -9,6 +9,8 @@ import type { RequestHandler, Response } from 'express';
 import { DEFAULT_LIMITS } from '../default-limits.js';
 import type { Logger } from '../types.js';
 import { ClientGoneError } from '../errors/client-gone-error.js';
+import { gatewayCaller } from './authenticate.js';
+import { findRouteState } from './route-state.js';
 
 interface StallPolicy {
   stallMs: number;
@@ -91,7 +93,6 @@ function policyOf(res: Response): StallPolicy {
 
 function cut(res: Response, policy: StallPolicy): void {
   if (res.destroyed) return;
-  const locals = res.locals as { caller?: { id?: unknown }; gateway?: { route?: unknown } } | undefined;
-  policy.logger?.warn('the client stopped reading; response cut', { caller: locals?.caller?.id, route: locals?.gateway?.route, stallMs: policy.stallMs });
+  policy.logger?.warn({ caller: gatewayCaller(res)?.id, route: findRouteState(res)?.route, stallMs: policy.stallMs }, 'the client stopped reading; response cut');
   res.destroy();
 }

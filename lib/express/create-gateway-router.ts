@@ -53,7 +53,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   const tasks = new TaskService(resolved, http);
   // polls and deliveries start now; a failure to start (Redis down) is logged, requests still work
   const started = tasks.start().catch((error: unknown) => {
-    resolved.logger.error('the task scheduler did not start', { error: error instanceof Error ? error.message : String(error) });
+    resolved.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'the task scheduler did not start');
   });
   const json = (route: RouteName) => [beginRoute(route, resolved), authenticate, jsonBody];
 
@@ -92,6 +92,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     await started;
     await resolved.scheduler.close();
     http.close();
+    resolved.logger.info({}, 'gateway closed: task scheduler stopped, upstream sockets freed');
   };
   return Object.assign(router, { close });
 }

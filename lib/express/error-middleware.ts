@@ -1,17 +1,23 @@
 // The one place errors are rendered (style.md: an Express error handler has four parameters).
 // Everything thrown on a gateway route becomes the contract §2.5 object; nothing else reaches a client:
-// no stack traces, no upstream secrets, no HTML.
-import type { ErrorRequestHandler } from 'express';
+// no stack traces, no upstream secrets, no HTML. Every 5xx is logged here, once.
+import type { ErrorRequestHandler, Response } from 'express';
 import { sendJson } from './send-body.js';
 import { ClientGoneError } from '../errors/client-gone-error.js';
 import type { ResolvedOptions } from '../gateway/options.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { type RouteState, findRouteState } from './route-state.js';
+import { gatewayCaller } from './authenticate.js';
 
 export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHandler {
   // eslint-disable-next-line @typescript-eslint/no-unused-vars -- Express needs all four parameters
   return (error: unknown, _req, res, _next) => {
     if (error instanceof ClientGoneError || res.destroyed) return;
     const gatewayError = toGatewayError(error, options);
+    // /v1/models has no route state (no usage event); every other gateway route has one
+    const state = findRouteState(res);
+    if (state) state.errorCode = gatewayError.code;
+    if (gatewayError.status >= 500 || res.headersSent) logFailure(options, res, state, gatewayError, error);
     if (res.headersSent) {
       // a response already under way cannot change its status; end it so the client is not left hanging
       res.end();
@@ -21,6 +27,29 @@ export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHan
     if (gatewayError.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(gatewayError.retryAfterSeconds));
     sendJson(res, gatewayError.status, gatewayError.toJSON());
   };
+}
+
+/**
+ * One line per failed request the operator must see: every 5xx, and a failure that cut a response
+ * already under way. Identifiers only: the caller's message can quote the upstream's answer (which
+ * may echo image bytes); an unexpected error's own message is the one detail kept, since nothing else
+ * says what broke. A cause logged where it was raised (a verifyKey that threw) keeps its own line: that
+ * one says why, this one which request.
+ */
+function logFailure(options: ResolvedOptions, res: Response, state: RouteState | undefined, gatewayError: GatewayError, error: unknown): void {
+  const caller = gatewayCaller(res);
+  const fields = {
+    route: state?.route,
+    model: state?.model || undefined,
+    provider: state?.provider,
+    caller: caller?.id,
+    status: gatewayError.status,
+    code: gatewayError.code,
+    upstreamRequestId: gatewayError.upstreamRequestId ?? state?.upstreamRequestId,
+    latencyMs: state ? Math.round((performance.now() - state.startedAt) * 1000) / 1000 : undefined,
+    ...(error instanceof GatewayError ? {} : { error: error instanceof Error ? error.message : String(error) }),
+  };
+  options.logger.error(fields, res.headersSent ? 'request failed after its response began; response cut' : `request answered ${gatewayError.status}`);
 }
 
 function toGatewayError(error: unknown, options: ResolvedOptions): GatewayError {
@@ -49,6 +78,6 @@ function toGatewayError(error: unknown, options: ResolvedOptions): GatewayError 
     if (status === 415) return GatewayError.unsupportedMediaType('The request body has an unsupported encoding or type');
     return GatewayError.invalidRequest('The request could not be read: check the path, the Content-Encoding and the body');
   }
-  options.logger.error('unexpected error on a gateway route', { error: error instanceof Error ? error.message : String(error) });
+  // logged once, with the request's fields, by logFailure
   return GatewayError.internal();
 }

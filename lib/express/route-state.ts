@@ -3,12 +3,15 @@
 import type { RequestHandler, Response } from 'express';
 import type { ResolvedOptions } from '../gateway/options.js';
 import type { CallRecord } from '../gateway/call-record.js';
-import type { Caller, RouteName } from '../types.js';
+import { gatewayCaller } from './authenticate.js';
+import type { RouteName } from '../types.js';
 
 /** The use cases' CallRecord, plus what only the inbound side knows. The signal is created on first use. */
 export interface RouteState extends CallRecord {
   route: RouteName;
   startedAt: number;
+  /** The `error.code` of the GatewayError the request ended with (set by the error middleware), for the usage event. */
+  errorCode?: string;
 }
 
 // Express sets statusCode 200 before anything is sent; nginx's 499 says "client closed the request".
@@ -29,11 +32,11 @@ export function beginRoute(route: RouteName, options: ResolvedOptions): RequestH
         return controller.signal;
       },
     };
-    res.locals.gateway = state;
+    states.set(res, state);
     res.once('close', () => {
       const finished = res.writableFinished;
       if (!finished) controller?.abort();
-      const caller = res.locals.caller as Caller | undefined;
+      const caller = gatewayCaller(res);
       // usage is per caller: a request that never authenticated has nobody to bill
       if (!options.onUsage || !caller) return;
       try {
@@ -47,15 +50,27 @@ export function beginRoute(route: RouteName, options: ResolvedOptions): RequestH
           status: finished ? res.statusCode : CLIENT_CLOSED,
           latencyMs: Math.round((performance.now() - state.startedAt) * 1000) / 1000,
           upstreamRequestId: state.upstreamRequestId,
+          ...(state.errorCode !== undefined ? { errorCode: state.errorCode } : {}),
         });
       } catch (error) {
-        options.logger.error('onUsage threw', { error: error instanceof Error ? error.message : String(error) });
+        options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'onUsage threw');
       }
     });
     next();
   };
 }
 
+// module-private, not res.locals.gateway: a host's own locals key of that name cannot collide with it
+const states = new WeakMap<Response, RouteState>();
+
+/** The state beginRoute set. Every route handler runs after it, so it is always there. */
 export function routeStateOf(res: Response): RouteState {
-  return res.locals.gateway as RouteState;
+  const state = states.get(res);
+  if (!state) throw new Error('routeStateOf: the handler runs before beginRoute');
+  return state;
+}
+
+/** The state, when the response belongs to a gateway route (for helpers that also run elsewhere). */
+export function findRouteState(res: Response): RouteState | undefined {
+  return states.get(res);
 }

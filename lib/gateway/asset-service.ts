@@ -7,6 +7,7 @@ import type { Request } from 'express';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { requireCapability } from '../providers/registry.js';
+import type { CreateAssetBody } from '../schemas/forward-schemas.js';
 import type { Caller, Logger } from '../types.js';
 import { AssetCapacityError, type AssetRecord } from './tasks/task-store.js';
 import type { CallRecord } from './call-record.js';
@@ -16,7 +17,8 @@ import { resolveUpstreams } from './resolve-upstreams.js';
 
 export interface CreateAssetInput {
   caller: Caller;
-  body: Record<string, unknown>;
+  /** Validated by the route (createAssetSchema), its URL checked. */
+  body: CreateAssetBody;
   req: Request;
 }
 
@@ -28,7 +30,7 @@ export async function createAsset(deps: GatewayDeps, record: CallRecord, input: 
   // recorded for nobody (its id is handed to no caller, so no one can use it)
   await refusingAtCapacity(logger, caller.id, async () => store.checkAssetCapacity?.(caller.id));
   // assets have no model; the resolver is asked for route 'assets' with the asset type as the model
-  record.model = String(body.AssetType);
+  record.model = body.AssetType;
   const upstreams = await resolveUpstreams(deps.options, { model: record.model, route: 'assets', caller, req: input.req });
   const created = await withFallback(upstreams, deps.options, async (upstream) => {
     const assets = requireCapability(upstream, 'assets', 'assets', deps.options.logger);
@@ -46,7 +48,7 @@ export async function createAsset(deps: GatewayDeps, record: CallRecord, input: 
   // upstream's answer cannot be handed over, and the envelope (that tenant's id) is not echoed.
   const recorded = await deps.options.store.getAsset(created.assetId);
   if (recorded?.owner !== caller.id) {
-    deps.options.logger.warn('CreateAsset returned an asset id recorded for another caller; not handed over', { requestId: created.requestId });
+    deps.options.logger.warn({ requestId: created.requestId }, 'CreateAsset returned an asset id recorded for another caller; not handed over');
     throw GatewayError.badUpstreamResponse(created.serviceName, 'the asset id it created is already recorded for another caller', created.requestId);
   }
   return created.envelope;
@@ -59,7 +61,7 @@ async function refusingAtCapacity(logger: Logger, owner: string, storeCall: () =
   } catch (error) {
     if (!isAssetCapacityError(error)) throw error;
     const created = upstreamRequestId === undefined ? 'before the upstream call' : 'after the upstream created the asset (left unrecorded)';
-    logger.warn(`CreateAsset refused: the ${error.scope === 'owner' ? "caller's" : "store's"} asset cap of ${error.limit} is reached, ${created}`, { owner, upstreamRequestId });
+    logger.warn({ owner, upstreamRequestId }, `CreateAsset refused: the ${error.scope === 'owner' ? "caller's" : "store's"} asset cap of ${error.limit} is reached, ${created}`);
     if (error.scope === 'owner') {
       // no Retry-After: records are never forgotten, so waiting does not make room
       throw new GatewayError({ status: 429, code: ERROR_CODES.rateLimitExceeded, message: `this API key has recorded the most assets allowed: ${error.limit}` });

@@ -2,6 +2,7 @@
 // the failed one certainly did not start the work (GatewayError.notStarted) and nothing was sent to
 // the client yet, because a fallback after work began generates (and bills) the same images twice, or
 // leaves an orphaned task running upstream beside the new one.
+import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Upstream } from '../types.js';
 import type { ResolvedOptions } from './options.js';
@@ -32,8 +33,28 @@ export async function withFallback<T>(
       // an upstream may quote the request it got, the operator's key included
       const error = caught instanceof GatewayError ? caught.withoutSecrets(secretsOf(upstream)) : caught;
       const retry = error instanceof GatewayError && error.retryable && error.notStarted && index + 1 < upstreams.length;
+      if (error instanceof GatewayError) logAttemptFailure(options, upstream, error, { attempt: index + 1, of: upstreams.length, retry });
       if (!retry) throw error;
-      options.logger.warn('upstream failed, trying the next one', { provider: upstream.provider, status: error.status, code: error.code });
     }
   }
+}
+
+/**
+ * Every failed attempt once, the last one included (the operator sees which upstream failed even when
+ * no fallback followed). Only what identifies the failure: the message can quote the upstream's
+ * answer, which may echo the request's image bytes. An internal_error (the resolver named a provider
+ * that cannot serve the route) was logged where it was raised, with its cause. A client that went
+ * away is not a GatewayError and not the upstream's failure.
+ */
+function logAttemptFailure(options: ResolvedOptions, upstream: Upstream, error: GatewayError, at: { attempt: number; of: number; retry: boolean }): void {
+  if (error.code === ERROR_CODES.internalError) return;
+  const fields = {
+    provider: upstream.provider,
+    status: error.status,
+    code: error.code,
+    upstreamRequestId: error.upstreamRequestId,
+    attempt: at.attempt,
+    of: at.of,
+  };
+  options.logger.warn(fields, at.retry ? 'upstream failed, trying the next one' : 'upstream failed');
 }

@@ -47,7 +47,11 @@ export interface GatewayOptions {
   allowPrivateResultUrls?: boolean;
   /** Called once per finished request, for metering and billing. Errors it throws are logged, not sent. */
   onUsage?: (event: UsageEvent) => void;
-  /** Where the gateway logs. Default: silent. Never given a full key. */
+  /**
+   * Where the gateway logs, pino-compatible: `info/warn/error(fields, message)`, optional `child()`.
+   * Default: silent. Gets every 5xx and every failed upstream attempt; never a key or image bytes.
+   * @example logger: pino({ level: 'info' })
+   */
   logger?: Partial<Logger>;
   /** Task and asset records (ownership, callback state). Default: `memoryTaskStore()`; `redisTaskStore` for several instances. */
   store?: TaskStore;
@@ -348,7 +352,14 @@ function resolveImageModels(families: readonly ImageModelFamily[] | undefined): 
   return compileImageModelTable(families);
 }
 
-function resolveLogger(logger: Partial<Logger> | undefined): Logger {
+/**
+ * The host's logger with every level present (a missing one is silent). Calls are pino's
+ * `(fields, message)`; a logger written for the old `(message, fields)` order is not detected (0.1.0
+ * was never published: a clean break). A logger with `child` (pino, bunyan) gets one child, so every
+ * line says which component wrote it without the gateway repeating it in each call.
+ */
+function resolveLogger(given: Partial<Logger> | undefined): Logger {
+  const logger: Partial<Logger> | undefined = typeof given?.child === 'function' ? given.child({ component: 'express-image-gateway' }) : given;
   return Object.freeze({
     info: typeof logger?.info === 'function' ? logger.info.bind(logger) : silent,
     warn: typeof logger?.warn === 'function' ? logger.warn.bind(logger) : silent,

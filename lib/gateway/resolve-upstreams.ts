@@ -11,7 +11,7 @@ export async function resolveUpstreams(options: ResolvedOptions, input: ResolveU
     answer = await options.resolveUpstream(input);
   } catch (error) {
     if (error instanceof GatewayError) throw error;
-    options.logger.error('resolveUpstream threw; answering 500', { route: input.route, error: error instanceof Error ? error.message : String(error) });
+    options.logger.error({ route: input.route, error: error instanceof Error ? error.message : String(error) }, 'resolveUpstream threw; answering 500');
     throw GatewayError.internal();
   }
   const upstreams = answer == null ? [] : Array.isArray(answer) ? (answer as readonly Upstream[]) : [answer as Upstream];
@@ -20,7 +20,7 @@ export async function resolveUpstreams(options: ResolvedOptions, input: ResolveU
     const problem = describeProblem(upstream);
     if (problem) {
       // the operator's mistake, told to the operator (log) and not to the caller
-      options.logger.error(`resolveUpstream returned an invalid upstream: ${problem}`, { route: input.route, model: input.model });
+      options.logger.error({ route: input.route, model: input.model }, `resolveUpstream returned an invalid upstream: ${problem}`);
       throw GatewayError.internal();
     }
   }

@@ -2,6 +2,7 @@
 // request every image path shares (generations and multipart edits): checks in the order a caller
 // fixes them, contract §2.1-2.3, §8, and the OpenAI-client compatibility of docs/architecture.md.
 import { GatewayError } from '../errors/gateway-error.js';
+import type { ImageGenerationBody } from '../schemas/image-generation-schema.js';
 import type { Validator } from '../schemas/validator.js';
 import { requirePublicUrl } from '../security/public-url.js';
 import type { GatewayLimits, ImageModelFamily } from '../types.js';
@@ -22,7 +23,7 @@ export interface ImageGenerationRequest {
 }
 
 export interface ImageRequestRules {
-  validate: Validator;
+  validate: Validator<ImageGenerationBody>;
   limits: Readonly<GatewayLimits>;
   allowPrivateImageUrls: boolean;
 }
@@ -36,7 +37,7 @@ type Json = Record<string, unknown>;
 export function readImageGenerationRequest(body: Json, family: ImageModelFamily, rules: ImageRequestRules, uploads: readonly UploadedImage[] = []): ImageGenerationRequest {
   rejectLegacyShapes(body);
   rules.validate(body);
-  const model = body.model as string;
+  const { model } = body;
   const content: ContentItem[] = contentOf(body).map((item) => {
     const upload = 'image' in item && typeof item.image === 'string' ? uploadOf(item.image, uploads) : undefined;
     return upload ? { image: upload } : item;
@@ -101,11 +102,8 @@ function rejectLegacyShapes(body: Json): void {
   }
 }
 
-function contentOf(body: Json): ContentItem[] {
-  if (isObject(body.input)) {
-    const messages = body.input.messages as Array<{ content: ContentItem[] }>;
-    return messages[0]!.content;
-  }
+function contentOf(body: ImageGenerationBody): ContentItem[] {
+  if (body.input) return body.input.messages[0].content;
   // docs/architecture.md compatibility: no `input` but a top-level prompt is text-to-image with that prompt
   if (typeof body.prompt === 'string') return [{ text: body.prompt }];
   throw GatewayError.invalidRequest(

@@ -34,7 +34,7 @@ export function requireCapability<C extends Capability>(upstream: Upstream, capa
   const found = capabilityOf(upstream, capability);
   if (found) return found;
   const serving = providersWith(capability).map((name) => `'${name}'`).join(', ');
-  logger.error(`resolveUpstream returned provider '${String(upstream.provider)}' for route ${route}; only ${serving} serves it`);
+  logger.error({ route, provider: String(upstream.provider) }, `resolveUpstream returned provider '${String(upstream.provider)}' for route ${route}; only ${serving} serves it`);
   throw GatewayError.internal();
 }
 

@@ -1,8 +1,19 @@
 // Schemas of the routes forwarded to OpenAI-compatible upstreams (contract §4.2). Only what the gateway
-// must know is checked; every other field passes through (vendors add fields).
+// must know is checked; every other field passes through (vendors add fields). Each schema is declared
+// with the type of the bodies it accepts (object-schema.ts).
+import type { ObjectSchema, OtherFields } from './object-schema.js';
+
+/** What the forwarding route reads of every forwarded body, whichever of the schemas below it passed. */
+export type ForwardedBody = { model: string; stream?: boolean } & OtherFields;
+
+export interface ChatCompletionsFields {
+  model: string;
+  messages: Array<{ role: string; content?: string | unknown[] | null } & OtherFields>;
+  stream?: boolean;
+}
 
 /** contract §4.2: `model` and `messages` of `{ role, content }`; content is a string or content parts. */
-export const chatCompletionsSchema = {
+export const chatCompletionsSchema: ObjectSchema<ChatCompletionsFields> = {
   $id: 'gateway/chat-completions',
   type: 'object',
   required: ['model', 'messages'],
@@ -23,10 +34,16 @@ export const chatCompletionsSchema = {
     },
     stream: { type: 'boolean' },
   },
-} as const;
+};
+
+export interface ResponsesFields {
+  model: string;
+  input?: string | unknown[];
+  stream?: boolean;
+}
 
 /** POST /v1/responses: shapes "not shown" by the spec; `input` is a string or a list of items. */
-export const responsesSchema = {
+export const responsesSchema: ObjectSchema<ResponsesFields> = {
   $id: 'gateway/responses',
   type: 'object',
   required: ['model'],
@@ -35,10 +52,20 @@ export const responsesSchema = {
     input: { type: ['string', 'array'] },
     stream: { type: 'boolean' },
   },
-} as const;
+};
+
+export interface NativeImageFields {
+  model: string;
+  prompt: string;
+  image?: string | string[];
+  response_format?: 'url' | 'b64_json';
+  size?: string;
+  watermark?: boolean;
+  stream?: boolean;
+}
 
 /** POST /api/v3/images/generations, Ark Seedream's native body (upstreams §2.7). */
-export const nativeImageSchema = {
+export const nativeImageSchema: ObjectSchema<NativeImageFields> = {
   $id: 'gateway/native-image',
   type: 'object',
   required: ['model', 'prompt'],
@@ -54,10 +81,19 @@ export const nativeImageSchema = {
     watermark: { type: 'boolean' },
     stream: { type: 'boolean' },
   },
-} as const;
+};
+
+export interface CreateAssetFields {
+  GroupId: string;
+  URL: string;
+  AssetType: 'Image' | 'Video' | 'Audio';
+  Name?: string;
+  ProjectName?: string;
+}
+export type CreateAssetBody = CreateAssetFields & OtherFields;
 
 /** POST /api/v3/open/CreateAsset: Volcengine's CreateAsset body (upstreams §2.6). */
-export const createAssetSchema = {
+export const createAssetSchema: ObjectSchema<CreateAssetFields> = {
   $id: 'gateway/create-asset',
   type: 'object',
   required: ['GroupId', 'URL', 'AssetType'],
@@ -68,4 +104,4 @@ export const createAssetSchema = {
     Name: { type: 'string' },
     ProjectName: { type: 'string' },
   },
-} as const;
+};

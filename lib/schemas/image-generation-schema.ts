@@ -1,6 +1,30 @@
 // JSON schema of POST /v1/images/generations for image-family models (contract §2.1-2.3), plus the
 // OpenAI-client compatibility fields of docs/architecture.md (top-level prompt, size, n). Unknown fields pass
-// (vendors add parameters); `message` annotations become the error text for their node.
+// (vendors add parameters); `message` annotations become the error text for their node. The types
+// below are what the schema accepts (object-schema.ts).
+import type { ObjectSchema, OtherFields } from './object-schema.js';
+
+/** Exactly one of the two: the schema refuses an item with both, neither or any other field. */
+export type ImageContentItem = { text: string } | { image: string };
+
+export interface ImageGenerationFields {
+  model: string;
+  prompt?: string;
+  response_format?: 'url' | 'b64_json';
+  size?: string;
+  n?: number;
+  /** contract §2.1: exactly one user message. */
+  input?: { messages: [{ role: 'user'; content: ImageContentItem[] } & OtherFields] } & OtherFields;
+  parameters?: {
+    size?: string;
+    n?: number;
+    watermark?: boolean;
+    prompt_extend?: boolean;
+    negative_prompt?: string;
+    seed?: number;
+  } & OtherFields;
+}
+export type ImageGenerationBody = ImageGenerationFields & OtherFields;
 
 const contentItem = {
   type: 'object',
@@ -14,7 +38,7 @@ const contentItem = {
   message: "must have exactly one of 'text' (the prompt) or 'image' (a URL or Data URL)",
 } as const;
 
-export const imageGenerationSchema = {
+export const imageGenerationSchema: ObjectSchema<ImageGenerationFields> = {
   $id: 'gateway/image-generation',
   type: 'object',
   required: ['model'],
@@ -58,4 +82,4 @@ export const imageGenerationSchema = {
       },
     },
   },
-} as const;
+};

@@ -1,5 +1,42 @@
 // JSON schema of POST /api/v3/contents/generations/tasks: the Ark create body (upstreams §2.2).
-// Known fields are typed; every other Ark field passes through.
+// Known fields are typed; every other Ark field passes through. The types below are what the schema
+// accepts (object-schema.ts).
+import type { ObjectSchema, OtherFields } from './object-schema.js';
+
+type MediaUrl = { url: string } & OtherFields;
+
+/** One content item: the field its `type` names is present; the others may be too (Ark reads them). */
+export type VideoContentItem = {
+  type: 'text' | 'image_url' | 'video_url' | 'audio_url' | 'draft_task';
+  text?: string;
+  role?: string;
+  image_url?: MediaUrl;
+  video_url?: MediaUrl;
+  audio_url?: MediaUrl;
+  /** A gateway task id of the caller (contract §2.6), swapped for Ark's before the call. */
+  draft_task?: { id: string } & OtherFields;
+} & OtherFields;
+
+export interface VideoTaskFields {
+  model: string;
+  content: VideoContentItem[];
+  callback_url?: string;
+  safety_identifier?: string;
+  return_last_frame?: boolean;
+  generate_audio?: boolean;
+  watermark?: boolean;
+  camera_fixed?: boolean;
+  draft?: boolean;
+  seed?: number;
+  duration?: number;
+  frames?: number;
+  priority?: number;
+  execution_expires_after?: number;
+  resolution?: string;
+  ratio?: string;
+  service_tier?: string;
+}
+export type VideoTaskBody = VideoTaskFields & OtherFields;
 
 const mediaUrl = {
   type: 'object',
@@ -29,7 +66,7 @@ const contentItem = {
   ],
 } as const;
 
-export const videoTaskSchema = {
+export const videoTaskSchema: ObjectSchema<VideoTaskFields> = {
   $id: 'gateway/video-task',
   type: 'object',
   required: ['model', 'content'],
@@ -53,4 +90,4 @@ export const videoTaskSchema = {
     ratio: { type: 'string' },
     service_tier: { type: 'string' },
   },
-} as const;
+};

@@ -7,6 +7,7 @@ import type { Upstream } from '../../lib/index.js';
 import { sendJson } from '../helpers/fake-upstream.js';
 import { type FakeLlm, chatChunks, chatCompletion, responseEvents, responseObject, startFakeLlm, writeSlowly } from '../helpers/fake-llm.js';
 import { KEY_A, type TestGateway, createTestGateway, listen } from '../helpers/gateway-app.js';
+import { rawRequest } from '../helpers/raw-client.js';
 
 const OPERATOR_KEY = 'sk-operator-llm-secret';
 let llm: FakeLlm;
@@ -46,19 +47,11 @@ afterEach(() => {
   spare.requests.length = 0;
 });
 
-/** Streams a POST through the gateway with a raw client, noting when each chunk arrived. */
-function stream(path: string, body: unknown, onResponse?: (req: http.ClientRequest) => void) {
-  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; chunks: Array<{ at: number; text: string }>; text: string }>((resolve, reject) => {
-    const req = http.request(`${server.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' } }, (res) => {
-      const chunks: Array<{ at: number; text: string }> = [];
-      res.on('data', (chunk: Buffer) => chunks.push({ at: performance.now(), text: chunk.toString('utf8') }));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, chunks, text: chunks.map((c) => c.text).join('') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(JSON.stringify(body));
-    onResponse?.(req);
-  });
+const JSON_POST = { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' };
+
+/** Streams a POST through the gateway with the raw client, noting when each chunk arrived. */
+function stream(path: string, body: unknown, onRequest?: (req: http.ClientRequest) => void) {
+  return rawRequest(server.url, { path, headers: JSON_POST, body: JSON.stringify(body), onRequest });
 }
 
 describe('chat completions', () => {
@@ -147,15 +140,14 @@ describe('chat completions', () => {
     });
     let abortedAt = 0;
     await new Promise<void>((resolve) => {
-      const req = http.request(`${server.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' } }, (res) => {
+      const onResponse = (res: http.IncomingMessage, req: http.ClientRequest) =>
         res.once('data', () => {
           abortedAt = performance.now();
           req.destroy();
           resolve();
         });
-      });
-      req.on('error', () => {});
-      req.end(JSON.stringify(chatBody({ stream: true })));
+      // the client hangs up on purpose: the request's own failure is expected
+      rawRequest(server.url, { path: '/v1/chat/completions', headers: JSON_POST, body: JSON.stringify(chatBody({ stream: true })), onResponse }).catch(() => undefined);
     });
     await new Promise((resolve) => setTimeout(resolve, 300));
     llm.chunkDelayMs = 60;

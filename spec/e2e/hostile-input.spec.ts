@@ -13,7 +13,7 @@ import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { type FakeUpstream, type RecordedRequest, type Responder, sendJson, startFakeUpstream } from '../helpers/fake-upstream.js';
 import { KEY_A, KEY_B, type TestGateway, createTestGateway, listen } from '../helpers/gateway-app.js';
 import { PUBLIC_IMAGE_URL, TINY_GIF, TINY_JPEG, TINY_PNG, TINY_PNG_DATA_URL } from '../helpers/images.js';
-import { type RawClient, type RawResponse, rawClient } from '../helpers/raw-http.js';
+import { type RawClient, type RawResponse, rawClient } from '../helpers/raw-client.js';
 
 // ---------------------------------------------------------------------------------------------
 // Secrets and fixtures
@@ -989,7 +989,7 @@ describe('keys never leak', () => {
     });
     receiver = await startCallbackReceiver();
     const keys = staticKeys({ [KEY_A]: { id: 'tenant-a' }, [KEY_B]: { id: 'tenant-b' } });
-    const capture = (level: string) => (message: string, fields?: Record<string, unknown>) => logs.push(`${level} ${message} ${JSON.stringify(fields ?? {})}`);
+    const capture = (level: string) => (fields: Record<string, unknown>, message: string) => logs.push(`${level} ${message} ${JSON.stringify(fields ?? {})}`);
     leak = createTestGateway({
       logger: { info: capture('info'), warn: capture('warn'), error: capture('error') },
       callbacks: { allowLocal: true, pollIntervalsMs: [20], retryBaseMs: 10, retryMaxMs: 20 },

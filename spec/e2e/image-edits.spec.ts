@@ -2,12 +2,13 @@
 // multipart uploads through a host Express app, in front of a fake DashScope (upstreams §1.3) for
 // image-family models and a fake OpenAI-compatible upstream (upstreams §4.2) for the rest.
 import request, { type Test } from 'supertest';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Upstream } from '../../lib/index.js';
-import { DASHSCOPE_PATH, dashscopeSuccess, type FakeDashscope, startFakeDashscope } from '../helpers/fake-dashscope.js';
+import { DASHSCOPE_PATH, dashscopeSuccess, startFakeDashscope } from '../helpers/fake-dashscope.js';
 import { type FakeOpenAI, OPENAI_EDIT_REQUEST_ID, OPENAI_EDIT_RESPONSE, openaiError, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { type RecordedRequest, sendJson } from '../helpers/fake-upstream.js';
-import { KEY_A, type TestGateway, createTestGateway } from '../helpers/gateway-app.js';
+import { KEY_A, createTestGateway } from '../helpers/gateway-app.js';
+import { gatewayWith } from '../helpers/gateway-with.js';
 import { TINY_GIF, TINY_JPEG, TINY_PNG } from '../helpers/images.js';
 
 const UPSTREAM_KEY = 'sk-upstream-operator-secret-000';
@@ -18,9 +19,6 @@ const MODEL_MAP: Record<string, string> = {
   'x-image-edit': 'qwen-image-edit-plus',
 };
 
-let dashscope: FakeDashscope;
-let openai: FakeOpenAI;
-let gateway: TestGateway;
 let resolverCalls = 0;
 
 const pngUrl = (bytes: Buffer = TINY_PNG) => `data:image/png;base64,${bytes.toString('base64')}`;
@@ -33,6 +31,9 @@ function resolveUpstream({ model }: { model: string }): Upstream | null {
   if (model === 'gpt-image-1') return { provider: 'openai', baseURL: openai.baseURL, apiKey: UPSTREAM_KEY, model: 'gpt-image-1-upstream' };
   return null;
 }
+
+const gateway = await gatewayWith({ fakes: { dashscope: startFakeDashscope, openai: startFakeOpenAI }, resolve: resolveUpstream, resetEach: true });
+const { dashscope, openai } = gateway.fakes;
 
 /** An authenticated multipart POST; `.field()` / `.attach()` make supertest send multipart/form-data. */
 function edit(app = gateway.app): Test {
@@ -63,22 +64,7 @@ function expectNothingUpstream(): void {
   expect(openai.requests).toHaveLength(0);
 }
 
-beforeAll(async () => {
-  dashscope = await startFakeDashscope();
-  openai = await startFakeOpenAI();
-  gateway = createTestGateway({ resolveUpstream });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await dashscope.close();
-  await openai.close();
-});
-
 afterEach(() => {
-  dashscope.requests.length = 0;
-  openai.requests.length = 0;
-  gateway.usage.length = 0;
   resolverCalls = 0;
 });
 
@@ -613,6 +599,7 @@ describe('usage (onUsage)', () => {
         status: 400,
         latencyMs: expect.any(Number),
         upstreamRequestId: undefined,
+        errorCode: 'invalid_request_error',
       },
     ]);
   });

@@ -2,12 +2,13 @@
 // supertest, in front of a fake DashScope (upstreams §1) and a fake OpenAI-compatible upstream.
 import http from 'node:http';
 import request from 'supertest';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { Upstream } from '../../lib/index.js';
 import { DASHSCOPE_PATH, dashscopeError, dashscopeSuccess, type FakeDashscope, startFakeDashscope } from '../helpers/fake-dashscope.js';
-import { type FakeOpenAI, openaiError, startFakeOpenAI } from '../helpers/fake-openai.js';
+import { openaiError, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { sendJson } from '../helpers/fake-upstream.js';
-import { KEY_A, type TestGateway, createTestGateway, listen } from '../helpers/gateway-app.js';
+import { KEY_A, createTestGateway, listen } from '../helpers/gateway-app.js';
+import { gatewayWith } from '../helpers/gateway-with.js';
 import { PUBLIC_IMAGE_URL, TINY_PNG, TINY_PNG_DATA_URL } from '../helpers/images.js';
 
 const UPSTREAM_KEY = 'sk-upstream-operator-secret-000';
@@ -18,10 +19,19 @@ const MODEL_MAP: Record<string, string> = {
   'x-image-edit': 'qwen-image-edit-plus',
 };
 
-let dashscope: FakeDashscope;
-let openai: FakeOpenAI;
-let gateway: TestGateway;
 let resolverCalls = 0;
+const gateway = await gatewayWith({
+  fakes: { dashscope: startFakeDashscope, openai: startFakeOpenAI },
+  resolve: ({ model }, { dashscope, openai }): Upstream | null => {
+    resolverCalls += 1;
+    if (MODEL_MAP[model]) return { provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: UPSTREAM_KEY, model: MODEL_MAP[model] };
+    if (model === 'gpt-image-1') return { provider: 'openai', baseURL: openai.baseURL, apiKey: UPSTREAM_KEY, model: 'gpt-image-1-upstream' };
+    if (model === 'qwen-direct') return { provider: 'dashscope', baseURL: dashscope.origin, apiKey: UPSTREAM_KEY };
+    return null;
+  },
+  resetEach: true,
+});
+const { dashscope, openai } = gateway.fakes;
 
 function textMessage(text: string, images: string[] = []) {
   return { messages: [{ role: 'user', content: [...images.map((image) => ({ image })), { text }] }] };
@@ -31,29 +41,7 @@ function post(body: unknown, key = KEY_A) {
   return request(gateway.app).post('/v1/images/generations').set('Authorization', `Bearer ${key}`).send(body as object);
 }
 
-beforeAll(async () => {
-  dashscope = await startFakeDashscope();
-  openai = await startFakeOpenAI();
-  gateway = createTestGateway({
-    resolveUpstream: ({ model }): Upstream | null => {
-      resolverCalls += 1;
-      if (MODEL_MAP[model]) return { provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: UPSTREAM_KEY, model: MODEL_MAP[model] };
-      if (model === 'gpt-image-1') return { provider: 'openai', baseURL: openai.baseURL, apiKey: UPSTREAM_KEY, model: 'gpt-image-1-upstream' };
-      if (model === 'qwen-direct') return { provider: 'dashscope', baseURL: dashscope.origin, apiKey: UPSTREAM_KEY };
-      return null;
-    },
-  });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await dashscope.close();
-  await openai.close();
-});
-
 afterEach(() => {
-  dashscope.requests.length = 0;
-  openai.requests.length = 0;
   resolverCalls = 0;
 });
 

@@ -11,7 +11,7 @@ import type { GatewayOptions } from '../../lib/index.js';
 import { type FakeDashscope, startFakeDashscope } from '../helpers/fake-dashscope.js';
 import { KEY_A, type TestGateway, createTestGateway, listen } from '../helpers/gateway-app.js';
 import { TINY_PNG } from '../helpers/images.js';
-import { rawClient } from '../helpers/raw-http.js';
+import { rawClient } from '../helpers/raw-client.js';
 
 const GENERATIONS = '/v1/images/generations';
 const VALID = JSON.stringify({ model: 'x-image-2.0', prompt: 'a cat' });

@@ -70,7 +70,7 @@ describe('GET /v1/models', () => {
       listModels: () => {
         throw new Error('catalogue database down');
       },
-      logger: { error: (message: string) => logged.push(message) },
+      logger: { error: (_fields, message: string) => logged.push(message) },
     });
     const response = await request(gw.app).get('/v1/models').set('Authorization', `Bearer ${KEY_A}`);
     await gw.close();

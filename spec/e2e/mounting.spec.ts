@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import express from 'express';
 import request from 'supertest';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createGatewayRouter, GatewayConfigError, type ResolveUpstreamInput, staticKeys } from '../../lib/index.js';
+import { createGatewayRouter, GatewayConfigError, gatewayCaller, type ResolveUpstreamInput, staticKeys } from '../../lib/index.js';
 import { type FakeDashscope, startFakeDashscope } from '../helpers/fake-dashscope.js';
 import { KEY_A, KEY_B, createTestGateway } from '../helpers/gateway-app.js';
 
@@ -85,7 +85,7 @@ describe('mounting', () => {
 });
 
 describe('the caller', () => {
-  it('reaches resolveUpstream and the host (res.locals.caller)', async () => {
+  it('reaches resolveUpstream and the host (gatewayCaller(res))', async () => {
     const seen: Array<Pick<ResolveUpstreamInput, 'model' | 'route'> & { caller: unknown }> = [];
     const router = createGatewayRouter({
       verifyKey: staticKeys({ [KEY_B]: { id: 'tenant-b', plan: 'pro' } }),
@@ -97,7 +97,7 @@ describe('the caller', () => {
     const app = express();
     let hostSaw: unknown;
     app.use((_req, res, next) => {
-      res.on('finish', () => (hostSaw = res.locals.caller));
+      res.on('finish', () => (hostSaw = gatewayCaller(res)));
       next();
     });
     app.use(router);
@@ -106,6 +106,34 @@ describe('the caller', () => {
     expect(res.status).toBe(200);
     expect(seen).toEqual([{ model: 'x-image-2.0', route: 'images.generations', caller: { id: 'tenant-b', plan: 'pro' } }]);
     expect(hostSaw).toEqual({ id: 'tenant-b', plan: 'pro' });
+  });
+
+  it("leaves the host's own res.locals keys alone, and is undefined where the gateway did not authenticate", async () => {
+    const router = createGatewayRouter({ verifyKey: staticKeys({ [KEY_B]: { id: 'tenant-b' } }), resolveUpstream: route });
+    const app = express();
+    const seen: Array<{ path: string; locals: Record<string, unknown>; caller: unknown }> = [];
+    app.use((req, res, next) => {
+      // the names the gateway used to write (caller, gateway), taken by the host's own middleware
+      res.locals.caller = 'host caller';
+      res.locals.gateway = 'host gateway';
+      res.on('finish', () => seen.push({ path: req.path, locals: { ...res.locals }, caller: gatewayCaller(res) }));
+      next();
+    });
+    app.use(router);
+    app.get('/host', (_req, res) => {
+      res.send('host');
+    });
+    const ok = await request(app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_B}`).send(body);
+    const refused = await request(app).post('/v1/images/generations').set('Authorization', 'Bearer nope').send(body);
+    const host = await request(app).get('/host');
+    await router.close();
+    expect([ok.status, refused.status, host.status]).toEqual([200, 401, 200]);
+    const hostLocals = { caller: 'host caller', gateway: 'host gateway' };
+    expect(seen).toEqual([
+      { path: '/v1/images/generations', locals: hostLocals, caller: { id: 'tenant-b' } },
+      { path: '/v1/images/generations', locals: hostLocals, caller: undefined },
+      { path: '/host', locals: hostLocals, caller: undefined },
+    ]);
   });
 
   it('onUsage gets one event per finished request', async () => {
@@ -126,7 +154,7 @@ describe('the caller', () => {
         latencyMs: expect.any(Number),
         upstreamRequestId: expect.stringMatching(/^ds-req-/),
       },
-      { caller: { id: 'tenant-a' }, route: 'images.generations', model: 'x-image-2.0', provider: undefined, images: 0, status: 400, latencyMs: expect.any(Number), upstreamRequestId: undefined },
+      { caller: { id: 'tenant-a' }, route: 'images.generations', model: 'x-image-2.0', provider: undefined, images: 0, status: 400, latencyMs: expect.any(Number), upstreamRequestId: undefined, errorCode: 'invalid_request_error' },
     ]);
   });
 });

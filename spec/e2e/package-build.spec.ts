@@ -27,6 +27,14 @@ describe('package build', () => {
     for (const file of ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts']) expect(existsSync(path.join(root, 'dist', file))).toBe(true);
   });
 
+  it('exports the TaskStore contract suite as express-image-gateway/testing, from require() and import', () => {
+    for (const file of ['testing.js', 'testing.cjs', 'testing.d.ts', 'testing.d.cts']) expect(existsSync(path.join(root, 'dist', file))).toBe(true);
+    const names = "console.log(Object.keys(t).sort().join(','))";
+    const expected = 'describeTaskStoreContract,sampleResult,sampleTask';
+    expect(node(['-e', `const t = require('express-image-gateway/testing'); ${names}`])).toBe(expected);
+    expect(node(['--input-type=module', '-e', `import * as t from 'express-image-gateway/testing'; ${names}`])).toBe(expected);
+  });
+
   it('works from require()', () => {
     const out = node(['-e', `const g = require('express-image-gateway'); const express = require('express'); ${mountAndCall}`]);
     expect(out).toBe('400 {"error":{"message":"model is required","type":"invalid_request_error","code":"invalid_request_error","param":"model"}}');

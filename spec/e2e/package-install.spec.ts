@@ -66,7 +66,7 @@ describe('npm pack, then npm install of the tarball', () => {
   it('packs dist/ (built by prepare), README and LICENSE, and no sources', async () => {
     const { stdout } = await run('tar', ['-tzf', tarball]);
     const files = stdout.split('\n').filter(Boolean);
-    for (const file of ['package/dist/index.js', 'package/dist/index.cjs', 'package/dist/index.d.ts', 'package/dist/index.d.cts', 'package/LICENSE', 'package/README.md', 'package/package.json']) {
+    for (const file of ['package/dist/index.js', 'package/dist/index.cjs', 'package/dist/index.d.ts', 'package/dist/index.d.cts', 'package/dist/testing.js', 'package/dist/testing.cjs', 'package/dist/testing.d.ts', 'package/dist/testing.d.cts', 'package/LICENSE', 'package/README.md', 'package/package.json']) {
       expect(files).toContain(file);
     }
     expect(files.filter((file) => /^package\/(lib|spec|examples|scripts)\//.test(file))).toEqual([]);

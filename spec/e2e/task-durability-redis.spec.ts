@@ -67,9 +67,9 @@ describe.runIf(Boolean(REDIS_URL))('video task durability on Redis (bullmqSchedu
       resolveUpstream: ({ route }) => (route === 'video.tasks' ? { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-operator-key' } : null),
       callbacks: { allowLocal: true, pollIntervalsMs: [50], retryBaseMs: 200, retryMaxMs: 400 },
       logger: {
-        info: (message, fields) => logs.push({ level: 'info', message, fields }),
-        warn: (message, fields) => logs.push({ level: 'warn', message, fields }),
-        error: (message, fields) => logs.push({ level: 'error', message, fields }),
+        info: (fields, message) => logs.push({ level: 'info', message, fields }),
+        warn: (fields, message) => logs.push({ level: 'warn', message, fields }),
+        error: (fields, message) => logs.push({ level: 'error', message, fields }),
       },
       ...rest,
     });

@@ -42,9 +42,9 @@ function gatewayWith(options: Partial<GatewayOptions> = {}): TestGateway {
     resolveUpstream: arkFor(),
     callbacks: { allowLocal: true, pollIntervalsMs: [30], retryBaseMs: 20, retryMaxMs: 40 },
     logger: {
-      info: (message, fields) => logs.push({ level: 'info', message, fields }),
-      warn: (message, fields) => logs.push({ level: 'warn', message, fields }),
-      error: (message, fields) => logs.push({ level: 'error', message, fields }),
+      info: (fields, message) => logs.push({ level: 'info', message, fields }),
+      warn: (fields, message) => logs.push({ level: 'warn', message, fields }),
+      error: (fields, message) => logs.push({ level: 'error', message, fields }),
     },
     ...options,
   });

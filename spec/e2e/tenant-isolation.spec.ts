@@ -12,7 +12,7 @@ import { chatCompletion } from '../helpers/fake-llm.js';
 import { type StreamedBody, streamUntilClosed } from '../helpers/faulty-servers.js';
 import { KEY_A, KEY_B, type TestGateway, createTestGateway } from '../helpers/gateway-app.js';
 import { TINY_PNG } from '../helpers/images.js';
-import { type RawAnswer, postJson } from '../helpers/raw-client.js';
+import { type RawAnswer, postJson, rawRequest } from '../helpers/raw-client.js';
 
 const UPSTREAM_KEY = 'sk-upstream-isolation-secret-0000';
 const MiB = 1024 * 1024;
@@ -83,7 +83,7 @@ async function start(limits: Partial<GatewayLimits>): Promise<Running> {
     limits,
     // the fake serves the result image on 127.0.0.1
     allowPrivateResultUrls: true,
-    logger: { warn: (message, fields) => warnings.push({ message, fields }) },
+    logger: { warn: (fields, message) => warnings.push({ message, fields }) },
     resolveUpstream: ({ model }): Upstream | null => {
       if (model === 'chat') return { provider: 'openai', baseURL: `${upstream.origin}/v1`, apiKey: UPSTREAM_KEY, model: 'upstream-chat', timeoutMs: 30_000 };
       if (model === 'x-image-2.0') return { provider: 'dashscope', baseURL: `${upstream.origin}/api/v1`, apiKey: UPSTREAM_KEY, timeoutMs: 30_000 };
@@ -125,27 +125,13 @@ interface Pending {
 function pending(gw: Running, key: string, body: unknown): Pending {
   const controller = new AbortController();
   const entry: Pending = { settled: false, abort: () => controller.abort(), promise: Promise.resolve() as unknown as Promise<RawAnswer> };
-  entry.promise = new Promise<RawAnswer>((resolve, reject) => {
-    const started = performance.now();
-    const req = http.request(
-      `${gw.url}/v1/chat/completions`,
-      { method: 'POST', agent: false, signal: controller.signal, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          entry.settled = true;
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: JSON.parse(text) as unknown, ms: performance.now() - started });
-        });
-      },
-    );
-    req.on('error', (error) => {
-      entry.settled = true;
-      reject(error);
-    });
-    req.end(JSON.stringify(body));
-  });
+  // a connection of its own (agent: false), so holding it open never delays another request
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  entry.promise = rawRequest(gw.url, { path: '/v1/chat/completions', agent: false, signal: controller.signal, headers, body: JSON.stringify(body) });
+  entry.promise.then(
+    () => (entry.settled = true),
+    () => (entry.settled = true),
+  );
   // an aborted request rejects; that is the point of aborting it
   entry.promise.catch(() => undefined);
   return entry;

@@ -169,7 +169,7 @@ describe('callback_url rules (spec §5.5, §6.3)', () => {
   });
 
   const refused: Array<[string, string, string]> = [
-    ['http', 'http://hooks.example.com/cb', 'callback_url must be an https URL (contract §6: a server-side HTTPS address)'],
+    ['http', 'http://hooks.example.com/cb', 'callback_url must be an https URL (spec §6: a server-side HTTPS address)'],
     ['localhost', 'https://localhost/cb', 'callback_url must name a public host: loopback, private, link-local and metadata addresses are refused'],
     ['127.x', 'https://127.0.0.1/cb', 'callback_url must name a public host: loopback, private, link-local and metadata addresses are refused'],
     ['127.x other', 'https://127.45.6.7:8443/cb', 'callback_url must name a public host: loopback, private, link-local and metadata addresses are refused'],
@@ -180,8 +180,8 @@ describe('callback_url rules (spec §5.5, §6.3)', () => {
     ['[::1]', 'https://[::1]/cb', 'callback_url must name a public host: loopback, private, link-local and metadata addresses are refused'],
     ['decimal loopback', 'https://2130706433/cb', 'callback_url must name a public host: loopback, private, link-local and metadata addresses are refused'],
     ['credentials', 'https://user:pass@93.184.216.34/cb', 'callback_url must not carry credentials (user:password@)'],
-    ['the caller key in the query', `https://93.184.216.34/cb?key=${KEY_A}`, 'callback_url must not contain your API key (contract §5: no keys or secrets in callback URLs)'],
-    ['the caller key in the path, encoded', `https://93.184.216.34/${encodeURIComponent(KEY_A).replace(/-/g, '%2D')}/cb`, 'callback_url must not contain your API key (contract §5: no keys or secrets in callback URLs)'],
+    ['the caller key in the query', `https://93.184.216.34/cb?key=${KEY_A}`, 'callback_url must not contain your API key (spec §5: no keys or secrets in callback URLs)'],
+    ['the caller key in the path, encoded', `https://93.184.216.34/${encodeURIComponent(KEY_A).replace(/-/g, '%2D')}/cb`, 'callback_url must not contain your API key (spec §5: no keys or secrets in callback URLs)'],
     ['not a URL', 'hooks', 'callback_url must be an absolute https URL'],
     ['a name that does not resolve', 'https://no-such-host.invalid/cb', 'callback_url names a host that does not resolve'],
   ];
@@ -245,7 +245,7 @@ describe('callbacks', () => {
     const logged: string[] = [];
     const giving = gatewayWith({
       callbacks: { allowLocal: true, pollIntervalsMs: [20], retryBaseMs: 5, retryMaxMs: 10, maxAttempts: 3 },
-      logger: { error: (message) => logged.push(message) },
+      logger: { error: (_fields, message) => logged.push(message) },
     });
     ark.scripts.push(['failed']);
     await create(giving, body({ callback_url: receiver.url }));

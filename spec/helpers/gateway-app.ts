@@ -14,7 +14,10 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-export function createTestGateway(overrides: Partial<GatewayOptions> & { mountPath?: string; hostJson?: boolean } = {}): TestGateway {
+/** Gateway options over the test defaults, plus where to mount and whether the host parses JSON first. */
+export type TestGatewayOverrides = Partial<GatewayOptions> & { mountPath?: string; hostJson?: boolean };
+
+export function createTestGateway(overrides: TestGatewayOverrides = {}): TestGateway {
   const { mountPath, hostJson, ...options } = overrides;
   const usage: UsageEvent[] = [];
   const router = createGatewayRouter({

@@ -16,7 +16,7 @@ const logged: string[] = [];
 const gateway = createTestGateway({
   allowPrivateResultUrls: false,
   callbacks: { pollIntervalsMs: [20], retryBaseMs: 20, retryMaxMs: 40, maxAttempts: 2 },
-  logger: { error: (message: string) => logged.push(message), warn: (message: string) => logged.push(message) },
+  logger: { error: (_fields: unknown, message: string) => logged.push(message), warn: (_fields: unknown, message: string) => logged.push(message) },
   resolveUpstream: ({ route, model }): Upstream | null => {
     if (route === 'video.tasks') return { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-key', model: 'seedance-upstream' };
     if (model === 'x-image-2.0') return { provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'ds-key' };

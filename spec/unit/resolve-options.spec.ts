@@ -106,7 +106,7 @@ describe('resolveOptions: defaults and merging', () => {
       onUsage: undefined,
     });
     expect(Object.keys(resolved.logger).sort()).toEqual(['error', 'info', 'warn']);
-    expect(resolved.logger.info('silent by default')).toBeUndefined();
+    expect(resolved.logger.info({}, 'silent by default')).toBeUndefined();
     for (const part of [resolved, resolved.limits, resolved.logger, resolved.imageModels, resolved.imageModels.families]) {
       expect(Object.isFrozen(part)).toBe(true);
     }
@@ -131,11 +131,11 @@ describe('resolveOptions: defaults and merging', () => {
   it('keeps given values: allowPrivateImageUrls, onUsage, logger methods, imageModels', () => {
     const onUsage = (): void => {};
     const lines: string[] = [];
-    const logger = { prefix: 'gw', warn(this: { prefix: string }, message: string) { lines.push(`${this.prefix}: ${message}`); } };
+    const logger = { prefix: 'gw', warn(this: { prefix: string }, _fields: Record<string, unknown>, message: string) { lines.push(`${this.prefix}: ${message}`); } };
     const family = { pattern: 'y-image*', minImages: 0, maxImages: 1, maxN: 2 };
     const resolved = resolveOptions({ verifyKey, resolveUpstream, allowPrivateImageUrls: true, onUsage, logger, imageModels: [family] });
-    resolved.logger.warn('careful');
-    resolved.logger.error('not configured, so silent');
+    resolved.logger.warn({}, 'careful');
+    resolved.logger.error({}, 'not configured, so silent');
     expect({
       allowPrivateImageUrls: resolved.allowPrivateImageUrls,
       onUsage: resolved.onUsage,

@@ -6,6 +6,7 @@ import { callerOf } from '../authenticate.js';
 import { asyncHandler } from '../async-handler.js';
 import { jsonObjectBody } from '../body/json-body.js';
 import { sendJson } from '../send-body.js';
+import type { CreateAssetBody } from '../../schemas/forward-schemas.js';
 import type { Validator } from '../../schemas/validator.js';
 import { requirePublicUrl } from '../../security/public-url.js';
 import { createAsset } from '../../gateway/asset-service.js';
@@ -17,7 +18,7 @@ const ASSET_URL_WORDING = {
   notPublic: 'names a loopback, private or link-local host; the media file must be publicly reachable',
 };
 
-export function createAssetHandler(deps: GatewayDeps, validate: Validator): RequestHandler {
+export function createAssetHandler(deps: GatewayDeps, validate: Validator<CreateAssetBody>): RequestHandler {
   return asyncHandler(async (req, res) => {
     const state = routeStateOf(res);
     const body = jsonObjectBody(req.body);

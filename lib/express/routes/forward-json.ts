@@ -7,6 +7,7 @@ import { asyncHandler } from '../async-handler.js';
 import { jsonObjectBody } from '../body/json-body.js';
 import { sendBody } from '../send-body.js';
 import { type SseErrorFormat, relaySse } from '../sse-relay.js';
+import type { ForwardedBody } from '../../schemas/forward-schemas.js';
 import type { Validator } from '../../schemas/validator.js';
 import { checkForwardedUrls } from '../../security/forwarded-urls.js';
 import type { RouteName } from '../../types.js';
@@ -22,7 +23,7 @@ export interface ForwardRoute {
   route: RouteName;
   /** The endpoint path under the provider's OpenAI-compatible base. */
   upstreamPath: string;
-  validate: Validator;
+  validate: Validator<ForwardedBody>;
   /** How a mid-stream failure is told to the client. */
   streamErrors: SseErrorFormat;
 }

@@ -27,7 +27,7 @@ export function listModelsHandler(options: ResolvedOptions): RequestHandler {
     try {
       listed = options.listModels ? await options.listModels(caller) : await defaultModelNames(options, caller);
     } catch (error) {
-      options.logger.error('listModels threw; answering 500', { error: error instanceof Error ? error.message : String(error) });
+      options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'listModels threw; answering 500');
       throw GatewayError.internal();
     }
     sendJson(res, 200, { object: 'list', data: toModelObjects(listed) });

@@ -6,6 +6,7 @@ import { asyncHandler } from '../async-handler.js';
 import { jsonObjectBody } from '../body/json-body.js';
 import { sendJson } from '../send-body.js';
 import type { Validator } from '../../schemas/validator.js';
+import type { VideoTaskBody } from '../../schemas/video-task-schema.js';
 import type { TaskService } from '../../gateway/tasks/task-service.js';
 import { providersWith } from '../../providers/registry.js';
 import { requireModel } from './request-fields.js';
@@ -15,7 +16,7 @@ import { routeStateOf } from '../route-state.js';
 // the resolver answered
 const TASK_PROVIDER = providersWith('tasks')[0];
 
-export function createVideoTaskHandler(tasks: TaskService, validate: Validator): RequestHandler {
+export function createVideoTaskHandler(tasks: TaskService, validate: Validator<VideoTaskBody>): RequestHandler {
   return asyncHandler(async (req, res) => {
     const state = routeStateOf(res);
     const body = jsonObjectBody(req.body);

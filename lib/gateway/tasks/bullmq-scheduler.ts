@@ -7,6 +7,8 @@ import type { ConnectionOptions, Job, JobsOptions, Queue, Worker } from 'bullmq'
 import { GatewayConfigError } from '../../errors/config-error.js';
 import type { DeliveryJob } from './callback-delivery.js';
 import type { JobHandlers, JobScheduler, RetryPolicy } from './job-scheduler.js';
+import { repeatLimiter } from './repeat-limiter.js';
+import type { Logger } from '../../types.js';
 
 /**
  * The host's ioredis client as the scheduler uses it: only `duplicate()`, whose copies go to BullMQ.
@@ -38,6 +40,8 @@ type JobData = { taskId: string } | DeliveryJob;
 // BullMQ refuses ':' in custom job ids
 const jobId = (key: string): string => key.replace(/:/g, '_');
 
+const REPEAT_WINDOW_MS = 60_000;
+
 export function bullmqScheduler(options: BullmqSchedulerOptions): JobScheduler {
   if (!options?.connection || typeof options.connection.duplicate !== 'function') {
     throw new GatewayConfigError('bullmq_connection', 'bullmqScheduler needs an ioredis client as `connection`.', 'bullmqScheduler({ connection: new Redis(process.env.REDIS_URL) })');
@@ -52,6 +56,17 @@ export function bullmqScheduler(options: BullmqSchedulerOptions): JobScheduler {
   let worker: Worker<JobData> | undefined;
   let retry: RetryPolicy | undefined;
   let ready: Promise<Queue<JobData>> | undefined;
+  let logger: Logger | undefined;
+  // one line per kind of error a minute: BullMQ emits one per reconnect attempt while Redis is down
+  const quiet = repeatLimiter(REPEAT_WINDOW_MS);
+  // an unheard 'error' event would crash the host; a heard one is the operator's only sign of the outage
+  const onError = (source: 'queue' | 'worker') => (error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    const repeats = quiet.admit(`${source}: ${message}`);
+    if (repeats === undefined) return;
+    // warn, not error: BullMQ reconnects by itself; a poll that is given up for good is logged as an error
+    logger?.warn({ queueName, source, error: message, ...(repeats > 0 ? { repeats } : {}) }, 'the task scheduler cannot reach Redis; BullMQ keeps retrying');
+  };
 
   // polls that fail are retried with the shared jittered, bounded backoff (job-scheduler.ts)
   const pollOptions = (key: string, delayMs: number): JobsOptions => ({
@@ -66,8 +81,7 @@ export function bullmqScheduler(options: BullmqSchedulerOptions): JobScheduler {
   const openQueue = (): Promise<Queue<JobData>> => {
     ready ??= import('bullmq').then(({ Queue }) => {
       queue = new Queue<JobData>(queueName, { connection: queueConnection, prefix: options.prefix });
-      // a Redis outage makes the queue emit 'error'; unheard, that event would crash the host
-      queue.on('error', () => {});
+      queue.on('error', onError('queue'));
       return queue;
     });
     return ready;
@@ -76,6 +90,7 @@ export function bullmqScheduler(options: BullmqSchedulerOptions): JobScheduler {
   return {
     async start(handlers: JobHandlers, policy: RetryPolicy) {
       retry = policy;
+      logger = handlers.logger;
       const { Worker, UnrecoverableError } = await import('bullmq');
       const jobs = await openQueue();
       worker = new Worker<JobData>(
@@ -111,8 +126,7 @@ export function bullmqScheduler(options: BullmqSchedulerOptions): JobScheduler {
         if (job.name === 'poll') handlers.pollFailed((job.data as { taskId: string }).taskId, error, job.attemptsMade);
         else handlers.deliveryFailed(job.data as DeliveryJob, error, job.attemptsMade);
       });
-      // a Redis hiccup is logged by the handlers' owner; an unhandled 'error' event would crash the host
-      worker.on('error', () => {});
+      worker.on('error', onError('worker'));
     },
     async schedulePoll(taskId, delayMs, key) {
       const jobs = await openQueue();

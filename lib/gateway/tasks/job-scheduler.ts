@@ -2,6 +2,7 @@
 // callbacks (with retries). `memoryScheduler` runs both on unref()ed timers in this process;
 // `bullmqScheduler` runs them as BullMQ jobs in Redis, shared by several gateway instances.
 import type { DeliveryJob } from './callback-delivery.js';
+import type { Logger } from '../../types.js';
 
 export interface JobHandlers {
   /**
@@ -19,6 +20,11 @@ export interface JobHandlers {
   isRetryable(error: unknown): boolean;
   /** Called once a delivery is given up after its last attempt. */
   deliveryFailed(job: DeliveryJob, error: unknown, attempts: number): void;
+  /**
+   * The gateway's logger (silent when the host gave none), for the scheduler's own trouble: a
+   * scheduler on Redis logs connection errors here, a few lines per outage, never one per retry.
+   */
+  logger?: Logger;
 }
 
 export interface NextPoll {

@@ -9,6 +9,7 @@ import type { UpstreamHttp } from '../../transport/upstream-http.js';
 import type { ResolvedOptions } from '../options.js';
 import { checkCallbackUrl, resolvePublicTarget } from '../../security/callback-url.js';
 import { requirePublicUrl } from '../../security/public-url.js';
+import type { VideoContentItem, VideoTaskBody } from '../../schemas/video-task-schema.js';
 import type { Caller, Upstream } from '../../types.js';
 import type { CallContext } from '../../providers/call-context.js';
 import { requireCapability } from '../../providers/registry.js';
@@ -35,7 +36,8 @@ export interface CreateTaskInput {
   caller: Caller;
   /** The bearer key of the request: a callback URL must not contain it (contract §5.5). */
   callerKey: string;
-  body: Record<string, unknown>;
+  /** Validated by the route (videoTaskSchema). */
+  body: VideoTaskBody;
   req: Request;
   signal: AbortSignal;
 }
@@ -61,10 +63,11 @@ export class TaskService {
     await this.options.scheduler.start(
       {
         poll: (taskId) => this.poll(taskId),
-        pollFailed: (taskId, error, attempts) => logger.error('task poll given up', { taskId, attempts, error: messageOf(error) }),
+        pollFailed: (taskId, error, attempts) => logger.error({ taskId, attempts, error: messageOf(error) }, 'task poll given up'),
         deliver: (job) => this.deliver(job),
         isRetryable: (error) => !(error instanceof CallbackDeliveryError) || error.retryable,
-        deliveryFailed: (job, error, attempts) => logger.error('callback delivery given up', { taskId: job.taskId, eventId: job.eventId, attempts, error: messageOf(error) }),
+        deliveryFailed: (job, error, attempts) => logger.error({ taskId: job.taskId, eventId: job.eventId, attempts, error: messageOf(error) }, 'callback delivery given up'),
+        logger,
       },
       {
         maxAttempts: callbacks.maxAttempts,
@@ -79,13 +82,15 @@ export class TaskService {
         },
       },
     );
+    // the operator's sign that polls and callback deliveries run (a failure to start is logged by the router)
+    logger.info({}, 'task scheduler started');
   }
 
   async create(input: CreateTaskInput): Promise<{ id: string }> {
     const { caller, body } = input;
-    const model = body.model as string;
+    const { model } = body;
     const callbackUrl = await this.checkCallback(body.callback_url, input.callerKey);
-    const content = await this.mapReferences(body.content as Array<Record<string, unknown>>, caller);
+    const content = await this.mapReferences(body.content, caller);
     const upstreams = await resolveUpstreams(this.options, { model, route: 'video.tasks', caller, req: input.req });
     const call = this.call(input.signal);
     const created = await withFallback(upstreams, this.options, async (upstream) => {
@@ -94,7 +99,7 @@ export class TaskService {
     });
     // background polls ask the resolver with this caller, not a bare { id } (caller-snapshot.ts)
     const snapshot = snapshotCaller(caller, input.callerKey);
-    if (!snapshot.ok) this.options.logger.warn('the caller is not stored with the task; background polls see { id } only', { owner: caller.id, reason: snapshot.reason });
+    if (!snapshot.ok) this.options.logger.warn({ owner: caller.id, reason: snapshot.reason }, 'the caller is not stored with the task; background polls see { id } only');
     const record: TaskRecord = {
       id: `task_${randomBytes(16).toString('base64url')}`,
       owner: caller.id,
@@ -138,7 +143,7 @@ export class TaskService {
     try {
       return await this.follow(taskId);
     } catch (error) {
-      this.options.logger.warn('task poll failed; retrying with backoff', { taskId, error: messageOf(error) });
+      this.options.logger.warn({ taskId, error: messageOf(error) }, 'task poll failed; retrying with backoff');
       throw error;
     }
   }
@@ -157,7 +162,7 @@ export class TaskService {
         } catch (error) {
           // Ark no longer knows the task (deleted or expired): nothing more will happen to it
           if (error instanceof GatewayError && error.status === 404) {
-            this.options.logger.warn('task no longer exists upstream; following stopped', { taskId });
+            this.options.logger.warn({ taskId }, 'task no longer exists upstream; following stopped');
             return this.stopFollowing(record);
           }
           throw error;
@@ -202,7 +207,7 @@ export class TaskService {
     if (status !== undefined && !isTerminalStatus(status)) {
       const record = await this.options.store.getTask(job.taskId);
       if (record && isPassedStatus(status, record.status)) {
-        this.options.logger.info('callback dropped: the task has moved past this state', { taskId: job.taskId, eventId: job.eventId, status, current: record.status });
+        this.options.logger.info({ taskId: job.taskId, eventId: job.eventId, status, current: record.status }, 'callback dropped: the task has moved past this state');
         return;
       }
     }
@@ -238,7 +243,7 @@ export class TaskService {
     const same = upstreams.filter((upstream) => upstream.provider === record.upstream.provider);
     const upstream = same.find((candidate) => sameBase(candidate.baseURL, record.upstream.baseURL)) ?? same[0];
     if (!upstream) {
-      this.options.logger.error(`resolveUpstream no longer names a ${record.upstream.provider} upstream for a stored task`, { model: record.model });
+      this.options.logger.error({ model: record.model }, `resolveUpstream no longer names a ${record.upstream.provider} upstream for a stored task`);
       throw GatewayError.internal();
     }
     return upstream;
@@ -278,7 +283,7 @@ export class TaskService {
    * `type` does not name, and new Ark versions add fields. `draft_task` ids, wherever an item carries
    * one, are gateway task ids of the caller, swapped for Ark's.
    */
-  private async mapReferences(content: Array<Record<string, unknown>>, caller: Caller): Promise<Array<Record<string, unknown>>> {
+  private async mapReferences(content: VideoContentItem[], caller: Caller): Promise<Array<Record<string, unknown>>> {
     const assets = new Map<string, string>();
     for (const [index, item] of content.entries()) {
       for (const entry of stringsOf(item, `content[${index}]`)) {
@@ -300,8 +305,9 @@ export class TaskService {
         mapped.push(item);
         continue;
       }
-      const draft = item.draft_task as { id?: unknown };
-      const id = typeof draft === 'object' && draft !== null && typeof draft.id === 'string' ? draft.id : '';
+      // the schema holds draft_task, wherever it appears, to { id: non-empty string }
+      const draft = item.draft_task;
+      const { id } = draft;
       const record = TASK_ID.test(id) ? await this.options.store.getTask(id) : undefined;
       if (!record || record.owner !== caller.id) {
         throw GatewayError.invalidRequest(`content[${index}].draft_task.id '${id.slice(0, 64)}' is not one of your tasks`, `content[${index}].draft_task.id`);

@@ -1,0 +1,4 @@
+// The `express-image-gateway/testing` entry: contract suites for what hosts implement themselves.
+// Nothing in the gateway imports this folder (.dependency-cruiser.cjs), so it never ships in the router's bundle.
+export { describeTaskStoreContract, sampleResult, sampleTask } from './task-store-contract.js';
+export type { ContractMatchers, ContractTestApi } from './test-api.js';

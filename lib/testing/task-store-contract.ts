@@ -1,0 +1,195 @@
+// The TaskStore contract (lib/gateway/tasks/task-store.ts) as a suite hosts run against their own store:
+// what the gateway relies on (copies in and out, compare-and-set on version, asset ownership that never
+// moves, exact JSON round-trips). The gateway's own spec runs it for memoryTaskStore and redisTaskStore.
+import { randomUUID } from 'node:crypto';
+import type { TaskRecord, TaskStore } from '../gateway/tasks/task-store.js';
+import type { ContractTestApi } from './test-api.js';
+
+/** A task record as the gateway writes one (fresh random id); `overrides` replace fields. */
+export const sampleTask = (overrides: Partial<TaskRecord> = {}): TaskRecord => ({
+  id: `task-${randomUUID()}`,
+  owner: 'tenant-a',
+  model: 'seedance-1-0-pro',
+  upstream: { provider: 'ark', baseURL: 'https://ark.cn-beijing.volces.com/api/v3', taskId: 'cgt-20250101-abc' },
+  createdAt: 1779348818123,
+  status: 'queued',
+  callback: { url: 'https://host.example/hook', polls: 0, done: false },
+  version: 1,
+  ...overrides,
+});
+
+/**
+ * A terminal result holding what a serializing store gets wrong (Redis cjson would mangle these): empty
+ * containers, big and fractional numbers, nulls, unicode and escapes.
+ */
+export const sampleResult = (): Record<string, unknown> => ({
+  id: 'cgt-20250101-abc',
+  status: 'succeeded',
+  content: { video_url: 'https://cdn.example/v.mp4?sig=a%2Fb&x=1', last_frame_url: null },
+  usage: { completion_tokens: 108900, total_tokens: 108900 },
+  created_at: 1779348818,
+  updated_at: 1779348818123,
+  ratio: 0.5,
+  negative: -3,
+  zero: 0,
+  seed: 9007199254740991,
+  flags: { watermark: false, camera_fixed: true },
+  empty: {},
+  list: [],
+  nested: [{}, [], [[]], { a: { b: { c: [1, '2', null, { d: {} }] } } }],
+  prompt: '一只狐狸 🦊 в снегу, "quoted" \\ back\nslash',
+  nothing: null,
+});
+
+/**
+ * Declares the TaskStore contract suite (one `describe` named `name`). `makeStore` runs before each test; the
+ * suite uses random ids, so it may return one shared store. Pass the runner's own functions, e.g. in vitest:
+ *
+ * ```ts
+ * import { beforeEach, describe, expect, it } from 'vitest';
+ * import { describeTaskStoreContract } from 'express-image-gateway/testing';
+ * describeTaskStoreContract({ describe, it, expect, beforeEach }, 'myTaskStore', () => myTaskStore());
+ * ```
+ */
+export function describeTaskStoreContract(test: ContractTestApi, name: string, makeStore: () => TaskStore | Promise<TaskStore>): void {
+  const { describe, it, expect, beforeEach } = test;
+  describe(name, () => {
+    let store: TaskStore;
+    beforeEach(async () => {
+      store = await makeStore();
+    });
+
+    it('createTask then getTask returns an equal record at version 1', async () => {
+      const record = sampleTask({ version: 7 });
+      await store.createTask(record);
+      expect(await store.getTask(record.id)).toStrictEqual({ ...record, version: 1 });
+    });
+
+    it('getTask of an unknown id is undefined', async () => {
+      expect(await store.getTask(`task-${randomUUID()}`)).toBeUndefined();
+    });
+
+    it('createTask of an existing id rejects and keeps the first record', async () => {
+      const record = sampleTask();
+      await store.createTask(record);
+      await expect(store.createTask({ ...record, owner: 'tenant-b' })).rejects.toThrow();
+      expect(await store.getTask(record.id)).toStrictEqual(record);
+    });
+
+    it('hands out copies: mutating what went in or came out does not change the store', async () => {
+      const record = sampleTask({ result: { content: { video_url: 'https://cdn.example/a.mp4' } } });
+      await store.createTask(record);
+      record.status = 'mutated-input';
+      (record.result as { content: { video_url: string } }).content.video_url = 'mutated';
+
+      const got = (await store.getTask(record.id))!;
+      got.status = 'mutated-output';
+      got.upstream.taskId = 'mutated';
+      got.callback!.polls = 99;
+
+      const changes = { status: 'running', callback: { url: 'https://host.example/hook', polls: 1, done: false } };
+      const updated = (await store.updateTask(record.id, 1, changes))!;
+      changes.callback.polls = 42;
+      updated.status = 'mutated-update';
+      updated.callback!.done = true;
+
+      expect(await store.getTask(record.id)).toStrictEqual({
+        ...sampleTask({ id: record.id, result: { content: { video_url: 'https://cdn.example/a.mp4' } } }),
+        status: 'running',
+        callback: { url: 'https://host.example/hook', polls: 1, done: false },
+        version: 2,
+      });
+    });
+
+    it('updateTask at the right version applies the changes, bumps the version and returns the record', async () => {
+      const record = sampleTask({ callback: { url: 'https://host.example/hook', notifiedStatus: 'queued', polls: 3, done: false } });
+      await store.createTask(record);
+      const callback = { url: 'https://host.example/hook', polls: 4, done: true };
+      const updated = await store.updateTask(record.id, 1, { status: 'succeeded', result: { status: 'succeeded' }, callback });
+      // shallow: callback is replaced whole (notifiedStatus gone), untouched fields stay
+      const expected: TaskRecord = { ...record, status: 'succeeded', result: { status: 'succeeded' }, callback, version: 2 };
+      expect(updated).toStrictEqual(expected);
+      expect(await store.getTask(record.id)).toStrictEqual(expected);
+
+      expect(await store.updateTask(record.id, 2, { status: 'expired' })).toStrictEqual({ ...expected, status: 'expired', version: 3 });
+    });
+
+    it('updateTask with a stale version returns undefined and changes nothing', async () => {
+      const record = sampleTask();
+      await store.createTask(record);
+      const first = await store.updateTask(record.id, 1, { status: 'running' });
+      expect(first?.version).toBe(2);
+
+      expect(await store.updateTask(record.id, 1, { status: 'failed', result: { error: 'late' } })).toBeUndefined();
+      expect(await store.updateTask(record.id, 3, { status: 'failed' })).toBeUndefined();
+      expect(await store.getTask(record.id)).toStrictEqual(first);
+    });
+
+    it('updateTask of an unknown id is undefined and creates nothing', async () => {
+      const id = `task-${randomUUID()}`;
+      expect(await store.updateTask(id, 1, { status: 'running' })).toBeUndefined();
+      expect(await store.getTask(id)).toBeUndefined();
+    });
+
+    it('20 concurrent updates at one version: exactly one wins (two instances never both act on a transition)', async () => {
+      const record = sampleTask();
+      await store.createTask(record);
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.updateTask(record.id, 1, { status: `running-${i}` })));
+      const winners = results.filter((result) => result !== undefined);
+      expect(winners).toHaveLength(1);
+      expect(winners[0]!.version).toBe(2);
+      expect(await store.getTask(record.id)).toStrictEqual(winners[0]);
+    });
+
+    it('nested results round-trip exactly: empty objects/arrays, unicode, numbers, nulls', async () => {
+      const record = sampleTask({ result: sampleResult() });
+      await store.createTask(record);
+      expect(await store.getTask(record.id)).toStrictEqual(record);
+
+      const result = { ...sampleResult(), extra: { more: [{}, []] } };
+      const updated = await store.updateTask(record.id, 1, { status: 'succeeded', result });
+      expect(updated).toStrictEqual({ ...record, status: 'succeeded', result, version: 2 });
+      expect(await store.getTask(record.id)).toStrictEqual(updated);
+    });
+
+    it('putAsset then getAsset returns an equal copy; unknown asset is undefined; the owner\'s put replaces', async () => {
+      const asset = { id: `asset-${randomUUID()}`, owner: 'tenant-a', createdAt: 1779348818123 };
+      await store.putAsset(asset);
+      const got = (await store.getAsset(asset.id))!;
+      expect(got).toStrictEqual(asset);
+      got.owner = 'mutated';
+      expect(await store.getAsset(asset.id)).toStrictEqual(asset);
+
+      await store.putAsset({ ...asset, createdAt: 1779348818999 });
+      expect(await store.getAsset(asset.id)).toStrictEqual({ ...asset, createdAt: 1779348818999 });
+      expect(await store.getAsset(`asset-${randomUUID()}`)).toBeUndefined();
+    });
+
+    it('putAsset of an id another tenant owns changes nothing: ownership never moves', async () => {
+      const asset = { id: `asset-${randomUUID()}`, owner: 'tenant-a', createdAt: 1779348818123 };
+      await store.putAsset(asset);
+      await store.putAsset({ ...asset, owner: 'tenant-b', createdAt: 1779348818999 });
+      expect(await store.getAsset(asset.id)).toStrictEqual(asset);
+    });
+
+    it('concurrent putAssets of one id by 20 tenants: one tenant ends up owning it, and keeps it', async () => {
+      const id = `asset-${randomUUID()}`;
+      const owners = Array.from({ length: 20 }, (_, i) => `tenant-${i}`);
+      await Promise.all(owners.map((owner, i) => store.putAsset({ id, owner, createdAt: i })));
+      const winner = (await store.getAsset(id))!;
+      expect(owners).toContain(winner.owner);
+      expect(winner).toStrictEqual({ id, owner: winner.owner, createdAt: owners.indexOf(winner.owner) });
+
+      await Promise.all(owners.filter((owner) => owner !== winner.owner).map((owner) => store.putAsset({ id, owner, createdAt: 99 })));
+      expect(await store.getAsset(id)).toStrictEqual(winner);
+    });
+
+    it('tasks and assets are separate namespaces', async () => {
+      const id = `shared-${randomUUID()}`;
+      await store.putAsset({ id, owner: 'tenant-a', createdAt: 1 });
+      expect(await store.getTask(id)).toBeUndefined();
+      await store.createTask(sampleTask({ id }));
+      expect(await store.getAsset(id)).toStrictEqual({ id, owner: 'tenant-a', createdAt: 1 });
+    });
+  });
+}
