@@ -204,7 +204,7 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
       console.log(`[usage] caller=${event.caller.id} route=${event.route} model=${event.model} status=${event.status} latencyMs=${Math.round(event.latencyMs)}`);
     },
     // the gateway never hands its logger a key; info stays quiet to keep the console readable
-    logger: { warn: console.warn, error: console.error },
+    logger: { warn: (fields, message) => console.warn(`warn: ${message}`, fields), error: (fields, message) => console.error(`error: ${message}`, fields) },
   });
   closers.unshift(() => gateway.close());
 

@@ -12,7 +12,9 @@ import { gatewayCaller } from './authenticate.js';
 export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHandler {
   // eslint-disable-next-line @typescript-eslint/no-unused-vars -- Express needs all four parameters
   return (error: unknown, _req, res, _next) => {
-    if (error instanceof ClientGoneError || res.destroyed) return;
+    // a client that left gets nothing and is no failure; a response that finished (a stream whose error
+    // event was already sent) still gets its one log line below
+    if (error instanceof ClientGoneError || (res.destroyed && !res.writableFinished)) return;
     const gatewayError = toGatewayError(error, options);
     // /v1/models has no route state (no usage event); every other gateway route has one
     const state = findRouteState(res);

@@ -16,7 +16,12 @@ type OpenStream = Extract<UpstreamStream, { ok: true }>;
 
 const SEQUENCE = /"sequence_number"\s*:\s*(\d+)/g;
 
-export function relaySse(res: Response, upstream: OpenStream, format: SseErrorFormat): Promise<void> {
+/**
+ * Resolves when the stream is over: with the GatewayError told to the client when it failed mid-way
+ * (the route hands it to the error middleware, which logs it and records its code: the response
+ * itself is already complete), undefined when it ended normally or the client left.
+ */
+export function relaySse(res: Response, upstream: OpenStream, format: SseErrorFormat, onFailure?: (error: GatewayError) => void): Promise<GatewayError | undefined> {
   res.status(upstream.status);
   res.setHeader('content-type', upstream.headers['content-type']?.startsWith('text/event-stream') ? upstream.headers['content-type'] : 'text/event-stream; charset=utf-8');
   // no-transform keeps compression middleware off the stream; X-Accel-Buffering keeps nginx from buffering
@@ -29,11 +34,12 @@ export function relaySse(res: Response, upstream: OpenStream, format: SseErrorFo
   const body = upstream.body;
   let tail = '\n\n';
   let lastSequence = -1;
-  return new Promise<void>((resolve) => {
+  return new Promise<GatewayError | undefined>((resolve) => {
+    let failed: GatewayError | undefined;
     const finish = (): void => {
       body.off('data', onData);
       res.off('close', onClose);
-      resolve();
+      resolve(failed);
     };
     const onData = (chunk: Buffer): void => {
       if (format === 'event') lastSequence = lastSequenceIn(chunk, lastSequence);
@@ -63,6 +69,9 @@ export function relaySse(res: Response, upstream: OpenStream, format: SseErrorFo
       const failure = upstream.failure(error);
       if (!(failure instanceof ClientGoneError) && !res.destroyed) {
         const gatewayError = failure instanceof GatewayError ? failure : GatewayError.internal();
+        failed = gatewayError;
+        // before the end: the usage event goes out on 'close' and must carry the code
+        onFailure?.(gatewayError);
         const separator = tail.endsWith('\n\n') ? '' : tail.endsWith('\n') ? '\n' : '\n\n';
         res.end(separator + errorEvent(gatewayError, format, lastSequence + 1));
         guardFlush(res);

@@ -6,9 +6,10 @@ import { Redis } from 'ioredis';
 import request from 'supertest';
 import { pino } from 'pino';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { type Upstream, bullmqScheduler } from '../../lib/index.js';
+import { type Upstream, type UsageEvent, bullmqScheduler } from '../../lib/index.js';
 import { dashscopeError, startFakeDashscope } from '../helpers/fake-dashscope.js';
 import { refusedOrigin } from '../helpers/faulty-servers.js';
+import { chatChunks, startFakeLlm, writeSlowly } from '../helpers/fake-llm.js';
 import { KEY_A } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 import { TINY_PNG_DATA_URL } from '../helpers/images.js';
@@ -183,4 +184,27 @@ describe('a Redis outage does not flood the log', () => {
     await own.close();
     client.disconnect();
   }, 15_000);
+});
+
+describe('a stream that fails after it began', () => {
+  it('is told to the client as an error event and logged once, with its code in the usage event', async () => {
+    const usage: UsageEvent[] = [];
+    const own = await gatewayWith({
+      fakes: { llm: startFakeLlm },
+      onUsage: (event) => usage.push(event),
+      logger: pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Line) }),
+      resolve: (_input, { llm }): Upstream => ({ provider: 'openai', baseURL: llm.baseURL, apiKey: OPERATOR_KEY_1 }),
+    });
+    // two chunks, then the upstream connection dies
+    own.fakes.llm.next((_request, res) => writeSlowly(own.fakes.llm, res, chatChunks('m', ['Hel', 'lo', ' there']), { dieAfter: 2 }));
+    const res = await request(own.app).post('/v1/chat/completions').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('"code":"upstream_');
+    await vi.waitFor(() => expect(usage).toHaveLength(1));
+    const failures = lines.filter((entry) => entry.level === ERROR);
+    expect(failures).toEqual([expect.objectContaining({ msg: 'request failed after its response began; response cut', route: 'chat.completions', provider: 'openai' })]);
+    expect(usage[0]).toMatchObject({ route: 'chat.completions', status: 200, errorCode: failures[0]!.code });
+    expectNothingSecret();
+    await own.close();
+  });
 });

@@ -45,7 +45,9 @@ export function forwardJsonHandler(deps: GatewayDeps, config: ForwardRoute): Req
         return requireCapability(upstream, 'passthrough', config.route, deps.options.logger).openStream(call, config.upstreamPath, body, upstream);
       });
       state.upstreamRequestId = opened.headers['x-request-id'];
-      await relaySse(res, opened, config.streamErrors);
+      const failure = await relaySse(res, opened, config.streamErrors, (error) => (state.errorCode = error.code));
+      // already told to the client as an error event; thrown so the error middleware logs it once
+      if (failure) throw failure;
       return;
     }
     const answer = await withFallback(upstreams, deps.options, (upstream) => {
