@@ -46,25 +46,21 @@ module.exports = {
     {
       name: 'one-seam-per-provider',
       severity: 'error',
-      comment:
-        'Outside lib/providers/, a provider is reached through the registry (registry.ts) and the Provider interface ' +
-        '(provider.ts) only: routes and services never name a provider module.',
+      comment: 'Outside lib/providers/, a provider is reached through the registry (registry.ts) and the Provider interface ' + '(provider.ts) only: routes and services never name a provider module.',
       from: { path: '^lib/', pathNot: '^lib/providers/' },
       to: { path: '^lib/providers/', pathNot: '^lib/providers/(provider|registry|call-context)[.]ts$' },
     },
     {
       name: 'nothing-imports-testing',
       severity: 'error',
-      comment:
-        'lib/testing/ is the express-image-gateway/testing entry (contract suites for hosts): the gateway never ' +
-        'imports it, so its bundle and its runtime stay free of test code.',
+      comment: 'lib/testing/ is the express-image-gateway/testing entry (contract suites for hosts): the gateway never ' + 'imports it, so its bundle and its runtime stay free of test code.',
       from: { path: '^lib/', pathNot: '^lib/testing/' },
       to: { path: '^lib/testing/' },
     },
     {
       name: 'testing-types-only',
       severity: 'error',
-      comment: 'The contract suites check a host\'s implementation against the public interfaces: they need types from lib/, never its code.',
+      comment: "The contract suites check a host's implementation against the public interfaces: they need types from lib/, never its code.",
       from: { path: '^lib/testing/' },
       to: { path: '^lib/', pathNot: '^lib/testing/', dependencyTypesNot: ['type-only'] },
     },

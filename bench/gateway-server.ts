@@ -17,9 +17,7 @@ export const BENCH_KEY = 'sk-bench-0123456789';
 const router = createGatewayRouter({
   verifyKey: staticKeys({ [BENCH_KEY]: { id: 'bench' } }),
   resolveUpstream: ({ model }) =>
-    model.startsWith('x-image-')
-      ? { provider: 'dashscope', baseURL: `${upstream}/api/v1`, apiKey: 'k', model: 'qwen-image-2.0' }
-      : { provider: 'openai', baseURL: `${upstream}/v1`, apiKey: 'k' },
+    model.startsWith('x-image-') ? { provider: 'dashscope', baseURL: `${upstream}/api/v1`, apiKey: 'k', model: 'qwen-image-2.0' } : { provider: 'openai', baseURL: `${upstream}/v1`, apiKey: 'k' },
   // the bench image URLs are on loopback; uploads are 5 MB
   limits: { downloadBytes: 64 * 1024 * 1024 },
 });

@@ -28,7 +28,7 @@ function startChild(file: string, env: Record<string, string>, flags: string[], 
   const child = spawn(process.execPath, [...flags, '--import', 'tsx', path.join(here, file)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   return new Promise((resolve, reject) => {
-    child.stdout!.once('data', (line: Buffer) => resolve((JSON.parse(line.toString()) as { port: number }).port));
+    child.stdout.once('data', (line: Buffer) => resolve((JSON.parse(line.toString()) as { port: number }).port));
     child.once('exit', (code) => reject(new Error(`${file} exited with ${code}`)));
   });
 }
@@ -75,13 +75,7 @@ function brotliBomb(): Buffer {
   return zlib.brotliCompressSync(inflated, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } });
 }
 
-async function scenario(
-  name: string,
-  upstreamPort: number,
-  children: ChildProcess[],
-  send: (gateway: string) => Promise<number[]>,
-  bodyBytes: number,
-): Promise<InboundFigures> {
+async function scenario(name: string, upstreamPort: number, children: ChildProcess[], send: (gateway: string) => Promise<number[]>, bodyBytes: number): Promise<InboundFigures> {
   const port = await startChild('gateway-server.ts', { BENCH_UPSTREAM_PORT: String(upstreamPort) }, ['--expose-gc'], children);
   const child = children.at(-1)!;
   const gateway = `http://127.0.0.1:${port}`;
@@ -121,16 +115,34 @@ export async function measureInboundBodies(upstreamPort: number, children: Child
   const images = dataUrlBody(10 * MiB);
   results.push(await scenario('one body of 3 x 10 MiB Data URLs (image edit)', upstreamPort, children, async (gateway) => [await post(`${gateway}/v1/images/generations`, images)], images.length));
   results.push(
-    await scenario('six bodies of 3 x 10 MiB Data URLs (image edit)', upstreamPort, children, (gateway) => Promise.all(Array.from({ length: 6 }, () => post(`${gateway}/v1/images/generations`, images))), images.length),
+    await scenario(
+      'six bodies of 3 x 10 MiB Data URLs (image edit)',
+      upstreamPort,
+      children,
+      (gateway) => Promise.all(Array.from({ length: 6 }, () => post(`${gateway}/v1/images/generations`, images))),
+      images.length,
+    ),
   );
   // json_encode (PHP) escapes every '/': the long-string path reads '\/' too
   const escaped = Buffer.from(images.toString('latin1').replaceAll('/', '\\/'), 'latin1');
-  results.push(await scenario("one body of 3 x 10 MiB Data URLs written with '\\/' (PHP)", upstreamPort, children, async (gateway) => [await post(`${gateway}/v1/images/generations`, escaped)], escaped.length));
+  results.push(
+    await scenario("one body of 3 x 10 MiB Data URLs written with '\\/' (PHP)", upstreamPort, children, async (gateway) => [await post(`${gateway}/v1/images/generations`, escaped)], escaped.length),
+  );
   // strings too short to be cut out: what goes through JSON.parse is bounded by limits.jsonTextBytes
   const midStrings = midStringsBody(95_000, 490);
-  results.push(await scenario('one 45 MB chat body of 95,000 strings of 490 B', upstreamPort, children, async (gateway) => [await post(`${gateway}/v1/chat/completions`, midStrings)], midStrings.length));
+  results.push(
+    await scenario('one 45 MB chat body of 95,000 strings of 490 B', upstreamPort, children, async (gateway) => [await post(`${gateway}/v1/chat/completions`, midStrings)], midStrings.length),
+  );
   const atLimit = midStringsBody(15_000, 490);
-  results.push(await scenario('one 7.5 MB chat body of 15,000 strings of 490 B (under jsonTextBytes)', upstreamPort, children, async (gateway) => [await post(`${gateway}/v1/chat/completions`, atLimit)], atLimit.length));
+  results.push(
+    await scenario(
+      'one 7.5 MB chat body of 15,000 strings of 490 B (under jsonTextBytes)',
+      upstreamPort,
+      children,
+      async (gateway) => [await post(`${gateway}/v1/chat/completions`, atLimit)],
+      atLimit.length,
+    ),
+  );
   const bomb = brotliBomb();
   results.push(
     await scenario(
@@ -149,7 +161,9 @@ export function printInboundFigures(results: readonly InboundFigures[]): void {
   console.log('\n| inbound scenario | body | statuses | longest loop block | peak RSS growth | x bodies in flight | RSS growth settled |');
   console.log('|---|---|---|---|---|---|---|');
   for (const r of results) {
-    const statuses = Object.entries(r.statuses).map(([status, count]) => `${count} x ${status}`).join(', ');
+    const statuses = Object.entries(r.statuses)
+      .map(([status, count]) => `${count} x ${status}`)
+      .join(', ');
     console.log(
       `| ${r.scenario} | ${r.bodyBytes >= MiB ? mb(r.bodyBytes) : `${r.bodyBytes} B`} | ${statuses} | ${r.loopMaxMs.toFixed(0)} ms | ${mb(r.rssPeakGrowth)} | ${r.multiple.toFixed(2)} | ${mb(r.rssSettledGrowth)} |`,
     );

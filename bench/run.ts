@@ -24,7 +24,7 @@ async function start(file: string, env: Record<string, string>, nodeFlags: strin
   const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', path.join(here, file)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   return new Promise((resolve, reject) => {
-    child.stdout!.once('data', (line: Buffer) => resolve((JSON.parse(line.toString()) as { port: number }).port));
+    child.stdout.once('data', (line: Buffer) => resolve((JSON.parse(line.toString()) as { port: number }).port));
     child.once('exit', (code) => reject(new Error(`${file} exited with ${code}`)));
   });
 }
@@ -163,7 +163,12 @@ async function main(): Promise<void> {
   ];
   const dashscopePath = '/api/v1/services/aigc/multimodal-generation/generation';
   const nativeImage = JSON.stringify({ model: 'qwen-image-2.0', input: { messages: [{ role: 'user', content: [{ text: 'a lighthouse at dawn' }] }] }, parameters: { size: '1024*1024', n: 1 } });
-  const gatewayImage = JSON.stringify({ model: 'x-image-2.0', prompt: 'placeholder', input: { messages: [{ role: 'user', content: [{ text: 'a lighthouse at dawn' }] }] }, parameters: { size: '1024*1024', n: 1 } });
+  const gatewayImage = JSON.stringify({
+    model: 'x-image-2.0',
+    prompt: 'placeholder',
+    input: { messages: [{ role: 'user', content: [{ text: 'a lighthouse at dawn' }] }] },
+    parameters: { size: '1024*1024', n: 1 },
+  });
   const imageTargets: Target[] = [
     { name: 'direct', url: `${origin(upstreamPort)}${dashscopePath}`, body: nativeImage },
     { name: 'bare', url: `${origin(barePort)}${dashscopePath}`, body: nativeImage },
@@ -175,9 +180,12 @@ async function main(): Promise<void> {
   const results: Record<string, unknown> = { cores: os.cpus().length, node: process.version, rounds: ROUNDS, secondsPerRound: SECONDS };
   const rows: string[] = [];
   const us = (ms: number) => `${(ms * 1000).toFixed(0)} µs`;
-  for (const [route, targets] of [['chat.completions (JSON passthrough)', chatTargets], ['images.generations (DashScope translation)', imageTargets]] as const) {
+  for (const [route, targets] of [
+    ['chat.completions (JSON passthrough)', chatTargets],
+    ['images.generations (DashScope translation)', imageTargets],
+  ] as const) {
     for (const connections of [1, 64]) {
-      const summary = await compare(targets as Target[], connections);
+      const summary = await compare(targets, connections);
       const added = { p50: summary.gateway.p50 - summary.direct.p50, p99: summary.gateway.p99 - summary.direct.p99 };
       const bareAdded = { p50: summary.bare.p50 - summary.direct.p50, p99: summary.bare.p99 - summary.direct.p99 };
       results[`${route.split(' ')[0]}@${connections}`] = { ...summary, added, bareAdded, throughputVsBare: summary.gateway.rps / summary.bare.rps };

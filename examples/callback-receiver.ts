@@ -5,7 +5,7 @@
 import express, { type Router } from 'express';
 import { Webhook } from 'standardwebhooks';
 
-export interface VerifiedDelivery {
+interface VerifiedDelivery {
   webhookId: string;
   taskId: string;
   status: string;

@@ -45,7 +45,7 @@ function chunk(type: string, data: Buffer): Buffer {
 }
 
 /** Encodes 8-bit RGB pixels (row-major, 3 bytes a pixel) as a PNG file. */
-export function encodePng(width: number, height: number, rgb: Uint8Array): Buffer {
+function encodePng(width: number, height: number, rgb: Uint8Array): Buffer {
   if (rgb.length !== width * height * 3) throw new RangeError(`expected ${width * height * 3} bytes of RGB, got ${rgb.length}`);
   const header = Buffer.alloc(13);
   header.writeUInt32BE(width, 0);
@@ -78,7 +78,9 @@ export function renderPicture(input: PictureInput): Buffer {
   // colours come from the prompt alone, so "the same prompt" reads as the same palette; the index and
   // the reference images only move the composition
   const palette = createHash('sha256').update(input.prompt, 'utf8').digest();
-  const layout = createHash('sha256').update(JSON.stringify([input.prompt, input.images, input.index]), 'utf8').digest();
+  const layout = createHash('sha256')
+    .update(JSON.stringify([input.prompt, input.images, input.index]), 'utf8')
+    .digest();
   const from: Rgb = [palette[0]!, palette[1]!, palette[2]!];
   const to: Rgb = [palette[3]!, palette[4]!, palette[5]!];
   const accent: Rgb = [255 - palette[0]!, 255 - palette[1]!, 255 - palette[2]!];

@@ -114,7 +114,7 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
   else if (dashscopeKey) dashscope = { baseURL: env.DASHSCOPE_BASE_URL || DASHSCOPE_INTL_BASE_URL, apiKey: dashscopeKey, simulated: false, real: true };
   else {
     const simulation = await startSimulatedDashscope();
-    closers.push(simulation.close);
+    closers.push(() => simulation.close());
     dashscope = { baseURL: simulation.baseURL, apiKey: SIMULATED_KEY, simulated: true, real: false };
   }
 
@@ -131,8 +131,8 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
     };
   } else {
     const simulation = await startSimulatedVolcengine({ accessKeyId: SIMULATED_AK, secretAccessKey: SIMULATED_SK });
-    closers.push(simulation.close);
-    knowsAsset = simulation.hasAsset;
+    closers.push(() => simulation.close());
+    knowsAsset = (id) => simulation.hasAsset(id);
     volcengine = { baseURL: simulation.baseURL, accessKeyId: SIMULATED_AK, secretAccessKey: SIMULATED_SK, region: 'cn-beijing', simulated: true };
   }
 
@@ -140,7 +140,7 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
   if (env.ARK_API_KEY) ark = { baseURL: env.ARK_BASE_URL || ARK_BASE_URL, apiKey: env.ARK_API_KEY, simulated: false };
   else {
     const simulation = await startSimulatedArk({ ...options.arkTiming, knowsAsset });
-    closers.push(simulation.close);
+    closers.push(() => simulation.close());
     ark = { baseURL: simulation.baseURL, apiKey: SIMULATED_KEY, simulated: true };
   }
 
@@ -148,7 +148,7 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
   if (env.OPENAI_API_KEY) openai = { baseURL: env.OPENAI_BASE_URL || OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY, simulated: false };
   else {
     const simulation = await startSimulatedLlm();
-    closers.push(simulation.close);
+    closers.push(() => simulation.close());
     openai = { baseURL: simulation.baseURL, apiKey: SIMULATED_KEY, simulated: true };
   }
 

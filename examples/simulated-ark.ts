@@ -24,7 +24,7 @@ export interface SimulatedArk {
 }
 
 /** The small real video every succeeded task points at: VP8 WebM, 256x144, 3 s, ~9 KB. */
-export const SAMPLE_VIDEO = readFileSync(new URL('./assets/sample-video.webm', import.meta.url));
+const SAMPLE_VIDEO = readFileSync(new URL('./assets/sample-video.webm', import.meta.url));
 
 const TASKS_PATH = '/api/v3/contents/generations/tasks';
 const IMAGES_PATH = '/api/v3/images/generations';
@@ -187,11 +187,13 @@ export async function startSimulatedArk(options: SimulatedArkOptions = {}): Prom
         return;
       }
       // §2.8: the request id sits inside the message
-      sendJson(res, failure.status, { error: { code: failure.code, message: `${failure.message} Request id: ${requestId()}`, param: failure.param, type: TYPE_BY_STATUS[failure.status] ?? 'BadRequest' } });
+      sendJson(res, failure.status, {
+        error: { code: failure.code, message: `${failure.message} Request id: ${requestId()}`, param: failure.param, type: TYPE_BY_STATUS[failure.status] ?? 'BadRequest' },
+      });
     });
   });
   origin = listening.origin;
-  return { baseURL: `${origin}/api/v3`, close: listening.close };
+  return { baseURL: `${origin}/api/v3`, close: () => listening.close() };
 }
 
 /** §2.7 stream: one partial_succeeded event per image, then completed (no [DONE]: unconfirmed upstream). */
@@ -210,7 +212,8 @@ function parseSeedreamSize(size: unknown): { width: number; height: number } {
   const tier = typeof value === 'string' ? TIER_SIDES[value.toUpperCase()] : undefined;
   if (tier) return { width: tier, height: tier };
   const match = typeof value === 'string' ? /^(\d{2,5})x(\d{2,5})$/.exec(value) : null;
-  if (!match) throw new ArkFailure(400, 'InvalidParameter', `The parameter \`size\` specified in the request is not valid: use 1K, 2K, 4K or WIDTHxHEIGHT, got ${JSON.stringify(value).slice(0, 40)}.`, 'size');
+  if (!match)
+    throw new ArkFailure(400, 'InvalidParameter', `The parameter \`size\` specified in the request is not valid: use 1K, 2K, 4K or WIDTHxHEIGHT, got ${JSON.stringify(value).slice(0, 40)}.`, 'size');
   const width = Number(match[1]);
   const height = Number(match[2]);
   // Seedream 4.0: total pixels in [1280x720, 4096x4096], aspect within 1:16 (§2.7)

@@ -21,7 +21,7 @@ export interface SimulatedDashscope {
   close(): Promise<void>;
 }
 
-export const GENERATION_PATH = '/api/v1/services/aigc/multimodal-generation/generation';
+const GENERATION_PATH = '/api/v1/services/aigc/multimodal-generation/generation';
 
 // upstreams §1.3 gives qwen-image-2.0 a total of at most 2048*2048; the simulation keeps each side
 // in [1, 2048], renders at most 512 px a side (fast), and reports the asked size in `usage`

@@ -71,7 +71,7 @@ export async function startSimulatedLlm(options: SimulatedLlmOptions = {}): Prom
       sendJson(res, failure.status, { error: { message: failure.message, type: failure.type, param: failure.param, code: failure.code } });
     });
   });
-  return { baseURL: `${listening.origin}/v1`, close: listening.close };
+  return { baseURL: `${listening.origin}/v1`, close: () => listening.close() };
 }
 
 function reply(said: string): string {
@@ -159,7 +159,10 @@ function responseEvents(model: string, parts: string[]): string[] {
     ...parts.map((delta) => event('response.output_text.delta', { ...at, delta, logprobs: [] })),
     event('response.output_text.done', { ...at, text, logprobs: [] }),
     event('response.content_part.done', { ...at, part: { type: 'output_text', text, annotations: [] } }),
-    event('response.output_item.done', { output_index: 0, item: { type: 'message', id: 'msg_simulated', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] } }),
+    event('response.output_item.done', {
+      output_index: 0,
+      item: { type: 'message', id: 'msg_simulated', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] },
+    }),
     event('response.completed', { response: responseObject(model, text) }),
   ];
 }

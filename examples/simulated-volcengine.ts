@@ -79,7 +79,7 @@ export async function startSimulatedVolcengine(options: SimulatedVolcengineOptio
       sendJson(res, failure.status, { ResponseMetadata: { ...metadata(requestId, region), Error: { Code: failure.code, Message: failure.message } } });
     });
   });
-  return { baseURL: listening.origin, hasAsset: (id) => assets.has(id), close: listening.close };
+  return { baseURL: listening.origin, hasAsset: (id) => assets.has(id), close: () => listening.close() };
 }
 
 function metadata(requestId: string, region: string): Record<string, string> {
@@ -112,14 +112,7 @@ function verifySignature(req: IncomingMessage, url: URL, body: Buffer, accessKey
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([key, value]) => `${encode(key)}=${encode(value)}`)
     .join('&');
-  const canonicalRequest = [
-    'POST',
-    url.pathname,
-    query,
-    names.map((name) => `${name}:${String(req.headers[name] ?? '').trim()}\n`).join(''),
-    signedHeaderList,
-    bodyHash,
-  ].join('\n');
+  const canonicalRequest = ['POST', url.pathname, query, names.map((name) => `${name}:${String(req.headers[name] ?? '').trim()}\n`).join(''), signedHeaderList, bodyHash].join('\n');
   const scope = `${day}/${region}/${SERVICE}/request`;
   const stringToSign = ['HMAC-SHA256', xDate, scope, createHash('sha256').update(canonicalRequest).digest('hex')].join('\n');
   let key: Buffer = Buffer.from(secretAccessKey, 'utf8');

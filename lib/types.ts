@@ -11,14 +11,7 @@ export interface Caller {
 export type VerifyKey = (key: string, req: Request) => Caller | null | undefined | Promise<Caller | null | undefined>;
 
 /** The endpoint a request is for: a closed union, so resolvers can switch on it exhaustively. */
-export type RouteName =
-  | 'images.generations'
-  | 'images.edits'
-  | 'chat.completions'
-  | 'responses'
-  | 'video.tasks'
-  | 'assets'
-  | 'images.native';
+export type RouteName = 'images.generations' | 'images.edits' | 'chat.completions' | 'responses' | 'video.tasks' | 'assets' | 'images.native';
 
 export type ProviderName = 'dashscope' | 'ark' | 'openai';
 
@@ -57,9 +50,7 @@ export interface ResolveUpstreamInput {
  * Where a model goes. Return null/undefined for a model this caller may not use (404), one upstream,
  * or a list tried in order when one fails before answering (connection error, 429, 5xx).
  */
-export type ResolveUpstream = (
-  input: ResolveUpstreamInput,
-) => Upstream | readonly Upstream[] | null | undefined | Promise<Upstream | readonly Upstream[] | null | undefined>;
+export type ResolveUpstream = (input: ResolveUpstreamInput) => Upstream | readonly Upstream[] | null | undefined | Promise<Upstream | readonly Upstream[] | null | undefined>;
 
 /** One finished request, for metering and billing. */
 export interface UsageEvent {

@@ -65,11 +65,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     ...json('chat.completions'),
     forwardJsonHandler(deps, { route: 'chat.completions', upstreamPath: '/chat/completions', validate: compile(chatCompletionsSchema), streamErrors: 'data' }),
   );
-  router.post(
-    '/v1/responses',
-    ...json('responses'),
-    forwardJsonHandler(deps, { route: 'responses', upstreamPath: '/responses', validate: compile(responsesSchema), streamErrors: 'event' }),
-  );
+  router.post('/v1/responses', ...json('responses'), forwardJsonHandler(deps, { route: 'responses', upstreamPath: '/responses', validate: compile(responsesSchema), streamErrors: 'event' }));
   router.post(
     '/api/v3/images/generations',
     ...json('images.native'),

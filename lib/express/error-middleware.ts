@@ -10,7 +10,6 @@ import { type RouteState, findRouteState } from './route-state.js';
 import { gatewayCaller } from './authenticate.js';
 
 export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHandler {
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- Express needs all four parameters
   return (error: unknown, _req, res, _next) => {
     // a client that left gets nothing and is no failure; a response that finished (a stream whose error
     // event was already sent) still gets its one log line below

@@ -20,11 +20,7 @@ export function staticKeys(keys: Readonly<Record<string, Caller | string>>): Ver
   for (const [key, value] of Object.entries(keys)) {
     const caller: Caller | undefined = typeof value === 'string' ? { id: value } : value;
     if (key.length === 0 || !caller || typeof caller.id !== 'string' || caller.id === '') {
-      throw new GatewayConfigError(
-        'static_keys_entry',
-        'Every staticKeys() entry needs a non-empty key and a caller with a non-empty string id.',
-        "staticKeys({ 'sk-tenant-a': { id: 'tenant-a' } })",
-      );
+      throw new GatewayConfigError('static_keys_entry', 'Every staticKeys() entry needs a non-empty key and a caller with a non-empty string id.', "staticKeys({ 'sk-tenant-a': { id: 'tenant-a' } })");
     }
     const keyDigest = digest(key);
     byDigest.set(keyDigest.toString('hex'), { digest: keyDigest, caller: Object.freeze({ ...caller }) });

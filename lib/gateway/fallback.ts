@@ -20,11 +20,7 @@ export function secretsOf(upstream: Upstream): Array<string | undefined> {
  * a caller error (4xx), or a client that went away. An `attempt` makes one upstream call that
  * starts work (create, generate, forward), so the last failure tells whether work began.
  */
-export async function withFallback<T>(
-  upstreams: readonly Upstream[],
-  options: ResolvedOptions,
-  attempt: (upstream: Upstream) => Promise<T>,
-): Promise<T> {
+export async function withFallback<T>(upstreams: readonly Upstream[], options: ResolvedOptions, attempt: (upstream: Upstream) => Promise<T>): Promise<T> {
   for (let index = 0; ; index += 1) {
     const upstream = upstreams[index]!;
     try {

@@ -96,7 +96,7 @@ function requestedCount(n: unknown): number {
  * An OpenAI-compatible answer with at most `allowed` entries in `data`; the body is re-serialized
  * only when the upstream returned more (otherwise it goes out byte for byte, as a passthrough).
  */
-export function capPassthroughImages(body: Buffer, contentType: string, allowed: number): { body: Buffer; images: number; upstreamImages: number } {
+function capPassthroughImages(body: Buffer, contentType: string, allowed: number): { body: Buffer; images: number; upstreamImages: number } {
   if (!contentType.includes('json')) return { body, images: 0, upstreamImages: 0 };
   let parsed: unknown;
   try {

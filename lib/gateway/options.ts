@@ -102,13 +102,12 @@ export const DEFAULT_CALLBACKS: Readonly<Omit<ResolvedCallbacks, 'signingSecret'
   retryMaxMs: 300_000,
   pollIntervalsMs: Object.freeze([60_000, 45_000, 30_000, 20_000, 15_000]),
   maxFollowMs: 48 * 3600_000,
-  blockedHosts: Object.freeze([]) as readonly string[],
-  allowedHosts: Object.freeze([]) as readonly string[],
+  blockedHosts: Object.freeze([]),
+  allowedHosts: Object.freeze([]),
 });
 
-
 /** What `compressedBodies: true` means. */
-export const DEFAULT_COMPRESSED_BODIES: Readonly<Required<CompressedBodiesOptions>> = Object.freeze({
+const DEFAULT_COMPRESSED_BODIES: Readonly<Required<CompressedBodiesOptions>> = Object.freeze({
   maxDecodedBytes: 1024 * 1024,
   maxRatio: 20,
 });
@@ -240,7 +239,8 @@ function resolveCallbacks(callbacks: CallbackOptions | undefined): ResolvedCallb
     resolved[key] = value;
   }
   if (callbacks.allowLocal !== undefined) {
-    if (typeof callbacks.allowLocal !== 'boolean') throw new GatewayConfigError('callbacks_value', 'callbacks.allowLocal must be a boolean.', 'callbacks: { allowLocal: true } (development and tests only)');
+    if (typeof callbacks.allowLocal !== 'boolean')
+      throw new GatewayConfigError('callbacks_value', 'callbacks.allowLocal must be a boolean.', 'callbacks: { allowLocal: true } (development and tests only)');
     resolved.allowLocal = callbacks.allowLocal;
   }
   if (callbacks.pollIntervalsMs !== undefined) {
@@ -248,7 +248,7 @@ function resolveCallbacks(callbacks: CallbackOptions | undefined): ResolvedCallb
     if (!Array.isArray(intervals) || intervals.length === 0 || intervals.some((ms) => !Number.isSafeInteger(ms) || ms <= 0)) {
       throw new GatewayConfigError('callbacks_value', 'callbacks.pollIntervalsMs must be a non-empty list of positive integers (ms).', example);
     }
-    resolved.pollIntervalsMs = Object.freeze([...intervals]);
+    resolved.pollIntervalsMs = Object.freeze([...(intervals as readonly number[])]);
   }
   for (const key of ['blockedHosts', 'allowedHosts'] as const) {
     if (callbacks[key] !== undefined) resolved[key] = resolveHostList(callbacks[key], key);
@@ -270,7 +270,10 @@ function resolveCallbacks(callbacks: CallbackOptions | undefined): ResolvedCallb
  * and its subdomains. Bare names only: a scheme, port, path or wildcard would silently match nothing.
  */
 function resolveHostList(value: unknown, key: 'blockedHosts' | 'allowedHosts'): readonly string[] {
-  const example = key === 'blockedHosts' ? "callbacks: { blockedHosts: ['hooks.example-tunnel.net'] } (covers its subdomains too)" : "callbacks: { allowedHosts: ['acme.ngrok.app'] } (your own reserved tunnel domain)";
+  const example =
+    key === 'blockedHosts'
+      ? "callbacks: { blockedHosts: ['hooks.example-tunnel.net'] } (covers its subdomains too)"
+      : "callbacks: { allowedHosts: ['acme.ngrok.app'] } (your own reserved tunnel domain)";
   if (!Array.isArray(value)) throw new GatewayConfigError('callbacks_value', `callbacks.${key} must be a list of host names.`, example);
   return Object.freeze(
     value.map((entry: unknown) => {
@@ -284,7 +287,11 @@ function resolveHostList(value: unknown, key: 'blockedHosts' | 'allowedHosts'): 
         }
       }
       if (!host || !host.includes('.')) {
-        throw new GatewayConfigError('callbacks_value', `callbacks.${key} entries must be bare host names like 'hooks.example.net' (no scheme, port, path or '*'), got ${JSON.stringify(entry)}.`, example);
+        throw new GatewayConfigError(
+          'callbacks_value',
+          `callbacks.${key} entries must be bare host names like 'hooks.example.net' (no scheme, port, path or '*'), got ${JSON.stringify(entry)}.`,
+          example,
+        );
       }
       return host;
     }),

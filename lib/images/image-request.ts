@@ -47,10 +47,7 @@ export function readImageGenerationRequest(body: Json, family: ImageModelFamily,
   const texts = content.filter((item): item is { text: string } => 'text' in item);
   const images = content.filter((item): item is { image: string } => 'image' in item);
   if (texts.length !== 1) {
-    throw GatewayError.invalidRequest(
-      `input.messages[0].content must hold exactly one 'text' item (the prompt), found ${texts.length}`,
-      'input.messages[0].content',
-    );
+    throw GatewayError.invalidRequest(`input.messages[0].content must hold exactly one 'text' item (the prompt), found ${texts.length}`, 'input.messages[0].content');
   }
   if (texts[0]!.text.trim() === '') {
     // the compatibility path: the caller sent a top-level prompt, so name that field
@@ -88,17 +85,14 @@ function rejectLegacyShapes(body: Json): void {
   if (isObject(input) && ('prompt' in input || 'negative_prompt' in input)) {
     // contract §2.1 / §9: the legacy structure is not supported for the current image models
     throw GatewayError.invalidRequest(
-      "input.prompt and input.negative_prompt are the legacy structure and are not supported: put the prompt in input.messages[].content[] as { \"text\": ... } and negative_prompt in parameters",
+      'input.prompt and input.negative_prompt are the legacy structure and are not supported: put the prompt in input.messages[].content[] as { "text": ... } and negative_prompt in parameters',
       isObject(input) && 'prompt' in input ? 'input.prompt' : 'input.negative_prompt',
     );
   }
   const parameters = body.parameters;
   if (isObject(parameters) && typeof parameters.size === 'string' && /^\d+x\d+$/i.test(parameters.size.trim())) {
     const fixed = parameters.size.trim().replace(/x/i, '*');
-    throw GatewayError.invalidRequest(
-      `parameters.size must use '*' between width and height: '${fixed}', not '${parameters.size.trim()}' (spec §2.3)`,
-      'parameters.size',
-    );
+    throw GatewayError.invalidRequest(`parameters.size must use '*' between width and height: '${fixed}', not '${parameters.size.trim()}' (spec §2.3)`, 'parameters.size');
   }
 }
 
@@ -136,10 +130,7 @@ function checkImageValue(value: string, path: string, rules: ImageRequestRules):
     const check = checkImageDataUrl(value, rules.limits.dataUrlBytes);
     if (check.ok) return value;
     if (check.reason === 'too_large') {
-      throw GatewayError.tooLarge(
-        `${path} is a Data URL of ${check.bytes} bytes; the limit is ${rules.limits.dataUrlBytes} bytes. Use a public URL for large images (spec §8)`,
-        path,
-      );
+      throw GatewayError.tooLarge(`${path} is a Data URL of ${check.bytes} bytes; the limit is ${rules.limits.dataUrlBytes} bytes. Use a public URL for large images (spec §8)`, path);
     }
     const why = {
       not_image: "must be an image Data URL: 'data:image/<type>;base64,<data>'",

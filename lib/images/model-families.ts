@@ -26,9 +26,7 @@ export function compileImageModelTable(families: readonly ImageModelFamily[]): I
     find(model: string): ImageModelFamily | undefined {
       if (cache.has(model)) return cache.get(model);
       // first match in table order wins, as a reader of the table would expect
-      const found = frozen.find((family) =>
-        family.pattern.endsWith('*') ? model.startsWith(family.pattern.slice(0, -1)) : model === family.pattern,
-      );
+      const found = frozen.find((family) => (family.pattern.endsWith('*') ? model.startsWith(family.pattern.slice(0, -1)) : model === family.pattern));
       // bounded: arbitrary caller-chosen model names must not grow the cache without end
       if (cache.size < 1024) cache.set(model, found);
       return found;

@@ -9,7 +9,7 @@ import type { Provider } from './provider.js';
 import { upstreamUrl } from './upstream-url.js';
 import { volcengineAssets } from './volcengine-assets.js';
 
-export const ARK_TASKS_PATH = '/contents/generations/tasks';
+const ARK_TASKS_PATH = '/contents/generations/tasks';
 
 /**
  * The create body Ark receives: the caller's fields (Ark adds fields; they pass), model renamed, and
@@ -37,7 +37,7 @@ export function toCallerTask(body: unknown, gatewayId: string, model: string): R
   return task;
 }
 
-export async function createArkTask(call: CallContext, body: Record<string, unknown>, upstream: Upstream, upstreamModel: string): Promise<string> {
+async function createArkTask(call: CallContext, body: Record<string, unknown>, upstream: Upstream, upstreamModel: string): Promise<string> {
   const response = await call.http.request({
     provider: 'ark',
     method: 'POST',
@@ -54,7 +54,7 @@ export async function createArkTask(call: CallContext, body: Record<string, unkn
 }
 
 /** GET one task. An Ark 404 means the task is gone (deleted, or past its retention): 404 for the caller. */
-export async function getArkTask(call: CallContext, upstream: Upstream, upstreamTaskId: string): Promise<unknown> {
+async function getArkTask(call: CallContext, upstream: Upstream, upstreamTaskId: string): Promise<unknown> {
   const response = await call.http.request({
     provider: 'ark',
     method: 'GET',

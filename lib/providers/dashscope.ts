@@ -81,11 +81,7 @@ export function normalizeDashscopeError(status: number, body: unknown, headerReq
 }
 
 /** Calls DashScope for one image request and answers in the contract §2.4 shape (URLs; b64 filled later). */
-export async function generateDashscopeImage(
-  call: CallContext,
-  request: ImageGenerationRequest,
-  upstream: Upstream,
-): Promise<ImageGenerationResponse> {
+async function generateDashscopeImage(call: CallContext, request: ImageGenerationRequest, upstream: Upstream): Promise<ImageGenerationResponse> {
   // uploaded files are encoded into the JSON as it is sent, not built into one string first
   const payload = encodeJsonWithUploads(translateImageRequest(request, upstream.model ?? request.model));
   const response = await call.http.request({

@@ -25,7 +25,7 @@ export function translateOpenAIRequest(body: Record<string, unknown>, upstreamMo
 /** upstreams §4.5 `{ error: { message, type, param, code } }` (Ark uses the same envelope, §2.8). */
 export function normalizeOpenAIError(status: number, body: unknown, headerRequestId?: string, provider = 'openai'): GatewayError {
   const error = isObject(body) && isObject(body.error) ? body.error : undefined;
-  const code = error ? stringOr(error.code) ?? stringOr(error.type) : undefined;
+  const code = error ? (stringOr(error.code) ?? stringOr(error.type)) : undefined;
   return GatewayError.fromUpstream({
     provider,
     status,
@@ -51,7 +51,12 @@ async function forwardMultipart(rule: OpenAICompatibleUrlRule, call: CallContext
 
 async function sendPassthrough(
   rule: OpenAICompatibleUrlRule,
-  call: CallContext, path: string, upstream: Upstream, headers: Record<string, string>, body: string | FormData): Promise<PassthroughResponse> {
+  call: CallContext,
+  path: string,
+  upstream: Upstream,
+  headers: Record<string, string>,
+  body: string | FormData,
+): Promise<PassthroughResponse> {
   const response = await call.http.request({
     provider: upstream.provider,
     method: 'POST',
@@ -90,7 +95,7 @@ async function openStream(rule: OpenAICompatibleUrlRule, call: CallContext, path
 }
 
 /** The URL of an endpoint of the compatible API: the rule's base rewrite, then its prefix for a bare origin. */
-export function compatibleUrl(rule: OpenAICompatibleUrlRule, baseURL: string, path: string): string {
+function compatibleUrl(rule: OpenAICompatibleUrlRule, baseURL: string, path: string): string {
   return upstreamUrl(rule.base ? rule.base(baseURL) : baseURL, rule.prefix, path);
 }
 

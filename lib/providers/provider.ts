@@ -21,7 +21,7 @@ export interface PassthroughResponse {
 export type OpenedStream = Extract<UpstreamStream, { ok: true }>;
 
 /** Native image generation answered in the gateway's own contract §2.4 shape (URLs; b64 filled later). */
-export interface ImageCapability {
+interface ImageCapability {
   generate(call: CallContext, request: ImageGenerationRequest, upstream: Upstream): Promise<ImageGenerationResponse>;
 }
 
@@ -38,7 +38,7 @@ export interface PassthroughCapability {
 }
 
 /** Asynchronous generation tasks (contract §2.6, §3): create upstream, read one back for the caller. */
-export interface TaskCapability {
+interface TaskCapability {
   /** Creates the task upstream and answers the upstream's task id. */
   create(call: CallContext, body: Record<string, unknown>, upstream: Upstream, upstreamModel: string): Promise<string>;
   /** The upstream's task object; a task the upstream no longer knows is a 404 GatewayError. */

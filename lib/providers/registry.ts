@@ -33,7 +33,9 @@ export function capabilityOf<C extends Capability>(upstream: Upstream, capabilit
 export function requireCapability<C extends Capability>(upstream: Upstream, capability: C, route: RouteName, logger: Logger): NonNullable<Provider[C]> {
   const found = capabilityOf(upstream, capability);
   if (found) return found;
-  const serving = providersWith(capability).map((name) => `'${name}'`).join(', ');
+  const serving = providersWith(capability)
+    .map((name) => `'${name}'`)
+    .join(', ');
   logger.error({ route, provider: String(upstream.provider) }, `resolveUpstream returned provider '${String(upstream.provider)}' for route ${route}; only ${serving} serves it`);
   throw GatewayError.internal();
 }

@@ -10,10 +10,10 @@ import { signVolcengineRequest, volcengineQueryString } from '../transport/volce
 import type { AssetCapability, CreatedAsset } from './provider.js';
 
 const PROVIDER = 'volcengine';
-export const VOLCENGINE_ASSETS_VERSION = '2024-01-01';
+const VOLCENGINE_ASSETS_VERSION = '2024-01-01';
 /** upstreams §2.6: the OpenAPI service name and the default region of the asset library. */
-export const VOLCENGINE_ASSETS_SERVICE = 'ark';
-export const VOLCENGINE_DEFAULT_REGION = 'cn-beijing';
+const VOLCENGINE_ASSETS_SERVICE = 'ark';
+const VOLCENGINE_DEFAULT_REGION = 'cn-beijing';
 
 /** Headers the signer or the HTTP client own; an operator's `upstream.headers` may not set them. */
 const RESERVED_HEADERS = new Set(['host', 'content-type', 'content-length', 'authorization', 'x-date', 'x-content-sha256']);
@@ -42,7 +42,7 @@ export function readCreateAssetResponse(status: number, body: unknown, headerReq
 }
 
 /** §2.6 envelope `ResponseMetadata.Error {Code, Message}`, or only a status when the body is not one. */
-export function normalizeVolcengineError(status: number, body: unknown, headerRequestId?: string): GatewayError {
+function normalizeVolcengineError(status: number, body: unknown, headerRequestId?: string): GatewayError {
   const metadata = isObject(body) && isObject(body.ResponseMetadata) ? body.ResponseMetadata : undefined;
   const error = isObject(metadata?.Error) ? metadata.Error : undefined;
   const code = stringOr(error?.Code);
@@ -57,11 +57,7 @@ export function normalizeVolcengineError(status: number, body: unknown, headerRe
 }
 
 /** Creates one asset in the Volcengine asset library; `upstream` carries the OpenAPI host and AK/SK. */
-export async function createVolcengineAsset(
-  call: CallContext,
-  body: Record<string, unknown>,
-  upstream: Upstream,
-): Promise<CreateAssetResult> {
+export async function createVolcengineAsset(call: CallContext, body: Record<string, unknown>, upstream: Upstream): Promise<CreateAssetResult> {
   const { accessKeyId, secretAccessKey } = upstream;
   // the operator's configuration, not the caller's request: a plain 500, nothing sent upstream
   if (!accessKeyId || !secretAccessKey) throw GatewayError.internal();

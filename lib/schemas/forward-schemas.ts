@@ -73,7 +73,10 @@ export const nativeImageSchema: ObjectSchema<NativeImageFields> = {
     model: { type: 'string', minLength: 1 },
     prompt: { type: 'string', minLength: 1 },
     image: {
-      anyOf: [{ type: 'string', minLength: 1 }, { type: 'array', minItems: 1, maxItems: 14, items: { type: 'string', minLength: 1 } }],
+      anyOf: [
+        { type: 'string', minLength: 1 },
+        { type: 'array', minItems: 1, maxItems: 14, items: { type: 'string', minLength: 1 } },
+      ],
       message: 'must be an image URL or Data URL, or a list of 1 to 14 of them',
     },
     response_format: { enum: ['url', 'b64_json'] },

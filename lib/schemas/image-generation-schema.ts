@@ -5,7 +5,7 @@
 import type { ObjectSchema, OtherFields } from './object-schema.js';
 
 /** Exactly one of the two: the schema refuses an item with both, neither or any other field. */
-export type ImageContentItem = { text: string } | { image: string };
+type ImageContentItem = { text: string } | { image: string };
 
 export interface ImageGenerationFields {
   model: string;

@@ -51,7 +51,10 @@ export function createSchemaCompiler(): SchemaCompiler {
 
 /** `/input/messages/0/content/1` -> `input.messages[0].content[1]`. */
 export function fieldPath(instancePath: string, child?: string): string {
-  const parts = instancePath.split('/').slice(1).map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = instancePath
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (child !== undefined) parts.push(child);
   let path = '';
   for (const part of parts) path += /^\d+$/.test(part) ? `[${part}]` : path === '' ? part : `.${part}`;

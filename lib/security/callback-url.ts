@@ -31,28 +31,47 @@ const MAX_LENGTH = 2048;
  */
 export const TEMPORARY_PROXY_HOSTS: readonly string[] = Object.freeze([
   // tunnels
-  'ngrok.io', 'ngrok.app', 'ngrok.dev', 'ngrok-free.app', 'ngrok-free.dev', 'ngrok.pizza', // ngrok
+  'ngrok.io',
+  'ngrok.app',
+  'ngrok.dev',
+  'ngrok-free.app',
+  'ngrok-free.dev',
+  'ngrok.pizza', // ngrok
   'trycloudflare.com', // Cloudflare quick tunnels (cloudflared tunnel --url)
-  'loca.lt', 'localtunnel.me', // localtunnel
-  'serveo.net', 'serveousercontent.com', // serveo
-  'localhost.run', 'lhr.life', 'lhr.rocks', // localhost.run
+  'loca.lt',
+  'localtunnel.me', // localtunnel
+  'serveo.net',
+  'serveousercontent.com', // serveo
+  'localhost.run',
+  'lhr.life',
+  'lhr.rocks', // localhost.run
   'pagekite.me', // PageKite
-  'telebit.io', 'telebit.cloud', // Telebit
-  'tunnelmole.net', 'tunnelmole.com', // Tunnelmole
-  'pinggy.io', 'pinggy.link', 'pinggy.online', 'pinggy.net', // Pinggy
+  'telebit.io',
+  'telebit.cloud', // Telebit
+  'tunnelmole.net',
+  'tunnelmole.com', // Tunnelmole
+  'pinggy.io',
+  'pinggy.link',
+  'pinggy.online',
+  'pinggy.net', // Pinggy
   'bore.pub', // bore
-  'expose.dev', 'sharedwithexpose.com', // Expose (Beyond Code)
-  'loclx.io', 'localxpose.io', // LocalXpose
+  'expose.dev',
+  'sharedwithexpose.com', // Expose (Beyond Code)
+  'loclx.io',
+  'localxpose.io', // LocalXpose
   'zrok.io', // zrok public shares
   'devtunnels.ms', // Microsoft dev tunnels (VS Code port forwarding)
   'app.github.dev', // GitHub Codespaces forwarded ports
   'loophole.site', // Loophole
   'tunnelto.dev', // tunnelto
   'localtonet.com', // Localtonet
-  'jprq.io', 'jprq.site', 'jprq.live', // jprq
+  'jprq.io',
+  'jprq.site',
+  'jprq.live', // jprq
   'pktriot.net', // Packetriot
   'openport.io', // Openport
-  'portmap.io', 'portmap.host', // Portmap.io
+  'portmap.io',
+  'portmap.host', // Portmap.io
   'srv.us', // srv.us (ssh -R tunnels)
   'tunnel.pyjam.as', // pyjam.as WireGuard tunnels (pyjam.as itself is their site)
   'tuns.sh', // pico.sh tunnels
@@ -61,27 +80,38 @@ export const TEMPORARY_PROXY_HOSTS: readonly string[] = Object.freeze([
   // request bins and webhook inspectors
   'webhook.site',
   'm.pipedream.net', // Pipedream RequestBin endpoints (pipedream.net itself is their site)
-  'requestbin.com', 'requestbin.net',
+  'requestbin.com',
+  'requestbin.net',
   'requestcatcher.com',
   'requestinspector.com',
   'requestrepo.com',
   'beeceptor.com',
-  'hookbin.com', 'hookb.in', // Hookbin (hookb.in carried the endpoints)
+  'hookbin.com',
+  'hookb.in', // Hookbin (hookb.in carried the endpoints)
   'smee.io', // smee.io webhook relay to a local machine
   'putsreq.com',
   'postb.in', // PostBin
-  'ptsv2.com', 'ptsv3.com', // Post Test Server
-  'mockbin.org', 'mockbin.io',
+  'ptsv2.com',
+  'ptsv3.com', // Post Test Server
+  'mockbin.org',
+  'mockbin.io',
   'webhook.cool',
   'typedwebhook.tools',
   // out-of-band interaction catchers (interactsh, Burp Collaborator): exfiltration endpoints
-  'interact.sh', 'oast.fun', 'oast.live', 'oast.me', 'oast.online', 'oast.pro', 'oast.site',
-  'oastify.com', 'burpcollaborator.net',
-  'ceye.io', 'dnslog.cn', // CEYE and DNSLog, the same kind
+  'interact.sh',
+  'oast.fun',
+  'oast.live',
+  'oast.me',
+  'oast.online',
+  'oast.pro',
+  'oast.site',
+  'oastify.com',
+  'burpcollaborator.net',
+  'ceye.io',
+  'dnslog.cn', // CEYE and DNSLog, the same kind
 ]);
 
-const PROXY_REASON =
-  'names a temporary public proxy (a tunnel or request-bin service such as ngrok, Cloudflare quick tunnels or webhook.site); spec §6.3: use your own server-side HTTPS address';
+const PROXY_REASON = 'names a temporary public proxy (a tunnel or request-bin service such as ngrok, Cloudflare quick tunnels or webhook.site); spec §6.3: use your own server-side HTTPS address';
 
 const NOT_HTTPS = 'must be an https URL (spec §6: a server-side HTTPS address)';
 
@@ -122,7 +152,7 @@ export function checkCallbackUrl(value: unknown, policy: CallbackUrlPolicy, call
  * lower case), so only trailing dots are left to strip: all of them, as `x.ngrok.io..` still
  * reaches x.ngrok.io through resolvers that drop empty labels.
  */
-export function isTemporaryProxy(hostname: string, policy: Pick<CallbackUrlPolicy, 'blockedHosts' | 'allowedHosts'>): boolean {
+function isTemporaryProxy(hostname: string, policy: Pick<CallbackUrlPolicy, 'blockedHosts' | 'allowedHosts'>): boolean {
   const host = hostname.toLowerCase().replace(/\.+$/, '');
   const listed = TEMPORARY_PROXY_HOSTS.some((entry) => onOrUnder(host, entry)) || (policy.blockedHosts ?? []).some((entry) => onOrUnder(host, entry));
   return listed && !(policy.allowedHosts ?? []).some((entry) => onOrUnder(host, entry));

@@ -61,7 +61,7 @@ function withField<T>(object: T, key: string, change: (value: unknown) => unknow
   if (!isObject(object) || !Object.hasOwn(object, key) || object[key] === undefined) return object;
   const value = object[key];
   const next = change(value);
-  return next === value ? object : ({ ...object, [key]: next } as T);
+  return next === value ? object : { ...object, [key]: next };
 }
 
 /** The array with each item mapped: the same array when no item changed (and any non-array as is). */
@@ -70,7 +70,7 @@ function mapArray(value: unknown, change: (item: unknown, index: number) => unkn
   let copy: unknown[] | undefined;
   value.forEach((item: unknown, index) => {
     const next = change(item, index);
-    if (next !== item) (copy ??= [...value])[index] = next;
+    if (next !== item) (copy ??= [...(value as readonly unknown[])])[index] = next;
   });
   return copy ?? value;
 }

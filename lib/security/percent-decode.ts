@@ -6,7 +6,7 @@ const ESCAPE_RUN = /(?:%[0-9A-Fa-f]{2})+/g;
 const UTF8 = new TextDecoder('utf-8', { fatal: false });
 
 /** One layer: each run of `%XX` escapes decoded as UTF-8, invalid sequences as U+FFFD. */
-export function decodePercentOnce(text: string): string {
+function decodePercentOnce(text: string): string {
   if (!text.includes('%')) return text;
   return text.replace(ESCAPE_RUN, (run) => {
     const bytes = new Uint8Array(run.length / 3);

@@ -13,7 +13,10 @@ const NON_PUBLIC_SUFFIXES = ['.localhost', '.local', '.localdomain', '.internal'
 export function isNonPublicHost(hostname: string): boolean {
   // every trailing dot goes: `localhost..` must not pass as a public name (resolvers treat it as
   // `localhost` or fail), and a name of only dots ends up empty, which is no public host
-  const host = hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.+$/, '');
+  const host = hostname
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.+$/, '');
   if (host === '') return true;
   if (ipaddr.IPv6.isValid(host)) return !isPublicAddress(host);
   const canonical = canonicalIPv4(host);

@@ -14,12 +14,12 @@ export interface PublicUrlPolicy {
   allowPrivate: boolean;
 }
 
-export type PublicUrlProblem = 'not_url' | 'scheme' | 'too_long' | 'characters' | 'backslash' | 'credentials' | 'not_public';
+type PublicUrlProblem = 'not_url' | 'scheme' | 'too_long' | 'characters' | 'backslash' | 'credentials' | 'not_public';
 
 export type PublicUrlCheck = { ok: true; url: URL } | { ok: false; problem: PublicUrlProblem; scheme?: string };
 
 /** Signed object-storage URLs run long; anything past this is not a media link. */
-export const MAX_URL_LENGTH = 8192;
+const MAX_URL_LENGTH = 8192;
 
 // ASCII whitespace and C0/DEL controls, which WHATWG URL strips or percent-encodes silently
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
@@ -52,7 +52,7 @@ export interface UrlWording {
   notPublic: string;
 }
 
-export const MEDIA_URL_WORDING: UrlWording = {
+const MEDIA_URL_WORDING: UrlWording = {
   notHttp: () => 'must be a public http(s) URL',
   notPublic: 'names a loopback, private or link-local host; the URL must be publicly reachable',
 };

@@ -152,7 +152,7 @@ export function describeTaskStoreContract(test: ContractTestApi, name: string, m
       expect(await store.getTask(record.id)).toStrictEqual(updated);
     });
 
-    it('putAsset then getAsset returns an equal copy; unknown asset is undefined; the owner\'s put replaces', async () => {
+    it("putAsset then getAsset returns an equal copy; unknown asset is undefined; the owner's put replaces", async () => {
       const asset = { id: `asset-${randomUUID()}`, owner: 'tenant-a', createdAt: 1779348818123 };
       await store.putAsset(asset);
       const got = (await store.getAsset(asset.id))!;

@@ -12,10 +12,10 @@ export interface ContractMatchers {
   rejects: { toThrow(): Promise<void> | void };
 }
 
-/** `{ describe, it, expect, beforeEach }` from the host's test runner (vitest, jest, …). */
+/** `{ describe, it, expect, beforeEach }` from the host's test runner (vitest, jest, …): free functions. */
 export interface ContractTestApi {
-  describe(name: string, body: () => void): void;
-  it(name: string, body: () => Promise<void>): void;
-  expect(actual: unknown): ContractMatchers;
-  beforeEach(hook: () => Promise<void> | void): void;
+  describe: (name: string, body: () => void) => void;
+  it: (name: string, body: () => Promise<void>) => void;
+  expect: (actual: unknown) => ContractMatchers;
+  beforeEach: (hook: () => Promise<void> | void) => void;
 }

@@ -59,17 +59,16 @@ export type UpstreamStream =
     }
   | { ok: false; status: number; headers: Record<string, string | undefined>; body: Buffer };
 
-
 class DeadlineError extends Error {}
 
 interface Deadline {
   signal: AbortSignal;
-  expired(): boolean;
+  expired: () => boolean;
   /** Switches from a whole-request deadline to an idle limit of `ms`; `waiting` time does not count. */
-  idle(ms: number, waiting: () => boolean): void;
+  idle: (ms: number, waiting: () => boolean) => void;
   /** Records activity for the idle limit. */
-  touch(): void;
-  clear(): void;
+  touch: () => void;
+  clear: () => void;
 }
 
 /** The keep-alive pool per upstream origin (limits.upstreamSockets, limits.upstreamQueue). */
@@ -414,8 +413,7 @@ function flatHeaders(headers: IncomingHttpHeaders): Record<string, string | unde
  */
 function decoded(response: IncomingMessage): Readable & Pick<IncomingMessage, 'statusCode' | 'headers'> {
   const encoding = response.headers['content-encoding'];
-  const decoder =
-    encoding === 'gzip' || encoding === 'x-gzip' ? zlib.createGunzip() : encoding === 'deflate' ? zlib.createInflate() : encoding === 'br' ? zlib.createBrotliDecompress() : undefined;
+  const decoder = encoding === 'gzip' || encoding === 'x-gzip' ? zlib.createGunzip() : encoding === 'deflate' ? zlib.createInflate() : encoding === 'br' ? zlib.createBrotliDecompress() : undefined;
   if (!decoder) return response;
   const { 'content-encoding': _dropped, 'content-length': _length, ...headers } = response.headers;
   response.once('error', (error) => decoder.destroy(error));

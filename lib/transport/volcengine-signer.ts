@@ -92,7 +92,10 @@ export function volcengineQueryString(query: Record<string, string>): string {
 
 /** `yyyymmddThhmmssZ` in UTC; milliseconds are dropped. */
 function formatXDate(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '');
+  return date
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z')
+    .replace(/[-:]/g, '');
 }
 
 function canonicalPath(path: string): string {

@@ -24,10 +24,11 @@ beforeAll(async () => {
     resolveUpstream: ({ model, route }): Upstream | Upstream[] | null => {
       if (route === 'images.native') return { provider: 'ark', baseURL: `${llm.origin}/api/v3`, apiKey: OPERATOR_KEY, model: 'doubao-seedream-4-0-250828' };
       if (model === 'chat-small') return { provider: 'openai', baseURL: llm.baseURL, apiKey: OPERATOR_KEY, model: 'upstream-chat-small', timeoutMs: 1_000 };
-      if (model === 'chat-fallback') return [
-        { provider: 'openai', baseURL: llm.baseURL, apiKey: 'first' },
-        { provider: 'openai', baseURL: spare.baseURL, apiKey: 'second' },
-      ];
+      if (model === 'chat-fallback')
+        return [
+          { provider: 'openai', baseURL: llm.baseURL, apiKey: 'first' },
+          { provider: 'openai', baseURL: spare.baseURL, apiKey: 'second' },
+        ];
       if (model === 'qwen-plus') return { provider: 'dashscope', baseURL: `${llm.origin}/api/v1`, apiKey: OPERATOR_KEY };
       return null;
     },
@@ -56,7 +57,10 @@ function stream(path: string, body: unknown, onRequest?: (req: http.ClientReques
 
 describe('chat completions', () => {
   it('forwards with the model renamed and returns the upstream body as is', async () => {
-    const res = await request(gateway.app).post('/v1/chat/completions').set('Authorization', `Bearer ${KEY_A}`).send(chatBody({ temperature: 0.2, tools: [] }));
+    const res = await request(gateway.app)
+      .post('/v1/chat/completions')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send(chatBody({ temperature: 0.2, tools: [] }));
     expect(res.status).toBe(200);
     expect(res.body).toEqual(chatCompletion('upstream-chat-small', 'Hello there'));
     const [sent] = llm.apiRequests();
@@ -67,7 +71,10 @@ describe('chat completions', () => {
   });
 
   it('sends a DashScope upstream to its compatible-mode path', async () => {
-    const res = await request(gateway.app).post('/v1/chat/completions').set('Authorization', `Bearer ${KEY_A}`).send({ ...chatBody(), model: 'qwen-plus' });
+    const res = await request(gateway.app)
+      .post('/v1/chat/completions')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ ...chatBody(), model: 'qwen-plus' });
     expect(res.status).toBe(200);
     expect(llm.apiRequests()[0]?.path).toBe('/compatible-mode/v1/chat/completions');
   });
@@ -82,7 +89,10 @@ describe('chat completions', () => {
     ['stream not boolean', { ...chatBody(), stream: 'yes' }, 'stream must be a boolean, got string', 'stream'],
   ];
   it.each(invalid)('%s: 400, upstream not called', async (_name, body, message, param) => {
-    const res = await request(gateway.app).post('/v1/chat/completions').set('Authorization', `Bearer ${KEY_A}`).send(body as object);
+    const res = await request(gateway.app)
+      .post('/v1/chat/completions')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send(body as object);
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: { message, type: 'invalid_request_error', code: 'invalid_request_error', ...(param ? { param } : {}) } });
     expect(llm.requests).toHaveLength(0);
@@ -124,10 +134,17 @@ describe('chat completions', () => {
 
   it('answers an upstream error before the stream with the JSON error object', async () => {
     llm.next((_req, res) => sendJson(res, 429, { error: { message: 'Rate limit reached', type: 'requests', param: null, code: 'rate_limit_exceeded' } }, { 'x-request-id': 'llm-429' }));
-    const res = await request(gateway.app).post('/v1/chat/completions').set('Authorization', `Bearer ${KEY_A}`).send(chatBody({ stream: true }));
+    const res = await request(gateway.app)
+      .post('/v1/chat/completions')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send(chatBody({ stream: true }));
     expect(res.status).toBe(429);
     expect(res.body).toEqual({
-      error: { message: 'The upstream is rate limiting requests: Rate limit reached (openai code rate_limit_exceeded, request id llm-429). Retry later.', type: 'rate_limit_error', code: 'rate_limit_exceeded' },
+      error: {
+        message: 'The upstream is rate limiting requests: Rate limit reached (openai code rate_limit_exceeded, request id llm-429). Retry later.',
+        type: 'rate_limit_error',
+        code: 'rate_limit_exceeded',
+      },
     });
   });
 
@@ -173,7 +190,10 @@ describe('chat completions', () => {
 
   it('does not fall back on a 4xx the caller caused', async () => {
     llm.next((_req, res) => sendJson(res, 400, { error: { message: 'bad messages', type: 'invalid_request_error', param: 'messages', code: null } }));
-    const res = await request(gateway.app).post('/v1/chat/completions').set('Authorization', `Bearer ${KEY_A}`).send({ ...chatBody(), model: 'chat-fallback' });
+    const res = await request(gateway.app)
+      .post('/v1/chat/completions')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ ...chatBody(), model: 'chat-fallback' });
     expect(res.status).toBe(400);
     expect(spare.apiRequests()).toHaveLength(0);
   });
@@ -238,7 +258,11 @@ describe('native image generation (Ark, /api/v3/images/generations)', () => {
     const res = await request(gateway.app).post('/api/v3/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'seedream', prompt: 'x', size: '9K' });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({
-      error: { message: 'The upstream rejected the request: One or more parameters specified in the request are not valid. Request id: 0217 (ark code InvalidParameter)', type: 'invalid_request_error', code: 'invalid_request_error' },
+      error: {
+        message: 'The upstream rejected the request: One or more parameters specified in the request are not valid. Request id: 0217 (ark code InvalidParameter)',
+        type: 'invalid_request_error',
+        code: 'invalid_request_error',
+      },
     });
   });
 

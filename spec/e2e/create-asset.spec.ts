@@ -35,7 +35,7 @@ afterAll(async () => {
 const asset = { GroupId: 'group-20260320120601-hsw4s', URL: 'https://media.example.com/girl.png', AssetType: 'Image', Name: 'girl' };
 
 describe('CreateAsset', () => {
-  it('signs the upstream call, answers the envelope, and makes the asset the caller\'s', async () => {
+  it("signs the upstream call, answers the envelope, and makes the asset the caller's", async () => {
     const res = await request(gateway.app).post('/api/v3/open/CreateAsset').set('Authorization', `Bearer ${KEY_A}`).send(asset);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
@@ -48,7 +48,10 @@ describe('CreateAsset', () => {
     expect(sent?.json).toEqual(asset);
     expect(JSON.stringify(sent?.headers)).not.toContain('c2VjcmV0LXNlY3JldA==');
 
-    const content = [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: 'asset://asset-20260320120147-00001' }, role: 'reference_image' }];
+    const content = [
+      { type: 'text', text: 'x' },
+      { type: 'image_url', image_url: { url: 'asset://asset-20260320120147-00001' }, role: 'reference_image' },
+    ];
     const own = await request(gateway.app).post('/api/v3/contents/generations/tasks').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'seedance', content });
     const foreign = await request(gateway.app).post('/api/v3/contents/generations/tasks').set('Authorization', `Bearer ${KEY_B}`).send({ model: 'seedance', content });
     expect(own.status).toBe(200);

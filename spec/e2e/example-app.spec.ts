@@ -152,21 +152,13 @@ describe('examples/server.ts with its own simulated DashScope', () => {
   });
 
   it('a wrong key gets 401 with the error object', async () => {
-    const response = await request(example.app)
-      .post('/v1/images/generations')
-      .set('Authorization', 'Bearer sk-not-the-demo-key')
-      .send(textToImage('A lighthouse'))
-      .expect(401);
+    const response = await request(example.app).post('/v1/images/generations').set('Authorization', 'Bearer sk-not-the-demo-key').send(textToImage('A lighthouse')).expect(401);
     expect(response.body).toEqual({ error: { message: expect.any(String), type: 'authentication_error', code: 'invalid_api_key' } });
     expect(response.body.error.message).not.toContain('sk-not-the-demo-key');
   });
 
   it('a model that is not x-image-* gets 404', async () => {
-    const response = await request(example.app)
-      .post('/v1/images/generations')
-      .set('Authorization', auth)
-      .send({ model: 'dall-e-3', prompt: 'A lighthouse' })
-      .expect(404);
+    const response = await request(example.app).post('/v1/images/generations').set('Authorization', auth).send({ model: 'dall-e-3', prompt: 'A lighthouse' }).expect(404);
     expect(response.body).toEqual({
       error: { message: expect.stringContaining('dall-e-3'), type: 'invalid_request_error', code: 'model_not_found', param: 'model' },
     });
@@ -200,11 +192,7 @@ describe('examples/server.ts with an explicit dashscopeBaseURL', () => {
   it('uses that upstream and starts no simulation of its own', async () => {
     expect(example.simulated).toBe(false);
     expect(example.upstreamBaseURL).toBe(upstream.baseURL);
-    const response = await request(example.app)
-      .post('/v1/images/generations')
-      .set('Authorization', `Bearer ${example.demoKey}`)
-      .send(textToImage('A lighthouse'))
-      .expect(200);
+    const response = await request(example.app).post('/v1/images/generations').set('Authorization', `Bearer ${example.demoKey}`).send(textToImage('A lighthouse')).expect(200);
     expect(response.body.data[0].url.startsWith(upstream.baseURL.replace(/\/api\/v1$/, '/images/'))).toBe(true);
   });
 });
@@ -224,7 +212,11 @@ describe('examples/simulated-dashscope.ts speaks upstreams.md §1.3/§1.4', () =
 
   it('answers the captured success shape, with x-request-id equal to request_id', async () => {
     const origin = new URL(upstream.baseURL).origin;
-    const response = await request(origin).post(path).set('Authorization', 'Bearer anything').send({ ...body, parameters: { n: 2, size: '1664*928' } }).expect(200);
+    const response = await request(origin)
+      .post(path)
+      .set('Authorization', 'Bearer anything')
+      .send({ ...body, parameters: { n: 2, size: '1664*928' } })
+      .expect(200);
     const choice = { finish_reason: 'stop', message: { role: 'assistant', content: [{ image: expect.stringMatching(/\/images\/[0-9a-f-]{36}\.png$/) }] } };
     expect(response.body).toEqual({
       output: { choices: [choice, choice], task_metric: { TOTAL: 2, SUCCEEDED: 2, FAILED: 0 } },

@@ -23,8 +23,8 @@ function start(env: Record<string, string>): Started {
   const child = spawn(process.execPath, [TSX, 'examples/server.ts'], { cwd: ROOT, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return { child, output: () => ({ stdout, stderr }), exited };
 }
@@ -75,7 +75,10 @@ describe('npm start (examples/server.ts run directly)', () => {
     const started = start({ PORT: String(port) });
     children.push(started);
     expect(await started.exited).toBe(1);
-    const lines = started.output().stderr.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('DEPRECATED'));
+    const lines = started
+      .output()
+      .stderr.split('\n')
+      .filter((line) => line.trim() !== '' && !line.startsWith('DEPRECATED'));
     expect(lines).toEqual([`Port ${port} on 127.0.0.1 is already in use. Stop the other server, or pick another port: PORT=${port + 1} npm start`]);
   });
 

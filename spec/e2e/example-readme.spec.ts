@@ -58,7 +58,16 @@ describe('README.md curl commands against the example', () => {
     // text-to-image, variants, every route, the video flow, the video section
     expect(blocks.length).toBeGreaterThanOrEqual(5);
     const all = blocks.join('\n');
-    for (const route of ['/v1/images/generations', '/v1/images/edits', '/v1/chat/completions', '/v1/responses', '/v1/models', '/api/v3/images/generations', '/api/v3/open/CreateAsset', '/api/v3/contents/generations/tasks']) {
+    for (const route of [
+      '/v1/images/generations',
+      '/v1/images/edits',
+      '/v1/chat/completions',
+      '/v1/responses',
+      '/v1/models',
+      '/api/v3/images/generations',
+      '/api/v3/open/CreateAsset',
+      '/api/v3/contents/generations/tasks',
+    ]) {
       expect(all).toContain(route);
     }
   });

@@ -130,7 +130,10 @@ describe('the example with no vendor key simulates every upstream', () => {
     // the same call signed with a wrong secret, straight to the simulation: refused as upstream would
     const origin = example.upstreams.volcengine.baseURL;
     const body = JSON.stringify({ GroupId: 'g', URL: 'https://example.com/a.png', AssetType: 'Image' });
-    const xDate = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '');
+    const xDate = new Date()
+      .toISOString()
+      .replace(/\.\d{3}Z$/, 'Z')
+      .replace(/[-:]/g, '');
     const bodyHash = createHash('sha256').update(body).digest('hex');
     const forged = createHmac('sha256', 'not-the-secret').update(body).digest('hex');
     const refused = await fetch(`${origin}/?Action=CreateAsset&Version=2024-01-01`, {

@@ -54,7 +54,17 @@ const VALID: Readonly<Record<string, readonly Json[]>> = {
     { model: 'x-image-edit', prompt: 'placeholder', input: { messages: [{ role: 'user', content: [{ image: TINY_PNG_DATA_URL }, { text: 'make it night' }] }] } },
     { model: 'gpt-image-1', prompt: 'a lighthouse at dawn', size: '1024x1024', n: 1, quality: 'high' },
   ],
-  '/v1/chat/completions': [{ model: 'chat-model', messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hello' }], temperature: 0.2, max_tokens: 16 }],
+  '/v1/chat/completions': [
+    {
+      model: 'chat-model',
+      messages: [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'hello' },
+      ],
+      temperature: 0.2,
+      max_tokens: 16,
+    },
+  ],
   '/v1/responses': [
     { model: 'resp-model', input: 'hello', instructions: 'be brief' },
     { model: 'resp-model', input: [{ role: 'user', content: 'hello' }] },
@@ -99,7 +109,10 @@ function expectErrorObject(res: Pick<RawResponse, 'status' | 'headers' | 'text'>
   expect(Object.keys(body as object), context).toEqual(['error']);
   const error = (body as { error: Record<string, unknown> }).error;
   expect(typeof error, context).toBe('object');
-  expect(Object.keys(error).every((key) => ['message', 'type', 'code', 'param'].includes(key)), context).toBe(true);
+  expect(
+    Object.keys(error).every((key) => ['message', 'type', 'code', 'param'].includes(key)),
+    context,
+  ).toBe(true);
   expect(typeof error.message, context).toBe('string');
   expect(error.message, context).not.toBe('');
   expect(error.type, context).toMatch(/^[a-z_]+$/);
@@ -229,7 +242,18 @@ function mutatedValue(original: unknown): fc.Arbitrary<unknown> {
     const scheme = original.slice(0, original.indexOf('//') + 2);
     options.push(
       fc.string({ maxLength: 8 }).map((rest) => scheme + rest),
-      fc.constantFrom(`${scheme}`, `${scheme}[`, `${scheme}[::1`, `${scheme}%`, `${scheme} `, `${scheme}a b`, `${scheme}:80`, `${scheme}user:pw@host/a.png`, `${scheme}127.0.0.1/a.png`, `${scheme}[::1]/a.png`),
+      fc.constantFrom(
+        `${scheme}`,
+        `${scheme}[`,
+        `${scheme}[::1`,
+        `${scheme}%`,
+        `${scheme} `,
+        `${scheme}a b`,
+        `${scheme}:80`,
+        `${scheme}user:pw@host/a.png`,
+        `${scheme}127.0.0.1/a.png`,
+        `${scheme}[::1]/a.png`,
+      ),
     );
   }
   if (typeof original === 'string') {
@@ -250,9 +274,7 @@ function nearValidBody(valids: readonly Json[]): fc.Arbitrary<Json> {
   return fc.constantFrom(...valids).chain((valid) => {
     const paths = pathsOf(valid);
     const containers: Path[] = [[], ...paths.filter((path) => typeof getAt(valid, path) === 'object' && getAt(valid, path) !== null)];
-    const replace = fc
-      .constantFrom(...paths)
-      .chain((path) => mutatedValue(getAt(valid, path)).map((value) => editAt(valid, path, (container, key) => defineOwn(container, key, value))));
+    const replace = fc.constantFrom(...paths).chain((path) => mutatedValue(getAt(valid, path)).map((value) => editAt(valid, path, (container, key) => defineOwn(container, key, value))));
     const remove = fc.constantFrom(...paths).map((path) =>
       editAt(valid, path, (container, key) => {
         if (Array.isArray(container)) container.splice(Number(key), 1);
@@ -293,8 +315,51 @@ function arbitraryObjectText(route: string): fc.Arbitrary<string> {
 // multipart
 type Part = { kind: 'field'; name: string; value: string } | { kind: 'file'; name: string; bytes: Buffer; filename: string };
 
-const FIELD_NAMES = ['model', 'prompt', 'n', 'size', 'response_format', 'watermark', 'prompt_extend', 'negative_prompt', 'seed', 'quality', 'image', 'image[]', 'mask', 'model[]', 'model[a]', 'prompt[0]', '__proto__', '__proto__[polluted]', 'constructor[prototype][polluted]', 'a[b][c]', '[]', '[0]', 'image[__proto__]'];
-const FIELD_VALUES = ['x-image-edit', 'x-image-2.0', 'x-image-max', 'gpt-image-1', 'make it night', '1', '0', '-1', '7', '1e3', 'true', 'false', 'TRUE', '1024x1024', '1024*1024', 'b64_json', 'url', ''];
+const FIELD_NAMES = [
+  'model',
+  'prompt',
+  'n',
+  'size',
+  'response_format',
+  'watermark',
+  'prompt_extend',
+  'negative_prompt',
+  'seed',
+  'quality',
+  'image',
+  'image[]',
+  'mask',
+  'model[]',
+  'model[a]',
+  'prompt[0]',
+  '__proto__',
+  '__proto__[polluted]',
+  'constructor[prototype][polluted]',
+  'a[b][c]',
+  '[]',
+  '[0]',
+  'image[__proto__]',
+];
+const FIELD_VALUES = [
+  'x-image-edit',
+  'x-image-2.0',
+  'x-image-max',
+  'gpt-image-1',
+  'make it night',
+  '1',
+  '0',
+  '-1',
+  '7',
+  '1e3',
+  'true',
+  'false',
+  'TRUE',
+  '1024x1024',
+  '1024*1024',
+  'b64_json',
+  'url',
+  '',
+];
 const FILE_FIELDS = ['image', 'image[]', 'image[0]', 'image[1]', 'image[7]', 'image[99999999999999999999]', 'image[-1]', 'image[a]', 'mask', 'file', 'images', 'model', 'prompt'];
 const fieldPart: fc.Arbitrary<Part> = fc.record({
   kind: fc.constant('field' as const),
@@ -322,7 +387,15 @@ const field = (name: string, value: string): Part => ({ kind: 'field', name, val
 const file = (name: string, bytes: Buffer, filename = 'in.png'): Part => ({ kind: 'file', name, bytes, filename });
 const VALID_FORMS: readonly Part[][] = [
   [field('model', 'x-image-edit'), field('prompt', 'make it night'), file('image', TINY_PNG)],
-  [field('model', 'x-image-2.0'), field('prompt', 'merge them'), file('image[]', TINY_PNG, 'a.png'), file('image[]', TINY_JPEG, 'b.jpg'), field('size', '1024x1024'), field('n', '1'), field('watermark', 'false')],
+  [
+    field('model', 'x-image-2.0'),
+    field('prompt', 'merge them'),
+    file('image[]', TINY_PNG, 'a.png'),
+    file('image[]', TINY_JPEG, 'b.jpg'),
+    field('size', '1024x1024'),
+    field('n', '1'),
+    field('watermark', 'false'),
+  ],
   [field('model', 'gpt-image-1'), field('prompt', 'add a hat'), file('image', TINY_PNG), file('mask', TINY_PNG, 'mask.png'), field('size', '1024x1024')],
 ];
 
@@ -334,9 +407,9 @@ function nearValidForm(): fc.Arbitrary<Part[]> {
       fc.tuple(index, anyPart).map(([at, part]) => valid.map((old, i) => (i === at ? part : old))),
       fc.tuple(fc.nat({ max: valid.length }), anyPart).map(([at, part]) => [...valid.slice(0, at), part, ...valid.slice(at)]),
       index.map((at) => [...valid.slice(0, at + 1), valid[at]!, ...valid.slice(at + 1)]),
-      fc.tuple(index, fc.string({ maxLength: 20 }), hostileString).map(([at, text, hostile]) =>
-        valid.map((old, i) => (i === at && old.kind === 'field' ? { ...old, value: `${old.value}${text}${hostile}` } : old)),
-      ),
+      fc
+        .tuple(index, fc.string({ maxLength: 20 }), hostileString)
+        .map(([at, text, hostile]) => valid.map((old, i) => (i === at && old.kind === 'field' ? { ...old, value: `${old.value}${text}${hostile}` } : old))),
     );
   });
 }
@@ -418,7 +491,7 @@ async function postForm(parts: readonly Part[]): Promise<{ res: RawResponse; cal
   let req = request(server.url).post('/v1/images/edits').set('Authorization', `Bearer ${KEY_A}`);
   for (const part of parts) req = part.kind === 'field' ? req.field(part.name, part.value) : req.attach(part.name, part.bytes, part.filename);
   const res = await req;
-  return { res: { status: res.status, headers: res.headers as RawResponse['headers'], text: res.text, ms: 0 }, calls: upstreamCount() - before };
+  return { res: { status: res.status, headers: res.headers, text: res.text, ms: 0 }, calls: upstreamCount() - before };
 }
 
 describe('the fuzzed gateway answers valid requests on every route', () => {
@@ -603,22 +676,61 @@ describe('malformed percent-encoding in the task id', () => {
 describe('prototype pollution keys', () => {
   const POLLUTE = '{"polluted":"yes"}';
   const CONSTRUCTOR = `{"prototype":${POLLUTE}}`;
-  const imageBody = (inner: string) =>
-    `{"model":"x-image-2.0","prompt":"placeholder","input":{"messages":[{"role":"user","content":[{"text":"a cat"}]${inner}}]},"parameters":{"n":1}}`;
+  const imageBody = (inner: string) => `{"model":"x-image-2.0","prompt":"placeholder","input":{"messages":[{"role":"user","content":[{"text":"a cat"}]${inner}}]},"parameters":{"n":1}}`;
   // [name, path, raw JSON body, the fake that serves it]
   const cases: Array<[string, string, string, () => FakeUpstream]> = [
     ['images (DashScope): top level', '/v1/images/generations', `{"model":"x-image-2.0","prompt":"a cat","__proto__":${POLLUTE},"constructor":${CONSTRUCTOR},"prototype":${POLLUTE}}`, () => dashscope],
-    ['images (DashScope): in parameters', '/v1/images/generations', `{"model":"x-image-2.0","prompt":"a cat","parameters":{"n":1,"__proto__":${POLLUTE},"constructor":${CONSTRUCTOR}}}`, () => dashscope],
-    ['images (DashScope): in input', '/v1/images/generations', `{"model":"x-image-2.0","prompt":"p","input":{"__proto__":${POLLUTE},"constructor":${CONSTRUCTOR},"messages":[{"role":"user","content":[{"text":"a cat"}]}]}}`, () => dashscope],
+    [
+      'images (DashScope): in parameters',
+      '/v1/images/generations',
+      `{"model":"x-image-2.0","prompt":"a cat","parameters":{"n":1,"__proto__":${POLLUTE},"constructor":${CONSTRUCTOR}}}`,
+      () => dashscope,
+    ],
+    [
+      'images (DashScope): in input',
+      '/v1/images/generations',
+      `{"model":"x-image-2.0","prompt":"p","input":{"__proto__":${POLLUTE},"constructor":${CONSTRUCTOR},"messages":[{"role":"user","content":[{"text":"a cat"}]}]}}`,
+      () => dashscope,
+    ],
     ['images (DashScope): in a message', '/v1/images/generations', imageBody(`,"__proto__":${POLLUTE},"constructor":${CONSTRUCTOR}`), () => dashscope],
-    ['images (DashScope): in a content item', '/v1/images/generations', `{"model":"x-image-2.0","input":{"messages":[{"role":"user","content":[{"text":"a cat","__proto__":${POLLUTE}}]}]}}`, () => dashscope],
-    ['images (OpenAI): top level and nested', '/v1/images/generations', `{"model":"gpt-image-1","prompt":"a cat","__proto__":${POLLUTE},"constructor":${CONSTRUCTOR},"extra":{"__proto__":${POLLUTE}}}`, () => openai],
+    [
+      'images (DashScope): in a content item',
+      '/v1/images/generations',
+      `{"model":"x-image-2.0","input":{"messages":[{"role":"user","content":[{"text":"a cat","__proto__":${POLLUTE}}]}]}}`,
+      () => dashscope,
+    ],
+    [
+      'images (OpenAI): top level and nested',
+      '/v1/images/generations',
+      `{"model":"gpt-image-1","prompt":"a cat","__proto__":${POLLUTE},"constructor":${CONSTRUCTOR},"extra":{"__proto__":${POLLUTE}}}`,
+      () => openai,
+    ],
     ['chat: top level', '/v1/chat/completions', `{"model":"m","__proto__":${POLLUTE},"constructor":${CONSTRUCTOR},"messages":[{"role":"user","content":"hi"}]}`, () => llm],
-    ['chat: in messages', '/v1/chat/completions', `{"model":"m","messages":[{"role":"user","content":"hi","__proto__":${POLLUTE},"constructor":${CONSTRUCTOR}},{"__proto__":${POLLUTE},"role":"user","content":"again"}]}`, () => llm],
-    ['responses: top level and in input', '/v1/responses', `{"model":"m","__proto__":${POLLUTE},"input":[{"role":"user","content":"hi","__proto__":${POLLUTE},"constructor":${CONSTRUCTOR}}]}`, () => llm],
+    [
+      'chat: in messages',
+      '/v1/chat/completions',
+      `{"model":"m","messages":[{"role":"user","content":"hi","__proto__":${POLLUTE},"constructor":${CONSTRUCTOR}},{"__proto__":${POLLUTE},"role":"user","content":"again"}]}`,
+      () => llm,
+    ],
+    [
+      'responses: top level and in input',
+      '/v1/responses',
+      `{"model":"m","__proto__":${POLLUTE},"input":[{"role":"user","content":"hi","__proto__":${POLLUTE},"constructor":${CONSTRUCTOR}}]}`,
+      () => llm,
+    ],
     ['native images: top level', '/api/v3/images/generations', `{"model":"seedream","prompt":"a cat","__proto__":${POLLUTE},"constructor":${CONSTRUCTOR}}`, () => llm],
-    ['video tasks: top level and in content', TASKS, `{"model":"seedance","__proto__":${POLLUTE},"constructor":${CONSTRUCTOR},"content":[{"type":"text","text":"a cat","__proto__":${POLLUTE}},{"type":"image_url","image_url":{"url":"${PUBLIC_IMAGE_URL}","__proto__":${POLLUTE}},"constructor":${CONSTRUCTOR}}]}`, () => ark],
-    ['CreateAsset: top level', '/api/v3/open/CreateAsset', `{"GroupId":"g","URL":"https://media.example.com/a.png","AssetType":"Image","__proto__":${POLLUTE},"constructor":${CONSTRUCTOR}}`, () => openapi],
+    [
+      'video tasks: top level and in content',
+      TASKS,
+      `{"model":"seedance","__proto__":${POLLUTE},"constructor":${CONSTRUCTOR},"content":[{"type":"text","text":"a cat","__proto__":${POLLUTE}},{"type":"image_url","image_url":{"url":"${PUBLIC_IMAGE_URL}","__proto__":${POLLUTE}},"constructor":${CONSTRUCTOR}}]}`,
+      () => ark,
+    ],
+    [
+      'CreateAsset: top level',
+      '/api/v3/open/CreateAsset',
+      `{"GroupId":"g","URL":"https://media.example.com/a.png","AssetType":"Image","__proto__":${POLLUTE},"constructor":${CONSTRUCTOR}}`,
+      () => openapi,
+    ],
   ];
 
   /** Own `polluted` keys anywhere but inside a __proto__ / prototype object: fields that were inherited and then copied. */
@@ -705,7 +817,16 @@ describe('URL fields that match the schema pattern but do not parse', () => {
     const bodies: Array<[string, Json]> = [
       ['/v1/images/generations', { model: 'x-image-edit', input: { messages: [{ role: 'user', content: [{ image: url }, { text: 'x' }] }] } }],
       ['/api/v3/images/generations', { model: 'seedream', prompt: 'x', image: url }],
-      [TASKS, { model: 'seedance', content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url } }] }],
+      [
+        TASKS,
+        {
+          model: 'seedance',
+          content: [
+            { type: 'text', text: 'x' },
+            { type: 'image_url', image_url: { url } },
+          ],
+        },
+      ],
     ];
     for (const [path, payload] of bodies) {
       const text = JSON.stringify(payload);
@@ -729,7 +850,7 @@ describe('deeply nested JSON', () => {
     '/api/v3/open/CreateAsset': ['Tags'],
   };
   function validWithDeep(path: string, deep: string): string {
-    const body = structuredClone(VALID[path]![0]!) as Json;
+    const body = structuredClone<Json>(VALID[path]![0]!);
     const [first, ...rest] = FORWARDED_FIELD[path]!;
     let target = body;
     let key = first;
@@ -903,7 +1024,7 @@ describe('model names never shape the upstream URL', () => {
     ['Ark video tasks', TASKS, 'seedance', () => ark, TASKS],
   ];
   const bodyFor = (path: string, model: string): Json => {
-    const base = structuredClone(VALID[path]![path === '/v1/images/generations' && model.startsWith('gpt-') ? 2 : 0]!) as Json;
+    const base = structuredClone<Json>(VALID[path]![path === '/v1/images/generations' && model.startsWith('gpt-') ? 2 : 0]!);
     return { ...base, model };
   };
   const cases = routes.flatMap(([name, path, prefix, fake, upstreamPath]) => HOSTILE_SUFFIXES.map((suffix) => [name, JSON.stringify(suffix), path, `${prefix}${suffix}`, fake, upstreamPath] as const));
@@ -913,7 +1034,9 @@ describe('model names never shape the upstream URL', () => {
     const { res, calls } = await postJson(path, JSON.stringify(bodyFor(path, model)));
     checkAnswer(res, calls, model);
     expect(res.status, res.text).toBe(200);
-    const sent = fake().requests.slice(before).filter((r) => !r.path.startsWith('/results/'));
+    const sent = fake()
+      .requests.slice(before)
+      .filter((r) => !r.path.startsWith('/results/'));
     expect(sent).toHaveLength(1);
     expect(sent[0]!.path).toBe(upstreamPath);
     expect((sent[0]!.json as Json).model).toBe(model);
@@ -1033,7 +1156,10 @@ describe('keys never leak', () => {
   function echoingFailure(format: 'dashscope' | 'openai' | 'ark' | 'volcengine', status: 401 | 500): Responder {
     return (req: RecordedRequest, res: ServerResponse) => {
       const said = status === 401 ? `Incorrect API key provided: ${String(req.headers.authorization)}` : `internal error; the request headers were ${JSON.stringify(req.headers)}`;
-      const code = status === 401 ? { dashscope: 'InvalidApiKey', openai: 'invalid_api_key', ark: 'AuthenticationError', volcengine: 'SignatureDoesNotMatch' }[format] : { dashscope: 'InternalError', openai: 'server_error', ark: 'InternalServiceError', volcengine: 'InternalError' }[format];
+      const code =
+        status === 401
+          ? { dashscope: 'InvalidApiKey', openai: 'invalid_api_key', ark: 'AuthenticationError', volcengine: 'SignatureDoesNotMatch' }[format]
+          : { dashscope: 'InternalError', openai: 'server_error', ark: 'InternalServiceError', volcengine: 'InternalError' }[format];
       if (format === 'dashscope') sendJson(res, status, { request_id: 'ds-echo', code, message: said });
       else if (format === 'volcengine') sendJson(res, status, { ResponseMetadata: { RequestId: 'v-echo', Error: { Code: code, Message: said } } });
       else sendJson(res, status, { error: { message: said, type: status === 401 ? 'invalid_request_error' : 'server_error', param: null, code } });
@@ -1067,17 +1193,29 @@ describe('keys never leak', () => {
       let req = request(leakServer.url).post('/v1/images/edits').set('Authorization', `Bearer ${key}`).set('x-scenario', scenario).field('model', model).field('prompt', 'make it night');
       req = bad ? req.attach('image', Buffer.from('not an image'), 'a.png') : req.attach('image', TINY_PNG, 'a.png');
       const res = await req;
-      return { status: res.status, headers: res.headers as RawResponse['headers'], text: res.text, ms: 0 };
+      return { status: res.status, headers: res.headers, text: res.text, ms: 0 };
     },
   });
   const task = VALID[TASKS]![0]!;
   const KITS: Record<string, Kit> = {
-    'images.generations (DashScope, b64_json)': jsonKit('/v1/images/generations', { model: 'x-image-2.0', prompt: 'a cat', response_format: 'b64_json' }, { model: 'x-image-2.0', parameters: { size: '1024x1024' } }, () => ds2, 'dashscope'),
+    'images.generations (DashScope, b64_json)': jsonKit(
+      '/v1/images/generations',
+      { model: 'x-image-2.0', prompt: 'a cat', response_format: 'b64_json' },
+      { model: 'x-image-2.0', parameters: { size: '1024x1024' } },
+      () => ds2,
+      'dashscope',
+    ),
     'images.generations (OpenAI)': jsonKit('/v1/images/generations', { model: 'gpt-image-1', prompt: 'a cat' }, { model: 42 }, () => oa2, 'openai'),
     'images.edits (DashScope)': formKit('x-image-edit', () => ds2, 'dashscope'),
     'images.edits (OpenAI)': formKit('gpt-image-1', () => oa2, 'openai'),
     'chat.completions': jsonKit('/v1/chat/completions', { model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { model: 'm', messages: 'hi' }, () => llm2, 'openai'),
-    'chat.completions (stream)': jsonKit('/v1/chat/completions', { model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] }, { model: 'm', stream: 'yes', messages: [] }, () => llm2, 'openai'),
+    'chat.completions (stream)': jsonKit(
+      '/v1/chat/completions',
+      { model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] },
+      { model: 'm', stream: 'yes', messages: [] },
+      () => llm2,
+      'openai',
+    ),
     responses: jsonKit('/v1/responses', { model: 'm', input: 'hi' }, { model: 'm', input: 7 }, () => llm2, 'openai'),
     'responses (stream)': jsonKit('/v1/responses', { model: 'm', input: 'hi', stream: true }, { model: 'm', input: 'hi', stream: 1 }, () => llm2, 'openai'),
     'images.native': jsonKit('/api/v3/images/generations', { model: 'seedream', prompt: 'a cat' }, { model: 'seedream', prompt: '' }, () => llm2, 'ark'),
@@ -1102,7 +1240,13 @@ describe('keys never leak', () => {
         return leakClient.send({ method: 'GET', path: `${TASKS}/${(JSON.parse(created.text) as { id: string }).id}`, headers: { authorization: `Bearer ${KEY_B}`, 'x-scenario': scenario } });
       },
     },
-    assets: jsonKit('/api/v3/open/CreateAsset', { GroupId: 'g', URL: 'https://media.example.com/a.png', AssetType: 'Image' }, { GroupId: 'g', URL: 'ftp://x', AssetType: 'Image' }, () => openapi2, 'volcengine'),
+    assets: jsonKit(
+      '/api/v3/open/CreateAsset',
+      { GroupId: 'g', URL: 'https://media.example.com/a.png', AssetType: 'Image' },
+      { GroupId: 'g', URL: 'ftp://x', AssetType: 'Image' },
+      () => openapi2,
+      'volcengine',
+    ),
   };
 
   interface Situation {
@@ -1176,11 +1320,15 @@ describe('keys never leak', () => {
     receiver.failFirst = 2;
     const logStart = logs.length;
     const usageStart = leak.usage.length;
-    const res = await leakClient.send({ path: TASKS, body: JSON.stringify({ ...task, callback_url: receiver.url }), headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' } });
+    const res = await leakClient.send({
+      path: TASKS,
+      body: JSON.stringify({ ...task, callback_url: receiver.url }),
+      headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' },
+    });
     expect(res.status, res.text).toBe(200);
     // a retried state the task has since passed is dropped (task-state-order.ts); the terminal one always arrives
     const terminal = () => receiver.deliveries.some((delivery) => delivery.status < 300 && (JSON.parse(delivery.body) as { status: string }).status === 'succeeded');
-    for (const deadline = Date.now() + 10_000; !terminal() && Date.now() < deadline; ) await settle(20);
+    for (const deadline = Date.now() + 10_000; !terminal() && Date.now() < deadline;) await settle(20);
     expect(terminal()).toBe(true);
     expect(receiver.deliveries.filter((delivery) => delivery.status === 500)).toHaveLength(2);
     await settle(100);
@@ -1197,7 +1345,11 @@ describe('keys never leak', () => {
     receiver.deliveries.length = 0;
     const logStart = logs.length;
     ark2.scripts.push(['queued', 'succeeded']);
-    const res = await leakClient.send({ path: TASKS, body: JSON.stringify({ ...task, callback_url: receiver.url }), headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' } });
+    const res = await leakClient.send({
+      path: TASKS,
+      body: JSON.stringify({ ...task, callback_url: receiver.url }),
+      headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' },
+    });
     expect(res.status, res.text).toBe(200);
     // the next two Ark calls are the first polls
     ark2.next(echoingFailure('ark', 401));
@@ -1211,7 +1363,11 @@ describe('keys never leak', () => {
 
   it('a callback receiver that cannot be reached: delivery errors logged without keys', async () => {
     const logStart = logs.length;
-    const res = await leakClient.send({ path: TASKS, body: JSON.stringify({ ...task, callback_url: `${DEAD}/hooks` }), headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' } });
+    const res = await leakClient.send({
+      path: TASKS,
+      body: JSON.stringify({ ...task, callback_url: `${DEAD}/hooks` }),
+      headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' },
+    });
     expect(res.status, res.text).toBe(200);
     const deadline = Date.now() + 5_000;
     while (!logs.slice(logStart).some((line) => line.includes('callback delivery given up')) && Date.now() < deadline) await settle(20);

@@ -250,12 +250,7 @@ describe('invalid uploads: the error object, and neither the resolver nor any up
   const cases: Array<[string, () => Test, number, unknown]> = [
     ['no image file', () => form(), 400, bad("image is required: upload 1 to 3 image files in 'image' or 'image[]'", 'image')],
     ['only a mask, no image', () => png(form(), 'mask', 'mask.png'), 400, bad("image is required: upload 1 to 3 image files in 'image' or 'image[]'", 'image')],
-    [
-      'four image files (limits.imagesPerRequest is 3)',
-      () => png(png(png(png(form(), 'image[]'), 'image[]'), 'image[]'), 'image[]'),
-      400,
-      bad('Too many images: at most 3, got 4', 'image'),
-    ],
+    ['four image files (limits.imagesPerRequest is 3)', () => png(png(png(png(form(), 'image[]'), 'image[]'), 'image[]'), 'image[]'), 400, bad('Too many images: at most 3, got 4', 'image')],
     [
       'five files (the multipart file-count limit: 3 images and one mask)',
       () => png(png(png(png(png(form(), 'image[]'), 'image[]'), 'image[]'), 'image[]'), 'image[]'),
@@ -270,12 +265,20 @@ describe('invalid uploads: the error object, and neither the resolver nor any up
     ],
     [
       'a text file as the second of two',
-      () => form().attach('image[]', TINY_PNG, { filename: 'a.png', contentType: 'image/png' }).attach('image[]', Buffer.from('{"not":"an image"}'), { filename: 'b.json', contentType: 'application/json' }),
+      () =>
+        form()
+          .attach('image[]', TINY_PNG, { filename: 'a.png', contentType: 'image/png' })
+          .attach('image[]', Buffer.from('{"not":"an image"}'), { filename: 'b.json', contentType: 'application/json' }),
       400,
       bad('image[1] is not an image: upload PNG, JPEG, WebP, GIF, BMP, TIFF or HEIC', 'image[]'),
     ],
     ['an empty file', () => form().attach('image', Buffer.alloc(0), { filename: 'empty.png', contentType: 'image/png' }), 400, bad('image[0] is an empty file', 'image')],
-    ['a mask that is not an image', () => png(form()).attach('mask', Buffer.from('plain text'), { filename: 'mask.png', contentType: 'image/png' }), 400, bad('mask is not an image: upload PNG, JPEG, WebP, GIF, BMP, TIFF or HEIC', 'mask')],
+    [
+      'a mask that is not an image',
+      () => png(form()).attach('mask', Buffer.from('plain text'), { filename: 'mask.png', contentType: 'image/png' }),
+      400,
+      bad('mask is not an image: upload PNG, JPEG, WebP, GIF, BMP, TIFF or HEIC', 'mask'),
+    ],
     ['two masks', () => png(png(png(form()), 'mask', 'm1.png'), 'mask', 'm2.png'), 400, bad('Only one mask file is allowed', 'mask')],
     ['a missing prompt', () => png(edit().field('model', 'x-image-edit')), 400, bad('prompt is required: the edit instruction must not be empty', 'prompt')],
     ['an empty prompt', () => png(edit().field('model', 'x-image-edit').field('prompt', '')), 400, bad('prompt is required: the edit instruction must not be empty', 'prompt')],
@@ -293,24 +296,14 @@ describe('invalid uploads: the error object, and neither the resolver nor any up
     ['watermark=yes', () => png(form().field('watermark', 'yes')), 400, bad("watermark must be 'true' or 'false'", 'watermark')],
     ['seed=-1', () => png(form().field('seed', '-1')), 400, bad('seed must be a whole number', 'seed')],
     ['response_format=png', () => png(form().field('response_format', 'png')), 400, bad("response_format must be one of 'url', 'b64_json'", 'response_format')],
-    [
-      'a mask for an image-family model',
-      () => png(png(form()), 'mask', 'mask.png'),
-      400,
-      bad("mask is not supported by model 'x-image-edit': describe the region to change in the prompt", 'mask'),
-    ],
+    ['a mask for an image-family model', () => png(png(form()), 'mask', 'mask.png'), 400, bad("mask is not supported by model 'x-image-edit': describe the region to change in the prompt", 'mask')],
     [
       'a malformed multipart body (broken boundary, truncated)',
       () => edit().set('Content-Type', 'multipart/form-data; boundary=XYZ').send('--XYZ\r\nbroken'),
       400,
       bad('The multipart form is malformed or incomplete'),
     ],
-    [
-      'a multipart content type without a boundary',
-      () => edit().set('Content-Type', 'multipart/form-data').send('model=x-image-edit'),
-      400,
-      bad('The multipart form is malformed or incomplete'),
-    ],
+    ['a multipart content type without a boundary', () => edit().set('Content-Type', 'multipart/form-data').send('model=x-image-edit'), 400, bad('The multipart form is malformed or incomplete')],
     [
       'a JSON body',
       () => edit().send({ model: 'x-image-edit', prompt: 'p', image: pngUrl() }),
@@ -439,11 +432,7 @@ describe('models with an OpenAI-compatible upstream: the form is re-sent, model 
   });
 
   it('keeps a single `image` field as `image`, and passes response_format through', async () => {
-    const res = await edit()
-      .field('model', 'gpt-image-1')
-      .field('prompt', 'p')
-      .field('response_format', 'b64_json')
-      .attach('image', TINY_GIF, { filename: 'anim.gif', contentType: 'image/gif' });
+    const res = await edit().field('model', 'gpt-image-1').field('prompt', 'p').field('response_format', 'b64_json').attach('image', TINY_GIF, { filename: 'anim.gif', contentType: 'image/gif' });
     expect(res.status).toBe(200);
     expect(res.body).toEqual(OPENAI_EDIT_RESPONSE);
     const form = await formOf(openai.apiRequests()[0]!);

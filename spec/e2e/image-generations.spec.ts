@@ -38,7 +38,10 @@ function textMessage(text: string, images: string[] = []) {
 }
 
 function post(body: unknown, key = KEY_A) {
-  return request(gateway.app).post('/v1/images/generations').set('Authorization', `Bearer ${key}`).send(body as object);
+  return request(gateway.app)
+    .post('/v1/images/generations')
+    .set('Authorization', `Bearer ${key}`)
+    .send(body as object);
 }
 
 afterEach(() => {
@@ -176,35 +179,163 @@ describe('validation: 400 with the error object, and neither resolver nor upstre
     ['missing model', { input: textMessage('x') }, 400, bad('model is required', 'model')],
     ['model not a string', { model: 7, input: textMessage('x') }, 400, bad('model is required', 'model')],
     ['empty model', { model: '', input: textMessage('x') }, 400, bad('model is required', 'model')],
-    ['no input and no prompt', { model: 'x-image-2.0' }, 400, bad('input.messages is required: send input.messages[0].content[] with one { "text": ... } item (and up to 3 { "image": ... } items), or a top-level prompt for text-to-image', 'input.messages')],
-    ['two messages', { model: 'x-image-2.0', input: { messages: [textMessage('a').messages[0], textMessage('b').messages[0]] } }, 400, bad('input.messages must hold exactly one message ({ role: "user", content: [...] })', 'input.messages')],
+    [
+      'no input and no prompt',
+      { model: 'x-image-2.0' },
+      400,
+      bad('input.messages is required: send input.messages[0].content[] with one { "text": ... } item (and up to 3 { "image": ... } items), or a top-level prompt for text-to-image', 'input.messages'),
+    ],
+    [
+      'two messages',
+      { model: 'x-image-2.0', input: { messages: [textMessage('a').messages[0], textMessage('b').messages[0]] } },
+      400,
+      bad('input.messages must hold exactly one message ({ role: "user", content: [...] })', 'input.messages'),
+    ],
     ['assistant role', { model: 'x-image-2.0', input: { messages: [{ role: 'assistant', content: [{ text: 'x' }] }] } }, 400, bad("input.messages[0].role must be 'user'", 'input.messages[0].role')],
-    ['item with text and image', { model: 'x-image-2.0', input: { messages: [{ role: 'user', content: [{ text: 'x', image: PUBLIC_IMAGE_URL }] }] } }, 400, bad("input.messages[0].content[0] must have exactly one of 'text' (the prompt) or 'image' (a URL or Data URL)", 'input.messages[0].content[0]')],
-    ['legacy images field', { model: 'x-image-2.0', input: { messages: [{ role: 'user', content: [{ images: [PUBLIC_IMAGE_URL] }, { text: 'x' }] }] } }, 400, bad("input.messages[0].content[0] has an unknown field 'images' (the legacy 'images' field is not supported); it must have exactly one of 'text' (the prompt) or 'image' (a URL or Data URL)", 'input.messages[0].content[0]')],
-    ['empty image field', { model: 'x-image-2.0', input: textMessage('x', ['']) }, 400, bad("input.messages[0].content[0].image must be a non-empty public http(s) URL or a 'data:image/...;base64,' URL", 'input.messages[0].content[0].image')],
-    ['two text items', { model: 'x-image-2.0', input: { messages: [{ role: 'user', content: [{ text: 'a' }, { text: 'b' }] }] } }, 400, bad("input.messages[0].content must hold exactly one 'text' item (the prompt), found 2", 'input.messages[0].content')],
+    [
+      'item with text and image',
+      { model: 'x-image-2.0', input: { messages: [{ role: 'user', content: [{ text: 'x', image: PUBLIC_IMAGE_URL }] }] } },
+      400,
+      bad("input.messages[0].content[0] must have exactly one of 'text' (the prompt) or 'image' (a URL or Data URL)", 'input.messages[0].content[0]'),
+    ],
+    [
+      'legacy images field',
+      { model: 'x-image-2.0', input: { messages: [{ role: 'user', content: [{ images: [PUBLIC_IMAGE_URL] }, { text: 'x' }] }] } },
+      400,
+      bad(
+        "input.messages[0].content[0] has an unknown field 'images' (the legacy 'images' field is not supported); it must have exactly one of 'text' (the prompt) or 'image' (a URL or Data URL)",
+        'input.messages[0].content[0]',
+      ),
+    ],
+    [
+      'empty image field',
+      { model: 'x-image-2.0', input: textMessage('x', ['']) },
+      400,
+      bad("input.messages[0].content[0].image must be a non-empty public http(s) URL or a 'data:image/...;base64,' URL", 'input.messages[0].content[0].image'),
+    ],
+    [
+      'two text items',
+      { model: 'x-image-2.0', input: { messages: [{ role: 'user', content: [{ text: 'a' }, { text: 'b' }] }] } },
+      400,
+      bad("input.messages[0].content must hold exactly one 'text' item (the prompt), found 2", 'input.messages[0].content'),
+    ],
     ['empty text', { model: 'x-image-2.0', input: textMessage('   ') }, 400, bad('The prompt is empty: the text item of input.messages[0].content must not be empty', 'input.messages[0].content')],
-    ['image on a text-to-image model', { model: 'x-image-max', input: textMessage('x', [PUBLIC_IMAGE_URL]) }, 400, bad("Model 'x-image-max' is text-to-image only: send one text item and no image field at all (got 1 image)", 'input.messages[0].content')],
-    ['edit model without an image', { model: 'x-image-edit', input: textMessage('x') }, 400, bad("Model 'x-image-edit' edits images: send 1 to 3 image items and one text item (got 0 images)", 'input.messages[0].content')],
-    ['four images', { model: 'x-image-edit', input: textMessage('x', [PUBLIC_IMAGE_URL, PUBLIC_IMAGE_URL, PUBLIC_IMAGE_URL, PUBLIC_IMAGE_URL]) }, 400, bad("Model 'x-image-edit' edits images: send 1 to 3 image items and one text item (got 4 images)", 'input.messages[0].content')],
-    ['ftp image', { model: 'x-image-edit', input: textMessage('x', ['ftp://example.com/a.png']) }, 400, bad("input.messages[0].content[0].image must be a public http(s) URL or a 'data:image/...;base64,' URL, not 'ftp:'", 'input.messages[0].content[0].image')],
-    ['not a URL', { model: 'x-image-edit', input: textMessage('x', ['just words']) }, 400, bad("input.messages[0].content[0].image must be a public http(s) URL or a 'data:image/...;base64,' URL", 'input.messages[0].content[0].image')],
-    ['loopback image URL', { model: 'x-image-edit', input: textMessage('x', ['http://127.0.0.1:8080/a.png']) }, 400, bad('input.messages[0].content[0].image names a loopback, private or link-local host; the URL must be publicly reachable (or send the image as a Data URL)', 'input.messages[0].content[0].image')],
-    ['metadata image URL', { model: 'x-image-edit', input: textMessage('x', ['http://169.254.169.254/latest/meta-data']) }, 400, bad('input.messages[0].content[0].image names a loopback, private or link-local host; the URL must be publicly reachable (or send the image as a Data URL)', 'input.messages[0].content[0].image')],
-    ['private image URL', { model: 'x-image-edit', input: textMessage('x', ['https://192.168.1.20/a.png']) }, 400, bad('input.messages[0].content[0].image names a loopback, private or link-local host; the URL must be publicly reachable (or send the image as a Data URL)', 'input.messages[0].content[0].image')],
-    ['text Data URL', { model: 'x-image-edit', input: textMessage('x', ['data:text/plain;base64,aGVsbG8=']) }, 400, bad("input.messages[0].content[0].image must be an image Data URL: 'data:image/<type>;base64,<data>'", 'input.messages[0].content[0].image')],
-    ['broken base64', { model: 'x-image-edit', input: textMessage('x', ['data:image/png;base64,@@@@']) }, 400, bad('input.messages[0].content[0].image is not valid base64 after the Data URL header', 'input.messages[0].content[0].image')],
-    ['size with x in parameters', { model: 'x-image-2.0', input: textMessage('x'), parameters: { size: '1024x1024' } }, 400, bad("parameters.size must use '*' between width and height: '1024*1024', not '1024x1024' (spec §2.3)", 'parameters.size')],
+    [
+      'image on a text-to-image model',
+      { model: 'x-image-max', input: textMessage('x', [PUBLIC_IMAGE_URL]) },
+      400,
+      bad("Model 'x-image-max' is text-to-image only: send one text item and no image field at all (got 1 image)", 'input.messages[0].content'),
+    ],
+    [
+      'edit model without an image',
+      { model: 'x-image-edit', input: textMessage('x') },
+      400,
+      bad("Model 'x-image-edit' edits images: send 1 to 3 image items and one text item (got 0 images)", 'input.messages[0].content'),
+    ],
+    [
+      'four images',
+      { model: 'x-image-edit', input: textMessage('x', [PUBLIC_IMAGE_URL, PUBLIC_IMAGE_URL, PUBLIC_IMAGE_URL, PUBLIC_IMAGE_URL]) },
+      400,
+      bad("Model 'x-image-edit' edits images: send 1 to 3 image items and one text item (got 4 images)", 'input.messages[0].content'),
+    ],
+    [
+      'ftp image',
+      { model: 'x-image-edit', input: textMessage('x', ['ftp://example.com/a.png']) },
+      400,
+      bad("input.messages[0].content[0].image must be a public http(s) URL or a 'data:image/...;base64,' URL, not 'ftp:'", 'input.messages[0].content[0].image'),
+    ],
+    [
+      'not a URL',
+      { model: 'x-image-edit', input: textMessage('x', ['just words']) },
+      400,
+      bad("input.messages[0].content[0].image must be a public http(s) URL or a 'data:image/...;base64,' URL", 'input.messages[0].content[0].image'),
+    ],
+    [
+      'loopback image URL',
+      { model: 'x-image-edit', input: textMessage('x', ['http://127.0.0.1:8080/a.png']) },
+      400,
+      bad(
+        'input.messages[0].content[0].image names a loopback, private or link-local host; the URL must be publicly reachable (or send the image as a Data URL)',
+        'input.messages[0].content[0].image',
+      ),
+    ],
+    [
+      'metadata image URL',
+      { model: 'x-image-edit', input: textMessage('x', ['http://169.254.169.254/latest/meta-data']) },
+      400,
+      bad(
+        'input.messages[0].content[0].image names a loopback, private or link-local host; the URL must be publicly reachable (or send the image as a Data URL)',
+        'input.messages[0].content[0].image',
+      ),
+    ],
+    [
+      'private image URL',
+      { model: 'x-image-edit', input: textMessage('x', ['https://192.168.1.20/a.png']) },
+      400,
+      bad(
+        'input.messages[0].content[0].image names a loopback, private or link-local host; the URL must be publicly reachable (or send the image as a Data URL)',
+        'input.messages[0].content[0].image',
+      ),
+    ],
+    [
+      'text Data URL',
+      { model: 'x-image-edit', input: textMessage('x', ['data:text/plain;base64,aGVsbG8=']) },
+      400,
+      bad("input.messages[0].content[0].image must be an image Data URL: 'data:image/<type>;base64,<data>'", 'input.messages[0].content[0].image'),
+    ],
+    [
+      'broken base64',
+      { model: 'x-image-edit', input: textMessage('x', ['data:image/png;base64,@@@@']) },
+      400,
+      bad('input.messages[0].content[0].image is not valid base64 after the Data URL header', 'input.messages[0].content[0].image'),
+    ],
+    [
+      'size with x in parameters',
+      { model: 'x-image-2.0', input: textMessage('x'), parameters: { size: '1024x1024' } },
+      400,
+      bad("parameters.size must use '*' between width and height: '1024*1024', not '1024x1024' (spec §2.3)", 'parameters.size'),
+    ],
     ['size nonsense', { model: 'x-image-2.0', input: textMessage('x'), parameters: { size: 'big' } }, 400, bad("parameters.size must be '<width>*<height>', e.g. '1024*1024'", 'parameters.size')],
     ['n zero', { model: 'x-image-2.0', input: textMessage('x'), parameters: { n: 0 } }, 400, bad('parameters.n must be >= 1', 'parameters.n')],
     ['n fractional', { model: 'x-image-2.0', input: textMessage('x'), parameters: { n: 1.5 } }, 400, bad('parameters.n must be an integer, got number', 'parameters.n')],
     ['n above the family limit', { model: 'x-image-max', input: textMessage('x'), parameters: { n: 2 } }, 400, bad("parameters.n must be at most 1 for model 'x-image-max', got 2", 'parameters.n')],
-    ['watermark not boolean', { model: 'x-image-2.0', input: textMessage('x'), parameters: { watermark: 'yes' } }, 400, bad('parameters.watermark must be a boolean, got string', 'parameters.watermark')],
-    ['prompt_extend not boolean', { model: 'x-image-2.0', input: textMessage('x'), parameters: { prompt_extend: 1 } }, 400, bad('parameters.prompt_extend must be a boolean, got number', 'parameters.prompt_extend')],
-    ['negative_prompt not string', { model: 'x-image-2.0', input: textMessage('x'), parameters: { negative_prompt: ['a'] } }, 400, bad('parameters.negative_prompt must be a string, got an array', 'parameters.negative_prompt')],
+    [
+      'watermark not boolean',
+      { model: 'x-image-2.0', input: textMessage('x'), parameters: { watermark: 'yes' } },
+      400,
+      bad('parameters.watermark must be a boolean, got string', 'parameters.watermark'),
+    ],
+    [
+      'prompt_extend not boolean',
+      { model: 'x-image-2.0', input: textMessage('x'), parameters: { prompt_extend: 1 } },
+      400,
+      bad('parameters.prompt_extend must be a boolean, got number', 'parameters.prompt_extend'),
+    ],
+    [
+      'negative_prompt not string',
+      { model: 'x-image-2.0', input: textMessage('x'), parameters: { negative_prompt: ['a'] } },
+      400,
+      bad('parameters.negative_prompt must be a string, got an array', 'parameters.negative_prompt'),
+    ],
     ['response_format png', { model: 'x-image-2.0', input: textMessage('x'), response_format: 'png' }, 400, bad("response_format must be one of 'url', 'b64_json'", 'response_format')],
-    ['legacy input.prompt', { model: 'x-image-2.0', input: { prompt: 'a cat' } }, 400, bad('input.prompt and input.negative_prompt are the legacy structure and are not supported: put the prompt in input.messages[].content[] as { "text": ... } and negative_prompt in parameters', 'input.prompt')],
-    ['legacy input.negative_prompt', { model: 'x-image-2.0', input: { messages: textMessage('x').messages, negative_prompt: 'dark' } }, 400, bad('input.prompt and input.negative_prompt are the legacy structure and are not supported: put the prompt in input.messages[].content[] as { "text": ... } and negative_prompt in parameters', 'input.negative_prompt')],
+    [
+      'legacy input.prompt',
+      { model: 'x-image-2.0', input: { prompt: 'a cat' } },
+      400,
+      bad(
+        'input.prompt and input.negative_prompt are the legacy structure and are not supported: put the prompt in input.messages[].content[] as { "text": ... } and negative_prompt in parameters',
+        'input.prompt',
+      ),
+    ],
+    [
+      'legacy input.negative_prompt',
+      { model: 'x-image-2.0', input: { messages: textMessage('x').messages, negative_prompt: 'dark' } },
+      400,
+      bad(
+        'input.prompt and input.negative_prompt are the legacy structure and are not supported: put the prompt in input.messages[].content[] as { "text": ... } and negative_prompt in parameters',
+        'input.negative_prompt',
+      ),
+    ],
     ['top-level size nonsense', { model: 'x-image-2.0', prompt: 'x', size: 'huge' }, 400, bad("size must look like '1024x1024' or '1024*1024'", 'size')],
     ['body is an array', [{ model: 'x-image-2.0' }], 400, bad('The request body must be a JSON object')],
   ];
@@ -220,7 +351,10 @@ describe('validation: 400 with the error object, and neither resolver nor upstre
   it('a Data URL over the size limit is a 413 that names the limit', async () => {
     const small = createTestGateway({ limits: { dataUrlBytes: 100 }, resolveUpstream: () => ({ provider: 'dashscope', baseURL: dashscope.baseURL }) });
     const big = `data:image/png;base64,${Buffer.alloc(300).toString('base64')}`;
-    const res = await request(small.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'x-image-edit', input: textMessage('x', [big]) });
+    const res = await request(small.app)
+      .post('/v1/images/generations')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'x-image-edit', input: textMessage('x', [big]) });
     expect(res.status).toBe(413);
     expect(res.body).toEqual({
       error: {
@@ -236,7 +370,10 @@ describe('validation: 400 with the error object, and neither resolver nor upstre
 
   it('private image URLs pass when the operator allows them', async () => {
     const open = createTestGateway({ allowPrivateImageUrls: true, resolveUpstream: () => ({ provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'k' }) });
-    const res = await request(open.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'x-image-edit', input: textMessage('x', ['http://10.0.0.5/a.png']) });
+    const res = await request(open.app)
+      .post('/v1/images/generations')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'x-image-edit', input: textMessage('x', ['http://10.0.0.5/a.png']) });
     await open.close();
     expect(res.status).toBe(200);
     expect(dashscope.apiRequests()).toHaveLength(1);
@@ -264,7 +401,10 @@ describe('body parsing failures answer the error object, never HTML', () => {
 
   it('a body over the JSON limit is a 413', async () => {
     const small = createTestGateway({ limits: { jsonBodyBytes: 1024 } });
-    const res = await request(small.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'x-image-2.0', prompt: 'p'.repeat(5000) });
+    const res = await request(small.app)
+      .post('/v1/images/generations')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'x-image-2.0', prompt: 'p'.repeat(5000) });
     await small.close();
     expect(res.status).toBe(413);
     expect(res.body).toEqual({ error: { message: 'The request body is larger than the 1024 byte limit', type: 'invalid_request_error', code: 'request_too_large' } });
@@ -287,7 +427,10 @@ describe('authentication (spec §5): 401, and nothing else runs', () => {
     ['a known key with a suffix', { Authorization: `Bearer ${KEY_A}x` }, 'Invalid API key. Check the key, that it is still active, and the header form (Authorization: Bearer <API_KEY>).'],
   ];
   it.each(cases)('%s', async (_name, headers, message) => {
-    const res = await request(gateway.app).post('/v1/images/generations').set(headers).send({ model: 'x-image-2.0', input: textMessage('x') });
+    const res = await request(gateway.app)
+      .post('/v1/images/generations')
+      .set(headers)
+      .send({ model: 'x-image-2.0', input: textMessage('x') });
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ error: { message, type: 'authentication_error', code: 'invalid_api_key' } });
     expect(res.text).not.toContain(KEY_A);
@@ -297,7 +440,10 @@ describe('authentication (spec §5): 401, and nothing else runs', () => {
 
   it('a deactivated key (verifier returns null) is a 401', async () => {
     const revoked = createTestGateway({ verifyKey: async () => null, resolveUpstream: () => ({ provider: 'dashscope', baseURL: dashscope.baseURL }) });
-    const res = await request(revoked.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'x-image-2.0', input: textMessage('x') });
+    const res = await request(revoked.app)
+      .post('/v1/images/generations')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'x-image-2.0', input: textMessage('x') });
     await revoked.close();
     expect(res.status).toBe(401);
     expect(dashscope.requests).toHaveLength(0);
@@ -309,7 +455,10 @@ describe('authentication (spec §5): 401, and nothing else runs', () => {
         throw new Error('db down at 10.0.0.3');
       },
     });
-    const res = await request(broken.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'x-image-2.0', input: textMessage('x') });
+    const res = await request(broken.app)
+      .post('/v1/images/generations')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'x-image-2.0', input: textMessage('x') });
     await broken.close();
     expect(res.status).toBe(500);
     expect(res.body).toEqual({ error: { message: 'Internal gateway error.', type: 'server_error', code: 'internal_error' } });
@@ -348,16 +497,76 @@ describe('models the resolver does not route', () => {
 
 describe('upstream failures are normalized (design.md status table)', () => {
   const cases: Array<[string, Parameters<FakeDashscope['next']>[0], number, string, string]> = [
-    ['InvalidParameter', (_q, res) => dashscopeError(res, 400, 'InvalidParameter', 'Size not supported', 'r-1'), 400, 'invalid_request_error', 'The upstream rejected the request: Size not supported (dashscope code InvalidParameter, request id r-1)'],
-    ['DataInspectionFailed', (_q, res) => dashscopeError(res, 400, 'DataInspectionFailed', 'Input data may contain inappropriate content.', 'r-2'), 400, 'content_policy_violation', 'The upstream rejected the content as inappropriate: Input data may contain inappropriate content. (dashscope code DataInspectionFailed, request id r-2)'],
-    ['Throttling.RateQuota', (_q, res) => dashscopeError(res, 429, 'Throttling.RateQuota', 'Requests rate limit exceeded', 'r-3'), 429, 'rate_limit_exceeded', 'The upstream is rate limiting requests: Requests rate limit exceeded (dashscope code Throttling.RateQuota, request id r-3). Retry later.'],
-    ['InvalidApiKey', (_q, res) => dashscopeError(res, 401, 'InvalidApiKey', 'Invalid API-key provided: sk-upst***000', 'r-4'), 502, 'upstream_auth_failed', "The upstream rejected the gateway's own credentials (an operator configuration problem, not your key) (dashscope code InvalidApiKey, request id r-4)."],
-    ['403', (_q, res) => dashscopeError(res, 403, 'AccessDenied', 'denied', 'r-5'), 502, 'upstream_auth_failed', "The upstream rejected the gateway's own credentials (an operator configuration problem, not your key) (dashscope code AccessDenied, request id r-5)."],
+    [
+      'InvalidParameter',
+      (_q, res) => dashscopeError(res, 400, 'InvalidParameter', 'Size not supported', 'r-1'),
+      400,
+      'invalid_request_error',
+      'The upstream rejected the request: Size not supported (dashscope code InvalidParameter, request id r-1)',
+    ],
+    [
+      'DataInspectionFailed',
+      (_q, res) => dashscopeError(res, 400, 'DataInspectionFailed', 'Input data may contain inappropriate content.', 'r-2'),
+      400,
+      'content_policy_violation',
+      'The upstream rejected the content as inappropriate: Input data may contain inappropriate content. (dashscope code DataInspectionFailed, request id r-2)',
+    ],
+    [
+      'Throttling.RateQuota',
+      (_q, res) => dashscopeError(res, 429, 'Throttling.RateQuota', 'Requests rate limit exceeded', 'r-3'),
+      429,
+      'rate_limit_exceeded',
+      'The upstream is rate limiting requests: Requests rate limit exceeded (dashscope code Throttling.RateQuota, request id r-3). Retry later.',
+    ],
+    [
+      'InvalidApiKey',
+      (_q, res) => dashscopeError(res, 401, 'InvalidApiKey', 'Invalid API-key provided: sk-upst***000', 'r-4'),
+      502,
+      'upstream_auth_failed',
+      "The upstream rejected the gateway's own credentials (an operator configuration problem, not your key) (dashscope code InvalidApiKey, request id r-4).",
+    ],
+    [
+      '403',
+      (_q, res) => dashscopeError(res, 403, 'AccessDenied', 'denied', 'r-5'),
+      502,
+      'upstream_auth_failed',
+      "The upstream rejected the gateway's own credentials (an operator configuration problem, not your key) (dashscope code AccessDenied, request id r-5).",
+    ],
     ['500', (_q, res) => dashscopeError(res, 500, 'InternalError', 'boom', 'r-6'), 502, 'upstream_error', 'The upstream failed: boom (dashscope code InternalError, request id r-6)'],
-    ['503 HTML', (_q, res) => { res.writeHead(503, { 'content-type': 'text/html' }); res.end('<html>down</html>'); }, 502, 'upstream_error', 'The upstream failed: HTTP 503 (dashscope)'],
-    ['200 without an image', (_q, res) => sendJson(res, 200, { output: { choices: [{ finish_reason: 'stop', message: { role: 'assistant', content: [] } }] }, request_id: 'r-7' }), 502, 'upstream_no_image', 'The dashscope upstream returned no image (finish_reason stop); check the prompt is in input.messages[].content[] (spec §7) (request id r-7)'],
-    ['200 with an error code inside', (_q, res) => sendJson(res, 200, { code: 'InvalidParameter', message: 'bad', request_id: 'r-8' }), 400, 'invalid_request_error', 'The upstream rejected the request: bad (dashscope code InvalidParameter, request id r-8)'],
-    ['200 not JSON', (_q, res) => { res.writeHead(200, { 'content-type': 'text/plain', 'x-request-id': 'r-9' }); res.end('ok'); }, 502, 'upstream_bad_response', 'The dashscope upstream returned an unusable response: the body is not JSON (request id r-9)'],
+    [
+      '503 HTML',
+      (_q, res) => {
+        res.writeHead(503, { 'content-type': 'text/html' });
+        res.end('<html>down</html>');
+      },
+      502,
+      'upstream_error',
+      'The upstream failed: HTTP 503 (dashscope)',
+    ],
+    [
+      '200 without an image',
+      (_q, res) => sendJson(res, 200, { output: { choices: [{ finish_reason: 'stop', message: { role: 'assistant', content: [] } }] }, request_id: 'r-7' }),
+      502,
+      'upstream_no_image',
+      'The dashscope upstream returned no image (finish_reason stop); check the prompt is in input.messages[].content[] (spec §7) (request id r-7)',
+    ],
+    [
+      '200 with an error code inside',
+      (_q, res) => sendJson(res, 200, { code: 'InvalidParameter', message: 'bad', request_id: 'r-8' }),
+      400,
+      'invalid_request_error',
+      'The upstream rejected the request: bad (dashscope code InvalidParameter, request id r-8)',
+    ],
+    [
+      '200 not JSON',
+      (_q, res) => {
+        res.writeHead(200, { 'content-type': 'text/plain', 'x-request-id': 'r-9' });
+        res.end('ok');
+      },
+      502,
+      'upstream_bad_response',
+      'The dashscope upstream returned an unusable response: the body is not JSON (request id r-9)',
+    ],
   ];
   it.each(cases)('%s', async (_name, responder, status, code, message) => {
     dashscope.next(responder);
@@ -370,7 +579,10 @@ describe('upstream failures are normalized (design.md status table)', () => {
   it('an upstream that does not answer in time is a 504', async () => {
     const slow = createTestGateway({ resolveUpstream: () => ({ provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'k', timeoutMs: 200 }) });
     dashscope.next(() => new Promise(() => {}));
-    const res = await request(slow.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'x-image-2.0', input: textMessage('x') });
+    const res = await request(slow.app)
+      .post('/v1/images/generations')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'x-image-2.0', input: textMessage('x') });
     await slow.close();
     expect(res.status).toBe(504);
     expect(res.body).toEqual({
@@ -380,7 +592,10 @@ describe('upstream failures are normalized (design.md status table)', () => {
 
   it('an unreachable upstream is a 502', async () => {
     const dead = createTestGateway({ resolveUpstream: () => ({ provider: 'dashscope', baseURL: 'http://127.0.0.1:9/api/v1', apiKey: 'k' }) });
-    const res = await request(dead.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'x-image-2.0', input: textMessage('x') });
+    const res = await request(dead.app)
+      .post('/v1/images/generations')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'x-image-2.0', input: textMessage('x') });
     await dead.close();
     expect(res.status).toBe(502);
     expect(res.body).toEqual({ error: { message: 'The dashscope upstream could not be reached (ECONNREFUSED).', type: 'upstream_error', code: 'upstream_unreachable' } });
@@ -425,7 +640,10 @@ describe('fallback across a list of upstreams', () => {
       ],
     });
     dashscope.next((_req, res) => dashscopeError(res, 429, 'Throttling', 'slow down'));
-    const res = await request(list.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'x-image-2.0', input: textMessage('x') });
+    const res = await request(list.app)
+      .post('/v1/images/generations')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'x-image-2.0', input: textMessage('x') });
     await list.close();
     expect(res.status).toBe(200);
     expect(dashscope.apiRequests().map((r) => r.headers.authorization)).toEqual(['Bearer k1', 'Bearer k2']);
@@ -439,7 +657,10 @@ describe('fallback across a list of upstreams', () => {
       ],
     });
     dashscope.next((_req, res) => dashscopeError(res, 400, 'InvalidParameter', 'bad size'));
-    const res = await request(list.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'x-image-2.0', input: textMessage('x') });
+    const res = await request(list.app)
+      .post('/v1/images/generations')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'x-image-2.0', input: textMessage('x') });
     await list.close();
     expect(res.status).toBe(400);
     expect(dashscope.apiRequests()).toHaveLength(1);

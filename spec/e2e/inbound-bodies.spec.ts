@@ -58,9 +58,7 @@ describe('Content-Encoding on JSON routes (default: refused)', () => {
   ])('a %s body gets 415 unsupported_media_type and the upstream is not called', async (coding, body) => {
     const before = dashscope.apiRequests().length;
     const res = await post(gatewayWith(), body, { 'content-encoding': coding });
-    expect({ status: res.status, body: res.body }).toEqual(
-      error(415, 'unsupported_media_type', `Content-Encoding '${coding}' is not accepted: send the request body uncompressed (identity)`),
-    );
+    expect({ status: res.status, body: res.body }).toEqual(error(415, 'unsupported_media_type', `Content-Encoding '${coding}' is not accepted: send the request body uncompressed (identity)`));
     expect(dashscope.apiRequests().length).toBe(before);
   });
 
@@ -84,9 +82,7 @@ describe('Content-Encoding on JSON routes (default: refused)', () => {
       .set('content-type', `multipart/form-data; boundary=${boundary}`)
       .set('content-encoding', 'gzip')
       .send(zlib.gzipSync(form));
-    expect({ status: res.status, body: res.body }).toEqual(
-      error(415, 'unsupported_media_type', "Content-Encoding 'gzip' is not accepted: send the request body uncompressed (identity)"),
-    );
+    expect({ status: res.status, body: res.body }).toEqual(error(415, 'unsupported_media_type', "Content-Encoding 'gzip' is not accepted: send the request body uncompressed (identity)"));
     expect(dashscope.apiRequests().length).toBe(before);
   });
 });
@@ -162,7 +158,11 @@ describe('large Data URLs are sent upstream intact (streamed encoding)', () => {
     // value next to a short one, in an array and under a vendor field must all come back in place
     const url = `data:image/png;base64,${Buffer.concat([TINY_PNG, Buffer.alloc(200 * 1024, 5)]).toString('base64')}`;
     const vendor = 'v'.repeat(100 * 1024);
-    const body = JSON.stringify({ model: 'x-image-edit', input: { messages: [{ role: 'user', content: [{ image: url }, { text: 'keep "quoted" \\ text' }] }] }, parameters: { vendor_blob: vendor, list: [vendor, 'short'] } });
+    const body = JSON.stringify({
+      model: 'x-image-edit',
+      input: { messages: [{ role: 'user', content: [{ image: url }, { text: 'keep "quoted" \\ text' }] }] },
+      parameters: { vendor_blob: vendor, list: [vendor, 'short'] },
+    });
     const res = await post(gatewayWith(), body);
     expect(res.status, res.text).toBe(200);
     const sent = dashscope.apiRequests().at(-1)!.json as { input: { messages: Array<{ content: unknown[] }> }; parameters: Record<string, unknown> };

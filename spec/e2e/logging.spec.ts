@@ -53,8 +53,7 @@ function generate(model: string) {
 
 /** An upstream error whose message quotes what it got, key and image bytes included, as some upstreams do. */
 function failsQuoting(status: number, code: string, requestId: string) {
-  return (_request: unknown, res: Parameters<typeof dashscopeError>[0]) =>
-    dashscopeError(res, status, code, `bad request from Bearer ${OPERATOR_KEY_1}: image ${TINY_PNG_DATA_URL}`, requestId);
+  return (_request: unknown, res: Parameters<typeof dashscopeError>[0]) => dashscopeError(res, status, code, `bad request from Bearer ${OPERATOR_KEY_1}: image ${TINY_PNG_DATA_URL}`, requestId);
 }
 
 function expectNothingSecret(): void {
@@ -197,7 +196,10 @@ describe('a stream that fails after it began', () => {
     });
     // two chunks, then the upstream connection dies
     own.fakes.llm.next((_request, res) => writeSlowly(own.fakes.llm, res, chatChunks('m', ['Hel', 'lo', ' there']), { dieAfter: 2 }));
-    const res = await request(own.app).post('/v1/chat/completions').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    const res = await request(own.app)
+      .post('/v1/chat/completions')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] });
     expect(res.status).toBe(200);
     expect(res.text).toContain('"code":"upstream_');
     await vi.waitFor(() => expect(usage).toHaveLength(1));

@@ -55,7 +55,7 @@ describe('GET /v1/models', () => {
 
   it('is authenticated like every route: no key is a 401 and the hook is not called', async () => {
     let calls = 0;
-    const gw = createTestGateway({ resolveUpstream: () => upstream, listModels: () => (calls += 1, ['x']) });
+    const gw = createTestGateway({ resolveUpstream: () => upstream, listModels: () => ((calls += 1), ['x']) });
     const response = await request(gw.app).get('/v1/models');
     await gw.close();
     expect(response.status).toBe(401);
@@ -94,7 +94,14 @@ describe('GET /v1/models', () => {
 
 describe('toModelObjects', () => {
   it.each([
-    ['plain names', ['a', 'b'], [{ id: 'a', object: 'model', created: 0, owned_by: 'gateway' }, { id: 'b', object: 'model', created: 0, owned_by: 'gateway' }]],
+    [
+      'plain names',
+      ['a', 'b'],
+      [
+        { id: 'a', object: 'model', created: 0, owned_by: 'gateway' },
+        { id: 'b', object: 'model', created: 0, owned_by: 'gateway' },
+      ],
+    ],
     ['objects keep owned_by and created', [{ id: 'v', owned_by: 'ark', created: 5 }], [{ id: 'v', object: 'model', created: 5, owned_by: 'ark' }]],
     ['duplicates and blanks dropped', ['a', '', 'a', { id: '' }], [{ id: 'a', object: 'model', created: 0, owned_by: 'gateway' }]],
     ['bad created and owner fall back', [{ id: 'x', created: 1.5, owned_by: '' }], [{ id: 'x', object: 'model', created: 0, owned_by: 'gateway' }]],

@@ -138,7 +138,10 @@ describe('the caller', () => {
 
   it('onUsage gets one event per finished request', async () => {
     const gw = createTestGateway({ resolveUpstream: route });
-    await request(gw.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ ...body, parameters: { n: 2 } });
+    await request(gw.app)
+      .post('/v1/images/generations')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ ...body, parameters: { n: 2 } });
     await request(gw.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'x-image-2.0' });
     await request(gw.app).post('/v1/images/generations').set('Authorization', 'Bearer nope').send(body);
     await gw.close();
@@ -154,7 +157,17 @@ describe('the caller', () => {
         latencyMs: expect.any(Number),
         upstreamRequestId: expect.stringMatching(/^ds-req-/),
       },
-      { caller: { id: 'tenant-a' }, route: 'images.generations', model: 'x-image-2.0', provider: undefined, images: 0, status: 400, latencyMs: expect.any(Number), upstreamRequestId: undefined, errorCode: 'invalid_request_error' },
+      {
+        caller: { id: 'tenant-a' },
+        route: 'images.generations',
+        model: 'x-image-2.0',
+        provider: undefined,
+        images: 0,
+        status: 400,
+        latencyMs: expect.any(Number),
+        upstreamRequestId: undefined,
+        errorCode: 'invalid_request_error',
+      },
     ]);
   });
 });

@@ -85,8 +85,7 @@ describe('openai SDK: images.generate', () => {
   });
 });
 
-const contentOf = (index = -1) =>
-  (dashscope.apiRequests().at(index)?.json as { input: { messages: Array<{ content: Array<Record<string, string>> }> } }).input.messages[0]!.content;
+const contentOf = (index = -1) => (dashscope.apiRequests().at(index)?.json as { input: { messages: Array<{ content: Array<Record<string, string>> }> } }).input.messages[0]!.content;
 
 describe('images.edit', () => {
   it('one file becomes one Data URL image item and the prompt the text item', async () => {
@@ -97,11 +96,7 @@ describe('images.edit', () => {
   });
 
   it('three files sent as image[] keep their order, typed from their bytes', async () => {
-    const image = [
-      await toFile(TINY_PNG, 'a.png', { type: 'image/png' }),
-      await toFile(JPEG, 'b.png', { type: 'image/png' }),
-      await toFile(GIF, 'c.bin', { type: 'application/octet-stream' }),
-    ];
+    const image = [await toFile(TINY_PNG, 'a.png', { type: 'image/png' }), await toFile(JPEG, 'b.png', { type: 'image/png' }), await toFile(GIF, 'c.bin', { type: 'application/octet-stream' })];
     const result = await client.images.edit({ model: 'x-image-edit', image, prompt: 'merge them', response_format: 'b64_json' });
     expect(Buffer.from(result.data?.[0]?.b64_json ?? '', 'base64')).toEqual(TINY_PNG);
     expect(contentOf()).toEqual([

@@ -69,7 +69,10 @@ afterAll(async () => {
 });
 
 const b64 = (gateway: TestGateway, extra: Record<string, unknown> = {}) =>
-  request(gateway.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'x-image-2.0', prompt: 'a red square', response_format: 'b64_json', ...extra });
+  request(gateway.app)
+    .post('/v1/images/generations')
+    .set('Authorization', `Bearer ${KEY_A}`)
+    .send({ model: 'x-image-2.0', prompt: 'a red square', response_format: 'b64_json', ...extra });
 const answerWith = (urls: string[]) => dashscope.next((_req, res) => sendJson(res, 200, dashscopeSuccess(urls)));
 const downloads = () => dashscope.requests.filter((entry) => entry.path.startsWith('/results/')).length;
 
@@ -118,7 +121,11 @@ describe('result downloads obey the public-address rules (item 4)', () => {
     ['a private network address', () => 'http://10.0.0.1/r.png', PRIVATE],
     ['IPv4-compatible metadata', () => 'http://[::a9fe:a9fe]/latest/meta-data/', PRIVATE],
     ['localhost by name', () => `http://localhost:${new URL(secret.origin).port}/secret`, PRIVATE],
-    ['a backslash URL other parsers read as 127.0.0.2', () => `https://cdn.example.com\\@127.0.0.2/secret`, "must not contain a backslash: parsers disagree on the host of such a URL (use '/' or percent-encode it)"],
+    [
+      'a backslash URL other parsers read as 127.0.0.2',
+      () => `https://cdn.example.com\\@127.0.0.2/secret`,
+      "must not contain a backslash: parsers disagree on the host of such a URL (use '/' or percent-encode it)",
+    ],
   ])('%s: 502, nothing fetched', async (_name, url, detail) => {
     answerWith([url()]);
     const res = await b64(strict);
@@ -210,15 +217,51 @@ describe('the upstream does not decide how much the gateway downloads (item 5)',
 describe('every route applies the one URL check (item 6)', () => {
   const chatWith = (part: Record<string, unknown>) => ({ model: 'chat-model', messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }, part] }] });
   const cases: Array<[string, string, Record<string, unknown>, string, () => FakeUpstream]> = [
-    ['images.generations, IPv4-compatible loopback', '/v1/images/generations', { model: 'x-image-edit', input: { messages: [{ role: 'user', content: [{ image: 'http://[::127.0.0.1]/a.png' }, { text: 'x' }] }] } }, 'input.messages[0].content[0].image', () => dashscope],
-    ['images.generations, backslash', '/v1/images/generations', { model: 'x-image-edit', input: { messages: [{ role: 'user', content: [{ image: 'https://cdn.example.com\\@127.0.0.1/a.png' }, { text: 'x' }] }] } }, 'input.messages[0].content[0].image', () => dashscope],
+    [
+      'images.generations, IPv4-compatible loopback',
+      '/v1/images/generations',
+      { model: 'x-image-edit', input: { messages: [{ role: 'user', content: [{ image: 'http://[::127.0.0.1]/a.png' }, { text: 'x' }] }] } },
+      'input.messages[0].content[0].image',
+      () => dashscope,
+    ],
+    [
+      'images.generations, backslash',
+      '/v1/images/generations',
+      { model: 'x-image-edit', input: { messages: [{ role: 'user', content: [{ image: 'https://cdn.example.com\\@127.0.0.1/a.png' }, { text: 'x' }] }] } },
+      'input.messages[0].content[0].image',
+      () => dashscope,
+    ],
     ['images.generations to an OpenAI-compatible upstream, image', '/v1/images/generations', { model: 'seedream', prompt: 'x', image: 'http://127.0.0.1:9/a.png' }, 'image', () => llm],
-    ['chat.completions image_url', '/v1/chat/completions', chatWith({ type: 'image_url', image_url: { url: 'http://169.254.169.254/latest/meta-data/' } }), 'messages[0].content[1].image_url.url', () => llm],
-    ['chat.completions image_url with userinfo', '/v1/chat/completions', chatWith({ type: 'image_url', image_url: { url: 'https://cdn.example.com@10.0.0.1/a.png' } }), 'messages[0].content[1].image_url.url', () => llm],
-    ['responses input_image', '/v1/responses', { model: 'resp-model', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'http://[::a9fe:a9fe]/' }] }] }, 'input[0].content[0].image_url', () => llm],
+    [
+      'chat.completions image_url',
+      '/v1/chat/completions',
+      chatWith({ type: 'image_url', image_url: { url: 'http://169.254.169.254/latest/meta-data/' } }),
+      'messages[0].content[1].image_url.url',
+      () => llm,
+    ],
+    [
+      'chat.completions image_url with userinfo',
+      '/v1/chat/completions',
+      chatWith({ type: 'image_url', image_url: { url: 'https://cdn.example.com@10.0.0.1/a.png' } }),
+      'messages[0].content[1].image_url.url',
+      () => llm,
+    ],
+    [
+      'responses input_image',
+      '/v1/responses',
+      { model: 'resp-model', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'http://[::a9fe:a9fe]/' }] }] },
+      'input[0].content[0].image_url',
+      () => llm,
+    ],
     ['images.native image list', '/api/v3/images/generations', { model: 'seedream', prompt: 'x', image: ['https://cdn.example.com/a.png', 'http://0x7f.1/b.png'] }, 'image[1]', () => llm],
     ['CreateAsset URL with a backslash', '/api/v3/open/CreateAsset', { GroupId: 'group-1', URL: 'https://media.example.com\\@127.0.0.1/a.png', AssetType: 'Image', Name: 'a' }, 'URL', () => openapi],
-    ['video task image_url, IPv4-compatible metadata', '/api/v3/contents/generations/tasks', { model: 'seedance', content: [{ type: 'image_url', image_url: { url: 'http://[::a9fe:a9fe]/a.png' } }] }, 'content[0].image_url.url', () => ark],
+    [
+      'video task image_url, IPv4-compatible metadata',
+      '/api/v3/contents/generations/tasks',
+      { model: 'seedance', content: [{ type: 'image_url', image_url: { url: 'http://[::a9fe:a9fe]/a.png' } }] },
+      'content[0].image_url.url',
+      () => ark,
+    ],
   ];
   it.each(cases)('%s: 400 naming the field, the upstream receives nothing', async (_name, route, body, param, fake) => {
     const before = fake().requests.length;
@@ -235,15 +278,41 @@ describe('every route applies the one URL check (item 6)', () => {
 
   it.each([
     ['chat.completions', '/v1/chat/completions', chatWith({ type: 'image_url', image_url: { url: 'HTTPS://CDN.Example.COM/a/../b.png' } }), () => llm, 'messages.0.content.1.image_url.url'],
-    ['responses', '/v1/responses', { model: 'resp-model', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'HTTPS://CDN.Example.COM/a/../b.png' }] }] }, () => llm, 'input.0.content.0.image_url'],
+    [
+      'responses',
+      '/v1/responses',
+      { model: 'resp-model', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'HTTPS://CDN.Example.COM/a/../b.png' }] }] },
+      () => llm,
+      'input.0.content.0.image_url',
+    ],
     ['images.native', '/api/v3/images/generations', { model: 'seedream', prompt: 'x', image: 'HTTPS://CDN.Example.COM/a/../b.png' }, () => llm, 'image'],
-    ['images.generations (DashScope)', '/v1/images/generations', { model: 'x-image-edit', input: { messages: [{ role: 'user', content: [{ image: 'HTTPS://CDN.Example.COM/a/../b.png' }, { text: 'x' }] }] } }, () => dashscope, 'input.messages.0.content.0.image'],
+    [
+      'images.generations (DashScope)',
+      '/v1/images/generations',
+      { model: 'x-image-edit', input: { messages: [{ role: 'user', content: [{ image: 'HTTPS://CDN.Example.COM/a/../b.png' }, { text: 'x' }] }] } },
+      () => dashscope,
+      'input.messages.0.content.0.image',
+    ],
     ['CreateAsset', '/api/v3/open/CreateAsset', { GroupId: 'group-1', URL: 'https://CDN.Example.COM/a/../b.png', AssetType: 'Image', Name: 'b' }, () => openapi, 'URL'],
-    ['video.tasks', '/api/v3/contents/generations/tasks', { model: 'seedance', content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: 'HTTPS://CDN.Example.COM/a/../b.png' } }] }, () => ark, 'content.1.image_url.url'],
+    [
+      'video.tasks',
+      '/api/v3/contents/generations/tasks',
+      {
+        model: 'seedance',
+        content: [
+          { type: 'text', text: 'x' },
+          { type: 'image_url', image_url: { url: 'HTTPS://CDN.Example.COM/a/../b.png' } },
+        ],
+      },
+      () => ark,
+      'content.1.image_url.url',
+    ],
   ] as Array<[string, string, Record<string, unknown>, () => FakeUpstream, string]>)('%s forwards the normalized URL', async (_name, route, body, fake, field) => {
     const before = fake().requests.length;
     await request(strict.app).post(route).set('Authorization', `Bearer ${KEY_A}`).send(body);
-    const sent = fake().requests.slice(before).filter((entry) => entry.method === 'POST');
+    const sent = fake()
+      .requests.slice(before)
+      .filter((entry) => entry.method === 'POST');
     expect(sent).toHaveLength(1);
     expect(field.split('.').reduce<unknown>((value, key) => (value as Record<string, unknown> | undefined)?.[key], sent[0]!.json)).toBe('https://cdn.example.com/b.png');
   });

@@ -66,7 +66,19 @@ describe('npm pack, then npm install of the tarball', () => {
   it('packs dist/ (built by prepare), README and LICENSE, and no sources', async () => {
     const { stdout } = await run('tar', ['-tzf', tarball]);
     const files = stdout.split('\n').filter(Boolean);
-    for (const file of ['package/dist/index.js', 'package/dist/index.cjs', 'package/dist/index.d.ts', 'package/dist/index.d.cts', 'package/dist/testing.js', 'package/dist/testing.cjs', 'package/dist/testing.d.ts', 'package/dist/testing.d.cts', 'package/LICENSE', 'package/README.md', 'package/package.json']) {
+    for (const file of [
+      'package/dist/index.js',
+      'package/dist/index.cjs',
+      'package/dist/index.d.ts',
+      'package/dist/index.d.cts',
+      'package/dist/testing.js',
+      'package/dist/testing.cjs',
+      'package/dist/testing.d.ts',
+      'package/dist/testing.d.cts',
+      'package/LICENSE',
+      'package/README.md',
+      'package/package.json',
+    ]) {
       expect(files).toContain(file);
     }
     expect(files.filter((file) => /^package\/(lib|spec|examples|scripts)\//.test(file))).toEqual([]);
@@ -75,21 +87,25 @@ describe('npm pack, then npm install of the tarball', () => {
   it.each([
     ['ESM', 'module', 'esm', 'host.mjs'],
     ['CommonJS', 'commonjs', 'cjs', 'host.cjs'],
-  ] as const)('installs into a fresh %s host that runs the README snippet', async (_name, type, format, file) => {
-    const host = path.join(work, `host-${format}`);
-    await mkdir(host);
-    await writeFile(path.join(host, 'package.json'), JSON.stringify({ name: `host-${format}`, version: '1.0.0', private: true, type }));
-    await run('npm', ['install', tarball, 'express@^5', ...NPM_FLAGS], { cwd: host, maxBuffer: 16 * 1024 * 1024 });
-    expect(await readdir(path.join(host, 'node_modules/express-image-gateway/dist'))).toEqual(expect.arrayContaining(['index.js', 'index.cjs']));
+  ] as const)(
+    'installs into a fresh %s host that runs the README snippet',
+    async (_name, type, format, file) => {
+      const host = path.join(work, `host-${format}`);
+      await mkdir(host);
+      await writeFile(path.join(host, 'package.json'), JSON.stringify({ name: `host-${format}`, version: '1.0.0', private: true, type }));
+      await run('npm', ['install', tarball, 'express@^5', ...NPM_FLAGS], { cwd: host, maxBuffer: 16 * 1024 * 1024 });
+      expect(await readdir(path.join(host, 'node_modules/express-image-gateway/dist'))).toEqual(expect.arrayContaining(['index.js', 'index.cjs']));
 
-    const snippet = readmeSnippet(await readFile(path.join(ROOT, 'README.md'), 'utf8')).replace('app.listen(3000)', "app.listen(0, '127.0.0.1')");
-    const { code } = await transform(snippet + PROBE, { loader: 'ts', format, target: 'node20' });
-    await writeFile(path.join(host, file), code);
-    const { stdout } = await run(process.execPath, [file], { cwd: host, timeout: 60_000 });
-    const printed = JSON.parse(stdout.trim().split('\n').at(-1)!) as { models: { data: Array<{ id: string }> }; unknown: number; playground: number; title: string };
-    // the snippet's resolver accepts x-image-2.0 and x-image-edit: the default model list shows exactly those
-    expect(printed.models.data.map((model) => model.id)).toEqual(['x-image-2.0', 'x-image-edit']);
-    expect(printed.unknown).toBe(404);
-    expect(printed).toEqual(expect.objectContaining({ playground: 200, title: 'Image gateway playground' }));
-  }, 180_000);
+      const snippet = readmeSnippet(await readFile(path.join(ROOT, 'README.md'), 'utf8')).replace('app.listen(3000)', "app.listen(0, '127.0.0.1')");
+      const { code } = await transform(snippet + PROBE, { loader: 'ts', format, target: 'node20' });
+      await writeFile(path.join(host, file), code);
+      const { stdout } = await run(process.execPath, [file], { cwd: host, timeout: 60_000 });
+      const printed = JSON.parse(stdout.trim().split('\n').at(-1)!) as { models: { data: Array<{ id: string }> }; unknown: number; playground: number; title: string };
+      // the snippet's resolver accepts x-image-2.0 and x-image-edit: the default model list shows exactly those
+      expect(printed.models.data.map((model) => model.id)).toEqual(['x-image-2.0', 'x-image-edit']);
+      expect(printed.unknown).toBe(404);
+      expect(printed).toEqual(expect.objectContaining({ playground: 200, title: 'Image gateway playground' }));
+    },
+    180_000,
+  );
 });

@@ -27,7 +27,9 @@ describe('createPlayground', () => {
   });
 
   it('puts the options into an inert JSON block, escaped so no value can end the script tag', async () => {
-    const response = await request(appWith({ title: '</script><script>alert(1)</script>', defaultKey: 'sk-demo', apiBase: '/ai/', pollIntervalsMs: [2000, 1000] })).get('/play/').expect(200);
+    const response = await request(appWith({ title: '</script><script>alert(1)</script>', defaultKey: 'sk-demo', apiBase: '/ai/', pollIntervalsMs: [2000, 1000] }))
+      .get('/play/')
+      .expect(200);
     const block = /<script type="application\/json" id="playground-config">([^<]*)<\/script>/.exec(response.text);
     expect(block).not.toBeNull();
     expect(JSON.parse(block![1]!)).toEqual({
@@ -41,7 +43,9 @@ describe('createPlayground', () => {
   });
 
   it('allows connections to an apiBase on another origin', async () => {
-    const response = await request(appWith({ apiBase: 'https://gateway.example.com/ai' })).get('/play/').expect(200);
+    const response = await request(appWith({ apiBase: 'https://gateway.example.com/ai' }))
+      .get('/play/')
+      .expect(200);
     expect(response.headers['content-security-policy']).toContain("connect-src 'self' https://gateway.example.com;");
   });
 

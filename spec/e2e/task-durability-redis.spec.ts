@@ -7,16 +7,7 @@ import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  bullmqScheduler,
-  type DeliveryJob,
-  type GatewayOptions,
-  type JobHandlers,
-  type JobScheduler,
-  redisTaskStore,
-  staticKeys,
-  type TaskStore,
-} from '../../lib/index.js';
+import { bullmqScheduler, type DeliveryJob, type GatewayOptions, type JobHandlers, type JobScheduler, redisTaskStore, staticKeys, type TaskStore } from '../../lib/index.js';
 import { type CallbackReceiver, startCallbackReceiver } from '../helpers/callback-receiver.js';
 import { type FakeArk, arkTaskObject, startFakeArk } from '../helpers/fake-ark.js';
 import { sendJson } from '../helpers/fake-upstream.js';
@@ -80,7 +71,10 @@ describe.runIf(Boolean(REDIS_URL))('video task durability on Redis (bullmqSchedu
     return { gateway, store };
   };
   const create = async (gw: TestGateway): Promise<string> => {
-    const res = await request(gw.app).post(TASKS).set('Authorization', `Bearer ${KEY_A}`).send({ model: 'seedance', content: [{ type: 'text', text: 'a cat' }], callback_url: receiver.url });
+    const res = await request(gw.app)
+      .post(TASKS)
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'seedance', content: [{ type: 'text', text: 'a cat' }], callback_url: receiver.url });
     expect(res.status, res.text).toBe(200);
     return res.body.id as string;
   };
@@ -172,7 +166,7 @@ describe.runIf(Boolean(REDIS_URL))('video task durability on Redis (bullmqSchedu
     expect(JSON.parse(receiver.deliveries.find((d) => d.status < 300)!.body)).toMatchObject({ id, status: 'succeeded' });
   });
 
-  it('13: background polls give the resolver the creator\'s caller, kept in the Redis store without the key', async () => {
+  it("13: background polls give the resolver the creator's caller, kept in the Redis store without the key", async () => {
     const pollCallers: unknown[] = [];
     const { gateway, store } = gatewayOn(REDIS_URL!, {
       verifyKey: staticKeys({ [KEY_A]: { id: 'tenant-a', plan: 'pro', token: KEY_A } }),
@@ -223,7 +217,11 @@ describe.runIf(Boolean(REDIS_URL))('video task durability on Redis (bullmqSchedu
             ...handlers,
             deliver: (job) => {
               const run = handlers.deliver(job);
-              if (job.eventId === held?.eventId) outcome = run.then(() => 'resolved', (error: unknown) => error);
+              if (job.eventId === held?.eventId)
+                outcome = run.then(
+                  () => 'resolved',
+                  (error: unknown) => error,
+                );
               return run;
             },
           };

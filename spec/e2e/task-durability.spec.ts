@@ -34,7 +34,10 @@ let receiver: CallbackReceiver;
 const open: TestGateway[] = [];
 let logs: LogLine[];
 
-const arkFor = (): GatewayOptions['resolveUpstream'] => ({ route }) => (route === 'video.tasks' ? { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-operator-key' } : null);
+const arkFor =
+  (): GatewayOptions['resolveUpstream'] =>
+  ({ route }) =>
+    route === 'video.tasks' ? { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-operator-key' } : null;
 
 function gatewayWith(options: Partial<GatewayOptions> = {}): TestGateway {
   const gateway = createTestGateway({
@@ -280,9 +283,15 @@ describe('15: states go forward', () => {
     // no callback: only queries follow this task; Ark's second answer lags behind its first
     ark.scripts.push(['running', 'queued']);
     const gw = gatewayWith();
-    const created = await request(gw.app).post(TASKS).set('Authorization', `Bearer ${KEY_A}`).send({ model: 'seedance', content: [{ type: 'text', text: 'a cat' }] });
+    const created = await request(gw.app)
+      .post(TASKS)
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'seedance', content: [{ type: 'text', text: 'a cat' }] });
     expect(created.status, created.text).toBe(200);
-    const query = () => request(gw.app).get(`${TASKS}/${created.body.id as string}`).set('Authorization', `Bearer ${KEY_A}`);
+    const query = () =>
+      request(gw.app)
+        .get(`${TASKS}/${created.body.id as string}`)
+        .set('Authorization', `Bearer ${KEY_A}`);
     expect((await query()).body.status).toBe('running');
     const lagging = await query();
     expect(lagging.status).toBe(200);
@@ -299,7 +308,7 @@ describe('15: states go forward', () => {
     const scheduler: JobScheduler = {
       ...inner,
       start: (handlers, retry) => {
-        deliver = handlers.deliver;
+        deliver = (job) => handlers.deliver(job);
         return inner.start(handlers, retry);
       },
       schedulePoll: (taskId, delayMs, key) => inner.schedulePoll(taskId, delayMs, key),
@@ -320,6 +329,8 @@ describe('15: states go forward', () => {
     // now the held job runs, as the scheduler would run it: it must be dropped, not delivered
     await expect(deliver!(held!)).resolves.toBeUndefined();
     expect(receiver.deliveries.map(statusOf)).toEqual(['succeeded']);
-    expect(logs).toContainEqual(expect.objectContaining({ message: 'callback dropped: the task has moved past this state', fields: expect.objectContaining({ taskId: id, status: 'running', current: 'succeeded' }) }));
+    expect(logs).toContainEqual(
+      expect.objectContaining({ message: 'callback dropped: the task has moved past this state', fields: expect.objectContaining({ taskId: id, status: 'running', current: 'succeeded' }) }),
+    );
   });
 });

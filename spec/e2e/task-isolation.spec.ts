@@ -36,8 +36,7 @@ function gatewayWith(options: Parameters<typeof createTestGateway>[0] = {}): Tes
   });
 }
 
-const createTask = (gw: TestGateway, content: unknown[], key = KEY_A) =>
-  request(gw.app).post(TASKS).set('Authorization', `Bearer ${key}`).send({ model: 'seedance', content });
+const createTask = (gw: TestGateway, content: unknown[], key = KEY_A) => request(gw.app).post(TASKS).set('Authorization', `Bearer ${key}`).send({ model: 'seedance', content });
 const text = { type: 'text', text: 'The girl looks at the camera' };
 
 beforeAll(async () => {
@@ -68,8 +67,16 @@ const notYours = (path: string, reference: string) => ({
 describe('asset:// references are checked wherever they appear in a content item', () => {
   const smuggled: Array<[string, Record<string, unknown>, string]> = [
     ['a text item carrying image_url', { ...text, image_url: { url: `asset://${B_ASSET}` } }, 'content[1].image_url.url'],
-    ['an image_url item carrying video_url', { type: 'image_url', image_url: { url: 'https://images.example.com/a.png' }, video_url: { url: `asset://${B_ASSET}` }, role: 'reference_image' }, 'content[1].video_url.url'],
-    ['a field a future Ark version adds, nested', { type: 'image_url', image_url: { url: 'https://images.example.com/a.png', fallbacks: [{ uri: `asset://${B_ASSET}` }] } }, 'content[1].image_url.fallbacks[0].uri'],
+    [
+      'an image_url item carrying video_url',
+      { type: 'image_url', image_url: { url: 'https://images.example.com/a.png' }, video_url: { url: `asset://${B_ASSET}` }, role: 'reference_image' },
+      'content[1].video_url.url',
+    ],
+    [
+      'a field a future Ark version adds, nested',
+      { type: 'image_url', image_url: { url: 'https://images.example.com/a.png', fallbacks: [{ uri: `asset://${B_ASSET}` }] } },
+      'content[1].image_url.fallbacks[0].uri',
+    ],
     ['an audio_url item with a top-level reference', { type: 'audio_url', audio_url: { url: 'https://media.example.com/a.mp3' }, reference: `asset://${B_ASSET}` }, 'content[1].reference'],
     ['a draft_task item carrying image_url', { type: 'draft_task', draft_task: { id: 'task_AAAAAAAAAAAAAAAAAAAAAA' }, image_url: { url: `asset://${B_ASSET}` } }, 'content[1].image_url.url'],
   ];

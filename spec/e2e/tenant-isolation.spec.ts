@@ -146,9 +146,7 @@ async function neverReading(gw: Running, path: string, body: unknown): Promise<n
   await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
   socket.pause();
   const text = JSON.stringify(body);
-  socket.write(
-    `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${KEY_A}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
-  );
+  socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${KEY_A}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
   return socket;
 }
 
@@ -177,7 +175,7 @@ describe('the per-caller in-flight cap (limits.inFlightPerCaller)', () => {
     // four upstream sockets, three for A: without the cap A's fourth request would take B's socket
     const gw = await start({ inFlightPerCaller: 3, upstreamSockets: 4, upstreamQueue: 100 });
     const holding = Array.from({ length: 3 }, () => pending(gw, KEY_A, chat(HOLD)));
-    await until(() => held === 3, 'the upstream to hold A\'s three requests');
+    await until(() => held === 3, "the upstream to hold A's three requests");
 
     const refused = await post(gw, KEY_A, chat('Say hello'));
     expect(refused.status).toBe(429);

@@ -294,13 +294,15 @@ describe('3. an upstream that sends headers, then stalls the body', () => {
 
 describe('4. an upstream that resets the connection', () => {
   /** Sends the headers and the first 40 bytes of `text`, then kills the socket. */
-  const dieMidBody = (text: string, how: 'destroy' | 'reset'): Responder => async (_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-    res.write(text.slice(0, 40));
-    await sleep(30);
-    if (how === 'reset') res.socket!.resetAndDestroy();
-    else res.socket!.destroy();
-  };
+  const dieMidBody =
+    (text: string, how: 'destroy' | 'reset'): Responder =>
+    async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      res.write(text.slice(0, 40));
+      await sleep(30);
+      if (how === 'reset') res.socket!.resetAndDestroy();
+      else res.socket!.destroy();
+    };
 
   it.each(['destroy', 'reset'] as const)('image (DashScope), mid-body (%s): 502 upstream_unreachable', async (how) => {
     dashscope.next(dieMidBody(JSON.stringify(dashscopeSuccess([dashscope.resultUrl('a.png')])), how));
@@ -379,7 +381,9 @@ describe('5. an upstream that answers something that is not JSON', () => {
       pointAt(garbage.origin);
       const res = await post(route.path, route.body());
       expect(res.status).toBe(502);
-      expect(res.json).toEqual({ error: { message: expect.stringMatching(new RegExp(`^The ${route.provider} upstream returned an unusable response: `)), type: 'upstream_error', code: 'upstream_bad_response' } });
+      expect(res.json).toEqual({
+        error: { message: expect.stringMatching(new RegExp(`^The ${route.provider} upstream returned an unusable response: `)), type: 'upstream_error', code: 'upstream_bad_response' },
+      });
       await expectStillServing();
     });
   });
@@ -392,7 +396,9 @@ describe('5. an upstream that answers something that is not JSON', () => {
     });
     const res = await post(route.path, route.body());
     expect(res.status).toBe(502);
-    expect(res.json).toEqual({ error: { message: expect.stringMatching(new RegExp(`^The ${route.provider} upstream returned an unusable response: `)), type: 'upstream_error', code: 'upstream_bad_response' } });
+    expect(res.json).toEqual({
+      error: { message: expect.stringMatching(new RegExp(`^The ${route.provider} upstream returned an unusable response: `)), type: 'upstream_error', code: 'upstream_bad_response' },
+    });
     await expectStillServing();
   });
 
@@ -412,10 +418,12 @@ describe('6. an upstream that answers a 50 MB body', () => {
   const FIFTY_MB = 50 * 1000 * 1000;
   const written: number[] = [];
   /** 50 MB of spaces, sent with a content-length (image) or chunked (chat). */
-  const flood = (withLength: boolean): Responder => async (_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json', ...(withLength ? { 'content-length': FIFTY_MB } : {}) });
-    written.push((await streamUntilClosed(res, FIFTY_MB, Buffer.alloc(256 * 1024, 0x20))).written);
-  };
+  const flood =
+    (withLength: boolean): Responder =>
+    async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', ...(withLength ? { 'content-length': FIFTY_MB } : {}) });
+      written.push((await streamUntilClosed(res, FIFTY_MB, Buffer.alloc(256 * 1024, 0x20))).written);
+    };
 
   it('image and chat, three times each: 502 upstream_bad_response, the upstream cut early, RSS bounded', async () => {
     const rssBefore = process.memoryUsage().rss;
@@ -431,7 +439,9 @@ describe('6. an upstream that answers a 50 MB body', () => {
     }
     const rssGrowth = process.memoryUsage().rss - rssBefore;
     await until(() => written.length === 6, 2_000, 'the flooding upstreams to see their connections close');
-    console.info(`[faults] 50 MB bodies: RSS growth ${(rssGrowth / MiB).toFixed(1)} MiB after 6 requests; upstream wrote ${written.map((w) => (w / MiB).toFixed(1)).join(', ')} MiB before the gateway hung up`);
+    console.info(
+      `[faults] 50 MB bodies: RSS growth ${(rssGrowth / MiB).toFixed(1)} MiB after 6 requests; upstream wrote ${written.map((w) => (w / MiB).toFixed(1)).join(', ')} MiB before the gateway hung up`,
+    );
     expect(rssGrowth).toBeLessThan(150 * MiB);
     // the gateway stopped reading past its limit: nobody drained the 50 MB
     for (const bytes of written) expect(bytes).toBeLessThan(UPSTREAM_RESPONSE_BYTES + 16 * MiB);
@@ -478,7 +488,9 @@ describe('7. result images for b64_json that cannot be downloaded', () => {
     expect(res.status).toBe(502);
     expect(res.json).toEqual({
       error: {
-        message: expect.stringMatching(new RegExp(`^The image was generated but could not be downloaded for b64_json: .*larger than ${DOWNLOAD_BYTES} bytes.* Ask for response_format 'url' instead\\.$`)),
+        message: expect.stringMatching(
+          new RegExp(`^The image was generated but could not be downloaded for b64_json: .*larger than ${DOWNLOAD_BYTES} bytes.* Ask for response_format 'url' instead\\.$`),
+        ),
         type: 'upstream_error',
         code: 'image_download_failed',
       },
@@ -486,7 +498,9 @@ describe('7. result images for b64_json that cannot be downloaded', () => {
     expect(res.ms).toBeLessThan(3_000);
     await until(() => endless.length === 1, 2_000, 'the endless image host to see its connection close');
     const [served] = endless;
-    console.info(`[faults] endless image: answered in ${res.ms.toFixed(0)} ms; the host wrote ${(served!.written / MiB).toFixed(2)} MiB, closed ${(served!.closedAt - answeredAt).toFixed(0)} ms after the answer`);
+    console.info(
+      `[faults] endless image: answered in ${res.ms.toFixed(0)} ms; the host wrote ${(served!.written / MiB).toFixed(2)} MiB, closed ${(served!.closedAt - answeredAt).toFixed(0)} ms after the answer`,
+    );
     // ~1 MiB read by the gateway, the rest is socket buffers; nowhere near 2 GB
     expect(served!.written).toBeLessThan(DOWNLOAD_BYTES + 16 * MiB);
     expect(served!.closedAt - answeredAt).toBeLessThan(1_000);
@@ -501,7 +515,11 @@ describe('7. result images for b64_json that cannot be downloaded', () => {
       expect(res.status).toBe(504);
       expect(res.json).toEqual({
         error: {
-          message: expect.stringMatching(new RegExp(`^The image was generated but could not be downloaded for b64_json: the result host did not answer within ${DOWNLOAD_TIMEOUT_MS} ms \\(the gateway's limits\\.downloadTimeoutMs\\)\\. Ask for response_format 'url' instead\\.$`)),
+          message: expect.stringMatching(
+            new RegExp(
+              `^The image was generated but could not be downloaded for b64_json: the result host did not answer within ${DOWNLOAD_TIMEOUT_MS} ms \\(the gateway's limits\\.downloadTimeoutMs\\)\\. Ask for response_format 'url' instead\\.$`,
+            ),
+          ),
           type: 'upstream_error',
           code: 'image_download_failed',
         },
@@ -519,17 +537,19 @@ describe('7. result images for b64_json that cannot be downloaded', () => {
 describe('8. a stream that sends a few chunks, then dies', () => {
   const CHUNKS = chatChunks('upstream-chat', ['a', 'b', 'c']);
   /** Writes `count` chunks (and `partial` bytes of the next), then kills the socket. */
-  const dieAfter = (count: number, how: 'destroy' | 'reset', partial = 0): Responder => async (_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    for (const chunk of CHUNKS.slice(0, count)) {
-      res.write(chunk);
-      await sleep(10);
-    }
-    if (partial > 0) res.write(CHUNKS[count]!.slice(0, partial));
-    await sleep(30);
-    if (how === 'reset') res.socket!.resetAndDestroy();
-    else res.socket!.destroy();
-  };
+  const dieAfter =
+    (count: number, how: 'destroy' | 'reset', partial = 0): Responder =>
+    async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const chunk of CHUNKS.slice(0, count)) {
+        res.write(chunk);
+        await sleep(10);
+      }
+      if (partial > 0) res.write(CHUNKS[count]!.slice(0, partial));
+      await sleep(30);
+      if (how === 'reset') res.socket!.resetAndDestroy();
+      else res.socket!.destroy();
+    };
   const countErrorEvents = (text: string) => text.split('\n\n').filter((event) => event.startsWith('data: {"error"')).length;
 
   it.each(['destroy', 'reset'] as const)('chat (%s): the chunks, then one upstream_unreachable error event, and the stream ends', async (how) => {
@@ -660,7 +680,8 @@ describe('10. load: 200 concurrent requests to a slow upstream', () => {
   }
 
   function expectAnswered({ route, res }: { route: FaultRoute; res: RawAnswer }): void {
-    if (route === IMAGE) expect(res.json).toEqual({ created: expect.any(Number), data: [{ url: 'https://results.example/load.png', b64_json: '', revised_prompt: '' }], extra: { request_id: 'ds-load' } });
+    if (route === IMAGE)
+      expect(res.json).toEqual({ created: expect.any(Number), data: [{ url: 'https://results.example/load.png', b64_json: '', revised_prompt: '' }], extra: { request_id: 'ds-load' } });
     else expect(res.json).toEqual(chatCompletion('upstream-chat', 'Hello there'));
   }
 

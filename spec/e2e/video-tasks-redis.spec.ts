@@ -76,7 +76,10 @@ describe.runIf(Boolean(REDIS_URL))('video tasks across instances sharing Redis',
     fresh();
     instance();
     const b = instance();
-    await request(b.app).post(TASKS).set('Authorization', `Bearer ${KEY_A}`).send(body({ callback_url: receiver.url }));
+    await request(b.app)
+      .post(TASKS)
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send(body({ callback_url: receiver.url }));
     const accepted = await receiver.accepted(3);
     await new Promise((resolve) => setTimeout(resolve, 800));
     const ids = receiver.deliveries.map((delivery) => delivery.headers['webhook-id']);
@@ -90,7 +93,10 @@ describe.runIf(Boolean(REDIS_URL))('video tasks across instances sharing Redis',
     ark.scripts.push(['succeeded']);
     receiver.failFirst = 1;
     const a = instance();
-    await request(a.app).post(TASKS).set('Authorization', `Bearer ${KEY_A}`).send(body({ callback_url: receiver.url }));
+    await request(a.app)
+      .post(TASKS)
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send(body({ callback_url: receiver.url }));
     const deadline = Date.now() + 5_000;
     while (receiver.deliveries.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     expect(receiver.deliveries.map((d) => d.status)).toEqual([500]);
@@ -110,7 +116,7 @@ describe.runIf(Boolean(REDIS_URL))('video tasks across instances sharing Redis',
     });
     children.push(child);
     const url = await new Promise<string>((resolve, reject) => {
-      child.stdout!.once('data', (line: Buffer) => resolve((JSON.parse(line.toString()) as { url: string }).url));
+      child.stdout.once('data', (line: Buffer) => resolve((JSON.parse(line.toString()) as { url: string }).url));
       child.once('exit', (code) => reject(new Error(`instance exited with ${code}`)));
     });
     // the first attempt reaches the receiver, which holds it open: the job is in the child's hands
@@ -121,7 +127,10 @@ describe.runIf(Boolean(REDIS_URL))('video tasks across instances sharing Redis',
       await new Promise((r) => setTimeout(r, 60_000));
       res.end();
     });
-    const created = await request(url).post(TASKS).set('Authorization', `Bearer ${KEY_A}`).send(body({ callback_url: receiver.url }));
+    const created = await request(url)
+      .post(TASKS)
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send(body({ callback_url: receiver.url }));
     expect(created.status).toBe(200);
     await held;
     child.kill('SIGKILL');

@@ -37,7 +37,11 @@ function gatewayWith(options: Parameters<typeof createTestGateway>[0] = {}): Tes
   });
 }
 
-const create = (gw: TestGateway, payload: unknown, key = KEY_A) => request(gw.app).post(TASKS).set('Authorization', `Bearer ${key}`).send(payload as object);
+const create = (gw: TestGateway, payload: unknown, key = KEY_A) =>
+  request(gw.app)
+    .post(TASKS)
+    .set('Authorization', `Bearer ${key}`)
+    .send(payload as object);
 const query = (gw: TestGateway, id: string, key = KEY_A) => request(gw.app).get(`${TASKS}/${id}`).set('Authorization', `Bearer ${key}`);
 
 beforeAll(async () => {
@@ -123,11 +127,15 @@ describe('create and query', () => {
     const res = await create(gateway, body({ duration: 99 }));
     expect(res.status).toBe(400);
     expect(res.body).toEqual({
-      error: { message: 'The upstream rejected the request: The parameter `duration` is not valid. Request id: 021 (ark code InvalidParameter)', type: 'invalid_request_error', code: 'invalid_request_error' },
+      error: {
+        message: 'The upstream rejected the request: The parameter `duration` is not valid. Request id: 021 (ark code InvalidParameter)',
+        type: 'invalid_request_error',
+        code: 'invalid_request_error',
+      },
     });
   });
 
-  it('maps a draft_task id of the caller to the Ark id, and refuses another tenant\'s', async () => {
+  it("maps a draft_task id of the caller to the Ark id, and refuses another tenant's", async () => {
     const { body: draft } = await create(gateway, body({ draft: true }));
     const upstreamDraft = [...ark.tasks.keys()].at(-1);
     const ok = await create(gateway, { model: 'seedance', content: [{ type: 'draft_task', draft_task: { id: draft.id } }] });
@@ -147,7 +155,11 @@ describe('validation: 400, and Ark is not called', () => {
     ['unknown item type', { model: 'seedance', content: [{ type: 'pdf_url' }] }, "content[0].type must be one of 'text', 'image_url', 'video_url', 'audio_url', 'draft_task'"],
     ['text item without text', { model: 'seedance', content: [{ type: 'text' }] }, 'content[0].text is required'],
     ['image item without url', { model: 'seedance', content: [{ type: 'image_url', image_url: {} }] }, 'content[0].image_url.url is required'],
-    ['private image url', { model: 'seedance', content: [{ type: 'image_url', image_url: { url: 'http://10.1.2.3/a.png' } }] }, 'content[0].image_url.url names a loopback, private or link-local host; the URL must be publicly reachable'],
+    [
+      'private image url',
+      { model: 'seedance', content: [{ type: 'image_url', image_url: { url: 'http://10.1.2.3/a.png' } }] },
+      'content[0].image_url.url names a loopback, private or link-local host; the URL must be publicly reachable',
+    ],
     ['duration not integer', { ...body(), duration: '5s' }, 'duration must be an integer, got string'],
     ['callback_url not a string', { ...body(), callback_url: 5 }, 'callback_url must be a string, got number'],
   ];
@@ -181,7 +193,11 @@ describe('callback_url rules (spec §5.5, §6.3)', () => {
     ['decimal loopback', 'https://2130706433/cb', 'callback_url must name a public host: loopback, private, link-local and metadata addresses are refused'],
     ['credentials', 'https://user:pass@93.184.216.34/cb', 'callback_url must not carry credentials (user:password@)'],
     ['the caller key in the query', `https://93.184.216.34/cb?key=${KEY_A}`, 'callback_url must not contain your API key (spec §5: no keys or secrets in callback URLs)'],
-    ['the caller key in the path, encoded', `https://93.184.216.34/${encodeURIComponent(KEY_A).replace(/-/g, '%2D')}/cb`, 'callback_url must not contain your API key (spec §5: no keys or secrets in callback URLs)'],
+    [
+      'the caller key in the path, encoded',
+      `https://93.184.216.34/${encodeURIComponent(KEY_A).replace(/-/g, '%2D')}/cb`,
+      'callback_url must not contain your API key (spec §5: no keys or secrets in callback URLs)',
+    ],
     ['not a URL', 'hooks', 'callback_url must be an absolute https URL'],
     ['a name that does not resolve', 'https://no-such-host.invalid/cb', 'callback_url names a host that does not resolve'],
   ];
@@ -260,9 +276,12 @@ describe('callbacks', () => {
 });
 
 describe('assets in task content', () => {
-  it('accepts the caller\'s own asset, refuses another tenant\'s and unknown ones', async () => {
+  it("accepts the caller's own asset, refuses another tenant's and unknown ones", async () => {
     await store.putAsset({ id: 'asset-20260320120147-aaaaa', owner: 'tenant-a', createdAt: Date.now() });
-    const content = (id: string) => [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: `asset://${id}` }, role: 'reference_image' }];
+    const content = (id: string) => [
+      { type: 'text', text: 'x' },
+      { type: 'image_url', image_url: { url: `asset://${id}` }, role: 'reference_image' },
+    ];
     const own = await create(gateway, { model: 'seedance', content: content('asset-20260320120147-aaaaa') });
     const foreign = await create(gateway, { model: 'seedance', content: content('asset-20260320120147-aaaaa') }, KEY_B);
     const unknown = await create(gateway, { model: 'seedance', content: content('asset-unknown') });
@@ -274,9 +293,12 @@ describe('assets in task content', () => {
     expect(ark.apiRequests()).toHaveLength(1);
   });
 
-  it('allowOperatorAssets accepts assets created outside the gateway, never another tenant\'s', async () => {
+  it("allowOperatorAssets accepts assets created outside the gateway, never another tenant's", async () => {
     const open = gatewayWith({ allowOperatorAssets: true });
-    const content = (id: string) => [{ type: 'text', text: 'x' }, { type: 'video_url', video_url: { url: `asset://${id}` }, role: 'reference_video' }];
+    const content = (id: string) => [
+      { type: 'text', text: 'x' },
+      { type: 'video_url', video_url: { url: `asset://${id}` }, role: 'reference_video' },
+    ];
     const operator = await create(open, { model: 'seedance', content: content('asset-20260101093000-op001') });
     const foreign = await create(open, { model: 'seedance', content: content('asset-20260320120147-aaaaa') }, KEY_B);
     await open.close();

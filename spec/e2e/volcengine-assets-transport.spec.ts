@@ -58,11 +58,7 @@ function signatureMatches(request: RecordedRequest): boolean {
     service: 'ark',
     date,
   });
-  return (
-    expected.Authorization === authorization &&
-    expected['X-Content-Sha256'] === header(request, 'x-content-sha256') &&
-    header(request, 'content-type') === 'application/json'
-  );
+  return expected.Authorization === authorization && expected['X-Content-Sha256'] === header(request, 'x-content-sha256') && header(request, 'content-type') === 'application/json';
 }
 
 let fake: FakeUpstream;
@@ -174,7 +170,7 @@ describe('createVolcengineAsset', () => {
     expect(header(received, 'content-type')).toBe('application/json');
   });
 
-  it('fails as the operator\'s credential problem (502) when the secret is wrong, without echoing it', async () => {
+  it("fails as the operator's credential problem (502) when the secret is wrong, without echoing it", async () => {
     const failure = await rejection(createVolcengineAsset(call, BODY, upstream({ secretAccessKey: 'not-the-secret' })));
     expect(failure).toEqual(SIGNATURE_REJECTED);
     expect(JSON.stringify(failure)).not.toContain('not-the-secret');

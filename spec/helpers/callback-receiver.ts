@@ -3,7 +3,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { type FakeUpstream, startFakeUpstream } from './fake-upstream.js';
 
-export interface Delivery {
+interface Delivery {
   headers: IncomingHttpHeaders;
   body: string;
   status: number;
@@ -20,6 +20,7 @@ export interface CallbackReceiver extends FakeUpstream {
 
 export async function startCallbackReceiver(failFirst = 0): Promise<CallbackReceiver> {
   const deliveries: Delivery[] = [];
+  // eslint-disable-next-line prefer-const -- assigned once, after the server it is read from exists
   let receiver: CallbackReceiver | undefined;
   const fake = await startFakeUpstream((request, res) => {
     const status = receiver!.failFirst > 0 ? 500 : 204;

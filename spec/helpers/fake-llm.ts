@@ -37,10 +37,7 @@ export function responseObject(model: string, text: string, status = 'completed'
     created_at: 1720000000,
     status,
     model,
-    output:
-      status === 'completed'
-        ? [{ type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] }]
-        : [],
+    output: status === 'completed' ? [{ type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] }] : [],
     usage: { input_tokens: 5, output_tokens: 2, total_tokens: 7, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } },
   };
 }
@@ -75,6 +72,7 @@ export async function writeSlowly(fake: FakeLlm, res: ServerResponse, chunks: st
 }
 
 export async function startFakeLlm(): Promise<FakeLlm> {
+  // eslint-disable-next-line prefer-const -- assigned once, after the server it is read from exists
   let self: FakeLlm | undefined;
   const fake = await startFakeUpstream(async (request: RecordedRequest, res: ServerResponse) => {
     const body = (request.json ?? {}) as Record<string, unknown>;
@@ -89,7 +87,12 @@ export async function startFakeLlm(): Promise<FakeLlm> {
       return sendJson(res, 200, responseObject(model, 'Hello'), { 'x-request-id': 'llm-req-2' });
     }
     if (request.method === 'POST' && path === '/images/generations') {
-      return sendJson(res, 200, { model, created: 1757323224, data: [{ url: 'https://ark.example/img.jpeg', size: '2048x2048' }], usage: { generated_images: 1, output_tokens: 16280, total_tokens: 16280 } });
+      return sendJson(res, 200, {
+        model,
+        created: 1757323224,
+        data: [{ url: 'https://ark.example/img.jpeg', size: '2048x2048' }],
+        usage: { generated_images: 1, output_tokens: 16280, total_tokens: 16280 },
+      });
     }
     return sendJson(res, 404, { error: { code: 'NotFound', message: `no route ${request.path}`, param: '', type: 'NotFound' } });
   });

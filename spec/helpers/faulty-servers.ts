@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 
-export interface ConnectionRecord {
+interface ConnectionRecord {
   openedAt: number;
   /** performance.now() when the socket closed; undefined while it is open. */
   closedAt?: number;

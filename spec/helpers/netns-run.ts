@@ -22,7 +22,12 @@ export interface NetnsRun {
 export async function runInNetns(entry: string, hosts: Record<string, string>, deadlineMs = 60_000): Promise<NetnsRun> {
   const dir = mkdtempSync(path.join(tmpdir(), 'netns-'));
   const hostsFile = path.join(dir, 'hosts');
-  writeFileSync(hostsFile, `127.0.0.1 localhost\n::1 localhost\n${Object.entries(hosts).map(([name, address]) => `${address} ${name}`).join('\n')}\n`);
+  writeFileSync(
+    hostsFile,
+    `127.0.0.1 localhost\n::1 localhost\n${Object.entries(hosts)
+      .map(([name, address]) => `${address} ${name}`)
+      .join('\n')}\n`,
+  );
   const script = `mount --bind "$1" /etc/hosts && ip link set lo up && exec "$2" --import tsx "$3"`;
   const child = spawn('unshare', ['-n', '-m', 'bash', '-c', script, 'netns', hostsFile, process.execPath, entry], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';

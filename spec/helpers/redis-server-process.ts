@@ -34,24 +34,22 @@ export async function startRedisServerProcess(): Promise<RedisServerProcess> {
 
   const start = async (): Promise<void> => {
     if (child) return;
-    const started = spawn(
-      'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const started = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child = started;
     await new Promise<void>((resolve, reject) => {
       let output = '';
       const onData = (chunk: Buffer): void => {
         output += chunk.toString();
         if (output.includes('Ready to accept connections')) {
-          started.stdout!.off('data', onData);
-          started.stdout!.resume();
-          started.stderr!.resume();
+          started.stdout.off('data', onData);
+          started.stdout.resume();
+          started.stderr.resume();
           resolve();
         }
       };
-      started.stdout!.on('data', onData);
+      started.stdout.on('data', onData);
       started.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${output.slice(-500)}`)));
     });
   };

@@ -10,7 +10,11 @@ import { isTerminalStatus } from '../../lib/gateway/tasks/task-state-order.js';
 describe('translateCreateTaskRequest', () => {
   it.each([
     ['renames the model and drops callback_url', { model: 'seedance', content: [], callback_url: 'https://h.example/cb' }, { model: 'doubao-seedance', content: [] }],
-    ['keeps every other Ark field', { model: 'm', content: [], safety_identifier: 'u1', ratio: '16:9', vendor: { x: 1 } }, { model: 'doubao-seedance', content: [], safety_identifier: 'u1', ratio: '16:9', vendor: { x: 1 } }],
+    [
+      'keeps every other Ark field',
+      { model: 'm', content: [], safety_identifier: 'u1', ratio: '16:9', vendor: { x: 1 } },
+      { model: 'doubao-seedance', content: [], safety_identifier: 'u1', ratio: '16:9', vendor: { x: 1 } },
+    ],
   ])('%s', (_name, body, expected) => {
     expect(translateCreateTaskRequest(body, 'doubao-seedance')).toEqual(expected);
   });
@@ -27,13 +31,20 @@ describe('readCreateTaskResponse', () => {
       }
     })();
     expect(error).toBeInstanceOf(GatewayError);
-    expect((error as GatewayError).toJSON()).toEqual({ error: { message: 'The ark upstream returned an unusable response: the created task has no id', type: 'upstream_error', code: 'upstream_bad_response' } });
+    expect((error as GatewayError).toJSON()).toEqual({
+      error: { message: 'The ark upstream returned an unusable response: the created task has no id', type: 'upstream_error', code: 'upstream_bad_response' },
+    });
   });
 });
 
 describe('toCallerTask', () => {
-  it('puts the gateway id and the caller model in place of Ark\'s, and drops the upstream draft id', () => {
-    expect(toCallerTask({ id: 'cgt-9', model: 'doubao-x', status: 'running', draft_task_id: 'cgt-1', seed: 7 }, 'task_abc', 'seedance')).toEqual({ id: 'task_abc', model: 'seedance', status: 'running', seed: 7 });
+  it("puts the gateway id and the caller model in place of Ark's, and drops the upstream draft id", () => {
+    expect(toCallerTask({ id: 'cgt-9', model: 'doubao-x', status: 'running', draft_task_id: 'cgt-1', seed: 7 }, 'task_abc', 'seedance')).toEqual({
+      id: 'task_abc',
+      model: 'seedance',
+      status: 'running',
+      seed: 7,
+    });
   });
   it('refuses a body without a status', () => {
     expect(() => toCallerTask({ id: 'cgt-9' }, 'task_abc', 'm')).toThrow('the task has no status');

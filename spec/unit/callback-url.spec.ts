@@ -148,7 +148,6 @@ describe("the caller's key in the URL", () => {
     expect(checkCallbackUrl(`https://hooks.example.com/x${suffix}`, STRICT, KEY)).toMatchObject({ ok: true });
   });
 
-
   it.each([
     ['abc1', 'https://hooks.example.com/abc1'],
     ['k9', 'https://hooks.example.com/x?a=k%39'],

@@ -3,12 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError, type GatewayErrorBody } from '../../lib/errors/gateway-error.js';
 import type { ImageGenerationResponse } from '../../lib/images/image-generation-response.js';
 import type { ImageGenerationRequest } from '../../lib/images/image-request.js';
-import {
-  type DashscopeImageRequest,
-  normalizeDashscopeError,
-  translateImageRequest,
-  translateImageResponse,
-} from '../../lib/providers/dashscope.js';
+import { type DashscopeImageRequest, normalizeDashscopeError, translateImageRequest, translateImageResponse } from '../../lib/providers/dashscope.js';
 
 function thrown(fn: () => unknown): GatewayError {
   try {
@@ -119,8 +114,7 @@ const CAPTURED_SUCCESS = JSON.parse(
   '{"output":{"choices":[{"finish_reason":"stop","message":{"content":[{"image":"https://dashscope-7c2c.oss-cn-shanghai.aliyuncs.com/7d/93/20260611/d23adf3d/5795d646-…233.png?Expires=1781778573&OSSAccessKeyId=…&Signature=…"}],"role":"assistant"}}],"task_metric":{"FAILED":0,"SUCCEEDED":1,"TOTAL":1}},"usage":{"height":928,"image_count":1,"width":1664},"request_id":"5795d646-7395-91d2-85d7-34d8b99a3d8d"}',
 ) as unknown;
 
-const CAPTURED_URL =
-  'https://dashscope-7c2c.oss-cn-shanghai.aliyuncs.com/7d/93/20260611/d23adf3d/5795d646-…233.png?Expires=1781778573&OSSAccessKeyId=…&Signature=…';
+const CAPTURED_URL = 'https://dashscope-7c2c.oss-cn-shanghai.aliyuncs.com/7d/93/20260611/d23adf3d/5795d646-…233.png?Expires=1781778573&OSSAccessKeyId=…&Signature=…';
 
 function choice(content: unknown[]): unknown {
   return { finish_reason: 'stop', message: { role: 'assistant', content } };
@@ -177,10 +171,7 @@ describe('translateImageResponse', () => {
       name: "a text item becomes the revised_prompt of its own choice's images only",
       body: {
         output: {
-          choices: [
-            choice([{ text: 'A snowy Beijing street at dusk, cinematic' }, { image: 'https://cdn.example/a.png' }]),
-            choice([{ image: 'https://cdn.example/b.png' }]),
-          ],
+          choices: [choice([{ text: 'A snowy Beijing street at dusk, cinematic' }, { image: 'https://cdn.example/a.png' }]), choice([{ image: 'https://cdn.example/b.png' }])],
         },
         request_id: 'req-4',
       },
@@ -238,23 +229,20 @@ describe('translateImageResponse', () => {
     {
       name: 'a choice with no image names its finish_reason',
       body: { output: { choices: [choice([{ text: 'sorry' }])] }, request_id: 'r-none' },
-      message:
-        'The dashscope upstream returned no image (finish_reason stop); check the prompt is in input.messages[].content[] (spec §7) (request id r-none)',
+      message: 'The dashscope upstream returned no image (finish_reason stop); check the prompt is in input.messages[].content[] (spec §7) (request id r-none)',
       upstreamRequestId: 'r-none',
     },
     {
       name: 'no choices at all',
       body: { output: { choices: [] }, request_id: 'r-empty' },
-      message:
-        'The dashscope upstream returned no image; check the prompt is in input.messages[].content[] (spec §7) (request id r-empty)',
+      message: 'The dashscope upstream returned no image; check the prompt is in input.messages[].content[] (spec §7) (request id r-empty)',
       upstreamRequestId: 'r-empty',
     },
     {
       name: 'no output and no code, header id used',
       body: {},
       headerRequestId: 'hdr-x',
-      message:
-        'The dashscope upstream returned no image; check the prompt is in input.messages[].content[] (spec §7) (request id hdr-x)',
+      message: 'The dashscope upstream returned no image; check the prompt is in input.messages[].content[] (spec §7) (request id hdr-x)',
       upstreamRequestId: 'hdr-x',
     },
     {
@@ -324,8 +312,7 @@ describe('normalizeDashscopeError', () => {
         upstreamRequestId: 'a5898c04-0001',
         body: {
           error: {
-            message:
-              'The upstream rejected the request: Role must be user or assistant and Content length must be greater than 0 (dashscope code InvalidParameter, request id a5898c04-0001)',
+            message: 'The upstream rejected the request: Role must be user or assistant and Content length must be greater than 0 (dashscope code InvalidParameter, request id a5898c04-0001)',
             type: 'invalid_request_error',
             code: 'invalid_request_error',
           },
@@ -411,8 +398,7 @@ describe('normalizeDashscopeError', () => {
         upstreamRequestId: 'arr-1',
         body: {
           error: {
-            message:
-              "The operator's upstream account cannot serve requests now: Access denied, please make sure your account is in good standing. (dashscope code Arrearage, request id arr-1).",
+            message: "The operator's upstream account cannot serve requests now: Access denied, please make sure your account is in good standing. (dashscope code Arrearage, request id arr-1).",
             type: 'upstream_error',
             code: 'upstream_quota_exceeded',
           },

@@ -226,10 +226,7 @@ describe('readImageGenerationRequest: refused', () => {
       name: `${url} says publicly reachable`,
       body: { model: 'x-image-edit', input: user([{ image: url }, { text: 'a' }]) },
       status: 400,
-      expected: invalid(
-        `${IMG0} names a loopback, private or link-local host; the URL must be publicly reachable (or send the image as a Data URL)`,
-        IMG0,
-      ),
+      expected: invalid(`${IMG0} names a loopback, private or link-local host; the URL must be publicly reachable (or send the image as a Data URL)`, IMG0),
     })),
     {
       name: 'the second image is the one named',
@@ -256,11 +253,7 @@ describe('readImageGenerationRequest: refused', () => {
       name: 'Data URL too large -> 413',
       body: { model: 'x-image-edit', input: user([{ image: HUGE_DATA_URL }, { text: 'a' }]) },
       status: 413,
-      expected: invalid(
-        `${IMG0} is a Data URL of ${HUGE_BYTES} bytes; the limit is ${DEFAULT_LIMITS.dataUrlBytes} bytes. Use a public URL for large images (spec §8)`,
-        IMG0,
-        'request_too_large',
-      ),
+      expected: invalid(`${IMG0} is a Data URL of ${HUGE_BYTES} bytes; the limit is ${DEFAULT_LIMITS.dataUrlBytes} bytes. Use a public URL for large images (spec §8)`, IMG0, 'request_too_large'),
     },
   ])('$name', ({ body, status, expected }) => {
     const family = table.find(String(body.model)) ?? familyOf('x-image-2.0');

@@ -175,8 +175,7 @@ describe('normalizeOpenAIError', () => {
         retryable: false,
         body: {
           error: {
-            message:
-              'The upstream rejected the content as inappropriate: The request failed because the input text may contain sensitive information. (ark code SensitiveContentDetected)',
+            message: 'The upstream rejected the content as inappropriate: The request failed because the input text may contain sensitive information. (ark code SensitiveContentDetected)',
             type: 'invalid_request_error',
             code: 'content_policy_violation',
           },

@@ -89,7 +89,14 @@ describe('resolvePublicAddress', () => {
   const dns = (answers: Record<string, Array<{ address: string; family: number }>>) => async (host: string) => answers[host] ?? [];
   it.each([
     { host: 'rebind.example', answers: [{ address: '127.0.0.2', family: 4 }], inside: true },
-    { host: 'mixed.example', answers: [{ address: '8.8.8.8', family: 4 }, { address: '10.0.0.1', family: 4 }], inside: true },
+    {
+      host: 'mixed.example',
+      answers: [
+        { address: '8.8.8.8', family: 4 },
+        { address: '10.0.0.1', family: 4 },
+      ],
+      inside: true,
+    },
     { host: 'compat.example', answers: [{ address: '::a9fe:a9fe', family: 6 }], inside: true },
     { host: 'nat64.example', answers: [{ address: '64:ff9b::a9fe:a9fe', family: 6 }], inside: true },
     { host: 'nowhere.example', answers: [], inside: false },
@@ -98,7 +105,14 @@ describe('resolvePublicAddress', () => {
   });
 
   it.each([
-    { host: 'cdn.example', answers: [{ address: '2606:4700::1', family: 6 }, { address: '8.8.8.8', family: 4 }], pinned: { address: '2606:4700::1', family: 6 } },
+    {
+      host: 'cdn.example',
+      answers: [
+        { address: '2606:4700::1', family: 6 },
+        { address: '8.8.8.8', family: 4 },
+      ],
+      pinned: { address: '2606:4700::1', family: 6 },
+    },
     { host: 'v4.example', answers: [{ address: '93.184.216.34', family: 4 }], pinned: { address: '93.184.216.34', family: 4 } },
   ])('$host pins the first checked address', async ({ host, answers, pinned }) => {
     await expect(resolvePublicAddress(host, STRICT, dns({ [host]: answers }))).resolves.toStrictEqual(pinned);
@@ -133,14 +147,26 @@ describe('checkForwardedUrls', () => {
       model: 'm',
       messages: [
         { role: 'system', content: 'be brief' },
-        { role: 'user', content: [{ type: 'image_url', image_url: { url: 'HTTPS://CDN.Example.com/a.png', detail: 'low' } }, { type: 'image_url', image_url: { url: data } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'image_url', image_url: { url: 'HTTPS://CDN.Example.com/a.png', detail: 'low' } },
+            { type: 'image_url', image_url: { url: data } },
+          ],
+        },
       ],
     };
     expect(checkForwardedUrls('chat.completions', body, STRICT)).toStrictEqual({
       model: 'm',
       messages: [
         { role: 'system', content: 'be brief' },
-        { role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://cdn.example.com/a.png', detail: 'low' } }, { type: 'image_url', image_url: { url: data } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'image_url', image_url: { url: 'https://cdn.example.com/a.png', detail: 'low' } },
+            { type: 'image_url', image_url: { url: data } },
+          ],
+        },
       ],
     });
   });

@@ -43,7 +43,12 @@ describe('resolveOptions: mis-configuration throws GatewayConfigError with a fix
       problem: 'limits.dataUrlBytes must be a positive integer, got -1.',
     },
     { name: 'zero limit', options: { verifyKey, resolveUpstream, limits: { imagesPerRequest: 0 } }, code: 'limit_value', problem: 'limits.imagesPerRequest must be a positive integer, got 0.' },
-    { name: 'fractional limit', options: { verifyKey, resolveUpstream, limits: { upstreamTimeoutMs: 1.5 } }, code: 'limit_value', problem: 'limits.upstreamTimeoutMs must be a positive integer, got 1.5.' },
+    {
+      name: 'fractional limit',
+      options: { verifyKey, resolveUpstream, limits: { upstreamTimeoutMs: 1.5 } },
+      code: 'limit_value',
+      problem: 'limits.upstreamTimeoutMs must be a positive integer, got 1.5.',
+    },
     { name: 'string limit', options: { verifyKey, resolveUpstream, limits: { jsonBodyBytes: '10mb' } }, code: 'limit_value', problem: 'limits.jsonBodyBytes must be a positive integer, got 10mb.' },
     { name: 'imageModels not an array', options: { verifyKey, resolveUpstream, imageModels: {} }, code: 'image_models_type', problem: 'options.imageModels must be an array of families.' },
     {
@@ -131,7 +136,12 @@ describe('resolveOptions: defaults and merging', () => {
   it('keeps given values: allowPrivateImageUrls, onUsage, logger methods, imageModels', () => {
     const onUsage = (): void => {};
     const lines: string[] = [];
-    const logger = { prefix: 'gw', warn(this: { prefix: string }, _fields: Record<string, unknown>, message: string) { lines.push(`${this.prefix}: ${message}`); } };
+    const logger = {
+      prefix: 'gw',
+      warn(this: { prefix: string }, _fields: Record<string, unknown>, message: string) {
+        lines.push(`${this.prefix}: ${message}`);
+      },
+    };
     const family = { pattern: 'y-image*', minImages: 0, maxImages: 1, maxN: 2 };
     const resolved = resolveOptions({ verifyKey, resolveUpstream, allowPrivateImageUrls: true, onUsage, logger, imageModels: [family] });
     resolved.logger.warn({}, 'careful');

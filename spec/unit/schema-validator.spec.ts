@@ -70,10 +70,7 @@ describe('imageGenerationSchema validator: refused bodies', () => {
     {
       name: 'content item with both text and image',
       body: { model: 'x-image-2.0', input: { messages: [user([{ text: 'a', image: 'https://example.com/a.png' }])] } },
-      expected: invalid(
-        "input.messages[0].content[0] must have exactly one of 'text' (the prompt) or 'image' (a URL or Data URL)",
-        'input.messages[0].content[0]',
-      ),
+      expected: invalid("input.messages[0].content[0] must have exactly one of 'text' (the prompt) or 'image' (a URL or Data URL)", 'input.messages[0].content[0]'),
     },
     {
       name: "content item with the legacy 'images' key",
@@ -86,10 +83,7 @@ describe('imageGenerationSchema validator: refused bodies', () => {
     {
       name: 'empty image (spec §2.2 rule 1: no empty image field)',
       body: { model: 'x-image-2.0', input: { messages: [user([{ text: 'a' }, { image: '' }])] } },
-      expected: invalid(
-        "input.messages[0].content[1].image must be a non-empty public http(s) URL or a 'data:image/...;base64,' URL",
-        'input.messages[0].content[1].image',
-      ),
+      expected: invalid("input.messages[0].content[1].image must be a non-empty public http(s) URL or a 'data:image/...;base64,' URL", 'input.messages[0].content[1].image'),
     },
     {
       name: 'text not a string',

@@ -71,7 +71,7 @@ describe('readCreateAssetResponse', () => {
 
   it.each<{ name: string; status: number; body: unknown; headerRequestId?: string; expected: ReturnType<typeof summary> }>([
     {
-      name: 'AccessDenied (no ark:*Asset* policy) is the operator\'s problem: 502',
+      name: "AccessDenied (no ark:*Asset* policy) is the operator's problem: 502",
       status: 403,
       body: failure('AccessDenied', 'User is not authorized to perform: ark:CreateAsset on resource: trn:ark:…'),
       expected: {

@@ -77,9 +77,7 @@ function parseJson(bytes: Buffer, maxMembers: number, maxTextBytes: number): unk
   let textBytes = bytes.length - start;
   for (const span of long) textBytes -= span.to - span.from;
   if (textBytes > maxTextBytes) {
-    throw GatewayError.tooLarge(
-      `The request body has ${textBytes} bytes of JSON outside long string values, more than the ${maxTextBytes} byte limit: send large content as Data URLs or public URLs`,
-    );
+    throw GatewayError.tooLarge(`The request body has ${textBytes} bytes of JSON outside long string values, more than the ${maxTextBytes} byte limit: send large content as Data URLs or public URLs`);
   }
   if (long.length === 0) {
     try {
@@ -94,6 +92,7 @@ function parseJson(bytes: Buffer, maxMembers: number, maxTextBytes: number): unk
 /** Strings values this long (Data URLs) are decoded straight from the body's bytes. */
 const LONG_STRING_BYTES = 64 * 1024;
 // a raw control character is not allowed inside a JSON string (RFC 8259 §7)
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
 const CONTROL_CHARACTER = /[\u0000-\u001f]/;
 
 /**

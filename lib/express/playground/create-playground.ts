@@ -84,7 +84,8 @@ function resolvePlaygroundOptions(options: PlaygroundOptions): PlaygroundPageCon
   }
   const models = { ...DEFAULT_MODELS };
   for (const [name, value] of Object.entries(options.models ?? {})) {
-    if (!(name in DEFAULT_MODELS) || typeof value !== 'string') throw new GatewayConfigError('playground_models', 'models takes image, edit and video names (strings).', "models: { image: 'x-image-2.0', edit: 'x-image-edit', video: 'x-video' }");
+    if (!(name in DEFAULT_MODELS) || typeof value !== 'string')
+      throw new GatewayConfigError('playground_models', 'models takes image, edit and video names (strings).', "models: { image: 'x-image-2.0', edit: 'x-image-edit', video: 'x-video' }");
     models[name as keyof typeof models] = value;
   }
   return {
@@ -92,6 +93,6 @@ function resolvePlaygroundOptions(options: PlaygroundOptions): PlaygroundPageCon
     apiBase: apiBase.replace(/\/+$/, ''),
     defaultKey: options.defaultKey ?? '',
     models,
-    pollIntervalsMs: [...intervals],
+    pollIntervalsMs: [...(intervals as readonly number[])],
   };
 }

@@ -13,7 +13,7 @@ export interface PlaygroundPageConfig {
   pollIntervalsMs: readonly number[];
 }
 
-export const PLAYGROUND_STYLE = `
+const PLAYGROUND_STYLE = `
 :root { color-scheme: light dark; --fg:#1d2230; --muted:#5d6473; --bg:#f6f7fb; --card:#fff; --line:#dfe3ec; --accent:#3557d6; --bad:#b3261e; }
 @media (prefers-color-scheme: dark) { :root { --fg:#e8eaf0; --muted:#9aa1b2; --bg:#14161c; --card:#1d2029; --line:#2e3240; --accent:#7f9bff; --bad:#ff8a80; } }
 * { box-sizing: border-box; }

@@ -57,7 +57,7 @@ export function toModelObjects(listed: readonly (string | ListedModel)[] | null 
  * kept when the resolver accepts it for this caller. A resolver that throws or returns null for a
  * name simply leaves the name out: listing must not fail because one model is unavailable.
  */
-export async function defaultModelNames(options: ResolvedOptions, caller: Caller): Promise<string[]> {
+async function defaultModelNames(options: ResolvedOptions, caller: Caller): Promise<string[]> {
   const names = [...new Set(options.imageModels.families.map((family) => family.pattern.replace(/\*$/, '')))];
   const accepted = await Promise.all(
     names.map(async (model) => {

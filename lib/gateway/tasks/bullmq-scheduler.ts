@@ -98,7 +98,7 @@ export function bullmqScheduler(options: BullmqSchedulerOptions): JobScheduler {
         async (job: Job<JobData>) => {
           if (job.name === 'poll') {
             // a throw (store, resolver or upstream unavailable) makes BullMQ run this poll again after the backoff
-            const next = await handlers.poll((job.data as { taskId: string }).taskId);
+            const next = await handlers.poll(job.data.taskId);
             if (next) await jobs.add('poll', job.data, pollOptions(next.key, next.delayMs));
             return;
           }
@@ -123,7 +123,7 @@ export function bullmqScheduler(options: BullmqSchedulerOptions): JobScheduler {
         if (!job) return;
         const last = job.attemptsMade >= (job.opts.attempts ?? 1) || error instanceof UnrecoverableError;
         if (!last) return;
-        if (job.name === 'poll') handlers.pollFailed((job.data as { taskId: string }).taskId, error, job.attemptsMade);
+        if (job.name === 'poll') handlers.pollFailed(job.data.taskId, error, job.attemptsMade);
         else handlers.deliveryFailed(job.data as DeliveryJob, error, job.attemptsMade);
       });
       worker.on('error', onError('worker'));

@@ -13,7 +13,7 @@
 export const WELL_FORMED_ASSET_ID = /^asset-[0-9]{14}-[a-z0-9]{5}$/;
 
 /** The one spelling of a reference Ark documents: `asset://<id>`, nothing around it. */
-export const ASSET_SCHEME = 'asset://';
+const ASSET_SCHEME = 'asset://';
 
 export interface ContentString {
   /** Where the string sits, as in error params: `content[1].image_url.url`. */

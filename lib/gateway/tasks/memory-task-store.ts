@@ -9,13 +9,13 @@ import { GatewayConfigError } from '../../errors/config-error.js';
 import { AssetCapacityError, type AssetRecord, type TaskChanges, type TaskRecord, type TaskStore } from './task-store.js';
 
 /** Most task records kept in total. A record with a result is ~1-2 KB, so this bounds tasks to ~200 MB. */
-export const DEFAULT_MAX_TASKS = 100_000;
+const DEFAULT_MAX_TASKS = 100_000;
 /** Most task records one owner keeps: a tenth of the total, so ten busy tenants fit before any is pushed out. */
-export const DEFAULT_MAX_TASKS_PER_OWNER = 10_000;
+const DEFAULT_MAX_TASKS_PER_OWNER = 10_000;
 /** Most asset records kept in total (~100 bytes each). */
-export const DEFAULT_MAX_ASSETS = 100_000;
+const DEFAULT_MAX_ASSETS = 100_000;
 /** Most asset records one owner keeps. */
-export const DEFAULT_MAX_ASSETS_PER_OWNER = 10_000;
+const DEFAULT_MAX_ASSETS_PER_OWNER = 10_000;
 
 export interface MemoryTaskStoreOptions {
   /**

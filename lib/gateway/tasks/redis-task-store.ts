@@ -12,7 +12,7 @@ import { GatewayConfigError } from '../../errors/config-error.js';
 import type { AssetRecord, TaskChanges, TaskRecord, TaskStore } from './task-store.js';
 
 /** Ark forgets its tasks too, so a record kept longer would only point at a task that no longer exists. */
-export const DEFAULT_TASK_TTL_SECONDS = 30 * 24 * 60 * 60;
+const DEFAULT_TASK_TTL_SECONDS = 30 * 24 * 60 * 60;
 
 /** The commands redisTaskStore sends, as ioredis's `Redis` declares them (a `new Redis(url)` fits). */
 export interface RedisTaskStoreClient {
@@ -65,13 +65,21 @@ const sha1 = (script: string): string => createHash('sha1').update(script).diges
 export function redisTaskStore(options: RedisTaskStoreOptions): TaskStore {
   const { client, prefix = 'gw:', taskTtlSeconds = DEFAULT_TASK_TTL_SECONDS, assetTtlSeconds = 0 } = options;
   if (!client || typeof client.evalsha !== 'function') {
-    throw new GatewayConfigError('redis_client', 'redisTaskStore() needs an ioredis client.', "redisTaskStore({ client: new Redis(process.env.REDIS_URL!) })");
+    throw new GatewayConfigError('redis_client', 'redisTaskStore() needs an ioredis client.', 'redisTaskStore({ client: new Redis(process.env.REDIS_URL!) })');
   }
   if (!Number.isSafeInteger(taskTtlSeconds) || taskTtlSeconds < 0) {
-    throw new GatewayConfigError('redis_ttl', `taskTtlSeconds must be a whole number of seconds >= 0, got ${String(taskTtlSeconds)}.`, 'redisTaskStore({ client, taskTtlSeconds: 7 * 24 * 3600 }) (0 = no expiry)');
+    throw new GatewayConfigError(
+      'redis_ttl',
+      `taskTtlSeconds must be a whole number of seconds >= 0, got ${String(taskTtlSeconds)}.`,
+      'redisTaskStore({ client, taskTtlSeconds: 7 * 24 * 3600 }) (0 = no expiry)',
+    );
   }
   if (!Number.isSafeInteger(assetTtlSeconds) || assetTtlSeconds < 0) {
-    throw new GatewayConfigError('redis_ttl', `assetTtlSeconds must be a whole number of seconds >= 0, got ${String(assetTtlSeconds)}.`, 'redisTaskStore({ client, assetTtlSeconds: 0 }) (0 = no expiry, the default)');
+    throw new GatewayConfigError(
+      'redis_ttl',
+      `assetTtlSeconds must be a whole number of seconds >= 0, got ${String(assetTtlSeconds)}.`,
+      'redisTaskStore({ client, assetTtlSeconds: 0 }) (0 = no expiry, the default)',
+    );
   }
   const taskKey = (id: string): string => `${prefix}task:${id}`;
   const assetKey = (id: string): string => `${prefix}asset:${id}`;
@@ -88,8 +96,7 @@ export function redisTaskStore(options: RedisTaskStoreOptions): TaskStore {
   };
   const compareAndSetSha = sha1(COMPARE_AND_SET);
   const putAssetSha = sha1(PUT_ASSET);
-  const compareAndSet = (key: string, expectedVersion: number, json: string): Promise<boolean> =>
-    runScript(COMPARE_AND_SET, compareAndSetSha, key, String(expectedVersion), json);
+  const compareAndSet = (key: string, expectedVersion: number, json: string): Promise<boolean> => runScript(COMPARE_AND_SET, compareAndSetSha, key, String(expectedVersion), json);
 
   // JSON.parse gives a fresh object on every read: no caller ever shares stored state
   const read = async <T>(key: string): Promise<T | undefined> => {

@@ -228,7 +228,7 @@ export class TaskService {
     try {
       return await this.taskUpstream(record, callerOfTask(record), undefined);
     } catch (error) {
-      throw new Error(`resolveUpstream gave no ${record.upstream.provider} upstream for the task's caller: ${messageOf(error)}`);
+      throw new Error(`resolveUpstream gave no ${record.upstream.provider} upstream for the task's caller: ${messageOf(error)}`, { cause: error });
     }
   }
 
@@ -268,10 +268,7 @@ export class TaskService {
         await resolvePublicTarget(check.url.hostname, policy);
       } catch (error) {
         const inside = error instanceof Error && /non-public/.test(error.message);
-        throw GatewayError.invalidRequest(
-          inside ? 'callback_url resolves to a non-public address' : 'callback_url names a host that does not resolve',
-          'callback_url',
-        );
+        throw GatewayError.invalidRequest(inside ? 'callback_url resolves to a non-public address' : 'callback_url names a host that does not resolve', 'callback_url');
       }
     }
     return check.url.href;
@@ -337,10 +334,15 @@ export class TaskService {
     }
     if (/^data:/i.test(url)) return undefined;
     // the one URL check every route shares (public-url.ts)
-    return requirePublicUrl(url, path, { allowPrivate: this.options.allowPrivateImageUrls }, {
-      notHttp: () => 'must be an http(s) URL, a Data URL or asset://<id>',
-      notPublic: 'names a loopback, private or link-local host; the URL must be publicly reachable',
-    });
+    return requirePublicUrl(
+      url,
+      path,
+      { allowPrivate: this.options.allowPrivateImageUrls },
+      {
+        notHttp: () => 'must be an http(s) URL, a Data URL or asset://<id>',
+        notPublic: 'names a loopback, private or link-local host; the URL must be publicly reachable',
+      },
+    );
   }
 
   private call(signal: AbortSignal): CallContext {
