@@ -1,4 +1,4 @@
-// Import rules of lib/ (design.md "Architecture"): the request flows one way, and so do imports:
+// Import rules of lib/ (docs/architecture.md): the request flows one way, and so do imports:
 //   express (inbound) -> gateway (use cases) -> providers (adapters) -> transport (outbound) -> leaves
 // A layer may import any layer below it, never one above; the leaves (errors, security, schemas,
 // images, json, types.ts, default-limits.ts) import only leaves. `npm run lint:deps` (part of

@@ -197,7 +197,7 @@ describe('examples/server.ts with an explicit dashscopeBaseURL', () => {
   });
 });
 
-describe('examples/simulated-dashscope.ts speaks upstreams.md §1.3/§1.4', () => {
+describe('examples/simulated-dashscope.ts speaks upstreams §1.3/§1.4', () => {
   let upstream: SimulatedDashscope;
   const path = '/api/v1/services/aigc/multimodal-generation/generation';
   const body = { model: 'qwen-image-2.0', input: { messages: [{ role: 'user', content: [{ text: 'a cat' }] }] } };

@@ -123,7 +123,7 @@ function choice(content: unknown[]): unknown {
 describe('translateImageResponse', () => {
   it.each<{ name: string; body: unknown; now: number; headerRequestId?: string; expected: ImageGenerationResponse }>([
     {
-      name: 'the verbatim capture of upstreams.md §1.3',
+      name: 'the verbatim capture of upstreams §1.3',
       body: CAPTURED_SUCCESS,
       now: 1_781_173_773_000,
       expected: {
