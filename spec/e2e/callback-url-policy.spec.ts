@@ -1,31 +1,22 @@
 // contract §6.3 and §5.5 at the edge: a video task whose callback_url names a temporary public proxy,
 // or hides the caller's key, is a 400 with the spec's error object, and Ark is never called.
 import request from 'supertest';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeArk, startFakeArk } from '../helpers/fake-ark.js';
-import { KEY_A, type TestGateway, createTestGateway } from '../helpers/gateway-app.js';
+import { describe, expect, it } from 'vitest';
+import { startFakeArk } from '../helpers/fake-ark.js';
+import { KEY_A } from '../helpers/gateway-app.js';
+import { gatewayWith } from '../helpers/gateway-with.js';
 
 const TASKS = '/api/v3/contents/generations/tasks';
 const task = (callback_url: string) => ({ model: 'seedance', content: [{ type: 'text', text: 'a cat' }], callback_url });
 const encodedKey = encodeURIComponent(KEY_A).replace(/-/g, '%2D');
 
-let ark: FakeArk;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  ark = await startFakeArk();
-  gateway = createTestGateway({
-    resolveUpstream: () => ({ provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-operator-key' }),
-    callbacks: { blockedHosts: ['hooks.tunnel-vendor.example'] },
-  });
+const gateway = await gatewayWith({
+  fakes: { ark: startFakeArk },
+  resolve: (_input, { ark }) => ({ provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-operator-key' }),
+  callbacks: { blockedHosts: ['hooks.tunnel-vendor.example'] },
+  resetEach: true,
 });
-afterAll(async () => {
-  await gateway.close();
-  await ark.close();
-});
-afterEach(() => {
-  ark.requests.length = 0;
-});
+const { ark } = gateway.fakes;
 
 describe('callback_url policy on task creation', () => {
   it.each([

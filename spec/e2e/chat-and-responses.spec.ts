@@ -2,57 +2,39 @@
 // the model renamed, SSE relayed chunk by chunk, mid-stream failures, disconnects, fallback.
 import http from 'node:http';
 import request from 'supertest';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Upstream } from '../../lib/index.js';
 import { sendJson } from '../helpers/fake-upstream.js';
-import { type FakeLlm, chatChunks, chatCompletion, responseEvents, responseObject, startFakeLlm, writeSlowly } from '../helpers/fake-llm.js';
-import { KEY_A, type TestGateway, createTestGateway, listen } from '../helpers/gateway-app.js';
+import { chatChunks, chatCompletion, responseEvents, responseObject, startFakeLlm, writeSlowly } from '../helpers/fake-llm.js';
+import { KEY_A } from '../helpers/gateway-app.js';
+import { gatewayWith } from '../helpers/gateway-with.js';
 import { rawRequest } from '../helpers/raw-client.js';
 
 const OPERATOR_KEY = 'sk-operator-llm-secret';
-let llm: FakeLlm;
-let spare: FakeLlm;
-let gateway: TestGateway;
-let server: { url: string; close(): Promise<void> };
-
 const chatBody = (extra: Record<string, unknown> = {}) => ({ model: 'chat-small', messages: [{ role: 'user', content: 'Say hello' }], ...extra });
 
-beforeAll(async () => {
-  llm = await startFakeLlm();
-  spare = await startFakeLlm();
-  gateway = createTestGateway({
-    resolveUpstream: ({ model, route }): Upstream | Upstream[] | null => {
-      if (route === 'images.native') return { provider: 'ark', baseURL: `${llm.origin}/api/v3`, apiKey: OPERATOR_KEY, model: 'doubao-seedream-4-0-250828' };
-      if (model === 'chat-small') return { provider: 'openai', baseURL: llm.baseURL, apiKey: OPERATOR_KEY, model: 'upstream-chat-small', timeoutMs: 1_000 };
-      if (model === 'chat-fallback')
-        return [
-          { provider: 'openai', baseURL: llm.baseURL, apiKey: 'first' },
-          { provider: 'openai', baseURL: spare.baseURL, apiKey: 'second' },
-        ];
-      if (model === 'qwen-plus') return { provider: 'dashscope', baseURL: `${llm.origin}/api/v1`, apiKey: OPERATOR_KEY };
-      return null;
-    },
-  });
-  server = await listen(gateway.app);
+const gateway = await gatewayWith({
+  fakes: { llm: startFakeLlm, spare: startFakeLlm },
+  resolve: ({ model, route }, { llm, spare }): Upstream | Upstream[] | null => {
+    if (route === 'images.native') return { provider: 'ark', baseURL: `${llm.origin}/api/v3`, apiKey: OPERATOR_KEY, model: 'doubao-seedream-4-0-250828' };
+    if (model === 'chat-small') return { provider: 'openai', baseURL: llm.baseURL, apiKey: OPERATOR_KEY, model: 'upstream-chat-small', timeoutMs: 1_000 };
+    if (model === 'chat-fallback')
+      return [
+        { provider: 'openai', baseURL: llm.baseURL, apiKey: 'first' },
+        { provider: 'openai', baseURL: spare.baseURL, apiKey: 'second' },
+      ];
+    if (model === 'qwen-plus') return { provider: 'dashscope', baseURL: `${llm.origin}/api/v1`, apiKey: OPERATOR_KEY };
+    return null;
+  },
+  resetEach: true,
 });
-
-afterAll(async () => {
-  await server.close();
-  await gateway.close();
-  await llm.close();
-  await spare.close();
-});
-
-afterEach(() => {
-  llm.requests.length = 0;
-  spare.requests.length = 0;
-});
+const { llm, spare } = gateway.fakes;
 
 const JSON_POST = { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' };
 
 /** Streams a POST through the gateway with the raw client, noting when each chunk arrived. */
 function stream(path: string, body: unknown, onRequest?: (req: http.ClientRequest) => void) {
-  return rawRequest(server.url, { path, headers: JSON_POST, body: JSON.stringify(body), onRequest });
+  return rawRequest(gateway.url, { path, headers: JSON_POST, body: JSON.stringify(body), onRequest });
 }
 
 describe('chat completions', () => {
@@ -164,7 +146,7 @@ describe('chat completions', () => {
           resolve();
         });
       // the client hangs up on purpose: the request's own failure is expected
-      rawRequest(server.url, { path: '/v1/chat/completions', headers: JSON_POST, body: JSON.stringify(chatBody({ stream: true })), onResponse }).catch(() => undefined);
+      rawRequest(gateway.url, { path: '/v1/chat/completions', headers: JSON_POST, body: JSON.stringify(chatBody({ stream: true })), onResponse }).catch(() => undefined);
     });
     await new Promise((resolve) => setTimeout(resolve, 300));
     llm.chunkDelayMs = 60;

@@ -1,36 +1,31 @@
 // POST /api/v3/open/CreateAsset end to end: signed upstream call to a fake Volcengine OpenAPI, the
 // envelope answered as is, and the asset recorded as the caller's for asset:// references in tasks.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Upstream } from '../../lib/index.js';
-import { type FakeArk, startFakeArk } from '../helpers/fake-ark.js';
-import { type FakeUpstream, sendJson, startFakeUpstream } from '../helpers/fake-upstream.js';
-import { KEY_A, KEY_B, type TestGateway, createTestGateway } from '../helpers/gateway-app.js';
+import { startFakeArk } from '../helpers/fake-ark.js';
+import { sendJson, startFakeUpstream } from '../helpers/fake-upstream.js';
+import { KEY_A, KEY_B } from '../helpers/gateway-app.js';
+import { gatewayWith } from '../helpers/gateway-with.js';
 
-let openapi: FakeUpstream;
-let ark: FakeArk;
-let gateway: TestGateway;
 let assets = 0;
 
-beforeAll(async () => {
-  openapi = await startFakeUpstream((req, res) => {
-    const id = `asset-20260320120147-${String(++assets).padStart(5, '0')}`;
-    sendJson(res, 200, { ResponseMetadata: { RequestId: `r-${assets}`, Action: 'CreateAsset', Version: '2024-01-01', Service: 'ark', Region: 'cn-beijing' }, Result: { Id: id } });
-  });
-  ark = await startFakeArk();
-  gateway = createTestGateway({
-    resolveUpstream: ({ route }): Upstream | null => {
-      if (route === 'assets') return { provider: 'ark', baseURL: openapi.origin, accessKeyId: 'AKLTtest', secretAccessKey: 'c2VjcmV0LXNlY3JldA==', region: 'cn-beijing' };
-      if (route === 'video.tasks') return { provider: 'ark', baseURL: ark.baseURL, apiKey: 'k' };
-      return null;
-    },
-  });
+const gateway = await gatewayWith({
+  fakes: {
+    openapi: () =>
+      startFakeUpstream((req, res) => {
+        const id = `asset-20260320120147-${String(++assets).padStart(5, '0')}`;
+        sendJson(res, 200, { ResponseMetadata: { RequestId: `r-${assets}`, Action: 'CreateAsset', Version: '2024-01-01', Service: 'ark', Region: 'cn-beijing' }, Result: { Id: id } });
+      }),
+    ark: startFakeArk,
+  },
+  resolve: ({ route }, { openapi, ark }): Upstream | null => {
+    if (route === 'assets') return { provider: 'ark', baseURL: openapi.origin, accessKeyId: 'AKLTtest', secretAccessKey: 'c2VjcmV0LXNlY3JldA==', region: 'cn-beijing' };
+    if (route === 'video.tasks') return { provider: 'ark', baseURL: ark.baseURL, apiKey: 'k' };
+    return null;
+  },
 });
-afterAll(async () => {
-  await gateway.close();
-  await openapi.close();
-  await ark.close();
-});
+const { openapi } = gateway.fakes;
 
 const asset = { GroupId: 'group-20260320120601-hsw4s', URL: 'https://media.example.com/girl.png', AssetType: 'Image', Name: 'girl' };
 

@@ -3,16 +3,17 @@
 // that never completed, 429, 503). After a timeout, a reset or a 5xx the work may be under way and
 // paid for: the caller gets the error and the next upstream is never called, for images and for
 // Ark video tasks alike.
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import request from 'supertest';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Upstream } from '../../lib/index.js';
-import { type FakeArk, startFakeArk } from '../helpers/fake-ark.js';
-import { type FakeDashscope, dashscopeError, startFakeDashscope } from '../helpers/fake-dashscope.js';
+import { startFakeArk } from '../helpers/fake-ark.js';
+import { dashscopeError, startFakeDashscope } from '../helpers/fake-dashscope.js';
 import { sendJson } from '../helpers/fake-upstream.js';
-import { type TcpFault, refusedOrigin, startResettingServer, startTcpFault } from '../helpers/faulty-servers.js';
-import { KEY_A, type TestGateway, createTestGateway } from '../helpers/gateway-app.js';
+import { refusedOrigin, startResettingServer, startTcpFault } from '../helpers/faulty-servers.js';
+import { KEY_A } from '../helpers/gateway-app.js';
+import { gatewayWith } from '../helpers/gateway-with.js';
 
 type Scenario = 'live' | 'refused' | 'reset' | 'connect-timeout' | 'tls-fails';
 
@@ -27,25 +28,41 @@ print(s.getsockname()[1], flush=True)
 sys.stdin.read()
 `;
 
-let first: FakeDashscope;
-let second: FakeDashscope;
-let arkFirst: FakeArk;
-let arkSecond: FakeArk;
-let resetting: TcpFault;
-let notTls: TcpFault;
-let refused: string;
-let fullBacklog: ChildProcessWithoutNullStreams;
-let unconnectable: string;
-let gateway: TestGateway;
+/** Spawns the full-backlog listener; closing it ends the process. */
+async function startFullBacklog(): Promise<{ origin: string; close(): Promise<void> }> {
+  const child = spawn('python3', ['-c', FULL_BACKLOG]);
+  const [port] = (await once(child.stdout, 'data')) as [Buffer];
+  return {
+    origin: `http://127.0.0.1:${port.toString().trim()}`,
+    close: () => {
+      child.stdin.end();
+      child.kill();
+      return Promise.resolve();
+    },
+  };
+}
 
-function firstOrigin(scenario: Scenario, live: string): string {
+const refused = await refusedOrigin();
+const fakes = {
+  first: startFakeDashscope,
+  second: startFakeDashscope,
+  arkFirst: startFakeArk,
+  arkSecond: startFakeArk,
+  resetting: startResettingServer,
+  // answers a TLS ClientHello with plain HTTP: the handshake fails before the request is written
+  notTls: () => startTcpFault((socket) => socket.once('data', () => socket.end('HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n'))),
+  unconnectable: startFullBacklog,
+};
+type Started = { [K in keyof typeof fakes]: Awaited<ReturnType<(typeof fakes)[K]>> };
+
+function firstOrigin(scenario: Scenario, live: string, { resetting, notTls, unconnectable }: Started): string {
   switch (scenario) {
     case 'refused':
       return refused;
     case 'reset':
       return resetting.origin;
     case 'connect-timeout':
-      return unconnectable;
+      return unconnectable.origin;
     case 'tls-fails':
       return notTls.origin.replace('http:', 'https:');
     default:
@@ -53,40 +70,25 @@ function firstOrigin(scenario: Scenario, live: string): string {
   }
 }
 
-beforeAll(async () => {
-  [first, second, arkFirst, arkSecond, resetting, refused] = await Promise.all([startFakeDashscope(), startFakeDashscope(), startFakeArk(), startFakeArk(), startResettingServer(), refusedOrigin()]);
-  // answers a TLS ClientHello with plain HTTP: the handshake fails before the request is written
-  notTls = await startTcpFault((socket) => socket.once('data', () => socket.end('HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n')));
-  fullBacklog = spawn('python3', ['-c', FULL_BACKLOG]);
-  const [port] = (await once(fullBacklog.stdout, 'data')) as [Buffer];
-  unconnectable = `http://127.0.0.1:${port.toString().trim()}`;
-  gateway = createTestGateway({
-    resolveUpstream: ({ route, req }): Upstream[] => {
-      const scenario = (req?.headers['x-scenario'] as Scenario | undefined) ?? 'live';
-      if (route === 'video.tasks') {
-        return [
-          { provider: 'ark', baseURL: `${firstOrigin(scenario, arkFirst.origin)}/api/v3`, apiKey: 'first', timeoutMs: 2_000 },
-          { provider: 'ark', baseURL: arkSecond.baseURL, apiKey: 'second' },
-        ];
-      }
+const gateway = await gatewayWith({
+  fakes,
+  resolve: ({ route, req }, started): Upstream[] => {
+    const scenario = (req?.headers['x-scenario'] as Scenario | undefined) ?? 'live';
+    if (route === 'video.tasks') {
       return [
-        { provider: 'dashscope', baseURL: `${firstOrigin(scenario, first.origin)}/api/v1`, apiKey: 'first', timeoutMs: 2_000 },
-        { provider: 'dashscope', baseURL: second.baseURL, apiKey: 'second' },
+        { provider: 'ark', baseURL: `${firstOrigin(scenario, started.arkFirst.origin, started)}/api/v3`, apiKey: 'first', timeoutMs: 2_000 },
+        { provider: 'ark', baseURL: started.arkSecond.baseURL, apiKey: 'second' },
       ];
-    },
-  });
+    }
+    return [
+      { provider: 'dashscope', baseURL: `${firstOrigin(scenario, started.first.origin, started)}/api/v1`, apiKey: 'first', timeoutMs: 2_000 },
+      { provider: 'dashscope', baseURL: started.second.baseURL, apiKey: 'second' },
+    ];
+  },
+  // forgets what the fakes recorded after each test
+  resetEach: true,
 });
-
-afterAll(async () => {
-  await gateway.close();
-  fullBacklog.stdin.end();
-  fullBacklog.kill();
-  await Promise.all([first, second, arkFirst, arkSecond, resetting, notTls].map((fake) => fake.close()));
-});
-
-afterEach(() => {
-  for (const fake of [first, second, arkFirst, arkSecond]) fake.requests.length = 0;
-});
+const { first, second, arkFirst, arkSecond, notTls } = gateway.fakes;
 
 const generate = (scenario: Scenario = 'live') =>
   request(gateway.app)

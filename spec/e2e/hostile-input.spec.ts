@@ -12,6 +12,7 @@ import { type FakeLlm, startFakeLlm } from '../helpers/fake-llm.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { type FakeUpstream, type RecordedRequest, type Responder, sendJson, startFakeUpstream } from '../helpers/fake-upstream.js';
 import { KEY_A, KEY_B, type TestGateway, createTestGateway, listen } from '../helpers/gateway-app.js';
+import { gatewayWith } from '../helpers/gateway-with.js';
 import { PUBLIC_IMAGE_URL, TINY_GIF, TINY_JPEG, TINY_PNG, TINY_PNG_DATA_URL } from '../helpers/images.js';
 import { type RawClient, type RawResponse, rawClient } from '../helpers/raw-client.js';
 
@@ -418,14 +419,6 @@ function nearValidForm(): fc.Arbitrary<Part[]> {
 // The fuzzed gateway: every route in front of fakes that answer success
 // ---------------------------------------------------------------------------------------------
 
-let dashscope: FakeDashscope;
-let openai: FakeOpenAI;
-let llm: FakeLlm;
-let ark: FakeArk;
-let openapi: FakeUpstream;
-let gateway: TestGateway;
-let server: { url: string; close(): Promise<void> };
-let client: RawClient;
 let assets = 0;
 
 const fakes = (): FakeUpstream[] => [dashscope, openai, llm, ark, openapi];
@@ -453,27 +446,27 @@ function fuzzResolver({ model, route }: { model: string; route: string }): Upstr
   }
 }
 
-beforeAll(async () => {
-  dashscope = await startFakeDashscope();
-  openai = await startFakeOpenAI();
-  llm = await startFakeLlm();
-  llm.chunkDelayMs = 1;
-  ark = await startFakeArk();
-  openapi = await startFakeUpstream((_req, res) => {
-    assets += 1;
-    sendJson(res, 200, { ResponseMetadata: { RequestId: `r-${assets}`, Action: 'CreateAsset', Version: '2024-01-01' }, Result: { Id: `asset-fuzz-${assets}` } });
-  });
-  gateway = createTestGateway({ resolveUpstream: fuzzResolver });
-  server = await listen(gateway.app);
-  client = rawClient(server.url);
+const gateway = await gatewayWith({
+  fakes: {
+    dashscope: startFakeDashscope,
+    openai: startFakeOpenAI,
+    llm: async () => {
+      const llm = await startFakeLlm();
+      llm.chunkDelayMs = 1;
+      return llm;
+    },
+    ark: startFakeArk,
+    openapi: () =>
+      startFakeUpstream((_req, res) => {
+        assets += 1;
+        sendJson(res, 200, { ResponseMetadata: { RequestId: `r-${assets}`, Action: 'CreateAsset', Version: '2024-01-01' }, Result: { Id: `asset-fuzz-${assets}` } });
+      }),
+  },
+  resolve: fuzzResolver,
 });
-
-afterAll(async () => {
-  client.close();
-  await server.close();
-  await gateway.close();
-  await Promise.all(fakes().map((fake) => fake.close()));
-});
+const { dashscope, openai, llm, ark, openapi } = gateway.fakes;
+const client: RawClient = rawClient(gateway.url);
+afterAll(() => client.close());
 
 /** Drops what the fakes recorded (the fuzz runs send thousands of requests; some are large). */
 function forgetRequests(): void {
@@ -488,7 +481,7 @@ async function postJson(path: string, body: string | Buffer, headers: Record<str
 
 async function postForm(parts: readonly Part[]): Promise<{ res: RawResponse; calls: number }> {
   const before = upstreamCount();
-  let req = request(server.url).post('/v1/images/edits').set('Authorization', `Bearer ${KEY_A}`);
+  let req = request(gateway.url).post('/v1/images/edits').set('Authorization', `Bearer ${KEY_A}`);
   for (const part of parts) req = part.kind === 'field' ? req.field(part.name, part.value) : req.attach(part.name, part.bytes, part.filename);
   const res = await req;
   return { res: { status: res.status, headers: res.headers, text: res.text, ms: 0 }, calls: upstreamCount() - before };

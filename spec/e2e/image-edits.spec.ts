@@ -9,15 +9,8 @@ import { type FakeOpenAI, OPENAI_EDIT_REQUEST_ID, OPENAI_EDIT_RESPONSE, openaiEr
 import { type RecordedRequest, sendJson } from '../helpers/fake-upstream.js';
 import { KEY_A, createTestGateway } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
+import { UPSTREAM_KEY, imageUpstream } from '../helpers/image-model-map.js';
 import { TINY_GIF, TINY_JPEG, TINY_PNG } from '../helpers/images.js';
-
-const UPSTREAM_KEY = 'sk-upstream-operator-secret-000';
-const MODEL_MAP: Record<string, string> = {
-  'x-image-2.0': 'qwen-image-2.0',
-  'x-image-max': 'qwen-image-max',
-  'x-image-plus': 'qwen-image-plus',
-  'x-image-edit': 'qwen-image-edit-plus',
-};
 
 let resolverCalls = 0;
 
@@ -27,9 +20,7 @@ const GIF_DATA_URL = `data:image/gif;base64,${TINY_GIF.toString('base64')}`;
 
 function resolveUpstream({ model }: { model: string }): Upstream | null {
   resolverCalls += 1;
-  if (MODEL_MAP[model]) return { provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: UPSTREAM_KEY, model: MODEL_MAP[model] };
-  if (model === 'gpt-image-1') return { provider: 'openai', baseURL: openai.baseURL, apiKey: UPSTREAM_KEY, model: 'gpt-image-1-upstream' };
-  return null;
+  return imageUpstream(model, { dashscope, openai });
 }
 
 const gateway = await gatewayWith({ fakes: { dashscope: startFakeDashscope, openai: startFakeOpenAI }, resolve: resolveUpstream, resetEach: true });

@@ -1,33 +1,24 @@
 // POST /v1/images/generations end to end: a host Express app with the router mounted, driven by
 // supertest, in front of a fake DashScope (upstreams §1) and a fake OpenAI-compatible upstream.
-import http from 'node:http';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Upstream } from '../../lib/index.js';
 import { DASHSCOPE_PATH, dashscopeError, dashscopeSuccess, type FakeDashscope, startFakeDashscope } from '../helpers/fake-dashscope.js';
 import { openaiError, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { sendJson } from '../helpers/fake-upstream.js';
-import { KEY_A, createTestGateway, listen } from '../helpers/gateway-app.js';
+import { KEY_A, createTestGateway } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
+import { UPSTREAM_KEY, imageUpstream } from '../helpers/image-model-map.js';
 import { PUBLIC_IMAGE_URL, TINY_PNG, TINY_PNG_DATA_URL } from '../helpers/images.js';
-
-const UPSTREAM_KEY = 'sk-upstream-operator-secret-000';
-const MODEL_MAP: Record<string, string> = {
-  'x-image-2.0': 'qwen-image-2.0',
-  'x-image-max': 'qwen-image-max',
-  'x-image-plus': 'qwen-image-plus',
-  'x-image-edit': 'qwen-image-edit-plus',
-};
+import { rawRequest } from '../helpers/raw-client.js';
 
 let resolverCalls = 0;
 const gateway = await gatewayWith({
   fakes: { dashscope: startFakeDashscope, openai: startFakeOpenAI },
   resolve: ({ model }, { dashscope, openai }): Upstream | null => {
     resolverCalls += 1;
-    if (MODEL_MAP[model]) return { provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: UPSTREAM_KEY, model: MODEL_MAP[model] };
-    if (model === 'gpt-image-1') return { provider: 'openai', baseURL: openai.baseURL, apiKey: UPSTREAM_KEY, model: 'gpt-image-1-upstream' };
     if (model === 'qwen-direct') return { provider: 'dashscope', baseURL: dashscope.origin, apiKey: UPSTREAM_KEY };
-    return null;
+    return imageUpstream(model, { dashscope, openai });
   },
   resetEach: true,
 });
@@ -610,7 +601,6 @@ describe('upstream failures are normalized (design.md status table)', () => {
   });
 
   it('aborts the upstream request when the client disconnects', async () => {
-    const server = await listen(gateway.app);
     let upstreamClosed!: () => void;
     const closed = new Promise<void>((resolve) => (upstreamClosed = resolve));
     let received!: () => void;
@@ -620,13 +610,14 @@ describe('upstream failures are normalized (design.md status table)', () => {
       received();
       return new Promise(() => {});
     });
-    const client = http.request(`${server.url}/v1/images/generations`, { method: 'POST', headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' } });
-    client.on('error', () => {});
-    client.end(JSON.stringify({ model: 'x-image-2.0', input: textMessage('x') }));
+    const client = new AbortController();
+    const headers = { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' };
+    const sent = rawRequest(gateway.url, { path: '/v1/images/generations', headers, body: JSON.stringify({ model: 'x-image-2.0', input: textMessage('x') }), signal: client.signal });
+    // the client gives up: its request rejects, which is the point
+    sent.catch(() => undefined);
     await arrived;
-    client.destroy();
+    client.abort();
     await expect(Promise.race([closed.then(() => 'closed'), new Promise((r) => setTimeout(() => r('still open'), 2000))])).resolves.toBe('closed');
-    await server.close();
   });
 });
 

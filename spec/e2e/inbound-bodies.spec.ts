@@ -3,35 +3,28 @@
 // stop arriving answered 408 by the router's own read deadline, and large Data URLs sent upstream
 // intact through the streamed encoding. Every refusal: the whole error object, nothing sent upstream.
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import zlib from 'node:zlib';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { GatewayOptions } from '../../lib/index.js';
-import { type FakeDashscope, startFakeDashscope } from '../helpers/fake-dashscope.js';
-import { KEY_A, type TestGateway, createTestGateway, listen } from '../helpers/gateway-app.js';
+import { startFakeDashscope } from '../helpers/fake-dashscope.js';
+import { KEY_A, type TestGateway, listen } from '../helpers/gateway-app.js';
+import { gatewayWith } from '../helpers/gateway-with.js';
 import { TINY_PNG } from '../helpers/images.js';
-import { rawClient } from '../helpers/raw-client.js';
+import { rawClient, rawSocketExchange } from '../helpers/raw-client.js';
 
 const GENERATIONS = '/v1/images/generations';
 const VALID = JSON.stringify({ model: 'x-image-2.0', prompt: 'a cat' });
 
-let dashscope: FakeDashscope;
-const gateways: TestGateway[] = [];
-
-beforeAll(async () => {
-  dashscope = await startFakeDashscope();
+const base = await gatewayWith({
+  fakes: { dashscope: startFakeDashscope },
+  resolve: (_input, { dashscope }) => ({ provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'sk-up' }),
 });
+const { dashscope } = base.fakes;
 
-afterAll(async () => {
-  await Promise.all(gateways.map((gateway) => gateway.close()));
-  await dashscope.close();
-});
-
-function gatewayWith(options: Partial<GatewayOptions> = {}): TestGateway {
-  const gateway = createTestGateway({ resolveUpstream: () => ({ provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'sk-up' }), ...options });
-  gateways.push(gateway);
-  return gateway;
+/** A gateway with these options in front of the shared fake DashScope, torn down with the fixture. */
+function gatewayOf(options: Partial<Omit<GatewayOptions, 'resolveUpstream'>> = {}): TestGateway {
+  return base.variant(options);
 }
 
 /** POSTs the bytes as they are (supertest would serialize a Buffer sent as JSON). */
@@ -57,13 +50,13 @@ describe('Content-Encoding on JSON routes (default: refused)', () => {
     ['x-gzip', zlib.gzipSync(VALID)],
   ])('a %s body gets 415 unsupported_media_type and the upstream is not called', async (coding, body) => {
     const before = dashscope.apiRequests().length;
-    const res = await post(gatewayWith(), body, { 'content-encoding': coding });
+    const res = await post(gatewayOf(), body, { 'content-encoding': coding });
     expect({ status: res.status, body: res.body }).toEqual(error(415, 'unsupported_media_type', `Content-Encoding '${coding}' is not accepted: send the request body uncompressed (identity)`));
     expect(dashscope.apiRequests().length).toBe(before);
   });
 
   it('Content-Encoding identity is served', async () => {
-    const res = await post(gatewayWith(), VALID, { 'content-encoding': 'identity' });
+    const res = await post(gatewayOf(), VALID, { 'content-encoding': 'identity' });
     expect(res.status, res.text).toBe(200);
   });
 
@@ -76,7 +69,7 @@ describe('Content-Encoding on JSON routes (default: refused)', () => {
       TINY_PNG,
       Buffer.from(`\r\n--${boundary}--\r\n`),
     ]);
-    const res = await request(gatewayWith().app)
+    const res = await request(gatewayOf().app)
       .post('/v1/images/edits')
       .set('authorization', `Bearer ${KEY_A}`)
       .set('content-type', `multipart/form-data; boundary=${boundary}`)
@@ -89,7 +82,7 @@ describe('Content-Encoding on JSON routes (default: refused)', () => {
 
 describe('Content-Encoding with compressedBodies allowed', () => {
   it('a gzip body is decoded and served', async () => {
-    const res = await post(gatewayWith({ compressedBodies: true }), zlib.gzipSync(VALID), { 'content-encoding': 'gzip' });
+    const res = await post(gatewayOf({ compressedBodies: true }), zlib.gzipSync(VALID), { 'content-encoding': 'gzip' });
     expect(res.status, res.text).toBe(200);
     expect(dashscope.apiRequests().at(-1)?.json).toMatchObject({ input: { messages: [{ content: [{ text: 'a cat' }] }] } });
   });
@@ -97,19 +90,19 @@ describe('Content-Encoding with compressedBodies allowed', () => {
   it('a brotli bomb (a few hundred bytes, 8 MB decoded) gets 413 and the upstream is not called', async () => {
     const before = dashscope.apiRequests().length;
     const bomb = zlib.brotliCompressSync(Buffer.concat([Buffer.from('{"model":"x-image-2.0","prompt":"'), Buffer.alloc(8 * 1024 * 1024, 0x61), Buffer.from('"}')]));
-    const res = await post(gatewayWith({ compressedBodies: { maxDecodedBytes: 16 * 1024 * 1024, maxRatio: 20 } }), bomb, { 'content-encoding': 'br' });
+    const res = await post(gatewayOf({ compressedBodies: { maxDecodedBytes: 16 * 1024 * 1024, maxRatio: 20 } }), bomb, { 'content-encoding': 'br' });
     expect({ status: res.status, body: res.body }).toEqual(error(413, 'request_too_large', 'The compressed request body inflates more than 20 times: send it uncompressed'));
     expect(dashscope.apiRequests().length).toBe(before);
   });
 
   it('a body that decodes past maxDecodedBytes gets 413 naming the limit', async () => {
     const random = zlib.gzipSync(Buffer.from(JSON.stringify({ model: 'x-image-2.0', prompt: randomBytes(300_000).toString('base64') })));
-    const res = await post(gatewayWith({ compressedBodies: { maxDecodedBytes: 100_000 } }), random, { 'content-encoding': 'gzip' });
+    const res = await post(gatewayOf({ compressedBodies: { maxDecodedBytes: 100_000 } }), random, { 'content-encoding': 'gzip' });
     expect({ status: res.status, body: res.body }).toEqual(error(413, 'request_too_large', 'The request body decodes to more than the 100000 byte limit for compressed bodies'));
   });
 
   it('a body that is not what its Content-Encoding says gets 400', async () => {
-    const res = await post(gatewayWith({ compressedBodies: true }), VALID, { 'content-encoding': 'gzip' });
+    const res = await post(gatewayOf({ compressedBodies: true }), VALID, { 'content-encoding': 'gzip' });
     expect({ status: res.status, body: res.body }).toEqual(error(400, 'invalid_request_error', 'The request body is not valid gzip data (Content-Encoding: gzip)'));
   });
 });
@@ -119,23 +112,23 @@ describe('limits.jsonMembers', () => {
 
   it('a body with more members than the limit gets 413 and the upstream is not called', async () => {
     const before = dashscope.apiRequests().length;
-    const res = await post(gatewayWith({ limits: { jsonMembers: 50 } }), withMembers(100));
+    const res = await post(gatewayOf({ limits: { jsonMembers: 50 } }), withMembers(100));
     expect({ status: res.status, body: res.body }).toEqual(error(413, 'request_too_large', 'The request body has more than 50 JSON members and array items, the limit'));
     expect(dashscope.apiRequests().length).toBe(before);
   });
 
   it('array items count too', async () => {
-    const res = await post(gatewayWith({ limits: { jsonMembers: 50 } }), JSON.stringify({ model: 'x-image-2.0', prompt: 'a cat', list: Array.from({ length: 100 }, () => 0) }));
+    const res = await post(gatewayOf({ limits: { jsonMembers: 50 } }), JSON.stringify({ model: 'x-image-2.0', prompt: 'a cat', list: Array.from({ length: 100 }, () => 0) }));
     expect(res.status, res.text).toBe(413);
   });
 
   it('commas, braces and brackets inside strings do not count', async () => {
-    const res = await post(gatewayWith({ limits: { jsonMembers: 50 } }), JSON.stringify({ model: 'x-image-2.0', prompt: `a cat ${',{['.repeat(200)} \\" ,,,` }));
+    const res = await post(gatewayOf({ limits: { jsonMembers: 50 } }), JSON.stringify({ model: 'x-image-2.0', prompt: `a cat ${',{['.repeat(200)} \\" ,,,` }));
     expect(res.status, res.text).toBe(200);
   });
 
   it('a body under the limit is served', async () => {
-    const res = await post(gatewayWith({ limits: { jsonMembers: 50 } }), withMembers(20));
+    const res = await post(gatewayOf({ limits: { jsonMembers: 50 } }), withMembers(20));
     expect(res.status, res.text).toBe(200);
   });
 });
@@ -145,7 +138,7 @@ describe('large Data URLs are sent upstream intact (streamed encoding)', () => {
     const image = Buffer.concat([TINY_PNG, Buffer.alloc(1024 * 1024, 9)]);
     const url = `data:image/png;base64,${image.toString('base64')}`;
     const body = JSON.stringify({ model: 'x-image-edit', input: { messages: [{ role: 'user', content: [{ image: url }, { image: url }, { image: url }, { text: 'merge' }] }] } });
-    const res = await post(gatewayWith(), body);
+    const res = await post(gatewayOf(), body);
     expect(res.status, res.text).toBe(200);
     const sent = dashscope.apiRequests().at(-1)!;
     expect(Number(sent.headers['content-length'])).toBe(sent.body.length);
@@ -163,7 +156,7 @@ describe('large Data URLs are sent upstream intact (streamed encoding)', () => {
       input: { messages: [{ role: 'user', content: [{ image: url }, { text: 'keep "quoted" \\ text' }] }] },
       parameters: { vendor_blob: vendor, list: [vendor, 'short'] },
     });
-    const res = await post(gatewayWith(), body);
+    const res = await post(gatewayOf(), body);
     expect(res.status, res.text).toBe(200);
     const sent = dashscope.apiRequests().at(-1)!.json as { input: { messages: Array<{ content: unknown[] }> }; parameters: Record<string, unknown> };
     expect(sent.input.messages[0]!.content).toEqual([{ image: url }, { text: 'keep "quoted" \\ text' }]);
@@ -174,7 +167,7 @@ describe('large Data URLs are sent upstream intact (streamed encoding)', () => {
     const url = `data:image/png;base64,${Buffer.concat([TINY_PNG, Buffer.alloc(300 * 1024, 0xfb)]).toString('base64')}`;
     expect(url).toContain('/');
     const body = JSON.stringify({ model: 'x-image-edit', input: { messages: [{ role: 'user', content: [{ image: url }, { text: 'sharpen' }] }] } }).replaceAll('/', '\\/');
-    const res = await post(gatewayWith(), body);
+    const res = await post(gatewayOf(), body);
     expect(res.status, res.text).toBe(200);
     const sent = dashscope.apiRequests().at(-1)!.json as { input: { messages: Array<{ content: Array<{ image?: string }> }> } };
     expect(sent.input.messages[0]!.content[0]!.image === url).toBe(true);
@@ -184,7 +177,7 @@ describe('large Data URLs are sent upstream intact (streamed encoding)', () => {
     const before = dashscope.apiRequests().length;
     // 2,000 strings of 600 bytes: none is long, so all of it would go through JSON.parse
     const notes = Array.from({ length: 2_000 }, (_, index) => `${index} ${'x'.repeat(600)}`);
-    const res = await post(gatewayWith({ limits: { jsonTextBytes: 1024 * 1024 } }), JSON.stringify({ model: 'x-image-2.0', prompt: 'a cat', parameters: { notes } }));
+    const res = await post(gatewayOf({ limits: { jsonTextBytes: 1024 * 1024 } }), JSON.stringify({ model: 'x-image-2.0', prompt: 'a cat', parameters: { notes } }));
     expect(res.status).toBe(413);
     expect(res.body).toEqual({
       error: {
@@ -200,7 +193,7 @@ describe('large Data URLs are sent upstream intact (streamed encoding)', () => {
     const before = dashscope.apiRequests().length;
     const long = `${'a'.repeat(70 * 1024)}\u0001${'b'.repeat(10)}`;
     const body = `{"model":"x-image-2.0","prompt":"${long}"}`;
-    const res = await post(gatewayWith(), body);
+    const res = await post(gatewayOf(), body);
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: { message: 'The request body is not valid JSON (a control character inside a string)', type: 'invalid_request_error', code: 'invalid_request_error' } });
     expect(dashscope.apiRequests().length).toBe(before);
@@ -212,16 +205,8 @@ describe('limits.bodyReadTimeoutMs: a body that stops arriving', () => {
   async function stall(gateway: TestGateway, head: string, partial: string): Promise<string> {
     const server = await listen(gateway.app);
     try {
-      const { port } = new URL(server.url);
-      return await new Promise<string>((resolve, reject) => {
-        const socket = net.connect(Number(port), '127.0.0.1', () => socket.write(head + partial));
-        const received: Buffer[] = [];
-        socket.on('data', (chunk: Buffer) => received.push(chunk));
-        socket.on('close', () => resolve(Buffer.concat(received).toString('utf8')));
-        socket.on('error', reject);
-        // the deadline only fails a test that hangs; the gateway's own limit in these tests is 300 ms
-        socket.setTimeout(8_000, () => socket.destroy(new Error('the gateway neither answered nor closed the connection')));
-      });
+      // the exchange's 8 s deadline only fails a test that hangs; the gateway's own limit in these tests is 300 ms
+      return await rawSocketExchange(server.url, head + partial);
     } finally {
       await server.close();
     }
@@ -239,14 +224,14 @@ describe('limits.bodyReadTimeoutMs: a body that stops arriving', () => {
   it('JSON: 408 in the error shape, the connection closed, nothing sent upstream', async () => {
     const before = dashscope.apiRequests().length;
     const head = `POST ${GENERATIONS} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY_A}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`;
-    const answer = parse(await stall(gatewayWith({ limits: { bodyReadTimeoutMs: 300 } }), head, '{"model":"x-image-2.0","pro'));
+    const answer = parse(await stall(gatewayOf({ limits: { bodyReadTimeoutMs: 300 } }), head, '{"model":"x-image-2.0","pro'));
     expect(answer).toEqual({ status: 408, connection: 'close', body: timeout });
     expect(dashscope.apiRequests().length).toBe(before);
   });
 
   it('JSON, chunked: 408 in the error shape', async () => {
     const head = `POST ${GENERATIONS} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY_A}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
-    const answer = parse(await stall(gatewayWith({ limits: { bodyReadTimeoutMs: 300 } }), head, '5\r\n{"mod\r\n'));
+    const answer = parse(await stall(gatewayOf({ limits: { bodyReadTimeoutMs: 300 } }), head, '5\r\n{"mod\r\n'));
     expect(answer).toEqual({ status: 408, connection: 'close', body: timeout });
   });
 
@@ -254,7 +239,7 @@ describe('limits.bodyReadTimeoutMs: a body that stops arriving', () => {
     const before = dashscope.apiRequests().length;
     const head = `POST /v1/images/edits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY_A}\r\nContent-Type: multipart/form-data; boundary=xyz\r\nContent-Length: 100000\r\n\r\n`;
     const partial = '--xyz\r\nContent-Disposition: form-data; name="model"\r\n\r\nx-image-edit\r\n--xyz\r\nContent-Disposition: form-data; name="image"; filename="a.png"\r\n\r\n';
-    const answer = parse(await stall(gatewayWith({ limits: { bodyReadTimeoutMs: 300 } }), head, partial));
+    const answer = parse(await stall(gatewayOf({ limits: { bodyReadTimeoutMs: 300 } }), head, partial));
     expect(answer).toEqual({ status: 408, connection: 'close', body: timeout });
     expect(dashscope.apiRequests().length).toBe(before);
   });

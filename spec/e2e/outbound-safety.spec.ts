@@ -7,43 +7,23 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Upstream } from '../../lib/index.js';
-import { type FakeArk, startFakeArk } from '../helpers/fake-ark.js';
-import { type FakeDashscope, dashscopeSuccess, startFakeDashscope } from '../helpers/fake-dashscope.js';
-import { type FakeLlm, startFakeLlm } from '../helpers/fake-llm.js';
+import { startFakeArk } from '../helpers/fake-ark.js';
+import { dashscopeSuccess, startFakeDashscope } from '../helpers/fake-dashscope.js';
+import { startFakeLlm } from '../helpers/fake-llm.js';
 import { type FakeUpstream, sendJson, startFakeUpstream } from '../helpers/fake-upstream.js';
-import { startSilentServer, type TcpFault } from '../helpers/faulty-servers.js';
-import { KEY_A, type TestGateway, createTestGateway } from '../helpers/gateway-app.js';
+import { startSilentServer } from '../helpers/faulty-servers.js';
+import { KEY_A, type TestGateway } from '../helpers/gateway-app.js';
+import { gatewayWith } from '../helpers/gateway-with.js';
 import { TINY_PNG } from '../helpers/images.js';
 import { netnsAvailable, runInNetns } from '../helpers/netns-run.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SECRET = 'internal-service-secret-7f3a';
 
-let dashscope: FakeDashscope;
-let llm: FakeLlm;
-let ark: FakeArk;
-let openapi: FakeUpstream;
-let silent: TcpFault;
 /** An internal service on 127.0.0.2 that must never be reached through the gateway. */
-let secret: { origin: string; hits: number; close(): Promise<void> };
-let strict: TestGateway;
-let open: TestGateway;
-
-function upstreamFor(route: string, model: string): Upstream | null {
-  if (route === 'assets') return { provider: 'ark', baseURL: openapi.origin, accessKeyId: 'AKLTtest', secretAccessKey: 'c2VjcmV0', region: 'cn-beijing' };
-  if (route === 'video.tasks') return { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-key' };
-  if (model.startsWith('x-image')) return { provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'ds-key' };
-  return { provider: 'openai', baseURL: llm.baseURL, apiKey: 'llm-key' };
-}
-
-beforeAll(async () => {
-  dashscope = await startFakeDashscope();
-  llm = await startFakeLlm();
-  ark = await startFakeArk();
-  openapi = await startFakeUpstream((_req, res) => sendJson(res, 200, { ResponseMetadata: { RequestId: 'r-1' }, Result: { Id: 'asset-1' } }));
-  silent = await startSilentServer();
+async function startSecretService(): Promise<{ origin: string; hits: number; close(): Promise<void> }> {
   const state = { hits: 0 };
   const server = http.createServer((_req, res) => {
     state.hits += 1;
@@ -51,22 +31,35 @@ beforeAll(async () => {
     res.end(SECRET);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.2', resolve));
-  secret = {
+  return {
     origin: `http://127.0.0.2:${(server.address() as AddressInfo).port}`,
     get hits() {
       return state.hits;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
-  const resolveUpstream = ({ route, model }: { route: string; model: string }) => upstreamFor(route, model);
-  strict = createTestGateway({ allowPrivateResultUrls: false, limits: { downloadTimeoutMs: 2_000 }, resolveUpstream });
-  open = createTestGateway({ allowPrivateResultUrls: true, limits: { downloadTimeoutMs: 300 }, resolveUpstream });
+}
+
+const strict = await gatewayWith({
+  fakes: {
+    dashscope: startFakeDashscope,
+    llm: startFakeLlm,
+    ark: startFakeArk,
+    openapi: () => startFakeUpstream((_req, res) => sendJson(res, 200, { ResponseMetadata: { RequestId: 'r-1' }, Result: { Id: 'asset-1' } })),
+    silent: startSilentServer,
+    secret: startSecretService,
+  },
+  resolve: ({ route, model }, { dashscope, llm, ark, openapi }): Upstream | null => {
+    if (route === 'assets') return { provider: 'ark', baseURL: openapi.origin, accessKeyId: 'AKLTtest', secretAccessKey: 'c2VjcmV0', region: 'cn-beijing' };
+    if (route === 'video.tasks') return { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-key' };
+    if (model.startsWith('x-image')) return { provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'ds-key' };
+    return { provider: 'openai', baseURL: llm.baseURL, apiKey: 'llm-key' };
+  },
+  allowPrivateResultUrls: false,
+  limits: { downloadTimeoutMs: 2_000 },
 });
-afterAll(async () => {
-  await strict.close();
-  await open.close();
-  await Promise.all([dashscope.close(), llm.close(), ark.close(), openapi.close(), silent.close(), secret.close()]);
-});
+const open = strict.variant({ allowPrivateResultUrls: true, limits: { downloadTimeoutMs: 300 } });
+const { dashscope, llm, ark, openapi, silent, secret } = strict.fakes;
 
 const b64 = (gateway: TestGateway, extra: Record<string, unknown> = {}) =>
   request(gateway.app)

@@ -6,9 +6,10 @@
 import request from 'supertest';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayConfigError, type MemoryTaskStoreOptions, memoryTaskStore, type TaskRecord, type TaskStore, type Upstream } from '../../lib/index.js';
-import { type FakeArk, startFakeArk } from '../helpers/fake-ark.js';
+import { startFakeArk } from '../helpers/fake-ark.js';
 import { type FakeUpstream, sendJson, startFakeUpstream } from '../helpers/fake-upstream.js';
 import { KEY_A, KEY_B, type TestGateway, createTestGateway } from '../helpers/gateway-app.js';
+import { gatewayWith } from '../helpers/gateway-with.js';
 
 const TASKS = '/api/v3/contents/generations/tasks';
 const CREATE_ASSET = '/api/v3/open/CreateAsset';
@@ -18,47 +19,33 @@ const A_ASSET = 'asset-20260320120147-aaaaa';
 /** what the fake OpenAPI answers to every CreateAsset, so two tenants can get the same id */
 const DUPLICATE_ASSET = 'asset-20260320120147-dupli';
 
-let ark: FakeArk;
-let openapi: FakeUpstream;
-let store: TaskStore;
-let gateway: TestGateway;
-let operatorGateway: TestGateway;
+const store: TaskStore = memoryTaskStore();
+await store.putAsset({ id: B_ASSET, owner: 'tenant-b', createdAt: Date.now() });
+await store.putAsset({ id: A_ASSET, owner: 'tenant-a', createdAt: Date.now() });
 
-function gatewayWith(options: Parameters<typeof createTestGateway>[0] = {}): TestGateway {
-  return createTestGateway({
-    store,
-    resolveUpstream: ({ route }): Upstream | null => {
-      if (route === 'video.tasks') return { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-operator-key' };
-      if (route === 'assets') return { provider: 'ark', baseURL: openapi.origin, accessKeyId: 'AKLTtest', secretAccessKey: 'c2VjcmV0LXNlY3JldA==', region: 'cn-beijing' };
-      return null;
-    },
-    ...options,
-  });
-}
-
-const createTask = (gw: TestGateway, content: unknown[], key = KEY_A) => request(gw.app).post(TASKS).set('Authorization', `Bearer ${key}`).send({ model: 'seedance', content });
-const text = { type: 'text', text: 'The girl looks at the camera' };
-
-beforeAll(async () => {
-  ark = await startFakeArk();
-  openapi = await startFakeUpstream((_req, res) => {
-    sendJson(res, 200, { ResponseMetadata: { RequestId: 'r-dup', Action: 'CreateAsset', Version: '2024-01-01', Service: 'ark', Region: 'cn-beijing' }, Result: { Id: DUPLICATE_ASSET } });
-  });
-  store = memoryTaskStore();
-  await store.putAsset({ id: B_ASSET, owner: 'tenant-b', createdAt: Date.now() });
-  await store.putAsset({ id: A_ASSET, owner: 'tenant-a', createdAt: Date.now() });
-  gateway = gatewayWith();
-  operatorGateway = gatewayWith({ allowOperatorAssets: true });
+const gateway = await gatewayWith({
+  fakes: {
+    ark: startFakeArk,
+    openapi: () =>
+      startFakeUpstream((_req, res) => {
+        sendJson(res, 200, { ResponseMetadata: { RequestId: 'r-dup', Action: 'CreateAsset', Version: '2024-01-01', Service: 'ark', Region: 'cn-beijing' }, Result: { Id: DUPLICATE_ASSET } });
+      }),
+  },
+  store,
+  resolve: ({ route }, { ark, openapi }): Upstream | null => {
+    if (route === 'video.tasks') return { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-operator-key' };
+    if (route === 'assets') return { provider: 'ark', baseURL: openapi.origin, accessKeyId: 'AKLTtest', secretAccessKey: 'c2VjcmV0LXNlY3JldA==', region: 'cn-beijing' };
+    return null;
+  },
 });
-afterAll(async () => {
-  await gateway.close();
-  await operatorGateway.close();
-  await ark.close();
-  await openapi.close();
-});
+const operatorGateway = gateway.variant({ allowOperatorAssets: true });
+const { ark } = gateway.fakes;
 afterEach(() => {
   ark.requests.length = 0;
 });
+
+const createTask = (gw: TestGateway, content: unknown[], key = KEY_A) => request(gw.app).post(TASKS).set('Authorization', `Bearer ${key}`).send({ model: 'seedance', content });
+const text = { type: 'text', text: 'The girl looks at the camera' };
 
 const notYours = (path: string, reference: string) => ({
   error: { message: `${path} references '${reference}', which is not one of your assets`, type: 'invalid_request_error', code: 'invalid_request_error', param: path },

@@ -3,7 +3,7 @@
 // stop reading cut after limits.clientStallMs. One shared fake upstream decides by request content
 // whether it answers, holds the request forever, streams forever or sends a huge answer.
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayLimits, Upstream } from '../../lib/index.js';
 import { DASHSCOPE_PATH, dashscopeSuccess } from '../helpers/fake-dashscope.js';
@@ -12,7 +12,7 @@ import { chatCompletion } from '../helpers/fake-llm.js';
 import { type StreamedBody, streamUntilClosed } from '../helpers/faulty-servers.js';
 import { KEY_A, KEY_B, type TestGateway, createTestGateway } from '../helpers/gateway-app.js';
 import { TINY_PNG } from '../helpers/images.js';
-import { type RawAnswer, postJson, rawRequest } from '../helpers/raw-client.js';
+import { type RawAnswer, postJson, rawRequest, rawSocket } from '../helpers/raw-client.js';
 
 const UPSTREAM_KEY = 'sk-upstream-isolation-secret-0000';
 const MiB = 1024 * 1024;
@@ -73,7 +73,7 @@ interface Running {
   agent: http.Agent;
   warnings: Array<{ message: string; fields?: Record<string, unknown> }>;
   /** Clients to tear down after the test. */
-  sockets: net.Socket[];
+  sockets: Socket[];
 }
 let running: Running | undefined;
 
@@ -138,15 +138,12 @@ function pending(gw: Running, key: string, body: unknown): Pending {
 }
 
 /** Sends one JSON POST over a raw socket and never reads a byte of the answer. */
-async function neverReading(gw: Running, path: string, body: unknown): Promise<net.Socket> {
-  const { port } = gw.server.address() as AddressInfo;
-  const socket = net.connect(port, '127.0.0.1');
-  gw.sockets.push(socket);
-  socket.on('error', () => {});
-  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
-  socket.pause();
+async function neverReading(gw: Running, path: string, body: unknown): Promise<Socket> {
+  const { host } = new URL(gw.url);
   const text = JSON.stringify(body);
-  socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${KEY_A}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
+  const head = `POST ${path} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${KEY_A}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n`;
+  const socket = await rawSocket(gw.url, head + text, { paused: true });
+  gw.sockets.push(socket);
   return socket;
 }
 

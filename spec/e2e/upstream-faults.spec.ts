@@ -11,7 +11,7 @@ import { type FakeUpstream, type Responder, sendJson, startFakeUpstream } from '
 import { type FakeLlm, chatChunks, chatCompletion, responseEvents, startFakeLlm } from '../helpers/fake-llm.js';
 import { type StreamedBody, type TcpFault, refusedOrigin, startResettingServer, startSilentServer, startTcpFault, streamUntilClosed } from '../helpers/faulty-servers.js';
 import { KEY_A, type TestGateway, createTestGateway, listen } from '../helpers/gateway-app.js';
-import { type RawAnswer, postJson } from '../helpers/raw-client.js';
+import { type RawAnswer, postJson, rawRequest } from '../helpers/raw-client.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const UPSTREAM_KEY = 'sk-upstream-fault-secret-0000';
@@ -270,19 +270,15 @@ describe('3. an upstream that sends headers, then stalls the body', () => {
       res.end();
     });
     // the client reads nothing for 1 s (over three idle limits), then everything
-    const text = await new Promise<string>((resolve, reject) => {
-      const req = http.request(`${server.url}${CHAT_STREAM.path}`, { method: 'POST', agent, headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' } }, (res) => {
+    const { text } = await rawRequest(server.url, {
+      path: CHAT_STREAM.path,
+      agent,
+      headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' },
+      body: JSON.stringify(CHAT_STREAM.body()),
+      onResponse: (res) => {
         res.pause();
-        const chunks: Buffer[] = [];
-        setTimeout(() => {
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-          res.resume();
-        }, 1_000);
-        res.on('error', reject);
-      });
-      req.on('error', reject);
-      req.end(JSON.stringify(CHAT_STREAM.body()));
+        setTimeout(() => res.resume(), 1_000);
+      },
     });
     const errorEvents = text.split('\n\n').filter((part) => part.startsWith('data: {"error"'));
     console.info(`[faults] slow client: received ${(text.length / MiB).toFixed(2)} of ${((events.length * event.length) / MiB).toFixed(2)} MiB, error events ${JSON.stringify(errorEvents)}`);

@@ -6,9 +6,10 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { memoryTaskStore, type TaskStore } from '../../lib/index.js';
 import { type CallbackReceiver, startCallbackReceiver } from '../helpers/callback-receiver.js';
-import { type FakeArk, arkTaskObject, startFakeArk } from '../helpers/fake-ark.js';
+import { arkTaskObject, startFakeArk } from '../helpers/fake-ark.js';
 import { sendJson } from '../helpers/fake-upstream.js';
-import { KEY_A, KEY_B, type TestGateway, createTestGateway } from '../helpers/gateway-app.js';
+import { KEY_A, KEY_B, type TestGateway } from '../helpers/gateway-app.js';
+import { gatewayWith } from '../helpers/gateway-with.js';
 
 const SECRET = `whsec_${Buffer.from('a-test-signing-secret-of-32-bytes').toString('base64')}`;
 const TASKS = '/api/v3/contents/generations/tasks';
@@ -24,18 +25,14 @@ const body = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-let ark: FakeArk;
-let store: TaskStore;
-let gateway: TestGateway;
-
-function gatewayWith(options: Parameters<typeof createTestGateway>[0] = {}): TestGateway {
-  return createTestGateway({
-    store,
-    resolveUpstream: ({ route }) => (route === 'video.tasks' ? { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-operator-key', model: 'doubao-seedance-1-5-pro-251215' } : null),
-    callbacks: { allowLocal: true, pollIntervalsMs: [30], retryBaseMs: 20, retryMaxMs: 40, signingSecret: SECRET },
-    ...options,
-  });
-}
+const store: TaskStore = memoryTaskStore();
+const gateway = await gatewayWith({
+  fakes: { ark: startFakeArk },
+  store,
+  resolve: ({ route }, { ark }) => (route === 'video.tasks' ? { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-operator-key', model: 'doubao-seedance-1-5-pro-251215' } : null),
+  callbacks: { allowLocal: true, pollIntervalsMs: [30], retryBaseMs: 20, retryMaxMs: 40, signingSecret: SECRET },
+});
+const { ark } = gateway.fakes;
 
 const create = (gw: TestGateway, payload: unknown, key = KEY_A) =>
   request(gw.app)
@@ -44,15 +41,6 @@ const create = (gw: TestGateway, payload: unknown, key = KEY_A) =>
     .send(payload as object);
 const query = (gw: TestGateway, id: string, key = KEY_A) => request(gw.app).get(`${TASKS}/${id}`).set('Authorization', `Bearer ${key}`);
 
-beforeAll(async () => {
-  ark = await startFakeArk();
-  store = memoryTaskStore();
-  gateway = gatewayWith();
-});
-afterAll(async () => {
-  await gateway.close();
-  await ark.close();
-});
 afterEach(() => {
   ark.requests.length = 0;
   ark.scripts.length = 0;
@@ -174,7 +162,7 @@ describe('validation: 400, and Ark is not called', () => {
 describe('callback_url rules (spec §5.5, §6.3)', () => {
   let strict: TestGateway;
   beforeAll(() => {
-    strict = gatewayWith({ callbacks: { pollIntervalsMs: [60_000] } });
+    strict = gateway.variant({ callbacks: { pollIntervalsMs: [60_000] } });
   });
   afterAll(async () => {
     await strict.close();
@@ -259,7 +247,7 @@ describe('callbacks', () => {
     receiver.deliveries.length = 0;
     receiver.failFirst = 100;
     const logged: string[] = [];
-    const giving = gatewayWith({
+    const giving = gateway.variant({
       callbacks: { allowLocal: true, pollIntervalsMs: [20], retryBaseMs: 5, retryMaxMs: 10, maxAttempts: 3 },
       logger: { error: (_fields, message) => logged.push(message) },
     });
@@ -294,7 +282,7 @@ describe('assets in task content', () => {
   });
 
   it("allowOperatorAssets accepts assets created outside the gateway, never another tenant's", async () => {
-    const open = gatewayWith({ allowOperatorAssets: true });
+    const open = gateway.variant({ allowOperatorAssets: true });
     const content = (id: string) => [
       { type: 'text', text: 'x' },
       { type: 'video_url', video_url: { url: `asset://${id}` }, role: 'reference_video' },

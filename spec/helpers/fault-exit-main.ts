@@ -10,7 +10,7 @@ import { startFakeDashscope } from './fake-dashscope.js';
 import { chatChunks, startFakeLlm } from './fake-llm.js';
 import { startSilentServer } from './faulty-servers.js';
 import { KEY_A, createTestGateway, listen } from './gateway-app.js';
-import { postJson } from './raw-client.js';
+import { postJson, rawRequest } from './raw-client.js';
 
 const silent = await startSilentServer();
 const dashscope = await startFakeDashscope();
@@ -64,15 +64,9 @@ const stalled = await postJson(`${server.url}/v1/chat/completions`, chat('chat-s
 results['chat stream stalled'] = { status: stalled.status, text: stalled.text };
 
 // a client that gives up while the gateway waits on a silent upstream
-await new Promise<void>((resolve) => {
-  const req = http.request(`${server.url}/v1/images/generations`, { method: 'POST', headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' } });
-  req.on('error', () => resolve());
-  req.end(JSON.stringify(image('x-image-2.0-silent')));
-  setTimeout(() => {
-    req.destroy();
-    resolve();
-  }, 100);
-});
+// (the 100 ms deadline is the client giving up: it destroys the request, and the rejection is expected)
+const headers = { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' };
+await rawRequest(server.url, { path: '/v1/images/generations', headers, body: JSON.stringify(image('x-image-2.0-silent')), deadlineMs: 100 }).catch(() => undefined);
 await new Promise((resolve) => setTimeout(resolve, 50));
 
 await server.close();

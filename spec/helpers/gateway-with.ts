@@ -28,6 +28,11 @@ export interface GatewayFixture<F extends Starters> extends TestGateway {
   fakes: Started<F>;
   /** http://127.0.0.1:<port> of the listening host app, for clients that need a URL. */
   url: string;
+  /**
+   * Another gateway on the same fakes and resolver, with some options changed (e.g. a policy flag), for
+   * specs that compare two configurations; not listening (supertest), torn down with this one.
+   */
+  variant(overrides: Omit<TestGatewayOverrides, 'resolveUpstream'>): TestGateway;
 }
 
 /**
@@ -51,8 +56,12 @@ export async function gatewayWith<F extends Starters = Record<never, never>>(opt
     started.push(fake);
     (fakes as Record<string, Closable>)[name] = fake;
   }
-  const gateway = createTestGateway({ ...overrides, ...(resolve ? { resolveUpstream: (input) => resolve(input, fakes) } : {}) });
-  started.push(gateway);
+  const build = (changes: Omit<TestGatewayOverrides, 'resolveUpstream'>): TestGateway => {
+    const built = createTestGateway({ ...overrides, ...changes, ...(resolve ? { resolveUpstream: (input) => resolve(input, fakes) } : {}) });
+    started.push(built);
+    return built;
+  };
+  const gateway = build({});
   const server = await listen(gateway.app);
   started.push(server);
 
@@ -62,5 +71,5 @@ export async function gatewayWith<F extends Starters = Record<never, never>>(opt
       gateway.usage.length = 0;
     });
   }
-  return { ...gateway, fakes, url: server.url };
+  return { ...gateway, fakes, url: server.url, variant: build };
 }

@@ -2,8 +2,11 @@
 // Repeated headers (array values are sent as several header lines), Buffer bodies sent byte for byte,
 // chunked bodies without Content-Length, keep-alive agents, each chunk's arrival time (SSE), a client
 // that aborts or stalls, and a hard deadline, so an answer the gateway never finishes fails the test
-// instead of hanging it. `postJson` is its shorthand for one authenticated JSON POST.
+// instead of hanging it. `postJson` is its shorthand for one authenticated JSON POST. Below HTTP,
+// `rawSocket` writes bytes no HTTP client would send (a head and half a body, then silence) or never reads.
+import { once } from 'node:events';
 import http from 'node:http';
+import net from 'node:net';
 
 export interface RawRequest {
   method?: string;
@@ -134,6 +137,41 @@ export function rawRequest(origin: string, request: RawRequest): Promise<RawAnsw
       req.end(body);
     }
     request.onRequest?.(req);
+  });
+}
+
+export interface RawSocketOptions {
+  /** Read nothing: the socket is paused before the bytes go, so what the server writes backs up. Default false. */
+  paused?: boolean;
+}
+
+/**
+ * Opens a TCP connection to `origin` (http://host:port) and writes `bytes` exactly as given. A failed connect
+ * rejects; later socket errors are swallowed (a test that provokes a cut connection watches 'close' itself).
+ * The caller destroys the socket.
+ */
+export async function rawSocket(origin: string, bytes: string | Buffer, options: RawSocketOptions = {}): Promise<net.Socket> {
+  const { hostname, port } = new URL(origin);
+  const socket = net.connect(Number(port), hostname);
+  await once(socket, 'connect');
+  socket.on('error', () => {});
+  if (options.paused) socket.pause();
+  socket.write(bytes);
+  return socket;
+}
+
+/**
+ * Writes `bytes` over a raw socket and resolves with all the server sent once it closes the connection. The
+ * deadline (8 s by default) only fails a test whose server neither answers nor closes, instead of hanging it.
+ */
+export async function rawSocketExchange(origin: string, bytes: string | Buffer, deadlineMs = 8_000): Promise<string> {
+  const socket = await rawSocket(origin, bytes);
+  return new Promise<string>((resolve, reject) => {
+    const received: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(Buffer.concat(received).toString('utf8')));
+    socket.setTimeout(deadlineMs, () => socket.destroy(new Error(`${origin}: the server neither answered nor closed the connection within ${deadlineMs} ms`)));
   });
 }
 
