@@ -486,7 +486,7 @@ describe('models the resolver does not route', () => {
   });
 });
 
-describe('upstream failures are normalized (design.md status table)', () => {
+describe('upstream failures are normalized (docs/architecture.md status table)', () => {
   const cases: Array<[string, Parameters<FakeDashscope['next']>[0], number, string, string]> = [
     [
       'InvalidParameter',
