@@ -18,7 +18,8 @@ const router = createGatewayRouter({
   verifyKey: staticKeys({ [BENCH_KEY]: { id: 'bench' } }),
   resolveUpstream: ({ model }) =>
     model.startsWith('x-image-') ? { provider: 'dashscope', baseURL: `${upstream}/api/v1`, apiKey: 'k', model: 'qwen-image-2.0' } : { provider: 'openai', baseURL: `${upstream}/v1`, apiKey: 'k' },
-  // the bench image URLs are on loopback; uploads are 5 MB
+  // the bench image URLs are on loopback (a trusted upstream's private results); uploads are 5 MB
+  allowPrivateResultUrls: true,
   limits: { downloadBytes: 64 * 1024 * 1024 },
 });
 
