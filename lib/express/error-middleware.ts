@@ -7,7 +7,8 @@ import { ClientGoneError } from '../errors/client-gone-error.js';
 import type { ResolvedOptions } from '../gateway/options.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { type RouteState, findRouteState } from './route-state.js';
-import { gatewayCaller } from './authenticate.js';
+import { bearerKeyOf, gatewayCaller } from './authenticate.js';
+import { redactSecrets } from '../security/redact.js';
 
 export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHandler {
   return (error: unknown, _req, res, _next) => {
@@ -48,7 +49,8 @@ function logFailure(options: ResolvedOptions, res: Response, state: RouteState |
     code: gatewayError.code,
     upstreamRequestId: gatewayError.upstreamRequestId ?? state?.upstreamRequestId,
     latencyMs: state ? Math.round((performance.now() - state.startedAt) * 1000) / 1000 : undefined,
-    ...(error instanceof GatewayError ? {} : { error: error instanceof Error ? error.message : String(error) }),
+    // an unexpected error's message may quote what it was handed, the caller's key included
+    ...(error instanceof GatewayError ? {} : { error: redactSecrets(error instanceof Error ? error.message : String(error), [bearerKeyOf(res.req)]) }),
   };
   options.logger.error(fields, res.headersSent ? 'request failed after its response began; response cut' : `request answered ${gatewayError.status}`);
 }

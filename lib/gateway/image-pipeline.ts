@@ -12,6 +12,7 @@ import { capabilityOf, requireCapability } from '../providers/registry.js';
 import type { Caller, ImageModelFamily, RouteName, Upstream } from '../types.js';
 import type { CallRecord } from './call-record.js';
 import { withFallback } from './fallback.js';
+import { GatewayError } from '../errors/gateway-error.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { resolveUpstreams } from './resolve-upstreams.js';
 import { downloadImages } from './result-images.js';
@@ -57,7 +58,7 @@ export async function runImageRequest(deps: GatewayDeps, record: CallRecord, inp
   if (answer.kind === 'passthrough') {
     record.upstreamRequestId = answer.response.requestId;
     // the same rule as below: the upstream does not decide how many images the caller gets (and is billed)
-    const capped = capPassthroughImages(answer.response.body, answer.response.contentType, requestedCount(input.requestedImages));
+    const capped = capPassthroughImages(answer.response.body, record.provider ?? 'upstream', requestedCount(input.requestedImages), answer.response.requestId);
     record.upstreamImages = capped.upstreamImages;
     record.images = capped.images;
     return { kind: 'passthrough', response: { ...answer.response, body: capped.body } };
@@ -93,19 +94,22 @@ function requestedCount(n: unknown): number {
 }
 
 /**
- * An OpenAI-compatible answer with at most `allowed` entries in `data`; the body is re-serialized
- * only when the upstream returned more (otherwise it goes out byte for byte, as a passthrough).
+ * An OpenAI-compatible image answer with at most `allowed` entries in `data`; the body is
+ * re-serialized only when the upstream returned more (otherwise it goes out byte for byte, as a
+ * passthrough). An image route's 2xx answer is JSON with a `data` list (upstreams §4.1): anything
+ * else is refused (502) rather than relayed, whatever its Content-Type says, so no answer escapes
+ * the cap or the count the caller is billed by.
  */
-function capPassthroughImages(body: Buffer, contentType: string, allowed: number): { body: Buffer; images: number; upstreamImages: number } {
-  if (!contentType.includes('json')) return { body, images: 0, upstreamImages: 0 };
+function capPassthroughImages(body: Buffer, provider: string, allowed: number, requestId: string | undefined): { body: Buffer; images: number; upstreamImages: number } {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(body.toString('utf8'));
+    // a UTF-8 byte order mark is not JSON, but an upstream may send one
+    parsed = JSON.parse(body.toString('utf8').replace(/^\uFEFF/, ''));
   } catch {
-    return { body, images: 0, upstreamImages: 0 };
+    parsed = undefined;
   }
   const data = typeof parsed === 'object' && parsed !== null ? (parsed as { data?: unknown }).data : undefined;
-  if (!Array.isArray(data)) return { body, images: 0, upstreamImages: 0 };
+  if (!Array.isArray(data)) throw GatewayError.badUpstreamResponse(provider, 'the image answer is not JSON with a data list', requestId);
   if (data.length <= allowed) return { body, images: data.length, upstreamImages: data.length };
   const trimmed = { ...(parsed as Record<string, unknown>), data: data.slice(0, allowed) };
   return { body: Buffer.from(JSON.stringify(trimmed)), images: allowed, upstreamImages: data.length };

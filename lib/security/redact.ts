@@ -3,12 +3,18 @@
 // are quoted in messages, and some of them quote the request they received.
 
 const BEARER = /\b(Bearer|Basic)\s+[^\s"',;]+/gi;
+// what API keys look like when nobody said which they are: vendor prefixes (sk-…, ak_…), and any long
+// opaque run (keys, tokens, base64 image bytes) of 40 or more key characters; request ids and UUIDs
+// (36 characters) stay readable
+const KEY_LIKE = /\b(?:sk|pk|rk|ak|api|key)[-_][A-Za-z0-9_-]{8,}/gi;
+const LONG_OPAQUE = /[A-Za-z0-9+/_-]{40,}={0,2}/g;
 
 export function redactSecrets(text: string, secrets: ReadonlyArray<string | undefined> = []): string {
-  let redacted = text.replace(BEARER, '$1 [redacted]');
+  let redacted = text;
+  // the exact keys first, so each is blanked whole before the patterns cut into it
   for (const secret of secrets) {
     // short strings would blank ordinary words; real keys are long
     if (secret && secret.length >= 8) redacted = redacted.split(secret).join('[redacted]');
   }
-  return redacted;
+  return redacted.replace(BEARER, '$1 [redacted]').replace(KEY_LIKE, '[redacted]').replace(LONG_OPAQUE, '[redacted]');
 }

@@ -37,6 +37,7 @@ const gw = await gatewayWith({
     if (model === 'x-image-2.0') return one;
     if (model === 'x-image-2.0-pair') return [one, { provider: 'dashscope', baseURL: second.baseURL, apiKey: OPERATOR_KEY_2 }];
     if (model === 'x-image-2.0-broken') throw new Error('the routing table is unavailable');
+    if (model === 'x-image-2.0-quoting') throw new Error(`no tenant route for ${KEY_A}, config ${OPERATOR_KEY_1} unusable`);
     return null;
   },
 });
@@ -208,5 +209,15 @@ describe('a stream that fails after it began', () => {
     expect(usage[0]).toMatchObject({ route: 'chat.completions', status: 200, errorCode: failures[0]!.code });
     expectNothingSecret();
     await own.close();
+  });
+});
+
+describe('a host error that quotes keys', () => {
+  it("resolveUpstream throwing with the caller's and an operator key in its message: logged, redacted", async () => {
+    const res = await generate('x-image-2.0-quoting');
+    expect(res.status).toBe(500);
+    const cause = lines.find((entry) => entry.msg === 'resolveUpstream threw; answering 500');
+    expect(cause).toMatchObject({ level: ERROR, error: 'no tenant route for [redacted], config [redacted] unusable' });
+    expectNothingSecret();
   });
 });

@@ -205,6 +205,45 @@ describe('the upstream does not decide how much the gateway downloads (item 5)',
     await expect.poll(() => open.usage.length).toBe(usage + 1);
     expect(open.usage[usage]).toMatchObject({ route: 'images.generations', provider: 'openai', images: expected, upstreamImages: 300, status: 200 });
   });
+
+  it.each([
+    ['JSON sent as text/plain', 'text/plain', '', 200],
+    ['JSON sent as application/octet-stream', 'application/octet-stream', '', 200],
+    ['JSON with trailing garbage', 'application/json', '\n\u0000', 502],
+    ['not JSON at all', 'application/json', 'garbage', 502],
+  ])('an image answer whatever its Content-Type (%s) is capped or refused, never relayed uncapped', async (name, contentType, suffix, status) => {
+    const usage = open.usage.length;
+    const json = JSON.stringify({ created: 1, data: Array.from({ length: 5 }, (_, index) => ({ url: `https://cdn.example/${index}.png` })) });
+    const body = name === 'not JSON at all' ? suffix : json + suffix;
+    llm.next((_request, res) => {
+      res.writeHead(200, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    });
+    const res = await request(open.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'gpt-image-1', prompt: 'a red square' });
+    expect(res.status).toBe(status);
+    await expect.poll(() => open.usage.length).toBe(usage + 1);
+    if (status === 200) {
+      // supertest keeps a body it does not know as a Buffer
+      const text = Buffer.isBuffer(res.body) ? res.body.toString('utf8') : res.text;
+      expect(JSON.parse(text).data).toHaveLength(1);
+      expect(open.usage[usage]).toMatchObject({ images: 1, upstreamImages: 5, status: 200 });
+    } else {
+      expect(res.body.error).toMatchObject({ code: 'upstream_bad_response', type: 'upstream_error' });
+      expect(res.body.error.message).toContain('the image answer is not JSON with a data list');
+      expect(open.usage[usage]).toMatchObject({ images: 0, status: 502, errorCode: 'upstream_bad_response' });
+    }
+  });
+
+  it('a JSON image answer with a byte order mark is read and capped like any other', async () => {
+    const body = '\uFEFF' + JSON.stringify({ created: 1, data: Array.from({ length: 5 }, (_, index) => ({ url: `https://cdn.example/${index}.png` })) });
+    llm.next((_request, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    });
+    const res = await request(open.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'gpt-image-1', prompt: 'a red square' });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toHaveLength(1);
+  });
 });
 
 describe('every route applies the one URL check (item 6)', () => {
