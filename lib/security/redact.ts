@@ -4,8 +4,8 @@
 
 const BEARER = /\b(Bearer|Basic)\s+[^\s"',;]+/gi;
 // what API keys look like when nobody said which they are: vendor prefixes (sk-…, ak_…), and any long
-// opaque run (keys, tokens, base64 image bytes) of 40 or more key characters; request ids and UUIDs
-// (36 characters) stay readable
+// opaque run (keys, tokens, base64 image bytes) of 40 or more key characters; request ids (hex) and
+// UUIDs stay readable
 const KEY_LIKE = /\b(?:sk|pk|rk|ak|api|key)[-_][A-Za-z0-9_-]{8,}/gi;
 const LONG_OPAQUE = /[A-Za-z0-9+/_-]{40,}={0,2}/g;
 
@@ -16,5 +16,9 @@ export function redactSecrets(text: string, secrets: ReadonlyArray<string | unde
     // short strings would blank ordinary words; real keys are long
     if (secret && secret.length >= 8) redacted = redacted.split(secret).join('[redacted]');
   }
-  return redacted.replace(BEARER, '$1 [redacted]').replace(KEY_LIKE, '[redacted]').replace(LONG_OPAQUE, '[redacted]');
+  // a long run of hex digits only is a request id or a hash (Ark's ids are 53), which callers need
+  return redacted
+    .replace(BEARER, '$1 [redacted]')
+    .replace(KEY_LIKE, '[redacted]')
+    .replace(LONG_OPAQUE, (run) => (/^[0-9a-f]+$/i.test(run) ? run : '[redacted]'));
 }
