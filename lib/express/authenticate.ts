@@ -3,6 +3,7 @@
 // res.locals, where a host's own `caller` key would collide with it; hosts read it with gatewayCaller(res).
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { GatewayError } from '../errors/gateway-error.js';
+import { bearerKeyOfHeader } from '../security/bearer-key.js';
 import { redactSecrets } from '../security/redact.js';
 import type { ResolvedOptions } from '../gateway/options.js';
 import type { Caller } from '../types.js';
@@ -80,7 +81,7 @@ function verifierFailed(options: ResolvedOptions, error: unknown, key: string, n
 
 /** The bearer key of an authenticated request (to refuse it inside callback URLs); never stored. */
 export function bearerKeyOf(req: Request): string {
-  return /^\S+\s+(\S+)/.exec(req.headers.authorization?.trim() ?? '')?.[1] ?? '';
+  return bearerKeyOfHeader(req.headers.authorization);
 }
 
 /** The caller set by createAuthenticate. Routes run after it, so it is always there. */

@@ -13,6 +13,7 @@ import type { Caller, ImageModelFamily, RouteName, Upstream } from '../types.js'
 import type { CallRecord } from './call-record.js';
 import { withFallback } from './fallback.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { parseJsonBody } from '../json/json-values.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { resolveUpstreams } from './resolve-upstreams.js';
 import { downloadImages } from './result-images.js';
@@ -101,13 +102,7 @@ function requestedCount(n: unknown): number {
  * the cap or the count the caller is billed by.
  */
 function capPassthroughImages(body: Buffer, provider: string, allowed: number, requestId: string | undefined): { body: Buffer; images: number; upstreamImages: number } {
-  let parsed: unknown;
-  try {
-    // a UTF-8 byte order mark is not JSON, but an upstream may send one
-    parsed = JSON.parse(body.toString('utf8').replace(/^\uFEFF/, ''));
-  } catch {
-    parsed = undefined;
-  }
+  const parsed = parseJsonBody(body);
   const data = typeof parsed === 'object' && parsed !== null ? (parsed as { data?: unknown }).data : undefined;
   if (!Array.isArray(data)) throw GatewayError.badUpstreamResponse(provider, 'the image answer is not JSON with a data list', requestId);
   if (data.length <= allowed) return { body, images: data.length, upstreamImages: data.length };

@@ -1,6 +1,7 @@
 // Asks the host's resolveUpstream where a model goes and checks the answer: a list of one or more
 // upstreams, each naming a provider of the registry and an http(s) base URL. fallback.ts tries them.
 import { GatewayError } from '../errors/gateway-error.js';
+import { bearerKeyOfHeader } from '../security/bearer-key.js';
 import { redactSecrets } from '../security/redact.js';
 import type { ResolvedOptions } from './options.js';
 import { PROVIDER_NAMES, isProviderName } from '../providers/registry.js';
@@ -13,9 +14,7 @@ export async function resolveUpstreams(options: ResolvedOptions, input: ResolveU
   } catch (error) {
     if (error instanceof GatewayError) throw error;
     // a host's error may quote the key it routed by (the caller's, or its own operator key)
-    const authorization = input.req?.headers.authorization;
-    const callerKey = typeof authorization === 'string' ? /^\S+\s+(\S+)/.exec(authorization.trim())?.[1] : undefined;
-    const message = redactSecrets(error instanceof Error ? error.message : String(error), [callerKey]);
+    const message = redactSecrets(error instanceof Error ? error.message : String(error), [bearerKeyOfHeader(input.req?.headers.authorization)]);
     options.logger.error({ route: input.route, error: message }, 'resolveUpstream threw; answering 500');
     throw GatewayError.internal();
   }

@@ -1,11 +1,15 @@
 // Small helpers for reading untyped JSON: parse without throwing, test for a plain object, read a
 // non-empty string. Every layer reads upstream and caller JSON with these.
 
-/** JSON.parse that answers undefined for a body that is not JSON (the caller decides what that means). */
+/**
+ * JSON.parse that answers undefined for a body that is not JSON (the caller decides what that means).
+ * A UTF-8 byte order mark is not JSON, but some upstreams send one: it is skipped.
+ */
 export function parseJsonBody(body: Buffer): unknown {
-  if (body.length === 0) return undefined;
+  const start = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
+  if (body.length === start) return undefined;
   try {
-    return JSON.parse(body.toString('utf8')) as unknown;
+    return JSON.parse(body.toString('utf8', start)) as unknown;
   } catch {
     return undefined;
   }

@@ -5,7 +5,7 @@
 // (rebinding). The URL-shape rules (no backslash, userinfo, spaces or controls) are the shared ones
 // of public-url.ts, so callbacks and media URLs cannot drift apart.
 import { decodePercentRepeatedly } from './percent-decode.js';
-import { type PinnedAddress, type PublicUrlCheck, type Resolver, checkPublicUrl, describeProblem, resolvePublicAddress } from './public-url.js';
+import { type PublicUrlCheck, checkPublicUrl, describeProblem } from './public-url.js';
 
 export interface CallbackUrlPolicy {
   /** Development and tests only: http and loopback/private targets are allowed. */
@@ -209,14 +209,4 @@ function keyNeedles(key: string): { exact: string[]; hex?: string } {
     exact.push(core, core.replace(/\+/g, '-').replace(/\//g, '_'));
   }
   return { exact, hex: bytes.toString('hex') };
-}
-
-export type ResolvedTarget = PinnedAddress;
-
-/**
- * Resolves the host and checks every address it has (public-url.ts: one classifier, one resolver for
- * every connection the gateway makes on someone else's say-so). Answers the address to connect to.
- */
-export function resolvePublicTarget(hostname: string, policy: CallbackUrlPolicy, resolve?: Resolver): Promise<ResolvedTarget> {
-  return resolvePublicAddress(hostname, { allowPrivate: policy.allowLocal }, resolve);
 }

@@ -2,12 +2,11 @@
 // Ark native images, OpenAI-compatible image generations): each one gets the one URL check
 // (public-url.ts) before the upstream is called, and the body sent on carries the normalized URL.
 // Data URLs stay allowed where the upstreams take them; the upstream bounds their size.
+import { isObject } from '../json/json-values.js';
 import type { RouteName } from '../types.js';
 import { type PublicUrlPolicy, requirePublicUrl } from './public-url.js';
 
 type Json = Record<string, unknown>;
-
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * The body with every media URL checked and normalized; a refused URL is a 400 naming its field.

@@ -89,9 +89,8 @@ export class UpstreamHttp {
     const deadline = this.deadline(call);
     try {
       const response = await this.send(call, deadline.signal);
-      const body = await readBounded(response, call.maxBytes, deadline.signal, declaredLength(response.headers)).catch((error: unknown) => {
-        throw this.failure(call, error, deadline);
-      });
+      // a failed read lands in the catch below, like a failed send: one mapping for both
+      const body = await readBounded(response, call.maxBytes, deadline.signal, declaredLength(response.headers));
       return { status: response.statusCode ?? 0, headers: flatHeaders(response.headers), body };
     } catch (error) {
       throw this.failure(call, error, deadline);

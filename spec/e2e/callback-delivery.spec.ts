@@ -4,7 +4,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UpstreamHttp } from '../../lib/transport/upstream-http.js';
-import { resolvePublicTarget } from '../../lib/security/callback-url.js';
+import { resolvePublicAddress } from '../../lib/security/public-url.js';
 import { CallbackDeliveryError, createCallbackDeliverer } from '../../lib/gateway/tasks/callback-delivery.js';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
 
@@ -30,7 +30,7 @@ afterAll(async () => {
   await receiver.close();
 });
 
-describe('resolvePublicTarget', () => {
+describe('resolvePublicAddress (callback targets)', () => {
   const resolver = (addresses: string[]) => async () => addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
   it.each([
     ['a public address', ['93.184.216.34'], undefined],
@@ -39,7 +39,7 @@ describe('resolvePublicTarget', () => {
     ['a v4-mapped loopback', ['::ffff:127.0.0.1'], /non-public/],
     ['the metadata address', ['169.254.169.254'], /non-public/],
   ])('%s', async (_name, addresses, error) => {
-    const attempt = resolvePublicTarget('hooks.example.com', { allowLocal: false }, resolver(addresses));
+    const attempt = resolvePublicAddress('hooks.example.com', { allowPrivate: false }, resolver(addresses));
     if (error) await expect(attempt).rejects.toThrow(error);
     else await expect(attempt).resolves.toEqual({ address: addresses[0], family: 4 });
   });

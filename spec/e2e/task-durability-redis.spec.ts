@@ -4,6 +4,7 @@
 // caller through the Redis store, and states only go forward. The shared Redis is used only under a
 // key prefix and queue name of each test's own. Runs when REDIS_URL is set (.ci/run always sets it).
 import { randomBytes } from 'node:crypto';
+import { failingOnceAfterTerminalWrite } from '../helpers/faulty-store.js';
 import request from 'supertest';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -144,25 +145,18 @@ describe.runIf(Boolean(REDIS_URL))('video task durability on Redis (bullmqSchedu
   }, 60_000);
 
   it('11: a store write that fails after recording the terminal state does not lose its delivery', async () => {
-    let failed = false;
+    let failed = (): boolean => false;
     const { gateway } = gatewayOn(REDIS_URL!, {
-      wrapStore: (inner) => ({
-        ...inner,
-        async updateTask(id, version, changes) {
-          const updated = await inner.updateTask(id, version, changes);
-          // the write landed; the answer is lost (a timeout after the command ran)
-          if (!failed && changes.callback?.done) {
-            failed = true;
-            throw new Error('store timeout after write');
-          }
-          return updated;
-        },
-      }),
+      wrapStore: (inner) => {
+        const faulty = failingOnceAfterTerminalWrite(inner);
+        failed = faulty.failed;
+        return faulty.store;
+      },
     });
     ark.scripts.push(['succeeded']);
     const id = await create(gateway);
     await until(() => delivered().includes('succeeded'), 'the terminal state');
-    expect(failed).toBe(true);
+    expect(failed()).toBe(true);
     expect(JSON.parse(receiver.deliveries.find((d) => d.status < 300)!.body)).toMatchObject({ id, status: 'succeeded' });
   });
 

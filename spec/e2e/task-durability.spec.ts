@@ -18,6 +18,7 @@ import {
 } from '../../lib/index.js';
 import { type CallbackReceiver, startCallbackReceiver } from '../helpers/callback-receiver.js';
 import { type FakeArk, startFakeArk } from '../helpers/fake-ark.js';
+import { failingOnceAfterTerminalWrite } from '../helpers/faulty-store.js';
 import { KEY_A, type TestGateway, createTestGateway } from '../helpers/gateway-app.js';
 
 const TASKS = '/api/v3/contents/generations/tasks';
@@ -121,24 +122,12 @@ describe('11: a terminal callback is never lost', () => {
   it('a store write that fails after recording the terminal state does not lose its delivery', async () => {
     logs = [];
     ark.scripts.push(['succeeded']);
-    const inner = memoryTaskStore();
-    let failed = false;
     // the write lands, then the store answers with an error (a timeout after the command ran)
-    const store: TaskStore = {
-      ...inner,
-      async updateTask(id, version, changes) {
-        const updated = await inner.updateTask(id, version, changes);
-        if (!failed && changes.callback?.done) {
-          failed = true;
-          throw new Error('store timeout after write');
-        }
-        return updated;
-      },
-    };
+    const { store, failed } = failingOnceAfterTerminalWrite(memoryTaskStore());
     const gw = gatewayWith({ store });
     const id = await create(gw);
     const [delivered] = await receiver.accepted(1);
-    expect(failed).toBe(true);
+    expect(failed()).toBe(true);
     expect(JSON.parse(delivered!.body)).toMatchObject({ id, status: 'succeeded' });
   });
 });

@@ -10,6 +10,7 @@ import type { ResolvedOptions } from '../../gateway/options.js';
 import { startBodyDeadline } from './body-deadline.js';
 import { contentCodingOf } from './content-coding.js';
 import { type LongString, scanJsonStructure } from '../../json/json-scan.js';
+import { isObject } from '../../json/json-values.js';
 import { readBody } from './read-body.js';
 
 const JSON_TYPES = ['application/json', '+json'];
@@ -161,10 +162,8 @@ function nestingExceeds(value: unknown, limit: number): boolean {
 
 /** The parsed body as an object, or a 400 that says what the body must be. */
 export function jsonObjectBody(body: unknown): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw GatewayError.invalidRequest('The request body must be a JSON object');
-  }
-  return body as Record<string, unknown>;
+  if (!isObject(body)) throw GatewayError.invalidRequest('The request body must be a JSON object');
+  return body;
 }
 
 /**

@@ -5,7 +5,8 @@
 // carries the same webhook-id, so receivers stay idempotent (contract §6.4).
 import { Webhook } from 'standardwebhooks';
 import type { UpstreamHttp } from '../../transport/upstream-http.js';
-import { type CallbackUrlPolicy, checkCallbackUrl, resolvePublicTarget } from '../../security/callback-url.js';
+import { type CallbackUrlPolicy, checkCallbackUrl } from '../../security/callback-url.js';
+import { NonPublicAddressError, resolvePublicAddress } from '../../security/public-url.js';
 
 export interface DeliveryJob {
   /** Same for every attempt of one task state: `webhook-id`. */
@@ -55,11 +56,11 @@ export function createCallbackDeliverer(options: CallbackDelivererOptions): Call
       if (!check.ok) throw new CallbackDeliveryError(`callback URL refused: it ${check.reason}`, false);
       let target;
       try {
-        target = await resolvePublicTarget(check.url.hostname, options.policy, options.resolve);
+        target = await resolvePublicAddress(check.url.hostname, { allowPrivate: options.policy.allowLocal }, options.resolve);
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         // a name that now points inside is refused for good; a failed lookup may pass later
-        throw new CallbackDeliveryError(`callback host refused: ${message}`, !/non-public/.test(message));
+        throw new CallbackDeliveryError(`callback host refused: ${message}`, !(error instanceof NonPublicAddressError && error.inside));
       }
       const now = new Date();
       const headers: Record<string, string> = {

@@ -7,8 +7,8 @@ import type { Request } from 'express';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { UpstreamHttp } from '../../transport/upstream-http.js';
 import type { ResolvedOptions } from '../options.js';
-import { checkCallbackUrl, resolvePublicTarget } from '../../security/callback-url.js';
-import { requirePublicUrl } from '../../security/public-url.js';
+import { checkCallbackUrl } from '../../security/callback-url.js';
+import { NonPublicAddressError, requirePublicUrl, resolvePublicAddress } from '../../security/public-url.js';
 import type { VideoContentItem, VideoTaskBody } from '../../schemas/video-task-schema.js';
 import type { Caller, Upstream } from '../../types.js';
 import type { CallContext } from '../../providers/call-context.js';
@@ -265,9 +265,9 @@ export class TaskService {
     if (!check.ok) throw GatewayError.invalidRequest(`callback_url ${check.reason}`, 'callback_url');
     if (!policy.allowLocal) {
       try {
-        await resolvePublicTarget(check.url.hostname, policy);
+        await resolvePublicAddress(check.url.hostname, { allowPrivate: policy.allowLocal });
       } catch (error) {
-        const inside = error instanceof Error && /non-public/.test(error.message);
+        const inside = error instanceof NonPublicAddressError && error.inside;
         throw GatewayError.invalidRequest(inside ? 'callback_url resolves to a non-public address' : 'callback_url names a host that does not resolve', 'callback_url');
       }
     }
@@ -288,7 +288,7 @@ export class TaskService {
         // a string that is a reference is judged as one only, never also as a URL
         if (isAssetReference(entry.value) || !isMediaUrlCandidate(entry)) continue;
         // what is forwarded is the normalized URL (public-url.ts), written into the parsed body in place
-        const normalized = await this.checkMediaUrl(entry.value, entry.path, caller);
+        const normalized = this.checkMediaUrl(entry.value, entry.path);
         if (normalized !== undefined && normalized !== entry.value) entry.replace(normalized);
       }
     }
@@ -326,12 +326,8 @@ export class TaskService {
     if (!allowed) throw GatewayError.invalidRequest(`${path} references '${reference.slice(0, 100)}', which is not one of your assets`, path);
   }
 
-  /** The normalized URL to forward, or undefined when the value stays as it is (asset, Data URL). */
-  private async checkMediaUrl(url: string, path: string, caller: Caller): Promise<string | undefined> {
-    if (isAssetReference(url)) {
-      await this.checkAssetReference(url, path, caller);
-      return undefined;
-    }
+  /** The normalized URL to forward, or undefined for a Data URL (kept as it is). Asset references never come here. */
+  private checkMediaUrl(url: string, path: string): string | undefined {
     if (/^data:/i.test(url)) return undefined;
     // the one URL check every route shares (public-url.ts)
     return requirePublicUrl(
