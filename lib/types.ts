@@ -73,6 +73,8 @@ export interface UsageEvent {
   upstreamRequestId?: string;
   /** The `error.code` the caller got (contract §2.5), when the request was answered with an error. */
   errorCode?: string;
+  /** Bytes written to result storage for this request (`storage` option, durable results); absent when nothing was stored. */
+  storedBytes?: number;
 }
 
 /**

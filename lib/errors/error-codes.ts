@@ -24,6 +24,8 @@ export const ERROR_CODES = {
   assetStoreFull: 'asset_store_full',
   upstreamNoImage: 'upstream_no_image',
   imageDownloadFailed: 'image_download_failed',
+  /** 502: the result could not be stored for a durable URL (storage.onFailure: 'error'). */
+  storageFailed: 'storage_failed',
   internalError: 'internal_error',
 } as const;
 

@@ -14,7 +14,9 @@ import { forwardJsonHandler } from './routes/forward-json.js';
 import { imageEditsHandler } from './routes/image-edits.js';
 import { imageGenerationsHandler } from './routes/image-generations.js';
 import type { GatewayDeps } from '../gateway/gateway-deps.js';
-import type { RouteName } from '../types.js';
+import type { Caller, RouteName } from '../types.js';
+import { tenantPrefix } from '../storage/result-keys.js';
+import { STORED_RESULTS_PATH, storedResultsHandler } from './routes/stored-results.js';
 import { beginRoute } from './route-state.js';
 import { chatCompletionsSchema, createAssetSchema, nativeImageSchema, responsesSchema } from '../schemas/forward-schemas.js';
 import { createAssetHandler } from './routes/create-asset.js';
@@ -29,6 +31,12 @@ import { GATEWAY_PREFIXES, notFoundHandler } from './routes/not-found.js';
 export interface GatewayRouter extends Router {
   /** Stops timers and pollers and frees pooled upstream sockets. Safe to call twice. */
   close(): Promise<void>;
+  /**
+   * Deletes every stored result of a tenant (`storage` option; a tenant that leaves). Resolves with
+   * how many objects were deleted; 0 without storage.
+   * @example await router.deleteResults({ id: 'tenant-a' })
+   */
+  deleteResults(caller: Pick<Caller, 'id'>): Promise<number>;
 }
 
 export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
@@ -76,6 +84,9 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   router.post('/api/v3/open/CreateAsset', ...json('assets'), createAssetHandler(deps, compile(createAssetSchema)));
   // no RouteName (it is a closed public union) and no upstream call: authenticated, but no usage event
   router.get('/v1/models', authenticate, listModelsHandler(resolved));
+  // durable results served by the router itself (localResultStorage): the signed URL is the credential
+  const store = resolved.storage?.store;
+  if (store?.read) router.get(STORED_RESULTS_PATH, storedResultsHandler({ read: store.read.bind(store) }, resolved.logger));
   // keep this after every route (just before the error middleware): what is left under the gateway's
   // prefixes is answered as JSON, unless the host owns those paths (fallthrough)
   if (!resolved.fallthrough) router.use([...GATEWAY_PREFIXES], notFoundHandler());
@@ -88,7 +99,9 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     await started;
     await resolved.scheduler.close();
     http.close();
+    await store?.close?.();
     resolved.logger.info({}, 'gateway closed: task scheduler stopped, upstream sockets freed');
   };
-  return Object.assign(router, { close });
+  const deleteResults = async (caller: Pick<Caller, 'id'>): Promise<number> => (store ? store.deletePrefix(tenantPrefix(String(caller.id))) : 0);
+  return Object.assign(router, { close, deleteResults });
 }

@@ -51,6 +51,7 @@ export function beginRoute(route: RouteName, options: ResolvedOptions): RequestH
           latencyMs: Math.round((performance.now() - state.startedAt) * 1000) / 1000,
           upstreamRequestId: state.upstreamRequestId,
           ...(state.errorCode !== undefined ? { errorCode: state.errorCode } : {}),
+          ...(state.storedBytes !== undefined ? { storedBytes: state.storedBytes } : {}),
         });
       } catch (error) {
         options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'onUsage threw');

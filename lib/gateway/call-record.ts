@@ -10,6 +10,8 @@ export interface CallRecord {
   /** What the upstream answered with, before the gateway kept at most the images the request allowed. */
   upstreamImages?: number;
   upstreamRequestId?: string;
+  /** Bytes written to result storage for this request (durable results). */
+  storedBytes?: number;
   /** Aborted when the client goes away before the response is finished. */
   readonly signal: AbortSignal;
 }

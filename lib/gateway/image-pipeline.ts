@@ -17,6 +17,7 @@ import { parseJsonBody } from '../json/json-values.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { resolveUpstreams } from './resolve-upstreams.js';
 import { downloadImages } from './result-images.js';
+import { rehostImageAnswer, rehostPassthrough } from './rehost-images.js';
 
 export interface ImageRequestInput {
   route: RouteName;
@@ -29,6 +30,8 @@ export interface ImageRequestInput {
   forward(api: PassthroughCapability, call: CallContext, upstream: Upstream): Promise<PassthroughResponse>;
   /** The `n` the caller asked for on the OpenAI-compatible path (default 1): the most images answered. */
   requestedImages: unknown;
+  /** The `response_format` the caller sent on the OpenAI-compatible path: with `storage`, `'url'` gets stored URLs even from a base64-only upstream. */
+  requestedFormat?: unknown;
 }
 
 export type ImageAnswer =
@@ -62,7 +65,8 @@ export async function runImageRequest(deps: GatewayDeps, record: CallRecord, inp
     const capped = capPassthroughImages(answer.response.body, record.provider ?? 'upstream', requestedCount(input.requestedImages), answer.response.requestId);
     record.upstreamImages = capped.upstreamImages;
     record.images = capped.images;
-    return { kind: 'passthrough', response: { ...answer.response, body: capped.body } };
+    const response = await rehostPassthrough(deps, record, input.caller, input.req, { ...answer.response, body: capped.body }, input.requestedFormat);
+    return { kind: 'passthrough', response };
   }
   const { response } = answer;
   record.upstreamRequestId = response.extra.request_id || undefined;
@@ -71,11 +75,14 @@ export async function runImageRequest(deps: GatewayDeps, record: CallRecord, inp
   record.upstreamImages = response.data.length;
   response.data = response.data.slice(0, allowedImages(request!, family ?? GENERIC_IMAGE_FAMILY));
   record.images = response.data.length;
+  let images: Array<Buffer | undefined> | undefined;
   if (request!.responseFormat === 'b64_json') {
     const policy = { allowPrivate: deps.options.allowPrivateResultUrls };
-    return { kind: 'image', response, images: await downloadImages(response, call, answer.provider, policy) };
+    images = await downloadImages(response, call, answer.provider, policy);
   }
-  return { kind: 'image', response };
+  // with storage, each image is stored (from the b64_json buffer when there is one) and url is durable
+  await rehostImageAnswer(deps, record, input.caller, input.req, response, images);
+  return images ? { kind: 'image', response, images } : { kind: 'image', response };
 }
 
 /** contract §2.3 `n` (default 1), never more than the family allows (readRequest refused larger ones). */

@@ -6,6 +6,8 @@ import { DEFAULT_IMAGE_MODELS, compileImageModelTable, type ImageModelTable } fr
 import { type JobScheduler, memoryScheduler } from './tasks/job-scheduler.js';
 import { memoryTaskStore } from './tasks/memory-task-store.js';
 import type { TaskStore } from './tasks/task-store.js';
+import type { ResultStorage } from '../storage/result-storage.js';
+import type { ResolvedStorage } from './durable-results.js';
 import { DEFAULT_LIMITS } from '../default-limits.js';
 import type { CallbackOptions, CompressedBodiesOptions, GatewayLimits, ImageModelFamily, ListModels, Logger, ResolveUpstream, UsageEvent, VerifyKey } from '../types.js';
 
@@ -77,6 +79,30 @@ export interface GatewayOptions {
    * @example fallthrough: true // the host serves its own GET /v1/status after the gateway
    */
   fallthrough?: boolean;
+  /**
+   * Durable results (README "Durable results"): every result image, and a video task's video and
+   * last frame, is re-hosted into this store and `url` answers the store's signed URL instead of
+   * the upstream's 24-hour link. A store alone, or `{ store, onFailure, timeoutMs, maxVideoBytes }`.
+   * Default: none (upstream URLs are answered as they come).
+   * @example storage: localResultStorage({ directory: './results', secret: process.env.RESULTS_SECRET })
+   * @example storage: { store: s3ResultStorage({ bucket: 'results', region: 'auto', endpoint }), onFailure: 'error' }
+   */
+  storage?: ResultStorage | StorageOptions;
+}
+
+/** `options.storage` in its long form. */
+export interface StorageOptions {
+  store: ResultStorage;
+  /**
+   * When the store fails or is slow: `'upstream_url'` (default) answers the upstream's own URL and
+   * says so in `extra.storage_error` (tasks: `storage_error`); `'error'` answers 502 `storage_failed`.
+   * Either way it is logged, and a video task's re-hosting is retried with backoff.
+   */
+  onFailure?: 'upstream_url' | 'error';
+  /** Longest wait for the store to take one result (and for a video's whole transfer), ms. Default 120 000. */
+  timeoutMs?: number;
+  /** Largest video re-hosted, bytes (images use `limits.downloadBytes`). Default 1 GiB. */
+  maxVideoBytes?: number;
 }
 
 export interface ResolvedCallbacks {
@@ -129,6 +155,7 @@ export interface ResolvedOptions {
   readonly allowOperatorAssets: boolean;
   readonly listModels?: ListModels;
   readonly fallthrough: boolean;
+  readonly storage?: ResolvedStorage;
 }
 
 const KNOWN_OPTIONS = new Set([
@@ -147,6 +174,7 @@ const KNOWN_OPTIONS = new Set([
   'allowOperatorAssets',
   'listModels',
   'fallthrough',
+  'storage',
 ]);
 
 const silent = (): void => {};
@@ -212,7 +240,28 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     allowOperatorAssets: options.allowOperatorAssets ?? false,
     listModels: options.listModels,
     fallthrough: options.fallthrough ?? false,
+    storage: resolveStorage(options.storage),
   });
+}
+
+function resolveStorage(storage: ResultStorage | StorageOptions | undefined): ResolvedStorage | undefined {
+  if (storage === undefined) return undefined;
+  const example = "storage: localResultStorage({ directory: './results', secret: process.env.RESULTS_SECRET })";
+  const long = storage !== null && typeof storage === 'object' && 'store' in storage ? storage : { store: storage as ResultStorage };
+  const known = new Set(['store', 'onFailure', 'timeoutMs', 'maxVideoBytes']);
+  for (const key of Object.keys(long)) {
+    if (!known.has(key)) throw new GatewayConfigError('storage_unknown', `Unknown storage option '${key}'.`, `use only: ${[...known].join(', ')}.`);
+  }
+  checkInterface(long.store, 'storage', ['put', 'url', 'delete', 'deletePrefix'], example);
+  if (long.store === undefined || long.store === null) throw new GatewayConfigError('storage_type', 'options.storage.store must be a ResultStorage.', example);
+  if (long.onFailure !== undefined && long.onFailure !== 'upstream_url' && long.onFailure !== 'error') {
+    throw new GatewayConfigError('storage_value', "storage.onFailure must be 'upstream_url' or 'error'.", "storage: { store, onFailure: 'error' }");
+  }
+  for (const key of ['timeoutMs', 'maxVideoBytes'] as const) {
+    const value = long[key];
+    if (value !== undefined && (!Number.isSafeInteger(value) || value <= 0)) throw new GatewayConfigError('storage_value', `storage.${key} must be a positive integer.`, 'storage: { store, timeoutMs: 120000 }');
+  }
+  return Object.freeze({ store: long.store, onFailure: long.onFailure ?? 'upstream_url', timeoutMs: long.timeoutMs ?? 120_000, maxVideoBytes: long.maxVideoBytes ?? 1024 * 1024 * 1024 });
 }
 
 function checkInterface(value: unknown, name: string, methods: readonly string[], example: string): void {

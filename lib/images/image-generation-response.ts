@@ -11,5 +11,6 @@ export interface ImageData {
 export interface ImageGenerationResponse {
   created: number;
   data: ImageData[];
-  extra: { request_id: string };
+  /** `storage_error`: set when durable results are on and the store failed (the URLs are the upstream's). */
+  extra: { request_id: string; storage_error?: string };
 }

@@ -9,7 +9,7 @@
 import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
-import { Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import zlib from 'node:zlib';
 import { ERROR_CODES } from '../errors/error-codes.js';
@@ -156,6 +156,46 @@ export class UpstreamHttp {
       throw GatewayError.badUpstreamResponse(options.provider, `the result image could not be downloaded (HTTP ${response.status})`);
     }
     return response.body;
+  }
+
+  /**
+   * download() without the buffer, for re-hosting into storage (issue 12): the same URL rules, the
+   * same deadline (`timeoutMs` for the whole transfer), and a body that fails with a GatewayError
+   * as soon as it passes `maxBytes` (a declared Content-Length over the cap is refused before any
+   * byte is read). The caller must consume or destroy the body.
+   */
+  async downloadStream(url: string, options: DownloadOptions): Promise<Readable> {
+    const { allowPrivate, resolve, ...limits } = options;
+    const check = checkPublicUrl(url, { allowPrivate });
+    if (!check.ok) {
+      throw GatewayError.badUpstreamResponse(options.provider, `the result URL was refused: it ${describeProblem(check, RESULT_URL_WORDING)}`);
+    }
+    const call: UpstreamRequest = { ...limits, method: 'GET', url: check.url.href, ...(allowPrivate ? {} : { publicOnly: { resolve } }) };
+    const deadline = this.deadline(call);
+    let response: Readable & Pick<IncomingMessage, 'statusCode' | 'headers'>;
+    try {
+      response = await this.send(call, deadline.signal);
+      const status = response.statusCode ?? 0;
+      const declared = declaredLength(response.headers);
+      if (status < 200 || status >= 300) throw GatewayError.badUpstreamResponse(options.provider, `the result could not be downloaded (HTTP ${status})`);
+      if (declared !== undefined && declared > call.maxBytes) throw new TooLargeError();
+    } catch (error) {
+      deadline.clear();
+      throw this.failure(call, error, deadline);
+    }
+    let size = 0;
+    const bounded = new Transform({
+      transform: (chunk: Buffer, _encoding, callback) => {
+        size += chunk.length;
+        callback(size > call.maxBytes ? this.failure(call, new TooLargeError(), deadline) : null, chunk);
+      },
+    });
+    response.once('error', (error) => bounded.destroy(this.failure(call, error, deadline)));
+    bounded.once('close', () => {
+      deadline.clear();
+      if (!response.readableEnded) response.destroy();
+    });
+    return response.pipe(bounded);
   }
 
   /** Frees every pooled socket. */

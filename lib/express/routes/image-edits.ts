@@ -52,6 +52,7 @@ export function imageEditsHandler(deps: GatewayDeps): RequestHandler {
         return readImageGenerationRequest(editAsGenerationBody(model, prompt, images, fields), family, deps.imageRules, uploads);
       },
       requestedImages: fields.n,
+      requestedFormat: fields.response_format,
       forward: (api, call, upstream) => api.forwardMultipart(call, '/images/edits', rebuildForm(fields, files, upstream.model ?? model), upstream),
     });
   });

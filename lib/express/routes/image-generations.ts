@@ -17,6 +17,7 @@ export function imageGenerationsHandler(deps: GatewayDeps): RequestHandler {
       readRequest: (family) => readImageGenerationRequest(body, family, deps.imageRules),
       // an OpenAI-compatible upstream gets the body as is: its `image` URLs get the one URL check
       requestedImages: body.n,
+      requestedFormat: body.response_format,
       forward: (api, call, upstream) => api.forwardJson(call, '/images/generations', checkForwardedUrls('images.generations', body, { allowPrivate: deps.options.allowPrivateImageUrls }), upstream),
     });
   });

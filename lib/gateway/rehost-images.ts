@@ -1,0 +1,97 @@
+// Durable image results (issue 12): after the image pipeline has its answer, every image is stored
+// (durable-results.ts) and `url` becomes the store's URL. The contract §2.4 answer keeps its shape;
+// an OpenAI-compatible answer (upstreams §4.1) is rewritten only here, because its `data[]` must
+// now carry the stored URLs: `b64_json` entries are stored from their bytes, and when the caller
+// asked `response_format: "url"` (GPT-image models answer base64 only) the entry becomes a URL.
+import type { Request } from 'express';
+import type { ImageGenerationResponse } from '../images/image-generation-response.js';
+import { isObject, parseJsonBody } from '../json/json-values.js';
+import type { PassthroughResponse } from '../providers/provider.js';
+import type { Caller } from '../types.js';
+import type { CallRecord } from './call-record.js';
+import { type RehostContext, type ResolvedStorage, StorageFailure, type Stored, requestBaseOf, storageFallback, storeBytes, storeFromUrl, urlOf } from './durable-results.js';
+import type { GatewayDeps } from './gateway-deps.js';
+
+interface Target {
+  storage: ResolvedStorage;
+  context: RehostContext;
+  requestBase: string;
+}
+
+function targetOf(deps: GatewayDeps, record: CallRecord, caller: Caller, req: Request): Target | undefined {
+  const { storage } = deps.options;
+  if (!storage) return undefined;
+  const context: RehostContext = {
+    storage,
+    http: deps.http,
+    limits: deps.options.limits,
+    logger: deps.options.logger,
+    allowPrivate: deps.options.allowPrivateResultUrls,
+    caller,
+    provider: record.provider ?? 'upstream',
+    signal: record.signal,
+  };
+  return { storage, context, requestBase: requestBaseOf(req) };
+}
+
+/** Stores one image and answers its URL; bytes count into the usage event. */
+async function store(target: Target, record: CallRecord, from: { url: string } | { bytes: Buffer }): Promise<string> {
+  const stored: Stored = 'url' in from ? await storeFromUrl(target.context, from.url, 'image') : await storeBytes(target.context, from.bytes);
+  record.storedBytes = (record.storedBytes ?? 0) + stored.bytes;
+  return urlOf(target.storage, stored.key, target.requestBase);
+}
+
+/** contract §2.4 answer: each `url` replaced by the stored one (b64_json from the same downloaded buffer). */
+export async function rehostImageAnswer(deps: GatewayDeps, record: CallRecord, caller: Caller, req: Request, response: ImageGenerationResponse, images: Array<Buffer | undefined> | undefined): Promise<void> {
+  const target = targetOf(deps, record, caller, req);
+  if (!target) return;
+  try {
+    const urls = await Promise.all(
+      response.data.map((item, index) => {
+        const bytes = images?.[index] ?? (item.b64_json !== '' ? Buffer.from(item.b64_json, 'base64') : undefined);
+        if (bytes) return store(target, record, { bytes });
+        return item.url !== '' ? store(target, record, { url: item.url }) : undefined;
+      }),
+    );
+    urls.forEach((url, index) => {
+      if (url !== undefined) response.data[index]!.url = url;
+    });
+  } catch (error) {
+    if (!(error instanceof StorageFailure)) throw error;
+    response.extra.storage_error = storageFallback(target.storage, deps.options.logger, error, { provider: record.provider, model: record.model });
+  }
+}
+
+/**
+ * An OpenAI-compatible answer with its images stored: `url` entries re-hosted, `b64_json` entries
+ * stored and given a `url` (and, when the caller asked for URLs, the base64 dropped). Unchanged
+ * (byte for byte) when storage is off or the answer has no data list.
+ */
+export async function rehostPassthrough(deps: GatewayDeps, record: CallRecord, caller: Caller, req: Request, response: PassthroughResponse, requestedFormat: unknown): Promise<PassthroughResponse> {
+  const target = targetOf(deps, record, caller, req);
+  if (!target || response.status < 200 || response.status >= 300) return response;
+  const parsed = parseJsonBody(response.body);
+  if (!isObject(parsed) || !Array.isArray(parsed.data)) return response;
+  const data = parsed.data as unknown[];
+  const wantsUrl = requestedFormat === 'url';
+  const body: Record<string, unknown> = { ...parsed };
+  try {
+    body.data = await Promise.all(
+      data.map(async (item) => {
+        if (!isObject(item)) return item;
+        if (typeof item.b64_json === 'string' && item.b64_json !== '') {
+          const url = await store(target, record, { bytes: Buffer.from(item.b64_json, 'base64') });
+          const { b64_json: _dropped, ...rest } = item;
+          return wantsUrl ? { ...rest, url } : { ...item, url };
+        }
+        if (typeof item.url === 'string' && item.url !== '') return { ...item, url: await store(target, record, { url: item.url }) };
+        return item;
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof StorageFailure)) throw error;
+    const note = storageFallback(target.storage, deps.options.logger, error, { provider: record.provider, model: record.model });
+    return { ...response, body: Buffer.from(JSON.stringify({ ...parsed, extra: { ...(isObject(parsed.extra) ? parsed.extra : {}), storage_error: note } })) };
+  }
+  return { ...response, contentType: 'application/json', body: Buffer.from(JSON.stringify(body)) };
+}
