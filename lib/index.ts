@@ -7,7 +7,10 @@ export { GatewayError, type GatewayErrorBody } from './errors/gateway-error.js';
 export { GatewayConfigError } from './errors/config-error.js';
 export { ERROR_CODES, type ErrorCode } from './errors/error-codes.js';
 export { DEFAULT_LIMITS } from './default-limits.js';
-export type { GatewayOptions } from './gateway/options.js';
+export type { GatewayOptions, StorageOptions } from './gateway/options.js';
+export type { PutInfo, ReadOutcome, ResultStorage, ServedResult, UrlContext } from './storage/result-storage.js';
+export { localResultStorage, type LocalResultStorageOptions } from './storage/local-result-storage.js';
+export { s3ResultStorage, type S3ResultStorageOptions } from './storage/s3-result-storage.js';
 export { DEFAULT_IMAGE_MODELS } from './images/model-families.js';
 export { TEMPORARY_PROXY_HOSTS } from './security/callback-url.js';
 export { memoryScheduler, type JobScheduler, type JobHandlers, type NextPoll, type RetryPolicy } from './gateway/tasks/job-scheduler.js';
@@ -15,7 +18,7 @@ export { bullmqScheduler, type BullmqConnection, type BullmqSchedulerOptions } f
 export type { DeliveryJob } from './gateway/tasks/callback-delivery.js';
 export { memoryTaskStore, type MemoryTaskStoreOptions } from './gateway/tasks/memory-task-store.js';
 export { redisTaskStore, type RedisTaskStoreClient, type RedisTaskStoreOptions } from './gateway/tasks/redis-task-store.js';
-export type { AssetRecord, TaskCallbackState, TaskChanges, TaskRecord, TaskStore } from './gateway/tasks/task-store.js';
+export type { AssetRecord, TaskCallbackState, TaskChanges, TaskRecord, TaskStore, TaskStoredResults } from './gateway/tasks/task-store.js';
 export { AssetCapacityError } from './gateway/tasks/task-store.js';
 export type {
   CallbackOptions,

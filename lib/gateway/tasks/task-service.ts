@@ -21,6 +21,8 @@ import { WELL_FORMED_ASSET_ID, assetIdOf, assetReferencesIn, isAssetReference, i
 import type { NextPoll } from './job-scheduler.js';
 import { isPassedStatus, isTerminalStatus } from './task-state-order.js';
 import type { TaskRecord } from './task-store.js';
+import { isObject } from '../../json/json-values.js';
+import { type RehostContext, StorageFailure, requestBaseOf, storageFallback, storeFromUrl, urlOf } from '../durable-results.js';
 
 const TASK_ID = /^task_[A-Za-z0-9_-]{22}$/;
 // each distinct asset reference costs a store read: a body cannot make one request into thousands
@@ -109,6 +111,8 @@ export class TaskService {
       createdAt: Date.now(),
       status: 'queued',
       version: 1,
+      // localResultStorage signs URLs to this router: callbacks (no request) use the base seen now
+      ...(this.options.storage ? { resultBase: requestBaseOf(input.req) } : {}),
       ...(callbackUrl ? { callback: { url: callbackUrl, polls: 0, done: false } } : {}),
     };
     await this.options.store.createTask(record);
@@ -118,21 +122,29 @@ export class TaskService {
 
   /** contract §4.2: the task by the id from creation, as Ark reports it, with the caller's id and model. */
   async query(caller: Caller, id: string, req: Request, signal: AbortSignal): Promise<Record<string, unknown>> {
-    const record = TASK_ID.test(id) ? await this.options.store.getTask(id) : undefined;
+    let record = TASK_ID.test(id) ? await this.options.store.getTask(id) : undefined;
     // another tenant's task gets exactly the answer of one that never existed
     if (!record || record.owner !== caller.id) throw GatewayError.notFound(`Task '${id.slice(0, 64)}' was not found.`);
-    if (record.result) return record.result;
+    if (record.result) return this.present(record, record.result);
     // the request's own caller (same id as the owner, fresh from verifyKey) is more current than the snapshot
     const state = await this.fetchState(record, caller, req, signal);
     const status = String(state.status);
     // states only go forward (task-state-order.ts): a lagging answer (a replica behind) never moves
     // the record back, and the caller is shown the state the task has reached, not the older one
     if (isPassedStatus(status, record.status)) return { ...state, status: record.status };
+    if (this.needsStoring(record, state)) {
+      try {
+        record = await this.storeResults(record, state);
+      } catch (error) {
+        // answered with the upstream's URLs and not recorded as terminal, so the next query tries again
+        return { ...state, storage_error: this.storageProblem(record, error) };
+      }
+    }
     if (status !== record.status || isTerminalStatus(status)) {
       // a lost compare-and-set only means another writer recorded the same upstream state
       await this.options.store.updateTask(record.id, record.version, { status, ...(isTerminalStatus(status) ? { result: state } : {}) });
     }
-    return state;
+    return this.present(record, state);
   }
 
   /**
@@ -168,6 +180,12 @@ export class TaskService {
           throw error;
         }
       }
+      if (this.needsStoring(record, state)) {
+        // recorded (compare-and-set) before anything is delivered; a failure throws, so the
+        // scheduler retries this poll, and the re-hosting with it, with backoff
+        await this.storeResults(record, state);
+        continue;
+      }
       const { callback } = record;
       const status = String(state.status);
       // contract §3, task-state-order.ts: a state the task has passed is neither recorded nor delivered
@@ -182,7 +200,7 @@ export class TaskService {
         // unrecorded, so the retried poll hands it over again (same event id, queued once); the
         // other order would record a state that no job will ever deliver
         // contract §6.2: the body a query returns
-        await this.options.scheduler.scheduleDelivery({ eventId, taskId: record.id, url: callback.url, body: JSON.stringify(state), status });
+        await this.options.scheduler.scheduleDelivery({ eventId, taskId: record.id, url: callback.url, body: JSON.stringify(await this.present(record, state)), status });
         scheduled.add(eventId);
       }
       const updated = await this.options.store.updateTask(record.id, record.version, {
@@ -341,6 +359,70 @@ export class TaskService {
     );
   }
 
+  /** True when durable results are on and this succeeded task's results are not stored yet. */
+  private needsStoring(record: TaskRecord, state: Record<string, unknown>): boolean {
+    return this.options.storage !== undefined && record.stored === undefined && state.status === 'succeeded' && mediaUrlsOf(state).length > 0;
+  }
+
+  /**
+   * Re-hosts the video and last frame once and records their keys with compare-and-set. When
+   * another writer recorded keys first, ours are deleted and the record with theirs is returned, so
+   * however many instances see `succeeded`, one set of objects is kept and every answer names it.
+   */
+  private async storeResults(record: TaskRecord, state: Record<string, unknown>): Promise<TaskRecord> {
+    const storage = this.options.storage!;
+    const context: RehostContext = {
+      storage,
+      http: this.http,
+      limits: this.options.limits,
+      logger: this.options.logger,
+      allowPrivate: this.options.allowPrivateResultUrls,
+      caller: callerOfTask(record),
+      provider: record.upstream.provider,
+      signal: NEVER,
+    };
+    const keys: Record<string, string> = {};
+    let bytes = 0;
+    try {
+      for (const [field, url] of mediaUrlsOf(state)) {
+        const stored = await storeFromUrl(context, url, field === 'video_url' ? 'video' : 'image');
+        keys[field] = stored.key;
+        bytes += stored.bytes;
+      }
+    } catch (error) {
+      for (const key of Object.values(keys)) void storage.store.delete(key).catch(() => undefined);
+      throw error;
+    }
+    let current: TaskRecord | undefined = record;
+    for (let round = 0; round < CAS_ROUNDS && current; round += 1) {
+      if (current.stored) break;
+      const updated = await this.options.store.updateTask(current.id, current.version, { stored: { keys, bytes } });
+      if (updated) return updated;
+      current = await this.options.store.getTask(record.id);
+    }
+    for (const key of Object.values(keys)) void storage.store.delete(key).catch(() => undefined);
+    if (current?.stored) return current;
+    throw new Error(`task record kept changing during ${CAS_ROUNDS} compare-and-set rounds`);
+  }
+
+  /** What a query answers and a callback carries: the stored results' freshly signed URLs in place of the upstream's. */
+  private async present(record: TaskRecord, state: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const storage = this.options.storage;
+    if (!storage || !record.stored || !isObject(state.content)) return state;
+    const content: Record<string, unknown> = { ...state.content };
+    for (const [field, key] of Object.entries(record.stored.keys)) content[field] = await urlOf(storage, key, record.resultBase);
+    return { ...state, content };
+  }
+
+  /** A failed re-hosting on a query: logged, then a note for the answer (or a 502 storage_failed). */
+  private storageProblem(record: TaskRecord, error: unknown): string {
+    const fields = { taskId: record.id, provider: record.upstream.provider };
+    if (error instanceof StorageFailure) return storageFallback(this.options.storage!, this.options.logger, error, fields);
+    if (!(error instanceof GatewayError)) throw error;
+    this.options.logger.warn({ ...fields, error: error.message }, 'task result could not be downloaded for storage');
+    return `the result could not be stored: ${error.message}`;
+  }
+
   private call(signal: AbortSignal): CallContext {
     return { http: this.http, signal, limits: this.options.limits };
   }
@@ -350,6 +432,15 @@ export class TaskService {
     return intervals[Math.min(polls, intervals.length - 1)]!;
   }
 }
+
+/** The Ark `content` fields that are result media URLs (upstreams §2.3), as [field, url]. */
+function mediaUrlsOf(state: Record<string, unknown>): Array<[string, string]> {
+  if (!isObject(state.content)) return [];
+  const content = state.content;
+  return MEDIA_FIELDS.flatMap((field) => (typeof content[field] === 'string' && content[field] !== '' ? [[field, content[field]] as [string, string]] : []));
+}
+
+const MEDIA_FIELDS = ['video_url', 'last_frame_url'] as const;
 
 function sameBase(a: string, b: string): boolean {
   return a.replace(/\/+$/, '') === b.replace(/\/+$/, '');

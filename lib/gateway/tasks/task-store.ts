@@ -36,11 +36,25 @@ export interface TaskRecord {
   /** The query body once the task is terminal: later queries need no upstream call. */
   result?: Record<string, unknown>;
   callback?: TaskCallbackState;
+  /**
+   * Durable results (`storage` option): the storage KEYS of the re-hosted video and last frame, by
+   * the `content` field they replace, and the bytes stored. Never a URL: URLs are signed again on
+   * every read. Recorded (compare-and-set) before the terminal state, so the results are stored once.
+   */
+  stored?: TaskStoredResults;
+  /** The gateway's base URL seen at creation, for stores that sign URLs to the router itself (localResultStorage). */
+  resultBase?: string;
   /** Starts at 1, +1 on every applied update. */
   version: number;
 }
 
-export type TaskChanges = Partial<Pick<TaskRecord, 'status' | 'result' | 'callback'>>;
+export interface TaskStoredResults {
+  /** e.g. `{ video_url: '<tenant>/<name>.mp4', last_frame_url: '<tenant>/<name>.png' }` */
+  keys: Record<string, string>;
+  bytes: number;
+}
+
+export type TaskChanges = Partial<Pick<TaskRecord, 'status' | 'result' | 'callback' | 'stored'>>;
 
 export interface AssetRecord {
   /** The upstream asset id (`Result.Id`), as used in `asset://<id>`. */
