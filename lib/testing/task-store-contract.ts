@@ -152,6 +152,19 @@ export function describeTaskStoreContract(test: ContractTestApi, name: string, m
       expect(await store.getTask(record.id)).toStrictEqual(updated);
     });
 
+    it('durable results: stored keys and the result base round-trip, and a stored-only update keeps status and result', async () => {
+      const record = sampleTask({ resultBase: 'https://api.example.com/ai' });
+      await store.createTask(record);
+      expect(await store.getTask(record.id)).toStrictEqual(record);
+      const stored = { keys: { video_url: '0123456789abcdef0123456789abcdef/AAAAAAAAAAAAAAAAAAAAAA.mp4', last_frame_url: '0123456789abcdef0123456789abcdef/BBBBBBBBBBBBBBBBBBBBBB.png' }, bytes: 52428800 };
+      const updated = await store.updateTask(record.id, 1, { stored });
+      expect(updated).toStrictEqual({ ...record, stored, version: 2 });
+      expect(await store.getTask(record.id)).toStrictEqual(updated);
+      // a second writer at the old version cannot replace the keys the first recorded
+      expect(await store.updateTask(record.id, 1, { stored: { keys: { video_url: 'other' }, bytes: 1 } })).toBeUndefined();
+      expect((await store.getTask(record.id))?.stored).toStrictEqual(stored);
+    });
+
     it("putAsset then getAsset returns an equal copy; unknown asset is undefined; the owner's put replaces", async () => {
       const asset = { id: `asset-${randomUUID()}`, owner: 'tenant-a', createdAt: 1779348818123 };
       await store.putAsset(asset);
