@@ -1,5 +1,6 @@
 // Import rules of lib/ (docs/architecture.md): the request flows one way, and so do imports:
 //   express (inbound) -> gateway (use cases) -> providers (adapters) -> transport (outbound) -> leaves
+// storage (result stores, durable results) sits beside transport: express and gateway may import it
 // A layer may import any layer below it, never one above; the leaves (errors, security, schemas,
 // images, json, types.ts, default-limits.ts) import only leaves. `npm run lint:deps` (part of
 // `npm test`) fails on any import against the flow.
@@ -35,6 +36,13 @@ module.exports = {
       comment: 'The outbound HTTP client knows nothing of providers, use cases or Express.',
       from: { path: '^lib/transport/' },
       to: { path: '^lib/(express|gateway|providers)/|^lib/index[.]ts$' },
+    },
+    {
+      name: 'storage-only-down',
+      comment: 'Result stores (durable results) know nothing of Express, use cases, providers or the upstream HTTP client: the gateway hands them streams.',
+      severity: 'error',
+      from: { path: '^lib/storage/' },
+      to: { path: '^lib/(express|gateway|providers|transport)/|^lib/index[.]ts$' },
     },
     {
       name: 'leaves-only-leaves',

@@ -64,7 +64,11 @@ async function runScenario(name: Name): Promise<void> {
     req.resume();
     const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     if (url.includes('multimodal-generation')) {
-      return json({ output: { choices: [{ finish_reason: 'stop', message: { role: 'assistant', content: [{ image: `${origin}/results/image.png` }] } }] }, usage: { image_count: 1 }, request_id: 'r' });
+      return json({
+        output: { choices: [{ finish_reason: 'stop', message: { role: 'assistant', content: [{ image: `${origin}/results/image.png` }] } }] },
+        usage: { image_count: 1 },
+        request_id: 'r',
+      });
     }
     if (req.method === 'POST') return json({ id: 'cgt-bench-1' });
     return json({ id: 'cgt-bench-1', model: 'seedance', status: 'succeeded', content: { video_url: `${origin}/results/video.mp4` }, created_at: 1, updated_at: 2 });
@@ -82,7 +86,11 @@ async function runScenario(name: Name): Promise<void> {
   const gateway = http.createServer(app);
   const base = await listen(gateway);
   const call = async (method: string, route: string, body?: unknown): Promise<Record<string, unknown>> => {
-    const response = await fetch(`${base}${route}`, { method, headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const response = await fetch(`${base}${route}`, {
+      method,
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     // the answer is read and dropped chunk by chunk: the client holds no copy either
     if (scenario.format !== 'b64_json') return JSON.parse(await response.text()) as Record<string, unknown>;
     let length = 0;

@@ -194,7 +194,7 @@ function peek(source: Readable, size: number): Promise<{ head: Buffer; body: Rea
 }
 
 /** `video/mp4`, `video/quicktime` or `video/webm` by the first bytes; undefined otherwise. */
-export function sniffVideoType(bytes: Uint8Array): string | undefined {
+function sniffVideoType(bytes: Uint8Array): string | undefined {
   const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, 12)).toString('latin1');
   if (head.slice(4, 8) === 'ftyp') return head.slice(8, 12) === 'qt  ' ? 'video/quicktime' : sniffImageType(bytes) ? undefined : 'video/mp4';
   if (bytes[0] === 0x1a && bytes[1] === 0x45 && bytes[2] === 0xdf && bytes[3] === 0xa3) return 'video/webm';

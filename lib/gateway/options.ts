@@ -247,7 +247,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
 function resolveStorage(storage: ResultStorage | StorageOptions | undefined): ResolvedStorage | undefined {
   if (storage === undefined) return undefined;
   const example = "storage: localResultStorage({ directory: './results', secret: process.env.RESULTS_SECRET })";
-  const long = storage !== null && typeof storage === 'object' && 'store' in storage ? storage : { store: storage as ResultStorage };
+  const long = storage !== null && typeof storage === 'object' && 'store' in storage ? storage : { store: storage };
   const known = new Set(['store', 'onFailure', 'timeoutMs', 'maxVideoBytes']);
   for (const key of Object.keys(long)) {
     if (!known.has(key)) throw new GatewayConfigError('storage_unknown', `Unknown storage option '${key}'.`, `use only: ${[...known].join(', ')}.`);
@@ -259,7 +259,8 @@ function resolveStorage(storage: ResultStorage | StorageOptions | undefined): Re
   }
   for (const key of ['timeoutMs', 'maxVideoBytes'] as const) {
     const value = long[key];
-    if (value !== undefined && (!Number.isSafeInteger(value) || value <= 0)) throw new GatewayConfigError('storage_value', `storage.${key} must be a positive integer.`, 'storage: { store, timeoutMs: 120000 }');
+    if (value !== undefined && (!Number.isSafeInteger(value) || value <= 0))
+      throw new GatewayConfigError('storage_value', `storage.${key} must be a positive integer.`, 'storage: { store, timeoutMs: 120000 }');
   }
   return Object.freeze({ store: long.store, onFailure: long.onFailure ?? 'upstream_url', timeoutMs: long.timeoutMs ?? 120_000, maxVideoBytes: long.maxVideoBytes ?? 1024 * 1024 * 1024 });
 }

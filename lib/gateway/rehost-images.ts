@@ -42,12 +42,19 @@ async function store(target: Target, record: CallRecord, from: { url: string } |
 }
 
 /** contract §2.4 answer: each `url` replaced by the stored one (b64_json from the same downloaded buffer). */
-export async function rehostImageAnswer(deps: GatewayDeps, record: CallRecord, caller: Caller, req: Request, response: ImageGenerationResponse, images: Array<Buffer | undefined> | undefined): Promise<void> {
+export async function rehostImageAnswer(
+  deps: GatewayDeps,
+  record: CallRecord,
+  caller: Caller,
+  req: Request,
+  response: ImageGenerationResponse,
+  images: Array<Buffer | undefined> | undefined,
+): Promise<void> {
   const target = targetOf(deps, record, caller, req);
   if (!target) return;
   try {
     const urls = await Promise.all(
-      response.data.map((item, index) => {
+      response.data.map(async (item, index) => {
         const bytes = images?.[index] ?? (item.b64_json !== '' ? Buffer.from(item.b64_json, 'base64') : undefined);
         if (bytes) return store(target, record, { bytes });
         return item.url !== '' ? store(target, record, { url: item.url }) : undefined;

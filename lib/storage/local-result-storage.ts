@@ -49,7 +49,8 @@ export function localResultStorage(options: LocalResultStorageOptions): ResultSt
   const lifetime = options.urlExpiresInSeconds ?? 86_400;
   if (!Number.isSafeInteger(lifetime) || lifetime <= 0) throw new GatewayConfigError('storage_value', 'urlExpiresInSeconds must be a positive integer.', 'urlExpiresInSeconds: 3600');
   const retention = options.retentionMs;
-  if (retention !== undefined && (!Number.isSafeInteger(retention) || retention <= 0)) throw new GatewayConfigError('storage_value', 'retentionMs must be a positive integer.', 'retentionMs: 7 * 86_400_000');
+  if (retention !== undefined && (!Number.isSafeInteger(retention) || retention <= 0))
+    throw new GatewayConfigError('storage_value', 'retentionMs must be a positive integer.', 'retentionMs: 7 * 86_400_000');
   const base = options.publicBaseUrl?.replace(/\/+$/, '');
   const root = path.resolve(options.directory);
   const secret = options.secret;

@@ -20,8 +20,8 @@ const EXTENSIONS: Readonly<Record<string, string>> = {
 const TYPES: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(EXTENSIONS).map(([type, ext]) => [ext, type]));
 
 /** The key segments a store accepts back from a URL: anything else is refused before a file is touched. */
-export const TENANT_SEGMENT = /^[a-f0-9]{32}$/;
-export const NAME_SEGMENT = /^[A-Za-z0-9_-]{22}\.(png|jpg|gif|webp|bmp|tiff|heic|avif|mp4|mov|webm)$/;
+const TENANT_SEGMENT = /^[a-f0-9]{32}$/;
+const NAME_SEGMENT = /^[A-Za-z0-9_-]{22}\.(png|jpg|gif|webp|bmp|tiff|heic|avif|mp4|mov|webm)$/;
 
 /** The key prefix of one tenant's results (ends with '/'). */
 export function tenantPrefix(callerId: string): string {

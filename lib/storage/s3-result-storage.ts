@@ -59,7 +59,8 @@ export function s3ResultStorage(options: S3ResultStorageOptions): ResultStorage 
     throw new GatewayConfigError('storage_value', 'urlExpiresInSeconds must be an integer from 1 to 604800 (7 days, the SigV4 limit).', 'urlExpiresInSeconds: 3600');
   }
   const partSize = options.partSizeBytes ?? 8 * MIB;
-  if (!Number.isSafeInteger(partSize) || partSize < 5 * MIB) throw new GatewayConfigError('storage_value', 'partSizeBytes must be at least 5 MiB (S3 minimum part size).', 'partSizeBytes: 8 * 1024 * 1024');
+  if (!Number.isSafeInteger(partSize) || partSize < 5 * MIB)
+    throw new GatewayConfigError('storage_value', 'partSizeBytes must be at least 5 MiB (S3 minimum part size).', 'partSizeBytes: 8 * 1024 * 1024');
   const queueSize = options.queueSize ?? 2;
   const bucket = options.bucket;
   const prefix = options.prefix ?? '';
@@ -82,7 +83,10 @@ export function s3ResultStorage(options: S3ResultStorageOptions): ResultStorage 
         return { client, s3, Upload: storage.Upload, getSignedUrl: presigner.getSignedUrl };
       } catch (error) {
         loading = undefined;
-        throw new Error(`s3ResultStorage needs the optional peers: npm install @aws-sdk/client-s3 @aws-sdk/lib-storage @aws-sdk/s3-request-presigner (${error instanceof Error ? error.message : String(error)})`);
+        throw new Error(
+          `s3ResultStorage needs the optional peers: npm install @aws-sdk/client-s3 @aws-sdk/lib-storage @aws-sdk/s3-request-presigner (${error instanceof Error ? error.message : String(error)})`,
+          { cause: error },
+        );
       }
     })());
 

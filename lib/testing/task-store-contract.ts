@@ -156,7 +156,10 @@ export function describeTaskStoreContract(test: ContractTestApi, name: string, m
       const record = sampleTask({ resultBase: 'https://api.example.com/ai' });
       await store.createTask(record);
       expect(await store.getTask(record.id)).toStrictEqual(record);
-      const stored = { keys: { video_url: '0123456789abcdef0123456789abcdef/AAAAAAAAAAAAAAAAAAAAAA.mp4', last_frame_url: '0123456789abcdef0123456789abcdef/BBBBBBBBBBBBBBBBBBBBBB.png' }, bytes: 52428800 };
+      const stored = {
+        keys: { video_url: '0123456789abcdef0123456789abcdef/AAAAAAAAAAAAAAAAAAAAAA.mp4', last_frame_url: '0123456789abcdef0123456789abcdef/BBBBBBBBBBBBBBBBBBBBBB.png' },
+        bytes: 52428800,
+      };
       const updated = await store.updateTask(record.id, 1, { stored });
       expect(updated).toStrictEqual({ ...record, stored, version: 2 });
       expect(await store.getTask(record.id)).toStrictEqual(updated);

@@ -222,13 +222,16 @@ describe('signed result URLs', () => {
     expect(fetched).toMatchObject({ status: 404, json: NOT_FOUND });
   });
 
-  it.each(['..%2f..%2f..%2fetc/passwd', `${tenantPrefix('tenant-a')}%2e%2e%2f%2e%2e%2fsecret.png`, `${tenantPrefix('tenant-a').slice(0, -1)}/..%2f..%2fsecret.png`, '..%5c..%5cwin.ini/x.png'])('path traversal %s: 404, nothing read', async (tail) => {
-    await fs.writeFile(path.join(path.dirname(directory), 'secret.png'), TINY_PNG).catch(() => undefined);
-    const expires = String(Math.floor(Date.now() / 1000) + 60);
-    const fetched = await fetchBytes(`${RESULTS}${tail}?expires=${expires}&signature=${sign(decodeURIComponent(tail), expires)}`);
-    expect(fetched.status).toBe(404);
-    expect((fetched.json as { error: { code: string } }).error.code).toBe('not_found');
-  });
+  it.each(['..%2f..%2f..%2fetc/passwd', `${tenantPrefix('tenant-a')}%2e%2e%2f%2e%2e%2fsecret.png`, `${tenantPrefix('tenant-a').slice(0, -1)}/..%2f..%2fsecret.png`, '..%5c..%5cwin.ini/x.png'])(
+    'path traversal %s: 404, nothing read',
+    async (tail) => {
+      await fs.writeFile(path.join(path.dirname(directory), 'secret.png'), TINY_PNG).catch(() => undefined);
+      const expires = String(Math.floor(Date.now() / 1000) + 60);
+      const fetched = await fetchBytes(`${RESULTS}${tail}?expires=${expires}&signature=${sign(decodeURIComponent(tail), expires)}`);
+      expect(fetched.status).toBe(404);
+      expect((fetched.json as { error: { code: string } }).error.code).toBe('not_found');
+    },
+  );
 
   it('deleteResults removes a tenant: its URLs then answer 404', async () => {
     const url = await storedUrl();

@@ -15,7 +15,7 @@ export const STORED_RESULTS_PATH = '/v1/results/:tenant/:name';
 export function storedResultsHandler(store: Required<Pick<ResultStorage, 'read'>>, logger: Logger): RequestHandler {
   return asyncHandler(async (req, res) => {
     const { tenant, name } = req.params as { tenant?: string; name?: string };
-    const outcome = await store.read(`${tenant ?? ''}/${name ?? ''}`, req.query as Record<string, unknown>);
+    const outcome = await store.read(`${tenant ?? ''}/${name ?? ''}`, req.query);
     if (!outcome.ok) {
       if (outcome.reason === 'expired') throw GatewayError.permissionDenied('This result URL has expired. Ask the gateway again (query the task, or keep the URL you were given fresher).');
       throw GatewayError.notFound('No such result.');
