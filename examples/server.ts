@@ -7,9 +7,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { isIP } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import express from 'express';
-import { createGatewayRouter, createPlayground, type ListedModel, staticKeys, type Upstream } from '../lib/index.js';
+import { createGatewayRouter, createPlayground, type ListedModel, localResultStorage, staticKeys, type Upstream } from '../lib/index.js';
 import { type CallbackReceiver, createCallbackReceiver } from './callback-receiver.js';
 import { startSimulatedArk } from './simulated-ark.js';
 import { startSimulatedDashscope } from './simulated-dashscope.js';
@@ -56,6 +58,8 @@ export interface ExampleApp {
   callbacks: CallbackReceiver;
   /** Whether callbacks may target loopback/private hosts (only while listening on loopback). */
   localCallbacks: boolean;
+  /** Where the durable results are stored (RESULTS_DIR, default a folder under the OS temp directory). */
+  resultsDirectory: string;
   /** Closes the gateway and every simulation it started. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -164,7 +168,19 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
   const signingSecret = env.GATEWAY_WEBHOOK_SECRET || `whsec_${randomBytes(24).toString('base64')}`;
   const callbacks = createCallbackReceiver(signingSecret);
 
+  // durable results (README "Durable results"): every result is copied into files on this machine and
+  // answered as a signed URL of this app, valid 24 h, long after the upstream's own link has died
+  // (the simulations' links die after one download). RESULTS_SECRET keeps URLs valid across restarts.
+  const resultsDirectory = env.RESULTS_DIR || path.join(os.tmpdir(), 'express-image-gateway-example-results');
+  const storage = localResultStorage({
+    directory: resultsDirectory,
+    secret: env.RESULTS_SECRET || randomBytes(32).toString('hex'),
+    retentionMs: 7 * 24 * 3600_000,
+    ...(env.PUBLIC_BASE_URL ? { publicBaseUrl: env.PUBLIC_BASE_URL } : {}),
+  });
+
   const gateway = createGatewayRouter({
+    storage,
     verifyKey: staticKeys({ [demoKey]: { id: 'demo-tenant' } }),
     resolveUpstream: ({ model, route }): Upstream | null => {
       switch (route) {
@@ -201,7 +217,8 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
     },
     // metering, the way a SaaS host would bill per tenant; keys never reach this line
     onUsage: (event) => {
-      console.log(`[usage] caller=${event.caller.id} route=${event.route} model=${event.model} status=${event.status} latencyMs=${Math.round(event.latencyMs)}`);
+      const stored = event.storedBytes !== undefined ? ` storedBytes=${event.storedBytes}` : '';
+      console.log(`[usage] caller=${event.caller.id} route=${event.route} model=${event.model} status=${event.status} latencyMs=${Math.round(event.latencyMs)}${stored}`);
     },
     // the gateway never hands its logger a key; info stays quiet to keep the console readable
     logger: { warn: (fields, message) => console.warn(`warn: ${message}`, fields), error: (fields, message) => console.error(`error: ${message}`, fields) },
@@ -242,6 +259,7 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
     upstreams,
     callbacks,
     localCallbacks,
+    resultsDirectory,
     close: async () => {
       if (closed) return;
       closed = true;
@@ -269,6 +287,7 @@ export function startupLines(example: ExampleApp, base: string): string[] {
   }
   if (!example.localCallbacks) lines.push('Callbacks to loopback and private hosts are off (HOST is not a loopback address): use an https callback_url.');
   lines.push(`Callback receiver: ${base}${example.callbacks.path} (prints each delivery whose signature it verified)`);
+  lines.push(`Durable results: stored in ${example.resultsDirectory}, answered as signed ${base}/v1/results/... URLs (24 h); the simulated upstreams' own result links expire after one download`);
   return lines;
 }
 

@@ -54,6 +54,8 @@ interface SimulatedTask {
   model: string;
   createdAt: number;
   body: Record<string, unknown>;
+  /** The result link was downloaded once and is now expired. */
+  videoDownloaded?: boolean;
 }
 
 export async function startSimulatedArk(options: SimulatedArkOptions = {}): Promise<SimulatedArk> {
@@ -147,7 +149,12 @@ export async function startSimulatedArk(options: SimulatedArkOptions = {}): Prom
     const path = (req.url ?? '/').split('?')[0]!;
     const file = /^\/(videos|images)\/([0-9A-Za-z-]+)\.(webm|png)$/.exec(path);
     if (file && (req.method === 'GET' || req.method === 'HEAD')) {
-      if (file[1] === 'videos' && file[3] === 'webm' && tasks.has(file[2]!)) return sendFile(req, res, SAMPLE_VIDEO, 'video/webm');
+      // a video link dies after its first download (a real one lives 24 h): the gateway's durable copy outlives it
+      const videoTask = file[1] === 'videos' && file[3] === 'webm' ? tasks.get(file[2]!) : undefined;
+      if (videoTask && !videoTask.videoDownloaded) {
+        if (req.method === 'GET') videoTask.videoDownloaded = true;
+        return sendFile(req, res, SAMPLE_VIDEO, 'video/webm');
+      }
       const png = file[1] === 'images' && file[3] === 'png' ? images.get(file[2]!) : undefined;
       if (png) return sendFile(req, res, png, 'image/png');
       res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('expired or unknown\n');

@@ -95,8 +95,11 @@ export async function startSimulatedDashscope(options: SimulatedDashscopeOptions
     });
   };
 
-  const serveImage = (id: string, res: ServerResponse): void => {
+  const serveImage = (id: string, res: ServerResponse, method: string): void => {
     const png = images.get(id);
+    // a result link dies after its first download, much sooner than a real one (24 h): the example's
+    // durable results (README "Durable results") keep working after it, which is what it shows
+    if (method === 'GET') images.delete(id);
     if (!png) {
       // an expired result URL (contract §8: result URLs are time-limited)
       res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('image expired or unknown\n');
@@ -110,7 +113,7 @@ export async function startSimulatedDashscope(options: SimulatedDashscopeOptions
     const path = (req.url ?? '/').split('?')[0]!;
     const imageMatch = /^\/images\/([0-9a-f-]{36})\.png$/.exec(path);
     if (imageMatch && (req.method === 'GET' || req.method === 'HEAD')) {
-      serveImage(imageMatch[1]!, res);
+      serveImage(imageMatch[1]!, res, req.method);
       return;
     }
     if (path !== GENERATION_PATH) {

@@ -22,6 +22,8 @@ function readPngHeader(png: Buffer): { width: number; height: number } {
   return { width: png.readUInt32BE(16), height: png.readUInt32BE(20) };
 }
 
+const DURABLE_PNG_URL = /^http:\/\/127\.0\.0\.1:\d+\/v1\/results\/[a-f0-9]{32}\/[A-Za-z0-9_-]{22}\.png\?expires=\d+&signature=[A-Za-z0-9_-]{43}$/;
+
 function textToImage(prompt: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { model: 'x-image-2.0', prompt: 'placeholder', input: { messages: [{ role: 'user', content: [{ text: prompt }] }] }, ...extra };
 }
@@ -32,10 +34,14 @@ function edit(images: string[], prompt: string): Record<string, unknown> {
 }
 
 /** GETs an absolute URL with supertest (it wants an app or an origin) and returns the body bytes. */
+// the durable result URLs name the host of the request that made them (supertest's own short-lived
+// server), so they are fetched from the example app itself, path and signature as given
+let resultsApp: ExampleApp['app'] | undefined;
+
 async function download(url: string): Promise<{ status: number; type: string; body: Buffer }> {
-  const { origin, pathname } = new URL(url);
-  const response = await request(origin)
-    .get(pathname)
+  const { origin, pathname, search } = new URL(url);
+  const response = await request(pathname.startsWith('/v1/results/') && resultsApp ? resultsApp : origin)
+    .get(pathname + search)
     .buffer(true)
     .parse((res, done) => {
       const chunks: Buffer[] = [];
@@ -54,6 +60,7 @@ describe('examples/server.ts with its own simulated DashScope', () => {
     savedKey = process.env.DASHSCOPE_API_KEY;
     delete process.env.DASHSCOPE_API_KEY;
     example = await createExampleApp();
+    resultsApp = example.app;
     auth = `Bearer ${example.demoKey}`;
   });
 
@@ -84,7 +91,7 @@ describe('examples/server.ts with its own simulated DashScope', () => {
       .expect(200);
     expect(response.body).toEqual({
       created: expect.any(Number),
-      data: [{ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/images\/[0-9a-f-]{36}\.png$/), b64_json: '', revised_prompt: '' }],
+      data: [{ url: expect.stringMatching(DURABLE_PNG_URL), b64_json: '', revised_prompt: '' }],
       extra: { request_id: expect.stringMatching(/^[0-9a-f-]{36}$/) },
     });
     expect(Math.abs(response.body.created - Date.now() / 1000)).toBeLessThan(60);
@@ -148,7 +155,7 @@ describe('examples/server.ts with its own simulated DashScope', () => {
       .send(edit([SUBJECT_URL, STYLE_URL, BACKGROUND_URL], 'The subject of image 1 in the style of image 2 on the background of image 3'))
       .expect(200);
     expect(response.body.data).toHaveLength(1);
-    expect(response.body.data[0].url).toMatch(/\.png$/);
+    expect(response.body.data[0].url).toMatch(DURABLE_PNG_URL);
   });
 
   it('a wrong key gets 401 with the error object', async () => {
@@ -182,6 +189,7 @@ describe('examples/server.ts with an explicit dashscopeBaseURL', () => {
   beforeAll(async () => {
     upstream = await startSimulatedDashscope();
     example = await createExampleApp({ dashscopeBaseURL: upstream.baseURL, dashscopeApiKey: 'sk-test-upstream' });
+    resultsApp = example.app;
   });
 
   afterAll(async () => {
@@ -193,7 +201,26 @@ describe('examples/server.ts with an explicit dashscopeBaseURL', () => {
     expect(example.simulated).toBe(false);
     expect(example.upstreamBaseURL).toBe(upstream.baseURL);
     const response = await request(example.app).post('/v1/images/generations').set('Authorization', `Bearer ${example.demoKey}`).send(textToImage('A lighthouse')).expect(200);
-    expect(response.body.data[0].url.startsWith(upstream.baseURL.replace(/\/api\/v1$/, '/images/'))).toBe(true);
+    expect(upstream.baseURL).not.toContain(new URL(response.body.data[0].url as string).host);
+    expect(response.body.data[0].url).toMatch(DURABLE_PNG_URL);
+  });
+
+  it("durable results: the simulated upstream's link dies after one download, the example's URL keeps working", async () => {
+    // straight to the simulation: its result link answers once, then 404 (a real one lives 24 h)
+    const direct = await request(new URL(upstream.baseURL).origin)
+      .post('/api/v1/services/aigc/multimodal-generation/generation')
+      .set('Authorization', 'Bearer sk-test-upstream')
+      .send({ model: 'qwen-image-2.0', input: { messages: [{ role: 'user', content: [{ text: 'a kite' }] }] }, parameters: { size: '512*512' } })
+      .expect(200);
+    const link = direct.body.output.choices[0].message.content[0].image as string;
+    expect((await download(link)).status).toBe(200);
+    expect((await download(link)).status).toBe(404);
+    // through the gateway: the durable URL serves the same picture again and again
+    const response = await request(example.app).post('/v1/images/generations').set('Authorization', `Bearer ${example.demoKey}`).send(textToImage('A kite')).expect(200);
+    const first = await download(response.body.data[0].url as string);
+    const again = await download(response.body.data[0].url as string);
+    expect([first.status, again.status, first.type]).toEqual([200, 200, 'image/png']);
+    expect(again.body.equals(first.body)).toBe(true);
   });
 });
 

@@ -85,10 +85,11 @@ describe('README.md curl commands against the example', () => {
     }
     const all = outputs.join('\n');
     // pictures came back, the stream ended as OpenAI's does, and the video task ended
-    expect(all).toMatch(/"url":"http:\/\/127\.0\.0\.1:\d+\/images\/[0-9a-f-]{36}\.png"/);
+    // durable results: URLs of the example's own signed result route, not the simulation's dying links
+    expect(all).toMatch(/"url":"http:\/\/127\.0\.0\.1:\d+\/v1\/results\/[a-f0-9]{32}\/[A-Za-z0-9_-]{22}\.png\?expires=\d+&signature=[A-Za-z0-9_-]{43}"/);
     expect(all).toContain('data: [DONE]');
     expect(all).toContain('event: response.completed');
-    expect(all).toMatch(/"status":"succeeded".*"video_url":"http:\/\/127\.0\.0\.1:\d+\/videos\/[^"]+\.webm"/);
+    expect(all).toMatch(/"status":"succeeded".*"video_url":"http:\/\/127\.0\.0\.1:\d+\/v1\/results\/[^"]+\.webm\?[^"]+"/);
   });
 
   it("delivered the README video task's states to the example's own receiver, signed", async () => {

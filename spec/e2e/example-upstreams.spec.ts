@@ -175,8 +175,17 @@ describe('the example with no vendor key simulates every upstream', () => {
     expect(statuses.at(-1)).toBe('succeeded');
     // the simulation's clock: every state is seen in order, never backwards
     expect(['queued', 'running', 'succeeded'].filter((status) => statuses.includes(status))).toEqual(statuses);
-    expect(task).toEqual(expect.objectContaining({ id: created.body.id, model: 'x-video', status: 'succeeded', content: { video_url: expect.stringMatching(/\.webm$/) } }));
-    const video = await download((task.content as { video_url: string }).video_url);
+    expect(task).toEqual(
+      expect.objectContaining({
+        id: created.body.id,
+        model: 'x-video',
+        status: 'succeeded',
+        content: { video_url: expect.stringMatching(/\/v1\/results\/[a-f0-9]{32}\/[A-Za-z0-9_-]{22}\.webm\?expires=/) },
+      }),
+    );
+    // durable results: a signed URL of the example itself (made for supertest's server, fetched from the listening one)
+    const durable = new URL((task.content as { video_url: string }).video_url);
+    const video = await download(`${server.url}${durable.pathname}${durable.search}`);
     expect(video.type).toBe('video/webm');
     expect(video.body.subarray(0, 4).equals(EBML_MAGIC)).toBe(true);
 

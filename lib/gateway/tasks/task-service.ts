@@ -125,7 +125,7 @@ export class TaskService {
     let record = TASK_ID.test(id) ? await this.options.store.getTask(id) : undefined;
     // another tenant's task gets exactly the answer of one that never existed
     if (!record || record.owner !== caller.id) throw GatewayError.notFound(`Task '${id.slice(0, 64)}' was not found.`);
-    if (record.result) return this.present(record, record.result);
+    if (record.result) return this.present(record, record.result, req);
     // the request's own caller (same id as the owner, fresh from verifyKey) is more current than the snapshot
     const state = await this.fetchState(record, caller, req, signal);
     const status = String(state.status);
@@ -144,7 +144,7 @@ export class TaskService {
       // a lost compare-and-set only means another writer recorded the same upstream state
       await this.options.store.updateTask(record.id, record.version, { status, ...(isTerminalStatus(status) ? { result: state } : {}) });
     }
-    return this.present(record, state);
+    return this.present(record, state, req);
   }
 
   /**
@@ -405,12 +405,15 @@ export class TaskService {
     throw new Error(`task record kept changing during ${CAS_ROUNDS} compare-and-set rounds`);
   }
 
-  /** What a query answers and a callback carries: the stored results' freshly signed URLs in place of the upstream's. */
-  private async present(record: TaskRecord, state: Record<string, unknown>): Promise<Record<string, unknown>> {
+  /**
+   * What a query answers and a callback carries: the stored results' freshly signed URLs in place
+   * of the upstream's. A query signs for the base URL it came in on; a callback for the creator's.
+   */
+  private async present(record: TaskRecord, state: Record<string, unknown>, req?: Request): Promise<Record<string, unknown>> {
     const storage = this.options.storage;
     if (!storage || !record.stored || !isObject(state.content)) return state;
     const content: Record<string, unknown> = { ...state.content };
-    for (const [field, key] of Object.entries(record.stored.keys)) content[field] = await urlOf(storage, key, record.resultBase);
+    for (const [field, key] of Object.entries(record.stored.keys)) content[field] = await urlOf(storage, key, req ? requestBaseOf(req) : record.resultBase);
     return { ...state, content };
   }
 
