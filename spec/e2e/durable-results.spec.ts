@@ -181,6 +181,44 @@ describe('Ark video tasks', () => {
   });
 });
 
+describe('video re-hosting retried with backoff', () => {
+  it('a store down for the first attempts: the poll is retried, the callback waits and then carries the durable URL', async () => {
+    let failures = 2;
+    const flaky: ResultStorage = {
+      ...storage,
+      put: (key, body, info) => {
+        if (failures <= 0) return storage.put(key, body, info);
+        failures -= 1;
+        body.destroy();
+        return Promise.reject(new Error('503 Slow Down'));
+      },
+    };
+    const warned: string[] = [];
+    const variant = gateway.variant({ store, storage: flaky, logger: { warn: (_fields, message) => warned.push(message), error: () => undefined } });
+    const receiver = await startCallbackReceiver();
+    // the upstream's link lives on (24 h at Ark): each retry downloads it again
+    media.downloadsPerLink = 5;
+    try {
+      const created = await request(variant.app)
+        .post('/api/v3/contents/generations/tasks')
+        .set('Authorization', `Bearer ${KEY_A}`)
+        .send({ model: 'seedance', content: [{ type: 'text', text: 'a cat' }], callback_url: receiver.url });
+      const [delivery] = await receiver.accepted(1);
+      const durable = new URL((JSON.parse(delivery!.body) as { content: { video_url: string } }).content.video_url);
+      expect(durable.pathname).toMatch(/^\/v1\/results\/[a-f0-9]{32}\/[A-Za-z0-9_-]{22}\.mp4$/);
+      expect(failures).toBe(0);
+      expect(warned).toContain('task poll failed; retrying with backoff');
+      // the URL was signed for the host the task was created on; the same path and signature on this app
+      const fetched = await request(variant.app).get(durable.pathname + durable.search);
+      expect(Buffer.from(fetched.body as Buffer).equals(VIDEO)).toBe(true);
+      expect((await store.getTask(created.body.id as string))?.stored?.keys.video_url).toBe(durable.pathname.replace('/v1/results/', ''));
+    } finally {
+      media.downloadsPerLink = 1;
+      await receiver.close();
+    }
+  });
+});
+
 describe('signed result URLs', () => {
   async function storedUrl(): Promise<URL> {
     dashscope.next(answerWith(media.publish('signed.png', TINY_PNG, 'image/png')));

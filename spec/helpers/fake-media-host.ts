@@ -3,8 +3,10 @@
 import { startFakeUpstream, type FakeUpstream } from './fake-upstream.js';
 
 export interface FakeMediaHost extends FakeUpstream {
-  /** Publishes `body` and answers a one-download URL for it. */
+  /** Publishes `body` and answers a URL that dies after `downloadsPerLink` downloads. */
   publish(name: string, body: Buffer, contentType?: string): string;
+  /** How many downloads a link published from now on survives. Default 1. */
+  downloadsPerLink: number;
 }
 
 /** An MP4 header (ftyp isom) followed by `size` bytes of filler: enough for the gateway's sniffer. */
@@ -15,11 +17,11 @@ export function fakeMp4(size: number): Buffer {
 }
 
 export async function startFakeMediaHost(): Promise<FakeMediaHost> {
-  const files = new Map<string, { body: Buffer; contentType: string }>();
+  const files = new Map<string, { body: Buffer; contentType: string; left: number }>();
   const fake = await startFakeUpstream((request, res) => {
     const file = files.get(request.path);
-    // the link expires after its first download
-    files.delete(request.path);
+    // the link expires after its last allowed download
+    if (file && --file.left <= 0) files.delete(request.path);
     if (!file) {
       res.writeHead(403, { 'content-type': 'application/xml' });
       res.end('<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>');
@@ -29,11 +31,13 @@ export async function startFakeMediaHost(): Promise<FakeMediaHost> {
     res.end(file.body);
   });
   let sequence = 0;
-  return Object.assign(fake, {
+  const host = Object.assign(fake, {
+    downloadsPerLink: 1,
     publish(name: string, body: Buffer, contentType = 'application/octet-stream') {
       const path = `/media/${++sequence}-${name}?Expires=1781778573&Signature=abc`;
-      files.set(path, { body, contentType });
+      files.set(path, { body, contentType, left: host.downloadsPerLink });
       return `${fake.origin}${path}`;
     },
   });
+  return host;
 }
