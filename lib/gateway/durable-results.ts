@@ -81,6 +81,8 @@ export async function storeFromUrl(context: RehostContext, url: string, kind: 'i
   try {
     return await put(context, body, contentType);
   } catch (error) {
+    // the download stops with the store: its socket goes back now, not at the download deadline
+    source.destroy();
     if (downloadError !== undefined) throw downloadFailed(downloadError, kind);
     throw error;
   }

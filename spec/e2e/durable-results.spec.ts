@@ -176,6 +176,8 @@ describe('Ark video tasks', () => {
     const first = await request(gateway.url).get(`${TASKS}/${created.body.id}`).set('Authorization', `Bearer ${KEY_A}`);
     expect(first.status).toBe(200);
     expect(first.body.content.video_url.startsWith(RESULTS)).toBe(true);
+    // the query that stored the results reports the bytes in its usage event
+    expect(gateway.usage.find((event) => event.route === 'video.tasks' && event.storedBytes === VIDEO.length + TINY_PNG.length)).toBeDefined();
     const second = await request(gateway.url).get(`${TASKS}/${created.body.id}`).set('Authorization', `Bearer ${KEY_A}`);
     expect((await fetchBytes(second.body.content.last_frame_url as string)).body.equals(TINY_PNG)).toBe(true);
   });

@@ -21,6 +21,7 @@ import { WELL_FORMED_ASSET_ID, assetIdOf, assetReferencesIn, isAssetReference, i
 import type { NextPoll } from './job-scheduler.js';
 import { isPassedStatus, isTerminalStatus } from './task-state-order.js';
 import type { TaskRecord } from './task-store.js';
+import type { CallRecord } from '../call-record.js';
 import { isObject } from '../../json/json-values.js';
 import { type RehostContext, StorageFailure, requestBaseOf, storageFallback, storeFromUrl, urlOf } from '../durable-results.js';
 
@@ -121,7 +122,7 @@ export class TaskService {
   }
 
   /** contract §4.2: the task by the id from creation, as Ark reports it, with the caller's id and model. */
-  async query(caller: Caller, id: string, req: Request, signal: AbortSignal): Promise<Record<string, unknown>> {
+  async query(caller: Caller, id: string, req: Request, signal: AbortSignal, usage?: Pick<CallRecord, 'storedBytes'>): Promise<Record<string, unknown>> {
     let record = TASK_ID.test(id) ? await this.options.store.getTask(id) : undefined;
     // another tenant's task gets exactly the answer of one that never existed
     if (!record || record.owner !== caller.id) throw GatewayError.notFound(`Task '${id.slice(0, 64)}' was not found.`);
@@ -134,7 +135,10 @@ export class TaskService {
     if (isPassedStatus(status, record.status)) return { ...state, status: record.status };
     if (this.needsStoring(record, state)) {
       try {
-        record = await this.storeResults(record, state);
+        const stored = await this.storeResults(record, state);
+        record = stored.record;
+        // the bytes this request stored go into its usage event (background polls have none)
+        if (usage && stored.bytes !== undefined) usage.storedBytes = stored.bytes;
       } catch (error) {
         // answered with the upstream's URLs and not recorded as terminal, so the next query tries again
         return { ...state, storage_error: this.storageProblem(record, error) };
@@ -369,7 +373,7 @@ export class TaskService {
    * another writer recorded keys first, ours are deleted and the record with theirs is returned, so
    * however many instances see `succeeded`, one set of objects is kept and every answer names it.
    */
-  private async storeResults(record: TaskRecord, state: Record<string, unknown>): Promise<TaskRecord> {
+  private async storeResults(record: TaskRecord, state: Record<string, unknown>): Promise<{ record: TaskRecord; bytes?: number }> {
     const storage = this.options.storage!;
     const context: RehostContext = {
       storage,
@@ -397,11 +401,11 @@ export class TaskService {
     for (let round = 0; round < CAS_ROUNDS && current; round += 1) {
       if (current.stored) break;
       const updated = await this.options.store.updateTask(current.id, current.version, { stored: { keys, bytes } });
-      if (updated) return updated;
+      if (updated) return { record: updated, bytes };
       current = await this.options.store.getTask(record.id);
     }
     for (const key of Object.values(keys)) void storage.store.delete(key).catch(() => undefined);
-    if (current?.stored) return current;
+    if (current?.stored) return { record: current };
     throw new Error(`task record kept changing during ${CAS_ROUNDS} compare-and-set rounds`);
   }
 
