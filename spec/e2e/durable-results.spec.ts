@@ -183,6 +183,40 @@ describe('Ark video tasks', () => {
   });
 });
 
+describe('two instances see the same task succeed', () => {
+  it('one set of copies is recorded and answered by both; the other is deleted', async () => {
+    const other = gateway.variant({ store, storage });
+    const tenantDir = path.join(directory, tenantPrefix('tenant-a'));
+    const files = async () => (await fs.readdir(tenantDir).catch(() => [])).filter((name) => !name.endsWith('.part'));
+    // the upstream's link lives on (24 h at Ark): both instances can download it
+    media.downloadsPerLink = 5;
+    try {
+      const created = await request(gateway.url)
+        .post('/api/v3/contents/generations/tasks')
+        .set('Authorization', `Bearer ${KEY_A}`)
+        .send({ model: 'seedance', content: [{ type: 'text', text: 'a race' }] });
+      const before = await files();
+      const taskPath = `/api/v3/contents/generations/tasks/${created.body.id}`;
+      const [a, b] = await Promise.all([request(gateway.url).get(taskPath).set('Authorization', `Bearer ${KEY_A}`), request(other.app).get(taskPath).set('Authorization', `Bearer ${KEY_A}`)]);
+      const keyOf = (body: { content: { video_url: string } }) => new URL(body.content.video_url).pathname;
+      expect(keyOf(a.body)).toBe(keyOf(b.body));
+      const record = await store.getTask(created.body.id as string);
+      expect(keyOf(a.body)).toBe(`/v1/results/${record!.stored!.keys.video_url}`);
+      // the losing instance's copies are deleted (in the background): two new files remain, video and frame
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && (await files()).length - before.length !== 2) await new Promise((resolve) => setTimeout(resolve, 50));
+      const added = (await files()).filter((name) => !before.includes(name)).sort();
+      expect(added).toEqual(
+        Object.values(record!.stored!.keys)
+          .map((key) => key.split('/')[1])
+          .sort(),
+      );
+    } finally {
+      media.downloadsPerLink = 1;
+    }
+  });
+});
+
 describe('video re-hosting retried with backoff', () => {
   it('a store down for the first attempts: the poll is retried, the callback waits and then carries the durable URL', async () => {
     let failures = 2;
