@@ -8,6 +8,8 @@ export { GatewayConfigError } from './errors/config-error.js';
 export { ERROR_CODES, type ErrorCode } from './errors/error-codes.js';
 export { DEFAULT_LIMITS } from './default-limits.js';
 export type { GatewayOptions } from './gateway/options.js';
+export type { OtelApi, TelemetryOptions } from './telemetry/otel-api.js';
+export type { TaskTraceContext } from './telemetry/telemetry.js';
 export { DEFAULT_IMAGE_MODELS } from './images/model-families.js';
 export { TEMPORARY_PROXY_HOSTS } from './security/callback-url.js';
 export { memoryScheduler, type JobScheduler, type JobHandlers, type NextPoll, type RetryPolicy } from './gateway/tasks/job-scheduler.js';

@@ -45,16 +45,21 @@ export async function runImageRequest(deps: GatewayDeps, record: CallRecord, inp
   const upstreams = await resolveUpstreams(deps.options, { model: input.model, route: input.route, caller: input.caller, req: input.req });
   const call: CallContext = { http: deps.http, signal: record.signal, limits: deps.options.limits };
 
-  const answer = await withFallback(upstreams, deps.options, async (upstream) => {
-    record.provider = upstream.provider;
-    const images = capabilityOf(upstream, 'images');
-    if (images) {
-      request ??= input.readRequest(GENERIC_IMAGE_FAMILY);
-      return { kind: 'image' as const, provider: upstream.provider, response: await images.generate(call, request, upstream) };
-    }
-    const api = requireCapability(upstream, 'passthrough', input.route, deps.options.logger);
-    return { kind: 'passthrough' as const, response: await input.forward(api, call, upstream) };
-  });
+  const answer = await withFallback(
+    upstreams,
+    deps.options,
+    async (upstream) => {
+      record.provider = upstream.provider;
+      const images = capabilityOf(upstream, 'images');
+      if (images) {
+        request ??= input.readRequest(GENERIC_IMAGE_FAMILY);
+        return { kind: 'image' as const, provider: upstream.provider, response: await images.generate(call, request, upstream) };
+      }
+      const api = requireCapability(upstream, 'passthrough', input.route, deps.options.logger);
+      return { kind: 'passthrough' as const, response: await input.forward(api, call, upstream) };
+    },
+    { route: input.route, model: input.model, choices: requestedCount(request?.parameters.n ?? input.requestedImages), prompt: () => promptOf(request, input.req) },
+  );
 
   if (answer.kind === 'passthrough') {
     record.upstreamRequestId = answer.response.requestId;
@@ -76,6 +81,13 @@ export async function runImageRequest(deps: GatewayDeps, record: CallRecord, inp
     return { kind: 'image', response, images: await downloadImages(response, call, answer.provider, policy) };
   }
   return { kind: 'image', response };
+}
+
+/** The prompt text for an opted-in span: the text items, or the form's `prompt`; never an image. */
+function promptOf(request: ImageGenerationRequest | undefined, req: Request): string | undefined {
+  if (request) return request.content.flatMap((item) => ('text' in item ? [item.text] : [])).join('\n') || undefined;
+  const prompt = (req.body as { prompt?: unknown } | undefined)?.prompt;
+  return typeof prompt === 'string' ? prompt : undefined;
 }
 
 /** contract §2.3 `n` (default 1), never more than the family allows (readRequest refused larger ones). */

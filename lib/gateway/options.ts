@@ -7,6 +7,8 @@ import { type JobScheduler, memoryScheduler } from './tasks/job-scheduler.js';
 import { memoryTaskStore } from './tasks/memory-task-store.js';
 import type { TaskStore } from './tasks/task-store.js';
 import { DEFAULT_LIMITS } from '../default-limits.js';
+import { Telemetry } from '../telemetry/telemetry.js';
+import type { TelemetryOptions } from '../telemetry/otel-api.js';
 import type { CallbackOptions, CompressedBodiesOptions, GatewayLimits, ImageModelFamily, ListModels, Logger, ResolveUpstream, UsageEvent, VerifyKey } from '../types.js';
 
 export interface GatewayOptions {
@@ -77,6 +79,13 @@ export interface GatewayOptions {
    * @example fallthrough: true // the host serves its own GET /v1/status after the gateway
    */
   fallthrough?: boolean;
+  /**
+   * OpenTelemetry traces and metrics through the host's `@opentelemetry/api` (README "Observability").
+   * Default: on when the package is installed (with no SDK registered it records nothing), off
+   * otherwise; `false` turns it off. Prompts are recorded only with `capturePrompts: true`.
+   * @example telemetry: { capturePrompts: false }
+   */
+  telemetry?: TelemetryOptions | false;
 }
 
 export interface ResolvedCallbacks {
@@ -129,6 +138,7 @@ export interface ResolvedOptions {
   readonly allowOperatorAssets: boolean;
   readonly listModels?: ListModels;
   readonly fallthrough: boolean;
+  readonly telemetry: Telemetry;
 }
 
 const KNOWN_OPTIONS = new Set([
@@ -147,6 +157,7 @@ const KNOWN_OPTIONS = new Set([
   'allowOperatorAssets',
   'listModels',
   'fallthrough',
+  'telemetry',
 ]);
 
 const silent = (): void => {};
@@ -212,7 +223,28 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     allowOperatorAssets: options.allowOperatorAssets ?? false,
     listModels: options.listModels,
     fallthrough: options.fallthrough ?? false,
+    telemetry: resolveTelemetry(options.telemetry),
   });
+}
+
+function resolveTelemetry(telemetry: TelemetryOptions | false | undefined): Telemetry {
+  const example = "telemetry: { api: await import('@opentelemetry/api'), capturePrompts: false }";
+  if (telemetry === undefined || telemetry === false) return Telemetry.from(telemetry);
+  if (telemetry === null || typeof telemetry !== 'object') throw new GatewayConfigError('telemetry_type', 'options.telemetry must be an object or false.', example);
+  for (const key of Object.keys(telemetry)) {
+    if (key !== 'api' && key !== 'capturePrompts') throw new GatewayConfigError('telemetry_unknown', `Unknown telemetry option '${key}'.`, 'use only: api, capturePrompts.');
+  }
+  if (telemetry.capturePrompts !== undefined && typeof telemetry.capturePrompts !== 'boolean') {
+    throw new GatewayConfigError('telemetry_value', 'telemetry.capturePrompts must be a boolean.', example);
+  }
+  const api = telemetry.api as Partial<Record<string, unknown>> | undefined;
+  if (
+    api !== undefined &&
+    (typeof api !== 'object' || api === null || typeof api.trace !== 'object' || typeof api.metrics !== 'object' || typeof api.context !== 'object' || typeof api.propagation !== 'object')
+  ) {
+    throw new GatewayConfigError('telemetry_api', 'telemetry.api must be the @opentelemetry/api module.', example);
+  }
+  return Telemetry.from(telemetry);
 }
 
 function checkInterface(value: unknown, name: string, methods: readonly string[], example: string): void {

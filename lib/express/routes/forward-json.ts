@@ -18,6 +18,7 @@ import { requireCapability } from '../../providers/registry.js';
 import type { GatewayDeps } from '../../gateway/gateway-deps.js';
 import { routeStateOf } from '../route-state.js';
 import { requireModel } from './request-fields.js';
+import { promptTextOf, responseOfJson } from '../../telemetry/genai-fields.js';
 
 export interface ForwardRoute {
   route: RouteName;
@@ -38,22 +39,33 @@ export function forwardJsonHandler(deps: GatewayDeps, config: ForwardRoute): Req
     const body = checkForwardedUrls(config.route, received, { allowPrivate: deps.options.allowPrivateImageUrls });
     const upstreams = await resolveUpstreams(deps.options, { model: state.model, route: config.route, caller: callerOf(res), req });
     const call: CallContext = { http: deps.http, signal: state.signal, limits: deps.options.limits };
+    const described = { route: config.route, model: state.model, choices: typeof body.n === 'number' ? body.n : undefined, prompt: () => promptTextOf(body) };
 
     if (body.stream === true) {
-      const opened = await withFallback(upstreams, deps.options, (upstream) => {
-        state.provider = upstream.provider;
-        return requireCapability(upstream, 'passthrough', config.route, deps.options.logger).openStream(call, config.upstreamPath, body, upstream);
-      });
+      const opened = await withFallback(
+        upstreams,
+        deps.options,
+        (upstream) => {
+          state.provider = upstream.provider;
+          return requireCapability(upstream, 'passthrough', config.route, deps.options.logger).openStream(call, config.upstreamPath, body, upstream);
+        },
+        described,
+      );
       state.upstreamRequestId = opened.headers['x-request-id'];
       const failure = await relaySse(res, opened, config.streamErrors, (error) => (state.errorCode = error.code));
       // already told to the client as an error event; thrown so the error middleware logs it once
       if (failure) throw failure;
       return;
     }
-    const answer = await withFallback(upstreams, deps.options, (upstream) => {
-      state.provider = upstream.provider;
-      return requireCapability(upstream, 'passthrough', config.route, deps.options.logger).forwardJson(call, config.upstreamPath, body, upstream);
-    });
+    const answer = await withFallback(
+      upstreams,
+      deps.options,
+      (upstream) => {
+        state.provider = upstream.provider;
+        return requireCapability(upstream, 'passthrough', config.route, deps.options.logger).forwardJson(call, config.upstreamPath, body, upstream);
+      },
+      { ...described, response: (answer) => responseOfJson(answer.body) },
+    );
     state.upstreamRequestId = answer.requestId;
     sendBody(res, answer.status, answer.contentType, answer.body);
   });
