@@ -1,6 +1,6 @@
 // Per-request state every route shares: which route, model and provider, an AbortSignal that fires
 // when the client disconnects, and one usage report (onUsage) when the response closes.
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { ResolvedOptions } from '../gateway/options.js';
 import type { CallRecord } from '../gateway/call-record.js';
 import { gatewayCaller } from './authenticate.js';
@@ -34,7 +34,7 @@ export function beginRoute(route: RouteName, options: ResolvedOptions): RequestH
       model: '',
       images: 0,
       startedAt: performance.now(),
-      trace: options.telemetry.startRequest(route, req.method, () => `${req.baseUrl}${(req.route as { path?: unknown } | undefined)?.path ?? ''}`),
+      trace: options.telemetry.startRequest(route, req.method, () => httpRouteOf(req)),
       get signal() {
         controller ??= new AbortController();
         if (res.destroyed && !res.writableFinished) controller.abort();
@@ -79,6 +79,12 @@ export function beginRoute(route: RouteName, options: ResolvedOptions): RequestH
     });
     next();
   };
+}
+
+/** `http.route`: the mount path and the route's pattern (`/v1/images/generations`, `/api/v3/contents/generations/tasks/:id`). */
+function httpRouteOf(req: Request): string {
+  const path = (req.route as { path?: unknown } | undefined)?.path;
+  return `${req.baseUrl}${typeof path === 'string' ? path : ''}`;
 }
 
 // module-private, not res.locals.gateway: a host's own locals key of that name cannot collide with it
