@@ -82,7 +82,7 @@ function start(args: string[]): Promise<number> {
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   return new Promise((resolve, reject) => {
-    child.stdout!.once('data', (line: Buffer) => resolve((JSON.parse(line.toString()) as { port: number }).port));
+    child.stdout.once('data', (line: Buffer) => resolve((JSON.parse(line.toString()) as { port: number }).port));
     child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
   });
 }
