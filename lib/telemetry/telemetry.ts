@@ -124,9 +124,9 @@ export class Telemetry {
     const outcome = outcomeOf(end.status);
     const instruments = this.instruments();
     if (instruments) {
-      instruments.requestDuration.record(end.durationMs / 1000, { [ATTR.route]: end.route, [ATTR.httpStatus]: end.status, [ATTR.outcome]: outcome, [ATTR.errorType]: end.errorCode });
+      instruments.requestDuration.record(end.durationMs / 1000, defined({ [ATTR.route]: end.route, [ATTR.httpStatus]: end.status, [ATTR.outcome]: outcome, [ATTR.errorType]: end.errorCode }));
       if (end.images > 0) {
-        instruments.images.add(end.images, { [ATTR.route]: end.route, [ATTR.providerName]: end.provider && PROVIDER_NAMES[end.provider], [ATTR.requestModel]: end.model || undefined });
+        instruments.images.add(end.images, defined({ [ATTR.route]: end.route, [ATTR.providerName]: end.provider && PROVIDER_NAMES[end.provider], [ATTR.requestModel]: end.model || undefined }));
       }
     }
     if (!trace) return;
@@ -185,13 +185,16 @@ export class Telemetry {
       throw error;
     } finally {
       span.end();
-      this.instruments()?.upstreamDuration.record((performance.now() - started) / 1000, {
-        [ATTR.operationName]: operation?.operation,
-        [ATTR.providerName]: PROVIDER_NAMES[upstream.provider],
-        [ATTR.requestModel]: model,
-        [ATTR.serverAddress]: this.hostOf(upstream.baseURL),
-        [ATTR.errorType]: errorType,
-      });
+      this.instruments()?.upstreamDuration.record(
+        (performance.now() - started) / 1000,
+        defined({
+          [ATTR.operationName]: operation?.operation,
+          [ATTR.providerName]: PROVIDER_NAMES[upstream.provider],
+          [ATTR.requestModel]: model,
+          [ATTR.serverAddress]: this.hostOf(upstream.baseURL),
+          [ATTR.errorType]: errorType,
+        }),
+      );
     }
   }
 
@@ -264,7 +267,7 @@ export class Telemetry {
 
   /** A request refused by a limit (429): which limit, on which route. Never the tenant: that belongs in usage events. */
   recordLimitRefusal(limit: LimitName, route?: RouteName): void {
-    this.instruments()?.limitRefusals.add(1, { [ATTR.limit]: limit, [ATTR.route]: route });
+    this.instruments()?.limitRefusals.add(1, defined({ [ATTR.limit]: limit, [ATTR.route]: route }));
   }
 
   /** Bytes written to (`put`) or removed from (`delete`) result storage. */
@@ -342,6 +345,12 @@ function loadInstalledApi(): OtelApi | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The attributes without the absent ones: an exporter would write an absent value as an empty label. */
+function defined(attributes: OtelAttributes): OtelAttributes {
+  for (const key of Object.keys(attributes)) if (attributes[key] === undefined) delete attributes[key];
+  return attributes;
 }
 
 function setAttributes(span: OtelSpan, attributes: OtelAttributes): void {

@@ -257,6 +257,8 @@ describe('metrics', () => {
     // upstream durations go to 600 s: image and video jobs run far past the conventions' 82 s
     const [point] = pointsOf(after, 'gen_ai.client.operation.duration', dashscope);
     expect((point?.value as { buckets: { boundaries: number[] } }).buckets.boundaries.at(-1)).toBe(600);
+    // an absent attribute is left out, not written as an empty label
+    for (const metric of after) for (const dataPoint of metric.dataPoints) expect(Object.values(dataPoint.attributes)).not.toContain(undefined);
     // no tenant or key as a metric attribute (cardinality, and secrets)
     const text = JSON.stringify(after.map((metric) => metric.dataPoints.map((dataPoint) => dataPoint.attributes)));
     for (const secret of [KEY_A, 'tenant-a', ...Object.values(KEYS)]) expect(text).not.toContain(secret);
