@@ -12,6 +12,7 @@ import { capabilityOf, requireCapability } from '../providers/registry.js';
 import type { Caller, ImageModelFamily, RouteName, Upstream } from '../types.js';
 import type { CallRecord } from './call-record.js';
 import { withFallback } from './fallback.js';
+import type { AttemptInfo } from '../telemetry/telemetry.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { parseJsonBody } from '../json/json-values.js';
 import type { GatewayDeps } from './gateway-deps.js';
@@ -45,21 +46,17 @@ export async function runImageRequest(deps: GatewayDeps, record: CallRecord, inp
   const upstreams = await resolveUpstreams(deps.options, { model: input.model, route: input.route, caller: input.caller, req: input.req });
   const call: CallContext = { http: deps.http, signal: record.signal, limits: deps.options.limits };
 
-  const answer = await withFallback(
-    upstreams,
-    deps.options,
-    async (upstream) => {
-      record.provider = upstream.provider;
-      const images = capabilityOf(upstream, 'images');
-      if (images) {
-        request ??= input.readRequest(GENERIC_IMAGE_FAMILY);
-        return { kind: 'image' as const, provider: upstream.provider, response: await images.generate(call, request, upstream) };
-      }
-      const api = requireCapability(upstream, 'passthrough', input.route, deps.options.logger);
-      return { kind: 'passthrough' as const, response: await input.forward(api, call, upstream) };
-    },
-    { route: input.route, model: input.model, choices: requestedCount(request?.parameters.n ?? input.requestedImages), prompt: () => promptOf(request, input.req) },
-  );
+  const attempt: AttemptInfo = { route: input.route, model: input.model, choices: requestedCount(request?.parameters.n ?? input.requestedImages), prompt: () => promptOf(request, input.req) };
+  const answer = await withFallback(upstreams, deps.options, attempt, async (upstream) => {
+    record.provider = upstream.provider;
+    const images = capabilityOf(upstream, 'images');
+    if (images) {
+      request ??= input.readRequest(GENERIC_IMAGE_FAMILY);
+      return { kind: 'image' as const, provider: upstream.provider, response: await images.generate(call, request, upstream) };
+    }
+    const api = requireCapability(upstream, 'passthrough', input.route, deps.options.logger);
+    return { kind: 'passthrough' as const, response: await input.forward(api, call, upstream) };
+  });
 
   if (answer.kind === 'passthrough') {
     record.upstreamRequestId = answer.response.requestId;

@@ -15,6 +15,7 @@ import type { CallContext } from '../../providers/call-context.js';
 import { withFallback } from '../../gateway/fallback.js';
 import { resolveUpstreams } from '../../gateway/resolve-upstreams.js';
 import { requireCapability } from '../../providers/registry.js';
+import type { PassthroughResponse } from '../../providers/provider.js';
 import type { GatewayDeps } from '../../gateway/gateway-deps.js';
 import { routeStateOf } from '../route-state.js';
 import { requireModel } from './request-fields.js';
@@ -42,30 +43,20 @@ export function forwardJsonHandler(deps: GatewayDeps, config: ForwardRoute): Req
     const described = { route: config.route, model: state.model, choices: typeof body.n === 'number' ? body.n : undefined, prompt: () => promptTextOf(body) };
 
     if (body.stream === true) {
-      const opened = await withFallback(
-        upstreams,
-        deps.options,
-        (upstream) => {
-          state.provider = upstream.provider;
-          return requireCapability(upstream, 'passthrough', config.route, deps.options.logger).openStream(call, config.upstreamPath, body, upstream);
-        },
-        described,
-      );
+      const opened = await withFallback(upstreams, deps.options, described, (upstream) => {
+        state.provider = upstream.provider;
+        return requireCapability(upstream, 'passthrough', config.route, deps.options.logger).openStream(call, config.upstreamPath, body, upstream);
+      });
       state.upstreamRequestId = opened.headers['x-request-id'];
       const failure = await relaySse(res, opened, config.streamErrors, (error) => (state.errorCode = error.code));
       // already told to the client as an error event; thrown so the error middleware logs it once
       if (failure) throw failure;
       return;
     }
-    const answer = await withFallback(
-      upstreams,
-      deps.options,
-      (upstream) => {
-        state.provider = upstream.provider;
-        return requireCapability(upstream, 'passthrough', config.route, deps.options.logger).forwardJson(call, config.upstreamPath, body, upstream);
-      },
-      { ...described, response: (answer) => responseOfJson(answer.body) },
-    );
+    const answer = await withFallback(upstreams, deps.options, { ...described, response: (sent: PassthroughResponse) => responseOfJson(sent.body) }, (upstream) => {
+      state.provider = upstream.provider;
+      return requireCapability(upstream, 'passthrough', config.route, deps.options.logger).forwardJson(call, config.upstreamPath, body, upstream);
+    });
     state.upstreamRequestId = answer.requestId;
     sendBody(res, answer.status, answer.contentType, answer.body);
   });

@@ -93,15 +93,11 @@ export class TaskService {
     const content = await this.mapReferences(body.content, caller);
     const upstreams = await resolveUpstreams(this.options, { model, route: 'video.tasks', caller, req: input.req });
     const call = this.call(input.signal);
-    const created = await withFallback(
-      upstreams,
-      this.options,
-      async (upstream) => {
-        const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
-        return { upstream, taskId: await tasks.create(call, { ...body, content }, upstream, upstream.model ?? model) };
-      },
-      { route: 'video.tasks', model, prompt: () => videoPromptOf(content) },
-    );
+    const attempt = { route: 'video.tasks' as const, model, prompt: () => videoPromptOf(content) };
+    const created = await withFallback(upstreams, this.options, attempt, async (upstream) => {
+      const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
+      return { upstream, taskId: await tasks.create(call, { ...body, content }, upstream, upstream.model ?? model) };
+    });
     // background polls ask the resolver with this caller, not a bare { id } (caller-snapshot.ts)
     const snapshot = snapshotCaller(caller, input.callerKey);
     if (!snapshot.ok) this.options.logger.warn({ owner: caller.id, reason: snapshot.reason }, 'the caller is not stored with the task; background polls see { id } only');
