@@ -2,7 +2,8 @@
 //   express (inbound) -> gateway (use cases) -> providers (adapters) -> transport (outbound) -> leaves
 // storage (result stores, durable results) sits beside transport: express and gateway may import it
 // A layer may import any layer below it, never one above; the leaves (errors, security, schemas,
-// images, json, types.ts, default-limits.ts) import only leaves. `npm run lint:deps` (part of
+// images, json, types.ts, default-limits.ts) import only leaves; lib/telemetry/ (the OpenTelemetry
+// facade) sits just above the leaves, so every layer may call it. `npm run lint:deps` (part of
 // `npm test`) fails on any import against the flow.
 const LEAVES = '^lib/(errors|security|schemas|images|json)/|^lib/(types|default-limits)[.]ts$';
 
@@ -50,6 +51,14 @@ module.exports = {
       comment: 'Pure leaves (errors, security, schemas, images, json, types) import only other leaves.',
       from: { path: LEAVES },
       to: { path: '^lib/', pathNot: LEAVES },
+    },
+    {
+      name: 'telemetry-only-leaves',
+      comment:
+        'lib/telemetry/ is the one facade over @opentelemetry/api that express, gateway and transport call: it ' + 'imports only leaves, so every layer may use it and it can reach back into none.',
+      severity: 'error',
+      from: { path: '^lib/telemetry/' },
+      to: { path: '^lib/', pathNot: `${LEAVES}|^lib/telemetry/` },
     },
     {
       name: 'one-seam-per-provider',

@@ -11,6 +11,8 @@ export type { GatewayOptions, StorageOptions } from './gateway/options.js';
 export type { PutInfo, ReadOutcome, ResultStorage, ServedResult, UrlContext } from './storage/result-storage.js';
 export { localResultStorage, type LocalResultStorageOptions } from './storage/local-result-storage.js';
 export { s3ResultStorage, type S3ResultStorageOptions } from './storage/s3-result-storage.js';
+export type { OtelApi, TelemetryOptions } from './telemetry/otel-api.js';
+export type { TaskTraceContext } from './telemetry/telemetry.js';
 export { DEFAULT_IMAGE_MODELS } from './images/model-families.js';
 export { TEMPORARY_PROXY_HOSTS } from './security/callback-url.js';
 export { memoryScheduler, type JobScheduler, type JobHandlers, type NextPoll, type RetryPolicy } from './gateway/tasks/job-scheduler.js';

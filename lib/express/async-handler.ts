@@ -1,9 +1,12 @@
 // Express 5 forwards rejected promises to next(err); Express 4 does not. Wrapping every async
-// handler gives both the same behaviour: errors reach the gateway's error middleware.
+// handler gives both the same behaviour: errors reach the gateway's error middleware. The handler
+// runs with the request's span active: the body parsers' stream events may have lost it.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { findRouteState } from './route-state.js';
 
 export function asyncHandler(handler: (req: Request, res: Response) => Promise<void>): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
-    handler(req, res).catch(next);
+    const trace = findRouteState(res)?.trace;
+    (trace ? trace.run(() => handler(req, res)) : handler(req, res)).catch(next);
   };
 }

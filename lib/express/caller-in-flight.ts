@@ -6,15 +6,18 @@ import { callerOf } from './authenticate.js';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { type InFlightLimiter, createInFlightLimiter } from './in-flight-limiter.js';
+import { findRouteState } from './route-state.js';
+import { Telemetry } from '../telemetry/telemetry.js';
 
 // A slot frees whenever any of the caller's requests ends; with `limit` slow jobs in flight that is
 // on average well under a second away, so one second is an honest hint (the OpenAI SDKs honour it).
 const RETRY_AFTER_SECONDS = 1;
 
-export function limitCallerInFlight(limit: number, limiter: InFlightLimiter = createInFlightLimiter(limit)): RequestHandler {
+export function limitCallerInFlight(limit: number, limiter: InFlightLimiter = createInFlightLimiter(limit), telemetry: Telemetry = Telemetry.off): RequestHandler {
   return (_req, res, next) => {
     const release = limiter.tryAcquire(callerOf(res).id);
     if (!release) {
+      telemetry.recordLimitRefusal('in_flight_per_caller', findRouteState(res)?.route);
       next(
         new GatewayError({
           status: 429,

@@ -42,7 +42,8 @@ export interface GatewayRouter extends Router {
 export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   const resolved = resolveOptions(options);
   const compile = createSchemaCompiler();
-  const http = new UpstreamHttp({ sockets: resolved.limits.upstreamSockets, queue: resolved.limits.upstreamQueue });
+  const { telemetry } = resolved;
+  const http = new UpstreamHttp({ sockets: resolved.limits.upstreamSockets, queue: resolved.limits.upstreamQueue }, telemetry.enabled ? (headers) => telemetry.inject(headers) : undefined);
   const deps: GatewayDeps = {
     options: resolved,
     http,
@@ -54,7 +55,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   };
   // every route: slow readers cut after clientStallMs, the key checked, then one of the caller's
   // in-flight slots taken (no tenant can starve another). Express flattens handler arrays.
-  const authenticate = [watchClientStall(resolved.limits.clientStallMs, resolved.logger), createAuthenticate(resolved), limitCallerInFlight(resolved.limits.inFlightPerCaller)];
+  const authenticate = [watchClientStall(resolved.limits.clientStallMs, resolved.logger), createAuthenticate(resolved), limitCallerInFlight(resolved.limits.inFlightPerCaller, undefined, telemetry)];
   const jsonBody = createJsonBody(resolved);
 
   const multipartBody = createMultipartBody(resolved.limits);

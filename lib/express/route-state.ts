@@ -1,10 +1,11 @@
 // Per-request state every route shares: which route, model and provider, an AbortSignal that fires
 // when the client disconnects, and one usage report (onUsage) when the response closes.
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { ResolvedOptions } from '../gateway/options.js';
 import type { CallRecord } from '../gateway/call-record.js';
 import { gatewayCaller } from './authenticate.js';
 import type { RouteName } from '../types.js';
+import type { RequestTrace } from '../telemetry/telemetry.js';
 
 /** The use cases' CallRecord, plus what only the inbound side knows. The signal is created on first use. */
 export interface RouteState extends CallRecord {
@@ -12,13 +13,20 @@ export interface RouteState extends CallRecord {
   startedAt: number;
   /** The `error.code` of the GatewayError the request ended with (set by the error middleware), for the usage event. */
   errorCode?: string;
+  /**
+   * Set true when the answer is a stored one replayed for a repeated idempotency key: the request's
+   * span gets `image_gateway.idempotent_replay` (README "Observability").
+   */
+  idempotentReplay?: boolean;
+  /** The request's server span (README "Observability"); absent when nothing is traced. */
+  readonly trace?: RequestTrace;
 }
 
 // Express sets statusCode 200 before anything is sent; nginx's 499 says "client closed the request".
 const CLIENT_CLOSED = 499;
 
 export function beginRoute(route: RouteName, options: ResolvedOptions): RequestHandler {
-  return (_req, res, next) => {
+  return (req, res, next) => {
     // most requests finish without the client leaving: the controller is made only when asked for
     let controller: AbortController | undefined;
     const state: RouteState = {
@@ -26,6 +34,7 @@ export function beginRoute(route: RouteName, options: ResolvedOptions): RequestH
       model: '',
       images: 0,
       startedAt: performance.now(),
+      trace: options.telemetry.startRequest(route, req.method, () => httpRouteOf(req)),
       get signal() {
         controller ??= new AbortController();
         if (res.destroyed && !res.writableFinished) controller.abort();
@@ -36,6 +45,18 @@ export function beginRoute(route: RouteName, options: ResolvedOptions): RequestH
     res.once('close', () => {
       const finished = res.writableFinished;
       if (!finished) controller?.abort();
+      const status = finished ? res.statusCode : CLIENT_CLOSED;
+      const latencyMs = Math.round((performance.now() - state.startedAt) * 1000) / 1000;
+      options.telemetry.endRequest(state.trace, {
+        route,
+        status,
+        errorCode: state.errorCode,
+        model: state.model,
+        provider: state.provider,
+        images: state.images,
+        durationMs: latencyMs,
+        idempotentReplay: state.idempotentReplay,
+      });
       const caller = gatewayCaller(res);
       // usage is per caller: a request that never authenticated has nobody to bill
       if (!options.onUsage || !caller) return;
@@ -47,8 +68,8 @@ export function beginRoute(route: RouteName, options: ResolvedOptions): RequestH
           provider: state.provider,
           images: state.images,
           ...(state.upstreamImages !== undefined ? { upstreamImages: state.upstreamImages } : {}),
-          status: finished ? res.statusCode : CLIENT_CLOSED,
-          latencyMs: Math.round((performance.now() - state.startedAt) * 1000) / 1000,
+          status,
+          latencyMs,
           upstreamRequestId: state.upstreamRequestId,
           ...(state.errorCode !== undefined ? { errorCode: state.errorCode } : {}),
           ...(state.storedBytes !== undefined ? { storedBytes: state.storedBytes } : {}),
@@ -59,6 +80,12 @@ export function beginRoute(route: RouteName, options: ResolvedOptions): RequestH
     });
     next();
   };
+}
+
+/** `http.route`: the mount path and the route's pattern (`/v1/images/generations`, `/api/v3/contents/generations/tasks/:id`). */
+function httpRouteOf(req: Request): string {
+  const path = (req.route as { path?: unknown } | undefined)?.path;
+  return `${req.baseUrl}${typeof path === 'string' ? path : ''}`;
 }
 
 // module-private, not res.locals.gateway: a host's own locals key of that name cannot collide with it

@@ -32,7 +32,7 @@ export async function createAsset(deps: GatewayDeps, record: CallRecord, input: 
   // assets have no model; the resolver is asked for route 'assets' with the asset type as the model
   record.model = body.AssetType;
   const upstreams = await resolveUpstreams(deps.options, { model: record.model, route: 'assets', caller, req: input.req });
-  const created = await withFallback(upstreams, deps.options, async (upstream) => {
+  const created = await withFallback(upstreams, deps.options, { route: 'assets', model: record.model }, async (upstream) => {
     const assets = requireCapability(upstream, 'assets', 'assets', deps.options.logger);
     record.provider = upstream.provider;
     const call = { http: deps.http, signal: record.signal, limits: deps.options.limits };

@@ -15,6 +15,7 @@ import { newResultKey } from '../storage/result-keys.js';
 import type { ResultStorage } from '../storage/result-storage.js';
 import type { UpstreamHttp } from '../transport/upstream-http.js';
 import type { Caller, GatewayLimits, Logger } from '../types.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 
 /** `options.storage` as resolved (options.ts). */
 export interface ResolvedStorage {
@@ -29,6 +30,8 @@ export interface RehostContext {
   http: UpstreamHttp;
   limits: Readonly<GatewayLimits>;
   logger: Logger;
+  /** Stored bytes are counted in the `image_gateway.storage.bytes` metric (README "Observability"). */
+  telemetry: Telemetry;
   allowPrivate: boolean;
   caller: Caller;
   provider: string;
@@ -133,6 +136,7 @@ async function put(context: RehostContext, body: Readable, contentType: string):
   const key = newResultKey(context.caller.id, contentType);
   try {
     const bytes = await withTimeout(context.storage.timeoutMs, (signal) => context.storage.store.put(key, body, { contentType, signal }));
+    context.telemetry.recordStorageBytes(bytes, 'put');
     return { key, bytes };
   } catch (error) {
     body.destroy();

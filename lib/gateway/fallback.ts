@@ -5,6 +5,7 @@
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Upstream } from '../types.js';
+import type { AttemptInfo } from '../telemetry/telemetry.js';
 import type { ResolvedOptions } from './options.js';
 
 /** Everything secret an upstream carries, to be cut out of any error message it causes. */
@@ -18,13 +19,22 @@ export function secretsOf(upstream: Upstream): Array<string | undefined> {
  * before a socket existed, a TLS handshake failure, and upstream 429, 503 and auth/quota refusals.
  * Never on: a timeout or reset after the request was written, 500/502/504, an unreadable answer,
  * a caller error (4xx), or a client that went away. An `attempt` makes one upstream call that
- * starts work (create, generate, forward), so the last failure tells whether work began.
+ * starts work (create, generate, forward), so the last failure tells whether work began. Each
+ * attempt is one CLIENT span and one upstream-duration measurement, described by `info`.
  */
-export async function withFallback<T>(upstreams: readonly Upstream[], options: ResolvedOptions, attempt: (upstream: Upstream) => Promise<T>): Promise<T> {
+export function withFallback<T>(upstreams: readonly Upstream[], options: ResolvedOptions, attempt: (upstream: Upstream) => Promise<T>): Promise<T>;
+export function withFallback<T>(upstreams: readonly Upstream[], options: ResolvedOptions, info: AttemptInfo<T>, attempt: (upstream: Upstream) => Promise<T>): Promise<T>;
+export async function withFallback<T>(
+  upstreams: readonly Upstream[],
+  options: ResolvedOptions,
+  infoOrAttempt: AttemptInfo<T> | ((upstream: Upstream) => Promise<T>),
+  maybeAttempt?: (upstream: Upstream) => Promise<T>,
+): Promise<T> {
+  const [info, attempt] = typeof infoOrAttempt === 'function' ? [undefined, infoOrAttempt] : [infoOrAttempt, maybeAttempt!];
   for (let index = 0; ; index += 1) {
     const upstream = upstreams[index]!;
     try {
-      return await attempt(upstream);
+      return await options.telemetry.attempt(upstream, index, info, () => attempt(upstream));
     } catch (caught) {
       // an upstream may quote the request it got, the operator's key included
       const error = caught instanceof GatewayError ? caught.withoutSecrets(secretsOf(upstream)) : caught;

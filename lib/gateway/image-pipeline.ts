@@ -12,6 +12,7 @@ import { capabilityOf, requireCapability } from '../providers/registry.js';
 import type { Caller, ImageModelFamily, RouteName, Upstream } from '../types.js';
 import type { CallRecord } from './call-record.js';
 import { withFallback } from './fallback.js';
+import type { AttemptInfo } from '../telemetry/telemetry.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { parseJsonBody } from '../json/json-values.js';
 import type { GatewayDeps } from './gateway-deps.js';
@@ -48,7 +49,8 @@ export async function runImageRequest(deps: GatewayDeps, record: CallRecord, inp
   const upstreams = await resolveUpstreams(deps.options, { model: input.model, route: input.route, caller: input.caller, req: input.req });
   const call: CallContext = { http: deps.http, signal: record.signal, limits: deps.options.limits };
 
-  const answer = await withFallback(upstreams, deps.options, async (upstream) => {
+  const attempt: AttemptInfo = { route: input.route, model: input.model, choices: requestedCount(request?.parameters.n ?? input.requestedImages), prompt: () => promptOf(request, input.req) };
+  const answer = await withFallback(upstreams, deps.options, attempt, async (upstream) => {
     record.provider = upstream.provider;
     const images = capabilityOf(upstream, 'images');
     if (images) {
@@ -83,6 +85,13 @@ export async function runImageRequest(deps: GatewayDeps, record: CallRecord, inp
   // with storage, each image is stored (from the b64_json buffer when there is one) and url is durable
   await rehostImageAnswer(deps, record, input.caller, input.req, response, images);
   return images ? { kind: 'image', response, images } : { kind: 'image', response };
+}
+
+/** The prompt text for an opted-in span: the text items, or the form's `prompt`; never an image. */
+function promptOf(request: ImageGenerationRequest | undefined, req: Request): string | undefined {
+  if (request) return request.content.flatMap((item) => ('text' in item ? [item.text] : [])).join('\n') || undefined;
+  const prompt = (req.body as { prompt?: unknown } | undefined)?.prompt;
+  return typeof prompt === 'string' ? prompt : undefined;
 }
 
 /** contract §2.3 `n` (default 1), never more than the family allows (readRequest refused larger ones). */

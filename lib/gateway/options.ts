@@ -9,6 +9,8 @@ import type { TaskStore } from './tasks/task-store.js';
 import type { ResultStorage } from '../storage/result-storage.js';
 import type { ResolvedStorage } from './durable-results.js';
 import { DEFAULT_LIMITS } from '../default-limits.js';
+import { Telemetry } from '../telemetry/telemetry.js';
+import type { TelemetryOptions } from '../telemetry/otel-api.js';
 import type { CallbackOptions, CompressedBodiesOptions, GatewayLimits, ImageModelFamily, ListModels, Logger, ResolveUpstream, UsageEvent, VerifyKey } from '../types.js';
 
 export interface GatewayOptions {
@@ -88,6 +90,13 @@ export interface GatewayOptions {
    * @example storage: { store: s3ResultStorage({ bucket: 'results', region: 'auto', endpoint }), onFailure: 'error' }
    */
   storage?: ResultStorage | StorageOptions;
+  /**
+   * OpenTelemetry traces and metrics through the host's `@opentelemetry/api` (README "Observability").
+   * Default: on when the package is installed (with no SDK registered it records nothing), off
+   * otherwise; `false` turns it off. Prompts are recorded only with `capturePrompts: true`.
+   * @example telemetry: { capturePrompts: false }
+   */
+  telemetry?: TelemetryOptions | false;
 }
 
 /** `options.storage` in its long form. */
@@ -156,6 +165,7 @@ export interface ResolvedOptions {
   readonly listModels?: ListModels;
   readonly fallthrough: boolean;
   readonly storage?: ResolvedStorage;
+  readonly telemetry: Telemetry;
 }
 
 const KNOWN_OPTIONS = new Set([
@@ -175,6 +185,7 @@ const KNOWN_OPTIONS = new Set([
   'listModels',
   'fallthrough',
   'storage',
+  'telemetry',
 ]);
 
 const silent = (): void => {};
@@ -241,6 +252,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     listModels: options.listModels,
     fallthrough: options.fallthrough ?? false,
     storage: resolveStorage(options.storage),
+    telemetry: resolveTelemetry(options.telemetry),
   });
 }
 
@@ -263,6 +275,26 @@ function resolveStorage(storage: ResultStorage | StorageOptions | undefined): Re
       throw new GatewayConfigError('storage_value', `storage.${key} must be a positive integer.`, 'storage: { store, timeoutMs: 120000 }');
   }
   return Object.freeze({ store: long.store, onFailure: long.onFailure ?? 'upstream_url', timeoutMs: long.timeoutMs ?? 120_000, maxVideoBytes: long.maxVideoBytes ?? 1024 * 1024 * 1024 });
+}
+
+function resolveTelemetry(telemetry: TelemetryOptions | false | undefined): Telemetry {
+  const example = "telemetry: { api: await import('@opentelemetry/api'), capturePrompts: false }";
+  if (telemetry === undefined || telemetry === false) return Telemetry.from(telemetry);
+  if (telemetry === null || typeof telemetry !== 'object') throw new GatewayConfigError('telemetry_type', 'options.telemetry must be an object or false.', example);
+  for (const key of Object.keys(telemetry)) {
+    if (key !== 'api' && key !== 'capturePrompts') throw new GatewayConfigError('telemetry_unknown', `Unknown telemetry option '${key}'.`, 'use only: api, capturePrompts.');
+  }
+  if (telemetry.capturePrompts !== undefined && typeof telemetry.capturePrompts !== 'boolean') {
+    throw new GatewayConfigError('telemetry_value', 'telemetry.capturePrompts must be a boolean.', example);
+  }
+  const api = telemetry.api as Partial<Record<string, unknown>> | undefined;
+  if (
+    api !== undefined &&
+    (typeof api !== 'object' || api === null || typeof api.trace !== 'object' || typeof api.metrics !== 'object' || typeof api.context !== 'object' || typeof api.propagation !== 'object')
+  ) {
+    throw new GatewayConfigError('telemetry_api', 'telemetry.api must be the @opentelemetry/api module.', example);
+  }
+  return Telemetry.from(telemetry);
 }
 
 function checkInterface(value: unknown, name: string, methods: readonly string[], example: string): void {

@@ -26,6 +26,7 @@ function targetOf(deps: GatewayDeps, record: CallRecord, caller: Caller, req: Re
     http: deps.http,
     limits: deps.options.limits,
     logger: deps.options.logger,
+    telemetry: deps.options.telemetry,
     allowPrivate: deps.options.allowPrivateResultUrls,
     caller,
     provider: record.provider ?? 'upstream',

@@ -65,6 +65,15 @@ export function describeTaskStoreContract(test: ContractTestApi, name: string, m
       expect(await store.getTask(record.id)).toStrictEqual({ ...record, version: 1 });
     });
 
+    it('keeps the create span context (trace) through create and updates', async () => {
+      const trace = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 1 };
+      const record = sampleTask({ trace });
+      await store.createTask(record);
+      expect((await store.getTask(record.id))?.trace).toStrictEqual(trace);
+      expect((await store.updateTask(record.id, 1, { status: 'running' }))?.trace).toStrictEqual(trace);
+      expect((await store.getTask(record.id))?.trace).toStrictEqual(trace);
+    });
+
     it('getTask of an unknown id is undefined', async () => {
       expect(await store.getTask(`task-${randomUUID()}`)).toBeUndefined();
     });

@@ -82,7 +82,14 @@ export interface UpstreamPool {
 export class UpstreamHttp {
   private readonly agents = new Map<string, http.Agent>();
 
-  constructor(private readonly pool: UpstreamPool = { sockets: DEFAULT_LIMITS.upstreamSockets, queue: DEFAULT_LIMITS.upstreamQueue }) {}
+  /**
+   * `propagate` adds the active trace context (`traceparent`) to every outgoing request: upstream
+   * calls, downloads and callbacks alike (README "Observability").
+   */
+  constructor(
+    private readonly pool: UpstreamPool = { sockets: DEFAULT_LIMITS.upstreamSockets, queue: DEFAULT_LIMITS.upstreamQueue },
+    private readonly propagate?: (headers: Record<string, string>) => void,
+  ) {}
 
   /** Sends a request and reads the whole response body (bounded). */
   async request(call: UpstreamRequest): Promise<UpstreamResponse> {
@@ -207,6 +214,7 @@ export class UpstreamHttp {
   private send(call: UpstreamRequest, signal: AbortSignal): Promise<Readable & Pick<IncomingMessage, 'statusCode' | 'headers'>> {
     const url = new URL(call.url);
     const headers: Record<string, string> = { ...call.headers };
+    this.propagate?.(headers);
     let body = call.body;
     if (body instanceof FormData) {
       // the web Response encodes a FormData as multipart and names its boundary

@@ -18,6 +18,21 @@ const mountAndCall = `
     server.close(); await router.close();
   });`;
 
+// the host registers the real SDK before mounting; the gateway's bundle finds @opentelemetry/api itself
+const traced = (load: (name: string) => string) => `
+  const { trace } = ${load('@opentelemetry/api')};
+  const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = ${load('@opentelemetry/sdk-trace-base')};
+  const exporter = new InMemorySpanExporter();
+  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+  const router = g.createGatewayRouter({ verifyKey: g.staticKeys({ k: 't' }), resolveUpstream: () => null });
+  const app = express(); app.use(router);
+  const server = app.listen(0, async () => {
+    await fetch('http://127.0.0.1:' + server.address().port + '/v1/images/generations', { method: 'POST', headers: { authorization: 'Bearer k', 'content-type': 'application/json' }, body: '{}' });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    console.log(exporter.getFinishedSpans().map((span) => span.name + ' ' + span.attributes['error.type']).join());
+    server.close(); await router.close();
+  });`;
+
 beforeAll(() => {
   execFileSync(path.join(root, 'node_modules/.bin/tsx'), ['scripts/build.ts'], { cwd: root, stdio: 'pipe' });
 }, 60_000);
@@ -38,6 +53,14 @@ describe('package build', () => {
   it('works from require()', () => {
     const out = node(['-e', `const g = require('express-image-gateway'); const express = require('express'); ${mountAndCall}`]);
     expect(out).toBe('400 {"error":{"message":"model is required","type":"invalid_request_error","code":"invalid_request_error","param":"model"}}');
+  });
+
+  it('emits spans into the host SDK from require() and import (the optional peer found by both bundles)', () => {
+    const expected = 'POST /v1/images/generations invalid_request_error';
+    const cjs = traced((name) => `require('${name}')`);
+    expect(node(['-e', `const g = require('express-image-gateway'); const express = require('express'); ${cjs}`])).toBe(expected);
+    const esm = traced((name) => `await import('${name}')`);
+    expect(node(['--input-type=module', '-e', `import * as g from 'express-image-gateway'; import express from 'express'; ${esm}`])).toBe(expected);
   });
 
   it('works from import', () => {

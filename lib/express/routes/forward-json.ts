@@ -15,9 +15,11 @@ import type { CallContext } from '../../providers/call-context.js';
 import { withFallback } from '../../gateway/fallback.js';
 import { resolveUpstreams } from '../../gateway/resolve-upstreams.js';
 import { requireCapability } from '../../providers/registry.js';
+import type { PassthroughResponse } from '../../providers/provider.js';
 import type { GatewayDeps } from '../../gateway/gateway-deps.js';
 import { routeStateOf } from '../route-state.js';
 import { requireModel } from './request-fields.js';
+import { promptTextOf, responseOfJson } from '../../telemetry/genai-fields.js';
 
 export interface ForwardRoute {
   route: RouteName;
@@ -38,9 +40,10 @@ export function forwardJsonHandler(deps: GatewayDeps, config: ForwardRoute): Req
     const body = checkForwardedUrls(config.route, received, { allowPrivate: deps.options.allowPrivateImageUrls });
     const upstreams = await resolveUpstreams(deps.options, { model: state.model, route: config.route, caller: callerOf(res), req });
     const call: CallContext = { http: deps.http, signal: state.signal, limits: deps.options.limits };
+    const described = { route: config.route, model: state.model, choices: typeof body.n === 'number' ? body.n : undefined, prompt: () => promptTextOf(body) };
 
     if (body.stream === true) {
-      const opened = await withFallback(upstreams, deps.options, (upstream) => {
+      const opened = await withFallback(upstreams, deps.options, described, (upstream) => {
         state.provider = upstream.provider;
         return requireCapability(upstream, 'passthrough', config.route, deps.options.logger).openStream(call, config.upstreamPath, body, upstream);
       });
@@ -50,7 +53,7 @@ export function forwardJsonHandler(deps: GatewayDeps, config: ForwardRoute): Req
       if (failure) throw failure;
       return;
     }
-    const answer = await withFallback(upstreams, deps.options, (upstream) => {
+    const answer = await withFallback(upstreams, deps.options, { ...described, response: (sent: PassthroughResponse) => responseOfJson(sent.body) }, (upstream) => {
       state.provider = upstream.provider;
       return requireCapability(upstream, 'passthrough', config.route, deps.options.logger).forwardJson(call, config.upstreamPath, body, upstream);
     });

@@ -7,6 +7,7 @@ import { Webhook } from 'standardwebhooks';
 import type { UpstreamHttp } from '../../transport/upstream-http.js';
 import { type CallbackUrlPolicy, checkCallbackUrl } from '../../security/callback-url.js';
 import { NonPublicAddressError, resolvePublicAddress } from '../../security/public-url.js';
+import type { TaskTraceContext } from '../../telemetry/telemetry.js';
 
 export interface DeliveryJob {
   /** Same for every attempt of one task state: `webhook-id`. */
@@ -20,6 +21,8 @@ export interface DeliveryJob {
    * it runs (task-state-order.ts). Absent on jobs queued by older versions; `body.status` is read then.
    */
   status?: string;
+  /** The task's create span context: the delivery continues that trace (`traceparent`). */
+  trace?: TaskTraceContext;
 }
 
 export interface CallbackDeliverer {

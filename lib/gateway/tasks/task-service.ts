@@ -96,13 +96,15 @@ export class TaskService {
     const content = await this.mapReferences(body.content, caller);
     const upstreams = await resolveUpstreams(this.options, { model, route: 'video.tasks', caller, req: input.req });
     const call = this.call(input.signal);
-    const created = await withFallback(upstreams, this.options, async (upstream) => {
+    const attempt = { route: 'video.tasks' as const, model, prompt: () => videoPromptOf(content) };
+    const created = await withFallback(upstreams, this.options, attempt, async (upstream) => {
       const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
       return { upstream, taskId: await tasks.create(call, { ...body, content }, upstream, upstream.model ?? model) };
     });
     // background polls ask the resolver with this caller, not a bare { id } (caller-snapshot.ts)
     const snapshot = snapshotCaller(caller, input.callerKey);
     if (!snapshot.ok) this.options.logger.warn({ owner: caller.id, reason: snapshot.reason }, 'the caller is not stored with the task; background polls see { id } only');
+    const trace = this.options.telemetry.currentTaskTrace();
     const record: TaskRecord = {
       id: `task_${randomBytes(16).toString('base64url')}`,
       owner: caller.id,
@@ -115,8 +117,10 @@ export class TaskService {
       // localResultStorage signs URLs to this router: callbacks (no request) use the base seen now
       ...(this.options.storage ? { resultBase: requestBaseOf(input.req) } : {}),
       ...(callbackUrl ? { callback: { url: callbackUrl, polls: 0, done: false } } : {}),
+      ...(trace ? { trace } : {}),
     };
     await this.options.store.createTask(record);
+    this.options.telemetry.recordTaskTransition(record.status);
     if (callbackUrl) await this.options.scheduler.schedulePoll(record.id, this.pollDelay(0), pollKey(record.id, 0));
     return { id: record.id };
   }
@@ -146,7 +150,8 @@ export class TaskService {
     }
     if (status !== record.status || isTerminalStatus(status)) {
       // a lost compare-and-set only means another writer recorded the same upstream state
-      await this.options.store.updateTask(record.id, record.version, { status, ...(isTerminalStatus(status) ? { result: state } : {}) });
+      const updated = await this.options.store.updateTask(record.id, record.version, { status, ...(isTerminalStatus(status) ? { result: state } : {}) });
+      if (updated && status !== record.status) this.recordTransition(record, state);
     }
     return this.present(record, state, req);
   }
@@ -204,7 +209,14 @@ export class TaskService {
         // unrecorded, so the retried poll hands it over again (same event id, queued once); the
         // other order would record a state that no job will ever deliver
         // contract §6.2: the body a query returns
-        await this.options.scheduler.scheduleDelivery({ eventId, taskId: record.id, url: callback.url, body: JSON.stringify(await this.present(record, state)), status });
+        await this.options.scheduler.scheduleDelivery({
+          eventId,
+          taskId: record.id,
+          url: callback.url,
+          body: JSON.stringify(await this.present(record, state)),
+          status,
+          ...(record.trace ? { trace: record.trace } : {}),
+        });
         scheduled.add(eventId);
       }
       const updated = await this.options.store.updateTask(record.id, record.version, {
@@ -212,6 +224,7 @@ export class TaskService {
         callback: { ...callback, polls, ...(changed ? { notifiedStatus: status } : {}), done: terminal || expired },
       });
       if (!updated) continue;
+      if (!passed && status !== record.status) this.recordTransition(record, state);
       if (terminal || expired) return undefined;
       return { delayMs: this.pollDelay(polls), key: pollKey(record.id, polls) };
     }
@@ -230,10 +243,20 @@ export class TaskService {
       const record = await this.options.store.getTask(job.taskId);
       if (record && isPassedStatus(status, record.status)) {
         this.options.logger.info({ taskId: job.taskId, eventId: job.eventId, status, current: record.status }, 'callback dropped: the task has moved past this state');
+        this.options.telemetry.recordCallbackDelivery('dropped');
         return;
       }
     }
-    await this.deliverer.deliver(job);
+    await this.options.telemetry.callbackDelivery(job.trace, status, () => this.deliverer.deliver(job));
+  }
+
+  /** The metrics of a recorded state change: the transition, and a finished video's seconds. */
+  private recordTransition(record: TaskRecord, state: Record<string, unknown>): void {
+    const status = String(state.status);
+    this.options.telemetry.recordTaskTransition(status);
+    if (status === 'succeeded' && typeof state.duration === 'number' && state.duration > 0) {
+      this.options.telemetry.recordVideoSeconds(state.duration, record.upstream.provider, record.model);
+    }
   }
 
   private async stopFollowing(record: TaskRecord): Promise<undefined> {
@@ -274,7 +297,8 @@ export class TaskService {
   private async fetchFrom(upstream: Upstream, record: TaskRecord, signal: AbortSignal): Promise<Record<string, unknown>> {
     try {
       const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
-      return tasks.toCallerTask(await tasks.get(this.call(signal), upstream, record.upstream.taskId), record.id, record.model);
+      const state = await this.options.telemetry.taskPoll(upstream, record.model, record.trace, () => tasks.get(this.call(signal), upstream, record.upstream.taskId));
+      return tasks.toCallerTask(state, record.id, record.model);
     } catch (error) {
       throw error instanceof GatewayError ? error.withoutSecrets(secretsOf(upstream)) : error;
     }
@@ -380,6 +404,7 @@ export class TaskService {
       http: this.http,
       limits: this.options.limits,
       logger: this.options.logger,
+      telemetry: this.options.telemetry,
       allowPrivate: this.options.allowPrivateResultUrls,
       caller: callerOfTask(record),
       provider: record.upstream.provider,
@@ -460,6 +485,11 @@ export function eventIdFor(taskId: string, status: string): string {
 
 function pollKey(taskId: string, polls: number): string {
   return `poll:${taskId}:${polls}`;
+}
+
+/** The text items of a video request, for an opted-in span (never a media URL). */
+function videoPromptOf(content: ReadonlyArray<Record<string, unknown>>): string | undefined {
+  return content.flatMap((item) => (typeof item.text === 'string' ? [item.text] : [])).join('\n') || undefined;
 }
 
 function messageOf(error: unknown): string {

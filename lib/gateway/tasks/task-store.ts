@@ -2,6 +2,7 @@
 // find a task again (provider, baseURL, upstream id, model) and whose it is, never a key. Updates are
 // compare-and-set on `version`, so two gateway instances never both act on one status transition.
 import type { Caller, ProviderName } from '../../types.js';
+import type { TaskTraceContext } from '../../telemetry/telemetry.js';
 
 export interface TaskCallbackState {
   /** The caller's callback_url (checked at create time and again at every delivery). */
@@ -46,6 +47,11 @@ export interface TaskRecord {
   resultBase?: string;
   /** Starts at 1, +1 on every applied update. */
   version: number;
+  /**
+   * The create request's span context (README "Observability"): polls link to it and callback
+   * deliveries continue its trace. Absent when nothing was traced, and on older records.
+   */
+  trace?: TaskTraceContext;
 }
 
 export interface TaskStoredResults {

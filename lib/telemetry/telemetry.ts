@@ -1,0 +1,376 @@
+// The one telemetry facade the rest of lib/ calls (README "Observability"): spans and metrics through
+// the host's `@opentelemetry/api`, never a pipeline of its own. Without the package nothing is
+// emitted; with it but no SDK registered the API's no-op tracer and meter answer, and the gateway
+// builds no attribute objects for spans that do not record.
+import { createRequire } from 'node:module';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { ProviderName, RouteName, Upstream } from '../types.js';
+import { ATTR, DURATION_BUCKETS, GET_TASK_OPERATION, METRIC, OPERATIONS, PROVIDER_NAMES, SPAN_KIND, STATUS_ERROR } from './conventions.js';
+import type { OtelApi, OtelAttributes, OtelCounter, OtelHistogram, OtelMeterProvider, OtelSpan, OtelSpanContext, OtelTracer, TelemetryOptions } from './otel-api.js';
+
+const SCOPE = 'express-image-gateway';
+const INVALID_TRACE_ID = '00000000000000000000000000000000';
+
+/** A span context as a task record keeps it (plain JSON): the create request's, for polls and callbacks. */
+export interface TaskTraceContext {
+  traceId: string;
+  spanId: string;
+  traceFlags: number;
+}
+
+/** What an upstream attempt is for, as the GenAI conventions describe it. */
+export interface AttemptInfo<T = unknown> {
+  route: RouteName;
+  /** The model the caller named (the upstream's own `model` wins when the resolver set one). */
+  model: string;
+  /** The `n` asked for, when the request has one. */
+  choices?: number;
+  /** The prompt text, read only when the host opted in to prompt capture and the span records. */
+  prompt?: () => string | undefined;
+  /** What the upstream answered (response model, token usage), read only when the span records. */
+  response?: (result: T) => AttemptResponse | undefined;
+}
+
+export interface AttemptResponse {
+  model?: string;
+  inputTokens?: number;
+  outputTokens?: number;
+}
+
+/** The server span of one gateway request and the context it is active in. */
+export interface RequestTrace {
+  readonly span: OtelSpan;
+  /** Runs `fn` with the span active, so upstream attempts become its children. */
+  run<T>(fn: () => T): T;
+}
+
+/** How a request ended, for its span and the request-duration metric. */
+export interface RequestEnd {
+  route: RouteName;
+  status: number;
+  errorCode?: string;
+  model: string;
+  provider?: ProviderName;
+  images: number;
+  durationMs: number;
+  idempotentReplay?: boolean;
+}
+
+/** `image_gateway.limit` values: which limit refused a request. */
+export type LimitName = 'in_flight_per_caller' | 'quota' | 'rate' | (string & {});
+
+interface Instruments {
+  requestDuration: OtelHistogram;
+  upstreamDuration: OtelHistogram;
+  images: OtelCounter;
+  videoSeconds: OtelCounter;
+  taskTransitions: OtelCounter;
+  callbackDeliveries: OtelCounter;
+  limitRefusals: OtelCounter;
+  storageBytes: OtelCounter;
+}
+
+export class Telemetry {
+  /** Emits nothing: the API is absent or the host turned telemetry off. */
+  static readonly off = new Telemetry(undefined, false);
+
+  private readonly tracer: OtelTracer | undefined;
+  private meterProvider: OtelMeterProvider | undefined;
+  private cached: Instruments | undefined;
+  private readonly hosts = new Map<string, string>();
+
+  constructor(
+    private readonly api: OtelApi | undefined,
+    readonly capturePrompts: boolean,
+  ) {
+    // the API's proxy tracer follows a provider the host registers later
+    this.tracer = api?.trace.getTracer(SCOPE);
+  }
+
+  /** From the `telemetry` option (resolveOptions): false turns it off; otherwise the given or installed API. */
+  static from(options: TelemetryOptions | false | undefined): Telemetry {
+    if (options === false) return Telemetry.off;
+    const api = options?.api ?? loadInstalledApi();
+    return api ? new Telemetry(api, options?.capturePrompts ?? false) : Telemetry.off;
+  }
+
+  /** True when an API was found (it may still be the no-op one). */
+  get enabled(): boolean {
+    return this.api !== undefined;
+  }
+
+  // ---- spans ----
+
+  /** Starts the server span of a gateway request; undefined when it neither records nor carries a trace. */
+  startRequest(route: RouteName, method: string, httpRoute: () => string): RequestTrace | undefined {
+    const api = this.api;
+    if (!api || !this.tracer) return undefined;
+    const span = this.tracer.startSpan(route, { kind: SPAN_KIND.server });
+    if (span.isRecording()) {
+      const path = httpRoute();
+      span.updateName(`${method} ${path}`);
+      span.setAttribute(ATTR.httpMethod, method);
+      span.setAttribute(ATTR.httpRoute, path);
+      span.setAttribute(ATTR.route, route);
+    } else if (span.spanContext().traceId === INVALID_TRACE_ID) {
+      return undefined;
+    }
+    const context = api.trace.setSpan(api.context.active(), span);
+    return { span, run: (fn) => api.context.with(context, fn) };
+  }
+
+  /** Ends the request: its span (when there is one) and the request-duration metric. */
+  endRequest(trace: RequestTrace | undefined, end: RequestEnd): void {
+    const outcome = outcomeOf(end.status);
+    const instruments = this.instruments();
+    if (instruments) {
+      instruments.requestDuration.record(end.durationMs / 1000, defined({ [ATTR.route]: end.route, [ATTR.httpStatus]: end.status, [ATTR.outcome]: outcome, [ATTR.errorType]: end.errorCode }));
+      if (end.images > 0) {
+        instruments.images.add(end.images, defined({ [ATTR.route]: end.route, [ATTR.providerName]: end.provider && PROVIDER_NAMES[end.provider], [ATTR.requestModel]: end.model || undefined }));
+      }
+    }
+    if (!trace) return;
+    const { span } = trace;
+    if (span.isRecording()) {
+      span.setAttribute(ATTR.httpStatus, end.status);
+      span.setAttribute(ATTR.outcome, outcome);
+      if (end.model) span.setAttribute(ATTR.requestModel, end.model);
+      if (end.provider) span.setAttribute(ATTR.providerName, PROVIDER_NAMES[end.provider]);
+      if (end.errorCode) span.setAttribute(ATTR.errorType, end.errorCode);
+      if (end.idempotentReplay !== undefined) span.setAttribute(ATTR.idempotentReplay, end.idempotentReplay);
+      // server spans: a 4xx is the caller's mistake, not a failure of the gateway
+      if (end.status >= 500) span.setStatus({ code: STATUS_ERROR, ...(end.errorCode ? { message: end.errorCode } : {}) });
+    }
+    span.end();
+  }
+
+  /** One upstream attempt as a CLIENT span (a child of the active span) and one upstream-duration measurement. */
+  async attempt<T>(upstream: Upstream, index: number, info: AttemptInfo<T> | undefined, run: () => Promise<T>): Promise<T> {
+    const api = this.api;
+    if (!api || !this.tracer) return run();
+    const operation = info ? OPERATIONS[info.route] : undefined;
+    const model = upstream.model ?? info?.model;
+    const span = this.tracer.startSpan(`${operation?.operation ?? 'call'}${model ? ` ${model}` : ''}`, { kind: SPAN_KIND.client });
+    const recording = span.isRecording();
+    if (recording) {
+      setAttributes(span, {
+        [ATTR.operationName]: operation?.operation,
+        [ATTR.providerName]: PROVIDER_NAMES[upstream.provider],
+        [ATTR.requestModel]: model,
+        [ATTR.outputType]: operation?.output,
+        [ATTR.choiceCount]: info?.choices !== undefined && info.choices !== 1 ? info.choices : undefined,
+        [ATTR.serverAddress]: this.hostOf(upstream.baseURL),
+        [ATTR.attempt]: index + 1,
+      });
+      if (this.capturePrompts && info?.prompt) {
+        const prompt = info.prompt();
+        if (prompt) span.setAttribute(ATTR.inputMessages, prompt);
+      }
+    }
+    const started = performance.now();
+    let errorType: string | undefined;
+    try {
+      const result = recording || span.spanContext().traceId !== INVALID_TRACE_ID ? await api.context.with(api.trace.setSpan(api.context.active(), span), run) : await run();
+      if (recording && info?.response) {
+        const answer = info.response(result);
+        if (answer) setAttributes(span, { [ATTR.responseModel]: answer.model, [ATTR.inputTokens]: answer.inputTokens, [ATTR.outputTokens]: answer.outputTokens });
+      }
+      return result;
+    } catch (error) {
+      errorType = errorTypeOf(error);
+      if (recording) {
+        span.setAttribute(ATTR.errorType, errorType);
+        span.setStatus({ code: STATUS_ERROR, message: errorType });
+      }
+      throw error;
+    } finally {
+      span.end();
+      this.instruments()?.upstreamDuration.record(
+        (performance.now() - started) / 1000,
+        defined({
+          [ATTR.operationName]: operation?.operation,
+          [ATTR.providerName]: PROVIDER_NAMES[upstream.provider],
+          [ATTR.requestModel]: model,
+          [ATTR.serverAddress]: this.hostOf(upstream.baseURL),
+          [ATTR.errorType]: errorType,
+        }),
+      );
+    }
+  }
+
+  /** The active span's context, to store with a task so its polls and callbacks find the create's trace. */
+  currentTaskTrace(): TaskTraceContext | undefined {
+    const context = this.api?.trace.getActiveSpan()?.spanContext();
+    if (!context || context.traceId === INVALID_TRACE_ID) return undefined;
+    return { traceId: context.traceId, spanId: context.spanId, traceFlags: context.traceFlags };
+  }
+
+  /** A task poll's upstream read: a CLIENT span in the current trace (or a new one), LINKED to the create's. */
+  async taskPoll<T>(upstream: Upstream, model: string, created: TaskTraceContext | undefined, run: () => Promise<T>): Promise<T> {
+    const api = this.api;
+    if (!api || !this.tracer) return run();
+    const name = upstream.model ?? model;
+    const span = this.tracer.startSpan(`${GET_TASK_OPERATION} ${name}`, { kind: SPAN_KIND.client, ...(created ? { links: [{ context: remote(created) }] } : {}) });
+    if (span.isRecording()) {
+      setAttributes(span, {
+        [ATTR.operationName]: GET_TASK_OPERATION,
+        [ATTR.providerName]: PROVIDER_NAMES[upstream.provider],
+        [ATTR.requestModel]: name,
+        [ATTR.serverAddress]: this.hostOf(upstream.baseURL),
+      });
+    }
+    return this.runSpan(span, run);
+  }
+
+  /**
+   * One callback delivery: a CLIENT span, child of the create's span (so the receiver's work joins the
+   * trace that created the task; `traceparent` goes out with the POST), and the delivery counter.
+   */
+  async callbackDelivery<T>(created: TaskTraceContext | undefined, status: string | undefined, run: () => Promise<T>): Promise<T> {
+    const api = this.api;
+    if (!api || !this.tracer) return run();
+    const parent = created ? api.trace.setSpanContext(api.context.active(), remote(created)) : api.context.active();
+    const span = this.tracer.startSpan('POST callback', { kind: SPAN_KIND.client }, parent);
+    if (span.isRecording() && status !== undefined) span.setAttribute(ATTR.taskStatus, status);
+    try {
+      const result = await this.runSpan(span, run, parent);
+      this.recordCallbackDelivery('delivered');
+      return result;
+    } catch (error) {
+      this.recordCallbackDelivery('failed');
+      throw error;
+    }
+  }
+
+  /** Adds the active trace context to outgoing headers (`traceparent`), by the host's propagator. */
+  inject(headers: Record<string, string>): void {
+    const api = this.api;
+    if (api) api.propagation.inject(api.context.active(), headers);
+  }
+
+  // ---- metrics other parts (and the host's integrations) record ----
+
+  /** A task moved to `status` (recorded by the writer whose compare-and-set won). */
+  recordTaskTransition(status: string): void {
+    this.instruments()?.taskTransitions.add(1, { [ATTR.taskStatus]: status });
+  }
+
+  /** Seconds of video a task produced. */
+  recordVideoSeconds(seconds: number, provider: ProviderName, model: string): void {
+    this.instruments()?.videoSeconds.add(seconds, { [ATTR.providerName]: PROVIDER_NAMES[provider], [ATTR.requestModel]: model });
+  }
+
+  /** A callback attempt's outcome: `delivered`, `failed` (retried or given up), `dropped` (the task moved on). */
+  recordCallbackDelivery(outcome: 'delivered' | 'failed' | 'dropped'): void {
+    this.instruments()?.callbackDeliveries.add(1, { [ATTR.outcome]: outcome });
+  }
+
+  /** A request refused by a limit (429): which limit, on which route. Never the tenant: that belongs in usage events. */
+  recordLimitRefusal(limit: LimitName, route?: RouteName): void {
+    this.instruments()?.limitRefusals.add(1, defined({ [ATTR.limit]: limit, [ATTR.route]: route }));
+  }
+
+  /** Bytes written to (`put`) or removed from (`delete`) result storage. */
+  recordStorageBytes(bytes: number, operation: 'put' | 'delete' | (string & {})): void {
+    this.instruments()?.storageBytes.add(bytes, { [ATTR.storageOperation]: operation });
+  }
+
+  private async runSpan<T>(span: OtelSpan, run: () => Promise<T>, parent?: unknown): Promise<T> {
+    const api = this.api!;
+    try {
+      return await api.context.with(api.trace.setSpan(parent ?? api.context.active(), span), run);
+    } catch (error) {
+      if (span.isRecording()) {
+        const errorType = errorTypeOf(error);
+        span.setAttribute(ATTR.errorType, errorType);
+        span.setStatus({ code: STATUS_ERROR, message: errorType });
+      }
+      throw error;
+    } finally {
+      span.end();
+    }
+  }
+
+  /** The instruments of the current global meter provider (made again when the host registers another). */
+  private instruments(): Instruments | undefined {
+    if (!this.api) return undefined;
+    const provider = this.api.metrics.getMeterProvider();
+    if (provider !== this.meterProvider || !this.cached) {
+      this.meterProvider = provider;
+      this.cached = createInstruments(provider);
+    }
+    return this.cached;
+  }
+
+  /** `server.address` of an upstream: parsed once per base URL (a small, bounded cache). */
+  private hostOf(baseURL: string): string | undefined {
+    let host = this.hosts.get(baseURL);
+    if (host === undefined) {
+      try {
+        host = new URL(baseURL).hostname;
+      } catch {
+        host = '';
+      }
+      if (this.hosts.size >= 256) this.hosts.clear();
+      this.hosts.set(baseURL, host);
+    }
+    return host || undefined;
+  }
+}
+
+function createInstruments(provider: OtelMeterProvider): Instruments {
+  const meter = provider.getMeter(SCOPE);
+  const seconds = { unit: 's', advice: { explicitBucketBoundaries: DURATION_BUCKETS } };
+  return {
+    requestDuration: meter.createHistogram(METRIC.requestDuration, { ...seconds, description: 'Duration of gateway requests, by route and outcome.' }),
+    upstreamDuration: meter.createHistogram(METRIC.upstreamDuration, { ...seconds, description: 'Duration of upstream attempts, by provider and model.' }),
+    images: meter.createCounter(METRIC.images, { unit: '{image}', description: 'Images answered to callers.' }),
+    videoSeconds: meter.createCounter(METRIC.videoSeconds, { unit: 's', description: 'Seconds of video generated by finished tasks.' }),
+    taskTransitions: meter.createCounter(METRIC.taskTransitions, { unit: '{transition}', description: 'Video task state transitions, by the state reached.' }),
+    callbackDeliveries: meter.createCounter(METRIC.callbackDeliveries, { unit: '{delivery}', description: 'Callback delivery attempts, by outcome.' }),
+    limitRefusals: meter.createCounter(METRIC.limitRefusals, { unit: '{request}', description: 'Requests refused by a limit, by limit and route.' }),
+    storageBytes: meter.createCounter(METRIC.storageBytes, { unit: 'By', description: 'Bytes written to or removed from result storage.' }),
+  };
+}
+
+/**
+ * The installed `@opentelemetry/api`, loaded synchronously so the first request is already traced. A
+ * CommonJS require works from both bundles (the API registers its globals under one process-wide
+ * symbol, so the host's ESM copy and this one share the SDK it registers).
+ */
+function loadInstalledApi(): OtelApi | undefined {
+  try {
+    const load = createRequire(typeof __filename === 'string' ? __filename : import.meta.url);
+    return load('@opentelemetry/api') as OtelApi;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The attributes without the absent ones: an exporter would write an absent value as an empty label. */
+function defined(attributes: OtelAttributes): OtelAttributes {
+  for (const key of Object.keys(attributes)) if (attributes[key] === undefined) delete attributes[key];
+  return attributes;
+}
+
+function setAttributes(span: OtelSpan, attributes: OtelAttributes): void {
+  for (const [key, value] of Object.entries(attributes)) if (value !== undefined) span.setAttribute(key, value);
+}
+
+function remote(context: TaskTraceContext): OtelSpanContext {
+  return { traceId: context.traceId, spanId: context.spanId, traceFlags: context.traceFlags, isRemote: true };
+}
+
+function outcomeOf(status: number): string {
+  if (status === 499) return 'client_closed';
+  if (status >= 500) return 'server_error';
+  if (status >= 400) return 'client_error';
+  return 'success';
+}
+
+/** `error.type`: the gateway's error code (low cardinality, never a message: messages may quote an answer). */
+function errorTypeOf(error: unknown): string {
+  if (error instanceof GatewayError) return error.code;
+  if (error instanceof Error && error.name !== 'Error') return error.name;
+  return '_OTHER';
+}
