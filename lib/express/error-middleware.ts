@@ -6,6 +6,7 @@ import { sendJson } from './send-body.js';
 import { ClientGoneError } from '../errors/client-gone-error.js';
 import type { ResolvedOptions } from '../gateway/options.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { QuotaExceededError } from '../errors/quota-exceeded-error.js';
 import { type RouteState, findRouteState } from './route-state.js';
 import { bearerKeyOf, gatewayCaller } from './authenticate.js';
 import { redactSecrets } from '../security/redact.js';
@@ -27,6 +28,12 @@ export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHan
     }
     // 429 and 503 say when to come back (the OpenAI SDKs wait that long before their retry)
     if (gatewayError.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(gatewayError.retryAfterSeconds));
+    // a quota's 429 also says which limit and what is left (draft-ietf-httpapi-ratelimit-headers)
+    if (gatewayError instanceof QuotaExceededError) {
+      const { policy, limit } = gatewayError.headers();
+      res.setHeader('ratelimit-policy', policy);
+      res.setHeader('ratelimit', limit);
+    }
     sendJson(res, gatewayError.status, gatewayError.toJSON());
   };
 }

@@ -12,6 +12,8 @@ export interface RouteState extends CallRecord {
   startedAt: number;
   /** The `error.code` of the GatewayError the request ended with (set by the error middleware), for the usage event. */
   errorCode?: string;
+  /** True when the answer is an Idempotency-Key replay: nothing was billed, no usage event. */
+  replayed?: boolean;
 }
 
 // Express sets statusCode 200 before anything is sent; nginx's 499 says "client closed the request".
@@ -38,7 +40,7 @@ export function beginRoute(route: RouteName, options: ResolvedOptions): RequestH
       if (!finished) controller?.abort();
       const caller = gatewayCaller(res);
       // usage is per caller: a request that never authenticated has nobody to bill
-      if (!options.onUsage || !caller) return;
+      if (!options.onUsage || !caller || state.replayed) return;
       try {
         options.onUsage({
           caller,
@@ -51,6 +53,8 @@ export function beginRoute(route: RouteName, options: ResolvedOptions): RequestH
           latencyMs: Math.round((performance.now() - state.startedAt) * 1000) / 1000,
           upstreamRequestId: state.upstreamRequestId,
           ...(state.errorCode !== undefined ? { errorCode: state.errorCode } : {}),
+          ...(state.imageSizes !== undefined ? { imageSizes: state.imageSizes } : {}),
+          ...(state.upstreamUsage !== undefined ? { upstreamUsage: state.upstreamUsage } : {}),
         });
       } catch (error) {
         options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'onUsage threw');

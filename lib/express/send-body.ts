@@ -5,6 +5,7 @@
 // a client that stops reading is cut after limits.clientStallMs instead of holding it forever.
 import type { Response } from 'express';
 import { guardFlush, waitForDrain } from './client-stall.js';
+import { answerRecorderOf } from './answer-recorder.js';
 
 // Each wait for the client covers at most one slice: a client must take 256 KiB per stall limit
 // (under 10 KB/s at the 30 s default) to be kept, whatever the size of the whole answer.
@@ -12,6 +13,9 @@ const SLICE = 256 * 1024;
 
 export function sendBody(res: Response, status: number, contentType: string, body: Buffer | string): void {
   const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+  // an Idempotency-Key request keeps what it answered, byte for byte (idempotency.ts)
+  const recorder = answerRecorderOf(res);
+  recorder?.record(status, contentType, length <= recorder.maxBytes ? body : undefined, length);
   res.statusCode = status;
   res.setHeader('content-type', contentType);
   res.setHeader('content-length', length);

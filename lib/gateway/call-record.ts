@@ -10,6 +10,10 @@ export interface CallRecord {
   /** What the upstream answered with, before the gateway kept at most the images the request allowed. */
   upstreamImages?: number;
   upstreamRequestId?: string;
+  /** `WxH` of each image returned, when the upstream said (UsageEvent.imageSizes). */
+  imageSizes?: string[];
+  /** The upstream's usage counters, when it gave them (UsageEvent.upstreamUsage). */
+  upstreamUsage?: Record<string, number>;
   /** Aborted when the client goes away before the response is finished. */
   readonly signal: AbortSignal;
 }

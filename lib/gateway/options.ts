@@ -7,6 +7,8 @@ import { type JobScheduler, memoryScheduler } from './tasks/job-scheduler.js';
 import { memoryTaskStore } from './tasks/memory-task-store.js';
 import type { TaskStore } from './tasks/task-store.js';
 import { DEFAULT_LIMITS } from '../default-limits.js';
+import { type IdempotencyOptions, type ResolvedIdempotency, type ResolvedQuotas, resolveIdempotency, resolveQuotas } from './tenancy/resolve-tenancy.js';
+import type { QuotaOptions } from './tenancy/quota-options.js';
 import type { CallbackOptions, CompressedBodiesOptions, GatewayLimits, ImageModelFamily, ListModels, Logger, ResolveUpstream, UsageEvent, VerifyKey } from '../types.js';
 
 export interface GatewayOptions {
@@ -77,6 +79,21 @@ export interface GatewayOptions {
    * @example fallthrough: true // the host serves its own GET /v1/status after the gateway
    */
   fallthrough?: boolean;
+  /**
+   * Per-caller quotas in billing units: requests and images per minute, video-seconds per day,
+   * concurrent video tasks, in-flight requests (README "Tenant controls"). Default: none (only
+   * `limits.inFlightPerCaller`). A refusal is 429 `rate_limit_exceeded` with `Retry-After` and the
+   * IETF `RateLimit-Policy` / `RateLimit` headers.
+   * @example quotas: { limits: (caller) => plans[String(caller.plan)], redis: new Redis(process.env.REDIS_URL!) }
+   */
+  quotas?: QuotaOptions;
+  /**
+   * `Idempotency-Key` on the paid creates (image generations and edits, video tasks, Ark native
+   * images, CreateAsset): a retry with the same key and body gets the stored answer, the upstream is
+   * not called again. Default: on, keys in memory for 24 h; `false` ignores the header.
+   * @example idempotency: { store: redisIdempotencyStore({ client: redis }) }
+   */
+  idempotency?: IdempotencyOptions | false;
 }
 
 export interface ResolvedCallbacks {
@@ -129,6 +146,8 @@ export interface ResolvedOptions {
   readonly allowOperatorAssets: boolean;
   readonly listModels?: ListModels;
   readonly fallthrough: boolean;
+  readonly quotas?: ResolvedQuotas;
+  readonly idempotency?: ResolvedIdempotency;
 }
 
 const KNOWN_OPTIONS = new Set([
@@ -147,6 +166,8 @@ const KNOWN_OPTIONS = new Set([
   'allowOperatorAssets',
   'listModels',
   'fallthrough',
+  'quotas',
+  'idempotency',
 ]);
 
 const silent = (): void => {};
@@ -196,10 +217,11 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
   }
   checkInterface(options.store, 'store', ['createTask', 'getTask', 'updateTask', 'putAsset', 'getAsset'], 'store: redisTaskStore({ client: new Redis(process.env.REDIS_URL) })');
   checkInterface(options.scheduler, 'scheduler', ['start', 'schedulePoll', 'scheduleDelivery', 'close'], 'scheduler: bullmqScheduler({ connection: new Redis(process.env.REDIS_URL) })');
+  const limits = resolveLimits(options.limits);
   return Object.freeze({
     verifyKey: options.verifyKey,
     resolveUpstream: options.resolveUpstream,
-    limits: resolveLimits(options.limits),
+    limits,
     compressedBodies: resolveCompressedBodies(options.compressedBodies),
     imageModels: resolveImageModels(options.imageModels),
     allowPrivateImageUrls: options.allowPrivateImageUrls ?? false,
@@ -212,6 +234,8 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     allowOperatorAssets: options.allowOperatorAssets ?? false,
     listModels: options.listModels,
     fallthrough: options.fallthrough ?? false,
+    quotas: resolveQuotas(options.quotas),
+    idempotency: resolveIdempotency(options.idempotency, limits),
   });
 }
 

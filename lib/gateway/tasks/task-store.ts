@@ -36,11 +36,18 @@ export interface TaskRecord {
   /** The query body once the task is terminal: later queries need no upstream call. */
   result?: Record<string, unknown>;
   callback?: TaskCallbackState;
+  /**
+   * True once the usage event of the task's terminal state was emitted: set in the same
+   * compare-and-set that records (or first sees) the terminal state, so exactly one instance emits it.
+   */
+  usageReported?: boolean;
+  /** The video-seconds and concurrent-task slot the create charged to the owner's quotas, freed at the terminal state. */
+  quota?: { videoSeconds: number; slot: boolean };
   /** Starts at 1, +1 on every applied update. */
   version: number;
 }
 
-export type TaskChanges = Partial<Pick<TaskRecord, 'status' | 'result' | 'callback'>>;
+export type TaskChanges = Partial<Pick<TaskRecord, 'status' | 'result' | 'callback' | 'usageReported'>>;
 
 export interface AssetRecord {
   /** The upstream asset id (`Result.Id`), as used in `asset://<id>`. */
