@@ -88,6 +88,8 @@ export function memoryIdempotencyStore(options: MemoryIdempotencyStoreOptions = 
 
 /** The commands redisIdempotencyStore sends (ioredis's `Redis` fits). */
 export interface RedisIdempotencyClient {
+  /** ioredis's connection state: anything but 'ready' fails at once instead of waiting in its offline queue. */
+  status?: string;
   get(key: string): Promise<string | null>;
   set(key: string, value: string, px: 'PX', ms: number, nx: 'NX'): Promise<'OK' | null>;
   set(key: string, value: string, px: 'PX', ms: number): Promise<'OK' | null>;
@@ -106,6 +108,8 @@ export function redisIdempotencyStore(options: RedisIdempotencyStoreOptions): Id
   const { client, prefix = 'gw:idem:' } = options;
   return {
     async begin(key, fingerprint, ttlMs) {
+      // a request must not wait for Redis to come back: it fails now (503), the client retries
+      if (client.status !== undefined && client.status !== 'ready') throw new Error(`Redis is not ready (${client.status})`);
       const taken = await client.set(prefix + key, JSON.stringify({ state: 'running', fingerprint }), 'PX', ttlMs, 'NX');
       if (taken === 'OK') return undefined;
       const held = await client.get(prefix + key);
