@@ -109,7 +109,7 @@ export function redisIdempotencyStore(options: RedisIdempotencyStoreOptions): Id
   return {
     async begin(key, fingerprint, ttlMs) {
       // a request must not wait for Redis to come back: it fails now (503), the client retries
-      if (client.status !== undefined && client.status !== 'ready') throw new Error(`Redis is not ready (${client.status})`);
+      if (client.status === 'reconnecting' || client.status === 'close' || client.status === 'end') throw new Error(`Redis is not connected (${client.status})`);
       const taken = await client.set(prefix + key, JSON.stringify({ state: 'running', fingerprint }), 'PX', ttlMs, 'NX');
       if (taken === 'OK') return undefined;
       const held = await client.get(prefix + key);

@@ -52,8 +52,7 @@ export class Quotas {
     const durations: Record<Kind, number> = { requests: 60, images: 60, videoSeconds: 86_400, videoTasks: Math.ceil(videoSlotMs / 1000) };
     const make = (kind: Kind): RateLimiterAbstract => {
       const common = { points: COUNTER_POINTS, duration: durations[kind], keyPrefix: `${config?.prefix ?? 'gw:quota:'}${kind}` };
-      // rejectIfRedisNotReady: an unreachable Redis fails at once instead of queueing the request
-      return config?.redis ? new RateLimiterRedis({ ...common, storeClient: config.redis, rejectIfRedisNotReady: true }) : new RateLimiterMemory(common);
+      return config?.redis ? new RateLimiterRedis({ ...common, storeClient: config.redis }) : new RateLimiterMemory(common);
     };
     this.counters = { requests: make('requests'), images: make('images'), videoSeconds: make('videoSeconds'), videoTasks: make('videoTasks') };
   }
@@ -81,6 +80,8 @@ export class Quotas {
     const kinds = (Object.keys(cost) as Kind[]).filter((kind) => (cost[kind] ?? 0) > 0 && limits[KINDS[kind].limit] !== undefined);
     if (kinds.length === 0) return NOTHING;
     const key = caller.id;
+    // a lost connection fails now instead of holding the request in ioredis's offline queue
+    if (this.config?.redis && isDisconnected(this.config.redis)) return this.storeDown(new Error(`Redis is not connected (${String(this.config.redis.status)})`));
     const settled = await Promise.allSettled(kinds.map((kind) => this.counters[kind].consume(key, cost[kind]!)));
     const taken = kinds.filter((_kind, index) => settled[index]!.status === 'fulfilled');
     const giveBack = (which: readonly Kind[]): Promise<void> => this.reward(key, which, cost);
@@ -179,4 +180,9 @@ export class Quotas {
         : `Quota exceeded: ${limit} ${unit} (${name}); this request needs ${asked} and ${remaining} remain. Retry in ${resetSeconds} s.`;
     return new QuotaExceededError(message, { name, quota: limit, ...(window !== undefined ? { windowSeconds: window } : {}), remaining, resetSeconds });
   }
+}
+
+/** ioredis's states of a connection that was lost ('wait' and 'connecting' at startup still queue and succeed). */
+function isDisconnected(client: { status?: string }): boolean {
+  return client.status === 'reconnecting' || client.status === 'close' || client.status === 'end';
 }
