@@ -41,6 +41,8 @@ export interface MemoryIdempotencyStoreOptions {
   maxBytes?: number;
 }
 
+const MAX_RUNNING_SKIPPED = 1_000;
+
 /** Idempotency keys in this process's memory: the default, for one instance. Expired keys are dropped as they are met. */
 export function memoryIdempotencyStore(options: MemoryIdempotencyStoreOptions = {}): IdempotencyStore {
   const { maxKeys = 10_000, maxBytes = 64 * 1024 * 1024 } = options;
@@ -61,10 +63,16 @@ export function memoryIdempotencyStore(options: MemoryIdempotencyStoreOptions = 
   const put = (key: string, record: IdempotencyRecord, ttlMs: number): void => {
     drop(key);
     const size = record.state === 'done' ? record.answer.body.length : 0;
-    // a running record is never forgotten for room: forgetting it would let a retry run twice
+    // a running record is never forgotten for room: forgetting it would let a retry run twice. Running
+    // records are few (each is a request in flight, capped per caller), so the scan past them is short;
+    // it is bounded anyway, and the store then holds a few more than maxKeys until they finish.
+    let skipped = 0;
     for (const [oldest, entry] of records) {
-      if (records.size < maxKeys && bytes + size <= maxBytes) break;
-      if (entry.record.state === 'running' && entry.expiresAt > Date.now()) continue;
+      if ((records.size < maxKeys && bytes + size <= maxBytes) || skipped >= MAX_RUNNING_SKIPPED) break;
+      if (entry.record.state === 'running' && entry.expiresAt > Date.now()) {
+        skipped += 1;
+        continue;
+      }
       drop(oldest);
     }
     records.set(key, { record, expiresAt: Date.now() + ttlMs, bytes: size });
