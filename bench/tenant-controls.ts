@@ -46,17 +46,17 @@ async function timeEach(iterations: number, work: (index: number) => Promise<unk
 
 async function checks(redis: Redis | undefined): Promise<Record<string, { p50: number; p99: number }>> {
   const where = redis ? 'redis' : 'memory';
-  const quotas = new Quotas(
-    resolveQuotas({ limits: { requestsPerMinute: 1e12, imagesPerMinute: 1e12 }, ...(redis ? { redis } : {}), prefix: `${PREFIX}quota:` }),
-    silent,
-    48 * 3600_000,
-  );
+  const quotas = new Quotas(resolveQuotas({ limits: { requestsPerMinute: 1e12, imagesPerMinute: 1e12 }, ...(redis ? { redis } : {}), prefix: `${PREFIX}quota:` }), silent, 48 * 3600_000);
   const store: IdempotencyStore = redis ? redisIdempotencyStore({ client: redis, prefix: `${PREFIX}idem:` }) : memoryIdempotencyStore();
   const caller = { id: 'tenant-bench' };
   const run = `${Date.now()}`;
   const charge = await timeEach(ITERATIONS, () => quotas.charge(caller, { requests: 1, images: 1 }));
   // each key is finished as the request it stands for would be (the write is not awaited by a request)
-  const answer = { state: 'done' as const, fingerprint: 'fingerprint', answer: { status: 200, contentType: 'application/json', body: Buffer.from('{"created":1,"data":[{"url":"https://cdn.example/1.png"}]}').toString('base64') } };
+  const answer = {
+    state: 'done' as const,
+    fingerprint: 'fingerprint',
+    answer: { status: 200, contentType: 'application/json', body: Buffer.from('{"created":1,"data":[{"url":"https://cdn.example/1.png"}]}').toString('base64') },
+  };
   const finish = (key: string): void => void store.finish(key, answer, 60_000);
   const take = await timeEach(ITERATIONS, async (index) => {
     await store.begin(`${run}:${index}`, 'fingerprint', 60_000);

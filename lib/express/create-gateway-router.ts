@@ -55,7 +55,9 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   };
   // every route: slow readers cut after clientStallMs, the key checked, then one of the caller's
   // in-flight slots taken (no tenant can starve another). Express flattens handler arrays.
-  const authenticate = [watchClientStall(resolved.limits.clientStallMs, resolved.logger), createAuthenticate(resolved),
+  const authenticate = [
+    watchClientStall(resolved.limits.clientStallMs, resolved.logger),
+    createAuthenticate(resolved),
     limitCallerInFlight(resolved.limits.inFlightPerCaller, createInFlightLimiter(resolved.limits.inFlightPerCaller), resolved.quotas ? quotas : undefined),
   ];
   const jsonBody = createJsonBody(resolved);

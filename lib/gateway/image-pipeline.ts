@@ -42,7 +42,7 @@ export async function runImageRequest(deps: GatewayDeps, record: CallRecord, inp
   record.model = input.model;
   const family = deps.options.imageModels.find(input.model);
   // image-family models are validated before the resolver runs: bad input costs the host nothing
-  let request = family ? input.readRequest(family) : undefined;
+  const request = family ? input.readRequest(family) : undefined;
   const upstreams = await resolveUpstreams(deps.options, { model: input.model, route: input.route, caller: input.caller, req: input.req });
   const call: CallContext = { http: deps.http, signal: record.signal, limits: deps.options.limits };
   // quotas after validation and the resolver, before any upstream call; the images come back when it fails

@@ -153,7 +153,10 @@ describe.runIf(Boolean(REDIS_URL))('tenant controls across instances sharing Red
     const a = instance({ quotas, scheduler: true });
     const b = instance({ quotas, scheduler: true });
     ark.scripts.push(['running', 'succeeded']);
-    const created = await request(a.app).post(TASKS).set('Authorization', `Bearer ${KEY_A}`).send(video({ callback_url: receiver.url }));
+    const created = await request(a.app)
+      .post(TASKS)
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send(video({ callback_url: receiver.url }));
     expect(created.status).toBe(200);
     expect((await request(b.app).post(TASKS).set('Authorization', `Bearer ${KEY_A}`).send(video())).status).toBe(429);
     const query = (gw: Instance) => request(gw.app).get(`${TASKS}/${created.body.id}`).set('Authorization', `Bearer ${KEY_A}`);

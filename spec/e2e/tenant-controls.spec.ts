@@ -130,11 +130,7 @@ describe('Idempotency-Key on the paid creates', () => {
 
   it('refuses the key on a streamed request (400), and a malformed key, without calling the upstream', async () => {
     const gw = await start();
-    const streamed = await request(gw.app)
-      .post(NATIVE)
-      .set('Authorization', `Bearer ${KEY_A}`)
-      .set('Idempotency-Key', 's-1')
-      .send({ model: 'seedream', prompt: 'x', stream: true });
+    const streamed = await request(gw.app).post(NATIVE).set('Authorization', `Bearer ${KEY_A}`).set('Idempotency-Key', 's-1').send({ model: 'seedream', prompt: 'x', stream: true });
     expect(streamed.status).toBe(400);
     expect(streamed.body.error).toMatchObject({ code: 'invalid_request_error', param: 'Idempotency-Key' });
     const malformed = await request(gw.app).post(GENERATIONS).set('Authorization', `Bearer ${KEY_A}`).set('Idempotency-Key', 'x'.repeat(300)).send(image());
@@ -208,7 +204,11 @@ describe('quotas in billing units', () => {
   it('images come back when the upstream fails', async () => {
     const gw = await start({ quotas: limited({ imagesPerMinute: 4 }) });
     gw.fakes.openai.next((_request, res) => openaiError(res, 500, 'boom', 'server_error', null));
-    const post = () => request(gw.app).post(GENERATIONS).set('Authorization', `Bearer ${KEY_A}`).send(image({ n: 4 }));
+    const post = () =>
+      request(gw.app)
+        .post(GENERATIONS)
+        .set('Authorization', `Bearer ${KEY_A}`)
+        .send(image({ n: 4 }));
     expect((await post()).status).toBeGreaterThanOrEqual(500);
     expect((await gw.router.quota({ id: 'tenant-a' }))[0]).toMatchObject({ name: 'images', remaining: 4 });
     expect((await post()).status).toBe(200);
@@ -242,7 +242,11 @@ describe('quotas in billing units', () => {
   it('concurrent video tasks: a slot frees when a query sees the task end, and that end is reported once', async () => {
     const gw = await start({ quotas: limited({ concurrentVideoTasks: 1 }) });
     gw.fakes.ark.scripts.push(['running', 'succeeded']);
-    const post = () => request(gw.app).post(TASKS).set('Authorization', `Bearer ${KEY_A}`).send(video({ duration: 5 }));
+    const post = () =>
+      request(gw.app)
+        .post(TASKS)
+        .set('Authorization', `Bearer ${KEY_A}`)
+        .send(video({ duration: 5 }));
     const created = await post();
     expect(created.status).toBe(200);
     const refused = await post();
@@ -273,7 +277,11 @@ describe('quotas in billing units', () => {
       await gate.wait;
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ created: 1, data: [{ url: 'https://x.example/1.png' }] }));
     });
-    const first = request(gw.app).post(GENERATIONS).set('Authorization', `Bearer ${KEY_A}`).send(image()).then((res) => res);
+    const first = request(gw.app)
+      .post(GENERATIONS)
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send(image())
+      .then((res) => res);
     await until(() => gw.fakes.openai.apiRequests().length === 1);
     const refused = await request(gw.app).post(GENERATIONS).set('Authorization', `Bearer ${KEY_A}`).send(image());
     expect(refused.status).toBe(429);
@@ -287,12 +295,24 @@ describe('quotas in billing units', () => {
 
   it('usage events carry what the upstream returned: images, their sizes and its usage counters', async () => {
     const gw = await start();
-    gw.fakes.openai.next((_request, res) =>
-      res
-        .writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'oa-77' })
-        .end(JSON.stringify({ created: 1, size: '1024x1536', data: [{ url: 'https://x.example/1.png' }, { url: 'https://x.example/2.png' }], usage: { input_tokens: 50, output_tokens: 50, total_tokens: 100 } })),
-    );
-    expect((await request(gw.app).post(GENERATIONS).set('Authorization', `Bearer ${KEY_A}`).send(image({ n: 3 }))).status).toBe(200);
+    gw.fakes.openai.next((_request, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'oa-77' }).end(
+        JSON.stringify({
+          created: 1,
+          size: '1024x1536',
+          data: [{ url: 'https://x.example/1.png' }, { url: 'https://x.example/2.png' }],
+          usage: { input_tokens: 50, output_tokens: 50, total_tokens: 100 },
+        }),
+      );
+    });
+    expect(
+      (
+        await request(gw.app)
+          .post(GENERATIONS)
+          .set('Authorization', `Bearer ${KEY_A}`)
+          .send(image({ n: 3 }))
+      ).status,
+    ).toBe(200);
     expect(gw.usage[0]).toMatchObject({ images: 2, imageSizes: ['1024x1536', '1024x1536'], upstreamUsage: { input_tokens: 50, output_tokens: 50, total_tokens: 100 }, upstreamRequestId: 'oa-77' });
   });
 });

@@ -82,7 +82,7 @@ export class Quotas {
     const key = caller.id;
     // a lost connection fails now instead of holding the request in ioredis's offline queue
     if (this.config?.redis && isDisconnected(this.config.redis)) return this.storeDown(new Error(`Redis is not connected (${String(this.config.redis.status)})`));
-    const settled = await Promise.allSettled(kinds.map((kind) => this.counters[kind].consume(key, cost[kind]!)));
+    const settled = await Promise.allSettled(kinds.map((kind) => this.counters[kind].consume(key, cost[kind])));
     const taken = kinds.filter((_kind, index) => settled[index]!.status === 'fulfilled');
     const giveBack = (which: readonly Kind[]): Promise<void> => this.reward(key, which, cost);
     const failed = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
@@ -143,7 +143,7 @@ export class Quotas {
     await Promise.all(
       kinds.map(async (kind) => {
         try {
-          await this.counters[kind].reward(key, cost[kind]!);
+          await this.counters[kind].reward(key, cost[kind]);
         } catch (error) {
           // the budget stays charged until its window ends: the caller pays too much, never too little
           this.logger.warn({ caller: key, quota: KINDS[kind].name, error: error instanceof Error ? error.message : String(error) }, 'a quota refund failed');

@@ -37,7 +37,7 @@ export interface ResolvedIdempotency {
   readonly maxAnswerBytes: number;
 }
 
-const QUOTA_EXAMPLE = "quotas: { limits: { requestsPerMinute: 60, imagesPerMinute: 20, videoSecondsPerDay: 600, concurrentVideoTasks: 2 } }";
+const QUOTA_EXAMPLE = 'quotas: { limits: { requestsPerMinute: 60, imagesPerMinute: 20, videoSecondsPerDay: 600, concurrentVideoTasks: 2 } }';
 const LIMIT_KEYS: ReadonlyArray<keyof QuotaLimits> = ['requestsPerMinute', 'imagesPerMinute', 'videoSecondsPerDay', 'concurrentVideoTasks', 'inFlight'];
 
 export function resolveQuotas(value: QuotaOptions | undefined): ResolvedQuotas | undefined {
