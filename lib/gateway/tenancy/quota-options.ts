@@ -7,7 +7,7 @@ import type { Caller } from '../../types.js';
  * @example { requestsPerMinute: 120, imagesPerMinute: 40, videoSecondsPerDay: 600, concurrentVideoTasks: 2, inFlight: 16 }
  */
 export interface QuotaLimits {
-  /** Requests per rolling-window minute on every route that calls an upstream (a refused request is not counted). */
+  /** Requests per minute (fixed window): creates and forwarded requests, not task queries or `/v1/models` (a refused request is not counted). */
   requestsPerMinute?: number;
   /** Images per minute: an image request costs its `n` (default 1), given back when the upstream fails. */
   imagesPerMinute?: number;
