@@ -48,12 +48,16 @@ export async function runImageRequest(deps: GatewayDeps, record: CallRecord, inp
   // quotas after validation and the resolver, before any upstream call; the images come back when it fails
   const asked = family && request ? allowedImages(request, family) : requestedCount(input.requestedImages);
   const charge = await deps.quotas.charge(input.caller, { requests: 1, images: asked });
+  let answer: ImageAnswer;
   try {
-    return await generate(deps, record, input, { family, request, upstreams, call });
+    answer = await generate(deps, record, input, { family, request, upstreams, call });
   } catch (error) {
     await charge.refund(['images']);
     throw error;
   }
+  // fewer images than asked: the rest come back too (the quota counts what was generated)
+  if (record.images < asked) await charge.refund(['images'], { images: asked - record.images });
+  return answer;
 }
 
 interface Prepared {

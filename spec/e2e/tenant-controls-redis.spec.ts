@@ -97,9 +97,16 @@ describe.runIf(Boolean(REDIS_URL))('tenant controls across instances sharing Red
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ created: 7, data: [{ url: 'https://cdn.openai.example/once.png' }] }));
     });
     const post = (gw: Instance) => request(gw.app).post(GENERATIONS).set('Authorization', `Bearer ${KEY_A}`).set('Idempotency-Key', 'lost-answer-1').send(image);
-    const retries = [a, b, a, b, a, b, a, b].map((gw) => post(gw).then((res) => res));
-    // the first holds the upstream; every concurrent retry is answered while it does
-    for (let round = 0; round < 500 && openai.apiRequests().length === 0; round += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    let settled = 0;
+    const retries = [a, b, a, b, a, b, a, b].map((gw) =>
+      post(gw).then((res) => {
+        settled += 1;
+        return res;
+      }),
+    );
+    // the first holds the upstream; it is released only once every concurrent retry has its answer
+    for (let round = 0; round < 1_000 && (openai.apiRequests().length === 0 || settled < 7); round += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(settled).toBe(7);
     release();
     const answers = await Promise.all(retries);
     const statuses = answers.map((res) => res.status).sort();

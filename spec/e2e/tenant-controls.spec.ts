@@ -10,6 +10,7 @@ import { startFakeArk } from '../helpers/fake-ark.js';
 import { openaiError, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { KEY_A, KEY_B } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
+import { type Responder, sendJson } from '../helpers/fake-upstream.js';
 
 const GENERATIONS = '/v1/images/generations';
 const TASKS = '/api/v3/contents/generations/tasks';
@@ -25,6 +26,12 @@ async function start(options: { quotas?: QuotaOptions; idempotency?: { ttlSecond
     ...options,
   });
 }
+
+/** An OpenAI image answer with as many images as the request's `n`. */
+const asAsked: Responder = (recorded, res) => {
+  const n = Number((recorded.json as { n?: number }).n ?? 1);
+  sendJson(res, 200, { created: 1, data: Array.from({ length: n }, (_item, index) => ({ url: `https://cdn.openai.example/${index}.png` })) });
+};
 
 /** A responder that holds the upstream's answer until `release()` is called. */
 function held(): { wait: Promise<void>; release: () => void } {
@@ -183,6 +190,7 @@ describe('quotas in billing units', () => {
   it('an image request costs n; the one that would pass the limit is 429 with Retry-After and RateLimit headers, costs nothing and calls no upstream', async () => {
     const gw = await start({ quotas: limited({ imagesPerMinute: 5 }) });
     const post = (n: number, key = KEY_A) => request(gw.app).post(GENERATIONS).set('Authorization', `Bearer ${key}`).send(image({ n }));
+    gw.fakes.openai.next(asAsked);
     expect((await post(4)).status).toBe(200);
     const refused = await post(2);
     expect(refused.status).toBe(429);
@@ -211,8 +219,20 @@ describe('quotas in billing units', () => {
         .send(image({ n: 4 }));
     expect((await post()).status).toBeGreaterThanOrEqual(500);
     expect((await gw.router.quota({ id: 'tenant-a' }))[0]).toMatchObject({ name: 'images', remaining: 4 });
+    gw.fakes.openai.next(asAsked);
     expect((await post()).status).toBe(200);
     expect((await post()).status).toBe(429);
+  });
+
+  it('an answer with fewer images than n gives the rest back: the quota counts what was generated', async () => {
+    const gw = await start({ quotas: limited({ imagesPerMinute: 4 }) });
+    // the fake's default answer has one image, whatever n
+    const answered = await request(gw.app)
+      .post(GENERATIONS)
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send(image({ n: 4 }));
+    expect(answered.body.data).toHaveLength(1);
+    expect((await gw.router.quota({ id: 'tenant-a' }))[0]).toMatchObject({ name: 'images', remaining: 3 });
   });
 
   it('requests per minute count every upstream route; the refused one reaches no upstream', async () => {

@@ -73,7 +73,12 @@ export function forwardJsonHandler(deps: GatewayDeps, config: ForwardRoute): Req
       }),
     );
     state.upstreamRequestId = answer.requestId;
-    if (native) countNativeImages(state, answer.body);
+    if (native) {
+      countNativeImages(state, answer.body);
+      // a group of fewer images than `max_images`: the rest come back (the quota counts what was generated)
+      const asked = nativeImagesAsked(body);
+      if (state.images < asked) await charge.refund(['images'], { images: asked - state.images });
+    }
     sendBody(res, answer.status, answer.contentType, answer.body);
   });
 }

@@ -9,7 +9,7 @@ import type { Caller } from '../../types.js';
 export interface QuotaLimits {
   /** Requests per minute (fixed window): creates and forwarded requests, not task queries or `/v1/models` (a refused request is not counted). */
   requestsPerMinute?: number;
-  /** Images per minute: an image request costs its `n` (default 1), given back when the upstream fails. */
+  /** Images per minute: an image request costs its `n` (default 1), given back when the upstream fails (and the images its answer lacks). */
   imagesPerMinute?: number;
   /**
    * Video-seconds per day: a task costs its requested `duration` (top-level, else a `--dur N` /

@@ -25,7 +25,8 @@ type Kind = keyof QuotaCost;
 export interface QuotaCharge {
   /** The kinds this charge counted (those the caller has a limit for). */
   readonly taken: readonly Kind[];
-  refund(kinds: readonly Kind[]): Promise<void>;
+  /** Gives back `kinds`, whole or (`amounts`) in part; each kind at most once. */
+  refund(kinds: readonly Kind[], amounts?: QuotaCost): Promise<void>;
 }
 
 const KINDS: Record<Kind, { limit: keyof QuotaLimits; name: QuotaState['name']; unit: string }> = {
@@ -84,7 +85,7 @@ export class Quotas {
     if (this.config?.redis && isDisconnected(this.config.redis)) return this.storeDown(new Error(`Redis is not connected (${String(this.config.redis.status)})`));
     const settled = await Promise.allSettled(kinds.map((kind) => this.counters[kind].consume(key, cost[kind])));
     const taken = kinds.filter((_kind, index) => settled[index]!.status === 'fulfilled');
-    const giveBack = (which: readonly Kind[]): Promise<void> => this.reward(key, which, cost);
+    const giveBack = (which: readonly Kind[], amounts: QuotaCost = cost): Promise<void> => this.reward(key, which, amounts);
     const failed = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failed) {
       await giveBack(taken);
@@ -101,10 +102,15 @@ export class Quotas {
     let refunded = new Set<Kind>();
     return {
       taken,
-      refund: async (which) => {
+      refund: async (which, amounts) => {
         const now = which.filter((kind) => taken.includes(kind) && !refunded.has(kind));
         refunded = new Set([...refunded, ...now]);
-        await giveBack(now);
+        // never more than was charged
+        const back = Object.fromEntries(now.map((kind) => [kind, Math.min(cost[kind]!, amounts?.[kind] ?? cost[kind]!)]));
+        await giveBack(
+          now.filter((kind) => back[kind]! > 0),
+          back,
+        );
       },
     };
   }
