@@ -26,12 +26,20 @@ export class QuotaExceededError extends GatewayError {
     this.rateLimit = rateLimit;
   }
 
-  /** `RateLimit-Policy` and `RateLimit` header values (draft-ietf-httpapi-ratelimit-headers-10 §3, §4). */
+  /** `RateLimit-Policy` and `RateLimit` header values of the limit that refused. */
   headers(): { policy: string; limit: string } {
-    const { name, quota, windowSeconds, remaining, resetSeconds } = this.rateLimit;
-    return {
-      policy: `"${name}";q=${quota}${windowSeconds !== undefined ? `;w=${windowSeconds}` : ''}`,
-      limit: `"${name}";r=${Math.max(0, remaining)};t=${Math.max(0, resetSeconds)}`,
-    };
+    return rateLimitHeaders([this.rateLimit]);
   }
+}
+
+/**
+ * `RateLimit-Policy` and `RateLimit` header values (draft-ietf-httpapi-ratelimit-headers-10 §3, §4):
+ * one list member per policy, e.g. `"requests";q=60;w=60, "images";q=20;w=60` and
+ * `"requests";r=59;t=60, "images";r=16;t=60`.
+ */
+export function rateLimitHeaders(fields: readonly RateLimitFields[]): { policy: string; limit: string } {
+  return {
+    policy: fields.map(({ name, quota, windowSeconds }) => `"${name}";q=${quota}${windowSeconds !== undefined ? `;w=${windowSeconds}` : ''}`).join(', '),
+    limit: fields.map(({ name, remaining, resetSeconds }) => `"${name}";r=${Math.max(0, remaining)};t=${Math.max(0, resetSeconds)}`).join(', '),
+  };
 }

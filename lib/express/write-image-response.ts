@@ -7,6 +7,7 @@ import { ClientGoneError } from '../errors/client-gone-error.js';
 import type { ImageGenerationResponse } from '../images/image-generation-response.js';
 import { guardFlush, waitForDrain } from './client-stall.js';
 import { answerRecorderOf } from './answer-recorder.js';
+import { sendRateLimit } from './send-body.js';
 
 // a multiple of 3, so each slice encodes to base64 without padding in the middle of the answer
 const SLICE = 3 * 64 * 1024;
@@ -31,6 +32,7 @@ export async function writeImageResponse(res: Response, response: ImageGeneratio
     recorder.record(200, 'application/json; charset=utf-8', whole, length);
   }
   res.statusCode = 200;
+  sendRateLimit(res);
   res.setHeader('content-type', 'application/json; charset=utf-8');
   res.setHeader('content-length', length);
   for (const piece of pieces) {

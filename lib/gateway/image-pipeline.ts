@@ -48,6 +48,7 @@ export async function runImageRequest(deps: GatewayDeps, record: CallRecord, inp
   // quotas after validation and the resolver, before any upstream call; the images come back when it fails
   const asked = family && request ? allowedImages(request, family) : requestedCount(input.requestedImages);
   const charge = await deps.quotas.charge(input.caller, { requests: 1, images: asked });
+  record.rateLimit = charge.rateLimit;
   let answer: ImageAnswer;
   try {
     answer = await generate(deps, record, input, { family, request, upstreams, call });

@@ -235,10 +235,16 @@ describe('quotas in billing units', () => {
     expect((await gw.router.quota({ id: 'tenant-a' }))[0]).toMatchObject({ name: 'images', remaining: 3 });
   });
 
-  it('requests per minute count every upstream route; the refused one reaches no upstream', async () => {
-    const gw = await start({ quotas: limited({ requestsPerMinute: 2 }) });
-    expect((await request(gw.app).post(GENERATIONS).set('Authorization', `Bearer ${KEY_A}`).send(image())).status).toBe(200);
-    expect((await request(gw.app).post(TASKS).set('Authorization', `Bearer ${KEY_A}`).send(video())).status).toBe(200);
+  it('requests per minute count every upstream route, each answer says what is left; the refused one reaches no upstream', async () => {
+    const gw = await start({ quotas: limited({ requestsPerMinute: 2, videoSecondsPerDay: 100 }) });
+    const image1 = await request(gw.app).post(GENERATIONS).set('Authorization', `Bearer ${KEY_A}`).send(image());
+    expect(image1.status).toBe(200);
+    expect(image1.headers['ratelimit-policy']).toBe('"requests";q=2;w=60');
+    expect(image1.headers.ratelimit).toMatch(/^"requests";r=1;t=\d+$/);
+    const task = await request(gw.app).post(TASKS).set('Authorization', `Bearer ${KEY_A}`).send(video());
+    expect(task.status).toBe(200);
+    expect(task.headers['ratelimit-policy']).toBe('"requests";q=2;w=60, "video-seconds";q=100;w=86400');
+    expect(task.headers.ratelimit).toMatch(/^"requests";r=0;t=\d+, "video-seconds";r=95;t=\d+$/);
     const refused = await request(gw.app).post(GENERATIONS).set('Authorization', `Bearer ${KEY_A}`).send(image());
     expect(refused.status).toBe(429);
     expect(refused.headers['ratelimit-policy']).toBe('"requests";q=2;w=60');

@@ -28,7 +28,7 @@ export function createAssetHandler(deps: GatewayDeps, validate: Validator<Create
     const url = requirePublicUrl(body.URL, 'URL', { allowPrivate: deps.options.allowPrivateImageUrls }, ASSET_URL_WORDING);
     const checked = url === body.URL ? body : { ...body, URL: url };
     // quotas after validation, before the upstream call
-    await deps.quotas.charge(callerOf(res), { requests: 1 });
+    state.rateLimit = (await deps.quotas.charge(callerOf(res), { requests: 1 })).rateLimit;
     sendJson(res, 200, await createAsset(deps, state, { caller: callerOf(res), body: checked, req }));
   });
 }

@@ -44,6 +44,7 @@ export function forwardJsonHandler(deps: GatewayDeps, config: ForwardRoute): Req
     // quotas after validation and the resolver, before the upstream call; images back when it fails
     const native = config.route === 'images.native';
     const charge = await deps.quotas.charge(callerOf(res), { requests: 1, ...(native ? { images: nativeImagesAsked(body) } : {}) });
+    state.rateLimit = charge.rateLimit;
     const refundOnFailure = async <T>(work: Promise<T>): Promise<T> => {
       try {
         return await work;

@@ -22,6 +22,7 @@ import type { NextPoll } from './job-scheduler.js';
 import { isPassedStatus, isTerminalStatus } from './task-state-order.js';
 import type { TaskRecord } from './task-store.js';
 import type { Quotas } from '../tenancy/quotas.js';
+import type { CallRecord } from '../call-record.js';
 import { usageOf } from '../tenancy/usage-fields.js';
 import { videoSecondsOf } from '../tenancy/request-costs.js';
 
@@ -43,6 +44,8 @@ export interface CreateTaskInput {
   body: VideoTaskBody;
   req: Request;
   signal: AbortSignal;
+  /** Where the quotas left after this create's charge are reported (the route's call record). */
+  record?: Pick<CallRecord, 'rateLimit'>;
 }
 
 export class TaskService {
@@ -100,6 +103,7 @@ export class TaskService {
     // quotas after validation and the resolver, before the upstream call (README "Tenant controls")
     const videoSeconds = videoSecondsOf(body, this.options.quotas?.defaultVideoSeconds ?? 5);
     const charge = await this.quotas.charge(caller, { requests: 1, videoSeconds, videoTasks: 1 });
+    if (input.record) input.record.rateLimit = charge.rateLimit;
     let created;
     try {
       created = await withFallback(upstreams, this.options, async (upstream) => {

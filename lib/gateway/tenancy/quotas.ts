@@ -6,7 +6,7 @@
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { QuotaExceededError } from '../../errors/quota-exceeded-error.js';
+import { QuotaExceededError, type RateLimitFields } from '../../errors/quota-exceeded-error.js';
 import type { Caller, Logger } from '../../types.js';
 import type { QuotaLimits, QuotaState } from './quota-options.js';
 import type { ResolvedQuotas } from './resolve-tenancy.js';
@@ -25,6 +25,8 @@ type Kind = keyof QuotaCost;
 export interface QuotaCharge {
   /** The kinds this charge counted (those the caller has a limit for). */
   readonly taken: readonly Kind[];
+  /** What is left of each counted limit after this charge, for the RateLimit headers of the answer. */
+  readonly rateLimit: readonly RateLimitFields[];
   /** Gives back `kinds`, whole or (`amounts`) in part; each kind at most once. */
   refund(kinds: readonly Kind[], amounts?: QuotaCost): Promise<void>;
 }
@@ -37,7 +39,7 @@ const KINDS: Record<Kind, { limit: keyof QuotaLimits; name: QuotaState['name']; 
 };
 // the counters count; the caller's limit decides. Far above any limit, so the counter never refuses.
 const COUNTER_POINTS = Number.MAX_SAFE_INTEGER;
-const NOTHING: QuotaCharge = { taken: [], refund: async () => {} };
+const NOTHING: QuotaCharge = { taken: [], rateLimit: [], refund: async () => {} };
 
 export class Quotas {
   private readonly counters: Record<Kind, RateLimiterAbstract>;
@@ -100,8 +102,10 @@ export class Quotas {
       }
     }
     let refunded = new Set<Kind>();
+    const rateLimit = kinds.map((kind, index) => this.fields(kind, limits[KINDS[kind].limit]!, (settled[index] as PromiseFulfilledResult<RateLimiterRes>).value));
     return {
       taken,
+      rateLimit,
       refund: async (which, amounts) => {
         const now = which.filter((kind) => taken.includes(kind) && !refunded.has(kind));
         refunded = new Set([...refunded, ...now]);
@@ -172,6 +176,17 @@ export class Quotas {
       retryAfterSeconds: 5,
       type: 'server_error',
     });
+  }
+
+  private fields(kind: Kind, limit: number, result: RateLimiterRes): RateLimitFields {
+    const window = this.windows[kind];
+    return {
+      name: KINDS[kind].name,
+      quota: limit,
+      ...(window !== undefined ? { windowSeconds: window } : {}),
+      remaining: Math.max(0, limit - result.consumedPoints),
+      resetSeconds: window === undefined ? 0 : Math.ceil(result.msBeforeNext / 1000),
+    };
   }
 
   private refusal(kind: Kind, limit: number, result: RateLimiterRes, asked: number): QuotaExceededError {
