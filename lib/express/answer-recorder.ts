@@ -7,6 +7,8 @@ export interface AnswerRecorder {
   /** Largest body kept; a writer of a larger one passes no body, only its size. */
   readonly maxBytes: number;
   record(status: number, contentType: string, body: Buffer | string | undefined, bytes: number): void;
+  /** The request failed (the error middleware got an error), whether or not an answer can still be sent. */
+  fail(): void;
 }
 
 // module-private, as route-state.ts: nothing outside the gateway can set or read one

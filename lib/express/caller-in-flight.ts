@@ -8,6 +8,7 @@ import { callerOf } from './authenticate.js';
 import { QuotaExceededError } from '../errors/quota-exceeded-error.js';
 import type { Quotas } from '../gateway/tenancy/quotas.js';
 import { type InFlightLimiter, createInFlightLimiter } from './in-flight-limiter.js';
+import { whenRequestDone } from './request-lifetime.js';
 
 // A slot frees whenever any of the caller's requests ends; with `limit` slow jobs in flight that is
 // on average well under a second away, so one second is an honest hint (the OpenAI SDKs honour it).
@@ -27,9 +28,10 @@ export function limitCallerInFlight(limit: number, limiter: InFlightLimiter = cr
       );
       return;
     }
-    // 'close' comes once per response however it ends (finished, failed, client gone); the
+    // once per response however it ends (finished, failed, client gone), or later when an
+    // Idempotency-Key create finishes its work after its client left (request-lifetime.ts); the
     // release is idempotent besides, so no path can free a slot twice
-    res.once('close', release);
+    whenRequestDone(res, release);
     next();
   };
   if (!quotas) return (_req, res, next) => acquire(res, next, limit);

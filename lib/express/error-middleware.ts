@@ -3,6 +3,7 @@
 // no stack traces, no upstream secrets, no HTML. Every 5xx is logged here, once.
 import type { ErrorRequestHandler, Response } from 'express';
 import { sendJson } from './send-body.js';
+import { answerRecorderOf } from './answer-recorder.js';
 import { ClientGoneError } from '../errors/client-gone-error.js';
 import type { ResolvedOptions } from '../gateway/options.js';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -13,6 +14,8 @@ import { redactSecrets } from '../security/redact.js';
 
 export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHandler {
   return (error: unknown, _req, res, _next) => {
+    // an Idempotency-Key request that failed frees its key, also when its client has left
+    answerRecorderOf(res)?.fail();
     // a client that left gets nothing and is no failure; a response that finished (a stream whose error
     // event was already sent) still gets its one log line below
     if (error instanceof ClientGoneError || (res.destroyed && !res.writableFinished)) return;

@@ -21,6 +21,7 @@ import { callerOf } from './authenticate.js';
 import { bodyFingerprint } from './body/body-fingerprint.js';
 import { routeStateOf } from './route-state.js';
 import { sendBody } from './send-body.js';
+import { holdRequest } from './request-lifetime.js';
 
 // the response header that marks a replayed answer
 const REPLAYED_HEADER = 'idempotent-replayed';
@@ -105,26 +106,40 @@ function replay(res: Response, answer: StoredAnswer): void {
   sendBody(res, answer.status, answer.contentType, Buffer.from(answer.body, 'base64'));
 }
 
-/** The first request's answer goes to the store when it is written (2xx only); any other end frees the key. */
+/**
+ * The first request's answer goes to the store when it is written (2xx only); an error answer, or a
+ * failure after the client left, frees the key. The request is held open until then
+ * (request-lifetime.ts): a client that disconnects does not abort the upstream call, so a lost
+ * answer is still kept for the retry, and the caller's in-flight slot stays taken meanwhile.
+ */
 function keepAnswer(res: Response, scoped: string, fingerprint: string, options: ResolvedOptions): void {
   const config = options.idempotency!;
-  let kept = false;
+  const done = holdRequest(res);
+  let settled = false;
   const failed = (error: unknown): void => {
     options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'idempotency store write failed');
   };
+  const settle = (record: IdempotencyRecord | undefined): void => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(safety);
+    (record ? config.store.finish(scoped, record, config.ttlMs) : config.store.release(scoped)).catch(failed);
+    done();
+  };
+  // nothing answered within the key's running time (a handler that never ended): freed anyway
+  const safety = setTimeout(() => settle(undefined), config.runningTtlMs);
+  safety.unref();
   setAnswerRecorder(res, {
     maxBytes: config.maxAnswerBytes,
     record(status, contentType, body, bytes) {
-      if (kept || status < 200 || status >= 300) return;
-      kept = true;
-      const record: IdempotencyRecord =
+      if (status < 200 || status >= 300) return settle(undefined);
+      if (res.destroyed) routeStateOf(res).keptStatus = status;
+      settle(
         body === undefined
           ? { state: 'too-large', fingerprint, bytes }
-          : { state: 'done', fingerprint, answer: { status, contentType, body: (typeof body === 'string' ? Buffer.from(body) : body).toString('base64') } };
-      config.store.finish(scoped, record, config.ttlMs).catch(failed);
+          : { state: 'done', fingerprint, answer: { status, contentType, body: (typeof body === 'string' ? Buffer.from(body) : body).toString('base64') } },
+      );
     },
-  });
-  res.once('close', () => {
-    if (!kept) config.store.release(scoped).catch(failed);
+    fail: () => settle(undefined),
   });
 }

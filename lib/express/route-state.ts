@@ -4,6 +4,7 @@ import type { RequestHandler, Response } from 'express';
 import type { ResolvedOptions } from '../gateway/options.js';
 import type { CallRecord } from '../gateway/call-record.js';
 import { gatewayCaller } from './authenticate.js';
+import { isHeld, whenRequestDone } from './request-lifetime.js';
 import type { RouteName } from '../types.js';
 
 /** The use cases' CallRecord, plus what only the inbound side knows. The signal is created on first use. */
@@ -14,6 +15,8 @@ export interface RouteState extends CallRecord {
   errorCode?: string;
   /** True when the answer is an Idempotency-Key replay: nothing was billed, no usage event. */
   replayed?: boolean;
+  /** The status of an Idempotency-Key answer that was kept for the retry although its client had left. */
+  keptStatus?: number;
 }
 
 // Express sets statusCode 200 before anything is sent; nginx's 499 says "client closed the request".
@@ -30,14 +33,18 @@ export function beginRoute(route: RouteName, options: ResolvedOptions): RequestH
       startedAt: performance.now(),
       get signal() {
         controller ??= new AbortController();
-        if (res.destroyed && !res.writableFinished) controller.abort();
+        if (res.destroyed && !res.writableFinished && !isHeld(res)) controller.abort();
         return controller.signal;
       },
     };
     states.set(res, state);
     res.once('close', () => {
+      // an Idempotency-Key create keeps working after its client left: its answer is kept for the retry
+      if (!res.writableFinished && !isHeld(res)) controller?.abort();
+    });
+    // reported when the request is done: at the close, or when held work finished after it
+    whenRequestDone(res, () => {
       const finished = res.writableFinished;
-      if (!finished) controller?.abort();
       const caller = gatewayCaller(res);
       // usage is per caller: a request that never authenticated has nobody to bill
       if (!options.onUsage || !caller || state.replayed) return;
@@ -49,7 +56,7 @@ export function beginRoute(route: RouteName, options: ResolvedOptions): RequestH
           provider: state.provider,
           images: state.images,
           ...(state.upstreamImages !== undefined ? { upstreamImages: state.upstreamImages } : {}),
-          status: finished ? res.statusCode : CLIENT_CLOSED,
+          status: finished ? res.statusCode : (state.keptStatus ?? CLIENT_CLOSED),
           latencyMs: Math.round((performance.now() - state.startedAt) * 1000) / 1000,
           upstreamRequestId: state.upstreamRequestId,
           ...(state.errorCode !== undefined ? { errorCode: state.errorCode } : {}),

@@ -3,6 +3,7 @@
 // key, streams refused, too-large answers not kept), quotas in billing units (weighted image charges
 // and their refunds, requests, video-seconds, concurrent video tasks, the in-flight override, the
 // 429 with Retry-After and RateLimit headers, a refusal that costs nothing), and the usage events.
+import http from 'node:http';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import type { QuotaLimits, QuotaOptions } from '../../lib/index.js';
@@ -26,6 +27,9 @@ async function start(options: { quotas?: QuotaOptions; idempotency?: { ttlSecond
     ...options,
   });
 }
+
+/** Quotas for tenant A only. */
+const limited = (limits: QuotaLimits): QuotaOptions => ({ limits: (caller) => (caller.id === 'tenant-a' ? limits : undefined) });
 
 /** An OpenAI image answer with as many images as the request's `n`. */
 const asAsked: Responder = (recorded, res) => {
@@ -97,6 +101,36 @@ describe('Idempotency-Key on the paid creates', () => {
     expect(late.headers['idempotent-replayed']).toBe('true');
     expect(late.body.data[0].url).toBe('https://cdn.openai.example/slow.png');
     expect(gw.fakes.openai.apiRequests()).toHaveLength(1);
+  });
+
+  it('a lost answer: the client leaves mid-request, the upstream call still finishes, and the retry gets that answer', async () => {
+    const gw = await start({ quotas: limited({ inFlight: 1 }) });
+    const gate = held();
+    gw.fakes.ark.next(async (_request, res) => {
+      await gate.wait;
+      sendJson(res, 200, { id: 'cgt-20260917121233-lost' });
+    });
+    const body = JSON.stringify(video());
+    const lost = http.request(`${gw.url}${TASKS}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'idempotency-key': 'lost-1' },
+    });
+    lost.on('error', () => {});
+    lost.end(body);
+    await until(() => gw.fakes.ark.requests.length === 1);
+    lost.destroy();
+    // the work goes on after the client left: the caller's one in-flight slot is still taken
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await request(gw.app).post(GENERATIONS).set('Authorization', `Bearer ${KEY_A}`).send(image())).status).toBe(429);
+    gate.release();
+    await until(() => gw.usage.some((event) => event.route === 'video.tasks'));
+    const retry = await request(gw.app).post(TASKS).set('Authorization', `Bearer ${KEY_A}`).set('Idempotency-Key', 'lost-1').send(video());
+    expect(retry.status).toBe(200);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.body.id).toMatch(/^task_/);
+    expect(gw.fakes.ark.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+    // the one usage event says the task was created (200), not that the client left
+    expect(gw.usage.filter((event) => event.route === 'video.tasks')).toEqual([expect.objectContaining({ status: 200 })]);
   });
 
   it('keys expire after idempotency.ttlSeconds: the same key then runs again', async () => {
@@ -185,8 +219,6 @@ describe('Idempotency-Key on the paid creates', () => {
 });
 
 describe('quotas in billing units', () => {
-  const limited = (limits: QuotaLimits): QuotaOptions => ({ limits: (caller) => (caller.id === 'tenant-a' ? limits : undefined) });
-
   it('an image request costs n; the one that would pass the limit is 429 with Retry-After and RateLimit headers, costs nothing and calls no upstream', async () => {
     const gw = await start({ quotas: limited({ imagesPerMinute: 5 }) });
     const post = (n: number, key = KEY_A) => request(gw.app).post(GENERATIONS).set('Authorization', `Bearer ${key}`).send(image({ n }));
