@@ -22,6 +22,18 @@ export { memoryTaskStore, type MemoryTaskStoreOptions } from './gateway/tasks/me
 export { redisTaskStore, type RedisTaskStoreClient, type RedisTaskStoreOptions } from './gateway/tasks/redis-task-store.js';
 export type { AssetRecord, TaskCallbackState, TaskChanges, TaskRecord, TaskStore, TaskStoredResults } from './gateway/tasks/task-store.js';
 export { AssetCapacityError } from './gateway/tasks/task-store.js';
+export {
+  memoryIdempotencyStore,
+  redisIdempotencyStore,
+  type IdempotencyRecord,
+  type IdempotencyStore,
+  type MemoryIdempotencyStoreOptions,
+  type RedisIdempotencyClient,
+  type RedisIdempotencyStoreOptions,
+  type StoredAnswer,
+} from './gateway/tenancy/idempotency-store.js';
+export type { IdempotencyOptions } from './gateway/tenancy/resolve-tenancy.js';
+export type { QuotaLimits, QuotaLimitsFor, QuotaOptions, QuotaRedisClient, QuotaState } from './gateway/tenancy/quota-options.js';
 export type {
   CallbackOptions,
   Caller,

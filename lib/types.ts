@@ -52,7 +52,11 @@ export interface ResolveUpstreamInput {
  */
 export type ResolveUpstream = (input: ResolveUpstreamInput) => Upstream | readonly Upstream[] | null | undefined | Promise<Upstream | readonly Upstream[] | null | undefined>;
 
-/** One finished request, for metering and billing. */
+/**
+ * One billable outcome, for metering and billing (README "Tenant controls", the billing contract): one
+ * per finished request, and one more per video task when it reaches a terminal state. Fields report
+ * what the upstream returned, not what was asked. An Idempotency-Key replay emits no event.
+ */
 export interface UsageEvent {
   caller: Caller;
   route: RouteName;
@@ -71,10 +75,25 @@ export interface UsageEvent {
   latencyMs: number;
   /** The upstream's request id, when it gave one. */
   upstreamRequestId?: string;
-  /** The `error.code` the caller got (contract §2.5), when the request was answered with an error. */
+  /**
+   * The `error.code` the caller got (contract §2.5), when the request was answered with an error. On
+   * a task's terminal event: Ark's `error.code` of a failed task.
+   */
   errorCode?: string;
   /** Bytes written to result storage for this request (`storage` option, durable results); absent when nothing was stored. */
   storedBytes?: number;
+  /** `WxH` of each returned image, in order, when the upstream said (Ark `data[].size`, OpenAI gpt-image `size`). */
+  imageSizes?: string[];
+  /** The upstream's own usage counters, numbers only, as it gave them (`total_tokens`, `generated_images`, ...). */
+  upstreamUsage?: Record<string, number>;
+  /**
+   * Only on the one event of a video task's terminal state (`succeeded`, `failed`, `expired`, ...),
+   * emitted once whichever instance saw it (a query or the callback poller). `latencyMs` is then the
+   * time since the task was created. Bill video on these events, not on the create request's.
+   */
+  task?: { id: string; status: string };
+  /** On a succeeded task's terminal event: what Ark reports it generated. */
+  video?: { seconds?: number; resolution?: string };
 }
 
 /**

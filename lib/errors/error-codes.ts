@@ -12,6 +12,16 @@ export const ERROR_CODES = {
   requestTimeout: 'request_timeout',
   contentPolicyViolation: 'content_policy_violation',
   rateLimitExceeded: 'rate_limit_exceeded',
+  /** 503: the quota counters (Redis) cannot be reached and `quotas.whenRedisDown` is 'refuse'. */
+  quotaUnavailable: 'quota_unavailable',
+  /** 409: a request with this Idempotency-Key is still running. */
+  idempotencyKeyInUse: 'idempotency_key_in_use',
+  /** 422: this Idempotency-Key was used with a different request body. */
+  idempotencyKeyReused: 'idempotency_key_reused',
+  /** 409: the request with this Idempotency-Key succeeded but its answer was too large to keep for replays. */
+  idempotencyAnswerNotKept: 'idempotency_answer_not_kept',
+  /** 503: the idempotency store cannot be reached, so a paid create with a key is not run uncounted. */
+  idempotencyUnavailable: 'idempotency_unavailable',
   upstreamError: 'upstream_error',
   upstreamAuthFailed: 'upstream_auth_failed',
   upstreamQuotaExceeded: 'upstream_quota_exceeded',

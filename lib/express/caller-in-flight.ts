@@ -1,36 +1,44 @@
-// The per-caller in-flight cap (limits.inFlightPerCaller): runs right after authentication, so one
-// tenant can hold at most that many requests (and so upstream sockets) at a time and never starve
-// the others. A request past the cap gets 429 before its body is read or an upstream is called.
+// The per-caller in-flight cap (limits.inFlightPerCaller, or the caller's `quotas` `inFlight`): runs
+// right after authentication, so one tenant can hold at most that many requests (and so upstream
+// sockets) at a time and never starve the others. A request past the cap gets the quotas' 429 (with
+// RateLimit headers) before its body is read or an upstream is called. Counted per instance: it
+// guards this process's sockets, which another instance's requests do not hold.
 import type { RequestHandler } from 'express';
 import { callerOf } from './authenticate.js';
-import { ERROR_CODES } from '../errors/error-codes.js';
-import { GatewayError } from '../errors/gateway-error.js';
+import { QuotaExceededError } from '../errors/quota-exceeded-error.js';
+import type { Quotas } from '../gateway/tenancy/quotas.js';
 import { type InFlightLimiter, createInFlightLimiter } from './in-flight-limiter.js';
-import { findRouteState } from './route-state.js';
-import { Telemetry } from '../telemetry/telemetry.js';
+import { whenRequestDone } from './request-lifetime.js';
 
 // A slot frees whenever any of the caller's requests ends; with `limit` slow jobs in flight that is
 // on average well under a second away, so one second is an honest hint (the OpenAI SDKs honour it).
 const RETRY_AFTER_SECONDS = 1;
 
-export function limitCallerInFlight(limit: number, limiter: InFlightLimiter = createInFlightLimiter(limit), telemetry: Telemetry = Telemetry.off): RequestHandler {
-  return (_req, res, next) => {
-    const release = limiter.tryAcquire(callerOf(res).id);
+export function limitCallerInFlight(limit: number, limiter: InFlightLimiter = createInFlightLimiter(limit), quotas?: Quotas): RequestHandler {
+  const acquire = (res: Parameters<RequestHandler>[1], next: Parameters<RequestHandler>[2], most: number): void => {
+    const release = limiter.tryAcquire(callerOf(res).id, most);
     if (!release) {
-      telemetry.recordLimitRefusal('in_flight_per_caller', findRouteState(res)?.route);
       next(
-        new GatewayError({
-          status: 429,
-          code: ERROR_CODES.rateLimitExceeded,
-          message: `This API key already has ${limiter.limit} requests in flight, the most allowed at once. Retry when one of them has finished.`,
-          retryAfterSeconds: RETRY_AFTER_SECONDS,
+        new QuotaExceededError(`This API key already has ${most} requests in flight, the most allowed at once. Retry when one of them has finished.`, {
+          name: 'in-flight',
+          quota: most,
+          remaining: 0,
+          resetSeconds: RETRY_AFTER_SECONDS,
         }),
       );
       return;
     }
-    // 'close' comes once per response however it ends (finished, failed, client gone); the
+    // once per response however it ends (finished, failed, client gone), or later when an
+    // Idempotency-Key create finishes its work after its client left (request-lifetime.ts); the
     // release is idempotent besides, so no path can free a slot twice
-    res.once('close', release);
+    whenRequestDone(res, release);
     next();
+  };
+  if (!quotas) return (_req, res, next) => acquire(res, next, limit);
+  return (_req, res, next) => {
+    quotas.limitsFor(callerOf(res)).then(
+      (limits) => acquire(res, next, limits?.inFlight ?? limit),
+      (error: unknown) => next(error),
+    );
   };
 }

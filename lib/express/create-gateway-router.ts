@@ -27,6 +27,10 @@ import { createVideoTaskHandler, queryVideoTaskHandler } from './routes/video-ta
 import { createSchemaCompiler } from '../schemas/validator.js';
 import { listModelsHandler } from './routes/list-models.js';
 import { GATEWAY_PREFIXES, notFoundHandler } from './routes/not-found.js';
+import { Quotas } from '../gateway/tenancy/quotas.js';
+import type { QuotaState } from '../gateway/tenancy/quota-options.js';
+import { createIdempotency } from './idempotency.js';
+import { createInFlightLimiter } from './in-flight-limiter.js';
 
 export interface GatewayRouter extends Router {
   /** Stops timers and pollers and frees pooled upstream sockets. Safe to call twice. */
@@ -37,6 +41,8 @@ export interface GatewayRouter extends Router {
    * @example await router.deleteResults({ id: 'tenant-a' })
    */
   deleteResults(caller: Pick<Caller, 'id'>): Promise<number>;
+  /** The caller's configured quotas with what is left of each now (README "Tenant controls"); [] without quotas. */
+  quota(caller: Caller): Promise<QuotaState[]>;
 }
 
 export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
@@ -44,6 +50,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   const compile = createSchemaCompiler();
   const { telemetry } = resolved;
   const http = new UpstreamHttp({ sockets: resolved.limits.upstreamSockets, queue: resolved.limits.upstreamQueue }, telemetry.enabled ? (headers) => telemetry.inject(headers) : undefined);
+  const quotas = new Quotas(resolved.quotas, resolved.logger, resolved.callbacks.maxFollowMs);
   const deps: GatewayDeps = {
     options: resolved,
     http,
@@ -52,23 +59,30 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
       limits: resolved.limits,
       allowPrivateImageUrls: resolved.allowPrivateImageUrls,
     },
+    quotas,
   };
   // every route: slow readers cut after clientStallMs, the key checked, then one of the caller's
   // in-flight slots taken (no tenant can starve another). Express flattens handler arrays.
-  const authenticate = [watchClientStall(resolved.limits.clientStallMs, resolved.logger), createAuthenticate(resolved), limitCallerInFlight(resolved.limits.inFlightPerCaller, undefined, telemetry)];
+  const authenticate = [
+    watchClientStall(resolved.limits.clientStallMs, resolved.logger),
+    createAuthenticate(resolved),
+    limitCallerInFlight(resolved.limits.inFlightPerCaller, createInFlightLimiter(resolved.limits.inFlightPerCaller), resolved.quotas ? quotas : undefined),
+  ];
   const jsonBody = createJsonBody(resolved);
 
   const multipartBody = createMultipartBody(resolved.limits);
-  const tasks = new TaskService(resolved, http);
+  const tasks = new TaskService(resolved, http, quotas);
   // polls and deliveries start now; a failure to start (Redis down) is logged, requests still work
   const started = tasks.start().catch((error: unknown) => {
     resolved.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'the task scheduler did not start');
   });
   const json = (route: RouteName) => [beginRoute(route, resolved), authenticate, jsonBody];
+  // the paid creates: an Idempotency-Key is checked once the body is read (idempotency.ts)
+  const paid = (route: RouteName) => [...json(route), createIdempotency(route, resolved)];
 
   const router = express.Router();
-  router.post('/v1/images/generations', ...json('images.generations'), imageGenerationsHandler(deps));
-  router.post('/v1/images/edits', beginRoute('images.edits', resolved), authenticate, multipartBody, imageEditsHandler(deps));
+  router.post('/v1/images/generations', ...paid('images.generations'), imageGenerationsHandler(deps));
+  router.post('/v1/images/edits', beginRoute('images.edits', resolved), authenticate, multipartBody, createIdempotency('images.edits', resolved), imageEditsHandler(deps));
   router.post(
     '/v1/chat/completions',
     ...json('chat.completions'),
@@ -77,12 +91,12 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   router.post('/v1/responses', ...json('responses'), forwardJsonHandler(deps, { route: 'responses', upstreamPath: '/responses', validate: compile(responsesSchema), streamErrors: 'event' }));
   router.post(
     '/api/v3/images/generations',
-    ...json('images.native'),
+    ...paid('images.native'),
     forwardJsonHandler(deps, { route: 'images.native', upstreamPath: '/images/generations', validate: compile(nativeImageSchema), streamErrors: 'data' }),
   );
-  router.post('/api/v3/contents/generations/tasks', ...json('video.tasks'), createVideoTaskHandler(tasks, compile(videoTaskSchema)));
+  router.post('/api/v3/contents/generations/tasks', ...paid('video.tasks'), createVideoTaskHandler(tasks, compile(videoTaskSchema)));
   router.get('/api/v3/contents/generations/tasks/:id', beginRoute('video.tasks', resolved), authenticate, queryVideoTaskHandler(tasks));
-  router.post('/api/v3/open/CreateAsset', ...json('assets'), createAssetHandler(deps, compile(createAssetSchema)));
+  router.post('/api/v3/open/CreateAsset', ...paid('assets'), createAssetHandler(deps, compile(createAssetSchema)));
   // no RouteName (it is a closed public union) and no upstream call: authenticated, but no usage event
   router.get('/v1/models', authenticate, listModelsHandler(resolved));
   // durable results served by the router itself (localResultStorage): the signed URL is the credential
@@ -104,5 +118,5 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     resolved.logger.info({}, 'gateway closed: task scheduler stopped, upstream sockets freed');
   };
   const deleteResults = async (caller: Pick<Caller, 'id'>): Promise<number> => (store ? store.deletePrefix(tenantPrefix(String(caller.id))) : 0);
-  return Object.assign(router, { close, deleteResults });
+  return Object.assign(router, { close, deleteResults, quota: (caller: Caller) => quotas.state(caller) });
 }

@@ -3,15 +3,19 @@
 // no stack traces, no upstream secrets, no HTML. Every 5xx is logged here, once.
 import type { ErrorRequestHandler, Response } from 'express';
 import { sendJson } from './send-body.js';
+import { answerRecorderOf } from './answer-recorder.js';
 import { ClientGoneError } from '../errors/client-gone-error.js';
 import type { ResolvedOptions } from '../gateway/options.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { QuotaExceededError } from '../errors/quota-exceeded-error.js';
 import { type RouteState, findRouteState } from './route-state.js';
 import { bearerKeyOf, gatewayCaller } from './authenticate.js';
 import { redactSecrets } from '../security/redact.js';
 
 export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHandler {
   return (error: unknown, _req, res, _next) => {
+    // an Idempotency-Key request that failed frees its key, also when its client has left
+    answerRecorderOf(res)?.fail();
     // a client that left gets nothing and is no failure; a response that finished (a stream whose error
     // event was already sent) still gets its one log line below
     if (error instanceof ClientGoneError || (res.destroyed && !res.writableFinished)) return;
@@ -27,6 +31,14 @@ export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHan
     }
     // 429 and 503 say when to come back (the OpenAI SDKs wait that long before their retry)
     if (gatewayError.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(gatewayError.retryAfterSeconds));
+    // a quota's 429 also says which limit and what is left (draft-ietf-httpapi-ratelimit-headers)
+    if (gatewayError instanceof QuotaExceededError) {
+      // every refusal (quotas and the in-flight cap) counted here, once (README "Observability")
+      options.telemetry.recordLimitRefusal(gatewayError.rateLimit.name, findRouteState(res)?.route);
+      const { policy, limit } = gatewayError.headers();
+      res.setHeader('ratelimit-policy', policy);
+      res.setHeader('ratelimit', limit);
+    }
     sendJson(res, gatewayError.status, gatewayError.toJSON());
   };
 }

@@ -6,11 +6,11 @@ export interface InFlightLimiter {
   /** Slots each key may hold at once. */
   readonly limit: number;
   /**
-   * Takes one slot for `key`. Returns the function that gives it back, or null when `key` already
+   * Takes one slot for `key` (at most `limit` held, default the limiter's: a caller's quota may override it). Returns the function that gives it back, or null when `key` already
    * holds `limit` slots. The release is idempotent: calling it again frees nothing more, so every
    * way a response can end (finish, error, abort) may call it without counting twice.
    */
-  tryAcquire(key: string): (() => void) | null;
+  tryAcquire(key: string, limit?: number): (() => void) | null;
   /** Slots `key` holds now. */
   inFlight(key: string): number;
   /** Keys holding at least one slot (a key is forgotten at zero, so memory follows live callers). */
@@ -21,9 +21,9 @@ export function createInFlightLimiter(limit: number): InFlightLimiter {
   const held = new Map<string, number>();
   return {
     limit,
-    tryAcquire(key) {
+    tryAcquire(key, most = limit) {
       const current = held.get(key) ?? 0;
-      if (current >= limit) return null;
+      if (current >= most) return null;
       held.set(key, current + 1);
       let released = false;
       return () => {

@@ -4,6 +4,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { ResolvedOptions } from '../gateway/options.js';
 import type { CallRecord } from '../gateway/call-record.js';
 import { gatewayCaller } from './authenticate.js';
+import { isHeld, whenRequestDone } from './request-lifetime.js';
 import type { RouteName } from '../types.js';
 import type { RequestTrace } from '../telemetry/telemetry.js';
 
@@ -14,10 +15,12 @@ export interface RouteState extends CallRecord {
   /** The `error.code` of the GatewayError the request ended with (set by the error middleware), for the usage event. */
   errorCode?: string;
   /**
-   * Set true when the answer is a stored one replayed for a repeated idempotency key: the request's
-   * span gets `image_gateway.idempotent_replay` (README "Observability").
+   * True when the answer is an Idempotency-Key replay: nothing was billed, no usage event, and the
+   * request's span gets `image_gateway.idempotent_replay` (README "Observability").
    */
-  idempotentReplay?: boolean;
+  replayed?: boolean;
+  /** The status of an Idempotency-Key answer that was kept for the retry although its client had left. */
+  keptStatus?: number;
   /** The request's server span (README "Observability"); absent when nothing is traced. */
   readonly trace?: RequestTrace;
 }
@@ -37,15 +40,19 @@ export function beginRoute(route: RouteName, options: ResolvedOptions): RequestH
       trace: options.telemetry.startRequest(route, req.method, () => httpRouteOf(req)),
       get signal() {
         controller ??= new AbortController();
-        if (res.destroyed && !res.writableFinished) controller.abort();
+        if (res.destroyed && !res.writableFinished && !isHeld(res)) controller.abort();
         return controller.signal;
       },
     };
     states.set(res, state);
     res.once('close', () => {
+      // an Idempotency-Key create keeps working after its client left: its answer is kept for the retry
+      if (!res.writableFinished && !isHeld(res)) controller?.abort();
+    });
+    // reported when the request is done: at the close, or when held work finished after it
+    whenRequestDone(res, () => {
       const finished = res.writableFinished;
-      if (!finished) controller?.abort();
-      const status = finished ? res.statusCode : CLIENT_CLOSED;
+      const status = finished ? res.statusCode : (state.keptStatus ?? CLIENT_CLOSED);
       const latencyMs = Math.round((performance.now() - state.startedAt) * 1000) / 1000;
       options.telemetry.endRequest(state.trace, {
         route,
@@ -55,11 +62,11 @@ export function beginRoute(route: RouteName, options: ResolvedOptions): RequestH
         provider: state.provider,
         images: state.images,
         durationMs: latencyMs,
-        idempotentReplay: state.idempotentReplay,
+        idempotentReplay: state.replayed,
       });
       const caller = gatewayCaller(res);
       // usage is per caller: a request that never authenticated has nobody to bill
-      if (!options.onUsage || !caller) return;
+      if (!options.onUsage || !caller || state.replayed) return;
       try {
         options.onUsage({
           caller,
@@ -73,6 +80,8 @@ export function beginRoute(route: RouteName, options: ResolvedOptions): RequestH
           upstreamRequestId: state.upstreamRequestId,
           ...(state.errorCode !== undefined ? { errorCode: state.errorCode } : {}),
           ...(state.storedBytes !== undefined ? { storedBytes: state.storedBytes } : {}),
+          ...(state.imageSizes !== undefined ? { imageSizes: state.imageSizes } : {}),
+          ...(state.upstreamUsage !== undefined ? { upstreamUsage: state.upstreamUsage } : {}),
         });
       } catch (error) {
         options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'onUsage threw');

@@ -5,6 +5,9 @@
 // a client that stops reading is cut after limits.clientStallMs instead of holding it forever.
 import type { Response } from 'express';
 import { guardFlush, waitForDrain } from './client-stall.js';
+import { answerRecorderOf } from './answer-recorder.js';
+import { findRouteState } from './route-state.js';
+import { rateLimitHeaders } from '../errors/quota-exceeded-error.js';
 
 // Each wait for the client covers at most one slice: a client must take 256 KiB per stall limit
 // (under 10 KB/s at the 30 s default) to be kept, whatever the size of the whole answer.
@@ -12,7 +15,11 @@ const SLICE = 256 * 1024;
 
 export function sendBody(res: Response, status: number, contentType: string, body: Buffer | string): void {
   const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+  // an Idempotency-Key request keeps what it answered, byte for byte (idempotency.ts)
+  const recorder = answerRecorderOf(res);
+  recorder?.record(status, contentType, length <= recorder.maxBytes ? body : undefined, length);
   res.statusCode = status;
+  if (status < 300) sendRateLimit(res);
   res.setHeader('content-type', contentType);
   res.setHeader('content-length', length);
   if (length <= SLICE) {
@@ -38,4 +45,13 @@ async function writeSlices(res: Response, body: Buffer): Promise<void> {
   } catch {
     // the client left or was cut for stalling (logged there): nobody is left to answer
   }
+}
+
+/** The caller's quotas after this request (draft-ietf-httpapi-ratelimit-headers), when it was charged. */
+export function sendRateLimit(res: Response): void {
+  const fields = findRouteState(res)?.rateLimit;
+  if (!fields || fields.length === 0) return;
+  const { policy, limit } = rateLimitHeaders(fields);
+  res.setHeader('ratelimit-policy', policy);
+  res.setHeader('ratelimit', limit);
 }

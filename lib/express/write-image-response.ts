@@ -6,6 +6,8 @@ import type { Response } from 'express';
 import { ClientGoneError } from '../errors/client-gone-error.js';
 import type { ImageGenerationResponse } from '../images/image-generation-response.js';
 import { guardFlush, waitForDrain } from './client-stall.js';
+import { answerRecorderOf } from './answer-recorder.js';
+import { sendRateLimit } from './send-body.js';
 
 // a multiple of 3, so each slice encodes to base64 without padding in the middle of the answer
 const SLICE = 3 * 64 * 1024;
@@ -23,7 +25,14 @@ export async function writeImageResponse(res: Response, response: ImageGeneratio
   pieces.push(`],"extra":${JSON.stringify(response.extra)}}`);
   let length = 0;
   for (const piece of pieces) length += typeof piece === 'string' ? Buffer.byteLength(piece) : 4 * Math.ceil(piece.length / 3);
+  const recorder = answerRecorderOf(res);
+  if (recorder) {
+    // built only for an Idempotency-Key request whose answer is small enough to keep
+    const whole = length <= recorder.maxBytes ? Buffer.concat(pieces.map((piece) => Buffer.from(typeof piece === 'string' ? piece : piece.toString('base64')))) : undefined;
+    recorder.record(200, 'application/json; charset=utf-8', whole, length);
+  }
   res.statusCode = 200;
+  sendRateLimit(res);
   res.setHeader('content-type', 'application/json; charset=utf-8');
   res.setHeader('content-length', length);
   for (const piece of pieces) {

@@ -3,9 +3,12 @@
 import type { UpstreamHttp } from '../transport/upstream-http.js';
 import type { ImageRequestRules } from '../images/image-request.js';
 import type { ResolvedOptions } from './options.js';
+import type { Quotas } from './tenancy/quotas.js';
 
 export interface GatewayDeps {
   options: ResolvedOptions;
   http: UpstreamHttp;
   imageRules: ImageRequestRules;
+  /** Per-caller quotas (options.quotas); charges nothing when none are configured. */
+  quotas: Quotas;
 }

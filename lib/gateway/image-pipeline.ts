@@ -19,6 +19,7 @@ import type { GatewayDeps } from './gateway-deps.js';
 import { resolveUpstreams } from './resolve-upstreams.js';
 import { downloadImages } from './result-images.js';
 import { rehostImageAnswer, rehostPassthrough } from './rehost-images.js';
+import { usageOf } from './tenancy/usage-fields.js';
 
 export interface ImageRequestInput {
   route: RouteName;
@@ -45,10 +46,35 @@ export async function runImageRequest(deps: GatewayDeps, record: CallRecord, inp
   record.model = input.model;
   const family = deps.options.imageModels.find(input.model);
   // image-family models are validated before the resolver runs: bad input costs the host nothing
-  let request = family ? input.readRequest(family) : undefined;
+  const request = family ? input.readRequest(family) : undefined;
   const upstreams = await resolveUpstreams(deps.options, { model: input.model, route: input.route, caller: input.caller, req: input.req });
   const call: CallContext = { http: deps.http, signal: record.signal, limits: deps.options.limits };
+  // quotas after validation and the resolver, before any upstream call; the images come back when it fails
+  const asked = family && request ? allowedImages(request, family) : requestedCount(input.requestedImages);
+  const charge = await deps.quotas.charge(input.caller, { requests: 1, images: asked });
+  record.rateLimit = charge.rateLimit;
+  let answer: ImageAnswer;
+  try {
+    answer = await generate(deps, record, input, { family, request, upstreams, call });
+  } catch (error) {
+    await charge.refund(['images']);
+    throw error;
+  }
+  // fewer images than asked: the rest come back too (the quota counts what was generated)
+  if (record.images < asked) await charge.refund(['images'], { images: asked - record.images });
+  return answer;
+}
 
+interface Prepared {
+  family: ImageModelFamily | undefined;
+  request: ImageGenerationRequest | undefined;
+  upstreams: readonly Upstream[];
+  call: CallContext;
+}
+
+async function generate(deps: GatewayDeps, record: CallRecord, input: ImageRequestInput, prepared: Prepared): Promise<ImageAnswer> {
+  const { family, upstreams, call } = prepared;
+  let { request } = prepared;
   const attempt: AttemptInfo = { route: input.route, model: input.model, choices: requestedCount(request?.parameters.n ?? input.requestedImages), prompt: () => promptOf(request, input.req) };
   const answer = await withFallback(upstreams, deps.options, attempt, async (upstream) => {
     record.provider = upstream.provider;
@@ -67,6 +93,8 @@ export async function runImageRequest(deps: GatewayDeps, record: CallRecord, inp
     const capped = capPassthroughImages(answer.response.body, record.provider ?? 'upstream', requestedCount(input.requestedImages), answer.response.requestId);
     record.upstreamImages = capped.upstreamImages;
     record.images = capped.images;
+    if (capped.sizes) record.imageSizes = capped.sizes;
+    if (capped.usage) record.upstreamUsage = capped.usage;
     const response = await rehostPassthrough(deps, record, input.caller, input.req, { ...answer.response, body: capped.body }, input.requestedFormat);
     return { kind: 'passthrough', response };
   }
@@ -117,11 +145,29 @@ function requestedCount(n: unknown): number {
  * else is refused (502) rather than relayed, whatever its Content-Type says, so no answer escapes
  * the cap or the count the caller is billed by.
  */
-function capPassthroughImages(body: Buffer, provider: string, allowed: number, requestId: string | undefined): { body: Buffer; images: number; upstreamImages: number } {
+function capPassthroughImages(body: Buffer, provider: string, allowed: number, requestId: string | undefined): CappedImages {
   const parsed = parseJsonBody(body);
   const data = typeof parsed === 'object' && parsed !== null ? (parsed as { data?: unknown }).data : undefined;
   if (!Array.isArray(data)) throw GatewayError.badUpstreamResponse(provider, 'the image answer is not JSON with a data list', requestId);
-  if (data.length <= allowed) return { body, images: data.length, upstreamImages: data.length };
+  const billed = { ...imageSizesOf(parsed as Record<string, unknown>, data.slice(0, allowed)), ...usageOf(parsed) };
+  if (data.length <= allowed) return { body, images: data.length, upstreamImages: data.length, ...billed };
   const trimmed = { ...(parsed as Record<string, unknown>), data: data.slice(0, allowed) };
-  return { body: Buffer.from(JSON.stringify(trimmed)), images: allowed, upstreamImages: data.length };
+  return { body: Buffer.from(JSON.stringify(trimmed)), images: allowed, upstreamImages: data.length, ...billed };
+}
+
+interface CappedImages {
+  body: Buffer;
+  images: number;
+  upstreamImages: number;
+  sizes?: string[];
+  usage?: Record<string, number>;
+}
+
+/** `WxH` of each returned image, when the answer says (Ark: `data[].size`; OpenAI gpt-image: top-level `size`). */
+function imageSizesOf(parsed: Record<string, unknown>, data: unknown[]): { sizes?: string[] } {
+  const sizes = data.map((item) => {
+    const size = typeof item === 'object' && item !== null ? (item as { size?: unknown }).size : undefined;
+    return typeof size === 'string' ? size : parsed.size;
+  });
+  return sizes.length > 0 && sizes.every((size): size is string => typeof size === 'string' && /^\d+x\d+$/.test(size)) ? { sizes } : {};
 }

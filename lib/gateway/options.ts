@@ -11,6 +11,8 @@ import type { ResolvedStorage } from './durable-results.js';
 import { DEFAULT_LIMITS } from '../default-limits.js';
 import { Telemetry } from '../telemetry/telemetry.js';
 import type { TelemetryOptions } from '../telemetry/otel-api.js';
+import { type IdempotencyOptions, type ResolvedIdempotency, type ResolvedQuotas, resolveIdempotency, resolveQuotas } from './tenancy/resolve-tenancy.js';
+import type { QuotaOptions } from './tenancy/quota-options.js';
 import type { CallbackOptions, CompressedBodiesOptions, GatewayLimits, ImageModelFamily, ListModels, Logger, ResolveUpstream, UsageEvent, VerifyKey } from '../types.js';
 
 export interface GatewayOptions {
@@ -97,6 +99,21 @@ export interface GatewayOptions {
    * @example telemetry: { capturePrompts: false }
    */
   telemetry?: TelemetryOptions | false;
+  /**
+   * Per-caller quotas in billing units: requests and images per minute, video-seconds per day,
+   * concurrent video tasks, in-flight requests (README "Tenant controls"). Default: none (only
+   * `limits.inFlightPerCaller`). A refusal is 429 `rate_limit_exceeded` with `Retry-After` and the
+   * IETF `RateLimit-Policy` / `RateLimit` headers.
+   * @example quotas: { limits: (caller) => plans[String(caller.plan)], redis: new Redis(process.env.REDIS_URL!) }
+   */
+  quotas?: QuotaOptions;
+  /**
+   * `Idempotency-Key` on the paid creates (image generations and edits, video tasks, Ark native
+   * images, CreateAsset): a retry with the same key and body gets the stored answer, the upstream is
+   * not called again. Default: on, keys in memory for 24 h; `false` ignores the header.
+   * @example idempotency: { store: redisIdempotencyStore({ client: redis }) }
+   */
+  idempotency?: IdempotencyOptions | false;
 }
 
 /** `options.storage` in its long form. */
@@ -166,6 +183,8 @@ export interface ResolvedOptions {
   readonly fallthrough: boolean;
   readonly storage?: ResolvedStorage;
   readonly telemetry: Telemetry;
+  readonly quotas?: ResolvedQuotas;
+  readonly idempotency?: ResolvedIdempotency;
 }
 
 const KNOWN_OPTIONS = new Set([
@@ -186,6 +205,8 @@ const KNOWN_OPTIONS = new Set([
   'fallthrough',
   'storage',
   'telemetry',
+  'quotas',
+  'idempotency',
 ]);
 
 const silent = (): void => {};
@@ -235,10 +256,11 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
   }
   checkInterface(options.store, 'store', ['createTask', 'getTask', 'updateTask', 'putAsset', 'getAsset'], 'store: redisTaskStore({ client: new Redis(process.env.REDIS_URL) })');
   checkInterface(options.scheduler, 'scheduler', ['start', 'schedulePoll', 'scheduleDelivery', 'close'], 'scheduler: bullmqScheduler({ connection: new Redis(process.env.REDIS_URL) })');
+  const limits = resolveLimits(options.limits);
   return Object.freeze({
     verifyKey: options.verifyKey,
     resolveUpstream: options.resolveUpstream,
-    limits: resolveLimits(options.limits),
+    limits,
     compressedBodies: resolveCompressedBodies(options.compressedBodies),
     imageModels: resolveImageModels(options.imageModels),
     allowPrivateImageUrls: options.allowPrivateImageUrls ?? false,
@@ -253,6 +275,8 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     fallthrough: options.fallthrough ?? false,
     storage: resolveStorage(options.storage),
     telemetry: resolveTelemetry(options.telemetry),
+    quotas: resolveQuotas(options.quotas),
+    idempotency: resolveIdempotency(options.idempotency, limits),
   });
 }
 

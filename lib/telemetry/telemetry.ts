@@ -57,7 +57,7 @@ export interface RequestEnd {
 }
 
 /** `image_gateway.limit` values: which limit refused a request. */
-export type LimitName = 'in_flight_per_caller' | 'quota' | 'rate' | (string & {});
+export type LimitName = 'in-flight' | 'requests' | 'images' | 'video-seconds' | 'video-tasks' | (string & {});
 
 interface Instruments {
   requestDuration: OtelHistogram;

@@ -12,6 +12,7 @@ import { contentCodingOf } from './content-coding.js';
 import { type LongString, scanJsonStructure } from '../../json/json-scan.js';
 import { isObject } from '../../json/json-values.js';
 import { readBody } from './read-body.js';
+import { fingerprintBytes } from './body-fingerprint.js';
 
 const JSON_TYPES = ['application/json', '+json'];
 /** JSON.parse takes any depth, but serializing it again (for the upstream) overflows the stack. */
@@ -46,6 +47,7 @@ export function createJsonBody(options: Pick<ResolvedOptions, 'limits' | 'compre
     readBody(req, coding, { maxBytes: limits.jsonBodyBytes, compressed: compressedBodies || undefined }, aborter.signal).then(
       (bytes) => {
         stopClock();
+        fingerprintBytes(req, bytes);
         let body: unknown;
         try {
           body = parseJson(bytes, limits.jsonMembers, limits.jsonTextBytes);

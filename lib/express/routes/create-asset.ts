@@ -27,6 +27,8 @@ export function createAssetHandler(deps: GatewayDeps, validate: Validator<Create
     // the one URL check, and the normalized URL is what is signed and sent
     const url = requirePublicUrl(body.URL, 'URL', { allowPrivate: deps.options.allowPrivateImageUrls }, ASSET_URL_WORDING);
     const checked = url === body.URL ? body : { ...body, URL: url };
+    // quotas after validation, before the upstream call
+    state.rateLimit = (await deps.quotas.charge(callerOf(res), { requests: 1 })).rateLimit;
     sendJson(res, 200, await createAsset(deps, state, { caller: callerOf(res), body: checked, req }));
   });
 }

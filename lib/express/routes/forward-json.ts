@@ -20,6 +20,9 @@ import type { GatewayDeps } from '../../gateway/gateway-deps.js';
 import { routeStateOf } from '../route-state.js';
 import { requireModel } from './request-fields.js';
 import { promptTextOf, responseOfJson } from '../../telemetry/genai-fields.js';
+import { nativeImagesAsked } from '../../gateway/tenancy/request-costs.js';
+import { usageOf } from '../../gateway/tenancy/usage-fields.js';
+import { parseJsonBody } from '../../json/json-values.js';
 
 export interface ForwardRoute {
   route: RouteName;
@@ -41,23 +44,62 @@ export function forwardJsonHandler(deps: GatewayDeps, config: ForwardRoute): Req
     const upstreams = await resolveUpstreams(deps.options, { model: state.model, route: config.route, caller: callerOf(res), req });
     const call: CallContext = { http: deps.http, signal: state.signal, limits: deps.options.limits };
     const described = { route: config.route, model: state.model, choices: typeof body.n === 'number' ? body.n : undefined, prompt: () => promptTextOf(body) };
+    // quotas after validation and the resolver, before the upstream call; images back when it fails
+    const native = config.route === 'images.native';
+    const charge = await deps.quotas.charge(callerOf(res), { requests: 1, ...(native ? { images: nativeImagesAsked(body) } : {}) });
+    state.rateLimit = charge.rateLimit;
+    const refundOnFailure = async <T>(work: Promise<T>): Promise<T> => {
+      try {
+        return await work;
+      } catch (error) {
+        await charge.refund(['images']);
+        throw error;
+      }
+    };
 
     if (body.stream === true) {
-      const opened = await withFallback(upstreams, deps.options, described, (upstream) => {
-        state.provider = upstream.provider;
-        return requireCapability(upstream, 'passthrough', config.route, deps.options.logger).openStream(call, config.upstreamPath, body, upstream);
-      });
+      const opened = await refundOnFailure(
+        withFallback(upstreams, deps.options, described, (upstream) => {
+          state.provider = upstream.provider;
+          return requireCapability(upstream, 'passthrough', config.route, deps.options.logger).openStream(call, config.upstreamPath, body, upstream);
+        }),
+      );
       state.upstreamRequestId = opened.headers['x-request-id'];
       const failure = await relaySse(res, opened, config.streamErrors, (error) => (state.errorCode = error.code));
       // already told to the client as an error event; thrown so the error middleware logs it once
       if (failure) throw failure;
       return;
     }
-    const answer = await withFallback(upstreams, deps.options, { ...described, response: (sent: PassthroughResponse) => responseOfJson(sent.body) }, (upstream) => {
-      state.provider = upstream.provider;
-      return requireCapability(upstream, 'passthrough', config.route, deps.options.logger).forwardJson(call, config.upstreamPath, body, upstream);
-    });
+    const answer = await refundOnFailure(
+      withFallback(upstreams, deps.options, { ...described, response: (sent: PassthroughResponse) => responseOfJson(sent.body) }, (upstream) => {
+        state.provider = upstream.provider;
+        return requireCapability(upstream, 'passthrough', config.route, deps.options.logger).forwardJson(call, config.upstreamPath, body, upstream);
+      }),
+    );
     state.upstreamRequestId = answer.requestId;
+    if (native) {
+      countNativeImages(state, answer.body);
+      // a group of fewer images than `max_images`: the rest come back (the quota counts what was generated)
+      const asked = nativeImagesAsked(body);
+      if (state.images < asked) await charge.refund(['images'], { images: asked - state.images });
+    }
     sendBody(res, answer.status, answer.contentType, answer.body);
   });
+}
+
+/** What an Ark native image answer returned (upstreams §2.6): images, their `WxH`, Ark's usage counters. */
+function countNativeImages(state: ReturnType<typeof routeStateOf>, body: Buffer): void {
+  let parsed: unknown;
+  try {
+    parsed = parseJsonBody(body);
+  } catch {
+    return;
+  }
+  const data = (parsed as { data?: unknown } | null)?.data;
+  if (!Array.isArray(data)) return;
+  state.images = data.length;
+  const sizes = data.map((item) => (item as { size?: unknown } | null)?.size);
+  if (sizes.length > 0 && sizes.every((size): size is string => typeof size === 'string')) state.imageSizes = sizes;
+  const { usage } = usageOf(parsed);
+  if (usage) state.upstreamUsage = usage;
 }

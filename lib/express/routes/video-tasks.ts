@@ -23,7 +23,7 @@ export function createVideoTaskHandler(tasks: TaskService, validate: Validator<V
     state.model = requireModel(body.model);
     validate(body);
     state.provider = TASK_PROVIDER;
-    const created = await tasks.create({ caller: callerOf(res), callerKey: bearerKeyOf(req), body, req, signal: state.signal });
+    const created = await tasks.create({ caller: callerOf(res), callerKey: bearerKeyOf(req), body, req, signal: state.signal, record: state });
     sendJson(res, 200, created);
   });
 }

@@ -24,6 +24,9 @@ import type { TaskRecord } from './task-store.js';
 import type { CallRecord } from '../call-record.js';
 import { isObject } from '../../json/json-values.js';
 import { type RehostContext, StorageFailure, requestBaseOf, storageFallback, storeFromUrl, urlOf } from '../durable-results.js';
+import type { Quotas } from '../tenancy/quotas.js';
+import { usageOf } from '../tenancy/usage-fields.js';
+import { videoSecondsOf } from '../tenancy/request-costs.js';
 
 const TASK_ID = /^task_[A-Za-z0-9_-]{22}$/;
 // each distinct asset reference costs a store read: a body cannot make one request into thousands
@@ -43,6 +46,8 @@ export interface CreateTaskInput {
   body: VideoTaskBody;
   req: Request;
   signal: AbortSignal;
+  /** Where the quotas left after this create's charge are reported (the route's call record). */
+  record?: Pick<CallRecord, 'rateLimit'>;
 }
 
 export class TaskService {
@@ -51,6 +56,7 @@ export class TaskService {
   constructor(
     private readonly options: ResolvedOptions,
     private readonly http: UpstreamHttp,
+    private readonly quotas: Quotas,
   ) {
     this.deliverer = createCallbackDeliverer({
       http,
@@ -96,11 +102,21 @@ export class TaskService {
     const content = await this.mapReferences(body.content, caller);
     const upstreams = await resolveUpstreams(this.options, { model, route: 'video.tasks', caller, req: input.req });
     const call = this.call(input.signal);
+    // quotas after validation and the resolver, before the upstream call (README "Tenant controls")
+    const videoSeconds = videoSecondsOf(body, this.options.quotas?.defaultVideoSeconds ?? 5);
+    const charge = await this.quotas.charge(caller, { requests: 1, videoSeconds, videoTasks: 1 });
+    if (input.record) input.record.rateLimit = charge.rateLimit;
     const attempt = { route: 'video.tasks' as const, model, prompt: () => videoPromptOf(content) };
-    const created = await withFallback(upstreams, this.options, attempt, async (upstream) => {
-      const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
-      return { upstream, taskId: await tasks.create(call, { ...body, content }, upstream, upstream.model ?? model) };
-    });
+    let created;
+    try {
+      created = await withFallback(upstreams, this.options, attempt, async (upstream) => {
+        const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
+        return { upstream, taskId: await tasks.create(call, { ...body, content }, upstream, upstream.model ?? model) };
+      });
+    } catch (error) {
+      await charge.refund(['videoSeconds', 'videoTasks']);
+      throw error;
+    }
     // background polls ask the resolver with this caller, not a bare { id } (caller-snapshot.ts)
     const snapshot = snapshotCaller(caller, input.callerKey);
     if (!snapshot.ok) this.options.logger.warn({ owner: caller.id, reason: snapshot.reason }, 'the caller is not stored with the task; background polls see { id } only');
@@ -118,6 +134,7 @@ export class TaskService {
       ...(this.options.storage ? { resultBase: requestBaseOf(input.req) } : {}),
       ...(callbackUrl ? { callback: { url: callbackUrl, polls: 0, done: false } } : {}),
       ...(trace ? { trace } : {}),
+      ...(charge.taken.length > 0 ? { quota: { videoSeconds: charge.taken.includes('videoSeconds') ? videoSeconds : 0, slot: charge.taken.includes('videoTasks') } } : {}),
     };
     await this.options.store.createTask(record);
     this.options.telemetry.recordTaskTransition(record.status);
@@ -130,7 +147,11 @@ export class TaskService {
     let record = TASK_ID.test(id) ? await this.options.store.getTask(id) : undefined;
     // another tenant's task gets exactly the answer of one that never existed
     if (!record || record.owner !== caller.id) throw GatewayError.notFound(`Task '${id.slice(0, 64)}' was not found.`);
-    if (record.result) return this.present(record, record.result, req);
+    if (record.result) {
+      // a terminal state recorded before its usage event was (an older record): reported now, once
+      if (!record.usageReported) await this.reportTerminal(record, record.result);
+      return this.present(record, record.result, req);
+    }
     // the request's own caller (same id as the owner, fresh from verifyKey) is more current than the snapshot
     const state = await this.fetchState(record, caller, req, signal);
     const status = String(state.status);
@@ -149,9 +170,12 @@ export class TaskService {
       }
     }
     if (status !== record.status || isTerminalStatus(status)) {
-      // a lost compare-and-set only means another writer recorded the same upstream state
-      const updated = await this.options.store.updateTask(record.id, record.version, { status, ...(isTerminalStatus(status) ? { result: state } : {}) });
+      // a lost compare-and-set only means another writer recorded the same upstream state; the winner
+      // of the write that makes the task terminal is the one instance that reports its usage
+      const terminal = isTerminalStatus(status);
+      const updated = await this.options.store.updateTask(record.id, record.version, { status, ...(terminal ? { result: state, usageReported: true } : {}) });
       if (updated && status !== record.status) this.recordTransition(record, state);
+      if (updated && terminal) this.terminalReached(updated, state);
     }
     return this.present(record, state, req);
   }
@@ -219,12 +243,15 @@ export class TaskService {
         });
         scheduled.add(eventId);
       }
+      const reports = terminal && !record.usageReported;
       const updated = await this.options.store.updateTask(record.id, record.version, {
         ...(passed ? {} : { status, ...(terminal ? { result: state } : {}) }),
+        ...(reports ? { usageReported: true } : {}),
         callback: { ...callback, polls, ...(changed ? { notifiedStatus: status } : {}), done: terminal || expired },
       });
       if (!updated) continue;
       if (!passed && status !== record.status) this.recordTransition(record, state);
+      if (reports) this.terminalReached(updated, state);
       if (terminal || expired) return undefined;
       return { delayMs: this.pollDelay(polls), key: pollKey(record.id, polls) };
     }
@@ -256,6 +283,46 @@ export class TaskService {
     this.options.telemetry.recordTaskTransition(status);
     if (status === 'succeeded' && typeof state.duration === 'number' && state.duration > 0) {
       this.options.telemetry.recordVideoSeconds(state.duration, record.upstream.provider, record.model);
+    }
+  }
+
+  /** Marks a terminal record as reported; the one writer that wins the compare-and-set reports it. */
+  private async reportTerminal(record: TaskRecord, result: Record<string, unknown>): Promise<void> {
+    const updated = await this.options.store.updateTask(record.id, record.version, { usageReported: true });
+    if (updated) this.terminalReached(updated, result);
+  }
+
+  /**
+   * Called exactly once per task, by the instance whose compare-and-set recorded `usageReported`:
+   * frees the owner's concurrent-task slot, gives back the video-seconds of a task that did not
+   * succeed (nothing was generated), and emits the task's one terminal usage event with what Ark
+   * reported (duration, resolution, usage tokens), not what was asked.
+   */
+  private terminalReached(record: TaskRecord, result: Record<string, unknown>): void {
+    const status = String(result.status);
+    const failed = (error: unknown): void => this.options.logger.warn({ taskId: record.id, error: messageOf(error) }, 'quota release failed');
+    if (record.quota?.slot) this.quotas.releaseVideoTask(record.owner).catch(failed);
+    if (record.quota && record.quota.videoSeconds > 0 && status !== 'succeeded') this.quotas.refundVideoSeconds(record.owner, record.quota.videoSeconds).catch(failed);
+    const { onUsage } = this.options;
+    if (!onUsage) return;
+    const error = result.error as { code?: unknown } | null | undefined;
+    const seconds = typeof result.duration === 'number' ? result.duration : undefined;
+    try {
+      onUsage({
+        caller: callerOfTask(record),
+        route: 'video.tasks',
+        model: record.model,
+        provider: record.upstream.provider,
+        images: 0,
+        status: 200,
+        latencyMs: Date.now() - record.createdAt,
+        task: { id: record.id, status },
+        ...(status === 'succeeded' ? { video: { ...(seconds !== undefined ? { seconds } : {}), ...(typeof result.resolution === 'string' ? { resolution: result.resolution } : {}) } } : {}),
+        ...(usageOf(result).usage ? { upstreamUsage: usageOf(result).usage } : {}),
+        ...(error && typeof error.code === 'string' ? { errorCode: error.code } : {}),
+      });
+    } catch (thrown) {
+      this.options.logger.error({ error: messageOf(thrown) }, 'onUsage threw');
     }
   }
 

@@ -45,6 +45,13 @@ export interface TaskRecord {
   stored?: TaskStoredResults;
   /** The gateway's base URL seen at creation, for stores that sign URLs to the router itself (localResultStorage). */
   resultBase?: string;
+  /**
+   * True once the usage event of the task's terminal state was emitted: set in the same
+   * compare-and-set that records (or first sees) the terminal state, so exactly one instance emits it.
+   */
+  usageReported?: boolean;
+  /** The video-seconds and concurrent-task slot the create charged to the owner's quotas, freed at the terminal state. */
+  quota?: { videoSeconds: number; slot: boolean };
   /** Starts at 1, +1 on every applied update. */
   version: number;
   /**
@@ -60,7 +67,7 @@ export interface TaskStoredResults {
   bytes: number;
 }
 
-export type TaskChanges = Partial<Pick<TaskRecord, 'status' | 'result' | 'callback' | 'stored'>>;
+export type TaskChanges = Partial<Pick<TaskRecord, 'status' | 'result' | 'callback' | 'stored' | 'usageReported'>>;
 
 export interface AssetRecord {
   /** The upstream asset id (`Result.Id`), as used in `asset://<id>`. */

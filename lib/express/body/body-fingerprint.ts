@@ -1,0 +1,25 @@
+// The fingerprint of a request body, for Idempotency-Key (idempotency.ts): "the same request" is the
+// same bytes. The JSON parser hashes the bytes it read (only for requests that carry the header); a
+// body parsed by the host, or a multipart form, is hashed from what its parser produced.
+import { createHash } from 'node:crypto';
+import type { Request } from 'express';
+
+const fingerprints = new WeakMap<Request, string>();
+
+/** Called by the JSON parser with the exact (decoded) body bytes, when the request has an Idempotency-Key. */
+export function fingerprintBytes(req: Request, bytes: Buffer): void {
+  if (req.headers['idempotency-key'] === undefined) return;
+  fingerprints.set(req, createHash('sha256').update(bytes).digest('base64url'));
+}
+
+/** The body's fingerprint: the bytes' hash when the gateway read them, else a hash of the parsed fields and files. */
+export function bodyFingerprint(req: Request): string {
+  const known = fingerprints.get(req);
+  if (known) return known;
+  const hash = createHash('sha256').update(JSON.stringify(req.body ?? null));
+  // multer's files: each one's field, name, type and bytes, in arrival order
+  for (const file of Array.isArray(req.files) ? req.files : []) {
+    hash.update(`\0${file.fieldname}\0${file.originalname}\0${file.mimetype}\0${file.size}\0`).update(file.buffer);
+  }
+  return hash.digest('base64url');
+}

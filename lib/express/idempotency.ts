@@ -1,0 +1,145 @@
+// Idempotency-Key on the paid creates (IETF draft "The Idempotency-Key HTTP Header Field"; README
+// "Tenant controls"). Runs after authentication and the body parser, before the route: the key is
+// scoped to the caller and the route, taken atomically in the store with the body's fingerprint.
+// - first request: runs; a 2xx answer is kept (status, Content-Type, bytes) for idempotency.ttlSeconds;
+//   any error answer frees the key, so a retry runs again (a 4xx costs nothing, a 5xx may be transient)
+// - same key, same body, answer kept: replayed byte for byte with `Idempotent-Replayed: true`, the
+//   upstream not called, no usage event (nothing new was billed)
+// - same key, same body, still running: 409 `idempotency_key_in_use` with Retry-After (the OpenAI
+//   SDKs retry a 409 by themselves, so a client retrying too early simply waits)
+// - same key, another body: 422 `idempotency_key_reused` (the draft's answer)
+// - a streamed answer (`stream: true`) cannot be replayed: the key is refused with 400
+import { createHash } from 'node:crypto';
+import type { RequestHandler, Response } from 'express';
+import { ERROR_CODES } from '../errors/error-codes.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { ResolvedOptions } from '../gateway/options.js';
+import type { IdempotencyRecord, StoredAnswer } from '../gateway/tenancy/idempotency-store.js';
+import type { RouteName } from '../types.js';
+import { setAnswerRecorder } from './answer-recorder.js';
+import { callerOf } from './authenticate.js';
+import { bodyFingerprint } from './body/body-fingerprint.js';
+import { routeStateOf } from './route-state.js';
+import { sendBody } from './send-body.js';
+import { holdRequest } from './request-lifetime.js';
+
+// the response header that marks a replayed answer
+const REPLAYED_HEADER = 'idempotent-replayed';
+// the draft's key is an sf-string; printable ASCII, bounded so a key cannot be a payload
+const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
+
+export function createIdempotency(route: RouteName, options: ResolvedOptions): RequestHandler {
+  const config = options.idempotency;
+  if (!config) return (_req, _res, next) => next();
+  return (req, res, next) => {
+    const values = req.headersDistinct['idempotency-key'];
+    if (values === undefined) return next();
+    if (values.length > 1) return next(GatewayError.invalidRequest('Send at most one Idempotency-Key header', 'Idempotency-Key'));
+    // the draft's form is a quoted string ("abc"); the bare form most clients send is accepted too
+    const key = values[0]!.trim().replace(/^"(.*)"$/, '$1');
+    if (!KEY_SHAPE.test(key)) return next(GatewayError.invalidRequest('Idempotency-Key must be 1 to 255 visible ASCII characters', 'Idempotency-Key'));
+    if ((req.body as { stream?: unknown } | undefined)?.stream === true) {
+      return next(GatewayError.invalidRequest('Idempotency-Key cannot be used with stream: true: a streamed answer cannot be replayed. Send stream: false, or no key.', 'Idempotency-Key'));
+    }
+    const caller = callerOf(res);
+    const scoped = createHash('sha256').update(`${caller.id}\0${route}\0${key}`).digest('base64url');
+    const fingerprint = bodyFingerprint(req);
+    config.store.begin(scoped, fingerprint, config.runningTtlMs).then(
+      (held) => {
+        if (!held) {
+          keepAnswer(res, scoped, fingerprint, options);
+          return next();
+        }
+        const refusal = refusalFor(held, fingerprint);
+        if (refusal) return next(refusal);
+        replay(res, (held as { answer: StoredAnswer }).answer);
+      },
+      (error: unknown) => {
+        options.logger.error({ caller: caller.id, route, error: error instanceof Error ? error.message : String(error) }, 'idempotency store unreachable; answering 503');
+        next(
+          new GatewayError({
+            status: 503,
+            code: ERROR_CODES.idempotencyUnavailable,
+            message: 'The Idempotency-Key cannot be checked right now, so the request was not run. Retry shortly.',
+            retryAfterSeconds: 5,
+            type: 'server_error',
+          }),
+        );
+      },
+    );
+  };
+}
+
+function refusalFor(held: IdempotencyRecord, fingerprint: string): GatewayError | undefined {
+  if (held.fingerprint !== fingerprint) {
+    return new GatewayError({
+      status: 422,
+      code: ERROR_CODES.idempotencyKeyReused,
+      message: 'This Idempotency-Key was already used with a different request body. Use a new key for a new request.',
+      param: 'Idempotency-Key',
+    });
+  }
+  if (held.state === 'running') {
+    return new GatewayError({
+      status: 409,
+      code: ERROR_CODES.idempotencyKeyInUse,
+      message: 'A request with this Idempotency-Key is still running. Retry after it has finished to get its answer.',
+      param: 'Idempotency-Key',
+      retryAfterSeconds: 1,
+    });
+  }
+  if (held.state === 'too-large') {
+    return new GatewayError({
+      status: 409,
+      code: ERROR_CODES.idempotencyAnswerNotKept,
+      message: `The request with this Idempotency-Key succeeded, but its ${held.bytes} byte answer was too large to keep for replays. It is not run again: use a new key to generate again, or response_format 'url' for answers that can be replayed.`,
+      param: 'Idempotency-Key',
+    });
+  }
+  return undefined;
+}
+
+function replay(res: Response, answer: StoredAnswer): void {
+  // nothing new happened upstream: no usage event (README "Tenant controls": none for a replay)
+  routeStateOf(res).replayed = true;
+  res.setHeader(REPLAYED_HEADER, 'true');
+  sendBody(res, answer.status, answer.contentType, Buffer.from(answer.body, 'base64'));
+}
+
+/**
+ * The first request's answer goes to the store when it is written (2xx only); an error answer, or a
+ * failure after the client left, frees the key. The request is held open until then
+ * (request-lifetime.ts): a client that disconnects does not abort the upstream call, so a lost
+ * answer is still kept for the retry, and the caller's in-flight slot stays taken meanwhile.
+ */
+function keepAnswer(res: Response, scoped: string, fingerprint: string, options: ResolvedOptions): void {
+  const config = options.idempotency!;
+  const done = holdRequest(res);
+  let settled = false;
+  const failed = (error: unknown): void => {
+    options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'idempotency store write failed');
+  };
+  const settle = (record: IdempotencyRecord | undefined): void => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(safety);
+    (record ? config.store.finish(scoped, record, config.ttlMs) : config.store.release(scoped)).catch(failed);
+    done();
+  };
+  // nothing answered within the key's running time (a handler that never ended): freed anyway
+  const safety = setTimeout(() => settle(undefined), config.runningTtlMs);
+  safety.unref();
+  setAnswerRecorder(res, {
+    maxBytes: config.maxAnswerBytes,
+    record(status, contentType, body, bytes) {
+      if (status < 200 || status >= 300) return settle(undefined);
+      if (res.destroyed) routeStateOf(res).keptStatus = status;
+      settle(
+        body === undefined
+          ? { state: 'too-large', fingerprint, bytes }
+          : { state: 'done', fingerprint, answer: { status, contentType, body: (typeof body === 'string' ? Buffer.from(body) : body).toString('base64') } },
+      );
+    },
+    fail: () => settle(undefined),
+  });
+}

@@ -1,0 +1,135 @@
+// Where Idempotency-Key records live (IETF draft "The Idempotency-Key HTTP Header Field"): a record is
+// taken atomically by the first request (SET NX semantics) with the body's fingerprint, then holds
+// the stored answer until it expires. memoryIdempotencyStore is the default (one instance);
+// redisIdempotencyStore shares the keys between instances.
+
+/** An answer kept for replays: exactly what the first request got. */
+export interface StoredAnswer {
+  status: number;
+  contentType: string;
+  /** The body, base64 (records are JSON). */
+  body: string;
+}
+
+/** One key's record. `running` until the first request has its answer. */
+export type IdempotencyRecord =
+  | { state: 'running'; fingerprint: string }
+  | { state: 'done'; fingerprint: string; answer: StoredAnswer }
+  /** The first request succeeded, but its answer was larger than `idempotency.maxAnswerBytes`. */
+  | { state: 'too-large'; fingerprint: string; bytes: number };
+
+/**
+ * The store behind the `idempotency` option. Keys arrive already scoped (caller, route) and hashed.
+ * Implementations must make `begin` atomic across every instance that shares the store.
+ */
+export interface IdempotencyStore {
+  /**
+   * Takes `key` for a request with this body fingerprint, for `ttlMs`, when nobody holds it: returns
+   * undefined. Otherwise returns the record that holds it (nothing changes).
+   */
+  begin(key: string, fingerprint: string, ttlMs: number): Promise<IdempotencyRecord | undefined>;
+  /** Replaces the record of a request that finished (its answer, or `too-large`), for `ttlMs`. */
+  finish(key: string, record: IdempotencyRecord, ttlMs: number): Promise<void>;
+  /** Frees `key` (the request failed: a retry may run again). */
+  release(key: string): Promise<void>;
+}
+
+export interface MemoryIdempotencyStoreOptions {
+  /** Most keys held; the oldest is forgotten to make room. Default 10 000. */
+  maxKeys?: number;
+  /** Most stored answer bytes held in total; the oldest records are forgotten to make room. Default 64 MiB. */
+  maxBytes?: number;
+}
+
+const MAX_RUNNING_SKIPPED = 1_000;
+
+/** Idempotency keys in this process's memory: the default, for one instance. Expired keys are dropped as they are met. */
+export function memoryIdempotencyStore(options: MemoryIdempotencyStoreOptions = {}): IdempotencyStore {
+  const { maxKeys = 10_000, maxBytes = 64 * 1024 * 1024 } = options;
+  // insertion order is age order: the first entries are the oldest
+  const records = new Map<string, { record: IdempotencyRecord; expiresAt: number; bytes: number }>();
+  let bytes = 0;
+  const drop = (key: string): void => {
+    const entry = records.get(key);
+    if (!entry) return;
+    bytes -= entry.bytes;
+    records.delete(key);
+  };
+  const live = (key: string): IdempotencyRecord | undefined => {
+    const entry = records.get(key);
+    if (entry && entry.expiresAt <= Date.now()) drop(key);
+    return records.get(key)?.record;
+  };
+  const put = (key: string, record: IdempotencyRecord, ttlMs: number): void => {
+    drop(key);
+    const size = record.state === 'done' ? record.answer.body.length : 0;
+    // a running record is never forgotten for room: forgetting it would let a retry run twice. Running
+    // records are few (each is a request in flight, capped per caller), so the scan past them is short;
+    // it is bounded anyway, and the store then holds a few more than maxKeys until they finish.
+    let skipped = 0;
+    for (const [oldest, entry] of records) {
+      if ((records.size < maxKeys && bytes + size <= maxBytes) || skipped >= MAX_RUNNING_SKIPPED) break;
+      if (entry.record.state === 'running' && entry.expiresAt > Date.now()) {
+        skipped += 1;
+        continue;
+      }
+      drop(oldest);
+    }
+    records.set(key, { record, expiresAt: Date.now() + ttlMs, bytes: size });
+    bytes += size;
+  };
+  return {
+    async begin(key, fingerprint, ttlMs) {
+      const held = live(key);
+      if (held) return held;
+      put(key, { state: 'running', fingerprint }, ttlMs);
+      return undefined;
+    },
+    async finish(key, record, ttlMs) {
+      put(key, record, ttlMs);
+    },
+    async release(key) {
+      drop(key);
+    },
+  };
+}
+
+/** The commands redisIdempotencyStore sends (ioredis's `Redis` fits). */
+export interface RedisIdempotencyClient {
+  /** ioredis's connection state: anything but 'ready' fails at once instead of waiting in its offline queue. */
+  status?: string;
+  get(key: string): Promise<string | null>;
+  set(key: string, value: string, px: 'PX', ms: number, nx: 'NX'): Promise<'OK' | null>;
+  set(key: string, value: string, px: 'PX', ms: number): Promise<'OK' | null>;
+  del(key: string): Promise<number>;
+}
+
+export interface RedisIdempotencyStoreOptions {
+  /** A connected ioredis client (the host's, e.g. the one given to redisTaskStore). */
+  client: RedisIdempotencyClient;
+  /** Prepended to every key. Default `'gw:idem:'`. */
+  prefix?: string;
+}
+
+/** Idempotency keys in Redis, shared by every instance: `SET NX PX` takes a key atomically. */
+export function redisIdempotencyStore(options: RedisIdempotencyStoreOptions): IdempotencyStore {
+  const { client, prefix = 'gw:idem:' } = options;
+  return {
+    async begin(key, fingerprint, ttlMs) {
+      // a request must not wait for Redis to come back: it fails now (503), the client retries
+      if (client.status === 'reconnecting' || client.status === 'close' || client.status === 'end') throw new Error(`Redis is not connected (${client.status})`);
+      const taken = await client.set(prefix + key, JSON.stringify({ state: 'running', fingerprint }), 'PX', ttlMs, 'NX');
+      if (taken === 'OK') return undefined;
+      const held = await client.get(prefix + key);
+      // expired between the two commands: the key is free, but one more round is simpler than a script
+      if (held === null) return this.begin(key, fingerprint, ttlMs);
+      return JSON.parse(held) as IdempotencyRecord;
+    },
+    async finish(key, record, ttlMs) {
+      await client.set(prefix + key, JSON.stringify(record), 'PX', ttlMs);
+    },
+    async release(key) {
+      await client.del(prefix + key);
+    },
+  };
+}

@@ -1,0 +1,209 @@
+// Per-caller quotas in billing units (README "Tenant controls"): requests and images per minute,
+// video-seconds per day, concurrent video tasks. Each kind is one rate-limiter-flexible counter per
+// caller (memory, or Redis shared by every instance); the caller's own limit is compared with the
+// counter after a weighted consume, so one counter serves callers on different plans. A refused
+// charge gives back what it took: a refused request costs nothing.
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { ERROR_CODES } from '../../errors/error-codes.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { QuotaExceededError, type RateLimitFields } from '../../errors/quota-exceeded-error.js';
+import type { Caller, Logger } from '../../types.js';
+import type { QuotaLimits, QuotaState } from './quota-options.js';
+import type { ResolvedQuotas } from './resolve-tenancy.js';
+
+/** What one request costs, per kind. */
+export interface QuotaCost {
+  requests?: number;
+  images?: number;
+  videoSeconds?: number;
+  videoTasks?: number;
+}
+
+type Kind = keyof QuotaCost;
+
+/** What a charge took, so the parts the caller did not get can be given back (never throws). */
+export interface QuotaCharge {
+  /** The kinds this charge counted (those the caller has a limit for). */
+  readonly taken: readonly Kind[];
+  /** What is left of each counted limit after this charge, for the RateLimit headers of the answer. */
+  readonly rateLimit: readonly RateLimitFields[];
+  /** Gives back `kinds`, whole or (`amounts`) in part; each kind at most once. */
+  refund(kinds: readonly Kind[], amounts?: QuotaCost): Promise<void>;
+}
+
+const KINDS: Record<Kind, { limit: keyof QuotaLimits; name: QuotaState['name']; unit: string }> = {
+  requests: { limit: 'requestsPerMinute', name: 'requests', unit: 'requests per minute' },
+  images: { limit: 'imagesPerMinute', name: 'images', unit: 'images per minute' },
+  videoSeconds: { limit: 'videoSecondsPerDay', name: 'video-seconds', unit: 'video-seconds per day' },
+  videoTasks: { limit: 'concurrentVideoTasks', name: 'video-tasks', unit: 'video tasks running at once' },
+};
+// the counters count; the caller's limit decides. Far above any limit, so the counter never refuses.
+const COUNTER_POINTS = Number.MAX_SAFE_INTEGER;
+const NOTHING: QuotaCharge = { taken: [], rateLimit: [], refund: async () => {} };
+
+export class Quotas {
+  private readonly counters: Record<Kind, RateLimiterAbstract>;
+  private readonly windows: Record<Kind, number | undefined>;
+
+  constructor(
+    private readonly config: ResolvedQuotas | undefined,
+    private readonly logger: Logger,
+    /** How long a video-task slot is held at most (a task nobody sees end): callbacks.maxFollowMs. */
+    videoSlotMs: number,
+  ) {
+    this.windows = { requests: 60, images: 60, videoSeconds: 86_400, videoTasks: undefined };
+    const durations: Record<Kind, number> = { requests: 60, images: 60, videoSeconds: 86_400, videoTasks: Math.ceil(videoSlotMs / 1000) };
+    const make = (kind: Kind): RateLimiterAbstract => {
+      const common = { points: COUNTER_POINTS, duration: durations[kind], keyPrefix: `${config?.prefix ?? 'gw:quota:'}${kind}` };
+      return config?.redis ? new RateLimiterRedis({ ...common, storeClient: config.redis }) : new RateLimiterMemory(common);
+    };
+    this.counters = { requests: make('requests'), images: make('images'), videoSeconds: make('videoSeconds'), videoTasks: make('videoTasks') };
+  }
+
+  /** The caller's limits (none when quotas are off or the host's function says so). A throwing lookup is a 500. */
+  async limitsFor(caller: Caller): Promise<QuotaLimits | undefined> {
+    const limits = this.config?.limits;
+    if (limits === undefined) return undefined;
+    if (typeof limits !== 'function') return limits;
+    try {
+      return (await limits(caller)) ?? undefined;
+    } catch (error) {
+      this.logger.error({ caller: caller.id, error: error instanceof Error ? error.message : String(error) }, 'quotas.limits threw; answering 500');
+      throw GatewayError.internal();
+    }
+  }
+
+  /**
+   * Takes `cost` from the caller's budgets, all or nothing: a 429 QuotaExceededError naming the
+   * first limit that would be passed, and nothing kept. Kinds without a limit are not counted.
+   */
+  async charge(caller: Caller, cost: QuotaCost): Promise<QuotaCharge> {
+    const limits = await this.limitsFor(caller);
+    if (!limits) return NOTHING;
+    const kinds = (Object.keys(cost) as Kind[]).filter((kind) => (cost[kind] ?? 0) > 0 && limits[KINDS[kind].limit] !== undefined);
+    if (kinds.length === 0) return NOTHING;
+    const key = caller.id;
+    // a lost connection fails now instead of holding the request in ioredis's offline queue
+    if (this.config?.redis && isDisconnected(this.config.redis)) return this.storeDown(new Error(`Redis is not connected (${String(this.config.redis.status)})`));
+    const settled = await Promise.allSettled(kinds.map((kind) => this.counters[kind].consume(key, cost[kind])));
+    const taken = kinds.filter((_kind, index) => settled[index]!.status === 'fulfilled');
+    const giveBack = (which: readonly Kind[], amounts: QuotaCost = cost): Promise<void> => this.reward(key, which, amounts);
+    const failed = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failed) {
+      await giveBack(taken);
+      return this.storeDown(failed.reason);
+    }
+    for (const [index, kind] of kinds.entries()) {
+      const result = (settled[index] as PromiseFulfilledResult<RateLimiterRes>).value;
+      const limit = limits[KINDS[kind].limit]!;
+      if (result.consumedPoints > limit) {
+        await giveBack(taken);
+        throw this.refusal(kind, limit, result, cost[kind]!);
+      }
+    }
+    let refunded = new Set<Kind>();
+    const rateLimit = kinds.map((kind, index) => this.fields(kind, limits[KINDS[kind].limit]!, (settled[index] as PromiseFulfilledResult<RateLimiterRes>).value));
+    return {
+      taken,
+      rateLimit,
+      refund: async (which, amounts) => {
+        const now = which.filter((kind) => taken.includes(kind) && !refunded.has(kind));
+        refunded = new Set([...refunded, ...now]);
+        // never more than was charged
+        const back = Object.fromEntries(now.map((kind) => [kind, Math.min(cost[kind]!, amounts?.[kind] ?? cost[kind]!)]));
+        await giveBack(
+          now.filter((kind) => back[kind]! > 0),
+          back,
+        );
+      },
+    };
+  }
+
+  /** Frees one concurrent-video-task slot of `callerId` (a task reached a terminal state). Never throws. */
+  async releaseVideoTask(callerId: string): Promise<void> {
+    await this.reward(callerId, ['videoTasks'], { videoTasks: 1 });
+  }
+
+  /** Gives back the video-seconds of a task that ended without a video. Never throws. */
+  async refundVideoSeconds(callerId: string, seconds: number): Promise<void> {
+    await this.reward(callerId, ['videoSeconds'], { videoSeconds: seconds });
+  }
+
+  /** Each configured limit of the caller with what is left now (README: `router.quota(caller)`). */
+  async state(caller: Caller): Promise<QuotaState[]> {
+    const limits = await this.limitsFor(caller);
+    if (!limits) return [];
+    const kinds = (Object.keys(KINDS) as Kind[]).filter((kind) => limits[KINDS[kind].limit] !== undefined);
+    return Promise.all(
+      kinds.map(async (kind) => {
+        const limit = limits[KINDS[kind].limit]!;
+        const used = await this.counters[kind].get(caller.id);
+        const consumed = Math.max(0, used?.consumedPoints ?? 0);
+        return {
+          name: KINDS[kind].name,
+          limit,
+          remaining: Math.max(0, limit - consumed),
+          resetSeconds: this.windows[kind] === undefined || !used ? 0 : Math.ceil(used.msBeforeNext / 1000),
+        };
+      }),
+    );
+  }
+
+  private async reward(key: string, kinds: readonly Kind[], cost: QuotaCost): Promise<void> {
+    await Promise.all(
+      kinds.map(async (kind) => {
+        try {
+          await this.counters[kind].reward(key, cost[kind]);
+        } catch (error) {
+          // the budget stays charged until its window ends: the caller pays too much, never too little
+          this.logger.warn({ caller: key, quota: KINDS[kind].name, error: error instanceof Error ? error.message : String(error) }, 'a quota refund failed');
+        }
+      }),
+    );
+  }
+
+  private storeDown(reason: unknown): QuotaCharge {
+    const message = reason instanceof Error ? reason.message : String(reason);
+    if (this.config?.whenRedisDown === 'allow') {
+      this.logger.warn({ error: message }, 'quota counters unreachable; request runs uncounted (quotas.whenRedisDown: allow)');
+      return NOTHING;
+    }
+    this.logger.error({ error: message }, 'quota counters unreachable; answering 503 (quotas.whenRedisDown: refuse)');
+    throw new GatewayError({
+      status: 503,
+      code: ERROR_CODES.quotaUnavailable,
+      message: 'The usage quotas cannot be checked right now, so the request was not run. Retry shortly.',
+      retryAfterSeconds: 5,
+      type: 'server_error',
+    });
+  }
+
+  private fields(kind: Kind, limit: number, result: RateLimiterRes): RateLimitFields {
+    const window = this.windows[kind];
+    return {
+      name: KINDS[kind].name,
+      quota: limit,
+      ...(window !== undefined ? { windowSeconds: window } : {}),
+      remaining: Math.max(0, limit - result.consumedPoints),
+      resetSeconds: window === undefined ? 0 : Math.ceil(result.msBeforeNext / 1000),
+    };
+  }
+
+  private refusal(kind: Kind, limit: number, result: RateLimiterRes, asked: number): QuotaExceededError {
+    const { name, unit } = KINDS[kind];
+    const window = this.windows[kind];
+    const remaining = Math.max(0, limit - (result.consumedPoints - asked));
+    // a concurrency slot frees when a task ends, which no clock predicts: a minute is an honest hint
+    const resetSeconds = window === undefined ? 60 : Math.max(1, Math.ceil(result.msBeforeNext / 1000));
+    const message =
+      asked > limit
+        ? `This request needs ${asked} of your ${limit} ${unit}, more than the whole quota.`
+        : `Quota exceeded: ${limit} ${unit} (${name}); this request needs ${asked} and ${remaining} remain. Retry in ${resetSeconds} s.`;
+    return new QuotaExceededError(message, { name, quota: limit, ...(window !== undefined ? { windowSeconds: window } : {}), remaining, resetSeconds });
+  }
+}
+
+/** ioredis's states of a connection that was lost ('wait' and 'connecting' at startup still queue and succeed). */
+function isDisconnected(client: { status?: string }): boolean {
+  return client.status === 'reconnecting' || client.status === 'close' || client.status === 'end';
+}

@@ -1,0 +1,107 @@
+// The `quotas` and `idempotency` options checked and defaulted, for resolveOptions() (options.ts):
+// config errors are GatewayConfigError with a fix example.
+import { GatewayConfigError } from '../../errors/config-error.js';
+import type { GatewayLimits } from '../../types.js';
+import { type IdempotencyStore, memoryIdempotencyStore } from './idempotency-store.js';
+import type { QuotaLimits, QuotaLimitsFor, QuotaOptions, QuotaRedisClient } from './quota-options.js';
+
+/**
+ * Idempotency-Key on the paid creates (README "Tenant controls"). On by default, keys in memory.
+ * @example idempotency: { store: redisIdempotencyStore({ client: redis }), ttlSeconds: 24 * 3600 }
+ */
+export interface IdempotencyOptions {
+  /** Where keys live. Default `memoryIdempotencyStore()`; `redisIdempotencyStore({ client })` for several instances. */
+  store?: IdempotencyStore;
+  /** Seconds a key (and its stored answer) is kept after the first request finished. Default 86 400 (24 h). */
+  ttlSeconds?: number;
+  /**
+   * Largest answer stored for replay, bytes. A larger one (b64_json images) is not kept: a retry with
+   * the key gets 409 `idempotency_answer_not_kept` and nothing runs twice. Default 1 MiB.
+   */
+  maxAnswerBytes?: number;
+}
+
+export interface ResolvedQuotas {
+  readonly limits: QuotaLimitsFor;
+  readonly redis?: QuotaRedisClient;
+  readonly prefix: string;
+  readonly whenRedisDown: 'refuse' | 'allow';
+  readonly defaultVideoSeconds: number;
+}
+
+export interface ResolvedIdempotency {
+  readonly store: IdempotencyStore;
+  readonly ttlMs: number;
+  /** How long a running request holds its key: longer than any request can run, so a crashed instance frees it. */
+  readonly runningTtlMs: number;
+  readonly maxAnswerBytes: number;
+}
+
+const QUOTA_EXAMPLE = 'quotas: { limits: { requestsPerMinute: 60, imagesPerMinute: 20, videoSecondsPerDay: 600, concurrentVideoTasks: 2 } }';
+const LIMIT_KEYS: ReadonlyArray<keyof QuotaLimits> = ['requestsPerMinute', 'imagesPerMinute', 'videoSecondsPerDay', 'concurrentVideoTasks', 'inFlight'];
+
+export function resolveQuotas(value: QuotaOptions | undefined): ResolvedQuotas | undefined {
+  if (value === undefined) return undefined;
+  if (value === null || typeof value !== 'object') throw new GatewayConfigError('quotas_type', 'options.quotas must be an object.', QUOTA_EXAMPLE);
+  const known = new Set(['limits', 'redis', 'prefix', 'whenRedisDown', 'defaultVideoSeconds']);
+  for (const key of Object.keys(value)) {
+    if (!known.has(key)) throw new GatewayConfigError('quotas_unknown', `Unknown quotas option '${key}'.`, `use only: ${[...known].join(', ')}.`);
+  }
+  if (typeof value.limits !== 'function') checkQuotaLimits(value.limits, 'quotas.limits');
+  if (value.redis !== undefined && (value.redis === null || typeof (value.redis as { eval?: unknown }).eval !== 'function')) {
+    throw new GatewayConfigError('quotas_redis', 'quotas.redis must be an ioredis client.', 'quotas: { limits, redis: new Redis(process.env.REDIS_URL!) }');
+  }
+  if (value.whenRedisDown !== undefined && value.whenRedisDown !== 'refuse' && value.whenRedisDown !== 'allow') {
+    throw new GatewayConfigError('quotas_value', "quotas.whenRedisDown must be 'refuse' or 'allow'.", "quotas: { limits, redis, whenRedisDown: 'allow' }");
+  }
+  if (value.prefix !== undefined && (typeof value.prefix !== 'string' || value.prefix === '')) {
+    throw new GatewayConfigError('quotas_value', 'quotas.prefix must be a non-empty string.', "quotas: { limits, redis, prefix: 'myapp:quota:' }");
+  }
+  const defaultVideoSeconds = value.defaultVideoSeconds ?? 5;
+  if (!Number.isSafeInteger(defaultVideoSeconds) || defaultVideoSeconds <= 0) {
+    throw new GatewayConfigError('quotas_value', 'quotas.defaultVideoSeconds must be a positive integer.', 'quotas: { limits, defaultVideoSeconds: 5 }');
+  }
+  return Object.freeze({
+    limits: typeof value.limits === 'function' ? value.limits : Object.freeze({ ...value.limits }),
+    ...(value.redis ? { redis: value.redis } : {}),
+    prefix: value.prefix ?? 'gw:quota:',
+    whenRedisDown: value.whenRedisDown ?? 'refuse',
+    defaultVideoSeconds,
+  });
+}
+
+function checkQuotaLimits(limits: unknown, where: string): void {
+  if (limits === null || typeof limits !== 'object') throw new GatewayConfigError('quotas_limits', `${where} must be an object or a function (caller) => limits.`, QUOTA_EXAMPLE);
+  for (const [key, item] of Object.entries(limits)) {
+    if (!LIMIT_KEYS.includes(key as keyof QuotaLimits)) throw new GatewayConfigError('quotas_limits', `Unknown limit '${key}' in ${where}.`, `use only: ${LIMIT_KEYS.join(', ')}.`);
+    if (item !== undefined && (typeof item !== 'number' || !Number.isSafeInteger(item) || item <= 0)) {
+      throw new GatewayConfigError('quotas_limits', `${where}.${key} must be a positive integer, got ${String(item)}.`, QUOTA_EXAMPLE);
+    }
+  }
+}
+
+export function resolveIdempotency(value: IdempotencyOptions | false | undefined, limits: Readonly<GatewayLimits>): ResolvedIdempotency | undefined {
+  if (value === false) return undefined;
+  const example = 'idempotency: { store: redisIdempotencyStore({ client: redis }), ttlSeconds: 86400, maxAnswerBytes: 1048576 } (or false)';
+  const given = value ?? {};
+  if (given === null || typeof given !== 'object') throw new GatewayConfigError('idempotency_type', 'options.idempotency must be an object or false.', example);
+  const known = new Set(['store', 'ttlSeconds', 'maxAnswerBytes']);
+  for (const key of Object.keys(given)) {
+    if (!known.has(key)) throw new GatewayConfigError('idempotency_unknown', `Unknown idempotency option '${key}'.`, `use only: ${[...known].join(', ')}.`);
+  }
+  for (const key of ['ttlSeconds', 'maxAnswerBytes'] as const) {
+    const item = given[key];
+    if (item !== undefined && (!Number.isSafeInteger(item) || item <= 0)) throw new GatewayConfigError('idempotency_value', `idempotency.${key} must be a positive integer.`, example);
+  }
+  const store = given.store ?? memoryIdempotencyStore();
+  if (['begin', 'finish', 'release'].some((method) => typeof (store as unknown as Record<string, unknown>)[method] !== 'function')) {
+    throw new GatewayConfigError('idempotency_store', 'idempotency.store must have begin, finish and release.', example);
+  }
+  return Object.freeze({
+    store,
+    ttlMs: (given.ttlSeconds ?? 86_400) * 1000,
+    // body already read; the upstream calls, the result downloads and a minute of slack
+    runningTtlMs: limits.upstreamTimeoutMs + limits.downloadTimeoutMs + 60_000,
+    maxAnswerBytes: given.maxAnswerBytes ?? 1024 * 1024,
+  });
+}
