@@ -1,10 +1,12 @@
 // Benchmark upstream (child process): answers as fast as Node can, so what is measured is the
 // proxy in front of it. Chat JSON (OpenAI shape), DashScope image generation, a 20-chunk SSE
 // stream, and a large "image" for b64_json downloads. Prints {"port"} when listening.
+// BENCH_DELAY_MS: image generations answer that much later (the scale scenario's slow upstream).
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 
+const DELAY_MS = Number(process.env.BENCH_DELAY_MS ?? 0);
 const IMAGE_BYTES = Number(process.env.BENCH_IMAGE_BYTES ?? 8 * 1024 * 1024);
 // a PNG signature then noise: the gateway never decodes images, the size is what matters
 const image = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(IMAGE_BYTES - 8)]);
@@ -45,8 +47,12 @@ const server = http.createServer((req, res) => {
         usage: { width: 1024, height: 1024, image_count: count },
         request_id: 'bench-req',
       });
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-      res.end(body);
+      const answer = (): void => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+        res.end(body);
+      };
+      if (DELAY_MS > 0) setTimeout(answer, DELAY_MS);
+      else answer();
       return;
     }
     res.writeHead(404);
