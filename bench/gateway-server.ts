@@ -11,7 +11,8 @@ import express from 'express';
 import { installProbes } from './probes.js';
 // the built package, as a host app runs it (npm run bench builds first); typed from the source,
 // so type checking a fresh clone needs no build. BENCH_SOURCE=1 imports the source (iterating).
-const built = process.env.BENCH_SOURCE === '1' ? '../lib/index.ts' : '../dist/index.js';
+// BENCH_DIST=dir: another build (bench/ab.ts compares two builds side by side).
+const built = process.env.BENCH_SOURCE === '1' ? '../lib/index.ts' : process.env.BENCH_DIST ? `${process.env.BENCH_DIST}/index.js` : '../dist/index.js';
 const { createGatewayRouter, staticKeys } = (await import(built)) as typeof import('../lib/index.js');
 
 const upstream = `http://127.0.0.1:${process.env.BENCH_UPSTREAM_PORT}`;
