@@ -24,4 +24,4 @@ const server = http.createServer((req, res) => {
   req.pipe(upstream);
 });
 server.keepAliveTimeout = 60_000;
-server.listen(0, '127.0.0.1', () => process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`));
+server.listen(0, '127.0.0.1', Number(process.env.BENCH_BACKLOG ?? 511), () => process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`));

@@ -36,7 +36,8 @@ if (process.env.BENCH_PROBES !== '0') {
   });
 }
 app.use(router);
-const server = app.listen(0, '127.0.0.1', () => process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`));
+// BENCH_BACKLOG: a longer accept queue for the scale scenario's bursts (as a server tuned for them)
+const server = app.listen(0, '127.0.0.1', Number(process.env.BENCH_BACKLOG ?? 511), () => process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`));
 server.keepAliveTimeout = 60_000;
 // a clean exit on SIGINT lets `--cpu-prof` write its profile (profiling the hot path)
 process.on('SIGINT', () => process.exit(0));

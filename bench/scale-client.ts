@@ -9,7 +9,7 @@ const url = new URL(process.env.BENCH_URL!);
 const count = Number(process.env.BENCH_COUNT);
 const body = process.env.BENCH_BODY!;
 const KEY = 'sk-bench-0123456789';
-const STEP = 250;
+const STEP = 100;
 
 const statuses: Record<string, number> = {};
 let slowestMs = 0;
@@ -40,7 +40,7 @@ function one(): Promise<void> {
 const pending: Promise<void>[] = [];
 for (let i = 0; i < count; i += STEP) {
   for (let j = i; j < Math.min(count, i + STEP); j += 1) pending.push(one());
-  await new Promise((resolve) => setTimeout(resolve, 10));
+  await new Promise((resolve) => setTimeout(resolve, 20));
 }
 const rampMs = performance.now() - started;
 process.stdout.write('ramped\n');

@@ -22,11 +22,18 @@ const chunk = (text: string) =>
   `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: text }, finish_reason: null }] })}\n\n`;
 
 let port = 0;
+// the scale scenario: how many slow answers this upstream held at once (= requests in flight through the proxy)
+let held = 0;
+let heldPeak = 0;
 const server = http.createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (part: Buffer) => chunks.push(part));
   req.on('end', () => {
     const url = req.url ?? '';
+    if (url === '/__bench/held') {
+      res.end(JSON.stringify({ peak: heldPeak }));
+      return;
+    }
     if (url.startsWith('/image.png')) {
       res.writeHead(200, { 'content-type': 'image/png', 'content-length': image.length });
       res.end(image);
@@ -51,8 +58,14 @@ const server = http.createServer((req, res) => {
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
         res.end(body);
       };
-      if (DELAY_MS > 0) setTimeout(answer, DELAY_MS);
-      else answer();
+      if (DELAY_MS > 0) {
+        held += 1;
+        heldPeak = Math.max(heldPeak, held);
+        setTimeout(() => {
+          held -= 1;
+          answer();
+        }, DELAY_MS);
+      } else answer();
       return;
     }
     res.writeHead(404);
@@ -74,7 +87,7 @@ function stream(res: http.ServerResponse): void {
 }
 
 server.keepAliveTimeout = 60_000;
-server.listen(0, '127.0.0.1', () => {
+server.listen(0, '127.0.0.1', Number(process.env.BENCH_BACKLOG ?? 511), () => {
   port = (server.address() as AddressInfo).port;
   process.stdout.write(`${JSON.stringify({ port })}\n`);
 });
