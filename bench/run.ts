@@ -200,6 +200,7 @@ interface ScaleFigures {
   /** Open file descriptors of the proxy process while it holds the load. */
   fds: number;
   rssGrowth: number;
+  /** Peak RSS growth over the requests held at once (not over those sent: a slow ramp holds fewer). */
   rssPerRequest: number;
   loopP99Ms: number;
   loopMaxMs: number;
@@ -258,7 +259,7 @@ async function holdSlow(target: 'bare' | 'gateway', inFlight: number, scaled = t
   const peak = (await (await fetch(`${origin}/__bench/rss/peak`)).json()) as { growth: number; loopP99Ms: number; loopMaxMs: number };
   const held = ((await (await fetch(`http://127.0.0.1:${upstreamPort}/__bench/held`)).json()) as { peak: number }).peak;
   for (const child of children.splice(mark)) child.kill();
-  return { target, inFlight, heldAtOnce: held, ...outcome, fds, rssGrowth: peak.growth, rssPerRequest: peak.growth / inFlight, loopP99Ms: peak.loopP99Ms, loopMaxMs: peak.loopMaxMs };
+  return { target, inFlight, heldAtOnce: held, ...outcome, fds, rssGrowth: peak.growth, rssPerRequest: peak.growth / Math.max(1, held), loopP99Ms: peak.loopP99Ms, loopMaxMs: peak.loopMaxMs };
 }
 
 const NATIVE_IMAGE = JSON.stringify({ model: 'qwen-image-2.0', input: { messages: [{ role: 'user', content: [{ text: 'a lighthouse at dawn' }] }] }, parameters: { size: '1024*1024', n: 1 } });
