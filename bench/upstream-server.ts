@@ -1,10 +1,12 @@
 // Benchmark upstream (child process): answers as fast as Node can, so what is measured is the
 // proxy in front of it. Chat JSON (OpenAI shape), DashScope image generation, a 20-chunk SSE
 // stream, and a large "image" for b64_json downloads. Prints {"port"} when listening.
+// BENCH_DELAY_MS: image generations answer that much later (the scale scenario's slow upstream).
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 
+const DELAY_MS = Number(process.env.BENCH_DELAY_MS ?? 0);
 const IMAGE_BYTES = Number(process.env.BENCH_IMAGE_BYTES ?? 8 * 1024 * 1024);
 // a PNG signature then noise: the gateway never decodes images, the size is what matters
 const image = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(IMAGE_BYTES - 8)]);
@@ -20,11 +22,18 @@ const chunk = (text: string) =>
   `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: text }, finish_reason: null }] })}\n\n`;
 
 let port = 0;
+// the scale scenario: how many slow answers this upstream held at once (= requests in flight through the proxy)
+let held = 0;
+let heldPeak = 0;
 const server = http.createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (part: Buffer) => chunks.push(part));
   req.on('end', () => {
     const url = req.url ?? '';
+    if (url === '/__bench/held') {
+      res.end(JSON.stringify({ peak: heldPeak }));
+      return;
+    }
     if (url.startsWith('/image.png')) {
       res.writeHead(200, { 'content-type': 'image/png', 'content-length': image.length });
       res.end(image);
@@ -45,8 +54,18 @@ const server = http.createServer((req, res) => {
         usage: { width: 1024, height: 1024, image_count: count },
         request_id: 'bench-req',
       });
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-      res.end(body);
+      const answer = (): void => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+        res.end(body);
+      };
+      if (DELAY_MS > 0) {
+        held += 1;
+        heldPeak = Math.max(heldPeak, held);
+        setTimeout(() => {
+          held -= 1;
+          answer();
+        }, DELAY_MS);
+      } else answer();
       return;
     }
     res.writeHead(404);
@@ -68,7 +87,7 @@ function stream(res: http.ServerResponse): void {
 }
 
 server.keepAliveTimeout = 60_000;
-server.listen(0, '127.0.0.1', () => {
+server.listen(0, '127.0.0.1', Number(process.env.BENCH_BACKLOG ?? 511), () => {
   port = (server.address() as AddressInfo).port;
   process.stdout.write(`${JSON.stringify({ port })}\n`);
 });

@@ -1,7 +1,8 @@
 // createGatewayRouter(options): the Express router that serves the gateway (docs/architecture.md). Options are
 // resolved and schemas compiled here, once; each route is begin -> auth -> body -> handler, and one
 // error middleware renders every failure. Paths it does not serve fall through to the host.
-import express, { type Router } from 'express';
+import express, { type RequestHandler, type Router } from 'express';
+import { dispatchPosts } from './dispatch.js';
 import { createAuthenticate } from './authenticate.js';
 import { createErrorMiddleware } from './error-middleware.js';
 import { UpstreamHttp } from '../transport/upstream-http.js';
@@ -63,7 +64,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   };
   // every route: slow readers cut after clientStallMs, the key checked, then one of the caller's
   // in-flight slots taken (no tenant can starve another). Express flattens handler arrays.
-  const authenticate = [
+  const authenticate: RequestHandler[] = [
     watchClientStall(resolved.limits.clientStallMs, resolved.logger),
     createAuthenticate(resolved),
     limitCallerInFlight(resolved.limits.inFlightPerCaller, createInFlightLimiter(resolved.limits.inFlightPerCaller), resolved.quotas ? quotas : undefined),
@@ -76,27 +77,30 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   const started = tasks.start().catch((error: unknown) => {
     resolved.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'the task scheduler did not start');
   });
-  const json = (route: RouteName) => [beginRoute(route, resolved), authenticate, jsonBody];
+  const json = (route: RouteName): RequestHandler[] => [beginRoute(route, resolved), ...authenticate, jsonBody];
   // the paid creates: an Idempotency-Key is checked once the body is read (idempotency.ts)
-  const paid = (route: RouteName) => [...json(route), createIdempotency(route, resolved)];
+  const paid = (route: RouteName): RequestHandler[] => [...json(route), createIdempotency(route, resolved)];
+
+  // the POST routes: one Map lookup, then their handlers in order (dispatch.ts)
+  const posts = new Map<string, RequestHandler[]>([
+    ['/v1/images/generations', [...paid('images.generations'), imageGenerationsHandler(deps)]],
+    ['/v1/images/edits', [beginRoute('images.edits', resolved), ...authenticate, multipartBody, createIdempotency('images.edits', resolved), imageEditsHandler(deps)]],
+    [
+      '/v1/chat/completions',
+      [...json('chat.completions'), forwardJsonHandler(deps, { route: 'chat.completions', upstreamPath: '/chat/completions', validate: compile(chatCompletionsSchema), streamErrors: 'data' })],
+    ],
+    ['/v1/responses', [...json('responses'), forwardJsonHandler(deps, { route: 'responses', upstreamPath: '/responses', validate: compile(responsesSchema), streamErrors: 'event' })]],
+    [
+      '/api/v3/images/generations',
+      [...paid('images.native'), forwardJsonHandler(deps, { route: 'images.native', upstreamPath: '/images/generations', validate: compile(nativeImageSchema), streamErrors: 'data' })],
+    ],
+    ['/api/v3/contents/generations/tasks', [...paid('video.tasks'), createVideoTaskHandler(tasks, compile(videoTaskSchema))]],
+    ['/api/v3/open/CreateAsset', [...paid('assets'), createAssetHandler(deps, compile(createAssetSchema))]],
+  ]);
 
   const router = express.Router();
-  router.post('/v1/images/generations', ...paid('images.generations'), imageGenerationsHandler(deps));
-  router.post('/v1/images/edits', beginRoute('images.edits', resolved), authenticate, multipartBody, createIdempotency('images.edits', resolved), imageEditsHandler(deps));
-  router.post(
-    '/v1/chat/completions',
-    ...json('chat.completions'),
-    forwardJsonHandler(deps, { route: 'chat.completions', upstreamPath: '/chat/completions', validate: compile(chatCompletionsSchema), streamErrors: 'data' }),
-  );
-  router.post('/v1/responses', ...json('responses'), forwardJsonHandler(deps, { route: 'responses', upstreamPath: '/responses', validate: compile(responsesSchema), streamErrors: 'event' }));
-  router.post(
-    '/api/v3/images/generations',
-    ...paid('images.native'),
-    forwardJsonHandler(deps, { route: 'images.native', upstreamPath: '/images/generations', validate: compile(nativeImageSchema), streamErrors: 'data' }),
-  );
-  router.post('/api/v3/contents/generations/tasks', ...paid('video.tasks'), createVideoTaskHandler(tasks, compile(videoTaskSchema)));
+  router.use(dispatchPosts(posts));
   router.get('/api/v3/contents/generations/tasks/:id', beginRoute('video.tasks', resolved), authenticate, queryVideoTaskHandler(tasks));
-  router.post('/api/v3/open/CreateAsset', ...paid('assets'), createAssetHandler(deps, compile(createAssetSchema)));
   // no RouteName (it is a closed public union) and no upstream call: authenticated, but no usage event
   router.get('/v1/models', authenticate, listModelsHandler(resolved));
   // durable results served by the router itself (localResultStorage): the signed URL is the credential

@@ -7,6 +7,7 @@ import { gatewayCaller } from './authenticate.js';
 import { isHeld, whenRequestDone } from './request-lifetime.js';
 import type { RouteName } from '../types.js';
 import type { RequestTrace } from '../telemetry/telemetry.js';
+import { dispatchedRouteOf } from './dispatch.js';
 
 /** The use cases' CallRecord, plus what only the inbound side knows. The signal is created on first use. */
 export interface RouteState extends CallRecord {
@@ -93,7 +94,7 @@ export function beginRoute(route: RouteName, options: ResolvedOptions): RequestH
 
 /** `http.route`: the mount path and the route's pattern (`/v1/images/generations`, `/api/v3/contents/generations/tasks/:id`). */
 function httpRouteOf(req: Request): string {
-  const path = (req.route as { path?: unknown } | undefined)?.path;
+  const path = (req.route as { path?: unknown } | undefined)?.path ?? dispatchedRouteOf(req);
   return `${req.baseUrl}${typeof path === 'string' ? path : ''}`;
 }
 

@@ -29,9 +29,12 @@ export function relaySse(res: Response, upstream: OpenStream, format: SseErrorFo
   res.setHeader('x-accel-buffering', 'no');
   res.removeHeader('content-length');
   res.socket?.setNoDelay(true);
-  res.flushHeaders();
-
   const body = upstream.body;
+  // Headers flushed at once, but not alone when the first chunk came in the same read as the
+  // upstream's headers (it waits in the body's buffer): then the first write carries both, one
+  // syscall and one packet, instead of the headers now and the chunk in a second write.
+  if (body.readableLength === 0) res.flushHeaders();
+
   let tail = '\n\n';
   let lastSequence = -1;
   return new Promise<GatewayError | undefined>((resolve) => {

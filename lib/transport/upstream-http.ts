@@ -61,8 +61,15 @@ export type UpstreamStream =
 
 class DeadlineError extends Error {}
 
+/**
+ * A call's deadline and cancellation. Plain listeners, not an AbortController: a controller, its
+ * signal and the listener node:http adds for it cost measurable time per call (issue 15).
+ */
 interface Deadline {
-  signal: AbortSignal;
+  /** Why the call was cancelled (DeadlineError or ClientGoneError); undefined while it runs. */
+  reason: () => Error | undefined;
+  /** Runs `listener` on cancellation (at once when already cancelled); returns its remover. */
+  onCancel: (listener: (reason: Error) => void) => () => void;
   expired: () => boolean;
   /** Switches from a whole-request deadline to an idle limit of `ms`; `waiting` time does not count. */
   idle: (ms: number, waiting: () => boolean) => void;
@@ -95,9 +102,9 @@ export class UpstreamHttp {
   async request(call: UpstreamRequest): Promise<UpstreamResponse> {
     const deadline = this.deadline(call);
     try {
-      const response = await this.send(call, deadline.signal);
+      const response = await this.send(call, deadline);
       // a failed read lands in the catch below, like a failed send: one mapping for both
-      const body = await readBounded(response, call.maxBytes, deadline.signal, declaredLength(response.headers));
+      const body = await readBounded(response, call.maxBytes, deadline, declaredLength(response.headers));
       return { status: response.statusCode ?? 0, headers: flatHeaders(response.headers), body };
     } catch (error) {
       throw this.failure(call, error, deadline);
@@ -116,7 +123,7 @@ export class UpstreamHttp {
     const deadline = this.deadline(call);
     let response: Readable & Pick<IncomingMessage, 'statusCode' | 'headers'>;
     try {
-      response = await this.send(call, deadline.signal);
+      response = await this.send(call, deadline);
     } catch (error) {
       deadline.clear();
       throw this.failure(call, error, deadline);
@@ -125,7 +132,7 @@ export class UpstreamHttp {
     const status = response.statusCode ?? 0;
     if (status < 200 || status >= 300) {
       try {
-        const body = await readBounded(response, call.maxBytes, deadline.signal);
+        const body = await readBounded(response, call.maxBytes, deadline);
         return { ok: false, status, headers, body };
       } catch (error) {
         throw this.failure(call, error, deadline);
@@ -181,7 +188,7 @@ export class UpstreamHttp {
     const deadline = this.deadline(call);
     let response: Readable & Pick<IncomingMessage, 'statusCode' | 'headers'>;
     try {
-      response = await this.send(call, deadline.signal);
+      response = await this.send(call, deadline);
       const status = response.statusCode ?? 0;
       const declared = declaredLength(response.headers);
       if (status < 200 || status >= 300) throw GatewayError.badUpstreamResponse(options.provider, `the result could not be downloaded (HTTP ${status})`);
@@ -211,7 +218,7 @@ export class UpstreamHttp {
     this.agents.clear();
   }
 
-  private send(call: UpstreamRequest, signal: AbortSignal): Promise<Readable & Pick<IncomingMessage, 'statusCode' | 'headers'>> {
+  private send(call: UpstreamRequest, deadline: Pick<Deadline, 'onCancel'>): Promise<Readable & Pick<IncomingMessage, 'statusCode' | 'headers'>> {
     const url = new URL(call.url);
     const headers: Record<string, string> = { ...call.headers };
     this.propagate?.(headers);
@@ -230,7 +237,6 @@ export class UpstreamHttp {
       headers,
       // a checked lookup must not share pooled sockets with unchecked requests to the same origin
       agent: this.agentFor(url.origin, lookup !== undefined),
-      signal,
       ...(lookup ? { lookup: lookup as unknown as https.RequestOptions['lookup'] } : {}),
     };
     return new Promise((resolve, reject) => {
@@ -242,6 +248,8 @@ export class UpstreamHttp {
         if (request.reusedSocket) connected = true;
         else socket.once(socket instanceof TLSSocket ? 'secureConnect' : 'connect', () => (connected = true));
       });
+      // cancelled (deadline, client gone): destroyed with the reason, which failure() maps
+      deadline.onCancel((reason) => request.destroy(reason));
       request.once('error', (error) => {
         if (!connected && typeof error === 'object' && error !== null) NEVER_CONNECTED.add(error);
         reject(error);
@@ -287,18 +295,36 @@ export class UpstreamHttp {
   }
 
   private deadline(call: UpstreamRequest): Deadline {
-    const controller = new AbortController();
-    const expire = (): void => controller.abort(new DeadlineError());
+    let reason: Error | undefined;
+    let listeners: ((reason: Error) => void)[] = [];
+    const cancel = (why: Error): void => {
+      if (reason) return;
+      reason = why;
+      const waiting = listeners;
+      listeners = [];
+      for (const listener of waiting) listener(why);
+    };
+    const expire = (): void => cancel(new DeadlineError());
     let timer = setTimeout(expire, call.timeoutMs);
     timer.unref();
-    const onClientGone = (): void => controller.abort(new ClientGoneError());
+    const onClientGone = (): void => cancel(new ClientGoneError());
     if (call.signal?.aborted) onClientGone();
     else call.signal?.addEventListener('abort', onClientGone, { once: true });
     let idleMs = 0;
     let lastTouch = 0;
     return {
-      signal: controller.signal,
-      expired: () => controller.signal.reason instanceof DeadlineError,
+      reason: () => reason,
+      onCancel: (listener) => {
+        if (reason) {
+          listener(reason);
+          return () => {};
+        }
+        listeners.push(listener);
+        return () => {
+          listeners = listeners.filter((other) => other !== listener);
+        };
+      },
+      expired: () => reason instanceof DeadlineError,
       idle: (ms: number, waiting: () => boolean) => {
         // one timer re-armed lazily: touching costs a clock read, not a timer per chunk
         clearTimeout(timer);
@@ -321,19 +347,20 @@ export class UpstreamHttp {
       },
       clear: () => {
         clearTimeout(timer);
+        listeners = [];
         call.signal?.removeEventListener('abort', onClientGone);
       },
     };
   }
 
-  private failure(call: UpstreamRequest, error: unknown, deadline: Pick<Deadline, 'signal' | 'expired'>): Error {
+  private failure(call: UpstreamRequest, error: unknown, deadline: Pick<Deadline, 'reason' | 'expired'>): Error {
     if (error instanceof GatewayError || error instanceof ClientGoneError) return error;
     if (error instanceof TooLargeError) return GatewayError.badUpstreamResponse(call.provider, `the response is larger than ${call.maxBytes} bytes`);
     if (error instanceof NonPublicAddressError && error.inside) {
       return GatewayError.badUpstreamResponse(call.provider, 'its URL names a host that resolves to a loopback, private or link-local address, which the gateway does not connect to');
     }
     const notStarted = typeof error === 'object' && error !== null && NEVER_CONNECTED.has(error);
-    if (deadline.signal.aborted) {
+    if (deadline.reason()) {
       return deadline.expired() ? GatewayError.upstreamTimeout(call.provider, call.timeoutMs, { notStarted }) : new ClientGoneError();
     }
     const code = (error as { code?: unknown }).code;
@@ -404,7 +431,7 @@ function declaredLength(headers: IncomingHttpHeaders): number | undefined {
  * With a declared length the body is refused before it is read when too large, and otherwise read
  * straight into one buffer of that size: a large image is held once, not as chunks plus a copy.
  */
-function readBounded(stream: Readable, maxBytes: number, signal: AbortSignal, declared?: number): Promise<Buffer> {
+function readBounded(stream: Readable, maxBytes: number, deadline: Pick<Deadline, 'onCancel'>, declared?: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     if (declared !== undefined && declared > maxBytes) {
       stream.destroy();
@@ -415,17 +442,15 @@ function readBounded(stream: Readable, maxBytes: number, signal: AbortSignal, de
     const chunks: Buffer[] = [];
     let size = 0;
     let filled = 0;
-    const onAbort = (): void => {
+    const stopListening = deadline.onCancel((reason) => {
       stream.destroy();
-      reject(signal.reason instanceof Error ? signal.reason : new ClientGoneError());
-    };
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
+      reject(reason);
+    });
     stream.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > maxBytes) {
         stream.destroy();
-        signal.removeEventListener('abort', onAbort);
+        stopListening();
         reject(new TooLargeError());
         return;
       }
@@ -435,14 +460,14 @@ function readBounded(stream: Readable, maxBytes: number, signal: AbortSignal, de
       } else chunks.push(chunk);
     });
     stream.once('end', () => {
-      signal.removeEventListener('abort', onAbort);
+      stopListening();
       if (!into) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
       else if (chunks.length === 0) resolve(filled === into.length ? into : into.subarray(0, filled));
       // more than declared (Node's parser normally refuses that first): keep every byte, in order
       else resolve(Buffer.concat([into.subarray(0, filled), ...chunks]));
     });
     stream.once('error', (error) => {
-      signal.removeEventListener('abort', onAbort);
+      stopListening();
       reject(error);
     });
   });

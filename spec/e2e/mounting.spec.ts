@@ -45,6 +45,22 @@ describe('mounting', () => {
     expect(root.body).toEqual({});
   });
 
+  // one dispatch per router (issue 15) matches as Express routes did: any case, one trailing slash,
+  // query strings ignored, under a prefix too; a second trailing slash or another path is not a route
+  it.each([
+    ['/gw/v1/images/generations/', 200],
+    ['/gw/V1/Images/Generations', 200],
+    ['/gw/v1/images/generations?x=1', 200],
+    ['/gw/v1/images/generations//', 404],
+    ['/gw/v1/images/generationsx', 404],
+  ])('routes POST %s as an Express route would (%i)', async (path, status) => {
+    const gw = createTestGateway({ mountPath: '/gw', resolveUpstream: route });
+    const answer = await request(gw.app).post(path).set('Authorization', `Bearer ${KEY_A}`).send(body);
+    await gw.close();
+    expect(answer.status).toBe(status);
+    expect(dashscope.requests).toHaveLength(status === 200 ? 1 : 0);
+  });
+
   it('with fallthrough: true, lets paths and methods it does not serve fall through to the host', async () => {
     const gw = createTestGateway({ resolveUpstream: route, fallthrough: true });
     gw.app.get('/v1/images/generations', (_req, res) => {

@@ -42,9 +42,9 @@ export function createJsonBody(options: Pick<ResolvedOptions, 'limits' | 'compre
       return next(error);
     }
 
-    const aborter = new AbortController();
-    const stopClock = startBodyDeadline(req, res, limits.bodyReadTimeoutMs, (error) => aborter.abort(error));
-    readBody(req, coding, { maxBytes: limits.jsonBodyBytes, compressed: compressedBodies || undefined }, aborter.signal).then(
+    const read = readBody(req, coding, { maxBytes: limits.jsonBodyBytes, compressed: compressedBodies || undefined });
+    const stopClock = startBodyDeadline(req, res, limits.bodyReadTimeoutMs, read.abort);
+    read.body.then(
       (bytes) => {
         stopClock();
         fingerprintBytes(req, bytes);
