@@ -132,7 +132,8 @@ describe.skipIf(!available)('the playground in Debian chromium', () => {
     });
     expect(video.readyState).toBeGreaterThanOrEqual(2);
     expect(video.width).toBe(256);
-    expect(video.src).toMatch(/\/videos\/cgt-[^/]+\.webm$/);
+    // durable results (the example's embedded store): the router's own signed URL, not the upstream's one-download link
+    expect(video.src).toMatch(/\/v1\/results\/[0-9a-f]{32}\/[A-Za-z0-9_-]{22}\.webm\?expires=\d+&signature=[A-Za-z0-9_-]+$/);
     expect(await page.textContent('#panel-video .error')).toBe('');
     await page.screenshot({ path: path.join(ARTIFACTS, 'playground-video.png'), fullPage: true });
     // no script error anywhere in the run: the Content-Security-Policy allowed the inline script
