@@ -242,6 +242,18 @@ export class Telemetry {
     }
   }
 
+  /**
+   * Runs background work (a scheduled task poll or callback delivery) in the empty context. A timer
+   * armed while a request was handled carries that request's context (AsyncLocalStorage follows it),
+   * so without this a poll minutes later would be a child of the long-ended create span, and the
+   * create request's baggage would travel with it (README "Observability": a background poll starts
+   * its own trace, linked to the create's).
+   */
+  detached<T>(fn: () => T): T {
+    const api = this.api;
+    return api?.ROOT_CONTEXT !== undefined ? api.context.with(api.ROOT_CONTEXT, fn) : fn();
+  }
+
   /** Adds the active trace context to outgoing headers (`traceparent`), by the host's propagator. */
   inject(headers: Record<string, string>): void {
     const api = this.api;

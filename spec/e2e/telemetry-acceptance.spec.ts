@@ -223,7 +223,7 @@ describe('spans: a video task from create to callback', () => {
     for (const span of spans()) for (const secret of [ARK_KEY, KEY_A, PROMPT, 'X-Tos-Expires']) expect(shipped(span)).not.toContain(secret);
   });
 
-  it.fails('a background poll starts its own trace (README): it is not a child of the long-ended create span', async () => {
+  it('a background poll starts its own trace (README): it is not a child of the long-ended create span', async () => {
     await post('/api/v3/contents/generations/tasks', { model: 'seedance', content: [{ type: 'text', text: 'x' }], duration: 5, callback_url: receiver.url }).expect(200);
     await receiver.accepted(3);
     const create = await waitFor(() => serverSpans('video.tasks')[0]);
