@@ -10,6 +10,13 @@ import type { OtelApi, OtelAttributes, OtelCounter, OtelHistogram, OtelMeterProv
 
 const SCOPE = 'express-image-gateway';
 const INVALID_TRACE_ID = '00000000000000000000000000000000';
+/**
+ * Most distinct `gen_ai.request.model` values the metrics carry; later ones are `_OTHER`. A model
+ * name comes from the caller's body: each new value would be a new series in the host's metrics
+ * backend (19 buckets per histogram series), so an invented name must not become one.
+ */
+export const MAX_MODEL_LABELS = 100;
+const OTHER = '_OTHER';
 
 /** A span context as a task record keeps it (plain JSON): the create request's, for polls and callbacks. */
 export interface TaskTraceContext {
@@ -78,6 +85,8 @@ export class Telemetry {
   private meterProvider: OtelMeterProvider | undefined;
   private cached: Instruments | undefined;
   private readonly hosts = new Map<string, string>();
+  /** The model names admitted as metric attributes (see modelLabel). */
+  private readonly models = new Set<string>();
 
   constructor(
     private readonly api: OtelApi | undefined,
@@ -126,7 +135,10 @@ export class Telemetry {
     if (instruments) {
       instruments.requestDuration.record(end.durationMs / 1000, defined({ [ATTR.route]: end.route, [ATTR.httpStatus]: end.status, [ATTR.outcome]: outcome, [ATTR.errorType]: end.errorCode }));
       if (end.images > 0) {
-        instruments.images.add(end.images, defined({ [ATTR.route]: end.route, [ATTR.providerName]: end.provider && PROVIDER_NAMES[end.provider], [ATTR.requestModel]: end.model || undefined }));
+        instruments.images.add(
+          end.images,
+          defined({ [ATTR.route]: end.route, [ATTR.providerName]: end.provider && PROVIDER_NAMES[end.provider], [ATTR.requestModel]: this.modelLabel(end.model, true) }),
+        );
       }
     }
     if (!trace) return;
@@ -169,8 +181,10 @@ export class Telemetry {
     }
     const started = performance.now();
     let errorType: string | undefined;
+    let answered = false;
     try {
       const result = recording || span.spanContext().traceId !== INVALID_TRACE_ID ? await api.context.with(api.trace.setSpan(api.context.active(), span), run) : await run();
+      answered = true;
       if (recording && info?.response) {
         const answer = info.response(result);
         if (answer) setAttributes(span, { [ATTR.responseModel]: answer.model, [ATTR.inputTokens]: answer.inputTokens, [ATTR.outputTokens]: answer.outputTokens });
@@ -190,7 +204,9 @@ export class Telemetry {
         defined({
           [ATTR.operationName]: operation?.operation,
           [ATTR.providerName]: PROVIDER_NAMES[upstream.provider],
-          [ATTR.requestModel]: model,
+          // the operator's model (the resolver named it) or one the upstream answered for; never a name
+          // only a caller vouches for (a failed pass-through of an invented model)
+          [ATTR.requestModel]: this.modelLabel(model, upstream.model !== undefined || answered),
           [ATTR.serverAddress]: this.hostOf(upstream.baseURL),
           [ATTR.errorType]: errorType,
         }),
@@ -269,7 +285,7 @@ export class Telemetry {
 
   /** Seconds of video a task produced. */
   recordVideoSeconds(seconds: number, provider: ProviderName, model: string): void {
-    this.instruments()?.videoSeconds.add(seconds, { [ATTR.providerName]: PROVIDER_NAMES[provider], [ATTR.requestModel]: model });
+    this.instruments()?.videoSeconds.add(seconds, defined({ [ATTR.providerName]: PROVIDER_NAMES[provider], [ATTR.requestModel]: this.modelLabel(model, true) }));
   }
 
   /** A callback attempt's outcome: `delivered`, `failed` (retried or given up), `dropped` (the task moved on). */
@@ -312,6 +328,19 @@ export class Telemetry {
       this.cached = createInstruments(provider);
     }
     return this.cached;
+  }
+
+  /**
+   * A model name as a metric attribute: as it is when already admitted, or when `admit` (the operator
+   * named it, or an upstream answered for it) and fewer than MAX_MODEL_LABELS are admitted; otherwise
+   * `_OTHER` (the conventions' value for an unbounded one). Spans keep the name: they are not series.
+   */
+  private modelLabel(model: string | undefined, admit: boolean): string | undefined {
+    if (!model) return undefined;
+    if (this.models.has(model)) return model;
+    if (!admit || this.models.size >= MAX_MODEL_LABELS) return OTHER;
+    this.models.add(model);
+    return model;
   }
 
   /** `server.address` of an upstream: parsed once per base URL (a small, bounded cache). */
