@@ -130,7 +130,7 @@ export class Telemetry {
 
   /** Ends the request: its span (when there is one) and the request-duration metric. */
   endRequest(trace: RequestTrace | undefined, end: RequestEnd): void {
-    const outcome = outcomeOf(end.status);
+    const outcome = outcomeOf(end.status, end.errorCode);
     const instruments = this.instruments();
     if (instruments) {
       instruments.requestDuration.record(end.durationMs / 1000, defined({ [ATTR.route]: end.route, [ATTR.httpStatus]: end.status, [ATTR.outcome]: outcome, [ATTR.errorType]: end.errorCode }));
@@ -151,7 +151,7 @@ export class Telemetry {
       if (end.errorCode) span.setAttribute(ATTR.errorType, end.errorCode);
       if (end.idempotentReplay !== undefined) span.setAttribute(ATTR.idempotentReplay, end.idempotentReplay);
       // server spans: a 4xx is the caller's mistake, not a failure of the gateway
-      if (end.status >= 500) span.setStatus({ code: STATUS_ERROR, ...(end.errorCode ? { message: end.errorCode } : {}) });
+      if (outcome === 'server_error') span.setStatus({ code: STATUS_ERROR, ...(end.errorCode ? { message: end.errorCode } : {}) });
     }
     span.end();
   }
@@ -402,9 +402,10 @@ function remote(context: TaskTraceContext): OtelSpanContext {
   return { traceId: context.traceId, spanId: context.spanId, traceFlags: context.traceFlags, isRemote: true };
 }
 
-function outcomeOf(status: number): string {
+function outcomeOf(status: number, errorCode: string | undefined): string {
   if (status === 499) return 'client_closed';
-  if (status >= 500) return 'server_error';
+  // a 2xx with an error code: the response had begun (a stream) when it failed; it was cut, not a success
+  if (status >= 500 || (status < 400 && errorCode !== undefined)) return 'server_error';
   if (status >= 400) return 'client_error';
   return 'success';
 }
