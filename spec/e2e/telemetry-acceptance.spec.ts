@@ -9,9 +9,10 @@
 import http from 'node:http';
 import { SpanKind, SpanStatusCode, context, metrics, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { type DataPoint, type Histogram, MeterProvider, MetricReader, type MetricData } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, type Span, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import express from 'express';
 import request from 'supertest';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Upstream } from '../../lib/index.js';
@@ -43,7 +44,8 @@ const tracking: SpanProcessor = {
 const exporter = new InMemorySpanExporter();
 const tracerProvider = new BasicTracerProvider({ spanProcessors: [tracking, new SimpleSpanProcessor(exporter)] });
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+// as NodeSDK's default: trace context and baggage
+propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
 trace.setGlobalTracerProvider(tracerProvider);
 const reader = new CollectingReader();
 const meterProvider = new MeterProvider({ readers: [reader] });
@@ -114,6 +116,7 @@ const { dashscope, llm, ark, receiver } = gateway.fakes;
 beforeEach(() => {
   exporter.reset();
   for (const fake of [dashscope, llm, ark, receiver]) fake.requests.length = 0;
+  receiver.deliveries.length = 0;
 });
 
 const post = (path: string, body: unknown, key = KEY_A) =>
@@ -235,6 +238,27 @@ describe('spans: a video task from create to callback', () => {
       expect(parentOf(poll)).toBeUndefined();
       expect(poll.spanContext().traceId).not.toBe(create.spanContext().traceId);
     }
+  });
+});
+
+describe('baggage', () => {
+  it("the host's request baggage goes to the upstream, never into a background callback to the tenant", async () => {
+    // a host middleware puts request-scoped baggage in the context, as an HTTP instrumentation would
+    const host = express();
+    host.use((_req, _res, next) => {
+      const bag = propagation.createBaggage({ 'internal.user': { value: 'operator-only-7731' } });
+      context.with(propagation.setBaggage(context.active(), bag), next);
+    });
+    host.use(gateway.router);
+    const res = await request(host)
+      .post('/api/v3/contents/generations/tasks')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'seedance', content: [{ type: 'text', text: 'x' }], duration: 5, callback_url: receiver.url });
+    expect(res.status).toBe(200);
+    const deliveries = await receiver.accepted(3);
+    expect(String(ark.requests[0]?.headers.baggage)).toContain('operator-only-7731');
+    for (const delivery of deliveries) expect(delivery.headers.baggage).toBeUndefined();
+    for (const poll of ark.taskGets()) expect(poll.headers.baggage).toBeUndefined();
   });
 });
 
