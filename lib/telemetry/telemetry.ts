@@ -88,19 +88,42 @@ export class Telemetry {
   /** The model names admitted as metric attributes (see modelLabel). */
   private readonly models = new Set<string>();
 
+  private reported = false;
+
   constructor(
     private readonly api: OtelApi | undefined,
     readonly capturePrompts: boolean,
+    private readonly report: (error: unknown) => void = () => undefined,
   ) {
     // the API's proxy tracer follows a provider the host registers later
     this.tracer = api?.trace.getTracer(SCOPE);
   }
 
-  /** From the `telemetry` option (resolveOptions): false turns it off; otherwise the given or installed API. */
-  static from(options: TelemetryOptions | false | undefined): Telemetry {
+  /**
+   * From the `telemetry` option (resolveOptions): false turns it off; otherwise the given or installed
+   * API. `report` hears of the first failure of the host's pipeline (a span processor that throws).
+   */
+  static from(options: TelemetryOptions | false | undefined, report?: (error: unknown) => void): Telemetry {
     if (options === false) return Telemetry.off;
     const api = options?.api ?? loadInstalledApi();
-    return api ? new Telemetry(api, options?.capturePrompts ?? false) : Telemetry.off;
+    return api ? new Telemetry(api, options?.capturePrompts ?? false, report) : Telemetry.off;
+  }
+
+  /**
+   * Runs a call into the host's SDK (its span processors and metric views run inside span.end() and
+   * record()). One that throws is the host's bug, but it must neither fail the request it describes
+   * nor, from a response's 'close' handler, crash the process: it is reported once and swallowed.
+   */
+  private guard<T>(fn: () => T, fallback: T): T {
+    try {
+      return fn();
+    } catch (error) {
+      if (!this.reported) {
+        this.reported = true;
+        this.report(error);
+      }
+      return fallback;
+    }
   }
 
   /** True when an API was found (it may still be the no-op one). */
@@ -112,6 +135,10 @@ export class Telemetry {
 
   /** Starts the server span of a gateway request; undefined when it neither records nor carries a trace. */
   startRequest(route: RouteName, method: string, httpRoute: () => string): RequestTrace | undefined {
+    return this.guard(() => this.startRequestSpan(route, method, httpRoute), undefined);
+  }
+
+  private startRequestSpan(route: RouteName, method: string, httpRoute: () => string): RequestTrace | undefined {
     const api = this.api;
     if (!api || !this.tracer) return undefined;
     const span = this.tracer.startSpan(route, { kind: SPAN_KIND.server });
@@ -130,6 +157,10 @@ export class Telemetry {
 
   /** Ends the request: its span (when there is one) and the request-duration metric. */
   endRequest(trace: RequestTrace | undefined, end: RequestEnd): void {
+    this.guard(() => this.endRequestSpan(trace, end), undefined);
+  }
+
+  private endRequestSpan(trace: RequestTrace | undefined, end: RequestEnd): void {
     const outcome = outcomeOf(end.status, end.errorCode);
     const instruments = this.instruments();
     if (instruments) {
@@ -162,7 +193,9 @@ export class Telemetry {
     if (!api || !this.tracer) return run();
     const operation = info ? OPERATIONS[info.route] : undefined;
     const model = upstream.model ?? info?.model;
-    const span = this.tracer.startSpan(`${operation?.operation ?? 'call'}${model ? ` ${model}` : ''}`, { kind: SPAN_KIND.client });
+    const tracer = this.tracer;
+    const span = this.guard(() => tracer.startSpan(`${operation?.operation ?? 'call'}${model ? ` ${model}` : ''}`, { kind: SPAN_KIND.client }), undefined);
+    if (!span) return run();
     const recording = span.isRecording();
     if (recording) {
       setAttributes(span, {
@@ -198,18 +231,22 @@ export class Telemetry {
       }
       throw error;
     } finally {
-      span.end();
-      this.instruments()?.upstreamDuration.record(
-        (performance.now() - started) / 1000,
-        defined({
-          [ATTR.operationName]: operation?.operation,
-          [ATTR.providerName]: PROVIDER_NAMES[upstream.provider],
-          // the operator's model (the resolver named it) or one the upstream answered for; never a name
-          // only a caller vouches for (a failed pass-through of an invented model)
-          [ATTR.requestModel]: this.modelLabel(model, upstream.model !== undefined || answered),
-          [ATTR.serverAddress]: this.hostOf(upstream.baseURL),
-          [ATTR.errorType]: errorType,
-        }),
+      this.guard(() => span.end(), undefined);
+      this.guard(
+        () =>
+          this.instruments()?.upstreamDuration.record(
+            (performance.now() - started) / 1000,
+            defined({
+              [ATTR.operationName]: operation?.operation,
+              [ATTR.providerName]: PROVIDER_NAMES[upstream.provider],
+              // the operator's model (the resolver named it) or one the upstream answered for; never a name
+              // only a caller vouches for (a failed pass-through of an invented model)
+              [ATTR.requestModel]: this.modelLabel(model, upstream.model !== undefined || answered),
+              [ATTR.serverAddress]: this.hostOf(upstream.baseURL),
+              [ATTR.errorType]: errorType,
+            }),
+          ),
+        undefined,
       );
     }
   }
@@ -226,7 +263,9 @@ export class Telemetry {
     const api = this.api;
     if (!api || !this.tracer) return run();
     const name = upstream.model ?? model;
-    const span = this.tracer.startSpan(`${GET_TASK_OPERATION} ${name}`, { kind: SPAN_KIND.client, ...(created ? { links: [{ context: remote(created) }] } : {}) });
+    const tracer = this.tracer;
+    const span = this.guard(() => tracer.startSpan(`${GET_TASK_OPERATION} ${name}`, { kind: SPAN_KIND.client, ...(created ? { links: [{ context: remote(created) }] } : {}) }), undefined);
+    if (!span) return run();
     if (span.isRecording()) {
       setAttributes(span, {
         [ATTR.operationName]: GET_TASK_OPERATION,
@@ -246,7 +285,9 @@ export class Telemetry {
     const api = this.api;
     if (!api || !this.tracer) return run();
     const parent = created ? api.trace.setSpanContext(api.context.active(), remote(created)) : api.context.active();
-    const span = this.tracer.startSpan('POST callback', { kind: SPAN_KIND.client }, parent);
+    const tracer = this.tracer;
+    const span = this.guard(() => tracer.startSpan('POST callback', { kind: SPAN_KIND.client }, parent), undefined);
+    if (!span) return run();
     if (span.isRecording() && status !== undefined) span.setAttribute(ATTR.taskStatus, status);
     try {
       const result = await this.runSpan(span, run, parent);
@@ -273,34 +314,34 @@ export class Telemetry {
   /** Adds the active trace context to outgoing headers (`traceparent`), by the host's propagator. */
   inject(headers: Record<string, string>): void {
     const api = this.api;
-    if (api) api.propagation.inject(api.context.active(), headers);
+    if (api) this.guard(() => api.propagation.inject(api.context.active(), headers), undefined);
   }
 
   // ---- metrics other parts (and the host's integrations) record ----
 
   /** A task moved to `status` (recorded by the writer whose compare-and-set won). */
   recordTaskTransition(status: string): void {
-    this.instruments()?.taskTransitions.add(1, { [ATTR.taskStatus]: status });
+    this.guard(() => this.instruments()?.taskTransitions.add(1, { [ATTR.taskStatus]: status }), undefined);
   }
 
   /** Seconds of video a task produced. */
   recordVideoSeconds(seconds: number, provider: ProviderName, model: string): void {
-    this.instruments()?.videoSeconds.add(seconds, defined({ [ATTR.providerName]: PROVIDER_NAMES[provider], [ATTR.requestModel]: this.modelLabel(model, true) }));
+    this.guard(() => this.instruments()?.videoSeconds.add(seconds, defined({ [ATTR.providerName]: PROVIDER_NAMES[provider], [ATTR.requestModel]: this.modelLabel(model, true) })), undefined);
   }
 
   /** A callback attempt's outcome: `delivered`, `failed` (retried or given up), `dropped` (the task moved on). */
   recordCallbackDelivery(outcome: 'delivered' | 'failed' | 'dropped'): void {
-    this.instruments()?.callbackDeliveries.add(1, { [ATTR.outcome]: outcome });
+    this.guard(() => this.instruments()?.callbackDeliveries.add(1, { [ATTR.outcome]: outcome }), undefined);
   }
 
   /** A request refused by a limit (429): which limit, on which route. Never the tenant: that belongs in usage events. */
   recordLimitRefusal(limit: LimitName, route?: RouteName): void {
-    this.instruments()?.limitRefusals.add(1, defined({ [ATTR.limit]: limit, [ATTR.route]: route }));
+    this.guard(() => this.instruments()?.limitRefusals.add(1, defined({ [ATTR.limit]: limit, [ATTR.route]: route })), undefined);
   }
 
   /** Bytes written to (`put`) or removed from (`delete`) result storage. */
   recordStorageBytes(bytes: number, operation: 'put' | 'delete' | (string & {})): void {
-    this.instruments()?.storageBytes.add(bytes, { [ATTR.storageOperation]: operation });
+    this.guard(() => this.instruments()?.storageBytes.add(bytes, { [ATTR.storageOperation]: operation }), undefined);
   }
 
   private async runSpan<T>(span: OtelSpan, run: () => Promise<T>, parent?: unknown): Promise<T> {
@@ -315,7 +356,7 @@ export class Telemetry {
       }
       throw error;
     } finally {
-      span.end();
+      this.guard(() => span.end(), undefined);
     }
   }
 
