@@ -354,6 +354,7 @@ describe('every request ends its span', () => {
 
   it('a 429 from the in-flight cap, and the held request, both end', async () => {
     const capped = gateway.variant({ limits: { inFlightPerCaller: 1 } });
+    const refusedBefore = total(await collect(), 'image_gateway.limit.refusals', { 'image_gateway.limit': 'in-flight', 'image_gateway.route': 'chat.completions' });
     const server = await new Promise<http.Server>((resolve) => {
       const s = capped.app.listen(0, '127.0.0.1', () => resolve(s));
     });
@@ -370,6 +371,7 @@ describe('every request ends its span', () => {
         .set('Authorization', `Bearer ${KEY_A}`)
         .send({ model: 'chat-a', messages: [{ role: 'user', content: 'a' }] });
       expect(second.status).toBe(429);
+      expect(total(await collect(), 'image_gateway.limit.refusals', { 'image_gateway.limit': 'in-flight', 'image_gateway.route': 'chat.completions' })).toBe(refusedBefore + 1);
       expect(await firstDone).toBe(200);
       const servers = await waitFor(() => (serverSpans('chat.completions').length >= 2 ? serverSpans('chat.completions') : undefined));
       expect(servers.map((span) => span.attributes['http.response.status_code']).sort()).toEqual([200, 429]);
