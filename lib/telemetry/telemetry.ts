@@ -15,7 +15,7 @@ const INVALID_TRACE_ID = '00000000000000000000000000000000';
  * name comes from the caller's body: each new value would be a new series in the host's metrics
  * backend (19 buckets per histogram series), so an invented name must not become one.
  */
-export const MAX_MODEL_LABELS = 100;
+const MAX_MODEL_LABELS = 100;
 const OTHER = '_OTHER';
 
 /** A span context as a task record keeps it (plain JSON): the create request's, for polls and callbacks. */
