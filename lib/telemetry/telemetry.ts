@@ -17,6 +17,8 @@ const INVALID_TRACE_ID = '00000000000000000000000000000000';
  */
 const MAX_MODEL_LABELS = 100;
 const OTHER = '_OTHER';
+/** Longest model name put on a span or a metric: the caller's body sets it, with no limit of its own. */
+const MAX_MODEL_CHARS = 256;
 
 /** A span context as a task record keeps it (plain JSON): the create request's, for polls and callbacks. */
 export interface TaskTraceContext {
@@ -177,7 +179,7 @@ export class Telemetry {
     if (span.isRecording()) {
       span.setAttribute(ATTR.httpStatus, end.status);
       span.setAttribute(ATTR.outcome, outcome);
-      if (end.model) span.setAttribute(ATTR.requestModel, end.model);
+      if (end.model) span.setAttribute(ATTR.requestModel, clip(end.model));
       if (end.provider) span.setAttribute(ATTR.providerName, PROVIDER_NAMES[end.provider]);
       if (end.errorCode) span.setAttribute(ATTR.errorType, end.errorCode);
       if (end.idempotentReplay !== undefined) span.setAttribute(ATTR.idempotentReplay, end.idempotentReplay);
@@ -192,7 +194,7 @@ export class Telemetry {
     const api = this.api;
     if (!api || !this.tracer) return run();
     const operation = info ? OPERATIONS[info.route] : undefined;
-    const model = upstream.model ?? info?.model;
+    const model = clip(upstream.model ?? info?.model);
     const tracer = this.tracer;
     const span = this.guard(() => tracer.startSpan(`${operation?.operation ?? 'call'}${model ? ` ${model}` : ''}`, { kind: SPAN_KIND.client }), undefined);
     if (!span) return run();
@@ -220,7 +222,7 @@ export class Telemetry {
       answered = true;
       if (recording && info?.response) {
         const answer = info.response(result);
-        if (answer) setAttributes(span, { [ATTR.responseModel]: answer.model, [ATTR.inputTokens]: answer.inputTokens, [ATTR.outputTokens]: answer.outputTokens });
+        if (answer) setAttributes(span, { [ATTR.responseModel]: clip(answer.model), [ATTR.inputTokens]: answer.inputTokens, [ATTR.outputTokens]: answer.outputTokens });
       }
       return result;
     } catch (error) {
@@ -262,7 +264,7 @@ export class Telemetry {
   async taskPoll<T>(upstream: Upstream, model: string, created: TaskTraceContext | undefined, run: () => Promise<T>): Promise<T> {
     const api = this.api;
     if (!api || !this.tracer) return run();
-    const name = upstream.model ?? model;
+    const name = clip(upstream.model ?? model);
     const tracer = this.tracer;
     const span = this.guard(() => tracer.startSpan(`${GET_TASK_OPERATION} ${name}`, { kind: SPAN_KIND.client, ...(created ? { links: [{ context: remote(created) }] } : {}) }), undefined);
     if (!span) return run();
@@ -376,7 +378,8 @@ export class Telemetry {
    * named it, or an upstream answered for it) and fewer than MAX_MODEL_LABELS are admitted; otherwise
    * `_OTHER` (the conventions' value for an unbounded one). Spans keep the name: they are not series.
    */
-  private modelLabel(model: string | undefined, admit: boolean): string | undefined {
+  private modelLabel(name: string | undefined, admit: boolean): string | undefined {
+    const model = clip(name);
     if (!model) return undefined;
     if (this.models.has(model)) return model;
     if (!admit || this.models.size >= MAX_MODEL_LABELS) return OTHER;
@@ -437,6 +440,11 @@ function defined(attributes: OtelAttributes): OtelAttributes {
 
 function setAttributes(span: OtelSpan, attributes: OtelAttributes): void {
   for (const [key, value] of Object.entries(attributes)) if (value !== undefined) span.setAttribute(key, value);
+}
+
+/** A model name cut to MAX_MODEL_CHARS (a span attribute, a span name, a metric label). */
+function clip<T extends string | undefined>(model: T): T {
+  return (model !== undefined && model.length > MAX_MODEL_CHARS ? model.slice(0, MAX_MODEL_CHARS) : model) as T;
 }
 
 function remote(context: TaskTraceContext): OtelSpanContext {

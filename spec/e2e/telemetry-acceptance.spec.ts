@@ -412,6 +412,21 @@ describe('every request ends its span', () => {
   });
 });
 
+describe('what a caller controls', () => {
+  it('a huge model name is clipped on every span (names and attributes), not copied whole into the trace backend', async () => {
+    const model = `any-${'m'.repeat(3000)}`;
+    llm.next((_request, res) => sendJson(res, 404, { error: { message: 'The model does not exist', type: 'invalid_request_error', code: 'model_not_found' } }));
+    await post('/v1/chat/completions', { model, messages: [{ role: 'user', content: 'a' }] });
+    const server = await waitFor(() => serverSpans('chat.completions')[0]);
+    const [attempt] = childrenOf(server);
+    for (const span of [server, attempt!]) {
+      expect(span.name.length).toBeLessThanOrEqual(300);
+      for (const value of Object.values(span.attributes)) expect(String(value).length).toBeLessThanOrEqual(300);
+    }
+    expect(String(server.attributes['gen_ai.request.model'])).toMatch(/^any-m+/);
+  });
+});
+
 describe('context', () => {
   it('two interleaved requests: each upstream attempt is a child of its own request span', async () => {
     llm.chunkDelayMs = 40;
