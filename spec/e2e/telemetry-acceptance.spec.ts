@@ -400,6 +400,25 @@ describe('every request ends its span', () => {
     await waitFor(() => open.size === 0);
   });
 
+  it('a client that leaves during its upload: the span ends (499)', async () => {
+    await new Promise<void>((resolve) => {
+      const req = http.request(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json', 'content-length': '2000' },
+      });
+      req.once('error', () => resolve());
+      req.write('{"model":"chat-a","messages":');
+      setTimeout(() => {
+        req.destroy();
+        resolve();
+      }, 100);
+    });
+    const server = await waitFor(() => serverSpans('chat.completions')[0]);
+    expect(server.attributes['http.response.status_code']).toBe(499);
+    await waitFor(() => open.size === 0);
+    expect(llm.requests).toHaveLength(0);
+  });
+
   it('an upstream that dies mid-stream: the request is not counted a success', async () => {
     llm.next((_request, res) => writeSlowly(llm, res, chatChunks('gpt-upstream', ['a', 'b', 'c', 'd']), { dieAfter: 2 }));
     const res = await post('/v1/chat/completions', { model: 'chat-a', stream: true, messages: [{ role: 'user', content: 'a' }] });
