@@ -19,6 +19,8 @@ const MAX_MODEL_LABELS = 100;
 const OTHER = '_OTHER';
 /** Longest model name put on a span or a metric: the caller's body sets it, with no limit of its own. */
 const MAX_MODEL_CHARS = 256;
+/** Longest opted-in prompt on a span, whichever route built it: an attribute is for reading, not for storing requests. */
+const MAX_PROMPT_CHARS = 8192;
 
 /** A span context as a task record keeps it (plain JSON): the create request's, for polls and callbacks. */
 export interface TaskTraceContext {
@@ -211,7 +213,7 @@ export class Telemetry {
       });
       if (this.capturePrompts && info?.prompt) {
         const prompt = info.prompt();
-        if (prompt) span.setAttribute(ATTR.inputMessages, prompt);
+        if (prompt) span.setAttribute(ATTR.inputMessages, prompt.slice(0, MAX_PROMPT_CHARS));
       }
     }
     const started = performance.now();

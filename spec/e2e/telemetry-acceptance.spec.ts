@@ -482,6 +482,20 @@ describe('context', () => {
 });
 
 describe('prompt capture', () => {
+  it('an opted-in prompt is cut to 8192 characters on every route (a video text item too)', async () => {
+    const capturing = gateway.variant({ telemetry: { capturePrompts: true }, limits: { jsonBodyBytes: 65_536 } });
+    await request(capturing.app)
+      .post('/api/v3/contents/generations/tasks')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'seedance', content: [{ type: 'text', text: 'v'.repeat(20_000) }], duration: 5 })
+      .expect(200);
+    const create = await waitFor(() => serverSpans('video.tasks')[0]);
+    const [attempt] = childrenOf(create);
+    const captured = String(attempt?.attributes['gen_ai.input.messages']);
+    expect(captured).toMatch(/^v+$/);
+    expect(captured.length).toBeLessThanOrEqual(8192);
+  });
+
   it('puts the text (never an image) on the attempt span only when the host opts in', async () => {
     const capturing = gateway.variant({ telemetry: { capturePrompts: true } });
     const image = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
