@@ -257,6 +257,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
   checkInterface(options.store, 'store', ['createTask', 'getTask', 'updateTask', 'putAsset', 'getAsset'], 'store: redisTaskStore({ client: new Redis(process.env.REDIS_URL) })');
   checkInterface(options.scheduler, 'scheduler', ['start', 'schedulePoll', 'scheduleDelivery', 'close'], 'scheduler: bullmqScheduler({ connection: new Redis(process.env.REDIS_URL) })');
   const limits = resolveLimits(options.limits);
+  const logger = resolveLogger(options.logger);
   return Object.freeze({
     verifyKey: options.verifyKey,
     resolveUpstream: options.resolveUpstream,
@@ -266,7 +267,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     allowPrivateImageUrls: options.allowPrivateImageUrls ?? false,
     allowPrivateResultUrls: options.allowPrivateResultUrls ?? false,
     onUsage: options.onUsage,
-    logger: resolveLogger(options.logger),
+    logger,
     store: options.store ?? memoryTaskStore(),
     scheduler: options.scheduler ?? memoryScheduler(),
     callbacks: resolveCallbacks(options.callbacks),
@@ -274,7 +275,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     listModels: options.listModels,
     fallthrough: options.fallthrough ?? false,
     storage: resolveStorage(options.storage),
-    telemetry: resolveTelemetry(options.telemetry),
+    telemetry: resolveTelemetry(options.telemetry, logger),
     quotas: resolveQuotas(options.quotas),
     idempotency: resolveIdempotency(options.idempotency, limits),
   });
@@ -301,9 +302,11 @@ function resolveStorage(storage: ResultStorage | StorageOptions | undefined): Re
   return Object.freeze({ store: long.store, onFailure: long.onFailure ?? 'upstream_url', timeoutMs: long.timeoutMs ?? 120_000, maxVideoBytes: long.maxVideoBytes ?? 1024 * 1024 * 1024 });
 }
 
-function resolveTelemetry(telemetry: TelemetryOptions | false | undefined): Telemetry {
+function resolveTelemetry(telemetry: TelemetryOptions | false | undefined, logger: Logger): Telemetry {
   const example = "telemetry: { api: await import('@opentelemetry/api'), capturePrompts: false }";
-  if (telemetry === undefined || telemetry === false) return Telemetry.from(telemetry);
+  // the host's pipeline failing (a span processor that throws) is logged once; requests go on
+  const report = (error: unknown): void => logger.error({ error: error instanceof Error ? error.message : String(error) }, 'the OpenTelemetry pipeline threw; the gateway ignores it (logged once)');
+  if (telemetry === undefined || telemetry === false) return Telemetry.from(telemetry, report);
   if (telemetry === null || typeof telemetry !== 'object') throw new GatewayConfigError('telemetry_type', 'options.telemetry must be an object or false.', example);
   for (const key of Object.keys(telemetry)) {
     if (key !== 'api' && key !== 'capturePrompts') throw new GatewayConfigError('telemetry_unknown', `Unknown telemetry option '${key}'.`, 'use only: api, capturePrompts.');
@@ -318,7 +321,7 @@ function resolveTelemetry(telemetry: TelemetryOptions | false | undefined): Tele
   ) {
     throw new GatewayConfigError('telemetry_api', 'telemetry.api must be the @opentelemetry/api module.', example);
   }
-  return Telemetry.from(telemetry);
+  return Telemetry.from(telemetry, report);
 }
 
 function checkInterface(value: unknown, name: string, methods: readonly string[], example: string): void {

@@ -4,15 +4,14 @@
 import { parseJsonBody } from '../json/json-values.js';
 import type { AttemptResponse } from './telemetry.js';
 
-// a prompt attribute is for reading, not for storing whole conversations
-const MAX_PROMPT_CHARS = 8192;
+// the whole text: Telemetry.attempt cuts every route's prompt to one length
 
 /** The text of `messages` (chat) or `input` (responses): strings and `text` parts, in order. */
 export function promptTextOf(body: Record<string, unknown>): string | undefined {
   const texts: string[] = [];
   collectText(body.messages ?? body.input ?? body.prompt, texts, 0);
   const joined = texts.join('\n');
-  return joined ? joined.slice(0, MAX_PROMPT_CHARS) : undefined;
+  return joined || undefined;
 }
 
 function collectText(value: unknown, into: string[], depth: number): void {

@@ -74,6 +74,8 @@ export interface OtelApi {
   metrics: {
     getMeterProvider(): OtelMeterProvider;
   };
+  /** The empty context: background work (task polls, callback deliveries) runs in it, not in the request that scheduled it. */
+  ROOT_CONTEXT?: unknown;
 }
 
 /** The `telemetry` option (README "Observability"). */

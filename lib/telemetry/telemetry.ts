@@ -10,6 +10,17 @@ import type { OtelApi, OtelAttributes, OtelCounter, OtelHistogram, OtelMeterProv
 
 const SCOPE = 'express-image-gateway';
 const INVALID_TRACE_ID = '00000000000000000000000000000000';
+/**
+ * Most distinct `gen_ai.request.model` values the metrics carry; later ones are `_OTHER`. A model
+ * name comes from the caller's body: each new value would be a new series in the host's metrics
+ * backend (19 buckets per histogram series), so an invented name must not become one.
+ */
+const MAX_MODEL_LABELS = 100;
+const OTHER = '_OTHER';
+/** Longest model name put on a span or a metric: the caller's body sets it, with no limit of its own. */
+const MAX_MODEL_CHARS = 256;
+/** Longest opted-in prompt on a span, whichever route built it: an attribute is for reading, not for storing requests. */
+const MAX_PROMPT_CHARS = 8192;
 
 /** A span context as a task record keeps it (plain JSON): the create request's, for polls and callbacks. */
 export interface TaskTraceContext {
@@ -78,20 +89,45 @@ export class Telemetry {
   private meterProvider: OtelMeterProvider | undefined;
   private cached: Instruments | undefined;
   private readonly hosts = new Map<string, string>();
+  /** The model names admitted as metric attributes (see modelLabel). */
+  private readonly models = new Set<string>();
+
+  private reported = false;
 
   constructor(
     private readonly api: OtelApi | undefined,
     readonly capturePrompts: boolean,
+    private readonly report: (error: unknown) => void = () => undefined,
   ) {
     // the API's proxy tracer follows a provider the host registers later
     this.tracer = api?.trace.getTracer(SCOPE);
   }
 
-  /** From the `telemetry` option (resolveOptions): false turns it off; otherwise the given or installed API. */
-  static from(options: TelemetryOptions | false | undefined): Telemetry {
+  /**
+   * From the `telemetry` option (resolveOptions): false turns it off; otherwise the given or installed
+   * API. `report` hears of the first failure of the host's pipeline (a span processor that throws).
+   */
+  static from(options: TelemetryOptions | false | undefined, report?: (error: unknown) => void): Telemetry {
     if (options === false) return Telemetry.off;
     const api = options?.api ?? loadInstalledApi();
-    return api ? new Telemetry(api, options?.capturePrompts ?? false) : Telemetry.off;
+    return api ? new Telemetry(api, options?.capturePrompts ?? false, report) : Telemetry.off;
+  }
+
+  /**
+   * Runs a call into the host's SDK (its span processors and metric views run inside span.end() and
+   * record()). One that throws is the host's bug, but it must neither fail the request it describes
+   * nor, from a response's 'close' handler, crash the process: it is reported once and swallowed.
+   */
+  private guard<T>(fn: () => T, fallback: T): T {
+    try {
+      return fn();
+    } catch (error) {
+      if (!this.reported) {
+        this.reported = true;
+        this.report(error);
+      }
+      return fallback;
+    }
   }
 
   /** True when an API was found (it may still be the no-op one). */
@@ -103,6 +139,10 @@ export class Telemetry {
 
   /** Starts the server span of a gateway request; undefined when it neither records nor carries a trace. */
   startRequest(route: RouteName, method: string, httpRoute: () => string): RequestTrace | undefined {
+    return this.guard(() => this.startRequestSpan(route, method, httpRoute), undefined);
+  }
+
+  private startRequestSpan(route: RouteName, method: string, httpRoute: () => string): RequestTrace | undefined {
     const api = this.api;
     if (!api || !this.tracer) return undefined;
     const span = this.tracer.startSpan(route, { kind: SPAN_KIND.server });
@@ -121,12 +161,19 @@ export class Telemetry {
 
   /** Ends the request: its span (when there is one) and the request-duration metric. */
   endRequest(trace: RequestTrace | undefined, end: RequestEnd): void {
-    const outcome = outcomeOf(end.status);
+    this.guard(() => this.endRequestSpan(trace, end), undefined);
+  }
+
+  private endRequestSpan(trace: RequestTrace | undefined, end: RequestEnd): void {
+    const outcome = outcomeOf(end.status, end.errorCode);
     const instruments = this.instruments();
     if (instruments) {
       instruments.requestDuration.record(end.durationMs / 1000, defined({ [ATTR.route]: end.route, [ATTR.httpStatus]: end.status, [ATTR.outcome]: outcome, [ATTR.errorType]: end.errorCode }));
       if (end.images > 0) {
-        instruments.images.add(end.images, defined({ [ATTR.route]: end.route, [ATTR.providerName]: end.provider && PROVIDER_NAMES[end.provider], [ATTR.requestModel]: end.model || undefined }));
+        instruments.images.add(
+          end.images,
+          defined({ [ATTR.route]: end.route, [ATTR.providerName]: end.provider && PROVIDER_NAMES[end.provider], [ATTR.requestModel]: this.modelLabel(end.model, true) }),
+        );
       }
     }
     if (!trace) return;
@@ -134,12 +181,12 @@ export class Telemetry {
     if (span.isRecording()) {
       span.setAttribute(ATTR.httpStatus, end.status);
       span.setAttribute(ATTR.outcome, outcome);
-      if (end.model) span.setAttribute(ATTR.requestModel, end.model);
+      if (end.model) span.setAttribute(ATTR.requestModel, clip(end.model));
       if (end.provider) span.setAttribute(ATTR.providerName, PROVIDER_NAMES[end.provider]);
       if (end.errorCode) span.setAttribute(ATTR.errorType, end.errorCode);
       if (end.idempotentReplay !== undefined) span.setAttribute(ATTR.idempotentReplay, end.idempotentReplay);
       // server spans: a 4xx is the caller's mistake, not a failure of the gateway
-      if (end.status >= 500) span.setStatus({ code: STATUS_ERROR, ...(end.errorCode ? { message: end.errorCode } : {}) });
+      if (outcome === 'server_error') span.setStatus({ code: STATUS_ERROR, ...(end.errorCode ? { message: end.errorCode } : {}) });
     }
     span.end();
   }
@@ -149,8 +196,10 @@ export class Telemetry {
     const api = this.api;
     if (!api || !this.tracer) return run();
     const operation = info ? OPERATIONS[info.route] : undefined;
-    const model = upstream.model ?? info?.model;
-    const span = this.tracer.startSpan(`${operation?.operation ?? 'call'}${model ? ` ${model}` : ''}`, { kind: SPAN_KIND.client });
+    const model = clip(upstream.model ?? info?.model);
+    const tracer = this.tracer;
+    const span = this.guard(() => tracer.startSpan(`${operation?.operation ?? 'call'}${model ? ` ${model}` : ''}`, { kind: SPAN_KIND.client }), undefined);
+    if (!span) return run();
     const recording = span.isRecording();
     if (recording) {
       setAttributes(span, {
@@ -164,16 +213,18 @@ export class Telemetry {
       });
       if (this.capturePrompts && info?.prompt) {
         const prompt = info.prompt();
-        if (prompt) span.setAttribute(ATTR.inputMessages, prompt);
+        if (prompt) span.setAttribute(ATTR.inputMessages, prompt.slice(0, MAX_PROMPT_CHARS));
       }
     }
     const started = performance.now();
     let errorType: string | undefined;
+    let answered = false;
     try {
       const result = recording || span.spanContext().traceId !== INVALID_TRACE_ID ? await api.context.with(api.trace.setSpan(api.context.active(), span), run) : await run();
+      answered = true;
       if (recording && info?.response) {
         const answer = info.response(result);
-        if (answer) setAttributes(span, { [ATTR.responseModel]: answer.model, [ATTR.inputTokens]: answer.inputTokens, [ATTR.outputTokens]: answer.outputTokens });
+        if (answer) setAttributes(span, { [ATTR.responseModel]: clip(answer.model), [ATTR.inputTokens]: answer.inputTokens, [ATTR.outputTokens]: answer.outputTokens });
       }
       return result;
     } catch (error) {
@@ -184,16 +235,22 @@ export class Telemetry {
       }
       throw error;
     } finally {
-      span.end();
-      this.instruments()?.upstreamDuration.record(
-        (performance.now() - started) / 1000,
-        defined({
-          [ATTR.operationName]: operation?.operation,
-          [ATTR.providerName]: PROVIDER_NAMES[upstream.provider],
-          [ATTR.requestModel]: model,
-          [ATTR.serverAddress]: this.hostOf(upstream.baseURL),
-          [ATTR.errorType]: errorType,
-        }),
+      this.guard(() => span.end(), undefined);
+      this.guard(
+        () =>
+          this.instruments()?.upstreamDuration.record(
+            (performance.now() - started) / 1000,
+            defined({
+              [ATTR.operationName]: operation?.operation,
+              [ATTR.providerName]: PROVIDER_NAMES[upstream.provider],
+              // the operator's model (the resolver named it) or one the upstream answered for; never a name
+              // only a caller vouches for (a failed pass-through of an invented model)
+              [ATTR.requestModel]: this.modelLabel(model, upstream.model !== undefined || answered),
+              [ATTR.serverAddress]: this.hostOf(upstream.baseURL),
+              [ATTR.errorType]: errorType,
+            }),
+          ),
+        undefined,
       );
     }
   }
@@ -209,8 +266,10 @@ export class Telemetry {
   async taskPoll<T>(upstream: Upstream, model: string, created: TaskTraceContext | undefined, run: () => Promise<T>): Promise<T> {
     const api = this.api;
     if (!api || !this.tracer) return run();
-    const name = upstream.model ?? model;
-    const span = this.tracer.startSpan(`${GET_TASK_OPERATION} ${name}`, { kind: SPAN_KIND.client, ...(created ? { links: [{ context: remote(created) }] } : {}) });
+    const name = clip(upstream.model ?? model);
+    const tracer = this.tracer;
+    const span = this.guard(() => tracer.startSpan(`${GET_TASK_OPERATION} ${name}`, { kind: SPAN_KIND.client, ...(created ? { links: [{ context: remote(created) }] } : {}) }), undefined);
+    if (!span) return run();
     if (span.isRecording()) {
       setAttributes(span, {
         [ATTR.operationName]: GET_TASK_OPERATION,
@@ -230,7 +289,9 @@ export class Telemetry {
     const api = this.api;
     if (!api || !this.tracer) return run();
     const parent = created ? api.trace.setSpanContext(api.context.active(), remote(created)) : api.context.active();
-    const span = this.tracer.startSpan('POST callback', { kind: SPAN_KIND.client }, parent);
+    const tracer = this.tracer;
+    const span = this.guard(() => tracer.startSpan('POST callback', { kind: SPAN_KIND.client }, parent), undefined);
+    if (!span) return run();
     if (span.isRecording() && status !== undefined) span.setAttribute(ATTR.taskStatus, status);
     try {
       const result = await this.runSpan(span, run, parent);
@@ -242,37 +303,49 @@ export class Telemetry {
     }
   }
 
+  /**
+   * Runs background work (a scheduled task poll or callback delivery) in the empty context. A timer
+   * armed while a request was handled carries that request's context (AsyncLocalStorage follows it),
+   * so without this a poll minutes later would be a child of the long-ended create span, and the
+   * create request's baggage would travel with it (README "Observability": a background poll starts
+   * its own trace, linked to the create's).
+   */
+  detached<T>(fn: () => T): T {
+    const api = this.api;
+    return api?.ROOT_CONTEXT !== undefined ? api.context.with(api.ROOT_CONTEXT, fn) : fn();
+  }
+
   /** Adds the active trace context to outgoing headers (`traceparent`), by the host's propagator. */
   inject(headers: Record<string, string>): void {
     const api = this.api;
-    if (api) api.propagation.inject(api.context.active(), headers);
+    if (api) this.guard(() => api.propagation.inject(api.context.active(), headers), undefined);
   }
 
   // ---- metrics other parts (and the host's integrations) record ----
 
   /** A task moved to `status` (recorded by the writer whose compare-and-set won). */
   recordTaskTransition(status: string): void {
-    this.instruments()?.taskTransitions.add(1, { [ATTR.taskStatus]: status });
+    this.guard(() => this.instruments()?.taskTransitions.add(1, { [ATTR.taskStatus]: status }), undefined);
   }
 
   /** Seconds of video a task produced. */
   recordVideoSeconds(seconds: number, provider: ProviderName, model: string): void {
-    this.instruments()?.videoSeconds.add(seconds, { [ATTR.providerName]: PROVIDER_NAMES[provider], [ATTR.requestModel]: model });
+    this.guard(() => this.instruments()?.videoSeconds.add(seconds, defined({ [ATTR.providerName]: PROVIDER_NAMES[provider], [ATTR.requestModel]: this.modelLabel(model, true) })), undefined);
   }
 
   /** A callback attempt's outcome: `delivered`, `failed` (retried or given up), `dropped` (the task moved on). */
   recordCallbackDelivery(outcome: 'delivered' | 'failed' | 'dropped'): void {
-    this.instruments()?.callbackDeliveries.add(1, { [ATTR.outcome]: outcome });
+    this.guard(() => this.instruments()?.callbackDeliveries.add(1, { [ATTR.outcome]: outcome }), undefined);
   }
 
   /** A request refused by a limit (429): which limit, on which route. Never the tenant: that belongs in usage events. */
   recordLimitRefusal(limit: LimitName, route?: RouteName): void {
-    this.instruments()?.limitRefusals.add(1, defined({ [ATTR.limit]: limit, [ATTR.route]: route }));
+    this.guard(() => this.instruments()?.limitRefusals.add(1, defined({ [ATTR.limit]: limit, [ATTR.route]: route })), undefined);
   }
 
   /** Bytes written to (`put`) or removed from (`delete`) result storage. */
   recordStorageBytes(bytes: number, operation: 'put' | 'delete' | (string & {})): void {
-    this.instruments()?.storageBytes.add(bytes, { [ATTR.storageOperation]: operation });
+    this.guard(() => this.instruments()?.storageBytes.add(bytes, { [ATTR.storageOperation]: operation }), undefined);
   }
 
   private async runSpan<T>(span: OtelSpan, run: () => Promise<T>, parent?: unknown): Promise<T> {
@@ -287,7 +360,7 @@ export class Telemetry {
       }
       throw error;
     } finally {
-      span.end();
+      this.guard(() => span.end(), undefined);
     }
   }
 
@@ -300,6 +373,20 @@ export class Telemetry {
       this.cached = createInstruments(provider);
     }
     return this.cached;
+  }
+
+  /**
+   * A model name as a metric attribute: as it is when already admitted, or when `admit` (the operator
+   * named it, or an upstream answered for it) and fewer than MAX_MODEL_LABELS are admitted; otherwise
+   * `_OTHER` (the conventions' value for an unbounded one). Spans keep the name: they are not series.
+   */
+  private modelLabel(name: string | undefined, admit: boolean): string | undefined {
+    const model = clip(name);
+    if (!model) return undefined;
+    if (this.models.has(model)) return model;
+    if (!admit || this.models.size >= MAX_MODEL_LABELS) return OTHER;
+    this.models.add(model);
+    return model;
   }
 
   /** `server.address` of an upstream: parsed once per base URL (a small, bounded cache). */
@@ -357,13 +444,19 @@ function setAttributes(span: OtelSpan, attributes: OtelAttributes): void {
   for (const [key, value] of Object.entries(attributes)) if (value !== undefined) span.setAttribute(key, value);
 }
 
+/** A model name cut to MAX_MODEL_CHARS (a span attribute, a span name, a metric label). */
+function clip<T extends string | undefined>(model: T): T {
+  return (model !== undefined && model.length > MAX_MODEL_CHARS ? model.slice(0, MAX_MODEL_CHARS) : model) as T;
+}
+
 function remote(context: TaskTraceContext): OtelSpanContext {
   return { traceId: context.traceId, spanId: context.spanId, traceFlags: context.traceFlags, isRemote: true };
 }
 
-function outcomeOf(status: number): string {
+function outcomeOf(status: number, errorCode: string | undefined): string {
   if (status === 499) return 'client_closed';
-  if (status >= 500) return 'server_error';
+  // a 2xx with an error code: the response had begun (a stream) when it failed; it was cut, not a success
+  if (status >= 500 || (status < 400 && errorCode !== undefined)) return 'server_error';
   if (status >= 400) return 'client_error';
   return 'success';
 }

@@ -68,12 +68,13 @@ export class TaskService {
 
   /** Starts the scheduler's work (polls and deliveries) with this service's handlers. */
   async start(): Promise<void> {
-    const { callbacks, logger } = this.options;
+    const { callbacks, logger, telemetry } = this.options;
     await this.options.scheduler.start(
       {
-        poll: (taskId) => this.poll(taskId),
+        // background work: not in the context of whichever request armed the scheduler's timer
+        poll: (taskId) => telemetry.detached(() => this.poll(taskId)),
         pollFailed: (taskId, error, attempts) => logger.error({ taskId, attempts, error: messageOf(error) }, 'task poll given up'),
-        deliver: (job) => this.deliver(job),
+        deliver: (job) => telemetry.detached(() => this.deliver(job)),
         isRetryable: (error) => !(error instanceof CallbackDeliveryError) || error.retryable,
         deliveryFailed: (job, error, attempts) => logger.error({ taskId: job.taskId, eventId: job.eventId, attempts, error: messageOf(error) }, 'callback delivery given up'),
         logger,
