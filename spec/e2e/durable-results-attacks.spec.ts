@@ -1,0 +1,67 @@
+// Reviewer's attacks on issue 12 (durable results): each test failed on the merged code and names
+// the defect it proves fixed.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import request from 'supertest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { localResultStorage } from '../../lib/index.js';
+import { dashscopeSuccess, startFakeDashscope } from '../helpers/fake-dashscope.js';
+import { sendJson, startFakeUpstream } from '../helpers/fake-upstream.js';
+import { KEY_A } from '../helpers/gateway-app.js';
+import { gatewayWith } from '../helpers/gateway-with.js';
+import { TINY_PNG } from '../helpers/images.js';
+
+const SECRET = 'attack-secret-0123456789-abcdefghijklmn';
+const directories: string[] = [];
+afterAll(async () => {
+  for (const directory of directories) await fs.rm(directory, { recursive: true, force: true });
+});
+async function tempDir(): Promise<string> {
+  const directory = await fs.mkdtemp(path.join(os.tmpdir(), 'durable-attacks-'));
+  directories.push(directory);
+  return directory;
+}
+async function storedFiles(directory: string): Promise<string[]> {
+  return (await fs.readdir(directory, { recursive: true })).filter((name) => /\.[a-z0-9]+$/.test(name));
+}
+
+describe('a failure of one image of several leaves no stored copies behind', () => {
+  it('n=2, the second result is not an image: 502 and the first copy is deleted too', async () => {
+    const directory = await tempDir();
+    // the first result answers at once, the second only after the first is stored, and lies
+    let firstStored!: () => void;
+    const stored = new Promise<void>((resolve) => (firstStored = resolve));
+    const host = await startFakeUpstream(async (req, res) => {
+      if (req.path === '/good.png') {
+        res.writeHead(200, { 'content-type': 'image/png' });
+        res.end(TINY_PNG);
+        return;
+      }
+      await stored;
+      res.writeHead(200, { 'content-type': 'image/png' });
+      res.end('<html>not an image</html>');
+    });
+    const local = localResultStorage({ directory, secret: SECRET });
+    const gateway = await gatewayWith({
+      fakes: { dashscope: startFakeDashscope },
+      resolve: (_input, { dashscope }) => ({ provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'k', model: 'qwen-image-plus' }),
+      storage: {
+        ...local,
+        put: async (key, body, info) => {
+          const bytes = await local.put(key, body, info);
+          firstStored();
+          return bytes;
+        },
+      },
+    });
+    gateway.fakes.dashscope.next((_req, res) => sendJson(res, 200, dashscopeSuccess([`${host.origin}/good.png`, `${host.origin}/bad.png`])));
+    const res = await request(gateway.url).post('/v1/images/generations').set('authorization', `Bearer ${KEY_A}`).send({ model: 'x', prompt: 'x', n: 2 });
+    expect(res.status).toBe(502);
+    expect(res.body.error.code).toBe('image_download_failed');
+    expect(await storedFiles(directory)).toEqual([]);
+    // and no bytes are billed as stored for an answer that names none
+    expect(gateway.usage.at(-1)?.storedBytes ?? 0).toBe(0);
+    await host.close();
+  });
+});
