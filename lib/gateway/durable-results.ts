@@ -207,8 +207,14 @@ function sniffVideoType(bytes: Uint8Array): string | undefined {
   return undefined;
 }
 
+/**
+ * The upstream's result is not an image or a video: no retry will store it (the bytes are what they
+ * are), so a task's follower delivers the upstream URL with a note instead of retrying forever.
+ */
+export class NotMediaResult extends GatewayError {}
+
 function notMedia(provider: string, kind: 'image' | 'video'): GatewayError {
-  return new GatewayError({
+  return new NotMediaResult({
     status: 502,
     code: ERROR_CODES.imageDownloadFailed,
     message: `The ${provider} result URL did not answer with ${kind === 'image' ? 'an image (PNG, JPEG, WebP, GIF, BMP, TIFF, HEIC or AVIF)' : 'a video (MP4, MOV or WebM)'}, so it was not stored.`,

@@ -6,6 +6,8 @@ import path from 'node:path';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { localResultStorage } from '../../lib/index.js';
+import { startCallbackReceiver } from '../helpers/callback-receiver.js';
+import { arkTaskObject, startFakeArk } from '../helpers/fake-ark.js';
 import { dashscopeSuccess, startFakeDashscope } from '../helpers/fake-dashscope.js';
 import { sendJson, startFakeUpstream } from '../helpers/fake-upstream.js';
 import { KEY_A } from '../helpers/gateway-app.js';
@@ -64,4 +66,38 @@ describe('a failure of one image of several leaves no stored copies behind', () 
     expect(gateway.usage.at(-1)?.storedBytes ?? 0).toBe(0);
     await host.close();
   });
+});
+
+describe('a succeeded video whose result cannot be stored (not a video) still reaches the callback', () => {
+  it('the callback carries succeeded with the upstream URL and a storage_error note, not silence', async () => {
+    const directory = await tempDir();
+    const receiver = await startCallbackReceiver();
+    const host = await startFakeUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'video/mp4' });
+      res.end('<html>this is not a video</html>');
+    });
+    const gateway = await gatewayWith({
+      fakes: { ark: startFakeArk },
+      resolve: ({ route }, { ark }) => (route === 'video.tasks' ? { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-key', model: 'seedance' } : null),
+      callbacks: { allowLocal: true, pollIntervalsMs: [30], retryBaseMs: 20, retryMaxMs: 40, maxAttempts: 3 },
+      storage: localResultStorage({ directory, secret: SECRET }),
+    });
+    const { ark } = gateway.fakes;
+    ark.scripts.push(['succeeded']);
+    for (let index = 0; index < 200; index += 1) {
+      ark.next((req, res) => sendJson(res, 200, { ...arkTaskObject(decodeURIComponent(req.path.split('/').pop()!), 'seedance', 'succeeded'), content: { video_url: `${host.origin}/v.mp4` } }));
+    }
+    const created = await request(gateway.url)
+      .post('/api/v3/contents/generations/tasks')
+      .set('authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'seedance', content: [{ type: 'text', text: 'a cat' }], callback_url: receiver.url });
+    expect(created.status).toBe(200);
+    const [delivery] = await receiver.accepted(1, 15_000);
+    const body = JSON.parse(delivery!.body) as { status: string; content: { video_url: string }; storage_error?: string };
+    expect(body.status).toBe('succeeded');
+    expect(body.content.video_url).toBe(`${host.origin}/v.mp4`);
+    expect(typeof body.storage_error).toBe('string');
+    await receiver.close();
+    await host.close();
+  }, 30_000);
 });

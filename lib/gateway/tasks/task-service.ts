@@ -23,7 +23,7 @@ import { isPassedStatus, isTerminalStatus } from './task-state-order.js';
 import type { TaskRecord } from './task-store.js';
 import type { CallRecord } from '../call-record.js';
 import { isObject } from '../../json/json-values.js';
-import { type RehostContext, StorageFailure, requestBaseOf, storageFallback, storeFromUrl, urlOf } from '../durable-results.js';
+import { NotMediaResult, type RehostContext, StorageFailure, requestBaseOf, storageFallback, storeFromUrl, urlOf } from '../durable-results.js';
 import type { Quotas } from '../tenancy/quotas.js';
 import { usageOf } from '../tenancy/usage-fields.js';
 import { videoSecondsOf } from '../tenancy/request-costs.js';
@@ -216,8 +216,16 @@ export class TaskService {
       if (this.needsStoring(record, state)) {
         // recorded (compare-and-set) before anything is delivered; a failure throws, so the
         // scheduler retries this poll, and the re-hosting with it, with backoff
-        await this.storeResults(record, state);
-        continue;
+        try {
+          await this.storeResults(record, state);
+          continue;
+        } catch (error) {
+          // a result that is not media will not store on any retry: retrying would end in "poll
+          // given up" and the callback would never say `succeeded`; it carries the upstream URL and
+          // the note a query answers instead (recorded as the result, so it is not downloaded again)
+          if (!(error instanceof NotMediaResult)) throw error;
+          state = { ...state, storage_error: this.storageProblem(record, error) };
+        }
       }
       const { callback } = record;
       const status = String(state.status);
