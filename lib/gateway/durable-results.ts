@@ -78,11 +78,15 @@ export async function storeFromUrl(context: RehostContext, url: string, kind: 'i
     body.destroy();
     throw notMedia(context.provider, kind);
   }
-  // a failure of the download mid-way is the upstream's, not the store's
+  // a failure of the download mid-way is the upstream's, not the store's. The body is listened to
+  // from here on: a store that is still connecting (or never reads) must not leave its 'error'
+  // unheard (an unhandled 'error' event is a crash), and the answer need not wait for the store
   let downloadError: unknown;
   source.once('error', (error) => (downloadError = error));
+  body.on('error', () => undefined);
+  const broken = new Promise<never>((_resolve, reject) => source.once('error', reject));
   try {
-    return await put(context, body, contentType);
+    return await Promise.race([put(context, body, contentType), broken]);
   } catch (error) {
     // the download stops with the store: its socket goes back now, not at the download deadline
     source.destroy();

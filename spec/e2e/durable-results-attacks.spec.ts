@@ -101,3 +101,64 @@ describe('a succeeded video whose result cannot be stored (not a video) still re
     await host.close();
   }, 30_000);
 });
+
+describe('a result download that breaks while the store is not reading yet does not crash the process', () => {
+  it.each([
+    ['a slow store (connects before reading)', 400],
+    ['a store that never reads', -1],
+  ])('%s: the download reset answers 502 image_download_failed, no unhandled error', async (_name, delayMs) => {
+    const directory = await tempDir();
+    const local = localResultStorage({ directory, secret: SECRET });
+    // the result host sends the first bytes of a PNG, then drops the connection
+    const host = await startFakeUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'image/png', 'content-length': 100_000 });
+      res.write(Buffer.concat([TINY_PNG, Buffer.alloc(1024)]));
+      setTimeout(() => res.socket?.destroy(), 50);
+    });
+    const gateway = await gatewayWith({
+      fakes: { dashscope: startFakeDashscope },
+      resolve: (_input, { dashscope }) => ({ provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'k', model: 'qwen-image-plus' }),
+      storage: {
+        store: {
+          ...local,
+          put: async (key, body, info) => {
+            if (delayMs < 0) return new Promise<number>(() => undefined);
+            await new Promise((resolve) => setTimeout(resolve, delayMs));
+            return local.put(key, body, info);
+          },
+        },
+        timeoutMs: 2_000,
+      },
+    });
+    gateway.fakes.dashscope.next((_req, res) => sendJson(res, 200, dashscopeSuccess([`${host.origin}/r.png`])));
+    const res = await request(gateway.url).post('/v1/images/generations').set('authorization', `Bearer ${KEY_A}`).send({ model: 'x', prompt: 'x' });
+    expect(res.status).toBe(502);
+    expect(res.body.error.code).toBe('image_download_failed');
+    expect(await storedFiles(directory)).toEqual([]);
+    await host.close();
+  });
+});
+
+describe('a store that fails while writing is a storage failure, not the upstream’s', () => {
+  it('the write error destroys the body: the answer is the upstream URL with storage_error', async () => {
+    const { Writable } = await import('node:stream');
+    const { pipeline } = await import('node:stream/promises');
+    const gateway = await gatewayWith({
+      fakes: { dashscope: startFakeDashscope },
+      resolve: (_input, { dashscope }) => ({ provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'k', model: 'qwen-image-plus' }),
+      storage: {
+        put: async (_key, body) => {
+          await pipeline(body, new Writable({ write: (_chunk, _encoding, callback) => callback(new Error('disk full')) }));
+          return 0;
+        },
+        url: async () => 'https://never.example/x',
+        delete: async () => undefined,
+        deletePrefix: async () => 0,
+      },
+    });
+    const res = await request(gateway.url).post('/v1/images/generations').set('authorization', `Bearer ${KEY_A}`).send({ model: 'x', prompt: 'x' });
+    expect(res.status).toBe(200);
+    expect(String(res.body.data[0].url).startsWith(gateway.fakes.dashscope.origin)).toBe(true);
+    expect(res.body.extra.storage_error).toMatch(/could not be stored/);
+  });
+});
