@@ -162,3 +162,48 @@ describe('a store that fails while writing is a storage failure, not the upstrea
     expect(res.body.extra.storage_error).toMatch(/could not be stored/);
   });
 });
+
+describe('a stored video whose store cannot sign a URL any more', () => {
+  it('the query answers per storage.onFailure (upstream URL and storage_error), not 500 internal_error', async () => {
+    const directory = await tempDir();
+    const local = localResultStorage({ directory, secret: SECRET });
+    let signing = true;
+    const host = await startFakeUpstream((_req, res) => {
+      const video = Buffer.alloc(4096, 7);
+      Buffer.from([0, 0, 0, 0x20, 0x66, 0x74, 0x79, 0x70, 0x69, 0x73, 0x6f, 0x6d]).copy(video);
+      res.writeHead(200, { 'content-type': 'video/mp4' });
+      res.end(video);
+    });
+    const gateway = await gatewayWith({
+      fakes: { ark: startFakeArk },
+      resolve: ({ route }, { ark }) => (route === 'video.tasks' ? { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-key', model: 'seedance' } : null),
+      storage: {
+        ...local,
+        url: async (key, context) => {
+          if (!signing) throw new Error('signing service down');
+          return local.url(key, context);
+        },
+      },
+    });
+    const { ark } = gateway.fakes;
+    ark.scripts.push(['succeeded']);
+    const videoUrl = `${host.origin}/v.mp4`;
+    for (let index = 0; index < 5; index += 1) {
+      ark.next((req, res) => sendJson(res, 200, { ...arkTaskObject(decodeURIComponent(req.path.split('/').pop()!), 'seedance', 'succeeded'), content: { video_url: videoUrl } }));
+    }
+    const created = await request(gateway.url)
+      .post('/api/v3/contents/generations/tasks')
+      .set('authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'seedance', content: [{ type: 'text', text: 'a cat' }] });
+    const query = () => request(gateway.url).get(`/api/v3/contents/generations/tasks/${created.body.id}`).set('authorization', `Bearer ${KEY_A}`);
+    const first = await query();
+    expect(first.status).toBe(200);
+    expect(String(first.body.content.video_url).startsWith(gateway.url)).toBe(true);
+    signing = false;
+    const second = await query();
+    expect(second.status).toBe(200);
+    expect(second.body.content.video_url).toBe(videoUrl);
+    expect(typeof second.body.storage_error).toBe('string');
+    await host.close();
+  });
+});

@@ -517,7 +517,15 @@ export class TaskService {
     const storage = this.options.storage;
     if (!storage || !record.stored || !isObject(state.content)) return state;
     const content: Record<string, unknown> = { ...state.content };
-    for (const [field, key] of Object.entries(record.stored.keys)) content[field] = await urlOf(storage, key, req ? requestBaseOf(req) : record.resultBase);
+    try {
+      for (const [field, key] of Object.entries(record.stored.keys)) content[field] = await urlOf(storage, key, req ? requestBaseOf(req) : record.resultBase);
+    } catch (error) {
+      // a store that cannot sign now is a storage failure like any other: a query answers as
+      // storage.onFailure says (the upstream's URLs with a note, or 502 storage_failed); a callback's
+      // poll (no request) throws, so it is retried with backoff like the re-hosting itself
+      if (!req) throw error;
+      return { ...state, storage_error: this.storageProblem(record, error) };
+    }
     return { ...state, content };
   }
 
