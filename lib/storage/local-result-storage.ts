@@ -121,7 +121,10 @@ export function localResultStorage(options: LocalResultStorageOptions): ResultSt
         await fs.rm(file, { force: true });
         return { ok: false, reason: 'not_found' };
       }
-      return { ok: true, result: { body: createReadStream(file), contentType: contentTypeOfKey(key), size: stat.size } };
+      return {
+        ok: true,
+        result: { body: createReadStream(file), contentType: contentTypeOfKey(key), size: stat.size, slice: (start, end) => createReadStream(file, { start, end }) },
+      };
     },
 
     async close(): Promise<void> {

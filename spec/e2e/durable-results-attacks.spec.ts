@@ -224,3 +224,41 @@ describe('a stored video whose store cannot sign a URL any more', () => {
     await host.close();
   });
 });
+
+describe('the embedded store serves byte ranges (video players, Safari above all, need 206)', () => {
+  it('Range: bytes=a-b answers 206 with Content-Range and those bytes; no Range is 200 with Accept-Ranges', async () => {
+    const directory = await tempDir();
+    const image = Buffer.concat([TINY_PNG, Buffer.from(Array.from({ length: 5000 }, (_, index) => index % 251))]);
+    const host = await startFakeUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'image/png' });
+      res.end(image);
+    });
+    const gateway = await gatewayWith({
+      fakes: { dashscope: startFakeDashscope },
+      resolve: (_input, { dashscope }) => ({ provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'k', model: 'qwen-image-plus' }),
+      storage: localResultStorage({ directory, secret: SECRET }),
+    });
+    gateway.fakes.dashscope.next((_req, res) => sendJson(res, 200, dashscopeSuccess([`${host.origin}/r.png`])));
+    const res = await request(gateway.url).post('/v1/images/generations').set('authorization', `Bearer ${KEY_A}`).send({ model: 'x', prompt: 'x' });
+    const url = String(res.body.data[0].url);
+    const whole = await fetch(url);
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get('accept-ranges')).toBe('bytes');
+    expect(Buffer.from(await whole.arrayBuffer()).equals(image)).toBe(true);
+    const part = await fetch(url, { headers: { range: 'bytes=100-199' } });
+    expect(part.status).toBe(206);
+    expect(part.headers.get('content-range')).toBe(`bytes 100-199/${image.length}`);
+    expect(part.headers.get('content-length')).toBe('100');
+    expect(Buffer.from(await part.arrayBuffer()).equals(image.subarray(100, 200))).toBe(true);
+    const tail = await fetch(url, { headers: { range: 'bytes=-10' } });
+    expect(tail.status).toBe(206);
+    expect(Buffer.from(await tail.arrayBuffer()).equals(image.subarray(image.length - 10))).toBe(true);
+    // a range the file cannot satisfy, or several ranges, get the whole file (RFC 9110 allows ignoring Range)
+    for (const range of [`bytes=${image.length + 10}-`, 'bytes=0-1,5-6', 'items=0-1']) {
+      const other = await fetch(url, { headers: { range } });
+      expect(other.status).toBe(200);
+      expect(Buffer.from(await other.arrayBuffer()).equals(image)).toBe(true);
+    }
+    await host.close();
+  });
+});
