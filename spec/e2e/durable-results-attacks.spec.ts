@@ -262,3 +262,33 @@ describe('the embedded store serves byte ranges (video players, Safari above all
     await host.close();
   });
 });
+
+describe('an S3 endpoint that black-holes requests does not pin sockets forever', () => {
+  it('the answer falls back, and the store gives up its connections (put and the cleanup delete) after requestTimeoutMs', async () => {
+    const { s3ResultStorage } = await import('../../lib/index.js');
+    const { startSilentServer } = await import('../helpers/faulty-servers.js');
+    const silent = await startSilentServer();
+    const gateway = await gatewayWith({
+      fakes: { dashscope: startFakeDashscope },
+      resolve: (_input, { dashscope }) => ({ provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'k', model: 'qwen-image-plus' }),
+      storage: {
+        store: s3ResultStorage({
+          bucket: 'results',
+          endpoint: silent.origin,
+          forcePathStyle: true,
+          credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' },
+          requestTimeoutMs: 500,
+        }),
+        timeoutMs: 1_000,
+      },
+    });
+    const res = await request(gateway.url).post('/v1/images/generations').set('authorization', `Bearer ${KEY_A}`).send({ model: 'x', prompt: 'x' });
+    expect(res.status).toBe(200);
+    expect(typeof res.body.extra.storage_error).toBe('string');
+    // the put's and the cleanup delete's connections (with the SDK's retries) all end, router still open
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await silent.allClosed(15_000);
+    expect(silent.connections.length).toBeGreaterThan(0);
+    await silent.close();
+  }, 30_000);
+});
