@@ -292,3 +292,31 @@ describe('an S3 endpoint that black-holes requests does not pin sockets forever'
     await silent.close();
   }, 30_000);
 });
+
+describe('the embedded store: expiry overflow and the retention sweep', () => {
+  it.each([10 ** 13, Number.MAX_SAFE_INTEGER])('urlExpiresInSeconds %d would sign URLs the route can never accept: refused at configuration', async (lifetime) => {
+    const { GatewayConfigError } = await import('../../lib/index.js');
+    const directory = await tempDir();
+    expect(() => localResultStorage({ directory, secret: SECRET, urlExpiresInSeconds: lifetime })).toThrow(GatewayConfigError);
+  });
+
+  it('the sweep deletes files past retentionMs from disk without anyone reading them; close() stops it', async () => {
+    const directory = await tempDir();
+    const store = localResultStorage({ directory, secret: SECRET, retentionMs: 200 });
+    const { Readable } = await import('node:stream');
+    const key = `${'a'.repeat(32)}/${'b'.repeat(22)}.png`;
+    await store.put(key, Readable.from([TINY_PNG]), { contentType: 'image/png', signal: new AbortController().signal });
+    expect(await storedFiles(directory)).toHaveLength(1);
+    expect(
+      await eventually(
+        () => storedFiles(directory),
+        (files) => files.length === 0,
+      ),
+    ).toEqual([]);
+    await store.close?.();
+    // after close, nothing sweeps: a file older than retention stays on disk
+    await store.put(key, Readable.from([TINY_PNG]), { contentType: 'image/png', signal: new AbortController().signal });
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(await storedFiles(directory)).toHaveLength(1);
+  });
+});
