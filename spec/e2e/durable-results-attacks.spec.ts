@@ -320,3 +320,100 @@ describe('the embedded store: expiry overflow and the retention sweep', () => {
     expect(await storedFiles(directory)).toHaveLength(1);
   });
 });
+
+describe('a task store that fails to record the stored keys', () => {
+  it('the copies just made are deleted (a retry makes new ones): no orphaned videos per attempt', async () => {
+    const { memoryTaskStore } = await import('../../lib/index.js');
+    const directory = await tempDir();
+    const inner = memoryTaskStore();
+    let failStored = true;
+    const host = await startFakeUpstream((_req, res) => {
+      const video = Buffer.alloc(4096, 7);
+      Buffer.from([0, 0, 0, 0x20, 0x66, 0x74, 0x79, 0x70, 0x69, 0x73, 0x6f, 0x6d]).copy(video);
+      res.writeHead(200, { 'content-type': 'video/mp4' });
+      res.end(video);
+    });
+    const gateway = await gatewayWith({
+      fakes: { ark: startFakeArk },
+      resolve: ({ route }, { ark }) => (route === 'video.tasks' ? { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-key', model: 'seedance' } : null),
+      store: {
+        ...inner,
+        updateTask: async (id, version, changes) => {
+          if (changes.stored && failStored) throw new Error('task store unreachable');
+          return inner.updateTask(id, version, changes);
+        },
+      },
+      storage: localResultStorage({ directory, secret: SECRET }),
+    });
+    const { ark } = gateway.fakes;
+    ark.scripts.push(['succeeded']);
+    for (let index = 0; index < 5; index += 1) {
+      ark.next((req, res) => sendJson(res, 200, { ...arkTaskObject(decodeURIComponent(req.path.split('/').pop()!), 'seedance', 'succeeded'), content: { video_url: `${host.origin}/v.mp4` } }));
+    }
+    const created = await request(gateway.url)
+      .post('/api/v3/contents/generations/tasks')
+      .set('authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'seedance', content: [{ type: 'text', text: 'a cat' }] });
+    const query = () => request(gateway.url).get(`/api/v3/contents/generations/tasks/${created.body.id}`).set('authorization', `Bearer ${KEY_A}`);
+    expect((await query()).status).toBeGreaterThanOrEqual(500);
+    expect(
+      await eventually(
+        () => storedFiles(directory),
+        (files) => files.length === 0,
+      ),
+    ).toEqual([]);
+    failStored = false;
+    const ok = await query();
+    expect(ok.status).toBe(200);
+    expect(String(ok.body.content.video_url).startsWith(gateway.url)).toBe(true);
+    expect(await storedFiles(directory)).toHaveLength(1);
+    await host.close();
+  });
+});
+
+describe('a task store whose write of the keys lands but does not answer', () => {
+  it('the copies the record now names are kept: the durable URL works', async () => {
+    const { memoryTaskStore } = await import('../../lib/index.js');
+    const directory = await tempDir();
+    const inner = memoryTaskStore();
+    let lose = true;
+    const host = await startFakeUpstream((_req, res) => {
+      const video = Buffer.alloc(4096, 7);
+      Buffer.from([0, 0, 0, 0x20, 0x66, 0x74, 0x79, 0x70, 0x69, 0x73, 0x6f, 0x6d]).copy(video);
+      res.writeHead(200, { 'content-type': 'video/mp4' });
+      res.end(video);
+    });
+    const gateway = await gatewayWith({
+      fakes: { ark: startFakeArk },
+      resolve: ({ route }, { ark }) => (route === 'video.tasks' ? { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-key', model: 'seedance' } : null),
+      store: {
+        ...inner,
+        updateTask: async (id, version, changes) => {
+          const updated = await inner.updateTask(id, version, changes);
+          if (changes.stored && lose) {
+            lose = false;
+            throw new Error('timeout after the write');
+          }
+          return updated;
+        },
+      },
+      storage: localResultStorage({ directory, secret: SECRET }),
+    });
+    const { ark } = gateway.fakes;
+    ark.scripts.push(['succeeded']);
+    for (let index = 0; index < 5; index += 1) {
+      ark.next((req, res) => sendJson(res, 200, { ...arkTaskObject(decodeURIComponent(req.path.split('/').pop()!), 'seedance', 'succeeded'), content: { video_url: `${host.origin}/v.mp4` } }));
+    }
+    const created = await request(gateway.url)
+      .post('/api/v3/contents/generations/tasks')
+      .set('authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'seedance', content: [{ type: 'text', text: 'a cat' }] });
+    const query = () => request(gateway.url).get(`/api/v3/contents/generations/tasks/${created.body.id}`).set('authorization', `Bearer ${KEY_A}`);
+    await query();
+    const ok = await query();
+    expect(ok.status).toBe(200);
+    const video = await fetch(String(ok.body.content.video_url));
+    expect(video.status).toBe(200);
+    await host.close();
+  });
+});

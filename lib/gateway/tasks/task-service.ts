@@ -498,11 +498,21 @@ export class TaskService {
       throw error;
     }
     let current: TaskRecord | undefined = record;
-    for (let round = 0; round < CAS_ROUNDS && current; round += 1) {
-      if (current.stored) break;
-      const updated = await this.options.store.updateTask(current.id, current.version, { stored: { keys, bytes } });
-      if (updated) return { record: updated, bytes };
-      current = await this.options.store.getTask(record.id);
+    try {
+      for (let round = 0; round < CAS_ROUNDS && current; round += 1) {
+        if (current.stored) break;
+        const updated = await this.options.store.updateTask(current.id, current.version, { stored: { keys, bytes } });
+        if (updated) return { record: updated, bytes };
+        current = await this.options.store.getTask(record.id);
+      }
+    } catch (error) {
+      // the task store failed: copies it does not name would be orphans (a whole video per retried
+      // poll), so they go; but a write can land and still fail to answer, so they are deleted only
+      // when the record is read back without them (unreadable: kept, an orphan beats a dead URL)
+      const now = await this.options.store.getTask(record.id).catch(() => undefined);
+      const ours = now?.stored !== undefined && Object.values(now.stored.keys).some((key) => Object.values(keys).includes(key));
+      if (now && !ours) for (const key of Object.values(keys)) void storage.store.delete(key).catch(() => undefined);
+      throw error;
     }
     for (const key of Object.values(keys)) void storage.store.delete(key).catch(() => undefined);
     if (current?.stored) return { record: current };
