@@ -132,7 +132,8 @@ describe.skipIf(!available)('the playground in Debian chromium', () => {
     });
     expect(video.readyState).toBeGreaterThanOrEqual(2);
     expect(video.width).toBe(256);
-    expect(video.src).toMatch(/\/videos\/cgt-[^/]+\.webm$/);
+    // the example re-hosts results (durable results, issue 12): the player gets the router's signed URL
+    expect(video.src).toMatch(/\/v1\/results\/[a-f0-9]{32}\/[A-Za-z0-9_-]{22}\.webm\?expires=\d+&signature=[A-Za-z0-9_-]+$/);
     expect(await page.textContent('#panel-video .error')).toBe('');
     await page.screenshot({ path: path.join(ARTIFACTS, 'playground-video.png'), fullPage: true });
     // no script error anywhere in the run: the Content-Security-Policy allowed the inline script
