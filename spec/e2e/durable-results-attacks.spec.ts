@@ -417,3 +417,46 @@ describe('a task store whose write of the keys lands but does not answer', () =>
     await host.close();
   });
 });
+
+describe('queries that poll while a video is being copied', () => {
+  it('share the one copy in progress instead of each starting a full download', async () => {
+    const directory = await tempDir();
+    let downloads = 0;
+    const host = await startFakeUpstream(async (_req, res) => {
+      downloads += 1;
+      const video = Buffer.alloc(64 * 1024, 7);
+      Buffer.from([0, 0, 0, 0x20, 0x66, 0x74, 0x79, 0x70, 0x69, 0x73, 0x6f, 0x6d]).copy(video);
+      res.writeHead(200, { 'content-type': 'video/mp4' });
+      res.write(video.subarray(0, 1024));
+      // a slow transfer: the other queries arrive while it runs
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      res.end(video.subarray(1024));
+    });
+    const gateway = await gatewayWith({
+      fakes: { ark: startFakeArk },
+      resolve: ({ route }, { ark }) => (route === 'video.tasks' ? { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-key', model: 'seedance' } : null),
+      storage: localResultStorage({ directory, secret: SECRET }),
+    });
+    const { ark } = gateway.fakes;
+    ark.scripts.push(['succeeded']);
+    for (let index = 0; index < 10; index += 1) {
+      ark.next((req, res) => sendJson(res, 200, { ...arkTaskObject(decodeURIComponent(req.path.split('/').pop()!), 'seedance', 'succeeded'), content: { video_url: `${host.origin}/v.mp4` } }));
+    }
+    const created = await request(gateway.url)
+      .post('/api/v3/contents/generations/tasks')
+      .set('authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'seedance', content: [{ type: 'text', text: 'a cat' }] });
+    const query = () => request(gateway.url).get(`/api/v3/contents/generations/tasks/${created.body.id}`).set('authorization', `Bearer ${KEY_A}`);
+    const first = query().then((res) => res);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const answers = await Promise.all([first, query(), query()]);
+    for (const answer of answers) {
+      expect(answer.status).toBe(200);
+      expect(String(answer.body.content.video_url).startsWith(gateway.url)).toBe(true);
+    }
+    expect(downloads).toBe(1);
+    // one usage event reports the bytes, the others none
+    expect(gateway.usage.filter((event) => (event.storedBytes ?? 0) > 0)).toHaveLength(1);
+    await host.close();
+  });
+});

@@ -52,6 +52,8 @@ export interface CreateTaskInput {
 
 export class TaskService {
   private readonly deliverer: CallbackDeliverer;
+  /** Re-hostings in progress on this instance, by task id: a query polling meanwhile joins it. */
+  private readonly storing = new Map<string, Promise<{ record: TaskRecord; bytes?: number }>>();
 
   constructor(
     private readonly options: ResolvedOptions,
@@ -160,7 +162,7 @@ export class TaskService {
     if (isPassedStatus(status, record.status)) return { ...state, status: record.status };
     if (this.needsStoring(record, state)) {
       try {
-        const stored = await this.storeResults(record, state);
+        const stored = await this.storeResultsOnce(record, state);
         record = stored.record;
         // the bytes this request stored go into its usage event (background polls have none)
         if (usage && stored.bytes !== undefined) usage.storedBytes = stored.bytes;
@@ -217,7 +219,7 @@ export class TaskService {
         // recorded (compare-and-set) before anything is delivered; a failure throws, so the
         // scheduler retries this poll, and the re-hosting with it, with backoff
         try {
-          await this.storeResults(record, state);
+          await this.storeResultsOnce(record, state);
           continue;
         } catch (error) {
           // a result that is not media will not store on any retry: retrying would end in "poll
@@ -465,6 +467,19 @@ export class TaskService {
   /** True when durable results are on and this succeeded task's results are not stored yet. */
   private needsStoring(record: TaskRecord, state: Record<string, unknown>): boolean {
     return this.options.storage !== undefined && record.stored === undefined && state.status === 'succeeded' && mediaUrlsOf(state).length > 0;
+  }
+
+  /**
+   * storeResults, once per task on this instance at a time: a client polling every few seconds
+   * while a large video is copied would otherwise start a full download and upload per query (the
+   * compare-and-set keeps one copy, but the others cost the transfer). Joiners report no bytes.
+   */
+  private storeResultsOnce(record: TaskRecord, state: Record<string, unknown>): Promise<{ record: TaskRecord; bytes?: number }> {
+    const running = this.storing.get(record.id);
+    if (running) return running.then(({ record: stored }) => ({ record: stored }));
+    const started = this.storeResults(record, state).finally(() => this.storing.delete(record.id));
+    this.storing.set(record.id, started);
+    return started;
   }
 
   /**
