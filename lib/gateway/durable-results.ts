@@ -78,11 +78,15 @@ export async function storeFromUrl(context: RehostContext, url: string, kind: 'i
     body.destroy();
     throw notMedia(context.provider, kind);
   }
-  // a failure of the download mid-way is the upstream's, not the store's
+  // a failure of the download mid-way is the upstream's, not the store's. The body is listened to
+  // from here on: a store that is still connecting (or never reads) must not leave its 'error'
+  // unheard (an unhandled 'error' event is a crash), and the answer need not wait for the store
   let downloadError: unknown;
   source.once('error', (error) => (downloadError = error));
+  body.on('error', () => undefined);
+  const broken = new Promise<never>((_resolve, reject) => source.once('error', reject));
   try {
-    return await put(context, body, contentType);
+    return await Promise.race([put(context, body, contentType), broken]);
   } catch (error) {
     // the download stops with the store: its socket goes back now, not at the download deadline
     source.destroy();
@@ -207,8 +211,14 @@ function sniffVideoType(bytes: Uint8Array): string | undefined {
   return undefined;
 }
 
+/**
+ * The upstream's result is not an image or a video: no retry will store it (the bytes are what they
+ * are), so a task's follower delivers the upstream URL with a note instead of retrying forever.
+ */
+export class NotMediaResult extends GatewayError {}
+
 function notMedia(provider: string, kind: 'image' | 'video'): GatewayError {
-  return new GatewayError({
+  return new NotMediaResult({
     status: 502,
     code: ERROR_CODES.imageDownloadFailed,
     message: `The ${provider} result URL did not answer with ${kind === 'image' ? 'an image (PNG, JPEG, WebP, GIF, BMP, TIFF, HEIC or AVIF)' : 'a video (MP4, MOV or WebM)'}, so it was not stored.`,

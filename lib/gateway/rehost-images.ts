@@ -35,11 +35,50 @@ function targetOf(deps: GatewayDeps, record: CallRecord, caller: Caller, req: Re
   return { storage, context, requestBase: requestBaseOf(req) };
 }
 
-/** Stores one image and answers its URL; bytes count into the usage event. */
-async function store(target: Target, record: CallRecord, from: { url: string } | { bytes: Buffer }): Promise<string> {
-  const stored: Stored = 'url' in from ? await storeFromUrl(target.context, from.url, 'image') : await storeBytes(target.context, from.bytes);
-  record.storedBytes = (record.storedBytes ?? 0) + stored.bytes;
-  return urlOf(target.storage, stored.key, target.requestBase);
+type Source = { url: string } | { bytes: Buffer };
+
+/**
+ * Stores every image of one answer, or none: the first failure stops the other transfers, deletes
+ * what was already stored and is thrown, so a failed (or fallen-back) answer leaves no orphaned
+ * objects in the tenant's prefix and bills no stored bytes. Bytes count into the usage event only
+ * when every image is stored and signed.
+ */
+async function storeAll(target: Target, record: CallRecord, sources: Array<Source | undefined>): Promise<Array<string | undefined>> {
+  const controller = new AbortController();
+  const follow = (): void => controller.abort(record.signal.reason);
+  if (record.signal.aborted) follow();
+  else record.signal.addEventListener('abort', follow, { once: true });
+  const context: RehostContext = { ...target.context, signal: controller.signal };
+  const stored: Stored[] = [];
+  let failure: { error: unknown } | undefined;
+  const results = await Promise.allSettled(
+    sources.map(async (from) => {
+      if (!from) return undefined;
+      try {
+        const item = 'url' in from ? await storeFromUrl(context, from.url, 'image') : await storeBytes(context, from.bytes);
+        stored.push(item);
+        return await urlOf(target.storage, item.key, target.requestBase);
+      } catch (error) {
+        // the first failure is the cause; the others' are the abort it triggers
+        failure ??= { error };
+        controller.abort(error);
+        throw error;
+      }
+    }),
+  );
+  record.signal.removeEventListener('abort', follow);
+  if (failure) {
+    for (const item of stored) {
+      void Promise.resolve()
+        .then(() => target.storage.store.delete(item.key))
+        .then(() => target.context.telemetry.recordStorageBytes(item.bytes, 'delete'))
+        .catch(() => undefined);
+    }
+    throw failure.error;
+  }
+  const bytes = stored.reduce((sum, item) => sum + item.bytes, 0);
+  if (stored.length > 0) record.storedBytes = (record.storedBytes ?? 0) + bytes;
+  return results.map((result) => (result.status === 'fulfilled' ? result.value : undefined));
 }
 
 /** contract §2.4 answer: each `url` replaced by the stored one (b64_json from the same downloaded buffer). */
@@ -54,11 +93,13 @@ export async function rehostImageAnswer(
   const target = targetOf(deps, record, caller, req);
   if (!target) return;
   try {
-    const urls = await Promise.all(
-      response.data.map(async (item, index) => {
+    const urls = await storeAll(
+      target,
+      record,
+      response.data.map((item, index): Source | undefined => {
         const bytes = images?.[index] ?? (item.b64_json !== '' ? Buffer.from(item.b64_json, 'base64') : undefined);
-        if (bytes) return store(target, record, { bytes });
-        return item.url !== '' ? store(target, record, { url: item.url }) : undefined;
+        if (bytes) return { bytes };
+        return item.url !== '' ? { url: item.url } : undefined;
       }),
     );
     urls.forEach((url, index) => {
@@ -84,18 +125,24 @@ export async function rehostPassthrough(deps: GatewayDeps, record: CallRecord, c
   const wantsUrl = requestedFormat === 'url';
   const body: Record<string, unknown> = { ...parsed };
   try {
-    body.data = await Promise.all(
-      data.map(async (item) => {
-        if (!isObject(item)) return item;
-        if (typeof item.b64_json === 'string' && item.b64_json !== '') {
-          const url = await store(target, record, { bytes: Buffer.from(item.b64_json, 'base64') });
-          const { b64_json: _dropped, ...rest } = item;
-          return wantsUrl ? { ...rest, url } : { ...item, url };
-        }
-        if (typeof item.url === 'string' && item.url !== '') return { ...item, url: await store(target, record, { url: item.url }) };
-        return item;
+    const urls = await storeAll(
+      target,
+      record,
+      data.map((item): Source | undefined => {
+        if (!isObject(item)) return undefined;
+        if (typeof item.b64_json === 'string' && item.b64_json !== '') return { bytes: Buffer.from(item.b64_json, 'base64') };
+        return typeof item.url === 'string' && item.url !== '' ? { url: item.url } : undefined;
       }),
     );
+    body.data = data.map((item, index) => {
+      const url = urls[index];
+      if (!isObject(item) || url === undefined) return item;
+      if (typeof item.b64_json === 'string' && item.b64_json !== '') {
+        const { b64_json: _dropped, ...rest } = item;
+        return wantsUrl ? { ...rest, url } : { ...item, url };
+      }
+      return { ...item, url };
+    });
   } catch (error) {
     if (!(error instanceof StorageFailure)) throw error;
     const note = storageFallback(target.storage, deps.options.logger, error, { provider: record.provider, model: record.model });

@@ -31,7 +31,7 @@ export interface LocalResultStorageOptions {
    * @example publicBaseUrl: 'https://api.example.com/ai'
    */
   publicBaseUrl?: string;
-  /** How long a signed URL works, seconds. Default 86 400 (a day); a task query signs a fresh one. */
+  /** How long a signed URL works, seconds (at most ten years). Default 86 400 (a day); a task query signs a fresh one. */
   urlExpiresInSeconds?: number;
   /** Delete files older than this, ms (a sweep runs every hour, or every `retentionMs` when shorter). Default: kept forever. */
   retentionMs?: number;
@@ -39,6 +39,7 @@ export interface LocalResultStorageOptions {
 
 const MIN_SECRET = 32;
 const HOUR = 3600_000;
+const MAX_LIFETIME = 10 * 365 * 86_400;
 
 export function localResultStorage(options: LocalResultStorageOptions): ResultStorage {
   const example = "localResultStorage({ directory: './results', secret: process.env.RESULTS_SECRET })";
@@ -47,7 +48,9 @@ export function localResultStorage(options: LocalResultStorageOptions): ResultSt
     throw new GatewayConfigError('storage_secret', `localResultStorage needs a \`secret\` of at least ${MIN_SECRET} characters.`, example);
   }
   const lifetime = options.urlExpiresInSeconds ?? 86_400;
-  if (!Number.isSafeInteger(lifetime) || lifetime <= 0) throw new GatewayConfigError('storage_value', 'urlExpiresInSeconds must be a positive integer.', 'urlExpiresInSeconds: 3600');
+  // bounded: an expiry past the route's 12 digits (or past exact integers) would sign URLs that never work
+  if (!Number.isSafeInteger(lifetime) || lifetime <= 0 || lifetime > MAX_LIFETIME)
+    throw new GatewayConfigError('storage_value', `urlExpiresInSeconds must be an integer from 1 to ${MAX_LIFETIME} (ten years).`, 'urlExpiresInSeconds: 3600');
   const retention = options.retentionMs;
   if (retention !== undefined && (!Number.isSafeInteger(retention) || retention <= 0))
     throw new GatewayConfigError('storage_value', 'retentionMs must be a positive integer.', 'retentionMs: 7 * 86_400_000');
@@ -121,7 +124,10 @@ export function localResultStorage(options: LocalResultStorageOptions): ResultSt
         await fs.rm(file, { force: true });
         return { ok: false, reason: 'not_found' };
       }
-      return { ok: true, result: { body: createReadStream(file), contentType: contentTypeOfKey(key), size: stat.size } };
+      return {
+        ok: true,
+        result: { body: createReadStream(file), contentType: contentTypeOfKey(key), size: stat.size, slice: (start, end) => createReadStream(file, { start, end }) },
+      };
     },
 
     async close(): Promise<void> {

@@ -26,6 +26,11 @@ export interface ServedResult {
   body: Readable;
   contentType: string;
   size: number;
+  /**
+   * Optional: the bytes from `start` to `end` (inclusive) as a fresh stream, so the route answers a
+   * `Range` request with 206 (browsers' video players seek with it; Safari plays nothing without it).
+   */
+  slice?: (start: number, end: number) => Readable;
 }
 
 /** The answer of a signed read: the object, or why not (both map to the contract §2.5 error object). */

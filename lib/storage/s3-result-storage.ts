@@ -35,6 +35,13 @@ export interface S3ResultStorageOptions {
   partSizeBytes?: number;
   /** Parts uploaded at once; memory is about partSizeBytes × queueSize per upload. Default 2. */
   queueSize?: number;
+  /**
+   * How long one S3 request may wait for a connection, and then stay silent, before its socket is
+   * dropped (an idle limit, not a bound on a long upload), ms. Without it the SDK waits forever: an
+   * endpoint that black-holes requests would pin a socket per delete and per listing. Default 60 000.
+   * @example requestTimeoutMs: 30_000
+   */
+  requestTimeoutMs?: number;
 }
 
 const MIB = 1024 * 1024;
@@ -62,6 +69,9 @@ export function s3ResultStorage(options: S3ResultStorageOptions): ResultStorage 
   if (!Number.isSafeInteger(partSize) || partSize < 5 * MIB)
     throw new GatewayConfigError('storage_value', 'partSizeBytes must be at least 5 MiB (S3 minimum part size).', 'partSizeBytes: 8 * 1024 * 1024');
   const queueSize = options.queueSize ?? 2;
+  const requestTimeout = options.requestTimeoutMs ?? 60_000;
+  if (!Number.isSafeInteger(requestTimeout) || requestTimeout <= 0)
+    throw new GatewayConfigError('storage_value', 'requestTimeoutMs must be a positive integer (milliseconds).', 'requestTimeoutMs: 30_000');
   const bucket = options.bucket;
   const prefix = options.prefix ?? '';
   const publicBase = options.publicBaseUrl?.replace(/\/+$/, '');
@@ -75,6 +85,9 @@ export function s3ResultStorage(options: S3ResultStorageOptions): ResultStorage 
           region: options.region ?? 'us-east-1',
           ...(options.endpoint ? { endpoint: options.endpoint } : {}),
           forcePathStyle: options.forcePathStyle ?? false,
+          // an idle limit per socket (socketTimeout); the SDK waits forever by default, and its
+          // requestTimeout only warns unless throwOnRequestTimeout
+          requestHandler: { connectionTimeout: requestTimeout, socketTimeout: requestTimeout },
           ...(options.credentials ? { credentials: options.credentials } : {}),
           // R2 and OSS reject the newer default checksum headers on some operations
           requestChecksumCalculation: 'WHEN_REQUIRED',

@@ -20,10 +20,24 @@ export function storedResultsHandler(store: Required<Pick<ResultStorage, 'read'>
       if (outcome.reason === 'expired') throw GatewayError.permissionDenied('This result URL has expired. Ask the gateway again (query the task, or keep the URL you were given fresher).');
       throw GatewayError.notFound('No such result.');
     }
-    const { body, contentType, size } = outcome.result;
-    res.status(200);
+    const { contentType, size, slice } = outcome.result;
+    let { body } = outcome.result;
+    // one satisfiable byte range gets 206 (video seeking); anything else (several ranges, a range
+    // past the end, another unit, a malformed header) gets the whole object, as RFC 9110 §14.2 allows
+    const ranges = slice && req.headers.range !== undefined ? req.range(size) : undefined;
+    const range = Array.isArray(ranges) && ranges.type === 'bytes' && ranges.length === 1 ? ranges[0] : undefined;
+    if (slice) res.setHeader('accept-ranges', 'bytes');
+    if (range && slice) {
+      body.destroy();
+      body = slice(range.start, range.end);
+      res.status(206);
+      res.setHeader('content-range', `bytes ${range.start}-${range.end}/${size}`);
+      res.setHeader('content-length', range.end - range.start + 1);
+    } else {
+      res.status(200);
+      res.setHeader('content-length', size);
+    }
     res.setHeader('content-type', contentType);
-    res.setHeader('content-length', size);
     // the key names immutable bytes; the signature's expiry bounds how long the URL works, not the cache
     res.setHeader('cache-control', 'private, max-age=3600, immutable');
     res.setHeader('x-content-type-options', 'nosniff');

@@ -23,7 +23,7 @@ import { isPassedStatus, isTerminalStatus } from './task-state-order.js';
 import type { TaskRecord } from './task-store.js';
 import type { CallRecord } from '../call-record.js';
 import { isObject } from '../../json/json-values.js';
-import { type RehostContext, StorageFailure, requestBaseOf, storageFallback, storeFromUrl, urlOf } from '../durable-results.js';
+import { NotMediaResult, type RehostContext, StorageFailure, requestBaseOf, storageFallback, storeFromUrl, urlOf } from '../durable-results.js';
 import type { Quotas } from '../tenancy/quotas.js';
 import { usageOf } from '../tenancy/usage-fields.js';
 import { videoSecondsOf } from '../tenancy/request-costs.js';
@@ -52,6 +52,8 @@ export interface CreateTaskInput {
 
 export class TaskService {
   private readonly deliverer: CallbackDeliverer;
+  /** Re-hostings in progress on this instance, by task id: a query polling meanwhile joins it. */
+  private readonly storing = new Map<string, Promise<{ record: TaskRecord; bytes?: number }>>();
 
   constructor(
     private readonly options: ResolvedOptions,
@@ -161,7 +163,7 @@ export class TaskService {
     if (isPassedStatus(status, record.status)) return { ...state, status: record.status };
     if (this.needsStoring(record, state)) {
       try {
-        const stored = await this.storeResults(record, state);
+        const stored = await this.storeResultsOnce(record, state);
         record = stored.record;
         // the bytes this request stored go into its usage event (background polls have none)
         if (usage && stored.bytes !== undefined) usage.storedBytes = stored.bytes;
@@ -217,8 +219,16 @@ export class TaskService {
       if (this.needsStoring(record, state)) {
         // recorded (compare-and-set) before anything is delivered; a failure throws, so the
         // scheduler retries this poll, and the re-hosting with it, with backoff
-        await this.storeResults(record, state);
-        continue;
+        try {
+          await this.storeResultsOnce(record, state);
+          continue;
+        } catch (error) {
+          // a result that is not media will not store on any retry: retrying would end in "poll
+          // given up" and the callback would never say `succeeded`; it carries the upstream URL and
+          // the note a query answers instead (recorded as the result, so it is not downloaded again)
+          if (!(error instanceof NotMediaResult)) throw error;
+          state = { ...state, storage_error: this.storageProblem(record, error) };
+        }
       }
       const { callback } = record;
       const status = String(state.status);
@@ -461,6 +471,19 @@ export class TaskService {
   }
 
   /**
+   * storeResults, once per task on this instance at a time: a client polling every few seconds
+   * while a large video is copied would otherwise start a full download and upload per query (the
+   * compare-and-set keeps one copy, but the others cost the transfer). Joiners report no bytes.
+   */
+  private storeResultsOnce(record: TaskRecord, state: Record<string, unknown>): Promise<{ record: TaskRecord; bytes?: number }> {
+    const running = this.storing.get(record.id);
+    if (running) return running.then(({ record: stored }) => ({ record: stored }));
+    const started = this.storeResults(record, state).finally(() => this.storing.delete(record.id));
+    this.storing.set(record.id, started);
+    return started;
+  }
+
+  /**
    * Re-hosts the video and last frame once and records their keys with compare-and-set. When
    * another writer recorded keys first, ours are deleted and the record with theirs is returned, so
    * however many instances see `succeeded`, one set of objects is kept and every answer names it.
@@ -491,11 +514,21 @@ export class TaskService {
       throw error;
     }
     let current: TaskRecord | undefined = record;
-    for (let round = 0; round < CAS_ROUNDS && current; round += 1) {
-      if (current.stored) break;
-      const updated = await this.options.store.updateTask(current.id, current.version, { stored: { keys, bytes } });
-      if (updated) return { record: updated, bytes };
-      current = await this.options.store.getTask(record.id);
+    try {
+      for (let round = 0; round < CAS_ROUNDS && current; round += 1) {
+        if (current.stored) break;
+        const updated = await this.options.store.updateTask(current.id, current.version, { stored: { keys, bytes } });
+        if (updated) return { record: updated, bytes };
+        current = await this.options.store.getTask(record.id);
+      }
+    } catch (error) {
+      // the task store failed: copies it does not name would be orphans (a whole video per retried
+      // poll), so they go; but a write can land and still fail to answer, so they are deleted only
+      // when the record is read back without them (unreadable: kept, an orphan beats a dead URL)
+      const now = await this.options.store.getTask(record.id).catch(() => undefined);
+      const ours = now?.stored !== undefined && Object.values(now.stored.keys).some((key) => Object.values(keys).includes(key));
+      if (now && !ours) for (const key of Object.values(keys)) void storage.store.delete(key).catch(() => undefined);
+      throw error;
     }
     for (const key of Object.values(keys)) void storage.store.delete(key).catch(() => undefined);
     if (current?.stored) return { record: current };
@@ -510,7 +543,15 @@ export class TaskService {
     const storage = this.options.storage;
     if (!storage || !record.stored || !isObject(state.content)) return state;
     const content: Record<string, unknown> = { ...state.content };
-    for (const [field, key] of Object.entries(record.stored.keys)) content[field] = await urlOf(storage, key, req ? requestBaseOf(req) : record.resultBase);
+    try {
+      for (const [field, key] of Object.entries(record.stored.keys)) content[field] = await urlOf(storage, key, req ? requestBaseOf(req) : record.resultBase);
+    } catch (error) {
+      // a store that cannot sign now is a storage failure like any other: a query answers as
+      // storage.onFailure says (the upstream's URLs with a note, or 502 storage_failed); a callback's
+      // poll (no request) throws, so it is retried with backoff like the re-hosting itself
+      if (!req) throw error;
+      return { ...state, storage_error: this.storageProblem(record, error) };
+    }
     return { ...state, content };
   }
 
