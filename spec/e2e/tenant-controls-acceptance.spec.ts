@@ -28,10 +28,10 @@ interface ImageFake extends FakeUpstream {
 }
 async function startImageFake(): Promise<ImageFake> {
   let served = 0;
-  let self: ImageFake | undefined;
+  const box: { self?: ImageFake } = {};
   const fake = await startFakeUpstream(async (req: RecordedRequest, res: ServerResponse) => {
-    if (self?.hold) await self.hold;
-    if (self?.fail) return sendJson(res, 500, { error: { message: 'boom', type: 'server_error', param: null, code: null } });
+    if (box.self?.hold) await box.self.hold;
+    if (box.self?.fail) return sendJson(res, 500, { error: { message: 'boom', type: 'server_error', param: null, code: null } });
     served += 1;
     if (req.path === '/v1/images/generations' || req.path === '/v1/images/edits') {
       const n = typeof (req.json as { n?: unknown } | undefined)?.n === 'number' ? (req.json as { n: number }).n : 1;
@@ -48,8 +48,8 @@ async function startImageFake(): Promise<ImageFake> {
     }
     return sendJson(res, 404, { error: { message: 'no', type: 'invalid_request_error', param: null, code: null } });
   });
-  self = Object.assign(fake, { hold: undefined as Promise<void> | undefined, fail: false });
-  return self;
+  box.self = Object.assign(fake, { hold: undefined as Promise<void> | undefined, fail: false });
+  return box.self;
 }
 
 const assetsFake = () =>
@@ -131,7 +131,7 @@ describe('Idempotency-Key on every paid create', () => {
     const gw = await gatewayWith({ fakes, resolve: resolver });
     const key = unique();
     const a = await post(gw, '/v1/images/generations', image(), key);
-    const b = await post(gw, '/v1/images/generations', image(), key, undefined as never).set('Authorization', `Bearer ${KEY_B}`);
+    const b = await post(gw, '/v1/images/generations', image(), key, KEY_B);
     expect(b.status).toBe(200);
     expect(b.headers['idempotent-replayed']).toBeUndefined();
     expect(b.body.data[0].url).not.toBe(a.body.data[0].url);
