@@ -27,7 +27,12 @@ export interface QuotaCharge {
   readonly taken: readonly Kind[];
   /** What is left of each counted limit after this charge, for the RateLimit headers of the answer. */
   readonly rateLimit: readonly RateLimitFields[];
-  /** Gives back `kinds`, whole or (`amounts`) in part; each kind at most once. */
+  /**
+   * When each counted kind's window ends (ms since the epoch): a give-back after that would land in a
+   * later window, which never held this charge, and so is dropped (see `Quotas.reward`).
+   */
+  readonly windowEnds: Readonly<Partial<Record<Kind, number>>>;
+  /** Gives back `kinds`, whole or (`amounts`) in part; each kind at most once, and only within the window it was taken in. */
   refund(kinds: readonly Kind[], amounts?: QuotaCost): Promise<void>;
 }
 
@@ -39,7 +44,7 @@ const KINDS: Record<Kind, { limit: keyof QuotaLimits; name: QuotaState['name']; 
 };
 // the counters count; the caller's limit decides. Far above any limit, so the counter never refuses.
 const COUNTER_POINTS = Number.MAX_SAFE_INTEGER;
-const NOTHING: QuotaCharge = { taken: [], rateLimit: [], refund: async () => {} };
+const NOTHING: QuotaCharge = { taken: [], rateLimit: [], windowEnds: {}, refund: async () => {} };
 
 export class Quotas {
   private readonly counters: Record<Kind, RateLimiterAbstract>;
@@ -87,7 +92,8 @@ export class Quotas {
     if (this.config?.redis && isDisconnected(this.config.redis)) return this.storeDown(new Error(`Redis is not connected (${String(this.config.redis.status)})`));
     const settled = await Promise.allSettled(kinds.map((kind) => this.counters[kind].consume(key, cost[kind])));
     const taken = kinds.filter((_kind, index) => settled[index]!.status === 'fulfilled');
-    const giveBack = (which: readonly Kind[], amounts: QuotaCost = cost): Promise<void> => this.reward(key, which, amounts);
+    const windowEnds = windowEndsOf(kinds, settled);
+    const giveBack = (which: readonly Kind[], amounts: QuotaCost = cost): Promise<void> => this.reward(key, which, amounts, windowEnds);
     const failed = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failed) {
       await giveBack(taken);
@@ -106,6 +112,7 @@ export class Quotas {
     return {
       taken,
       rateLimit,
+      windowEnds,
       refund: async (which, amounts) => {
         const now = which.filter((kind) => taken.includes(kind) && !refunded.has(kind));
         refunded = new Set([...refunded, ...now]);
@@ -119,14 +126,14 @@ export class Quotas {
     };
   }
 
-  /** Frees one concurrent-video-task slot of `callerId` (a task reached a terminal state). Never throws. */
-  async releaseVideoTask(callerId: string): Promise<void> {
-    await this.reward(callerId, ['videoTasks'], { videoTasks: 1 });
+  /** Frees one concurrent-video-task slot of `callerId` (a task reached a terminal state), if taken in the window that ends at `windowEnd`. Never throws. */
+  async releaseVideoTask(callerId: string, windowEnd?: number): Promise<void> {
+    await this.reward(callerId, ['videoTasks'], { videoTasks: 1 }, { videoTasks: windowEnd });
   }
 
-  /** Gives back the video-seconds of a task that ended without a video. Never throws. */
-  async refundVideoSeconds(callerId: string, seconds: number): Promise<void> {
-    await this.reward(callerId, ['videoSeconds'], { videoSeconds: seconds });
+  /** Gives back the video-seconds of a task that ended without a video, if taken in the window that ends at `windowEnd`. Never throws. */
+  async refundVideoSeconds(callerId: string, seconds: number, windowEnd?: number): Promise<void> {
+    await this.reward(callerId, ['videoSeconds'], { videoSeconds: seconds }, { videoSeconds: windowEnd });
   }
 
   /** Each configured limit of the caller with what is left now (README: `router.quota(caller)`). */
@@ -149,9 +156,17 @@ export class Quotas {
     );
   }
 
-  private async reward(key: string, kinds: readonly Kind[], cost: QuotaCost): Promise<void> {
+  /**
+   * Gives `cost` back. A counter whose window ended since the charge has been reset (rate-limiter-
+   * flexible starts a new window at the next consume or reward): a give-back then would create a
+   * negative count, a bonus the caller never paid for, so it is dropped; the old window is gone anyway.
+   */
+  private async reward(key: string, kinds: readonly Kind[], cost: QuotaCost, windowEnds: Partial<Record<Kind, number>> = {}): Promise<void> {
+    const now = Date.now();
     await Promise.all(
       kinds.map(async (kind) => {
+        const end = windowEnds[kind];
+        if (end !== undefined && end <= now) return;
         try {
           await this.counters[kind].reward(key, cost[kind]);
         } catch (error) {
@@ -201,6 +216,17 @@ export class Quotas {
         : `Quota exceeded: ${limit} ${unit} (${name}); this request needs ${asked} and ${remaining} remain. Retry in ${resetSeconds} s.`;
     return new QuotaExceededError(message, { name, quota: limit, ...(window !== undefined ? { windowSeconds: window } : {}), remaining, resetSeconds });
   }
+}
+
+/** When each consumed counter's window ends (no end for a counter without expiry). */
+function windowEndsOf(kinds: readonly Kind[], settled: ReadonlyArray<PromiseSettledResult<RateLimiterRes>>): Partial<Record<Kind, number>> {
+  const now = Date.now();
+  const ends: Partial<Record<Kind, number>> = {};
+  kinds.forEach((kind, index) => {
+    const result = settled[index];
+    if (result?.status === 'fulfilled' && result.value.msBeforeNext > 0) ends[kind] = now + result.value.msBeforeNext;
+  });
+  return ends;
 }
 
 /** ioredis's states of a connection that was lost ('wait' and 'connecting' at startup still queue and succeed). */

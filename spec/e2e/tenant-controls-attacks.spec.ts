@@ -1,0 +1,63 @@
+// Adversarial review of issue 13 (tenant controls): quota charges that are never given back or given
+// back into a budget they were not taken from, and what a keyed request leaves behind when its work fails.
+import request from 'supertest';
+import { describe, expect, it } from 'vitest';
+import { type TaskStore, memoryTaskStore } from '../../lib/index.js';
+import { startFakeArk } from '../helpers/fake-ark.js';
+import { KEY_A, type TestGateway } from '../helpers/gateway-app.js';
+import { gatewayWith } from '../helpers/gateway-with.js';
+
+const TASKS = '/api/v3/contents/generations/tasks';
+const video = (extra: Record<string, unknown> = {}) => ({ model: 'seedance', content: [{ type: 'text', text: 'a cat' }], duration: 5, ...extra });
+const create = (gw: TestGateway, body: object = video()) => request(gw.app).post(TASKS).set('Authorization', `Bearer ${KEY_A}`).send(body);
+const query = (gw: TestGateway, id: string) => request(gw.app).get(`${TASKS}/${id}`).set('Authorization', `Bearer ${KEY_A}`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('video quotas', () => {
+  it('a create whose task cannot be recorded gives back its concurrent-task slot and its video-seconds', async () => {
+    const inner = memoryTaskStore();
+    let failures = 1;
+    const store: TaskStore = {
+      ...inner,
+      createTask: async (record) => {
+        if (failures > 0) {
+          failures -= 1;
+          throw new Error('store down');
+        }
+        return inner.createTask(record);
+      },
+    };
+    const gw = await gatewayWith({
+      fakes: { ark: startFakeArk },
+      store,
+      resolve: (_input, { ark }) => ({ provider: 'ark', baseURL: ark.baseURL, apiKey: 'k' }),
+      quotas: { limits: { concurrentVideoTasks: 1, videoSecondsPerDay: 5 } },
+    });
+    expect((await create(gw)).status).toBeGreaterThanOrEqual(500);
+    const state = await gw.router.quota({ id: 'tenant-a' });
+    for (const item of state) expect(item.remaining, item.name).toBe(item.limit);
+    expect((await create(gw)).status).toBe(200);
+  });
+
+  it('a task that ends after its quota window has reset gives nothing back into the new window (never a bonus slot)', async () => {
+    // the concurrent-task counter's window is callbacks.maxFollowMs: 1 s here
+    const gw = await gatewayWith({
+      fakes: { ark: startFakeArk },
+      resolve: (_input, { ark }) => ({ provider: 'ark', baseURL: ark.baseURL, apiKey: 'k' }),
+      callbacks: { maxFollowMs: 1_000 },
+      quotas: { limits: { concurrentVideoTasks: 1 } },
+    });
+    const first = await create(gw);
+    expect(first.status).toBe(200);
+    await sleep(1_500);
+    // queued, running, succeeded: the slot is released after its window ended
+    for (let i = 0; i < 3; i += 1) await query(gw, first.body.id as string);
+    expect((await query(gw, first.body.id as string)).body.status).toBe('succeeded');
+    expect((await create(gw)).status).toBe(200);
+    // one task runs and the limit is one: the next create is refused
+    const third = await create(gw);
+    expect(third.status).toBe(429);
+    const state = await gw.router.quota({ id: 'tenant-a' });
+    expect(state.find((item) => item.name === 'video-tasks')?.remaining).toBe(0);
+  });
+});
