@@ -111,6 +111,11 @@ function replay(res: Response, answer: StoredAnswer): void {
  * failure after the client left, frees the key. The request is held open until then
  * (request-lifetime.ts): a client that disconnects does not abort the upstream call, so a lost
  * answer is still kept for the retry, and the caller's in-flight slot stays taken meanwhile.
+ *
+ * The running key is renewed while the work runs: its hold (idempotency.runningTtlMs) is a guess
+ * from the limits, and an Upstream's own `timeoutMs` (or a storage timeout) may be longer. A key
+ * that expired under a live request would let a retry generate, and bill, a second time; a crashed
+ * instance stops renewing, so its keys still free within runningTtlMs.
  */
 function keepAnswer(res: Response, scoped: string, fingerprint: string, options: ResolvedOptions): void {
   const config = options.idempotency!;
@@ -119,15 +124,27 @@ function keepAnswer(res: Response, scoped: string, fingerprint: string, options:
   const failed = (error: unknown): void => {
     options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'idempotency store write failed');
   };
+  const startedAt = Date.now();
+  const renewal = setInterval(
+    () => {
+      // a request that never ends is not held past the kept answers' own lifetime
+      if (Date.now() - startedAt >= config.ttlMs) return clearInterval(renewal);
+      config.store.finish(scoped, { state: 'running', fingerprint }, config.runningTtlMs).catch(failed);
+    },
+    Math.max(50, Math.floor(config.runningTtlMs / 3)),
+  );
+  renewal.unref();
   const settle = (record: IdempotencyRecord | undefined): void => {
     if (settled) return;
     settled = true;
     clearTimeout(safety);
+    clearInterval(renewal);
     (record ? config.store.finish(scoped, record, config.ttlMs) : config.store.release(scoped)).catch(failed);
     done();
   };
-  // nothing answered within the key's running time (a handler that never ended): freed anyway
-  const safety = setTimeout(() => settle(undefined), config.runningTtlMs);
+  // nothing answered within the key's running time (a handler that hangs): the caller's in-flight slot
+  // is given back; the key stays taken (renewed) and an answer that comes later is still kept
+  const safety = setTimeout(done, config.runningTtlMs);
   safety.unref();
   setAnswerRecorder(res, {
     maxBytes: config.maxAnswerBytes,

@@ -1,8 +1,15 @@
 // Adversarial review of issue 13 (tenant controls): quota charges that are never given back or given
 // back into a budget they were not taken from, and what a keyed request leaves behind when its work fails.
+import express from 'express';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { type TaskStore, memoryTaskStore } from '../../lib/index.js';
+import { type TaskStore, memoryTaskStore, staticKeys } from '../../lib/index.js';
+import { createAuthenticate } from '../../lib/express/authenticate.js';
+import { createErrorMiddleware } from '../../lib/express/error-middleware.js';
+import { createIdempotency } from '../../lib/express/idempotency.js';
+import { beginRoute } from '../../lib/express/route-state.js';
+import { sendJson } from '../../lib/express/send-body.js';
+import { resolveOptions } from '../../lib/gateway/options.js';
 import { startFakeArk } from '../helpers/fake-ark.js';
 import { KEY_A, type TestGateway } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
@@ -59,5 +66,38 @@ describe('video quotas', () => {
     expect(third.status).toBe(429);
     const state = await gw.router.quota({ id: 'tenant-a' });
     expect(state.find((item) => item.name === 'video-tasks')?.remaining).toBe(0);
+  });
+});
+
+describe('a keyed request that runs longer than the running key is held', () => {
+  // An Upstream's own timeoutMs may exceed limits.upstreamTimeoutMs, which the running key's hold is
+  // computed from: the key must stay taken while the work runs, or a retry generates (and bills) twice.
+  it('keeps its key while the work runs: a retry meanwhile gets 409, then the kept answer', async () => {
+    const options = resolveOptions({ verifyKey: staticKeys({ [KEY_A]: { id: 'tenant-a' } }), resolveUpstream: () => null });
+    const resolved = { ...options, idempotency: { ...options.idempotency!, runningTtlMs: 600 } };
+    let calls = 0;
+    const app = express();
+    app.post(
+      '/v1/images/generations',
+      beginRoute('images.generations', resolved),
+      createAuthenticate(resolved),
+      express.json(),
+      createIdempotency('images.generations', resolved),
+      ((_req, res) => {
+        calls += 1;
+        // longer than the key's running hold of 600 ms
+        setTimeout(() => sendJson(res, 200, { data: [{ url: `https://cdn.example/${calls}.png` }] }), 2_000);
+      }) as express.RequestHandler,
+      createErrorMiddleware(resolved),
+    );
+    const send = () => request(app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Idempotency-Key', 'slow-1').send({ model: 'm', prompt: 'p' });
+    const first = send().then((res) => res);
+    await sleep(1_200);
+    const during = await send();
+    expect(during.status).toBe(409);
+    expect((await first).status).toBe(200);
+    const after = await send();
+    expect(after.headers['idempotent-replayed']).toBe('true');
+    expect(calls).toBe(1);
   });
 });
