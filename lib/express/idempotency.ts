@@ -50,9 +50,14 @@ export function createIdempotency(route: RouteName, options: ResolvedOptions): R
           keepAnswer(res, scoped, fingerprint, options);
           return next();
         }
-        const refusal = refusalFor(held, fingerprint);
-        if (refusal) return next(refusal);
-        replay(res, (held as { answer: StoredAnswer }).answer);
+        // a host store's malformed record must fail this request, not become an unhandled rejection
+        try {
+          const refusal = refusalFor(held, fingerprint);
+          if (refusal) return next(refusal);
+          replay(res, (held as { answer: StoredAnswer }).answer);
+        } catch (error) {
+          next(error);
+        }
       },
       (error: unknown) => {
         options.logger.error({ caller: caller.id, route, error: error instanceof Error ? error.message : String(error) }, 'idempotency store unreachable; answering 503');
@@ -101,9 +106,11 @@ function refusalFor(held: IdempotencyRecord, fingerprint: string): GatewayError 
 
 function replay(res: Response, answer: StoredAnswer): void {
   // nothing new happened upstream: no usage event (README "Tenant controls": none for a replay)
+  const { status, contentType } = answer;
+  const body = Buffer.from(answer.body, 'base64');
   routeStateOf(res).replayed = true;
   res.setHeader(REPLAYED_HEADER, 'true');
-  sendBody(res, answer.status, answer.contentType, Buffer.from(answer.body, 'base64'));
+  sendBody(res, status, contentType, body);
 }
 
 /**

@@ -1,9 +1,10 @@
 // Adversarial review of issue 13 (tenant controls): quota charges that are never given back or given
 // back into a budget they were not taken from, and what a keyed request leaves behind when its work fails.
+import { createHash } from 'node:crypto';
 import express from 'express';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { type TaskStore, memoryTaskStore, staticKeys } from '../../lib/index.js';
+import { type IdempotencyRecord, type IdempotencyStore, type TaskStore, memoryTaskStore, staticKeys } from '../../lib/index.js';
 import { createAuthenticate } from '../../lib/express/authenticate.js';
 import { createErrorMiddleware } from '../../lib/express/error-middleware.js';
 import { createIdempotency } from '../../lib/express/idempotency.js';
@@ -99,5 +100,23 @@ describe('a keyed request that runs longer than the running key is held', () => 
     const after = await send();
     expect(after.headers['idempotent-replayed']).toBe('true');
     expect(calls).toBe(1);
+  });
+});
+
+describe('a host idempotency store that answers nonsense', () => {
+  it('a malformed record is a 5xx for that request, never an unhandled rejection', async () => {
+    const body = { model: 'gpt-image-1', prompt: 'a cat' };
+    const fingerprint = createHash('sha256').update(JSON.stringify(body)).digest('base64url');
+    const broken: IdempotencyStore = {
+      // a "done" record without its answer (a store that lost part of what it was given)
+      begin: async () => ({ state: 'done', fingerprint }) as unknown as IdempotencyRecord,
+      finish: async () => {},
+      release: async () => {},
+    };
+    const gw = await gatewayWith({ idempotency: { store: broken } });
+    const res = await request(gw.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Idempotency-Key', 'k').send(body);
+    expect(res.status).toBeGreaterThanOrEqual(500);
+    expect(res.body.error.code).toBeDefined();
+    expect(res.headers['idempotent-replayed']).toBeUndefined();
   });
 });
