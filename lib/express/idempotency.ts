@@ -131,12 +131,17 @@ function keepAnswer(res: Response, scoped: string, fingerprint: string, options:
   const failed = (error: unknown): void => {
     options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'idempotency store write failed');
   };
+  // a host store that throws instead of rejecting (not an async function) must not throw in a timer
+  // or in the answer writer: either way it is one logged write failure
+  const write = (call: () => Promise<void>): void => {
+    Promise.resolve().then(call).catch(failed);
+  };
   const startedAt = Date.now();
   const renewal = setInterval(
     () => {
       // a request that never ends is not held past the kept answers' own lifetime
       if (Date.now() - startedAt >= config.ttlMs) return clearInterval(renewal);
-      config.store.finish(scoped, { state: 'running', fingerprint }, config.runningTtlMs).catch(failed);
+      write(() => config.store.finish(scoped, { state: 'running', fingerprint }, config.runningTtlMs));
     },
     Math.max(50, Math.floor(config.runningTtlMs / 3)),
   );
@@ -146,7 +151,7 @@ function keepAnswer(res: Response, scoped: string, fingerprint: string, options:
     settled = true;
     clearTimeout(safety);
     clearInterval(renewal);
-    (record ? config.store.finish(scoped, record, config.ttlMs) : config.store.release(scoped)).catch(failed);
+    write(() => (record ? config.store.finish(scoped, record, config.ttlMs) : config.store.release(scoped)));
     done();
   };
   // nothing answered within the key's running time (a handler that hangs): the caller's in-flight slot

@@ -12,6 +12,7 @@ import { beginRoute } from '../../lib/express/route-state.js';
 import { sendJson } from '../../lib/express/send-body.js';
 import { resolveOptions } from '../../lib/gateway/options.js';
 import { startFakeArk } from '../helpers/fake-ark.js';
+import { startFakeOpenAI } from '../helpers/fake-openai.js';
 import { KEY_A, type TestGateway } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 
@@ -118,5 +119,30 @@ describe('a host idempotency store that answers nonsense', () => {
     expect(res.status).toBeGreaterThanOrEqual(500);
     expect(res.body.error.code).toBeDefined();
     expect(res.headers['idempotent-replayed']).toBeUndefined();
+  });
+});
+
+describe('a host idempotency store that throws instead of rejecting', () => {
+  it('the answer still reaches the caller; the failed write is logged', async () => {
+    const errors: string[] = [];
+    const throwing: IdempotencyStore = {
+      begin: async () => undefined,
+      finish: () => {
+        throw new Error('store write refused');
+      },
+      release: () => {
+        throw new Error('store write refused');
+      },
+    };
+    const gw = await gatewayWith({
+      fakes: { openai: startFakeOpenAI },
+      resolve: (_input, { openai }) => ({ provider: 'openai', baseURL: openai.baseURL, apiKey: 'k' }),
+      idempotency: { store: throwing },
+      logger: { info: () => {}, warn: () => {}, error: (_fields, message) => void errors.push(message) },
+    });
+    const res = await request(gw.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Idempotency-Key', 'k').send({ model: 'gpt-image-1', prompt: 'a cat' });
+    expect(res.status).toBe(200);
+    expect(gw.fakes.openai.requests).toHaveLength(1);
+    await expect.poll(() => errors).toContain('idempotency store write failed');
   });
 });
