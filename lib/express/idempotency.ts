@@ -126,7 +126,7 @@ function replay(res: Response, answer: StoredAnswer): void {
  */
 function keepAnswer(res: Response, scoped: string, fingerprint: string, options: ResolvedOptions): void {
   const config = options.idempotency!;
-  const done = holdRequest(res);
+  const hold = holdRequest(res);
   let settled = false;
   const failed = (error: unknown): void => {
     options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'idempotency store write failed');
@@ -152,11 +152,12 @@ function keepAnswer(res: Response, scoped: string, fingerprint: string, options:
     clearTimeout(safety);
     clearInterval(renewal);
     write(() => (record ? config.store.finish(scoped, record, config.ttlMs) : config.store.release(scoped)));
-    done();
+    hold.release();
   };
   // nothing answered within the key's running time (a handler that hangs): the caller's in-flight slot
-  // is given back; the key stays taken (renewed) and an answer that comes later is still kept
-  const safety = setTimeout(done, config.runningTtlMs);
+  // is given back; the key stays taken (renewed), and an answer that comes later is still kept and
+  // reported in the request's one usage event
+  const safety = setTimeout(hold.freeSlot, config.runningTtlMs);
   safety.unref();
   setAnswerRecorder(res, {
     maxBytes: config.maxAnswerBytes,

@@ -4,16 +4,16 @@ import { createHash } from 'node:crypto';
 import express from 'express';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { type IdempotencyRecord, type IdempotencyStore, type TaskStore, memoryTaskStore, staticKeys } from '../../lib/index.js';
+import { type IdempotencyRecord, type IdempotencyStore, type TaskStore, type UsageEvent, memoryTaskStore, staticKeys } from '../../lib/index.js';
 import { createAuthenticate } from '../../lib/express/authenticate.js';
 import { createErrorMiddleware } from '../../lib/express/error-middleware.js';
 import { createIdempotency } from '../../lib/express/idempotency.js';
-import { beginRoute } from '../../lib/express/route-state.js';
+import { beginRoute, routeStateOf } from '../../lib/express/route-state.js';
 import { sendJson } from '../../lib/express/send-body.js';
 import { resolveOptions } from '../../lib/gateway/options.js';
 import { startFakeArk } from '../helpers/fake-ark.js';
 import { startFakeOpenAI } from '../helpers/fake-openai.js';
-import { KEY_A, type TestGateway } from '../helpers/gateway-app.js';
+import { KEY_A, type TestGateway, listen } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 
 const TASKS = '/api/v3/contents/generations/tasks';
@@ -101,6 +101,49 @@ describe('a keyed request that runs longer than the running key is held', () => 
     const after = await send();
     expect(after.headers['idempotent-replayed']).toBe('true');
     expect(calls).toBe(1);
+  });
+});
+
+describe('a keyed request whose client left and whose work outlives the running hold', () => {
+  it('is billed once, when its answer comes: its usage event has the kept status, not 499', async () => {
+    const events: UsageEvent[] = [];
+    const options = resolveOptions({ verifyKey: staticKeys({ [KEY_A]: { id: 'tenant-a' } }), resolveUpstream: () => null, onUsage: (event) => void events.push(event) });
+    const resolved = { ...options, idempotency: { ...options.idempotency!, runningTtlMs: 600 } };
+    const app = express();
+    app.post(
+      '/v1/images/generations',
+      beginRoute('images.generations', resolved),
+      createAuthenticate(resolved),
+      express.json(),
+      createIdempotency('images.generations', resolved),
+      ((_req, res) => {
+        const state = routeStateOf(res);
+        setTimeout(() => {
+          state.images = 1;
+          sendJson(res, 200, { data: [{ url: 'https://cdn.example/late.png' }] });
+        }, 2_000);
+      }) as express.RequestHandler,
+      createErrorMiddleware(resolved),
+    );
+    const server = await listen(app);
+    try {
+      const controller = new AbortController();
+      const lost = fetch(`${server.url}/v1/images/generations`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json', 'idempotency-key': 'late-1' },
+        body: JSON.stringify({ model: 'm', prompt: 'p' }),
+        signal: controller.signal,
+      }).catch(() => undefined);
+      await sleep(200);
+      controller.abort();
+      await lost;
+      const replay = () => request(app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Idempotency-Key', 'late-1').send({ model: 'm', prompt: 'p' });
+      await expect.poll(async () => (await replay()).headers['idempotent-replayed'], { timeout: 8_000, interval: 300 }).toBe('true');
+      // the retries' own 409 answers aside: the one event of the work is its kept answer
+      expect(events.filter((event) => event.status !== 409).map((event) => [event.status, event.images])).toEqual([[200, 1]]);
+    } finally {
+      await server.close();
+    }
   });
 });
 
