@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import express from 'express';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { type IdempotencyRecord, type IdempotencyStore, type TaskStore, type UsageEvent, memoryTaskStore, staticKeys } from '../../lib/index.js';
+import { type IdempotencyRecord, type IdempotencyStore, type QuotaLimits, type TaskStore, type UsageEvent, memoryTaskStore, staticKeys } from '../../lib/index.js';
 import { createAuthenticate } from '../../lib/express/authenticate.js';
 import { createErrorMiddleware } from '../../lib/express/error-middleware.js';
 import { createIdempotency } from '../../lib/express/idempotency.js';
@@ -187,5 +187,22 @@ describe('a host idempotency store that throws instead of rejecting', () => {
     expect(res.status).toBe(200);
     expect(gw.fakes.openai.requests).toHaveLength(1);
     await expect.poll(() => errors).toContain('idempotency store write failed');
+  });
+});
+
+describe('a quotas.limits function that answers nonsense', () => {
+  it('a misspelt or non-numeric limit is a logged 500, never a quota silently not enforced', async () => {
+    const errors: string[] = [];
+    const gw = await gatewayWith({
+      fakes: { openai: startFakeOpenAI },
+      resolve: (_input, { openai }) => ({ provider: 'openai', baseURL: openai.baseURL, apiKey: 'k' }),
+      // a plan row from the host's database with a typo
+      quotas: { limits: () => ({ imagesPerMinut: 1 }) as QuotaLimits },
+      logger: { info: () => {}, warn: () => {}, error: (fields, message) => void errors.push(`${message} ${JSON.stringify(fields)}`) },
+    });
+    const res = await request(gw.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'gpt-image-1', prompt: 'a cat' });
+    expect(res.status).toBe(500);
+    expect(gw.fakes.openai.requests).toHaveLength(0);
+    expect(errors.some((line) => line.includes('imagesPerMinut'))).toBe(true);
   });
 });

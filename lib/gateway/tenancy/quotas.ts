@@ -9,7 +9,7 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import { QuotaExceededError, type RateLimitFields } from '../../errors/quota-exceeded-error.js';
 import type { Caller, Logger } from '../../types.js';
 import type { QuotaLimits, QuotaState } from './quota-options.js';
-import type { ResolvedQuotas } from './resolve-tenancy.js';
+import { type ResolvedQuotas, checkQuotaLimits } from './resolve-tenancy.js';
 
 /** What one request costs, per kind. */
 export interface QuotaCost {
@@ -71,9 +71,12 @@ export class Quotas {
     if (limits === undefined) return undefined;
     if (typeof limits !== 'function') return limits;
     try {
-      return (await limits(caller)) ?? undefined;
+      const found = (await limits(caller)) ?? undefined;
+      // a plan row with a misspelt or non-numeric limit would otherwise be a quota silently not enforced
+      if (found !== undefined) checkQuotaLimits(found, 'quotas.limits(caller)');
+      return found;
     } catch (error) {
-      this.logger.error({ caller: caller.id, error: error instanceof Error ? error.message : String(error) }, 'quotas.limits threw; answering 500');
+      this.logger.error({ caller: caller.id, error: error instanceof Error ? error.message : String(error) }, 'quotas.limits threw or returned invalid limits; answering 500');
       throw GatewayError.internal();
     }
   }
