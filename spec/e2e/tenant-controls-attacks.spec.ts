@@ -206,3 +206,17 @@ describe('a quotas.limits function that answers nonsense', () => {
     expect(errors.some((line) => line.includes('imagesPerMinut'))).toBe(true);
   });
 });
+
+describe('a concurrent-task window longer than a timer can wait', () => {
+  it('callbacks.maxFollowMs of 30 days still enforces concurrentVideoTasks (in memory)', async () => {
+    const gw = await gatewayWith({
+      fakes: { ark: startFakeArk },
+      resolve: (_input, { ark }) => ({ provider: 'ark', baseURL: ark.baseURL, apiKey: 'k' }),
+      callbacks: { maxFollowMs: 30 * 86_400_000 },
+      quotas: { limits: { concurrentVideoTasks: 1 } },
+    });
+    expect((await create(gw)).status).toBe(200);
+    await sleep(50);
+    expect((await create(gw)).status).toBe(429);
+  });
+});

@@ -44,6 +44,9 @@ const KINDS: Record<Kind, { limit: keyof QuotaLimits; name: QuotaState['name']; 
 };
 // the counters count; the caller's limit decides. Far above any limit, so the counter never refuses.
 const COUNTER_POINTS = Number.MAX_SAFE_INTEGER;
+// the memory counters expire with setTimeout, which fires at once past 2^31-1 ms (24.8 days): a longer
+// window would forget every charge immediately, so a slot is held 24 days at most
+const MAX_WINDOW_SECONDS = 24 * 86_400;
 const NOTHING: QuotaCharge = { taken: [], rateLimit: [], windowEnds: {}, refund: async () => {} };
 
 export class Quotas {
@@ -57,7 +60,7 @@ export class Quotas {
     videoSlotMs: number,
   ) {
     this.windows = { requests: 60, images: 60, videoSeconds: 86_400, videoTasks: undefined };
-    const durations: Record<Kind, number> = { requests: 60, images: 60, videoSeconds: 86_400, videoTasks: Math.ceil(videoSlotMs / 1000) };
+    const durations: Record<Kind, number> = { requests: 60, images: 60, videoSeconds: 86_400, videoTasks: Math.min(Math.ceil(videoSlotMs / 1000), MAX_WINDOW_SECONDS) };
     const make = (kind: Kind): RateLimiterAbstract => {
       const common = { points: COUNTER_POINTS, duration: durations[kind], keyPrefix: `${config?.prefix ?? 'gw:quota:'}${kind}` };
       return config?.redis ? new RateLimiterRedis({ ...common, storeClient: config.redis }) : new RateLimiterMemory(common);
