@@ -6,6 +6,7 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { type IdempotencyRecord, type IdempotencyStore, type QuotaLimits, type TaskStore, type UsageEvent, memoryTaskStore, staticKeys } from '../../lib/index.js';
 import { createAuthenticate } from '../../lib/express/authenticate.js';
+import { limitCallerInFlight } from '../../lib/express/caller-in-flight.js';
 import { createErrorMiddleware } from '../../lib/express/error-middleware.js';
 import { createIdempotency } from '../../lib/express/idempotency.js';
 import { beginRoute, routeStateOf } from '../../lib/express/route-state.js';
@@ -141,6 +142,46 @@ describe('a keyed request whose client left and whose work outlives the running 
       await expect.poll(async () => (await replay()).headers['idempotent-replayed'], { timeout: 8_000, interval: 300 }).toBe('true');
       // the retries' own 409 answers aside: the one event of the work is its kept answer
       expect(events.filter((event) => event.status !== 409).map((event) => [event.status, event.images])).toEqual([[200, 1]]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('a keyed request whose work hangs after its client left', () => {
+  it('gives its in-flight slot back after the running hold, and its key stays taken', async () => {
+    const options = resolveOptions({ verifyKey: staticKeys({ [KEY_A]: { id: 'tenant-a' } }), resolveUpstream: () => null });
+    const resolved = { ...options, idempotency: { ...options.idempotency!, runningTtlMs: 600 } };
+    const app = express();
+    app.post(
+      '/v1/images/generations',
+      beginRoute('images.generations', resolved),
+      createAuthenticate(resolved),
+      limitCallerInFlight(1),
+      express.json(),
+      createIdempotency('images.generations', resolved),
+      ((req, res) => {
+        // the keyed request's work never ends; any other answers at once
+        if (req.headers['idempotency-key'] === undefined) sendJson(res, 200, { data: [] });
+      }) as express.RequestHandler,
+      createErrorMiddleware(resolved),
+    );
+    const server = await listen(app);
+    try {
+      const controller = new AbortController();
+      const lost = fetch(`${server.url}/v1/images/generations`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json', 'idempotency-key': 'hang-1' },
+        body: JSON.stringify({ model: 'm', prompt: 'p' }),
+        signal: controller.signal,
+      }).catch(() => undefined);
+      await sleep(200);
+      controller.abort();
+      await lost;
+      const other = () => request(app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'm', prompt: 'p' });
+      await expect.poll(async () => (await other()).status, { timeout: 5_000, interval: 200 }).toBe(200);
+      const retry = await request(app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Idempotency-Key', 'hang-1').send({ model: 'm', prompt: 'p' });
+      expect(retry.status).toBe(409);
     } finally {
       await server.close();
     }
