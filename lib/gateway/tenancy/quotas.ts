@@ -47,6 +47,7 @@ const COUNTER_POINTS = Number.MAX_SAFE_INTEGER;
 // the memory counters expire with setTimeout, which fires at once past 2^31-1 ms (24.8 days): a longer
 // window would forget every charge immediately, so a slot is held 24 days at most
 const MAX_WINDOW_SECONDS = 24 * 86_400;
+const WINDOW_END_MARGIN_MS = 250;
 const NOTHING: QuotaCharge = { taken: [], rateLimit: [], windowEnds: {}, refund: async () => {} };
 
 export class Quotas {
@@ -230,7 +231,9 @@ function windowEndsOf(kinds: readonly Kind[], settled: ReadonlyArray<PromiseSett
   const ends: Partial<Record<Kind, number>> = {};
   kinds.forEach((kind, index) => {
     const result = settled[index];
-    if (result?.status === 'fulfilled' && result.value.msBeforeNext > 0) ends[kind] = now + result.value.msBeforeNext;
+    // the counter's expiry was read before its answer travelled back: a margin, so that a give-back
+    // never races the reset of the window it belongs to
+    if (result?.status === 'fulfilled' && result.value.msBeforeNext > 0) ends[kind] = now + result.value.msBeforeNext - WINDOW_END_MARGIN_MS;
   });
   return ends;
 }
