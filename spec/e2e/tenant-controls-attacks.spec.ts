@@ -14,6 +14,7 @@ import { sendJson } from '../../lib/express/send-body.js';
 import { resolveOptions } from '../../lib/gateway/options.js';
 import { startFakeArk } from '../helpers/fake-ark.js';
 import { startFakeOpenAI } from '../helpers/fake-openai.js';
+import { startFakeUpstream } from '../helpers/fake-upstream.js';
 import { KEY_A, type TestGateway, listen } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 
@@ -259,5 +260,42 @@ describe('a concurrent-task window longer than a timer can wait', () => {
     expect((await create(gw)).status).toBe(200);
     await sleep(50);
     expect((await create(gw)).status).toBe(429);
+  });
+});
+
+describe('a streamed Ark image group', () => {
+  it('is billed and counted by the images its stream returned, not 0 and not max_images', async () => {
+    const events = [
+      { type: 'image_generation.partial_succeeded', model: 'seedream', created: 1, image_index: 0, url: 'https://ark.example/0.png', size: '1024x1024' },
+      { type: 'image_generation.partial_failed', model: 'seedream', created: 1, image_index: 1, error: { code: 'OutputImageSensitiveContentDetected', message: 'no' } },
+      { type: 'image_generation.partial_succeeded', model: 'seedream', created: 1, image_index: 2, url: 'https://ark.example/2.png', size: '1024x1024' },
+      { type: 'image_generation.completed', model: 'seedream', created: 1, usage: { generated_images: 2, output_tokens: 10, total_tokens: 10 } },
+    ];
+    const gw = await gatewayWith({
+      fakes: {
+        ark: () =>
+          startFakeUpstream(async (_req, res) => {
+            res.writeHead(200, { 'content-type': 'text/event-stream' });
+            // split mid-event, as a network would
+            const text = events.map((event) => `data: ${JSON.stringify(event)}\n\n`).join('');
+            for (let at = 0; at < text.length; at += 37) {
+              res.write(text.slice(at, at + 37));
+              await sleep(1);
+            }
+            res.end();
+          }),
+      },
+      resolve: (_input, { ark }) => ({ provider: 'ark', baseURL: `${ark.origin}/api/v3`, apiKey: 'k' }),
+      quotas: { limits: { imagesPerMinute: 10 } },
+    });
+    const res = await request(gw.app)
+      .post('/api/v3/images/generations')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'seedream', prompt: 'a cat', stream: true, sequential_image_generation: 'auto', sequential_image_generation_options: { max_images: 4 } });
+    expect(res.status).toBe(200);
+    await expect.poll(() => gw.usage.length).toBe(1);
+    expect(gw.usage[0]!.images).toBe(2);
+    const images = (await gw.router.quota({ id: 'tenant-a' })).find((item) => item.name === 'images');
+    expect(images?.remaining).toBe(8);
   });
 });
