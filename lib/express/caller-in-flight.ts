@@ -8,7 +8,7 @@ import { callerOf } from './authenticate.js';
 import { QuotaExceededError } from '../errors/quota-exceeded-error.js';
 import type { Quotas } from '../gateway/tenancy/quotas.js';
 import { type InFlightLimiter, createInFlightLimiter } from './in-flight-limiter.js';
-import { whenRequestDone } from './request-lifetime.js';
+import { whenSlotFree } from './request-lifetime.js';
 
 // A slot frees whenever any of the caller's requests ends; with `limit` slow jobs in flight that is
 // on average well under a second away, so one second is an honest hint (the OpenAI SDKs honour it).
@@ -31,7 +31,7 @@ export function limitCallerInFlight(limit: number, limiter: InFlightLimiter = cr
     // once per response however it ends (finished, failed, client gone), or later when an
     // Idempotency-Key create finishes its work after its client left (request-lifetime.ts); the
     // release is idempotent besides, so no path can free a slot twice
-    whenRequestDone(res, release);
+    whenSlotFree(res, release);
     next();
   };
   if (!quotas) return (_req, res, next) => acquire(res, next, limit);

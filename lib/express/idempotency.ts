@@ -50,9 +50,14 @@ export function createIdempotency(route: RouteName, options: ResolvedOptions): R
           keepAnswer(res, scoped, fingerprint, options);
           return next();
         }
-        const refusal = refusalFor(held, fingerprint);
-        if (refusal) return next(refusal);
-        replay(res, (held as { answer: StoredAnswer }).answer);
+        // a host store's malformed record must fail this request, not become an unhandled rejection
+        try {
+          const refusal = refusalFor(held, fingerprint);
+          if (refusal) return next(refusal);
+          replay(res, (held as { answer: StoredAnswer }).answer);
+        } catch (error) {
+          next(error);
+        }
       },
       (error: unknown) => {
         options.logger.error({ caller: caller.id, route, error: error instanceof Error ? error.message : String(error) }, 'idempotency store unreachable; answering 503');
@@ -101,9 +106,11 @@ function refusalFor(held: IdempotencyRecord, fingerprint: string): GatewayError 
 
 function replay(res: Response, answer: StoredAnswer): void {
   // nothing new happened upstream: no usage event (README "Tenant controls": none for a replay)
+  const { status, contentType } = answer;
+  const body = Buffer.from(answer.body, 'base64');
   routeStateOf(res).replayed = true;
   res.setHeader(REPLAYED_HEADER, 'true');
-  sendBody(res, answer.status, answer.contentType, Buffer.from(answer.body, 'base64'));
+  sendBody(res, status, contentType, body);
 }
 
 /**
@@ -111,23 +118,46 @@ function replay(res: Response, answer: StoredAnswer): void {
  * failure after the client left, frees the key. The request is held open until then
  * (request-lifetime.ts): a client that disconnects does not abort the upstream call, so a lost
  * answer is still kept for the retry, and the caller's in-flight slot stays taken meanwhile.
+ *
+ * The running key is renewed while the work runs: its hold (idempotency.runningTtlMs) is a guess
+ * from the limits, and an Upstream's own `timeoutMs` (or a storage timeout) may be longer. A key
+ * that expired under a live request would let a retry generate, and bill, a second time; a crashed
+ * instance stops renewing, so its keys still free within runningTtlMs.
  */
 function keepAnswer(res: Response, scoped: string, fingerprint: string, options: ResolvedOptions): void {
   const config = options.idempotency!;
-  const done = holdRequest(res);
+  const hold = holdRequest(res);
   let settled = false;
   const failed = (error: unknown): void => {
     options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'idempotency store write failed');
   };
+  // a host store that throws instead of rejecting (not an async function) must not throw in a timer
+  // or in the answer writer: either way it is one logged write failure
+  const write = (call: () => Promise<void>): void => {
+    Promise.resolve().then(call).catch(failed);
+  };
+  const startedAt = Date.now();
+  const renewal = setInterval(
+    () => {
+      // a request that never ends is not held past the kept answers' own lifetime
+      if (Date.now() - startedAt >= config.ttlMs) return clearInterval(renewal);
+      write(() => config.store.finish(scoped, { state: 'running', fingerprint }, config.runningTtlMs));
+    },
+    Math.max(50, Math.floor(config.runningTtlMs / 3)),
+  );
+  renewal.unref();
   const settle = (record: IdempotencyRecord | undefined): void => {
     if (settled) return;
     settled = true;
     clearTimeout(safety);
-    (record ? config.store.finish(scoped, record, config.ttlMs) : config.store.release(scoped)).catch(failed);
-    done();
+    clearInterval(renewal);
+    write(() => (record ? config.store.finish(scoped, record, config.ttlMs) : config.store.release(scoped)));
+    hold.release();
   };
-  // nothing answered within the key's running time (a handler that never ended): freed anyway
-  const safety = setTimeout(() => settle(undefined), config.runningTtlMs);
+  // nothing answered within the key's running time (a handler that hangs): the caller's in-flight slot
+  // is given back; the key stays taken (renewed), and an answer that comes later is still kept and
+  // reported in the request's one usage event
+  const safety = setTimeout(hold.freeSlot, config.runningTtlMs);
   safety.unref();
   setAnswerRecorder(res, {
     maxBytes: config.maxAnswerBytes,

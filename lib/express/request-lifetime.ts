@@ -2,12 +2,18 @@
 // work must finish after its client left (an Idempotency-Key create: its answer is kept for the
 // retry, so the upstream call is not aborted) holds the request open until that work is done, so
 // its in-flight slot stays taken meanwhile and a client that disconnects cannot start unbounded work.
+// Work that outlives its bound gives back its slot early (whenSlotFree), but its usage event still
+// waits for its outcome (whenRequestDone): the answer it produces is billed once, with its status.
 import type { Response } from 'express';
 
 interface Lifetime {
   holds: number;
   closed: boolean;
   done: Array<() => void>;
+  slotFreed: boolean;
+  /** A hold gave the slot up: it goes as soon as the response has closed (an open one still holds a socket). */
+  slotGivenUp: boolean;
+  slot: Array<() => void>;
 }
 
 const lifetimes = new WeakMap<Response, Lifetime>();
@@ -15,18 +21,25 @@ const lifetimes = new WeakMap<Response, Lifetime>();
 function lifetimeOf(res: Response): Lifetime {
   let lifetime = lifetimes.get(res);
   if (!lifetime) {
-    const created: Lifetime = { holds: 0, closed: false, done: [] };
+    const created: Lifetime = { holds: 0, closed: false, done: [], slotFreed: false, slotGivenUp: false, slot: [] };
     lifetimes.set(res, created);
     res.once('close', () => {
       created.closed = true;
       if (created.holds === 0) finish(created);
+      else if (created.slotGivenUp) freeSlot(created);
     });
     lifetime = created;
   }
   return lifetime;
 }
 
+function freeSlot(lifetime: Lifetime): void {
+  lifetime.slotFreed = true;
+  for (const callback of lifetime.slot.splice(0)) callback();
+}
+
 function finish(lifetime: Lifetime): void {
+  freeSlot(lifetime);
   for (const callback of lifetime.done.splice(0)) callback();
 }
 
@@ -35,16 +48,35 @@ export function whenRequestDone(res: Response, callback: () => void): void {
   lifetimeOf(res).done.push(callback);
 }
 
-/** Keeps the request alive past its response's close until the returned function is called (idempotent). */
-export function holdRequest(res: Response): () => void {
+/** Runs `callback` once, when the request is done or a hold gave its slot back early (the in-flight cap). */
+export function whenSlotFree(res: Response, callback: () => void): void {
+  const lifetime = lifetimeOf(res);
+  if (lifetime.slotFreed) callback();
+  else lifetime.slot.push(callback);
+}
+
+/** A hold on a request: `release` when its work is done (idempotent); `freeSlot` when it runs too long to keep its in-flight slot once its client has left. */
+export interface RequestHold {
+  readonly release: () => void;
+  readonly freeSlot: () => void;
+}
+
+/** Keeps the request alive past its response's close until the hold is released. */
+export function holdRequest(res: Response): RequestHold {
   const lifetime = lifetimeOf(res);
   lifetime.holds += 1;
   let released = false;
-  return () => {
-    if (released) return;
-    released = true;
-    lifetime.holds -= 1;
-    if (lifetime.closed && lifetime.holds === 0) finish(lifetime);
+  return {
+    release: () => {
+      if (released) return;
+      released = true;
+      lifetime.holds -= 1;
+      if (lifetime.closed && lifetime.holds === 0) finish(lifetime);
+    },
+    freeSlot: () => {
+      lifetime.slotGivenUp = true;
+      if (lifetime.closed) freeSlot(lifetime);
+    },
   };
 }
 

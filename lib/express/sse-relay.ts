@@ -21,7 +21,14 @@ const SEQUENCE = /"sequence_number"\s*:\s*(\d+)/g;
  * (the route hands it to the error middleware, which logs it and records its code: the response
  * itself is already complete), undefined when it ended normally or the client left.
  */
-export function relaySse(res: Response, upstream: OpenStream, format: SseErrorFormat, onFailure?: (error: GatewayError) => void): Promise<GatewayError | undefined> {
+export function relaySse(
+  res: Response,
+  upstream: OpenStream,
+  format: SseErrorFormat,
+  onFailure?: (error: GatewayError) => void,
+  /** Sees each relayed chunk, as sent (what a stream returned, for the usage event). */
+  onChunk?: (chunk: Buffer) => void,
+): Promise<GatewayError | undefined> {
   res.status(upstream.status);
   res.setHeader('content-type', upstream.headers['content-type']?.startsWith('text/event-stream') ? upstream.headers['content-type'] : 'text/event-stream; charset=utf-8');
   // no-transform keeps compression middleware off the stream; X-Accel-Buffering keeps nginx from buffering
@@ -46,6 +53,7 @@ export function relaySse(res: Response, upstream: OpenStream, format: SseErrorFo
     };
     const onData = (chunk: Buffer): void => {
       if (format === 'event') lastSequence = lastSequenceIn(chunk, lastSequence);
+      onChunk?.(chunk);
       tail = chunk.length >= 2 ? chunk.toString('latin1', chunk.length - 2) : tail.slice(-1) + chunk.toString('latin1');
       if (!res.write(chunk)) {
         body.pause();

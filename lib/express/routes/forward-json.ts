@@ -65,7 +65,13 @@ export function forwardJsonHandler(deps: GatewayDeps, config: ForwardRoute): Req
         }),
       );
       state.upstreamRequestId = opened.headers['x-request-id'];
-      const failure = await relaySse(res, opened, config.streamErrors, (error) => (state.errorCode = error.code));
+      // a streamed Ark image group is billed by the images its events returned (upstreams §2.6)
+      const counted = native ? streamedImageCounter(state) : undefined;
+      const failure = await relaySse(res, opened, config.streamErrors, (error) => (state.errorCode = error.code), counted);
+      if (native) {
+        const asked = nativeImagesAsked(body);
+        if (state.images < asked) await charge.refund(['images'], { images: asked - state.images });
+      }
       // already told to the client as an error event; thrown so the error middleware logs it once
       if (failure) throw failure;
       return;
@@ -102,4 +108,21 @@ function countNativeImages(state: ReturnType<typeof routeStateOf>, body: Buffer)
   if (sizes.length > 0 && sizes.every((size): size is string => typeof size === 'string')) state.imageSizes = sizes;
   const { usage } = usageOf(parsed);
   if (usage) state.upstreamUsage = usage;
+}
+
+// an Ark stream event that carries one image (upstreams §2.6); the carry keeps a marker cut by a chunk edge
+const PARTIAL_SUCCEEDED = /"type"\s*:\s*"image_generation\.partial_succeeded"/g;
+const CARRY = 64;
+
+/** Counts the images of a streamed Ark image answer into the request's state as its chunks go by. */
+function streamedImageCounter(state: ReturnType<typeof routeStateOf>): (chunk: Buffer) => void {
+  let carry = '';
+  return (chunk) => {
+    const text = carry + chunk.toString('latin1');
+    for (const match of text.matchAll(PARTIAL_SUCCEEDED)) {
+      // a match wholly inside the carry was counted with the previous chunk
+      if (match.index + match[0].length > carry.length) state.images += 1;
+    }
+    carry = text.slice(-CARRY);
+  };
 }

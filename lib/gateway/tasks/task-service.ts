@@ -137,9 +137,23 @@ export class TaskService {
       ...(this.options.storage ? { resultBase: requestBaseOf(input.req) } : {}),
       ...(callbackUrl ? { callback: { url: callbackUrl, polls: 0, done: false } } : {}),
       ...(trace ? { trace } : {}),
-      ...(charge.taken.length > 0 ? { quota: { videoSeconds: charge.taken.includes('videoSeconds') ? videoSeconds : 0, slot: charge.taken.includes('videoTasks') } } : {}),
+      ...(charge.taken.length > 0
+        ? {
+            quota: {
+              videoSeconds: charge.taken.includes('videoSeconds') ? videoSeconds : 0,
+              slot: charge.taken.includes('videoTasks'),
+              windowEnds: { videoSeconds: charge.windowEnds.videoSeconds, videoTasks: charge.windowEnds.videoTasks },
+            },
+          }
+        : {}),
     };
-    await this.options.store.createTask(record);
+    try {
+      await this.options.store.createTask(record);
+    } catch (error) {
+      // no record, so no terminal state will ever free what the create took: given back now
+      await charge.refund(['videoSeconds', 'videoTasks']);
+      throw error;
+    }
     this.options.telemetry.recordTaskTransition(record.status);
     if (callbackUrl) await this.options.scheduler.schedulePoll(record.id, this.pollDelay(0), pollKey(record.id, 0));
     return { id: record.id };
@@ -312,8 +326,9 @@ export class TaskService {
   private terminalReached(record: TaskRecord, result: Record<string, unknown>): void {
     const status = String(result.status);
     const failed = (error: unknown): void => this.options.logger.warn({ taskId: record.id, error: messageOf(error) }, 'quota release failed');
-    if (record.quota?.slot) this.quotas.releaseVideoTask(record.owner).catch(failed);
-    if (record.quota && record.quota.videoSeconds > 0 && status !== 'succeeded') this.quotas.refundVideoSeconds(record.owner, record.quota.videoSeconds).catch(failed);
+    const ends = record.quota?.windowEnds;
+    if (record.quota?.slot) this.quotas.releaseVideoTask(record.owner, ends?.videoTasks).catch(failed);
+    if (record.quota && record.quota.videoSeconds > 0 && status !== 'succeeded') this.quotas.refundVideoSeconds(record.owner, record.quota.videoSeconds, ends?.videoSeconds).catch(failed);
     const { onUsage } = this.options;
     if (!onUsage) return;
     const error = result.error as { code?: unknown } | null | undefined;

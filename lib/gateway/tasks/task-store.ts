@@ -51,7 +51,12 @@ export interface TaskRecord {
    */
   usageReported?: boolean;
   /** The video-seconds and concurrent-task slot the create charged to the owner's quotas, freed at the terminal state. */
-  quota?: { videoSeconds: number; slot: boolean };
+  quota?: {
+    videoSeconds: number;
+    slot: boolean;
+    /** When the quota windows the create charged end (ms since the epoch): nothing is given back after (quotas.ts `reward`). */
+    windowEnds?: { videoSeconds?: number; videoTasks?: number };
+  };
   /** Starts at 1, +1 on every applied update. */
   version: number;
   /**

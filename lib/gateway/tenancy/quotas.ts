@@ -9,7 +9,7 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import { QuotaExceededError, type RateLimitFields } from '../../errors/quota-exceeded-error.js';
 import type { Caller, Logger } from '../../types.js';
 import type { QuotaLimits, QuotaState } from './quota-options.js';
-import type { ResolvedQuotas } from './resolve-tenancy.js';
+import { type ResolvedQuotas, checkQuotaLimits } from './resolve-tenancy.js';
 
 /** What one request costs, per kind. */
 export interface QuotaCost {
@@ -27,7 +27,12 @@ export interface QuotaCharge {
   readonly taken: readonly Kind[];
   /** What is left of each counted limit after this charge, for the RateLimit headers of the answer. */
   readonly rateLimit: readonly RateLimitFields[];
-  /** Gives back `kinds`, whole or (`amounts`) in part; each kind at most once. */
+  /**
+   * When each counted kind's window ends (ms since the epoch): a give-back after that would land in a
+   * later window, which never held this charge, and so is dropped (see `Quotas.reward`).
+   */
+  readonly windowEnds: Readonly<Partial<Record<Kind, number>>>;
+  /** Gives back `kinds`, whole or (`amounts`) in part; each kind at most once, and only within the window it was taken in. */
   refund(kinds: readonly Kind[], amounts?: QuotaCost): Promise<void>;
 }
 
@@ -39,7 +44,11 @@ const KINDS: Record<Kind, { limit: keyof QuotaLimits; name: QuotaState['name']; 
 };
 // the counters count; the caller's limit decides. Far above any limit, so the counter never refuses.
 const COUNTER_POINTS = Number.MAX_SAFE_INTEGER;
-const NOTHING: QuotaCharge = { taken: [], rateLimit: [], refund: async () => {} };
+// the memory counters expire with setTimeout, which fires at once past 2^31-1 ms (24.8 days): a longer
+// window would forget every charge immediately, so a slot is held 24 days at most
+const MAX_WINDOW_SECONDS = 24 * 86_400;
+const WINDOW_END_MARGIN_MS = 250;
+const NOTHING: QuotaCharge = { taken: [], rateLimit: [], windowEnds: {}, refund: async () => {} };
 
 export class Quotas {
   private readonly counters: Record<Kind, RateLimiterAbstract>;
@@ -52,7 +61,7 @@ export class Quotas {
     videoSlotMs: number,
   ) {
     this.windows = { requests: 60, images: 60, videoSeconds: 86_400, videoTasks: undefined };
-    const durations: Record<Kind, number> = { requests: 60, images: 60, videoSeconds: 86_400, videoTasks: Math.ceil(videoSlotMs / 1000) };
+    const durations: Record<Kind, number> = { requests: 60, images: 60, videoSeconds: 86_400, videoTasks: Math.min(Math.ceil(videoSlotMs / 1000), MAX_WINDOW_SECONDS) };
     const make = (kind: Kind): RateLimiterAbstract => {
       const common = { points: COUNTER_POINTS, duration: durations[kind], keyPrefix: `${config?.prefix ?? 'gw:quota:'}${kind}` };
       return config?.redis ? new RateLimiterRedis({ ...common, storeClient: config.redis }) : new RateLimiterMemory(common);
@@ -66,9 +75,12 @@ export class Quotas {
     if (limits === undefined) return undefined;
     if (typeof limits !== 'function') return limits;
     try {
-      return (await limits(caller)) ?? undefined;
+      const found = (await limits(caller)) ?? undefined;
+      // a plan row with a misspelt or non-numeric limit would otherwise be a quota silently not enforced
+      if (found !== undefined) checkQuotaLimits(found, 'quotas.limits(caller)');
+      return found;
     } catch (error) {
-      this.logger.error({ caller: caller.id, error: error instanceof Error ? error.message : String(error) }, 'quotas.limits threw; answering 500');
+      this.logger.error({ caller: caller.id, error: error instanceof Error ? error.message : String(error) }, 'quotas.limits threw or returned invalid limits; answering 500');
       throw GatewayError.internal();
     }
   }
@@ -87,7 +99,8 @@ export class Quotas {
     if (this.config?.redis && isDisconnected(this.config.redis)) return this.storeDown(new Error(`Redis is not connected (${String(this.config.redis.status)})`));
     const settled = await Promise.allSettled(kinds.map((kind) => this.counters[kind].consume(key, cost[kind])));
     const taken = kinds.filter((_kind, index) => settled[index]!.status === 'fulfilled');
-    const giveBack = (which: readonly Kind[], amounts: QuotaCost = cost): Promise<void> => this.reward(key, which, amounts);
+    const windowEnds = windowEndsOf(kinds, settled);
+    const giveBack = (which: readonly Kind[], amounts: QuotaCost = cost): Promise<void> => this.reward(key, which, amounts, windowEnds);
     const failed = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failed) {
       await giveBack(taken);
@@ -106,6 +119,7 @@ export class Quotas {
     return {
       taken,
       rateLimit,
+      windowEnds,
       refund: async (which, amounts) => {
         const now = which.filter((kind) => taken.includes(kind) && !refunded.has(kind));
         refunded = new Set([...refunded, ...now]);
@@ -119,14 +133,14 @@ export class Quotas {
     };
   }
 
-  /** Frees one concurrent-video-task slot of `callerId` (a task reached a terminal state). Never throws. */
-  async releaseVideoTask(callerId: string): Promise<void> {
-    await this.reward(callerId, ['videoTasks'], { videoTasks: 1 });
+  /** Frees one concurrent-video-task slot of `callerId` (a task reached a terminal state), if taken in the window that ends at `windowEnd`. Never throws. */
+  async releaseVideoTask(callerId: string, windowEnd?: number): Promise<void> {
+    await this.reward(callerId, ['videoTasks'], { videoTasks: 1 }, { videoTasks: windowEnd });
   }
 
-  /** Gives back the video-seconds of a task that ended without a video. Never throws. */
-  async refundVideoSeconds(callerId: string, seconds: number): Promise<void> {
-    await this.reward(callerId, ['videoSeconds'], { videoSeconds: seconds });
+  /** Gives back the video-seconds of a task that ended without a video, if taken in the window that ends at `windowEnd`. Never throws. */
+  async refundVideoSeconds(callerId: string, seconds: number, windowEnd?: number): Promise<void> {
+    await this.reward(callerId, ['videoSeconds'], { videoSeconds: seconds }, { videoSeconds: windowEnd });
   }
 
   /** Each configured limit of the caller with what is left now (README: `router.quota(caller)`). */
@@ -149,9 +163,17 @@ export class Quotas {
     );
   }
 
-  private async reward(key: string, kinds: readonly Kind[], cost: QuotaCost): Promise<void> {
+  /**
+   * Gives `cost` back. A counter whose window ended since the charge has been reset (rate-limiter-
+   * flexible starts a new window at the next consume or reward): a give-back then would create a
+   * negative count, a bonus the caller never paid for, so it is dropped; the old window is gone anyway.
+   */
+  private async reward(key: string, kinds: readonly Kind[], cost: QuotaCost, windowEnds: Partial<Record<Kind, number>> = {}): Promise<void> {
+    const now = Date.now();
     await Promise.all(
       kinds.map(async (kind) => {
+        const end = windowEnds[kind];
+        if (end !== undefined && end <= now) return;
         try {
           await this.counters[kind].reward(key, cost[kind]);
         } catch (error) {
@@ -201,6 +223,19 @@ export class Quotas {
         : `Quota exceeded: ${limit} ${unit} (${name}); this request needs ${asked} and ${remaining} remain. Retry in ${resetSeconds} s.`;
     return new QuotaExceededError(message, { name, quota: limit, ...(window !== undefined ? { windowSeconds: window } : {}), remaining, resetSeconds });
   }
+}
+
+/** When each consumed counter's window ends (no end for a counter without expiry). */
+function windowEndsOf(kinds: readonly Kind[], settled: ReadonlyArray<PromiseSettledResult<RateLimiterRes>>): Partial<Record<Kind, number>> {
+  const now = Date.now();
+  const ends: Partial<Record<Kind, number>> = {};
+  kinds.forEach((kind, index) => {
+    const result = settled[index];
+    // the counter's expiry was read before its answer travelled back: a margin, so that a give-back
+    // never races the reset of the window it belongs to
+    if (result?.status === 'fulfilled' && result.value.msBeforeNext > 0) ends[kind] = now + result.value.msBeforeNext - WINDOW_END_MARGIN_MS;
+  });
+  return ends;
 }
 
 /** ioredis's states of a connection that was lost ('wait' and 'connecting' at startup still queue and succeed). */

@@ -70,7 +70,8 @@ export function resolveQuotas(value: QuotaOptions | undefined): ResolvedQuotas |
   });
 }
 
-function checkQuotaLimits(limits: unknown, where: string): void {
+/** Throws a GatewayConfigError naming a limit that is not one, or not a positive integer (also for what a `limits` function returns). */
+export function checkQuotaLimits(limits: unknown, where: string): void {
   if (limits === null || typeof limits !== 'object') throw new GatewayConfigError('quotas_limits', `${where} must be an object or a function (caller) => limits.`, QUOTA_EXAMPLE);
   for (const [key, item] of Object.entries(limits)) {
     if (!LIMIT_KEYS.includes(key as keyof QuotaLimits)) throw new GatewayConfigError('quotas_limits', `Unknown limit '${key}' in ${where}.`, `use only: ${LIMIT_KEYS.join(', ')}.`);
