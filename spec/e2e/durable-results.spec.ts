@@ -176,8 +176,10 @@ describe('Ark video tasks', () => {
     const first = await request(gateway.url).get(`${TASKS}/${created.body.id}`).set('Authorization', `Bearer ${KEY_A}`);
     expect(first.status).toBe(200);
     expect(first.body.content.video_url.startsWith(RESULTS)).toBe(true);
-    // the query that stored the results reports the bytes in its usage event
-    expect(gateway.usage.find((event) => event.route === 'video.tasks' && event.storedBytes === VIDEO.length + TINY_PNG.length)).toBeDefined();
+    // the task's terminal usage event reports the stored bytes, once (no other event carries them)
+    const stored = gateway.usage.filter((event) => (event.storedBytes ?? 0) > 0);
+    expect(stored).toHaveLength(1);
+    expect(stored[0]).toMatchObject({ route: 'video.tasks', storedBytes: VIDEO.length + TINY_PNG.length, task: { id: created.body.id, status: 'succeeded' } });
     const second = await request(gateway.url).get(`${TASKS}/${created.body.id}`).set('Authorization', `Bearer ${KEY_A}`);
     expect((await fetchBytes(second.body.content.last_frame_url as string)).body.equals(TINY_PNG)).toBe(true);
   });

@@ -31,7 +31,7 @@ export function createVideoTaskHandler(tasks: TaskService, validate: Validator<V
 export function queryVideoTaskHandler(tasks: TaskService): RequestHandler {
   return asyncHandler(async (req, res) => {
     const state = routeStateOf(res);
-    const task = await tasks.query(callerOf(res), String(req.params.id), req, state.signal, state);
+    const task = await tasks.query(callerOf(res), String(req.params.id), req, state.signal);
     state.model = typeof task.model === 'string' ? task.model : '';
     state.provider = TASK_PROVIDER;
     sendJson(res, 200, task);

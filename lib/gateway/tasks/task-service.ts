@@ -160,7 +160,7 @@ export class TaskService {
   }
 
   /** contract §4.2: the task by the id from creation, as Ark reports it, with the caller's id and model. */
-  async query(caller: Caller, id: string, req: Request, signal: AbortSignal, usage?: Pick<CallRecord, 'storedBytes'>): Promise<Record<string, unknown>> {
+  async query(caller: Caller, id: string, req: Request, signal: AbortSignal): Promise<Record<string, unknown>> {
     let record = TASK_ID.test(id) ? await this.options.store.getTask(id) : undefined;
     // another tenant's task gets exactly the answer of one that never existed
     if (!record || record.owner !== caller.id) throw GatewayError.notFound(`Task '${id.slice(0, 64)}' was not found.`);
@@ -179,8 +179,6 @@ export class TaskService {
       try {
         const stored = await this.storeResultsOnce(record, state);
         record = stored.record;
-        // the bytes this request stored go into its usage event (background polls have none)
-        if (usage && stored.bytes !== undefined) usage.storedBytes = stored.bytes;
       } catch (error) {
         // answered with the upstream's URLs and not recorded as terminal, so the next query tries again
         return { ...state, storage_error: this.storageProblem(record, error) };
@@ -346,6 +344,8 @@ export class TaskService {
         ...(status === 'succeeded' ? { video: { ...(seconds !== undefined ? { seconds } : {}), ...(typeof result.resolution === 'string' ? { resolution: result.resolution } : {}) } } : {}),
         ...(usageOf(result).usage ? { upstreamUsage: usageOf(result).usage } : {}),
         ...(error && typeof error.code === 'string' ? { errorCode: error.code } : {}),
+        // the task's durable copies, counted once with the task whichever request or poll stored them
+        ...(record.stored ? { storedBytes: record.stored.bytes } : {}),
       });
     } catch (thrown) {
       this.options.logger.error({ error: messageOf(thrown) }, 'onUsage threw');
