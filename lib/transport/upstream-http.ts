@@ -18,6 +18,16 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { DEFAULT_LIMITS } from '../default-limits.js';
 import { NonPublicAddressError, type Resolver, checkPublicUrl, describeProblem, resolvePublicAddress } from '../security/public-url.js';
 
+/**
+ * What a call needs of a cancellation signal: an AbortSignal is one; a route's cheap client-gone watch
+ * (express/route-state.ts) is another, so a request that finishes normally makes no AbortController.
+ */
+export interface CancelSignal {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
 export interface UpstreamRequest {
   /** Provider name, for error messages. */
   provider: string;
@@ -28,7 +38,7 @@ export interface UpstreamRequest {
   /** Whole-request deadline: headers and body. */
   timeoutMs: number;
   /** Aborts the upstream request (the client went away). */
-  signal?: AbortSignal;
+  signal?: CancelSignal;
   /** Largest body read into memory; a larger one fails with 502. */
   maxBytes: number;
   /** Connect to this address whatever DNS says now (callbacks pin the address they checked). */
@@ -381,7 +391,7 @@ const NEVER_CONNECTED = new WeakSet<object>();
 export interface DownloadOptions {
   maxBytes: number;
   timeoutMs: number;
-  signal?: AbortSignal;
+  signal?: CancelSignal;
   provider: string;
   /** Operator opt-in (`allowPrivateResultUrls`): result hosts on loopback/private networks. */
   allowPrivate: boolean;
