@@ -7,6 +7,7 @@ import { bearerKeyOfHeader } from '../security/bearer-key.js';
 import { redactSecrets } from '../security/redact.js';
 import type { ResolvedOptions } from '../gateway/options.js';
 import type { Caller } from '../types.js';
+import { isRepeatedHeader } from './repeated-header.js';
 
 const HINT = "Send the header 'Authorization: Bearer <API_KEY>'.";
 // Longer "keys" are not keys; refusing them early keeps hashing and host lookups bounded.
@@ -17,7 +18,7 @@ const callers = new WeakMap<Response, Caller>();
 export function createAuthenticate(options: ResolvedOptions): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     // Node keeps the first of repeated headers; two credentials are refused, never half-read
-    if ((req.headersDistinct.authorization?.length ?? 0) > 1) {
+    if (isRepeatedHeader(req, 'authorization')) {
       next(GatewayError.authentication(`Send exactly one Authorization header. ${HINT}`));
       return;
     }

@@ -32,6 +32,8 @@ export function createIdempotency(route: RouteName, options: ResolvedOptions): R
   const config = options.idempotency;
   if (!config) return (_req, _res, next) => next();
   return (req, res, next) => {
+    // most requests carry none: headersDistinct (an array per header) is built only for those that do
+    if (req.headers['idempotency-key'] === undefined) return next();
     const values = req.headersDistinct['idempotency-key'];
     if (values === undefined) return next();
     if (values.length > 1) return next(GatewayError.invalidRequest('Send at most one Idempotency-Key header', 'Idempotency-Key'));

@@ -8,6 +8,7 @@ import { isHeld, whenRequestDone } from './request-lifetime.js';
 import type { RouteName } from '../types.js';
 import type { RequestTrace } from '../telemetry/telemetry.js';
 import { dispatchedRouteOf } from './dispatch.js';
+import type { CancelSignal } from '../transport/upstream-http.js';
 
 /** The use cases' CallRecord, plus what only the inbound side knows. The signal is created on first use. */
 export interface RouteState extends CallRecord {
@@ -31,8 +32,10 @@ const CLIENT_CLOSED = 499;
 
 export function beginRoute(route: RouteName, options: ResolvedOptions): RequestHandler {
   return (req, res, next) => {
-    // most requests finish without the client leaving: the controller is made only when asked for
+    // most requests finish without the client leaving: the controller is made only when asked for,
+    // and upstream calls listen on the plain clientGone watch instead
     let controller: AbortController | undefined;
+    const gone = new ClientGoneWatch(() => res.destroyed && !res.writableFinished && !isHeld(res));
     const state: RouteState = {
       route,
       model: '',
@@ -44,11 +47,15 @@ export function beginRoute(route: RouteName, options: ResolvedOptions): RequestH
         if (res.destroyed && !res.writableFinished && !isHeld(res)) controller.abort();
         return controller.signal;
       },
+      clientGone: gone,
     };
     states.set(res, state);
     res.once('close', () => {
       // an Idempotency-Key create keeps working after its client left: its answer is kept for the retry
-      if (!res.writableFinished && !isHeld(res)) controller?.abort();
+      if (!res.writableFinished && !isHeld(res)) {
+        controller?.abort();
+        gone.fire();
+      }
     });
     // reported when the request is done: at the close, or when held work finished after it
     whenRequestDone(res, () => {
@@ -111,4 +118,37 @@ export function routeStateOf(res: Response): RouteState {
 /** The state, when the response belongs to a gateway route (for helpers that also run elsewhere). */
 export function findRouteState(res: Response): RouteState | undefined {
   return states.get(res);
+}
+
+/**
+ * The client-gone event as upstream calls use it (CancelSignal): a flag and a listener list, fired
+ * from the response's 'close' handler beginRoute adds anyway. Aborted also when asked after the
+ * client left, as the lazily made AbortController is.
+ */
+class ClientGoneWatch implements CancelSignal {
+  private fired = false;
+  private listeners: Array<() => void> = [];
+
+  constructor(private readonly gone: () => boolean) {}
+
+  get aborted(): boolean {
+    return this.fired || this.gone();
+  }
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const at = this.listeners.indexOf(listener);
+    if (at >= 0) this.listeners.splice(at, 1);
+  }
+
+  fire(): void {
+    if (this.fired) return;
+    this.fired = true;
+    const listeners = this.listeners;
+    this.listeners = [];
+    for (const listener of listeners) listener();
+  }
 }

@@ -35,7 +35,7 @@ export async function createAsset(deps: GatewayDeps, record: CallRecord, input: 
   const created = await withFallback(upstreams, deps.options, { route: 'assets', model: record.model }, async (upstream) => {
     const assets = requireCapability(upstream, 'assets', 'assets', deps.options.logger);
     record.provider = upstream.provider;
-    const call = { http: deps.http, signal: record.signal, limits: deps.options.limits };
+    const call = { http: deps.http, signal: record.clientGone, limits: deps.options.limits };
     return { ...(await assets.create(call, body, upstream)), serviceName: assets.serviceName };
   });
   record.upstreamRequestId = created.requestId;

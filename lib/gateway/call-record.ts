@@ -3,6 +3,7 @@
 // request (express/route-state.ts) and hands it in; the signal fires when the client goes away.
 import type { RateLimitFields } from '../errors/quota-exceeded-error.js';
 import type { ProviderName } from '../types.js';
+import type { CancelSignal } from '../transport/upstream-http.js';
 
 export interface CallRecord {
   model: string;
@@ -19,6 +20,11 @@ export interface CallRecord {
   upstreamUsage?: Record<string, number>;
   /** The caller's quotas after this request's charge: sent as RateLimit headers with a 2xx answer. */
   rateLimit?: readonly RateLimitFields[];
-  /** Aborted when the client goes away before the response is finished. */
+  /** Aborted when the client goes away before the response is finished (an AbortSignal, made on first use: storage needs one). */
   readonly signal: AbortSignal;
+  /**
+   * The same event for upstream calls, without an AbortController per request: most requests finish
+   * with their client still there, and a controller plus its listener cost measurable time (issue 15).
+   */
+  readonly clientGone: CancelSignal;
 }

@@ -48,7 +48,7 @@ export async function runImageRequest(deps: GatewayDeps, record: CallRecord, inp
   // image-family models are validated before the resolver runs: bad input costs the host nothing
   const request = family ? input.readRequest(family) : undefined;
   const upstreams = await resolveUpstreams(deps.options, { model: input.model, route: input.route, caller: input.caller, req: input.req });
-  const call: CallContext = { http: deps.http, signal: record.signal, limits: deps.options.limits };
+  const call: CallContext = { http: deps.http, signal: record.clientGone, limits: deps.options.limits };
   // quotas after validation and the resolver, before any upstream call; the images come back when it fails
   const asked = family && request ? allowedImages(request, family) : requestedCount(input.requestedImages);
   const charge = await deps.quotas.charge(input.caller, { requests: 1, images: asked });

@@ -1,12 +1,12 @@
 // What an adapter needs to make its upstream call: the shared HTTP module, the client's abort
 // signal and the limits. Built once per request by the route.
-import type { UpstreamHttp } from '../transport/upstream-http.js';
+import type { CancelSignal, UpstreamHttp } from '../transport/upstream-http.js';
 import type { GatewayLimits, Upstream } from '../types.js';
 
 export interface CallContext {
   http: UpstreamHttp;
-  /** Aborted when the client disconnects. */
-  signal: AbortSignal;
+  /** Aborted when the client disconnects (an AbortSignal, or a route's cheaper client-gone watch). */
+  signal: CancelSignal;
   limits: Readonly<GatewayLimits>;
 }
 

@@ -74,6 +74,11 @@ export interface OtelApi {
   metrics: {
     getMeterProvider(): OtelMeterProvider;
   };
+  /**
+   * The API's no-op meter: instruments of an unregistered meter provider are its no-op ones, and
+   * nothing is built for them per request (README "Observability": no SDK, no cost).
+   */
+  createNoopMeter?(): OtelMeter;
   /** The empty context: background work (task polls, callback deliveries) runs in it, not in the request that scheduled it. */
   ROOT_CONTEXT?: unknown;
 }

@@ -368,11 +368,22 @@ export class Telemetry {
   private instruments(): Instruments | undefined {
     if (!this.api) return undefined;
     const provider = this.api.metrics.getMeterProvider();
-    if (provider !== this.meterProvider || !this.cached) {
+    if (provider !== this.meterProvider) {
       this.meterProvider = provider;
-      this.cached = createInstruments(provider);
+      const made = createInstruments(provider);
+      // no meter provider registered: its instruments do nothing, so no attributes are built for them
+      this.cached = made.requestDuration === this.noopHistogram() ? undefined : made;
     }
     return this.cached;
+  }
+
+  /** The API's no-op histogram (one shared object), when the API offers its no-op meter. */
+  private noopHistogram(): OtelHistogram | undefined {
+    try {
+      return this.api?.createNoopMeter?.().createHistogram(METRIC.requestDuration);
+    } catch {
+      return undefined;
+    }
   }
 
   /**

@@ -11,12 +11,23 @@ import https from 'node:https';
 import type { Socket } from 'node:net';
 import { Readable, Transform } from 'node:stream';
 import { TLSSocket } from 'node:tls';
+import { urlToHttpOptions } from 'node:url';
 import zlib from 'node:zlib';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { ClientGoneError } from '../errors/client-gone-error.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { DEFAULT_LIMITS } from '../default-limits.js';
 import { NonPublicAddressError, type Resolver, checkPublicUrl, describeProblem, resolvePublicAddress } from '../security/public-url.js';
+
+/**
+ * What a call needs of a cancellation signal: an AbortSignal is one; a route's cheap client-gone watch
+ * (express/route-state.ts) is another, so a request that finishes normally makes no AbortController.
+ */
+export interface CancelSignal {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
 
 export interface UpstreamRequest {
   /** Provider name, for error messages. */
@@ -28,7 +39,7 @@ export interface UpstreamRequest {
   /** Whole-request deadline: headers and body. */
   timeoutMs: number;
   /** Aborts the upstream request (the client went away). */
-  signal?: AbortSignal;
+  signal?: CancelSignal;
   /** Largest body read into memory; a larger one fails with 502. */
   maxBytes: number;
   /** Connect to this address whatever DNS says now (callbacks pin the address they checked). */
@@ -219,7 +230,7 @@ export class UpstreamHttp {
   }
 
   private send(call: UpstreamRequest, deadline: Pick<Deadline, 'onCancel'>): Promise<Readable & Pick<IncomingMessage, 'statusCode' | 'headers'>> {
-    const url = new URL(call.url);
+    const target = targetOf(call.url);
     const headers: Record<string, string> = { ...call.headers };
     this.propagate?.(headers);
     let body = call.body;
@@ -236,11 +247,12 @@ export class UpstreamHttp {
       method: call.method,
       headers,
       // a checked lookup must not share pooled sockets with unchecked requests to the same origin
-      agent: this.agentFor(url.origin, lookup !== undefined),
+      ...target.options,
+      agent: this.agentFor(target.origin, lookup !== undefined),
       ...(lookup ? { lookup: lookup as unknown as https.RequestOptions['lookup'] } : {}),
     };
     return new Promise((resolve, reject) => {
-      const request = (url.protocol === 'https:' ? https : http).request(url, options, (response) => resolve(decoded(response)));
+      const request = (target.https ? https : http).request(options, (response) => resolve(decoded(response)));
       // The fallback rule needs to know whether the upstream may have seen the request: not before
       // the connection (TCP, and TLS for https) is up, since nothing is written until then.
       let connected = false;
@@ -375,13 +387,36 @@ export class UpstreamHttp {
 
 class TooLargeError extends Error {}
 
+interface Target {
+  origin: string;
+  https: boolean;
+  /** host, port, path: what http.request takes from a URL (urlToHttpOptions). */
+  options: https.RequestOptions;
+}
+
+// The parsed request URLs: most calls go to the same few endpoints, and parsing one costs a URL
+// object and its options per call (issue 15). Bounded: cleared when full.
+const targets = new Map<string, Target>();
+
+function targetOf(href: string): Target {
+  let target = targets.get(href);
+  if (!target) {
+    const url = new URL(href);
+    const { protocol, hostname, port, path, auth } = urlToHttpOptions(url);
+    target = { origin: url.origin, https: url.protocol === 'https:', options: { protocol, hostname, port, path, ...(auth ? { auth } : {}) } };
+    if (targets.size >= 256) targets.clear();
+    targets.set(href, target);
+  }
+  return target;
+}
+
 /** Errors of requests that failed before their connection was up: the upstream never saw them. */
 const NEVER_CONNECTED = new WeakSet<object>();
 
 export interface DownloadOptions {
   maxBytes: number;
   timeoutMs: number;
-  signal?: AbortSignal;
+  signal?: CancelSignal;
   provider: string;
   /** Operator opt-in (`allowPrivateResultUrls`): result hosts on loopback/private networks. */
   allowPrivate: boolean;

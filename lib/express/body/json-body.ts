@@ -13,6 +13,7 @@ import { type LongString, scanJsonStructure } from '../../json/json-scan.js';
 import { isObject } from '../../json/json-values.js';
 import { readBody } from './read-body.js';
 import { fingerprintBytes } from './body-fingerprint.js';
+import { isRepeatedHeader } from '../repeated-header.js';
 
 const JSON_TYPES = ['application/json', '+json'];
 /** JSON.parse takes any depth, but serializing it again (for the upstream) overflows the stack. */
@@ -29,8 +30,9 @@ export function createJsonBody(options: Pick<ResolvedOptions, 'limits' | 'compre
     }
     const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
     if (!hasBody) return next(GatewayError.invalidRequest('The request body is empty: send a JSON object with Content-Type: application/json'));
-    if ((req.headersDistinct['content-type']?.length ?? 0) > 1) return next(GatewayError.invalidRequest('Send exactly one Content-Type header'));
-    if (!req.is(JSON_TYPES)) {
+    if (isRepeatedHeader(req, 'content-type')) return next(GatewayError.invalidRequest('Send exactly one Content-Type header'));
+    // the exact type most clients send is accepted without parsing it (type-is, per request)
+    if (req.headers['content-type'] !== 'application/json' && !req.is(JSON_TYPES)) {
       return next(GatewayError.unsupportedMediaType(`Content-Type must be application/json, got '${String(req.headers['content-type'] ?? 'none').slice(0, 100)}'`));
     }
     const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(req.headers['content-type'] ?? '')?.[1]?.toLowerCase();

@@ -8,6 +8,7 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import type { GatewayLimits } from '../../types.js';
 import { startBodyDeadline } from './body-deadline.js';
 import { contentCodingOf } from './content-coding.js';
+import { isRepeatedHeader } from '../repeated-header.js';
 
 export function createMultipartBody(limits: Readonly<GatewayLimits>): RequestHandler {
   const maxFiles = limits.imagesPerRequest + 1; // the images and one mask
@@ -18,7 +19,7 @@ export function createMultipartBody(limits: Readonly<GatewayLimits>): RequestHan
     limits: { fileSize: limits.uploadFileBytes, files: maxFiles, fields: 64, parts: 64 + maxFiles, fieldNameSize: 200, fieldSize: 256 * 1024 },
   }).any();
   return (req, res, next) => {
-    if ((req.headersDistinct['content-type']?.length ?? 0) > 1) {
+    if (isRepeatedHeader(req, 'content-type')) {
       next(GatewayError.invalidRequest('Send exactly one Content-Type header'));
       return;
     }

@@ -42,7 +42,7 @@ export function forwardJsonHandler(deps: GatewayDeps, config: ForwardRoute): Req
     // media URLs the upstream will fetch get the one URL check; the checked, normalized body goes on
     const body = checkForwardedUrls(config.route, received, { allowPrivate: deps.options.allowPrivateImageUrls });
     const upstreams = await resolveUpstreams(deps.options, { model: state.model, route: config.route, caller: callerOf(res), req });
-    const call: CallContext = { http: deps.http, signal: state.signal, limits: deps.options.limits };
+    const call: CallContext = { http: deps.http, signal: state.clientGone, limits: deps.options.limits };
     const described = { route: config.route, model: state.model, choices: typeof body.n === 'number' ? body.n : undefined, prompt: () => promptTextOf(body) };
     // quotas after validation and the resolver, before the upstream call; images back when it fails
     const native = config.route === 'images.native';
