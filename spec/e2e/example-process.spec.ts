@@ -8,7 +8,6 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const TSX = path.join(ROOT, 'node_modules/tsx/dist/cli.mjs');
 const VENDOR_KEYS = ['DASHSCOPE_API_KEY', 'ARK_API_KEY', 'VOLCENGINE_ACCESS_KEY_ID', 'VOLCENGINE_SECRET_ACCESS_KEY', 'OPENAI_API_KEY', 'HOST', 'PORT'];
 
 interface Started {
@@ -20,7 +19,9 @@ interface Started {
 function start(env: Record<string, string>): Started {
   const base = { ...process.env };
   for (const name of VENDOR_KEYS) delete base[name];
-  const child = spawn(process.execPath, [TSX, 'examples/server.ts'], { cwd: ROOT, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // node itself with tsx's loader, not tsx's CLI: the CLI runs the server as a grandchild, which a
+  // SIGKILL of the CLI would leave running after the suite
+  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/server.ts'], { cwd: ROOT, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
