@@ -22,15 +22,7 @@ export function secretsOf(upstream: Upstream): Array<string | undefined> {
  * starts work (create, generate, forward), so the last failure tells whether work began. Each
  * attempt is one CLIENT span and one upstream-duration measurement, described by `info`.
  */
-export function withFallback<T>(upstreams: readonly Upstream[], options: ResolvedOptions, attempt: (upstream: Upstream) => Promise<T>): Promise<T>;
-export function withFallback<T>(upstreams: readonly Upstream[], options: ResolvedOptions, info: AttemptInfo<T>, attempt: (upstream: Upstream) => Promise<T>): Promise<T>;
-export async function withFallback<T>(
-  upstreams: readonly Upstream[],
-  options: ResolvedOptions,
-  infoOrAttempt: AttemptInfo<T> | ((upstream: Upstream) => Promise<T>),
-  maybeAttempt?: (upstream: Upstream) => Promise<T>,
-): Promise<T> {
-  const [info, attempt] = typeof infoOrAttempt === 'function' ? [undefined, infoOrAttempt] : [infoOrAttempt, maybeAttempt!];
+export async function withFallback<T>(upstreams: readonly Upstream[], options: ResolvedOptions, info: AttemptInfo<T>, attempt: (upstream: Upstream) => Promise<T>): Promise<T> {
   for (let index = 0; ; index += 1) {
     const upstream = upstreams[index]!;
     try {
