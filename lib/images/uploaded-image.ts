@@ -2,9 +2,11 @@
 // URL, but building that string (and the JSON around it) would hold each upload three times over.
 // encodeJsonWithUploads writes the JSON with each upload encoded on the way out, and sends long
 // plain strings (Data URLs sent as JSON) the same way: slice by slice, never one whole JSON string
-// plus its Buffer copy (issue 9: peak memory per request within ~2x its body).
+// plus its Buffer copy (issue 9: peak memory per request within ~2x its body). A Data URL the JSON
+// parser kept in the body's bytes (DataUrlText) is sent as views of those bytes: no copy at all.
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
+import { DataUrlText } from './data-url-text.js';
 
 export class UploadedImage {
   constructor(
@@ -27,13 +29,16 @@ export type EncodedJson = { body: string; length: number } | { body: Readable; l
  * every long plain-ASCII string sent in slices; `length` is the exact byte length of the whole.
  */
 export function encodeJsonWithUploads(value: unknown): EncodedJson {
-  const streamed: Array<UploadedImage | string> = [];
+  const streamed: Array<UploadedImage | DataUrlText | string> = [];
   // a per-call nonce: caller text can never spell a placeholder
   const nonce = randomBytes(8).toString('hex');
-  const placeholder = (item: UploadedImage | string): string => `\u0000${nonce}:${streamed.push(item) - 1}\u0000`;
+  const placeholder = (item: UploadedImage | DataUrlText | string): string => `\u0000${nonce}:${streamed.push(item) - 1}\u0000`;
   const text = JSON.stringify(value, (_key, item: unknown) => {
     if (item instanceof UploadedImage) return placeholder(item);
     if (typeof item === 'string' && item.length >= LONG_STRING && isPlainAscii(item)) return placeholder(item);
+    // JSON.stringify calls a value's toJSON before the replacer sees it: a DataUrlText is swapped
+    // for its placeholder while its parent is visited, so its string copy is never made
+    if (typeof item === 'object' && item !== null) return withViewPlaceholders(item, placeholder);
     return item;
   });
   if (streamed.length === 0) return { body: text, length: Buffer.byteLength(text) };
@@ -44,7 +49,9 @@ export function encodeJsonWithUploads(value: unknown): EncodedJson {
     if (index % 2 === 0) length += Buffer.byteLength(part);
     else {
       const item = streamed[Number(part)]!;
-      length += typeof item === 'string' ? item.length : `data:${item.mime};base64,`.length + 4 * Math.ceil(item.bytes.length / 3);
+      if (typeof item === 'string') length += item.length;
+      else if (item instanceof DataUrlText) length += item.text.length;
+      else length += `data:${item.mime};base64,`.length + 4 * Math.ceil(item.bytes.length / 3);
     }
   });
   function* pieces(): Generator<Buffer> {
@@ -59,6 +66,11 @@ export function encodeJsonWithUploads(value: unknown): EncodedJson {
         for (let start = 0; start < item.length; start += SLICE) yield Buffer.from(item.slice(start, start + SLICE), 'latin1');
         continue;
       }
+      if (item instanceof DataUrlText) {
+        // checked ASCII already: views of the body's own bytes go out as they are
+        for (let start = 0; start < item.text.length; start += SLICE) yield item.text.subarray(start, start + SLICE);
+        continue;
+      }
       yield Buffer.from(`data:${item.mime};base64,`);
       for (let start = 0; start < item.bytes.length; start += SLICE) {
         yield Buffer.from(item.bytes.toString('base64', start, Math.min(start + SLICE, item.bytes.length)), 'latin1');
@@ -66,6 +78,18 @@ export function encodeJsonWithUploads(value: unknown): EncodedJson {
     }
   }
   return { body: Readable.from(pieces(), { objectMode: false }), length };
+}
+
+/** `item` with each DataUrlText member replaced by its placeholder (a shallow copy, only when it has one). */
+function withViewPlaceholders(item: object, placeholder: (view: DataUrlText) => string): object {
+  if (item instanceof DataUrlText) return item;
+  let copy: Record<string, unknown> | unknown[] | undefined;
+  for (const [key, member] of Object.entries(item)) {
+    if (!(member instanceof DataUrlText)) continue;
+    copy ??= Array.isArray(item) ? [...(item as unknown[])] : { ...(item as Record<string, unknown>) };
+    (copy as Record<string, unknown>)[key] = placeholder(member);
+  }
+  return copy ?? item;
 }
 
 function isPlainAscii(text: string): boolean {
