@@ -64,8 +64,8 @@ export function readImageGenerationRequest(body: Json, family: ImageModelFamily,
   content.forEach((item, index) => {
     if (!('image' in item)) return;
     if (item.image instanceof UploadedImage) {
-      if (item.image.bytes.length > rules.limits.dataUrlBytes) {
-        throw GatewayError.tooLarge(`image[${index}] is ${item.image.bytes.length} bytes; model '${model}' takes images of at most ${rules.limits.dataUrlBytes} bytes`, 'image');
+      if (item.image.size > rules.limits.dataUrlBytes) {
+        throw GatewayError.tooLarge(`image[${index}] is ${item.image.size} bytes; model '${model}' takes images of at most ${rules.limits.dataUrlBytes} bytes`, 'image');
       }
       return;
     }

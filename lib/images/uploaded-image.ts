@@ -1,5 +1,6 @@
 // An uploaded image (multipart edits) kept as raw bytes until it is sent: the upstream wants a Data
 // URL, but building that string (and the JSON around it) would hold each upload three times over.
+// The bytes are the chunks the upload arrived in (express/body/upload-chunks.ts), never joined.
 // encodeJsonWithUploads writes the JSON with each upload encoded on the way out, and sends long
 // plain strings (Data URLs sent as JSON) the same way: slice by slice, never one whole JSON string
 // plus its Buffer copy (issue 9: peak memory per request within ~2x its body). A Data URL the JSON
@@ -11,7 +12,10 @@ import { DataUrlText } from './data-url-text.js';
 export class UploadedImage {
   constructor(
     readonly mime: string,
-    readonly bytes: Buffer,
+    /** The image's bytes, in order, as the chunks they arrived in. */
+    readonly chunks: readonly Buffer[],
+    /** Their total length. */
+    readonly size: number,
   ) {}
 }
 
@@ -51,10 +55,10 @@ export function encodeJsonWithUploads(value: unknown): EncodedJson {
       const item = streamed[Number(part)]!;
       if (typeof item === 'string') length += item.length;
       else if (item instanceof DataUrlText) length += item.text.length;
-      else length += `data:${item.mime};base64,`.length + 4 * Math.ceil(item.bytes.length / 3);
+      else length += `data:${item.mime};base64,`.length + 4 * Math.ceil(item.size / 3);
     }
   });
-  function* pieces(): Generator<Buffer> {
+  function* pieces(): Generator<Buffer | string> {
     for (let index = 0; index < parts.length; index += 1) {
       if (index % 2 === 0) {
         yield Buffer.from(parts[index]!);
@@ -72,12 +76,34 @@ export function encodeJsonWithUploads(value: unknown): EncodedJson {
         continue;
       }
       yield Buffer.from(`data:${item.mime};base64,`);
-      for (let start = 0; start < item.bytes.length; start += SLICE) {
-        yield Buffer.from(item.bytes.toString('base64', start, Math.min(start + SLICE, item.bytes.length)), 'latin1');
-      }
+      yield* base64Of(item.chunks);
     }
   }
-  return { body: Readable.from(pieces(), { objectMode: false }), length };
+  return { body: Readable.from(pieces(), { objectMode: true, highWaterMark: 1 }), length };
+}
+
+/**
+ * The base64 of the chunks' bytes, one string per chunk or slice (a socket's read at most), with
+ * the 0-2 bytes that end a chunk outside a 3-byte group carried into the next one, so no padding
+ * falls in the middle. Strings, not Buffers: the socket copies a string as it writes it, where a
+ * Buffer.from copy per slice would be garbage outside the heap that the GC frees late.
+ */
+function* base64Of(chunks: readonly Buffer[]): Generator<string> {
+  let carry: Buffer = Buffer.alloc(0);
+  for (const chunk of chunks) {
+    let from = 0;
+    if (carry.length > 0) {
+      from = Math.min(3 - carry.length, chunk.length);
+      carry = Buffer.concat([carry, chunk.subarray(0, from)]);
+      if (carry.length < 3) continue;
+      yield carry.toString('base64');
+      carry = Buffer.alloc(0);
+    }
+    const whole = from + Math.floor((chunk.length - from) / 3) * 3;
+    for (let start = from; start < whole; start += SLICE) yield chunk.toString('base64', start, Math.min(start + SLICE, whole));
+    if (whole < chunk.length) carry = Buffer.from(chunk.subarray(whole));
+  }
+  if (carry.length > 0) yield carry.toString('base64');
 }
 
 /** `item` with each DataUrlText member replaced by its placeholder (a shallow copy, only when it has one). */
