@@ -1,9 +1,13 @@
 // encodeJsonWithUploads: uploads kept as the chunks they arrived in, and Data URLs kept as views of
-// the request body (DataUrlText), sent as the exact JSON JSON.stringify would write, with its length.
+// the request body (DataUrlText), sent as the exact JSON JSON.stringify would write, with its length;
+// and the multer storage that keeps those chunks without copying them.
 import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { Request } from 'express';
 import { describe, expect, it } from 'vitest';
 import { DataUrlText } from '../../lib/images/data-url-text.js';
 import { UploadedImage, encodeJsonWithUploads } from '../../lib/images/uploaded-image.js';
+import { uploadChunksStorage, uploadedChunks, uploadedHead } from '../../lib/express/body/upload-chunks.js';
 
 async function sent(value: unknown): Promise<{ text: string; length: number }> {
   const encoded = encodeJsonWithUploads(value);
@@ -53,5 +57,21 @@ describe('encodeJsonWithUploads', () => {
     expect(text).toBe(JSON.stringify({ input: { content: [{ image: url }, { text: 'x' }] }, parameters: { image: url } }));
     expect(length).toBe(text.length);
     expect(copies).toBe(0);
+  });
+});
+
+describe('uploadChunksStorage', () => {
+  it('keeps the chunks a file arrived in, the same Buffers, with their total size', async () => {
+    const chunks = [randomBytes(5), randomBytes(65_536), randomBytes(1)];
+    const file = { stream: Readable.from(chunks) } as unknown as Express.Multer.File;
+    const info = await new Promise<unknown>((resolve, reject) => {
+      uploadChunksStorage()._handleFile({} as Request, file, (error, result) => (error ? reject(error as Error) : resolve(result)));
+    });
+    expect(info).toEqual({ size: 65_542, chunks });
+    // no copy: what busboy handed over is what is kept
+    expect((info as { chunks: Buffer[] }).chunks.every((chunk, index) => chunk === chunks[index])).toBe(true);
+    const kept = { ...file, ...(info as object) };
+    expect(uploadedHead(kept, 8)).toEqual(Buffer.concat(chunks).subarray(0, 8));
+    expect(Buffer.concat(uploadedChunks(kept))).toEqual(Buffer.concat(chunks));
   });
 });
