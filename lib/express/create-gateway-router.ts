@@ -70,6 +70,8 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     limitCallerInFlight(resolved.limits.inFlightPerCaller, createInFlightLimiter(resolved.limits.inFlightPerCaller), resolved.quotas ? quotas : undefined),
   ];
   const jsonBody = createJsonBody(resolved);
+  // the image route keeps long Data URLs in the body's bytes (issue 15: memory ≤ 2x the body)
+  const imageJsonBody = createJsonBody(resolved, { imageDataUrls: true });
 
   const multipartBody = createMultipartBody(resolved.limits);
   const tasks = new TaskService(resolved, http, quotas);
@@ -77,13 +79,13 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   const started = tasks.start().catch((error: unknown) => {
     resolved.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'the task scheduler did not start');
   });
-  const json = (route: RouteName): RequestHandler[] => [beginRoute(route, resolved), ...authenticate, jsonBody];
+  const json = (route: RouteName, body = jsonBody): RequestHandler[] => [beginRoute(route, resolved), ...authenticate, body];
   // the paid creates: an Idempotency-Key is checked once the body is read (idempotency.ts)
-  const paid = (route: RouteName): RequestHandler[] => [...json(route), createIdempotency(route, resolved)];
+  const paid = (route: RouteName, body = jsonBody): RequestHandler[] => [...json(route, body), createIdempotency(route, resolved)];
 
   // the POST routes: one Map lookup, then their handlers in order (dispatch.ts)
   const posts = new Map<string, RequestHandler[]>([
-    ['/v1/images/generations', [...paid('images.generations'), imageGenerationsHandler(deps)]],
+    ['/v1/images/generations', [...paid('images.generations', imageJsonBody), imageGenerationsHandler(deps)]],
     ['/v1/images/edits', [beginRoute('images.edits', resolved), ...authenticate, multipartBody, createIdempotency('images.edits', resolved), imageEditsHandler(deps)]],
     [
       '/v1/chat/completions',

@@ -8,9 +8,10 @@ import { requirePublicUrl } from '../security/public-url.js';
 import type { GatewayLimits, ImageModelFamily } from '../types.js';
 import { isObject } from '../json/json-values.js';
 import { checkImageDataUrl } from './data-url.js';
+import { DataUrlText } from './data-url-text.js';
 import { UploadedImage } from './uploaded-image.js';
 
-export type ContentItem = { text: string } | { image: string | UploadedImage };
+export type ContentItem = { text: string } | { image: string | UploadedImage | DataUrlText };
 
 export interface ImageGenerationRequest {
   model: string;
@@ -33,12 +34,17 @@ type Json = Record<string, unknown>;
 /**
  * `uploads`: files of a multipart edit, named in the body as `upload://<index>` image values; they
  * are checked against the Data URL cap and returned as UploadedImage items, never as strings.
+ * Data URLs the JSON parser kept as DataUrlText views (json-body.ts) stay views, checked the same way.
  */
 export function readImageGenerationRequest(body: Json, family: ImageModelFamily, rules: ImageRequestRules, uploads: readonly UploadedImage[] = []): ImageGenerationRequest {
   rejectLegacyShapes(body);
-  rules.validate(body);
-  const { model } = body;
-  const content: ContentItem[] = contentOf(body).map((item) => {
+  // the schema types an image as a string: it sees each DataUrlText view as the string it stands for
+  const validated: unknown = withStandIns(body);
+  rules.validate(validated);
+  // the same body but for those views: the schema's type holds for it too
+  const checked = body as typeof validated;
+  const { model } = checked;
+  const content: ContentItem[] = contentOf(checked).map((item): ContentItem => {
     const upload = 'image' in item && typeof item.image === 'string' ? uploadOf(item.image, uploads) : undefined;
     return upload ? { image: upload } : item;
   });
@@ -58,8 +64,8 @@ export function readImageGenerationRequest(body: Json, family: ImageModelFamily,
   content.forEach((item, index) => {
     if (!('image' in item)) return;
     if (item.image instanceof UploadedImage) {
-      if (item.image.bytes.length > rules.limits.dataUrlBytes) {
-        throw GatewayError.tooLarge(`image[${index}] is ${item.image.bytes.length} bytes; model '${model}' takes images of at most ${rules.limits.dataUrlBytes} bytes`, 'image');
+      if (item.image.size > rules.limits.dataUrlBytes) {
+        throw GatewayError.tooLarge(`image[${index}] is ${item.image.size} bytes; model '${model}' takes images of at most ${rules.limits.dataUrlBytes} bytes`, 'image');
       }
       return;
     }
@@ -125,7 +131,12 @@ function checkImageCount(model: string, count: number, family: ImageModelFamily,
 }
 
 /** A Data URL as it is, or the normalized public URL; anything else is a 400 naming the field. */
-function checkImageValue(value: string, path: string, rules: ImageRequestRules): string {
+function checkImageValue(value: string | DataUrlText, path: string, rules: ImageRequestRules): string | DataUrlText {
+  if (value instanceof DataUrlText) {
+    // its form was checked as it was parsed; the size cap and its answer are the same as a string's
+    if (value.bytes <= rules.limits.dataUrlBytes) return value;
+    throw GatewayError.tooLarge(`${path} is a Data URL of ${value.bytes} bytes; the limit is ${rules.limits.dataUrlBytes} bytes. Use a public URL for large images (spec §8)`, path);
+  }
   if (/^data:/i.test(value)) {
     const check = checkImageDataUrl(value, rules.limits.dataUrlBytes);
     if (check.ok) return value;
@@ -148,6 +159,23 @@ const IMAGE_URL_WORDING = {
   notHttp: (scheme: string | undefined) => `must be a public http(s) URL or a 'data:image/...;base64,' URL${scheme ? `, not '${scheme}'` : ''}`,
   notPublic: 'names a loopback, private or link-local host; the URL must be publicly reachable (or send the image as a Data URL)',
 };
+
+/**
+ * The body with each DataUrlText view replaced by a short Data URL string, objects copied only along
+ * the paths to a view (the same body when it holds none). Recursive: the parser bounded the depth.
+ */
+function withStandIns(value: unknown): unknown {
+  if (value instanceof DataUrlText) return `data:${value.mime};base64,`;
+  if (typeof value !== 'object' || value === null) return value;
+  let copy: Record<string, unknown> | unknown[] | undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const next = withStandIns(item);
+    if (next === item) continue;
+    copy ??= Array.isArray(value) ? [...(value as unknown[])] : { ...(value as Record<string, unknown>) };
+    (copy as Record<string, unknown>)[key] = next;
+  }
+  return copy ?? value;
+}
 
 function uploadOf(value: string, uploads: readonly UploadedImage[]): UploadedImage | undefined {
   const match = /^upload:\/\/(\d+)$/.exec(value);

@@ -1,15 +1,21 @@
 // An uploaded image (multipart edits) kept as raw bytes until it is sent: the upstream wants a Data
 // URL, but building that string (and the JSON around it) would hold each upload three times over.
+// The bytes are the chunks the upload arrived in (express/body/upload-chunks.ts), never joined.
 // encodeJsonWithUploads writes the JSON with each upload encoded on the way out, and sends long
 // plain strings (Data URLs sent as JSON) the same way: slice by slice, never one whole JSON string
-// plus its Buffer copy (issue 9: peak memory per request within ~2x its body).
+// plus its Buffer copy (issue 9: peak memory per request within ~2x its body). A Data URL the JSON
+// parser kept in the body's bytes (DataUrlText) is sent as views of those bytes: no copy at all.
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
+import { DataUrlText } from './data-url-text.js';
 
 export class UploadedImage {
   constructor(
     readonly mime: string,
-    readonly bytes: Buffer,
+    /** The image's bytes, in order, as the chunks they arrived in. */
+    readonly chunks: readonly Buffer[],
+    /** Their total length. */
+    readonly size: number,
   ) {}
 }
 
@@ -27,13 +33,16 @@ export type EncodedJson = { body: string; length: number } | { body: Readable; l
  * every long plain-ASCII string sent in slices; `length` is the exact byte length of the whole.
  */
 export function encodeJsonWithUploads(value: unknown): EncodedJson {
-  const streamed: Array<UploadedImage | string> = [];
+  const streamed: Array<UploadedImage | DataUrlText | string> = [];
   // a per-call nonce: caller text can never spell a placeholder
   const nonce = randomBytes(8).toString('hex');
-  const placeholder = (item: UploadedImage | string): string => `\u0000${nonce}:${streamed.push(item) - 1}\u0000`;
+  const placeholder = (item: UploadedImage | DataUrlText | string): string => `\u0000${nonce}:${streamed.push(item) - 1}\u0000`;
   const text = JSON.stringify(value, (_key, item: unknown) => {
     if (item instanceof UploadedImage) return placeholder(item);
     if (typeof item === 'string' && item.length >= LONG_STRING && isPlainAscii(item)) return placeholder(item);
+    // JSON.stringify calls a value's toJSON before the replacer sees it: a DataUrlText is swapped
+    // for its placeholder while its parent is visited, so its string copy is never made
+    if (typeof item === 'object' && item !== null) return withViewPlaceholders(item, placeholder);
     return item;
   });
   if (streamed.length === 0) return { body: text, length: Buffer.byteLength(text) };
@@ -44,10 +53,12 @@ export function encodeJsonWithUploads(value: unknown): EncodedJson {
     if (index % 2 === 0) length += Buffer.byteLength(part);
     else {
       const item = streamed[Number(part)]!;
-      length += typeof item === 'string' ? item.length : `data:${item.mime};base64,`.length + 4 * Math.ceil(item.bytes.length / 3);
+      if (typeof item === 'string') length += item.length;
+      else if (item instanceof DataUrlText) length += item.text.length;
+      else length += `data:${item.mime};base64,`.length + 4 * Math.ceil(item.size / 3);
     }
   });
-  function* pieces(): Generator<Buffer> {
+  function* pieces(): Generator<Buffer | string> {
     for (let index = 0; index < parts.length; index += 1) {
       if (index % 2 === 0) {
         yield Buffer.from(parts[index]!);
@@ -59,13 +70,52 @@ export function encodeJsonWithUploads(value: unknown): EncodedJson {
         for (let start = 0; start < item.length; start += SLICE) yield Buffer.from(item.slice(start, start + SLICE), 'latin1');
         continue;
       }
-      yield Buffer.from(`data:${item.mime};base64,`);
-      for (let start = 0; start < item.bytes.length; start += SLICE) {
-        yield Buffer.from(item.bytes.toString('base64', start, Math.min(start + SLICE, item.bytes.length)), 'latin1');
+      if (item instanceof DataUrlText) {
+        // checked ASCII already: views of the body's own bytes go out as they are
+        for (let start = 0; start < item.text.length; start += SLICE) yield item.text.subarray(start, start + SLICE);
+        continue;
       }
+      yield Buffer.from(`data:${item.mime};base64,`);
+      yield* base64Of(item.chunks);
     }
   }
-  return { body: Readable.from(pieces(), { objectMode: false }), length };
+  return { body: Readable.from(pieces(), { objectMode: true, highWaterMark: 1 }), length };
+}
+
+/**
+ * The base64 of the chunks' bytes, one string per chunk or slice (a socket's read at most), with
+ * the 0-2 bytes that end a chunk outside a 3-byte group carried into the next one, so no padding
+ * falls in the middle. Strings, not Buffers: the socket copies a string as it writes it, where a
+ * Buffer.from copy per slice would be garbage outside the heap that the GC frees late.
+ */
+function* base64Of(chunks: readonly Buffer[]): Generator<string> {
+  let carry: Buffer = Buffer.alloc(0);
+  for (const chunk of chunks) {
+    let from = 0;
+    if (carry.length > 0) {
+      from = Math.min(3 - carry.length, chunk.length);
+      carry = Buffer.concat([carry, chunk.subarray(0, from)]);
+      if (carry.length < 3) continue;
+      yield carry.toString('base64');
+      carry = Buffer.alloc(0);
+    }
+    const whole = from + Math.floor((chunk.length - from) / 3) * 3;
+    for (let start = from; start < whole; start += SLICE) yield chunk.toString('base64', start, Math.min(start + SLICE, whole));
+    if (whole < chunk.length) carry = Buffer.from(chunk.subarray(whole));
+  }
+  if (carry.length > 0) yield carry.toString('base64');
+}
+
+/** `item` with each DataUrlText member replaced by its placeholder (a shallow copy, only when it has one). */
+function withViewPlaceholders(item: object, placeholder: (view: DataUrlText) => string): object {
+  if (item instanceof DataUrlText) return item;
+  let copy: Record<string, unknown> | unknown[] | undefined;
+  for (const [key, member] of Object.entries(item)) {
+    if (!(member instanceof DataUrlText)) continue;
+    copy ??= Array.isArray(item) ? [...(item as unknown[])] : { ...(item as Record<string, unknown>) };
+    (copy as Record<string, unknown>)[key] = placeholder(member);
+  }
+  return copy ?? item;
 }
 
 function isPlainAscii(text: string): boolean {

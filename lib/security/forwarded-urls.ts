@@ -3,6 +3,7 @@
 // (public-url.ts) before the upstream is called, and the body sent on carries the normalized URL.
 // Data URLs stay allowed where the upstreams take them; the upstream bounds their size.
 import { isObject } from '../json/json-values.js';
+import { DataUrlText } from '../images/data-url-text.js';
 import type { RouteName } from '../types.js';
 import { type PublicUrlPolicy, requirePublicUrl } from './public-url.js';
 
@@ -13,7 +14,8 @@ type Json = Record<string, unknown>;
  * Objects are copied only along a path whose URL changed, so a large body is not cloned.
  */
 export function checkForwardedUrls(route: RouteName, body: Json, policy: PublicUrlPolicy): Json {
-  const check = (value: unknown, path: string): unknown => (typeof value === 'string' && /^data:/i.test(value) ? value : requirePublicUrl(value, path, policy));
+  // a DataUrlText is a Data URL the JSON parser kept as bytes (json-body.ts); JSON.stringify restores it
+  const check = (value: unknown, path: string): unknown => ((typeof value === 'string' && /^data:/i.test(value)) || value instanceof DataUrlText ? value : requirePublicUrl(value, path, policy));
   switch (route) {
     case 'chat.completions':
       return withField(body, 'messages', (messages) =>

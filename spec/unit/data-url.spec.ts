@@ -1,6 +1,6 @@
 // checkImageDataUrl: image Data URL values (contract §2.2, §8) checked for type, base64 form and decoded size.
 import { describe, expect, it } from 'vitest';
-import { type DataUrlCheck, checkImageDataUrl } from '../../lib/images/data-url.js';
+import { type DataUrlCheck, checkImageDataUrl, checkImageDataUrlBytes } from '../../lib/images/data-url.js';
 
 // a real 1x1 PNG; its base64 ends in '=='
 const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
@@ -50,5 +50,36 @@ describe('checkImageDataUrl: refused', () => {
   it('a huge value is refused as too_large with its decoded size', () => {
     const base64 = 'A'.repeat(4 * 1024 * 1024); // 3 MiB decoded
     expect(checkImageDataUrl(`data:image/png;base64,${base64}`, 1024 * 1024)).toEqual<DataUrlCheck>({ ok: false, reason: 'too_large', bytes: 3 * 1024 * 1024 });
+  });
+});
+
+describe('checkImageDataUrlBytes: the same answers from the body bytes, never a whole string', () => {
+  it.each([
+    `data:image/png;base64,${PNG_1X1}`,
+    'data:image/png;base64,AAA=',
+    'data:IMAGE/WebP;name=a.webp;base64,AAAA',
+    'data:text/plain;base64,aGVsbG8=',
+    'data:image/png,%89PNG',
+    'data:image/png;base64,AA*A',
+    'data:image/png;base64,AA=A',
+    'data:image/png;base64,A===',
+    'data:image/png;base64,AAAAA',
+    'data:image/png;base64,',
+    'data:image/png;base64,=',
+    `data:image/png;base64,${'A'.repeat(12)}`,
+  ])('%s', (value) => {
+    // the value inside a JSON body, as the parser finds it
+    const body = Buffer.from(`{"image":"${value}"}`, 'latin1');
+    for (const max of [MAX, 6]) expect(checkImageDataUrlBytes(body, 10, 10 + value.length, max)).toEqual(checkImageDataUrl(value, max));
+  });
+
+  it('a character outside the alphabet is found in any slice, the last one included', () => {
+    const base64 = 'A'.repeat(300 * 1024);
+    for (const at of [0, 64 * 1024 - 1, 64 * 1024, 200_000, base64.length - 1]) {
+      const value = `data:image/png;base64,${base64.slice(0, at)}*${base64.slice(at + 1)}`;
+      expect(checkImageDataUrlBytes(Buffer.from(value, 'latin1'), 0, value.length, 1024 * 1024)).toEqual<DataUrlCheck>({ ok: false, reason: 'bad_base64' });
+    }
+    const valid = `data:image/png;base64,${base64}`;
+    expect(checkImageDataUrlBytes(Buffer.from(valid, 'latin1'), 0, valid.length, 1024 * 1024)).toMatchObject({ ok: true, bytes: 225 * 1024 });
   });
 });

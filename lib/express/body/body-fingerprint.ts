@@ -3,6 +3,7 @@
 // body parsed by the host, or a multipart form, is hashed from what its parser produced.
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';
+import { uploadedChunks } from './upload-chunks.js';
 
 const fingerprints = new WeakMap<Request, string>();
 
@@ -19,7 +20,8 @@ export function bodyFingerprint(req: Request): string {
   const hash = createHash('sha256').update(JSON.stringify(req.body ?? null));
   // multer's files: each one's field, name, type and bytes, in arrival order
   for (const file of Array.isArray(req.files) ? req.files : []) {
-    hash.update(`\0${file.fieldname}\0${file.originalname}\0${file.mimetype}\0${file.size}\0`).update(file.buffer);
+    hash.update(`\0${file.fieldname}\0${file.originalname}\0${file.mimetype}\0${file.size}\0`);
+    for (const chunk of uploadedChunks(file)) hash.update(chunk);
   }
   return hash.digest('base64url');
 }

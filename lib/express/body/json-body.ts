@@ -2,7 +2,9 @@
 // The body is read into one Buffer, its structure counted by a byte scan before JSON.parse runs (a
 // body of millions of members is refused in milliseconds instead of blocking every tenant), then
 // decoded once; the Buffer and the text are dropped as soon as the value exists. When the host
-// already parsed the body (express.json() in front), that body is used as is.
+// already parsed the body (express.json() in front), that body is used as is. On the image route
+// (`imageDataUrls`), a long image Data URL under an `image` key stays in the Buffer as a
+// DataUrlText view rather than becoming a string (issue 15: memory per request ≤ 2x the body).
 import { randomBytes } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { GatewayError } from '../../errors/gateway-error.js';
@@ -11,6 +13,8 @@ import { startBodyDeadline } from './body-deadline.js';
 import { contentCodingOf } from './content-coding.js';
 import { type LongString, scanJsonStructure } from '../../json/json-scan.js';
 import { isObject } from '../../json/json-values.js';
+import { checkImageDataUrlBytes } from '../../images/data-url.js';
+import { DataUrlText } from '../../images/data-url-text.js';
 import { readBody } from './read-body.js';
 import { fingerprintBytes } from './body-fingerprint.js';
 import { isRepeatedHeader } from '../repeated-header.js';
@@ -19,7 +23,12 @@ const JSON_TYPES = ['application/json', '+json'];
 /** JSON.parse takes any depth, but serializing it again (for the upstream) overflows the stack. */
 const MAX_DEPTH = 64;
 
-export function createJsonBody(options: Pick<ResolvedOptions, 'limits' | 'compressedBodies'>): RequestHandler {
+export interface JsonBodyOptions {
+  /** Long image Data URLs under an `image` key become DataUrlText views of the body (the image route). */
+  imageDataUrls?: boolean;
+}
+
+export function createJsonBody(options: Pick<ResolvedOptions, 'limits' | 'compressedBodies'>, { imageDataUrls = false }: JsonBodyOptions = {}): RequestHandler {
   const { limits, compressedBodies } = options;
   return (req, res, next) => {
     // body-parser 1 (Express 4) flags `_body`; body-parser 2 (Express 5) leaves the stream read
@@ -52,7 +61,7 @@ export function createJsonBody(options: Pick<ResolvedOptions, 'limits' | 'compre
         fingerprintBytes(req, bytes);
         let body: unknown;
         try {
-          body = parseJson(bytes, limits.jsonMembers, limits.jsonTextBytes);
+          body = parseJson(bytes, limits.jsonMembers, limits.jsonTextBytes, imageDataUrls);
         } catch (error) {
           return next(error);
         }
@@ -69,7 +78,7 @@ export function createJsonBody(options: Pick<ResolvedOptions, 'limits' | 'compre
 }
 
 /** Scan, decode, parse: each step refuses what the next one would choke on. */
-function parseJson(bytes: Buffer, maxMembers: number, maxTextBytes: number): unknown {
+function parseJson(bytes: Buffer, maxMembers: number, maxTextBytes: number, imageDataUrls: boolean): unknown {
   // a UTF-8 byte order mark is not JSON, but some clients send one
   const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
   if (bytes.length === start) throw GatewayError.invalidRequest('The request body is empty: send a JSON object with Content-Type: application/json');
@@ -91,7 +100,7 @@ function parseJson(bytes: Buffer, maxMembers: number, maxTextBytes: number): unk
       throw GatewayError.invalidRequest('The request body is not valid JSON');
     }
   }
-  return parseWithLongStrings(bytes, start, long);
+  return parseWithLongStrings(bytes, start, long, imageDataUrls);
 }
 
 /** Strings values this long (Data URLs) are decoded straight from the body's bytes. */
@@ -99,15 +108,18 @@ const LONG_STRING_BYTES = 64 * 1024;
 // a raw control character is not allowed inside a JSON string (RFC 8259 §7)
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
 const CONTROL_CHARACTER = /[\u0000-\u001f]/;
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 /**
  * JSON.parse of the whole text would hold the Buffer, the text and the parsed copies of every
  * Data URL at once (3x the body). Instead the long escape-free string values are cut out of the text
  * (a placeholder with a per-request nonce stands in, which no caller can forge), the small rest is
  * parsed, and each long value is decoded once from the Buffer into its place: the Buffer plus the
- * strings, 2x the body at the peak, and the Buffer is dropped as soon as this returns.
+ * strings, 2x the body at the peak, and the Buffer is dropped as soon as this returns. With
+ * `imageDataUrls`, a valid image Data URL under an `image` key is not decoded at all: it becomes a
+ * DataUrlText view of the Buffer (its `\/` escapes undone in place), so the peak is the Buffer alone.
  */
-function parseWithLongStrings(bytes: Buffer, start: number, long: readonly LongString[]): unknown {
+function parseWithLongStrings(bytes: Buffer, start: number, long: readonly LongString[], imageDataUrls: boolean): unknown {
   const marker = `\\u0000long-string:${randomBytes(12).toString('base64url')}:`;
   const parts: string[] = [];
   let at = start;
@@ -124,13 +136,27 @@ function parseWithLongStrings(bytes: Buffer, start: number, long: readonly LongS
   }
   // the placeholder as JSON.parse returns it: the escape in the text becomes a real NUL
   const parsedMarker = `\0${marker.slice('\\u0000'.length)}`;
-  const valueOf = (placeholder: string): string | undefined => {
+  const checkedText = (text: string): string => {
+    if (CONTROL_CHARACTER.test(text)) throw GatewayError.invalidRequest('The request body is not valid JSON (a control character inside a string)');
+    return text;
+  };
+  const valueOf = (placeholder: string, key?: string): string | DataUrlText | undefined => {
     if (!placeholder.startsWith(parsedMarker)) return undefined;
     const span = long[Number(placeholder.slice(parsedMarker.length))];
     if (!span) return undefined;
-    const text = span.slashEscapes ? withoutSlashEscapes(bytes, span.from, span.to) : bytes.toString('utf8', span.from, span.to);
-    if (CONTROL_CHARACTER.test(text)) throw GatewayError.invalidRequest('The request body is not valid JSON (a control character inside a string)');
-    return text;
+    if (imageDataUrls && key === 'image') {
+      // the scan found each span once and they never overlap, so its bytes are this value's alone
+      const to = span.slashEscapes ? unescapeSlashesInPlace(bytes, span.from, span.to) : span.to;
+      // the size cap is the image request's to apply (with its message); here only the form
+      const check = checkImageDataUrlBytes(bytes, span.from, to, Number.POSITIVE_INFINITY);
+      // the header's parameters may hold any byte: only printable ASCII is kept as a view (the base64 is)
+      if (check.ok && PRINTABLE_ASCII.test(bytes.toString('latin1', span.from, span.from + check.base64Start))) {
+        return new DataUrlText(bytes.subarray(span.from, to), check.mime, check.bytes);
+      }
+      // anything else is a string as before: the image request answers it with the field's error
+      return checkedText(bytes.toString('utf8', span.from, to));
+    }
+    return checkedText(span.slashEscapes ? withoutSlashEscapes(bytes, span.from, span.to) : bytes.toString('utf8', span.from, span.to));
   };
   if (typeof skeleton === 'string') return valueOf(skeleton) ?? skeleton;
   // iterative: the depth was bounded by the scan, but a stack is cheaper than recursion anyway
@@ -142,7 +168,7 @@ function parseWithLongStrings(bytes: Buffer, start: number, long: readonly LongS
     for (const key of Object.keys(record)) {
       const value = record[key];
       if (typeof value === 'string') {
-        const restored = valueOf(value);
+        const restored = valueOf(value, Array.isArray(record) ? undefined : key);
         if (restored !== undefined) record[key] = restored;
       } else if (typeof value === 'object' && value !== null) stack.push(value);
     }
@@ -168,6 +194,24 @@ function nestingExceeds(value: unknown, limit: number): boolean {
 export function jsonObjectBody(body: unknown): Record<string, unknown> {
   if (!isObject(body)) throw GatewayError.invalidRequest('The request body must be a JSON object');
   return body;
+}
+
+/**
+ * Undoes the `\/` escapes of [from, to) in place, each run moved left over its backslash (native
+ * copies, found at memchr speed); returns the new end. The body's bytes are hashed for the
+ * Idempotency-Key before parsing, and nothing else reads them after this.
+ */
+function unescapeSlashesInPlace(bytes: Buffer, from: number, to: number): number {
+  let written = from;
+  let read = from;
+  while (read < to) {
+    let backslash = bytes.indexOf(0x5c, read);
+    if (backslash === -1 || backslash > to) backslash = to;
+    if (written !== read) bytes.copyWithin(written, read, backslash);
+    written += backslash - read;
+    read = backslash + 1;
+  }
+  return written;
 }
 
 /**

@@ -1,5 +1,5 @@
-// The multipart parser of POST /v1/images/edits: multer with memory storage (nothing touches the
-// disk) and limits from the options, its errors turned into error objects that name the limit.
+// The multipart parser of POST /v1/images/edits: multer with in-memory storage (upload-chunks.ts: nothing touches
+// the disk) and limits from the options, its errors turned into error objects that name the limit.
 // The body must arrive within limits.bodyReadTimeoutMs, and is never decoded: busboy would parse
 // compressed bytes as a form, and no SDK compresses uploads (so any Content-Encoding is a 415).
 import type { RequestHandler } from 'express';
@@ -9,11 +9,13 @@ import type { GatewayLimits } from '../../types.js';
 import { startBodyDeadline } from './body-deadline.js';
 import { contentCodingOf } from './content-coding.js';
 import { isRepeatedHeader } from '../repeated-header.js';
+import { uploadChunksStorage } from './upload-chunks.js';
 
 export function createMultipartBody(limits: Readonly<GatewayLimits>): RequestHandler {
   const maxFiles = limits.imagesPerRequest + 1; // the images and one mask
   const upload = multer({
-    storage: multer.memoryStorage(),
+    // each file kept as the chunks it came in (upload-chunks.ts), not copied into one Buffer
+    storage: uploadChunksStorage(),
     // browsers and the SDKs send UTF-8 file names without a charset; busboy's default reads latin1
     defParamCharset: 'utf8',
     limits: { fileSize: limits.uploadFileBytes, files: maxFiles, fields: 64, parts: 64 + maxFiles, fieldNameSize: 200, fieldSize: 256 * 1024 },

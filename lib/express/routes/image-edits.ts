@@ -8,6 +8,7 @@ import { asyncHandler } from '../async-handler.js';
 import { readImageGenerationRequest } from '../../images/image-request.js';
 import { sniffImageType } from '../../images/sniff-image-type.js';
 import { UploadedImage } from '../../images/uploaded-image.js';
+import { uploadedChunks, uploadedHead } from '../body/upload-chunks.js';
 import { requireModel } from './request-fields.js';
 import type { GatewayDeps } from '../../gateway/gateway-deps.js';
 import { routeStateOf } from '../route-state.js';
@@ -48,7 +49,7 @@ export function imageEditsHandler(deps: GatewayDeps): RequestHandler {
         // the DashScope multimodal call has no mask input: say so rather than drop it silently
         if (mask) throw GatewayError.invalidRequest(`mask is not supported by model '${model}': describe the region to change in the prompt`, 'mask');
         // uploads stay raw bytes: upload://<i> in the body, UploadedImage in the request
-        const uploads = images.map(({ file, mime }) => new UploadedImage(mime, file.buffer));
+        const uploads = images.map(({ file, mime }) => new UploadedImage(mime, uploadedChunks(file), file.size));
         return readImageGenerationRequest(editAsGenerationBody(model, prompt, images, fields), family, deps.imageRules, uploads);
       },
       requestedImages: fields.n,
@@ -83,7 +84,7 @@ function sortFiles(files: UploadedFile[]): { images: ImageFile[]; mask?: ImageFi
 
 function imageTypeOf(file: UploadedFile, name: string): string {
   if (file.size === 0) throw GatewayError.invalidRequest(`${name} is an empty file`, file.fieldname);
-  const mime = sniffImageType(file.buffer);
+  const mime = sniffImageType(uploadedHead(file, 32));
   if (!mime) throw GatewayError.invalidRequest(`${name} is not an image: upload PNG, JPEG, WebP, GIF, BMP, TIFF or HEIC`, file.fieldname);
   return mime;
 }
@@ -130,7 +131,7 @@ function rebuildForm(fields: FormFields, files: UploadedFile[], upstreamModel: s
   };
   for (const [name, value] of Object.entries(fields)) append(name, name === 'model' ? upstreamModel : value);
   for (const file of files) {
-    form.append(file.fieldname, new Blob([file.buffer], { type: file.mimetype || 'application/octet-stream' }), file.originalname || 'image');
+    form.append(file.fieldname, new Blob([...uploadedChunks(file)], { type: file.mimetype || 'application/octet-stream' }), file.originalname || 'image');
   }
   return form;
 }
