@@ -2,7 +2,7 @@
 // resolved and schemas compiled here, once; each route is begin -> auth -> body -> handler, and one
 // error middleware renders every failure. Paths it does not serve fall through to the host.
 import express, { type RequestHandler, type Router } from 'express';
-import { dispatchPosts } from './dispatch.js';
+import { dispatchPostsFirst } from './dispatch.js';
 import { createAuthenticate } from './authenticate.js';
 import { createErrorMiddleware } from './error-middleware.js';
 import { UpstreamHttp } from '../transport/upstream-http.js';
@@ -83,7 +83,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   // the paid creates: an Idempotency-Key is checked once the body is read (idempotency.ts)
   const paid = (route: RouteName, body = jsonBody): RequestHandler[] => [...json(route, body), createIdempotency(route, resolved)];
 
-  // the POST routes: one Map lookup, then their handlers in order (dispatch.ts)
+  // the POST routes: one Map lookup, then their handlers in order, ahead of the router's stack (dispatch.ts)
   const posts = new Map<string, RequestHandler[]>([
     ['/v1/images/generations', [...paid('images.generations', imageJsonBody), imageGenerationsHandler(deps)]],
     ['/v1/images/edits', [beginRoute('images.edits', resolved), ...authenticate, multipartBody, createIdempotency('images.edits', resolved), imageEditsHandler(deps)]],
@@ -101,7 +101,8 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   ]);
 
   const router = express.Router();
-  router.use(dispatchPosts(posts));
+  const onError = createErrorMiddleware(resolved);
+  dispatchPostsFirst(router, posts, onError);
   router.get('/api/v3/contents/generations/tasks/:id', beginRoute('video.tasks', resolved), authenticate, queryVideoTaskHandler(tasks));
   // no RouteName (it is a closed public union) and no upstream call: authenticated, but no usage event
   router.get('/v1/models', authenticate, listModelsHandler(resolved));
@@ -111,7 +112,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   // keep this after every route (just before the error middleware): what is left under the gateway's
   // prefixes is answered as JSON, unless the host owns those paths (fallthrough)
   if (!resolved.fallthrough) router.use([...GATEWAY_PREFIXES], notFoundHandler());
-  router.use(createErrorMiddleware(resolved));
+  router.use(onError);
 
   let closed = false;
   const close = async (): Promise<void> => {

@@ -23,7 +23,8 @@ function lifetimeOf(res: Response): Lifetime {
   if (!lifetime) {
     const created: Lifetime = { holds: 0, closed: false, done: [], slotFreed: false, slotGivenUp: false, slot: [] };
     lifetimes.set(res, created);
-    res.once('close', () => {
+    // 'close' comes once per response: a plain listener, not once()'s wrapper (issue 15)
+    res.on('close', () => {
       created.closed = true;
       if (created.holds === 0) finish(created);
       else if (created.slotGivenUp) freeSlot(created);

@@ -32,71 +32,109 @@ const CLIENT_CLOSED = 499;
 
 export function beginRoute(route: RouteName, options: ResolvedOptions): RequestHandler {
   return (req, res, next) => {
-    // most requests finish without the client leaving: the controller is made only when asked for,
-    // and upstream calls listen on the plain clientGone watch instead
-    let controller: AbortController | undefined;
-    const gone = new ClientGoneWatch(() => res.destroyed && !res.writableFinished && !isHeld(res));
-    const state: RouteState = {
-      route,
-      model: '',
-      images: 0,
-      startedAt: performance.now(),
-      trace: options.telemetry.startRequest(route, req.method, () => httpRouteOf(req)),
-      get signal() {
-        controller ??= new AbortController();
-        if (res.destroyed && !res.writableFinished && !isHeld(res)) controller.abort();
-        return controller.signal;
-      },
-      clientGone: gone,
-    };
+    const state = new RouteRecord(route, req, res, options);
     states.set(res, state);
-    res.once('close', () => {
-      // an Idempotency-Key create keeps working after its client left: its answer is kept for the retry
-      if (!res.writableFinished && !isHeld(res)) {
-        controller?.abort();
-        gone.fire();
-      }
-    });
+    // 'close' comes once per response: a plain listener, not once()'s wrapper (issue 15: per-request allocations)
+    res.on('close', () => state.closed());
     // reported when the request is done: at the close, or when held work finished after it
-    whenRequestDone(res, () => {
-      const finished = res.writableFinished;
-      const status = finished ? res.statusCode : (state.keptStatus ?? CLIENT_CLOSED);
-      const latencyMs = Math.round((performance.now() - state.startedAt) * 1000) / 1000;
-      options.telemetry.endRequest(state.trace, {
-        route,
-        status,
-        errorCode: state.errorCode,
-        model: state.model,
-        provider: state.provider,
-        images: state.images,
-        durationMs: latencyMs,
-        idempotentReplay: state.replayed,
-      });
-      const caller = gatewayCaller(res);
-      // usage is per caller: a request that never authenticated has nobody to bill
-      if (!options.onUsage || !caller || state.replayed) return;
-      try {
-        options.onUsage({
-          caller,
-          route,
-          model: state.model,
-          provider: state.provider,
-          images: state.images,
-          ...(state.upstreamImages !== undefined ? { upstreamImages: state.upstreamImages } : {}),
-          status,
-          latencyMs,
-          upstreamRequestId: state.upstreamRequestId,
-          ...(state.errorCode !== undefined ? { errorCode: state.errorCode } : {}),
-          ...(state.storedBytes !== undefined ? { storedBytes: state.storedBytes } : {}),
-          ...(state.imageSizes !== undefined ? { imageSizes: state.imageSizes } : {}),
-          ...(state.upstreamUsage !== undefined ? { upstreamUsage: state.upstreamUsage } : {}),
-        });
-      } catch (error) {
-        options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'onUsage threw');
-      }
-    });
+    whenRequestDone(res, () => state.report());
     next();
   };
+}
+
+/**
+ * One request's state as a class: an object literal with a getter and the closures around it cost
+ * a slow-mode object and several allocations per request on the hot path (issue 15).
+ */
+class RouteRecord implements RouteState {
+  model = '';
+  images = 0;
+  provider?: RouteState['provider'];
+  upstreamRequestId?: string;
+  upstreamImages?: number;
+  imageSizes?: string[];
+  upstreamUsage?: RouteState['upstreamUsage'];
+  storedBytes?: number;
+  rateLimit?: RouteState['rateLimit'];
+  errorCode?: string;
+  replayed?: boolean;
+  keptStatus?: number;
+  readonly startedAt = performance.now();
+  readonly trace: RequestTrace | undefined;
+  readonly clientGone: ClientGoneWatch;
+  // most requests finish without the client leaving: the controller is made only when asked for,
+  // and upstream calls listen on the plain clientGone watch instead
+  private controller?: AbortController;
+
+  constructor(
+    readonly route: RouteName,
+    req: Request,
+    private readonly res: Response,
+    private readonly options: ResolvedOptions,
+  ) {
+    this.trace = options.telemetry.startRequest(route, req.method, () => httpRouteOf(req));
+    this.clientGone = new ClientGoneWatch(res);
+  }
+
+  get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    if (clientLeft(this.res)) this.controller.abort();
+    return this.controller.signal;
+  }
+
+  /** The response closed. */
+  closed(): void {
+    // an Idempotency-Key create keeps working after its client left: its answer is kept for the retry
+    if (!this.res.writableFinished && !isHeld(this.res)) {
+      this.controller?.abort();
+      this.clientGone.fire();
+    }
+  }
+
+  /** The request is done: its span and metric, and the usage event. */
+  report(): void {
+    const { res, options, route } = this;
+    const finished = res.writableFinished;
+    const status = finished ? res.statusCode : (this.keptStatus ?? CLIENT_CLOSED);
+    const latencyMs = Math.round((performance.now() - this.startedAt) * 1000) / 1000;
+    options.telemetry.endRequest(this.trace, {
+      route,
+      status,
+      errorCode: this.errorCode,
+      model: this.model,
+      provider: this.provider,
+      images: this.images,
+      durationMs: latencyMs,
+      idempotentReplay: this.replayed,
+    });
+    const caller = gatewayCaller(res);
+    // usage is per caller: a request that never authenticated has nobody to bill
+    if (!options.onUsage || !caller || this.replayed) return;
+    try {
+      options.onUsage({
+        caller,
+        route,
+        model: this.model,
+        provider: this.provider,
+        images: this.images,
+        ...(this.upstreamImages !== undefined ? { upstreamImages: this.upstreamImages } : {}),
+        status,
+        latencyMs,
+        upstreamRequestId: this.upstreamRequestId,
+        ...(this.errorCode !== undefined ? { errorCode: this.errorCode } : {}),
+        ...(this.storedBytes !== undefined ? { storedBytes: this.storedBytes } : {}),
+        ...(this.imageSizes !== undefined ? { imageSizes: this.imageSizes } : {}),
+        ...(this.upstreamUsage !== undefined ? { upstreamUsage: this.upstreamUsage } : {}),
+      });
+    } catch (error) {
+      options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'onUsage threw');
+    }
+  }
+}
+
+/** The client left before the answer was finished, and no held work keeps the request going. */
+function clientLeft(res: Response): boolean {
+  return res.destroyed && !res.writableFinished && !isHeld(res);
 }
 
 /** `http.route`: the mount path and the route's pattern (`/v1/images/generations`, `/api/v3/contents/generations/tasks/:id`). */
@@ -127,28 +165,28 @@ export function findRouteState(res: Response): RouteState | undefined {
  */
 class ClientGoneWatch implements CancelSignal {
   private fired = false;
-  private listeners: Array<() => void> = [];
+  private listeners: Array<() => void> | undefined;
 
-  constructor(private readonly gone: () => boolean) {}
+  constructor(private readonly res: Response) {}
 
   get aborted(): boolean {
-    return this.fired || this.gone();
+    return this.fired || clientLeft(this.res);
   }
 
   addEventListener(_type: 'abort', listener: () => void): void {
-    this.listeners.push(listener);
+    (this.listeners ??= []).push(listener);
   }
 
   removeEventListener(_type: 'abort', listener: () => void): void {
-    const at = this.listeners.indexOf(listener);
-    if (at >= 0) this.listeners.splice(at, 1);
+    const at = this.listeners?.indexOf(listener) ?? -1;
+    if (at >= 0) this.listeners!.splice(at, 1);
   }
 
   fire(): void {
     if (this.fired) return;
     this.fired = true;
     const listeners = this.listeners;
-    this.listeners = [];
-    for (const listener of listeners) listener();
+    this.listeners = undefined;
+    for (const listener of listeners ?? []) listener();
   }
 }

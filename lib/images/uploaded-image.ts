@@ -34,9 +34,11 @@ export type EncodedJson = { body: string; length: number } | { body: Readable; l
  */
 export function encodeJsonWithUploads(value: unknown): EncodedJson {
   const streamed: Array<UploadedImage | DataUrlText | string> = [];
-  // a per-call nonce: caller text can never spell a placeholder
-  const nonce = randomBytes(8).toString('hex');
-  const placeholder = (item: UploadedImage | DataUrlText | string): string => `\u0000${nonce}:${streamed.push(item) - 1}\u0000`;
+  // a per-call nonce: caller text can never spell a placeholder. Drawn when the first placeholder is
+  // needed: most bodies have none, and a randomBytes call per request was ~30 µs of every DashScope
+  // image request's CPU in the benchmark's profile (issue 15)
+  let nonce: string | undefined;
+  const placeholder = (item: UploadedImage | DataUrlText | string): string => `\u0000${(nonce ??= randomBytes(8).toString('hex'))}:${streamed.push(item) - 1}\u0000`;
   const text = JSON.stringify(value, (_key, item: unknown) => {
     if (item instanceof UploadedImage) return placeholder(item);
     if (typeof item === 'string' && item.length >= LONG_STRING && isPlainAscii(item)) return placeholder(item);
@@ -47,7 +49,7 @@ export function encodeJsonWithUploads(value: unknown): EncodedJson {
   });
   if (streamed.length === 0) return { body: text, length: Buffer.byteLength(text) };
   // JSON.stringify writes the NUL as the six characters \u0000
-  const parts = text.split(new RegExp(`\\\\u0000${nonce}:(\\d+)\\\\u0000`));
+  const parts = text.split(new RegExp(`\\\\u0000${nonce!}:(\\d+)\\\\u0000`));
   let length = 0;
   parts.forEach((part, index) => {
     if (index % 2 === 0) length += Buffer.byteLength(part);

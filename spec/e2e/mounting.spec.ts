@@ -61,6 +61,40 @@ describe('mounting', () => {
     expect(dashscope.requests).toHaveLength(status === 200 ? 1 : 0);
   });
 
+  // the POST routes are dispatched from the router's own handle, ahead of its layer stack (issue 15):
+  // inside a host Router under a prefix too, with its errors in the gateway's shape, and every other
+  // request still through the stack (the GET routes, the JSON 404, what the host hangs on the router)
+  it('answers its POST routes, their errors and its other paths when nested in a host Router under a prefix', async () => {
+    const router = createGatewayRouter({ verifyKey: staticKeys({ [KEY_A]: { id: 'tenant-a' } }), resolveUpstream: route });
+    const seen: string[] = [];
+    router.use('/extra', (req, res) => {
+      seen.push(`${req.method} ${req.baseUrl}`);
+      res.json({ host: 'extra' });
+    });
+    const hostRouter = express.Router();
+    hostRouter.use('/ai', router);
+    const app = express();
+    app.use('/api', hostRouter);
+    const ok = await request(app).post('/api/ai/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send(body);
+    const invalid = await request(app).post('/api/ai/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ prompt: 'x' });
+    const refused = await request(app).post('/api/ai/v1/chat/completions').set('Authorization', 'Bearer nope').send({});
+    const models = await request(app).get('/api/ai/v1/models').set('Authorization', `Bearer ${KEY_A}`);
+    const unknown = await request(app).post('/api/ai/v1/unknown').set('Authorization', `Bearer ${KEY_A}`).send({});
+    const extra = await request(app).post('/api/ai/extra').send({});
+    await router.close();
+    expect(ok.status).toBe(200);
+    expect(ok.body.data).toHaveLength(1);
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.error.param).toBe('model');
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.type).toBe('authentication_error');
+    expect(models.status).toBe(200);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe('not_found');
+    expect(extra.body).toEqual({ host: 'extra' });
+    expect(seen).toEqual(['POST /api/ai/extra']);
+  });
+
   it('with fallthrough: true, lets paths and methods it does not serve fall through to the host', async () => {
     const gw = createTestGateway({ resolveUpstream: route, fallthrough: true });
     gw.app.get('/v1/images/generations', (_req, res) => {

@@ -48,14 +48,18 @@ export function forwardJsonHandler(deps: GatewayDeps, config: ForwardRoute): Req
     const native = config.route === 'images.native';
     const charge = await deps.quotas.charge(callerOf(res), { requests: 1, ...(native ? { images: nativeImagesAsked(body) } : {}) });
     state.rateLimit = charge.rateLimit;
-    const refundOnFailure = async <T>(work: Promise<T>): Promise<T> => {
-      try {
-        return await work;
-      } catch (error) {
-        await charge.refund(['images']);
-        throw error;
-      }
-    };
+    // nothing charged (quotas off, or no limit for these kinds): nothing to give back, no wrapper
+    const refundOnFailure =
+      charge.taken.length === 0
+        ? <T>(work: Promise<T>): Promise<T> => work
+        : async <T>(work: Promise<T>): Promise<T> => {
+            try {
+              return await work;
+            } catch (error) {
+              await charge.refund(['images']);
+              throw error;
+            }
+          };
 
     if (body.stream === true) {
       const opened = await refundOnFailure(

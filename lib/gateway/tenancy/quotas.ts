@@ -49,6 +49,7 @@ const COUNTER_POINTS = Number.MAX_SAFE_INTEGER;
 const MAX_WINDOW_SECONDS = 24 * 86_400;
 const WINDOW_END_MARGIN_MS = 250;
 const NOTHING: QuotaCharge = { taken: [], rateLimit: [], windowEnds: {}, refund: async () => {} };
+const CHARGED_NOTHING = Promise.resolve(NOTHING);
 
 export class Quotas {
   private readonly counters: Record<Kind, RateLimiterAbstract>;
@@ -89,7 +90,13 @@ export class Quotas {
    * Takes `cost` from the caller's budgets, all or nothing: a 429 QuotaExceededError naming the
    * first limit that would be passed, and nothing kept. Kinds without a limit are not counted.
    */
-  async charge(caller: Caller, cost: QuotaCost): Promise<QuotaCharge> {
+  charge(caller: Caller, cost: QuotaCost): Promise<QuotaCharge> {
+    // quotas off: one shared settled promise, not two async frames per request (issue 15)
+    if (this.config?.limits === undefined) return CHARGED_NOTHING;
+    return this.chargeLimited(caller, cost);
+  }
+
+  private async chargeLimited(caller: Caller, cost: QuotaCost): Promise<QuotaCharge> {
     const limits = await this.limitsFor(caller);
     if (!limits) return NOTHING;
     const kinds = (Object.keys(cost) as Kind[]).filter((kind) => (cost[kind] ?? 0) > 0 && limits[KINDS[kind].limit] !== undefined);
