@@ -131,11 +131,23 @@ interface StreamFigures {
   firstByte: number;
   /** Median arrival of each event. */
   events: number[];
+  /**
+   * The whole (non-streamed) chat answer's first body byte through the same client, each request
+   * after as long a quiet spell as a stream request gets: the stream's own cost is the difference.
+   * autocannon's p50 at 1 connection (the latency table) times back-to-back requests in a warm
+   * process; a request that comes after ~40 ms of quiet meets a colder process (caches, the idle
+   * CPU), in the gateway and the bare proxy alike.
+   */
+  wholeFirstByte: number;
 }
 
-/** Streams through each target in turn; medians of header time, first body byte and each event. */
-async function ttfb(targets: Target[]): Promise<Record<Target['name'], StreamFigures>> {
+/**
+ * Streams through each target in turn; medians of header time, first body byte and each event.
+ * Every few rounds, a whole answer (`wholeBody`) through each target after a quiet spell as long as a stream.
+ */
+async function ttfb(targets: Target[], wholeBody: string): Promise<Record<Target['name'], StreamFigures>> {
   const samples: Record<string, Timing[]> = {};
+  const whole: Record<string, number[]> = {};
   const runs = quick ? 60 : 200;
   for (let i = 0; i < runs + 20; i += 1) {
     for (const target of targets) {
@@ -143,16 +155,25 @@ async function ttfb(targets: Target[]): Promise<Record<Target['name'], StreamFig
       if (result.status !== 200) throw new Error(`stream ${target.name}: HTTP ${result.status}`);
       if (i >= 20) (samples[target.name] ??= []).push(result);
     }
+    if (i >= 20 && i % 4 === 0) {
+      for (const target of targets) {
+        await new Promise((resolve) => setTimeout(resolve, 40));
+        const result = await post(target.url, wholeBody);
+        if (result.status !== 200) throw new Error(`whole answer ${target.name}: HTTP ${result.status}`);
+        (whole[target.name] ??= []).push(result.firstByteMs);
+      }
+    }
   }
-  const figures = (timings: Timing[]): StreamFigures => {
+  const figures = (timings: Timing[], wholeFirstBytes: number[]): StreamFigures => {
     const events = Math.min(...timings.map((t) => t.eventsMs.length));
     return {
       headers: median(timings.map((t) => t.headersMs)),
       firstByte: median(timings.map((t) => t.firstByteMs)),
       events: Array.from({ length: events }, (_, index) => median(timings.map((t) => t.eventsMs[index]!))),
+      wholeFirstByte: median(wholeFirstBytes),
     };
   };
-  return Object.fromEntries(targets.map((target) => [target.name, figures(samples[target.name]!)])) as Record<Target['name'], StreamFigures>;
+  return Object.fromEntries(targets.map((target) => [target.name, figures(samples[target.name]!, whole[target.name]!)])) as Record<Target['name'], StreamFigures>;
 }
 
 /**
@@ -333,7 +354,7 @@ async function main(): Promise<void> {
   }
 
   if (part('stream')) {
-    const figures = await ttfb(streamTargets);
+    const figures = await ttfb(streamTargets, chatBody);
     const added = (name: 'bare' | 'gateway', pick: (f: StreamFigures) => number) => pick(figures[name]) - pick(figures.direct);
     // a chunk held back shows as a later arrival of some event than of the first one
     const heldBack = (name: 'bare' | 'gateway') => Math.max(...figures[name].events.map((at, index) => at - (figures.direct.events[index] ?? at))) - added(name, (f) => f.firstByte);
@@ -345,11 +366,14 @@ async function main(): Promise<void> {
       bareHeadersOverheadMs: added('bare', (f) => f.headers),
       heldBackMs: heldBack('gateway'),
       bareHeldBackMs: heldBack('bare'),
+      wholeFirstByteOverheadMs: added('gateway', (f) => f.wholeFirstByte),
+      bareWholeFirstByteOverheadMs: added('bare', (f) => f.wholeFirstByte),
     };
     results.streamFirstByte = stream;
     console.log(
       `\nstream (20 events, one every 2 ms), added over direct: first body byte gateway ${us(stream.firstByteOverheadMs)}, bare proxy ${us(stream.bareFirstByteOverheadMs)}; ` +
-        `headers gateway ${us(stream.headersOverheadMs)}, bare ${us(stream.bareHeadersOverheadMs)}; worst event later than the first byte's lag: gateway ${us(stream.heldBackMs)}, bare ${us(stream.bareHeldBackMs)}`,
+        `headers gateway ${us(stream.headersOverheadMs)}, bare ${us(stream.bareHeadersOverheadMs)}; worst event later than the first byte's lag: gateway ${us(stream.heldBackMs)}, bare ${us(stream.bareHeldBackMs)}; ` +
+        `a whole chat answer's first body byte, same client and pacing: gateway ${us(stream.wholeFirstByteOverheadMs)}, bare ${us(stream.bareWholeFirstByteOverheadMs)}`,
     );
     checks.push({
       target: 'stream: added time to the first body byte',

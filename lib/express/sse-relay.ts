@@ -55,6 +55,7 @@ export function relaySse(
       if (format === 'event') lastSequence = lastSequenceIn(chunk, lastSequence);
       onChunk?.(chunk);
       tail = chunk.length >= 2 ? chunk.toString('latin1', chunk.length - 2) : tail.slice(-1) + chunk.toString('latin1');
+      joinTheEnd(res);
       if (!res.write(chunk)) {
         body.pause();
         // a cut (stall) or a departed client ends in 'close', which onClose handles
@@ -90,6 +91,22 @@ export function relaySse(
       finish();
     });
   });
+}
+
+/**
+ * Lets the stream's end go out in the same write as its last chunk. Node corks a chunked response
+ * for each write and uncorks it on the next tick, which runs before the upstream body's 'end'
+ * (queued when the same read carried the upstream's last chunk and its end): the last event went in
+ * one write and the terminating chunk in a second one. One more cork level, released by a
+ * microtask (after the tick queue, so after that 'end' and the res.end() it calls, which flushes
+ * everything at once), joins them. No chunk waits: when no end follows, the microtask flushes in
+ * the same turn of the event loop, right after the ticks already queued.
+ */
+function joinTheEnd(res: Response): void {
+  const socket = res.socket;
+  if (!socket || socket.destroyed) return;
+  socket.cork();
+  queueMicrotask(() => socket.uncork());
 }
 
 function lastSequenceIn(chunk: Buffer, previous: number): number {

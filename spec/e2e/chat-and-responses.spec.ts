@@ -1,12 +1,14 @@
 // POST /v1/chat/completions, /v1/responses and /api/v3/images/generations end to end: forwarding with
 // the model renamed, SSE relayed chunk by chunk, mid-stream failures, disconnects, fallback.
 import http from 'node:http';
+import type { Socket } from 'node:net';
+import express from 'express';
 import request from 'supertest';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Upstream } from '../../lib/index.js';
 import { sendJson } from '../helpers/fake-upstream.js';
 import { chatChunks, chatCompletion, responseEvents, responseObject, startFakeLlm, writeSlowly } from '../helpers/fake-llm.js';
-import { KEY_A } from '../helpers/gateway-app.js';
+import { KEY_A, listen } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 import { rawRequest } from '../helpers/raw-client.js';
 
@@ -90,6 +92,31 @@ describe('chat completions', () => {
     expect(result.chunks.length).toBeGreaterThan(1);
     expect(result.chunks[0]!.at).toBeLessThan(llm.lastChunkSentAt);
     expect(llm.apiRequests()[0]?.headers.accept).toBe('text/event-stream');
+  });
+
+  it('sends the last event and the end of the stream in one write when the upstream sent them together', async () => {
+    const chunks = chatChunks('m', ['a', 'b']);
+    llm.next((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(chunks.slice(0, -1).join(''));
+      // the last event and the end of the body in one write, so they reach the gateway in one read
+      setTimeout(() => res.end(chunks.at(-1)), 20);
+    });
+    // what the gateway hands the kernel, write by write, on the client's connection (the host app's own socket)
+    const writes: string[] = [];
+    const host = express();
+    host.use((req, _res, next) => {
+      recordWrites(req.socket, writes);
+      next();
+    });
+    host.use(gateway.router);
+    const server = await listen(host);
+    onTestFinished(() => server.close());
+    const result = await rawRequest(server.url, { path: '/v1/chat/completions', headers: JSON_POST, body: JSON.stringify(chatBody({ stream: true })) });
+    expect(result.text).toBe(chunks.join(''));
+    // before: the last event in one write and the terminating chunk in another, one more packet per stream
+    expect(writes.at(-1)).toContain('data: [DONE]');
+    expect(writes.at(-1)?.endsWith('0\r\n\r\n')).toBe(true);
   });
 
   it('ends a stream whose upstream dies with an OpenAI error event', async () => {
@@ -264,3 +291,21 @@ describe('native image generation (Ark, /api/v3/images/generations)', () => {
     expect(llm.requests).toHaveLength(0);
   });
 });
+
+/** Records each write a socket makes (one system call each: Node's _write and _writev), as text. */
+function recordWrites(socket: Socket, writes: string[]): void {
+  const target = socket as unknown as {
+    _write(chunk: Buffer | string, encoding: BufferEncoding, callback: (error?: Error | null) => void): void;
+    _writev(chunks: Array<{ chunk: Buffer | string }>, callback: (error?: Error | null) => void): void;
+  };
+  const write = target._write.bind(socket);
+  const writev = target._writev.bind(socket);
+  target._write = (chunk, encoding, callback) => {
+    writes.push(String(chunk));
+    write(chunk, encoding, callback);
+  };
+  target._writev = (chunks, callback) => {
+    writes.push(chunks.map(({ chunk }) => String(chunk)).join(''));
+    writev(chunks, callback);
+  };
+}
