@@ -28,9 +28,13 @@ export type EncodedJson = { body: string; length: number } | { body: Readable; l
  */
 export function encodeJsonWithUploads(value: unknown): EncodedJson {
   const streamed: Array<UploadedImage | string> = [];
-  // a per-call nonce: caller text can never spell a placeholder
-  const nonce = randomBytes(8).toString('hex');
-  const placeholder = (item: UploadedImage | string): string => `\u0000${nonce}:${streamed.push(item) - 1}\u0000`;
+  // a per-call nonce: caller text can never spell a placeholder. Made at the first placeholder, not
+  // per call: most bodies stream nothing, and randomBytes is a native call per request (issue 15)
+  let nonce = '';
+  const placeholder = (item: UploadedImage | string): string => {
+    nonce ||= randomBytes(8).toString('hex');
+    return `\u0000${nonce}:${streamed.push(item) - 1}\u0000`;
+  };
   const text = JSON.stringify(value, (_key, item: unknown) => {
     if (item instanceof UploadedImage) return placeholder(item);
     if (typeof item === 'string' && item.length >= LONG_STRING && isPlainAscii(item)) return placeholder(item);
