@@ -4,7 +4,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { ResolvedOptions } from '../gateway/options.js';
 import type { CallRecord } from '../gateway/call-record.js';
 import { gatewayCaller } from './authenticate.js';
-import { isHeld, whenRequestDone } from './request-lifetime.js';
+import { isHeld, whenRequestDone, whenResponseCloses } from './request-lifetime.js';
 import type { RouteName } from '../types.js';
 import type { RequestTrace } from '../telemetry/telemetry.js';
 import { dispatchedRouteOf } from './dispatch.js';
@@ -50,7 +50,8 @@ export function beginRoute(route: RouteName, options: ResolvedOptions): RequestH
       clientGone: gone,
     };
     states.set(res, state);
-    res.once('close', () => {
+    // on the request lifetime's one 'close' listener, not a listener of its own (issue 15)
+    whenResponseCloses(res, () => {
       // an Idempotency-Key create keeps working after its client left: its answer is kept for the retry
       if (!res.writableFinished && !isHeld(res)) {
         controller?.abort();
@@ -127,7 +128,8 @@ export function findRouteState(res: Response): RouteState | undefined {
  */
 class ClientGoneWatch implements CancelSignal {
   private fired = false;
-  private listeners: Array<() => void> = [];
+  // usually one listener (the upstream call's): made with it, one slot, not [] then push (17)
+  private listeners: Array<() => void> | undefined;
 
   constructor(private readonly gone: () => boolean) {}
 
@@ -136,19 +138,20 @@ class ClientGoneWatch implements CancelSignal {
   }
 
   addEventListener(_type: 'abort', listener: () => void): void {
-    this.listeners.push(listener);
+    if (this.listeners) this.listeners.push(listener);
+    else this.listeners = [listener];
   }
 
   removeEventListener(_type: 'abort', listener: () => void): void {
-    const at = this.listeners.indexOf(listener);
-    if (at >= 0) this.listeners.splice(at, 1);
+    const at = this.listeners?.indexOf(listener) ?? -1;
+    if (at >= 0) this.listeners!.splice(at, 1);
   }
 
   fire(): void {
     if (this.fired) return;
     this.fired = true;
     const listeners = this.listeners;
-    this.listeners = [];
-    for (const listener of listeners) listener();
+    this.listeners = undefined;
+    if (listeners) for (const listener of listeners) listener();
   }
 }
