@@ -7,6 +7,15 @@ import { findRouteState } from './route-state.js';
 export function asyncHandler(handler: (req: Request, res: Response) => Promise<void>): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     const trace = findRouteState(res)?.trace;
-    (trace ? trace.run(() => handler(req, res)) : handler(req, res)).catch(next);
+    let done: Promise<void>;
+    // a handler may be a plain function returning its work's promise (no async frame of its own
+    // waiting beside a slow upstream, issue 15): its synchronous throw is an error like a rejection
+    try {
+      done = trace ? trace.run(() => handler(req, res)) : handler(req, res);
+    } catch (error) {
+      next(error);
+      return;
+    }
+    done.catch(next);
   };
 }

@@ -4,7 +4,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { ResolvedOptions } from '../gateway/options.js';
 import type { CallRecord } from '../gateway/call-record.js';
 import { gatewayCaller } from './authenticate.js';
-import { isHeld, whenRequestDone } from './request-lifetime.js';
+import { isHeld, whenRequestDone, whenResponseCloses } from './request-lifetime.js';
 import type { RouteName } from '../types.js';
 import type { RequestTrace } from '../telemetry/telemetry.js';
 import { dispatchedRouteOf } from './dispatch.js';
@@ -34,8 +34,8 @@ export function beginRoute(route: RouteName, options: ResolvedOptions): RequestH
   return (req, res, next) => {
     const state = new RouteRecord(route, req, res, options);
     states.set(res, state);
-    // 'close' comes once per response: a plain listener, not once()'s wrapper (issue 15: per-request allocations)
-    res.on('close', () => state.closed());
+    // on the request lifetime's one 'close' listener, not a listener of its own (issue 15)
+    whenResponseCloses(res, () => state.closed());
     // reported when the request is done: at the close, or when held work finished after it
     whenRequestDone(res, () => state.report());
     next();
@@ -165,6 +165,7 @@ export function findRouteState(res: Response): RouteState | undefined {
  */
 class ClientGoneWatch implements CancelSignal {
   private fired = false;
+  // usually one listener (the upstream call's): made with it, one slot, not [] then push (17)
   private listeners: Array<() => void> | undefined;
 
   constructor(private readonly res: Response) {}
@@ -174,7 +175,8 @@ class ClientGoneWatch implements CancelSignal {
   }
 
   addEventListener(_type: 'abort', listener: () => void): void {
-    (this.listeners ??= []).push(listener);
+    if (this.listeners) this.listeners.push(listener);
+    else this.listeners = [listener];
   }
 
   removeEventListener(_type: 'abort', listener: () => void): void {
@@ -187,6 +189,6 @@ class ClientGoneWatch implements CancelSignal {
     this.fired = true;
     const listeners = this.listeners;
     this.listeners = undefined;
-    for (const listener of listeners ?? []) listener();
+    if (listeners) for (const listener of listeners) listener();
   }
 }

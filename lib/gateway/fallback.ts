@@ -22,19 +22,28 @@ export function secretsOf(upstream: Upstream): Array<string | undefined> {
  * starts work (create, generate, forward), so the last failure tells whether work began. Each
  * attempt is one CLIENT span and one upstream-duration measurement, described by `info`.
  */
-export async function withFallback<T>(upstreams: readonly Upstream[], options: ResolvedOptions, info: AttemptInfo<T>, attempt: (upstream: Upstream) => Promise<T>): Promise<T> {
-  for (let index = 0; ; index += 1) {
+export function withFallback<T>(upstreams: readonly Upstream[], options: ResolvedOptions, info: AttemptInfo<T>, attempt: (upstream: Upstream) => Promise<T>): Promise<T> {
+  // a promise chain, not an async loop: a suspended async frame (its registers, promise and
+  // reactions) would wait beside every slow upstream call (issue 15: memory per held request)
+  const attemptAt = (index: number): Promise<T> => {
     const upstream = upstreams[index]!;
+    let running: Promise<T>;
     try {
-      return await options.telemetry.attempt(upstream, index, info, () => attempt(upstream));
-    } catch (caught) {
+      running = options.telemetry.attempt(upstream, index, info, () => attempt(upstream));
+    } catch (thrown) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- what was thrown, as an async function would reject with it
+      running = Promise.reject(thrown);
+    }
+    return running.catch((caught: unknown) => {
       // an upstream may quote the request it got, the operator's key included
       const error = caught instanceof GatewayError ? caught.withoutSecrets(secretsOf(upstream)) : caught;
       const retry = error instanceof GatewayError && error.retryable && error.notStarted && index + 1 < upstreams.length;
       if (error instanceof GatewayError) logAttemptFailure(options, upstream, error, { attempt: index + 1, of: upstreams.length, retry });
       if (!retry) throw error;
-    }
-  }
+      return attemptAt(index + 1);
+    });
+  };
+  return attemptAt(0);
 }
 
 /**

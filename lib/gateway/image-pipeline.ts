@@ -55,7 +55,9 @@ export async function runImageRequest(deps: GatewayDeps, record: CallRecord, inp
   record.rateLimit = charge.rateLimit;
   let answer: ImageAnswer;
   try {
-    answer = await generate(deps, record, input, { family, request, upstreams, call });
+    const prepared: Prepared = { family, request, upstreams, call };
+    // one frame (this one) waits for the upstream: callUpstreams and the attempts are promise chains
+    answer = await completeAnswer(deps, record, input, prepared, await callUpstreams(deps, record, input, prepared));
   } catch (error) {
     await charge.refund(['images']);
     throw error;
@@ -72,21 +74,33 @@ interface Prepared {
   call: CallContext;
 }
 
-async function generate(deps: GatewayDeps, record: CallRecord, input: ImageRequestInput, prepared: Prepared): Promise<ImageAnswer> {
-  const { family, upstreams, call } = prepared;
+/** What the upstream that answered gave back, with the request it was sent (read for the generic family when the model has none). */
+type Attempted = { kind: 'image'; provider: Upstream['provider']; request: ImageGenerationRequest; response: ImageGenerationResponse } | { kind: 'passthrough'; response: PassthroughResponse };
+
+/**
+ * The upstream calls under the fallback rule. Not async: each attempt hands back its call's own
+ * promise, so no suspended frames wait beside a slow upstream (issue 15: memory per held request).
+ * A synchronous throw (a request that cannot be read) becomes the attempt's failure, as before.
+ */
+function callUpstreams(deps: GatewayDeps, record: CallRecord, input: ImageRequestInput, prepared: Prepared): Promise<Attempted> {
+  const { upstreams, call } = prepared;
   let { request } = prepared;
   const attempt: AttemptInfo = { route: input.route, model: input.model, choices: requestedCount(request?.parameters.n ?? input.requestedImages), prompt: () => promptOf(request, input.req) };
-  const answer = await withFallback(upstreams, deps.options, attempt, async (upstream) => {
+  return withFallback(upstreams, deps.options, attempt, (upstream): Promise<Attempted> => {
     record.provider = upstream.provider;
     const images = capabilityOf(upstream, 'images');
     if (images) {
-      request ??= input.readRequest(GENERIC_IMAGE_FAMILY);
-      return { kind: 'image' as const, provider: upstream.provider, response: await images.generate(call, request, upstream) };
+      const sent = (request ??= input.readRequest(GENERIC_IMAGE_FAMILY));
+      return images.generate(call, sent, upstream).then((response) => ({ kind: 'image', provider: upstream.provider, request: sent, response }));
     }
     const api = requireCapability(upstream, 'passthrough', input.route, deps.options.logger);
-    return { kind: 'passthrough' as const, response: await input.forward(api, call, upstream) };
+    return input.forward(api, call, upstream).then((response) => ({ kind: 'passthrough', response }));
   });
+}
 
+/** The answer once the upstream answered: the image cap, b64_json downloads, durable storage. */
+async function completeAnswer(deps: GatewayDeps, record: CallRecord, input: ImageRequestInput, prepared: Prepared, answer: Attempted): Promise<ImageAnswer> {
+  const { family, call } = prepared;
   if (answer.kind === 'passthrough') {
     record.upstreamRequestId = answer.response.requestId;
     // the same rule as below: the upstream does not decide how many images the caller gets (and is billed)
@@ -98,15 +112,15 @@ async function generate(deps: GatewayDeps, record: CallRecord, input: ImageReque
     const response = await rehostPassthrough(deps, record, input.caller, input.req, { ...answer.response, body: capped.body }, input.requestedFormat);
     return { kind: 'passthrough', response };
   }
-  const { response } = answer;
+  const { response, request } = answer;
   record.upstreamRequestId = response.extra.request_id || undefined;
   // the upstream does not decide how much the gateway downloads and answers: at most what the
   // request allowed, the rest dropped (and reported in the usage event)
   record.upstreamImages = response.data.length;
-  response.data = response.data.slice(0, allowedImages(request!, family ?? GENERIC_IMAGE_FAMILY));
+  response.data = response.data.slice(0, allowedImages(request, family ?? GENERIC_IMAGE_FAMILY));
   record.images = response.data.length;
   let images: Array<Buffer | undefined> | undefined;
-  if (request!.responseFormat === 'b64_json') {
+  if (request.responseFormat === 'b64_json') {
     const policy = { allowPrivate: deps.options.allowPrivateResultUrls };
     images = await downloadImages(response, call, answer.provider, policy);
   }

@@ -191,15 +191,38 @@ export class Telemetry {
     span.end();
   }
 
-  /** One upstream attempt as a CLIENT span (a child of the active span) and one upstream-duration measurement. */
-  async attempt<T>(upstream: Upstream, index: number, info: AttemptInfo<T> | undefined, run: () => Promise<T>): Promise<T> {
+  /**
+   * One upstream attempt as a CLIENT span (a child of the active span) and one upstream-duration measurement.
+   * Not async itself: when nothing records (no SDK: a non-recording span outside any trace, no meter
+   * provider) the call's own promise is returned, so no suspended frame waits beside each slow
+   * upstream call (issue 15: memory per held request).
+   */
+  attempt<T>(upstream: Upstream, index: number, info: AttemptInfo<T> | undefined, run: () => Promise<T>): Promise<T> {
     const api = this.api;
-    if (!api || !this.tracer) return run();
+    if (!api || !this.tracer) return runCatching(run);
     const operation = info ? OPERATIONS[info.route] : undefined;
     const model = clip(upstream.model ?? info?.model);
     const tracer = this.tracer;
     const span = this.guard(() => tracer.startSpan(`${operation?.operation ?? 'call'}${model ? ` ${model}` : ''}`, { kind: SPAN_KIND.client }), undefined);
-    if (!span) return run();
+    if (!span) return runCatching(run);
+    if (!span.isRecording() && span.spanContext().traceId === INVALID_TRACE_ID && !this.guard(() => this.instruments(), undefined)) {
+      // nothing observes this span or its duration: ended now, as it would be later, with nothing recorded
+      this.guard(() => span.end(), undefined);
+      return runCatching(run);
+    }
+    return this.attemptObserved(api, span, upstream, index, info, run, { operation, model });
+  }
+
+  private async attemptObserved<T>(
+    api: OtelApi,
+    span: OtelSpan,
+    upstream: Upstream,
+    index: number,
+    info: AttemptInfo<T> | undefined,
+    run: () => Promise<T>,
+    named: { operation: (typeof OPERATIONS)[RouteName] | undefined; model: string | undefined },
+  ): Promise<T> {
+    const { operation, model } = named;
     const recording = span.isRecording();
     if (recording) {
       setAttributes(span, {
@@ -477,4 +500,14 @@ function errorTypeOf(error: unknown): string {
   if (error instanceof GatewayError) return error.code;
   if (error instanceof Error && error.name !== 'Error') return error.name;
   return '_OTHER';
+}
+
+/** `run()`, with a synchronous throw turned into a rejection (as an async function would). */
+function runCatching<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return run();
+  } catch (error) {
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- what was thrown, as an async function would reject with it
+    return Promise.reject(error);
+  }
 }

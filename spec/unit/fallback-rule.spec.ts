@@ -2,6 +2,9 @@
 // certainly came before any work began. Only those let withFallback try the next upstream.
 import { describe, expect, it } from 'vitest';
 import { GatewayError, type UpstreamFailure } from '../../lib/errors/gateway-error.js';
+import { withFallback } from '../../lib/gateway/fallback.js';
+import { resolveOptions } from '../../lib/gateway/options.js';
+import type { Upstream } from '../../lib/types.js';
 
 describe('GatewayError.fromUpstream: notStarted', () => {
   it.each<[string, Omit<UpstreamFailure, 'provider'>, boolean]>([
@@ -39,5 +42,45 @@ describe('transport errors: notStarted', () => {
     const error = GatewayError.upstreamUnreachable('ark', 'ECONNREFUSED sk-operator', { notStarted: true }).withoutSecrets(['sk-operator']);
     expect(error.message).not.toContain('sk-operator');
     expect(error.notStarted).toBe(true);
+  });
+});
+
+// withFallback is a promise chain (issue 15: no suspended async frames beside a slow upstream); an
+// attempt that throws before it has a promise must still count as that upstream's failure.
+describe('withFallback: an attempt that throws synchronously', () => {
+  const upstreams: Upstream[] = [
+    { provider: 'dashscope', baseURL: 'https://first.example/api/v1', apiKey: 'sk-first-secret' },
+    { provider: 'dashscope', baseURL: 'https://second.example/api/v1' },
+  ];
+  const info = { route: 'images.generations', model: 'x-image' } as const;
+
+  it('falls back when the throw is a not-started failure, and logs it without the key', async () => {
+    const warnings: string[] = [];
+    const options = resolveOptions({ verifyKey: () => null, resolveUpstream: () => null, logger: { warn: (_fields, message) => warnings.push(message) } });
+    const tried: string[] = [];
+    const answer = await withFallback(upstreams, options, info, (upstream) => {
+      tried.push(upstream.baseURL);
+      if (tried.length === 1) throw GatewayError.upstreamUnreachable('dashscope', 'ECONNREFUSED sk-first-secret', { notStarted: true });
+      return Promise.resolve('second');
+    });
+    expect(answer).toBe('second');
+    expect(tried).toEqual(['https://first.example/api/v1', 'https://second.example/api/v1']);
+    expect(warnings).toEqual(['upstream failed, trying the next one']);
+  });
+
+  it('rejects (never throws) when the throw rules out the next upstream, with the key cut out', async () => {
+    const options = resolveOptions({ verifyKey: () => null, resolveUpstream: () => null });
+    let running: Promise<string> | undefined;
+    expect(() => {
+      running = withFallback(upstreams, options, info, () => {
+        throw GatewayError.upstreamUnreachable('dashscope', 'ECONNRESET sk-first-secret');
+      });
+    }).not.toThrow();
+    const error = await running!.then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(GatewayError);
+    expect((error as GatewayError).message).not.toContain('sk-first-secret');
   });
 });

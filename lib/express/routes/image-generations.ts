@@ -9,9 +9,10 @@ import { requireModel } from './request-fields.js';
 import { serveImageRequest } from './serve-image-request.js';
 
 export function imageGenerationsHandler(deps: GatewayDeps): RequestHandler {
-  return asyncHandler(async (req, res) => {
+  // not async: the pipeline's promise is returned as it is (asyncHandler turns a throw into next(error))
+  return asyncHandler((req, res) => {
     const body = jsonObjectBody(req.body);
-    await serveImageRequest(deps, req, res, {
+    return serveImageRequest(deps, req, res, {
       route: 'images.generations',
       model: requireModel(body.model),
       readRequest: (family) => readImageGenerationRequest(body, family, deps.imageRules),
