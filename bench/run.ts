@@ -28,11 +28,18 @@ const children: ChildProcess[] = [];
 const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length);
 const part = (name: string): boolean => only === undefined || only.split(',').includes(name);
 
+/** Port -> process id of the servers started here: their CPU time is read from /proc. */
+const pids = new Map<number, number>();
+
 async function start(file: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<number> {
   const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', path.join(here, file)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   return new Promise((resolve, reject) => {
-    child.stdout.once('data', (line: Buffer) => resolve((JSON.parse(line.toString()) as { port: number }).port));
+    child.stdout.once('data', (line: Buffer) => {
+      const { port } = JSON.parse(line.toString()) as { port: number };
+      pids.set(port, child.pid!);
+      resolve(port);
+    });
     child.once('exit', (code) => reject(new Error(`${file} exited with ${code}`)));
   });
 }
@@ -47,6 +54,24 @@ interface Sample {
   p50: number;
   p99: number;
   rps: number;
+  /**
+   * CPU time (user + system, from /proc) the serving process spent per answered request: steadier
+   * than req/s on a shared machine, and what req/s at 64 connections is bound by when the client,
+   * the upstream and the proxy share the cores.
+   */
+  cpuUs: number;
+}
+
+/** User + system CPU time of a process in µs (Linux /proc; 0 elsewhere: the column then says 0). */
+function cpuTimeUs(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // utime and stime (fields 14 and 15 of stat) in clock ticks, 100 per second on Linux
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return 0;
+  }
 }
 
 function quantile(sorted: number[], q: number): number {
@@ -60,6 +85,8 @@ function median(values: number[]): number {
 
 async function load(target: Target, connections: number): Promise<Sample> {
   const latencies: number[] = [];
+  const pid = pids.get(Number(new URL(target.url).port));
+  const cpuBefore = cpuTimeUs(pid);
   const instance = autocannon({
     url: target.url,
     method: 'POST',
@@ -75,7 +102,8 @@ async function load(target: Target, connections: number): Promise<Sample> {
   const result = await instance;
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${target.name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   latencies.sort((a, b) => a - b);
-  return { p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), rps: latencies.length / SECONDS };
+  const cpuUs = (cpuTimeUs(pid) - cpuBefore) / Math.max(1, latencies.length);
+  return { p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), rps: latencies.length / SECONDS, cpuUs };
 }
 
 /** Rounds of direct, bare, gateway in turn; medians per target. */
@@ -88,7 +116,7 @@ async function compare(targets: Target[], connections: number): Promise<Record<T
   const summary = {} as Record<Target['name'], Sample>;
   for (const target of targets) {
     const samples = rounds[target.name]!;
-    summary[target.name] = { p50: median(samples.map((s) => s.p50)), p99: median(samples.map((s) => s.p99)), rps: median(samples.map((s) => s.rps)) };
+    summary[target.name] = { p50: median(samples.map((s) => s.p50)), p99: median(samples.map((s) => s.p99)), rps: median(samples.map((s) => s.rps)), cpuUs: median(samples.map((s) => s.cpuUs)) };
   }
   return summary;
 }
@@ -341,15 +369,15 @@ async function main(): Promise<void> {
         const throughputVsBare = summary.gateway.rps / summary.bare.rps;
         results[`${route.split(' ')[0]}@${connections}`] = { ...summary, added, bareAdded, throughputVsBare };
         rows.push(
-          `| ${route} | ${connections} | ${us(added.p50)} | ${us(added.p99)} | ${us(bareAdded.p50)} | ${summary.gateway.rps.toFixed(0)} | ${summary.bare.rps.toFixed(0)} | ${pct(throughputVsBare)} |`,
+          `| ${route} | ${connections} | ${us(added.p50)} | ${us(added.p99)} | ${us(bareAdded.p50)} | ${summary.gateway.rps.toFixed(0)} | ${summary.bare.rps.toFixed(0)} | ${pct(throughputVsBare)} | ${summary.gateway.cpuUs.toFixed(0)} µs | ${summary.bare.cpuUs.toFixed(0)} µs |`,
         );
         if (connections === 1)
           checks.push({ target: `${route}: added p50 over direct, 1 connection`, goal: '≤ 0.50 ms', measured: `${ms(added.p50)} (bare proxy ${ms(bareAdded.p50)})`, pass: added.p50 <= 0.5 });
         else checks.push({ target: `${route}: req/s vs the bare proxy, 64 connections`, goal: '≥ 50 %', measured: pct(throughputVsBare), pass: throughputVsBare >= 0.5 });
       }
     }
-    console.log('| route | connections | added p50 | added p99 | bare proxy p50 | gateway req/s | bare req/s | throughput vs bare |');
-    console.log('|---|---|---|---|---|---|---|---|');
+    console.log('| route | connections | added p50 | added p99 | bare proxy p50 | gateway req/s | bare req/s | throughput vs bare | gateway CPU per request | bare proxy CPU per request |');
+    console.log('|---|---|---|---|---|---|---|---|---|---|');
     for (const row of rows) console.log(row);
   }
 
