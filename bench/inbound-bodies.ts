@@ -79,7 +79,10 @@ async function scenario(name: string, upstreamPort: number, children: ChildProce
   const port = await startChild('gateway-server.ts', { BENCH_UPSTREAM_PORT: String(upstreamPort) }, ['--expose-gc'], children);
   const child = children.at(-1)!;
   const gateway = `http://127.0.0.1:${port}`;
+  // warm: the first request of each kind loads its code paths (and the outbound client's, for a
+  // streamed upstream body), a one-time cost of the process, not what one request costs
   await post(`${gateway}/v1/chat/completions`, Buffer.from(JSON.stringify({ model: 'bench-model', messages: [{ role: 'user', content: 'warm' }] })));
+  await post(`${gateway}/v1/images/generations`, dataUrlBody(256 * 1024));
   await fetch(`${gateway}/__bench/rss/reset`);
   const statuses = await send(gateway);
   const counts: Record<string, number> = {};

@@ -4,7 +4,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Upstream } from '../../lib/index.js';
 import { DASHSCOPE_PATH, type FakeDashscope, dashscopeSuccess, startFakeDashscope } from '../helpers/fake-dashscope.js';
 import { type FakeUpstream, type Responder, sendJson, startFakeUpstream } from '../helpers/fake-upstream.js';
@@ -72,11 +72,15 @@ const chatErrorEvent = (body: { error: { message: string; type: string; code: st
 
 /** A normal image request, chat request and chat stream through the same gateway all succeed. */
 async function expectStillServing(): Promise<void> {
+  // fresh connections: a kept-alive socket left idle through a long test (a burst, a flood) may be
+  // closed by the server (keepAliveTimeout) just as it is reused, an ECONNRESET that says nothing of the gateway
+  const fresh = new http.Agent({ keepAlive: true });
+  const send = (pathname: string, body: unknown) => postJson(`${server.url}${pathname}`, body, { key: KEY_A, agent: fresh, deadlineMs: 8_000 });
   const [image, chat, stream] = await Promise.all([
-    post('/v1/images/generations', imageBody('x-image-2.0')),
-    post('/v1/chat/completions', chatBody('chat-ok')),
-    post('/v1/chat/completions', chatBody('chat-ok', { stream: true })),
-  ]);
+    send('/v1/images/generations', imageBody('x-image-2.0')),
+    send('/v1/chat/completions', chatBody('chat-ok')),
+    send('/v1/chat/completions', chatBody('chat-ok', { stream: true })),
+  ]).finally(() => fresh.destroy());
   expect(image.status).toBe(200);
   expect(image.json).toEqual({
     created: expect.any(Number),
@@ -412,6 +416,11 @@ describe('5. an upstream that answers something that is not JSON', () => {
 
 describe('6. an upstream that answers a 50 MB body', () => {
   const FIFTY_MB = 50 * 1000 * 1000;
+  // these are about the byte limit, not the deadline: reading (or inflating) 16 MB can take longer
+  // than the file's 300 ms fault timeout on a loaded machine, which then answered 504, not 502
+  beforeEach(() => {
+    target.timeoutMs = 10_000;
+  });
   const written: number[] = [];
   /** 50 MB of spaces, sent with a content-length (image) or chunked (chat). */
   const flood =
