@@ -7,11 +7,9 @@
 // interleaved requests keep their own parents; no key, prompt or URL query in any attribute; no tenant
 // in any metric attribute; a caller's invented model names do not become metric series.
 import http from 'node:http';
-import { SpanKind, SpanStatusCode, context, metrics, propagation, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
-import { type DataPoint, type Histogram, MeterProvider, MetricReader, type MetricData } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, type Span, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { SpanKind, SpanStatusCode, context, propagation } from '@opentelemetry/api';
+import { type Histogram, type MetricData } from '@opentelemetry/sdk-metrics';
+import { type ReadableSpan, type Span, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import express from 'express';
 import request from 'supertest';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
@@ -23,16 +21,9 @@ import { chatChunks, startFakeLlm, writeSlowly } from '../helpers/fake-llm.js';
 import { sendJson } from '../helpers/fake-upstream.js';
 import { KEY_A, KEY_B } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
+import { pointsOf, registerOtelSdk, totalOf } from '../helpers/otel-sdk.js';
 
 // ---- the real SDK, registered globally as a host's NodeSDK.start() would ----
-class CollectingReader extends MetricReader {
-  protected override onForceFlush(): Promise<void> {
-    return Promise.resolve();
-  }
-  protected override onShutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-}
 /** Every span started and not yet ended: a span left open forever stays here. */
 const open = new Map<string, Span>();
 const tracking: SpanProcessor = {
@@ -41,23 +32,9 @@ const tracking: SpanProcessor = {
   forceFlush: () => Promise.resolve(),
   shutdown: () => Promise.resolve(),
 };
-const exporter = new InMemorySpanExporter();
-const tracerProvider = new BasicTracerProvider({ spanProcessors: [tracking, new SimpleSpanProcessor(exporter)] });
-context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-// as NodeSDK's default: trace context and baggage
-propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
-trace.setGlobalTracerProvider(tracerProvider);
-const reader = new CollectingReader();
-const meterProvider = new MeterProvider({ readers: [reader] });
-metrics.setGlobalMeterProvider(meterProvider);
-afterAll(async () => {
-  await tracerProvider.shutdown();
-  await meterProvider.shutdown();
-  trace.disable();
-  metrics.disable();
-  propagation.disable();
-  context.disable();
-});
+const SDK = registerOtelSdk({ spanProcessors: [tracking] });
+const exporter = SDK.exporter;
+afterAll(() => SDK.shutdown());
 
 const SERVER = SpanKind.SERVER;
 const CLIENT = SpanKind.CLIENT;
@@ -66,18 +43,9 @@ const UPSTREAM_KEY = 'sk-operator-upstream-key-7f3a9c';
 const ARK_KEY = 'ark-operator-key-9d8e7f';
 const PROMPT = 'a secret-ish prompt about a lighthouse at dawn';
 
-async function collect(): Promise<MetricData[]> {
-  const { resourceMetrics } = await reader.collect();
-  return resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics);
-}
-function points(all: MetricData[], name: string, match: Record<string, unknown> = {}): Array<DataPoint<number | Histogram>> {
-  const metric = all.find((candidate) => candidate.descriptor.name === name);
-  if (!metric) return [];
-  return (metric.dataPoints as Array<DataPoint<number | Histogram>>).filter((point) => Object.entries(match).every(([key, value]) => point.attributes[key] === value));
-}
-function total(all: MetricData[], name: string, match: Record<string, unknown> = {}): number {
-  return points(all, name, match).reduce((sum, point) => sum + (typeof point.value === 'number' ? point.value : point.value.count), 0);
-}
+const collect = (): Promise<MetricData[]> => SDK.collect();
+const points = pointsOf;
+const total = totalOf;
 async function waitFor<T>(find: () => T | undefined, timeoutMs = 8_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

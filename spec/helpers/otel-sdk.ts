@@ -4,9 +4,9 @@
 // `NodeSDK.start()` would, so the gateway's own copy of `@opentelemetry/api` finds it.
 import { context, metrics, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { type DataPoint, type Histogram, MeterProvider, MetricReader, type MetricData } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 
 class CollectingReader extends MetricReader {
   protected override onForceFlush(): Promise<void> {
@@ -27,12 +27,14 @@ export interface OtelSdk {
   shutdown(): Promise<void>;
 }
 
-export function registerOtelSdk(): OtelSdk {
+/** `spanProcessors` run before the exporter's (e.g. one that tracks spans left open). */
+export function registerOtelSdk(options: { spanProcessors?: SpanProcessor[] } = {}): OtelSdk {
   const exporter = new InMemorySpanExporter();
-  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const tracerProvider = new BasicTracerProvider({ spanProcessors: [...(options.spanProcessors ?? []), new SimpleSpanProcessor(exporter)] });
   const contextManager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  // as NodeSDK's default: trace context and baggage
+  propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
   trace.setGlobalTracerProvider(tracerProvider);
   const reader = new CollectingReader();
   const meterProvider = new MeterProvider({ readers: [reader] });
