@@ -112,7 +112,9 @@ function* base64Of(chunks: readonly Buffer[]): Generator<string> {
 function withViewPlaceholders(item: object, placeholder: (view: DataUrlText) => string): object {
   if (item instanceof DataUrlText) return item;
   let copy: Record<string, unknown> | unknown[] | undefined;
-  for (const [key, member] of Object.entries(item)) {
+  // for-in, not Object.entries: this runs for every object of every encoded body (no array per object)
+  for (const key in item) {
+    const member = (item as Record<string, unknown>)[key];
     if (!(member instanceof DataUrlText)) continue;
     copy ??= Array.isArray(item) ? [...(item as unknown[])] : { ...(item as Record<string, unknown>) };
     (copy as Record<string, unknown>)[key] = placeholder(member);

@@ -52,8 +52,8 @@ const IMAGE: FaultRoute = { name: 'image (DashScope)', path: '/v1/images/generat
 const CHAT: FaultRoute = { name: 'chat', path: '/v1/chat/completions', provider: 'openai', body: () => chatBody('chat-faulty') };
 const CHAT_STREAM: FaultRoute = { name: 'chat stream: true', path: '/v1/chat/completions', provider: 'openai', body: () => chatBody('chat-faulty', { stream: true }) };
 
-function post(pathname: string, body: unknown, deadlineMs = 8_000): Promise<RawAnswer> {
-  return postJson(`${server.url}${pathname}`, body, { key: KEY_A, agent, deadlineMs });
+function post(pathname: string, body: unknown, deadlineMs = 8_000, via: http.Agent = agent): Promise<RawAnswer> {
+  return postJson(`${server.url}${pathname}`, body, { key: KEY_A, agent: via, deadlineMs });
 }
 
 // The error objects of lib/errors/gateway-error.ts, whole.
@@ -75,11 +75,10 @@ async function expectStillServing(): Promise<void> {
   // fresh connections: a kept-alive socket left idle through a long test (a burst, a flood) may be
   // closed by the server (keepAliveTimeout) just as it is reused, an ECONNRESET that says nothing of the gateway
   const fresh = new http.Agent({ keepAlive: true });
-  const send = (pathname: string, body: unknown) => postJson(`${server.url}${pathname}`, body, { key: KEY_A, agent: fresh, deadlineMs: 8_000 });
   const [image, chat, stream] = await Promise.all([
-    send('/v1/images/generations', imageBody('x-image-2.0')),
-    send('/v1/chat/completions', chatBody('chat-ok')),
-    send('/v1/chat/completions', chatBody('chat-ok', { stream: true })),
+    post('/v1/images/generations', imageBody('x-image-2.0'), 8_000, fresh),
+    post('/v1/chat/completions', chatBody('chat-ok'), 8_000, fresh),
+    post('/v1/chat/completions', chatBody('chat-ok', { stream: true }), 8_000, fresh),
   ]).finally(() => fresh.destroy());
   expect(image.status).toBe(200);
   expect(image.json).toEqual({
