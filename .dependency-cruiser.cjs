@@ -25,6 +25,15 @@ module.exports = {
       to: { path: '^lib/(express/|index[.]ts$)' },
     },
     {
+      name: 'use-cases-without-express',
+      severity: 'error',
+      comment:
+        'Use cases take plain data and return what they did (docs/architecture.md "One use-case shape"): nothing below ' +
+        'the inbound side imports Express or its body parsers, not even their types.',
+      from: { path: '^lib/(gateway|providers|transport|storage|telemetry|errors|security|schemas|images|json)/' },
+      to: { path: '^node_modules/(@types/)?(express|express-serve-static-core|multer)/' },
+    },
+    {
       name: 'providers-only-down',
       severity: 'error',
       comment: 'Providers translate and call the transport; they never reach back into the use cases or the inbound side.',

@@ -2,7 +2,7 @@
 export { createGatewayRouter, type GatewayRouter } from './express/create-gateway-router.js';
 export { createPlayground, type PlaygroundOptions } from './express/playground/create-playground.js';
 export { staticKeys } from './express/static-keys.js';
-export { gatewayCaller } from './express/authenticate.js';
+export { gatewayCaller } from './express/request-context.js';
 export { GatewayError, type GatewayErrorBody } from './errors/gateway-error.js';
 export { GatewayConfigError } from './errors/config-error.js';
 export { ERROR_CODES, type ErrorCode } from './errors/error-codes.js';

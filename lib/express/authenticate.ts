@@ -1,22 +1,23 @@
 // Bearer authentication (contract §5): every route runs this first, so no body is read and no upstream is
-// called for a request without a valid key. The caller is kept in a module-private WeakMap, never in
+// called for a request without a valid key. The caller goes into the request's context, never into
 // res.locals, where a host's own `caller` key would collide with it; hosts read it with gatewayCaller(res).
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { GatewayError } from '../errors/gateway-error.js';
 import { bearerKeyOfHeader } from '../security/bearer-key.js';
 import { redactSecrets } from '../security/redact.js';
 import type { ResolvedOptions } from '../gateway/options.js';
 import type { Caller } from '../types.js';
 import { isRepeatedHeader } from './repeated-header.js';
+import { type RequestContext, withContext } from './request-context.js';
 
 const HINT = "Send the header 'Authorization: Bearer <API_KEY>'.";
 // Longer "keys" are not keys; refusing them early keeps hashing and host lookups bounded.
 const MAX_KEY_LENGTH = 1024;
-// keyed by the response: it lives exactly as long as the request, and nothing outside this module can write it
-const callers = new WeakMap<Response, Caller>();
+type Next = (error?: unknown) => void;
 
 export function createAuthenticate(options: ResolvedOptions): RequestHandler {
-  return (req: Request, res: Response, next: NextFunction) => {
+  return withContext('authenticate', (context, next) => {
+    const { req } = context;
     // Node keeps the first of repeated headers; two credentials are refused, never half-read
     if (isRepeatedHeader(req, 'authorization')) {
       next(GatewayError.authentication(`Send exactly one Authorization header. ${HINT}`));
@@ -50,21 +51,21 @@ export function createAuthenticate(options: ResolvedOptions): RequestHandler {
     }
     if (verdict && typeof (verdict as Promise<unknown>).then === 'function') {
       (verdict as Promise<Caller | null | undefined>).then(
-        (caller) => accept(caller, res, next),
+        (caller) => accept(caller, context, next),
         (error: unknown) => verifierFailed(options, error, key, next),
       );
     } else {
-      accept(verdict as Caller | null | undefined, res, next);
+      accept(verdict as Caller | null | undefined, context, next);
     }
-  };
+  });
 }
 
-function accept(caller: Caller | null | undefined, res: Response, next: NextFunction): void {
+function accept(caller: Caller | null | undefined, context: RequestContext, next: Next): void {
   if (!caller || typeof caller.id !== 'string' || caller.id === '') {
     next(invalidKey());
     return;
   }
-  callers.set(res, caller);
+  context.caller = caller;
   next();
 }
 
@@ -73,7 +74,7 @@ function invalidKey(): GatewayError {
   return GatewayError.authentication('Invalid API key. Check the key, that it is still active, and the header form (Authorization: Bearer <API_KEY>).');
 }
 
-function verifierFailed(options: ResolvedOptions, error: unknown, key: string, next: NextFunction): void {
+function verifierFailed(options: ResolvedOptions, error: unknown, key: string, next: Next): void {
   // a host's error may quote the key it was looking up: the logger never gets a full key
   const message = redactSecrets(error instanceof Error ? error.message : String(error), [key]);
   options.logger.error({ error: message }, 'verifyKey threw; answering 500');
@@ -85,18 +86,9 @@ export function bearerKeyOf(req: Request): string {
   return bearerKeyOfHeader(req.headers.authorization);
 }
 
-/** The caller set by createAuthenticate. Routes run after it, so it is always there. */
-export function callerOf(res: Response): Caller {
-  const caller = callers.get(res);
+/** The caller of an authenticated request. Routes run after createAuthenticate, so it is always there. */
+export function callerOf(context: RequestContext): Caller {
+  const caller = context.caller;
   if (!caller) throw new Error('callerOf: the route runs before createAuthenticate');
   return caller;
-}
-
-/**
- * The caller the gateway authenticated for this response (what verifyKey returned), or undefined
- * when the request did not reach the gateway or its key was refused. For the host's own middleware
- * (logging, metering), e.g. in `res.on('finish', ...)`.
- */
-export function gatewayCaller(res: Response): Caller | undefined {
-  return callers.get(res);
 }

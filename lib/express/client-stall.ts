@@ -5,39 +5,17 @@
 //
 // Cutting destroys the response: 'close' follows, which aborts the upstream request (route state),
 // frees the caller's slot (caller-in-flight) and the socket; the write sites see ClientGoneError.
-import type { RequestHandler, Response } from 'express';
-import { DEFAULT_LIMITS } from '../default-limits.js';
-import type { Logger } from '../types.js';
 import { ClientGoneError } from '../errors/client-gone-error.js';
-import { gatewayCaller } from './authenticate.js';
-import { findRouteState } from './route-state.js';
-
-interface StallPolicy {
-  stallMs: number;
-  logger?: Logger;
-}
-
-// Per response, set by the middleware: the write helpers (sendBody, the SSE relay, the b64_json
-// writer) are called from many places that need not pass the router's options down.
-const policies = new WeakMap<Response, StallPolicy>();
-
-/** Middleware: the responses of this router are cut after `stallMs` without progress, and logged. */
-export function watchClientStall(stallMs: number, logger: Logger): RequestHandler {
-  const policy: StallPolicy = { stallMs, logger };
-  return (_req, res, next) => {
-    policies.set(res, policy);
-    next();
-  };
-}
+import type { RequestContext } from './request-context.js';
 
 /**
  * Waits for 'drain' after a write that returned false. Resolves when the client made room; rejects
  * with ClientGoneError when the client left, or when it took nothing for the stall limit (then the
  * response is cut here).
  */
-export function waitForDrain(res: Response): Promise<void> {
+export function waitForDrain(context: RequestContext): Promise<void> {
+  const { res } = context;
   if (res.destroyed) return Promise.reject(new ClientGoneError());
-  const policy = policyOf(res);
   return new Promise<void>((resolve, reject) => {
     const done = (): void => {
       clearTimeout(timer);
@@ -55,9 +33,9 @@ export function waitForDrain(res: Response): Promise<void> {
     };
     const timer = setTimeout(() => {
       done();
-      cut(res, policy);
+      cut(context);
       reject(new ClientGoneError());
-    }, policy.stallMs);
+    }, context.stallMs);
     timer.unref();
     res.once('drain', onDrain);
     res.once('close', onClose);
@@ -69,14 +47,14 @@ export function waitForDrain(res: Response): Promise<void> {
  * response is cut if they are not taken within the stall limit. Nothing is armed when the kernel
  * took the whole answer at once (the usual case), so small answers cost no timer.
  */
-export function guardFlush(res: Response): void {
+export function guardFlush(context: RequestContext): void {
+  const { res } = context;
   if (res.destroyed || res.writableFinished || (res.socket?.writableLength ?? 0) === 0) return;
-  const policy = policyOf(res);
   const timer = setTimeout(() => {
     res.off('finish', done);
     res.off('close', done);
-    if (!res.writableFinished) cut(res, policy);
-  }, policy.stallMs);
+    if (!res.writableFinished) cut(context);
+  }, context.stallMs);
   timer.unref();
   const done = (): void => {
     clearTimeout(timer);
@@ -87,12 +65,9 @@ export function guardFlush(res: Response): void {
   res.once('close', done);
 }
 
-function policyOf(res: Response): StallPolicy {
-  return policies.get(res) ?? { stallMs: DEFAULT_LIMITS.clientStallMs };
-}
-
-function cut(res: Response, policy: StallPolicy): void {
+function cut(context: RequestContext): void {
+  const { res } = context;
   if (res.destroyed) return;
-  policy.logger?.warn({ caller: gatewayCaller(res)?.id, route: findRouteState(res)?.route, stallMs: policy.stallMs }, 'the client stopped reading; response cut');
+  context.logger.warn({ caller: context.caller?.id, route: context.route, stallMs: context.stallMs }, 'the client stopped reading; response cut');
   res.destroy();
 }

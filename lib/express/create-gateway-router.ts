@@ -2,12 +2,10 @@
 // resolved and schemas compiled here, once; each route is begin -> auth -> body -> handler, and one
 // error middleware renders every failure. Paths it does not serve fall through to the host.
 import express, { type RequestHandler, type Router } from 'express';
-import { dispatchPostsFirst } from './dispatch.js';
 import { createAuthenticate } from './authenticate.js';
 import { createErrorMiddleware } from './error-middleware.js';
 import { UpstreamHttp } from '../transport/upstream-http.js';
 import { limitCallerInFlight } from './caller-in-flight.js';
-import { watchClientStall } from './client-stall.js';
 import { createJsonBody } from './body/json-body.js';
 import { createMultipartBody } from './body/multipart-body.js';
 import { type GatewayOptions, resolveOptions } from '../gateway/options.js';
@@ -18,7 +16,7 @@ import type { GatewayDeps } from '../gateway/gateway-deps.js';
 import type { Caller, RouteName } from '../types.js';
 import { tenantPrefix } from '../storage/result-keys.js';
 import { STORED_RESULTS_PATH, storedResultsHandler } from './routes/stored-results.js';
-import { beginRoute } from './route-state.js';
+import { beginRequest } from './request-context.js';
 import { chatCompletionsSchema, createAssetSchema, nativeImageSchema, responsesSchema } from '../schemas/forward-schemas.js';
 import { createAssetHandler } from './routes/create-asset.js';
 import { imageGenerationSchema } from '../schemas/image-generation-schema.js';
@@ -62,15 +60,14 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     },
     quotas,
   };
-  // every route: slow readers cut after clientStallMs, the key checked, then one of the caller's
-  // in-flight slots taken (no tenant can starve another). Express flattens handler arrays.
+  // every route: the key checked, then one of the caller's in-flight slots taken (no tenant can starve
+  // another); slow readers are cut after clientStallMs by the writers (client-stall.ts)
   const authenticate: RequestHandler[] = [
-    watchClientStall(resolved.limits.clientStallMs, resolved.logger),
     createAuthenticate(resolved),
     limitCallerInFlight(resolved.limits.inFlightPerCaller, createInFlightLimiter(resolved.limits.inFlightPerCaller), resolved.quotas ? quotas : undefined),
   ];
   const jsonBody = createJsonBody(resolved);
-  // the image route keeps long Data URLs in the body's bytes (issue 15: memory ≤ 2x the body)
+  // the image route keeps long Data URLs in the body's bytes (docs/architecture.md "Performance": memory ≤ 2x the body)
   const imageJsonBody = createJsonBody(resolved, { imageDataUrls: true });
 
   const multipartBody = createMultipartBody(resolved.limits);
@@ -79,14 +76,15 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   const started = tasks.start().catch((error: unknown) => {
     resolved.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'the task scheduler did not start');
   });
-  const json = (route: RouteName, body = jsonBody): RequestHandler[] => [beginRoute(route, resolved), ...authenticate, body];
+  const json = (route: RouteName, body = jsonBody): RequestHandler[] => [beginRequest(route, resolved), ...authenticate, body];
   // the paid creates: an Idempotency-Key is checked once the body is read (idempotency.ts)
   const paid = (route: RouteName, body = jsonBody): RequestHandler[] => [...json(route, body), createIdempotency(route, resolved)];
 
-  // the POST routes: one Map lookup, then their handlers in order, ahead of the router's stack (dispatch.ts)
+  // the POST routes, each a chain of named handlers: begin (the request's context), authenticate, the
+  // in-flight cap, the body, Idempotency-Key on the paid creates, the route handler
   const posts = new Map<string, RequestHandler[]>([
     ['/v1/images/generations', [...paid('images.generations', imageJsonBody), imageGenerationsHandler(deps)]],
-    ['/v1/images/edits', [beginRoute('images.edits', resolved), ...authenticate, multipartBody, createIdempotency('images.edits', resolved), imageEditsHandler(deps)]],
+    ['/v1/images/edits', [beginRequest('images.edits', resolved), ...authenticate, multipartBody, createIdempotency('images.edits', resolved), imageEditsHandler(deps)]],
     [
       '/v1/chat/completions',
       [...json('chat.completions'), forwardJsonHandler(deps, { route: 'chat.completions', upstreamPath: '/chat/completions', validate: compile(chatCompletionsSchema), streamErrors: 'data' })],
@@ -100,19 +98,21 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     ['/api/v3/open/CreateAsset', [...paid('assets'), createAssetHandler(deps, compile(createAssetSchema))]],
   ]);
 
+  // one dispatch through the router's public API: Express matches each route (any case, one trailing
+  // slash optional, as it always has) and runs its chain
   const router = express.Router();
-  const onError = createErrorMiddleware(resolved);
-  dispatchPostsFirst(router, posts, onError);
-  router.get('/api/v3/contents/generations/tasks/:id', beginRoute('video.tasks', resolved), authenticate, queryVideoTaskHandler(tasks));
+  for (const [path, chain] of posts) router.post(path, ...chain);
+  router.get('/api/v3/contents/generations/tasks/:id', beginRequest('video.tasks', resolved), authenticate, queryVideoTaskHandler(tasks));
   // no RouteName (it is a closed public union) and no upstream call: authenticated, but no usage event
-  router.get('/v1/models', authenticate, listModelsHandler(resolved));
+  const unrouted = beginRequest(undefined, resolved);
+  router.get('/v1/models', unrouted, authenticate, listModelsHandler(resolved));
   // durable results served by the router itself (localResultStorage): the signed URL is the credential
   const store = resolved.storage?.store;
-  if (store?.read) router.get(STORED_RESULTS_PATH, storedResultsHandler({ read: store.read.bind(store) }, resolved.logger));
+  if (store?.read) router.get(STORED_RESULTS_PATH, unrouted, storedResultsHandler({ read: store.read.bind(store) }, resolved.logger));
   // keep this after every route (just before the error middleware): what is left under the gateway's
   // prefixes is answered as JSON, unless the host owns those paths (fallthrough)
-  if (!resolved.fallthrough) router.use([...GATEWAY_PREFIXES], notFoundHandler());
-  router.use(onError);
+  if (!resolved.fallthrough) router.use([...GATEWAY_PREFIXES], unrouted, notFoundHandler());
+  router.use(createErrorMiddleware(resolved));
 
   let closed = false;
   const close = async (): Promise<void> => {

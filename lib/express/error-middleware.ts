@@ -3,27 +3,26 @@
 // no stack traces, no upstream secrets, no HTML. Every 5xx is logged here, once.
 import type { ErrorRequestHandler, Response } from 'express';
 import { sendJson } from './send-body.js';
-import { answerRecorderOf } from './answer-recorder.js';
 import { ClientGoneError } from '../errors/client-gone-error.js';
 import type { ResolvedOptions } from '../gateway/options.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { QuotaExceededError } from '../errors/quota-exceeded-error.js';
-import { type RouteState, findRouteState } from './route-state.js';
-import { bearerKeyOf, gatewayCaller } from './authenticate.js';
+import { RequestContext, findContext } from './request-context.js';
+import { bearerKeyOf } from './authenticate.js';
 import { redactSecrets } from '../security/redact.js';
 
 export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHandler {
-  return (error: unknown, _req, res, _next) => {
+  return function renderGatewayError(error: unknown, req, res, _next) {
+    // an error of a host layer hung on the router comes without a context: one is made to answer it
+    const context = findContext(res) ?? new RequestContext(undefined, req, res, options);
     // an Idempotency-Key request that failed frees its key, also when its client has left
-    answerRecorderOf(res)?.fail();
+    context.recorder?.fail();
     // a client that left gets nothing and is no failure; a response that finished (a stream whose error
     // event was already sent) still gets its one log line below
     if (error instanceof ClientGoneError || (res.destroyed && !res.writableFinished)) return;
     const gatewayError = toGatewayError(error, options);
-    // /v1/models has no route state (no usage event); every other gateway route has one
-    const state = findRouteState(res);
-    if (state) state.errorCode = gatewayError.code;
-    if (gatewayError.status >= 500 || res.headersSent) logFailure(options, res, state, gatewayError, error);
+    context.errorCode = gatewayError.code;
+    if (gatewayError.status >= 500 || res.headersSent) logFailure(options, res, context, gatewayError, error);
     if (res.headersSent) {
       // a response already under way cannot change its status; end it so the client is not left hanging
       res.end();
@@ -34,12 +33,12 @@ export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHan
     // a quota's 429 also says which limit and what is left (draft-ietf-httpapi-ratelimit-headers)
     if (gatewayError instanceof QuotaExceededError) {
       // every refusal (quotas and the in-flight cap) counted here, once (README "Observability")
-      options.telemetry.recordLimitRefusal(gatewayError.rateLimit.name, findRouteState(res)?.route);
+      options.telemetry.recordLimitRefusal(gatewayError.rateLimit.name, context.route);
       const { policy, limit } = gatewayError.headers();
       res.setHeader('ratelimit-policy', policy);
       res.setHeader('ratelimit', limit);
     }
-    sendJson(res, gatewayError.status, gatewayError.toJSON());
+    sendJson(context, gatewayError.status, gatewayError.toJSON());
   };
 }
 
@@ -50,17 +49,17 @@ export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHan
  * says what broke. A cause logged where it was raised (a verifyKey that threw) keeps its own line: that
  * one says why, this one which request.
  */
-function logFailure(options: ResolvedOptions, res: Response, state: RouteState | undefined, gatewayError: GatewayError, error: unknown): void {
-  const caller = gatewayCaller(res);
+function logFailure(options: ResolvedOptions, res: Response, context: RequestContext, gatewayError: GatewayError, error: unknown): void {
+  const { usage } = context;
   const fields = {
-    route: state?.route,
-    model: state?.model || undefined,
-    provider: state?.provider,
-    caller: caller?.id,
+    route: context.route,
+    model: usage.model || undefined,
+    provider: usage.provider,
+    caller: context.caller?.id,
     status: gatewayError.status,
     code: gatewayError.code,
-    upstreamRequestId: gatewayError.upstreamRequestId ?? state?.upstreamRequestId,
-    latencyMs: state ? Math.round((performance.now() - state.startedAt) * 1000) / 1000 : undefined,
+    upstreamRequestId: gatewayError.upstreamRequestId ?? usage.upstreamRequestId,
+    latencyMs: context.route ? Math.round((performance.now() - context.startedAt) * 1000) / 1000 : undefined,
     // an unexpected error's message may quote what it was handed, the caller's key included
     ...(error instanceof GatewayError ? {} : { error: redactSecrets(error instanceof Error ? error.message : String(error), [bearerKeyOf(res.req)]) }),
   };

@@ -10,18 +10,16 @@
 // - same key, another body: 422 `idempotency_key_reused` (the draft's answer)
 // - a streamed answer (`stream: true`) cannot be replayed: the key is refused with 400
 import { createHash } from 'node:crypto';
-import type { RequestHandler, Response } from 'express';
+import type { RequestHandler } from 'express';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ResolvedOptions } from '../gateway/options.js';
 import type { IdempotencyRecord, StoredAnswer } from '../gateway/tenancy/idempotency-store.js';
 import type { RouteName } from '../types.js';
-import { setAnswerRecorder } from './answer-recorder.js';
 import { callerOf } from './authenticate.js';
 import { bodyFingerprint } from './body/body-fingerprint.js';
-import { routeStateOf } from './route-state.js';
+import { type RequestContext, withContext } from './request-context.js';
 import { sendBody } from './send-body.js';
-import { holdRequest } from './request-lifetime.js';
 
 // the response header that marks a replayed answer
 const REPLAYED_HEADER = 'idempotent-replayed';
@@ -30,8 +28,9 @@ const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 
 export function createIdempotency(route: RouteName, options: ResolvedOptions): RequestHandler {
   const config = options.idempotency;
-  if (!config) return (_req, _res, next) => next();
-  return (req, res, next) => {
+  if (!config) return withContext('idempotencyOff', (_context, next) => next());
+  return withContext('idempotency', (context, next) => {
+    const { req } = context;
     // most requests carry none: headersDistinct (an array per header) is built only for those that do
     if (req.headers['idempotency-key'] === undefined) return next();
     const values = req.headersDistinct['idempotency-key'];
@@ -43,20 +42,20 @@ export function createIdempotency(route: RouteName, options: ResolvedOptions): R
     if ((req.body as { stream?: unknown } | undefined)?.stream === true) {
       return next(GatewayError.invalidRequest('Idempotency-Key cannot be used with stream: true: a streamed answer cannot be replayed. Send stream: false, or no key.', 'Idempotency-Key'));
     }
-    const caller = callerOf(res);
+    const caller = callerOf(context);
     const scoped = createHash('sha256').update(`${caller.id}\0${route}\0${key}`).digest('base64url');
-    const fingerprint = bodyFingerprint(req);
+    const fingerprint = bodyFingerprint(context);
     config.store.begin(scoped, fingerprint, config.runningTtlMs).then(
       (held) => {
         if (!held) {
-          keepAnswer(res, scoped, fingerprint, options);
+          keepAnswer(context, scoped, fingerprint, options);
           return next();
         }
         // a host store's malformed record must fail this request, not become an unhandled rejection
         try {
           const refusal = refusalFor(held, fingerprint);
           if (refusal) return next(refusal);
-          replay(res, (held as { answer: StoredAnswer }).answer);
+          replay(context, (held as { answer: StoredAnswer }).answer);
         } catch (error) {
           next(error);
         }
@@ -74,7 +73,7 @@ export function createIdempotency(route: RouteName, options: ResolvedOptions): R
         );
       },
     );
-  };
+  });
 }
 
 function refusalFor(held: IdempotencyRecord, fingerprint: string): GatewayError | undefined {
@@ -106,13 +105,13 @@ function refusalFor(held: IdempotencyRecord, fingerprint: string): GatewayError 
   return undefined;
 }
 
-function replay(res: Response, answer: StoredAnswer): void {
+function replay(context: RequestContext, answer: StoredAnswer): void {
   // nothing new happened upstream: no usage event (README "Tenant controls": none for a replay)
   const { status, contentType } = answer;
   const body = Buffer.from(answer.body, 'base64');
-  routeStateOf(res).replayed = true;
-  res.setHeader(REPLAYED_HEADER, 'true');
-  sendBody(res, status, contentType, body);
+  context.replayed = true;
+  context.res.setHeader(REPLAYED_HEADER, 'true');
+  sendBody(context, status, contentType, body);
 }
 
 /**
@@ -126,9 +125,9 @@ function replay(res: Response, answer: StoredAnswer): void {
  * that expired under a live request would let a retry generate, and bill, a second time; a crashed
  * instance stops renewing, so its keys still free within runningTtlMs.
  */
-function keepAnswer(res: Response, scoped: string, fingerprint: string, options: ResolvedOptions): void {
+function keepAnswer(context: RequestContext, scoped: string, fingerprint: string, options: ResolvedOptions): void {
   const config = options.idempotency!;
-  const hold = holdRequest(res);
+  const hold = context.lifetime.hold();
   let settled = false;
   const failed = (error: unknown): void => {
     options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'idempotency store write failed');
@@ -161,11 +160,11 @@ function keepAnswer(res: Response, scoped: string, fingerprint: string, options:
   // reported in the request's one usage event
   const safety = setTimeout(hold.freeSlot, config.runningTtlMs);
   safety.unref();
-  setAnswerRecorder(res, {
+  context.recorder = {
     maxBytes: config.maxAnswerBytes,
     record(status, contentType, body, bytes) {
       if (status < 200 || status >= 300) return settle(undefined);
-      if (res.destroyed) routeStateOf(res).keptStatus = status;
+      if (context.res.destroyed) context.keptStatus = status;
       settle(
         body === undefined
           ? { state: 'too-large', fingerprint, bytes }
@@ -173,5 +172,5 @@ function keepAnswer(res: Response, scoped: string, fingerprint: string, options:
       );
     },
     fail: () => settle(undefined),
-  });
+  };
 }

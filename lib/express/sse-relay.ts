@@ -3,11 +3,11 @@
 // failure ends the stream with one error event in the client's format (upstreams §4.3, §4.4).
 // A client that stops reading is cut after limits.clientStallMs (client-stall.ts), never waited on
 // forever: the paused upstream body would otherwise hold its socket and the caller's slot for good.
-import type { Response } from 'express';
 import { GatewayError } from '../errors/gateway-error.js';
 import { guardFlush, waitForDrain } from './client-stall.js';
 import { ClientGoneError } from '../errors/client-gone-error.js';
 import type { UpstreamStream } from '../transport/upstream-http.js';
+import type { RequestContext } from './request-context.js';
 
 /** `data` = chat-completions style `data: {"error":…}`; `event` = Responses style `event: error`. */
 export type SseErrorFormat = 'data' | 'event';
@@ -22,13 +22,14 @@ const SEQUENCE = /"sequence_number"\s*:\s*(\d+)/g;
  * itself is already complete), undefined when it ended normally or the client left.
  */
 export function relaySse(
-  res: Response,
+  context: RequestContext,
   upstream: OpenStream,
   format: SseErrorFormat,
   onFailure?: (error: GatewayError) => void,
   /** Sees each relayed chunk, as sent (what a stream returned, for the usage event). */
   onChunk?: (chunk: Buffer) => void,
 ): Promise<GatewayError | undefined> {
+  const { res } = context;
   res.status(upstream.status);
   res.setHeader('content-type', upstream.headers['content-type']?.startsWith('text/event-stream') ? upstream.headers['content-type'] : 'text/event-stream; charset=utf-8');
   // no-transform keeps compression middleware off the stream; X-Accel-Buffering keeps nginx from buffering
@@ -59,7 +60,7 @@ export function relaySse(
       if (!res.write(chunk)) {
         body.pause();
         // a cut (stall) or a departed client ends in 'close', which onClose handles
-        waitForDrain(res).then(
+        waitForDrain(context).then(
           () => body.resume(),
           () => {},
         );
@@ -74,7 +75,7 @@ export function relaySse(
     res.once('close', onClose);
     body.once('end', () => {
       res.end();
-      guardFlush(res);
+      guardFlush(context);
       finish();
     });
     body.once('error', (error: unknown) => {
@@ -86,7 +87,7 @@ export function relaySse(
         onFailure?.(gatewayError);
         const separator = tail.endsWith('\n\n') ? '' : tail.endsWith('\n') ? '\n' : '\n\n';
         res.end(separator + errorEvent(gatewayError, format, lastSequence + 1));
-        guardFlush(res);
+        guardFlush(context);
       }
       finish();
     });
@@ -102,7 +103,7 @@ export function relaySse(
  * everything at once), joins them. No chunk waits: when no end follows, the microtask flushes in
  * the same turn of the event loop, right after the ticks already queued.
  */
-function joinTheEnd(res: Response): void {
+function joinTheEnd(res: RequestContext['res']): void {
   const socket = res.socket;
   if (!socket || socket.destroyed) return;
   socket.cork();

@@ -2,18 +2,17 @@
 // (downloaded by gateway/result-images.ts), written as the socket takes them. No base64 string or
 // JSON string of the whole answer is ever built, so an image is held about once in memory, not four
 // times (raw, base64, JSON, write buffer).
-import type { Response } from 'express';
 import { ClientGoneError } from '../errors/client-gone-error.js';
 import type { ImageGenerationResponse } from '../images/image-generation-response.js';
 import { guardFlush, waitForDrain } from './client-stall.js';
-import { answerRecorderOf } from './answer-recorder.js';
+import type { RequestContext } from './request-context.js';
 import { sendRateLimit } from './send-body.js';
 
 // a multiple of 3, so each slice encodes to base64 without padding in the middle of the answer
 const SLICE = 3 * 64 * 1024;
 
 /** Writes the contract §2.4 body with `images[i]` encoded as data[i].b64_json, honouring backpressure. */
-export async function writeImageResponse(res: Response, response: ImageGenerationResponse, images: Array<Buffer | undefined>): Promise<void> {
+export async function writeImageResponse(context: RequestContext, response: ImageGenerationResponse, images: Array<Buffer | undefined>): Promise<void> {
   const pieces: Array<string | Buffer> = [`{"created":${response.created},"data":[`];
   response.data.forEach((item, index) => {
     const raw = images[index];
@@ -25,27 +24,27 @@ export async function writeImageResponse(res: Response, response: ImageGeneratio
   pieces.push(`],"extra":${JSON.stringify(response.extra)}}`);
   let length = 0;
   for (const piece of pieces) length += typeof piece === 'string' ? Buffer.byteLength(piece) : 4 * Math.ceil(piece.length / 3);
-  const recorder = answerRecorderOf(res);
+  const { res, recorder } = context;
   if (recorder) {
     // built only for an Idempotency-Key request whose answer is small enough to keep
     const whole = length <= recorder.maxBytes ? Buffer.concat(pieces.map((piece) => Buffer.from(typeof piece === 'string' ? piece : piece.toString('base64')))) : undefined;
     recorder.record(200, 'application/json; charset=utf-8', whole, length);
   }
   res.statusCode = 200;
-  sendRateLimit(res);
+  sendRateLimit(context);
   res.setHeader('content-type', 'application/json; charset=utf-8');
   res.setHeader('content-length', length);
   for (const piece of pieces) {
-    if (typeof piece === 'string') await write(res, piece);
-    else for (let start = 0; start < piece.length; start += SLICE) await write(res, piece.toString('base64', start, Math.min(start + SLICE, piece.length)));
+    if (typeof piece === 'string') await write(context, piece);
+    else for (let start = 0; start < piece.length; start += SLICE) await write(context, piece.toString('base64', start, Math.min(start + SLICE, piece.length)));
   }
   res.end();
-  guardFlush(res);
+  guardFlush(context);
 }
 
 /** Writes one piece; when the socket is full, waits for the client, which is cut if it stalls (limits.clientStallMs). */
-function write(res: Response, chunk: string): Promise<void> | void {
-  if (res.destroyed) throw new ClientGoneError();
-  if (res.write(chunk)) return;
-  return waitForDrain(res);
+function write(context: RequestContext, chunk: string): Promise<void> | void {
+  if (context.res.destroyed) throw new ClientGoneError();
+  if (context.res.write(chunk)) return;
+  return waitForDrain(context);
 }

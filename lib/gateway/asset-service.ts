@@ -3,42 +3,43 @@
 // `asset://<id>` in its tasks. The body has been validated and its URL checked by the route. A store
 // at an asset cap refuses (records are never forgotten, tasks/task-store.ts): 429 for the caller's own
 // cap, 503 for the store's, asked before the upstream call when the store can tell (checkAssetCapacity).
-import type { Request } from 'express';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { requireCapability } from '../providers/registry.js';
 import type { CreateAssetBody } from '../schemas/forward-schemas.js';
-import type { Caller, Logger } from '../types.js';
+import type { Logger } from '../types.js';
 import { AssetCapacityError, type AssetRecord } from './tasks/task-store.js';
-import type { CallRecord } from './call-record.js';
 import { withFallback } from './fallback.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { resolveUpstreams } from './resolve-upstreams.js';
+import { withCharge } from './tenancy/with-charge.js';
+import { type Outcome, type Usage, type UseCaseRequest, usageFor } from './use-case.js';
 
-export interface CreateAssetInput {
-  caller: Caller;
-  /** Validated by the route (createAssetSchema), its URL checked. */
-  body: CreateAssetBody;
-  req: Request;
+/**
+ * Creates the asset upstream and answers the upstream envelope, once the asset is recorded as the
+ * caller's. `body` was validated by the route (createAssetSchema), its URL checked.
+ */
+export function createAsset(deps: GatewayDeps, request: UseCaseRequest, body: CreateAssetBody): Promise<Outcome<unknown>> {
+  // assets have no model; the resolver is asked for route 'assets' with the asset type as the model
+  const usage = usageFor(body.AssetType);
+  // quotas after validation, before the upstream call
+  return withCharge(deps.quotas, request.caller, { requests: 1 }, usage, () => createRecordedAsset(deps, usage, request, body));
 }
 
-/** Creates the asset upstream and answers the upstream envelope, once the asset is recorded as the caller's. */
-export async function createAsset(deps: GatewayDeps, record: CallRecord, input: CreateAssetInput): Promise<unknown> {
-  const { caller, body } = input;
+async function createRecordedAsset(deps: GatewayDeps, usage: Usage, request: UseCaseRequest, body: CreateAssetBody): Promise<unknown> {
+  const { caller } = request;
   const { store, logger } = deps.options;
   // before the upstream call: an asset created upstream but refused by the store would exist
   // recorded for nobody (its id is handed to no caller, so no one can use it)
   await refusingAtCapacity(logger, caller.id, async () => store.checkAssetCapacity?.(caller.id));
-  // assets have no model; the resolver is asked for route 'assets' with the asset type as the model
-  record.model = body.AssetType;
-  const upstreams = await resolveUpstreams(deps.options, { model: record.model, route: 'assets', caller, req: input.req });
-  const created = await withFallback(upstreams, deps.options, { route: 'assets', model: record.model }, async (upstream) => {
+  const upstreams = await resolveUpstreams(deps.options, { model: usage.model, route: 'assets', caller, req: request.hostRequest });
+  const created = await withFallback(upstreams, deps.options, { route: 'assets', model: usage.model }, async (upstream) => {
     const assets = requireCapability(upstream, 'assets', 'assets', deps.options.logger);
-    record.provider = upstream.provider;
-    const call = { http: deps.http, signal: record.clientGone, limits: deps.options.limits };
+    usage.provider = upstream.provider;
+    const call = { http: deps.http, signal: request.cancel.clientGone, limits: deps.options.limits };
     return { ...(await assets.create(call, body, upstream)), serviceName: assets.serviceName };
   });
-  record.upstreamRequestId = created.requestId;
+  usage.upstreamRequestId = created.requestId;
   const asset: AssetRecord = { id: created.assetId, owner: caller.id, createdAt: Date.now() };
   // a store without checkAssetCapacity, or a concurrent CreateAsset that took the last room, lands
   // here: the upstream asset then exists unrecorded and unusable by anyone, since no caller gets its id

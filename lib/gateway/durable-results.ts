@@ -1,11 +1,10 @@
-// Re-hosting results into the operator's storage (issue 12; contract §2.4 and §4.2 notes on durable
+// Re-hosting results into the operator's storage (docs/architecture.md "Long-lived work"; contract §2.4 and §4.2 notes on durable
 // URLs): a result URL is streamed from the upstream into the store (the public-address rules of
 // UpstreamHttp.download, bounded size, type sniffed from the first bytes, never a whole-file buffer),
 // bytes the gateway already holds (b64_json) are stored from that one buffer. A failing or slow store
 // is a StorageFailure: the caller of these functions answers the upstream URL (saying so in `extra`) or
 // a 502 storage_failed, as `storage.onFailure` says. A lying upstream (not an image, too large) is the
 // upstream's fault: 502 image_download_failed, never stored.
-import type { Request } from 'express';
 import { PassThrough, Readable } from 'node:stream';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -109,17 +108,6 @@ export async function urlOf(storage: ResolvedStorage, key: string, requestBase: 
   } catch (error) {
     throw new StorageFailure(`the result store could not sign a URL: ${messageOf(error)}`, { cause: error });
   }
-}
-
-/**
- * The router's absolute base URL as this request reached it (scheme, Host, mount path), for stores
- * that serve their own objects (localResultStorage). `req.protocol` honours the host app's
- * `trust proxy`; a Host header that is not a plain host[:port] is not echoed into a URL.
- */
-export function requestBaseOf(req: Request): string {
-  const host = req.get('host') ?? '';
-  const safe = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(host) ? host : 'localhost';
-  return `${req.protocol}://${safe}${req.baseUrl}`;
 }
 
 /** Logs a storage failure and says whether the request answers the upstream URL instead (else it throws 502). */

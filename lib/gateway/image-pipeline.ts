@@ -1,39 +1,37 @@
-// The one image pipeline behind POST /v1/images/generations (and multipart edits): validate for the
-// model's family before anything else, resolve the upstream, generate with a provider's native image
-// capability or forward to its OpenAI-compatible API, download for b64_json. Bad input never reaches
-// resolveUpstream. The inbound side writes the answer (express/routes/serve-image-request.ts).
-import type { Request } from 'express';
+// The one image pipeline behind POST /v1/images/generations and POST /v1/images/edits: validate for the
+// model's family before anything else, resolve the upstream, charge, generate with a provider's native
+// image capability or forward to its OpenAI-compatible API, download for b64_json, store for durable
+// URLs. Bad input never reaches resolveUpstream. It takes plain data (the JSON body, or the edit form)
+// and returns what it did (use-case.ts); the inbound side writes the answer.
 import type { ImageGenerationResponse } from '../images/image-generation-response.js';
-import type { ImageGenerationRequest } from '../images/image-request.js';
+import { type ImageGenerationRequest, readImageGenerationRequest } from '../images/image-request.js';
 import { GENERIC_IMAGE_FAMILY } from '../images/model-families.js';
+import { UploadedImage } from '../images/uploaded-image.js';
 import type { CallContext } from '../providers/call-context.js';
 import type { PassthroughCapability, PassthroughResponse } from '../providers/provider.js';
 import { capabilityOf, requireCapability } from '../providers/registry.js';
-import type { Caller, ImageModelFamily, RouteName, Upstream } from '../types.js';
-import type { CallRecord } from './call-record.js';
+import { checkForwardedUrls } from '../security/forwarded-urls.js';
+import type { ImageModelFamily, Upstream } from '../types.js';
 import { withFallback } from './fallback.js';
 import type { AttemptInfo } from '../telemetry/telemetry.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { parseJsonBody } from '../json/json-values.js';
 import type { GatewayDeps } from './gateway-deps.js';
+import { type EditForm, editAsGenerationBody, rebuildForm } from './image-edit-form.js';
 import { resolveUpstreams } from './resolve-upstreams.js';
 import { downloadImages } from './result-images.js';
 import { rehostImageAnswer, rehostPassthrough } from './rehost-images.js';
-import { usageOf } from './tenancy/usage-fields.js';
+import { withCharge } from './tenancy/with-charge.js';
+import { usageOf } from '../json/usage-fields.js';
+import { type Outcome, type Usage, type UseCaseRequest, usageFor } from './use-case.js';
 
-export interface ImageRequestInput {
-  route: RouteName;
+/** The caller's image request as it arrived: a JSON body (generations) or the edit form (edits). */
+export type ImageInput = { kind: 'json'; body: Record<string, unknown> } | { kind: 'form'; form: EditForm };
+
+export interface ImageCall {
+  route: 'images.generations' | 'images.edits';
   model: string;
-  caller: Caller;
-  req: Request;
-  /** Reads the caller's request into the normalized multimodal request, for the model's family. */
-  readRequest(family: ImageModelFamily): ImageGenerationRequest;
-  /** Sends the caller's request, model renamed, to an OpenAI-compatible API. */
-  forward(api: PassthroughCapability, call: CallContext, upstream: Upstream): Promise<PassthroughResponse>;
-  /** The `n` the caller asked for on the OpenAI-compatible path (default 1): the most images answered. */
-  requestedImages: unknown;
-  /** The `response_format` the caller sent on the OpenAI-compatible path: with `storage`, `'url'` gets stored URLs even from a base64-only upstream. */
-  requestedFormat?: unknown;
+  input: ImageInput;
 }
 
 export type ImageAnswer =
@@ -42,29 +40,23 @@ export type ImageAnswer =
   /** The contract §2.4 answer; `images` are the downloaded bytes when b64_json was asked for. */
   | { kind: 'image'; response: ImageGenerationResponse; images?: Array<Buffer | undefined> };
 
-export async function runImageRequest(deps: GatewayDeps, record: CallRecord, input: ImageRequestInput): Promise<ImageAnswer> {
-  record.model = input.model;
-  const family = deps.options.imageModels.find(input.model);
-  // image-family models are validated before the resolver runs: bad input costs the host nothing
-  const request = family ? input.readRequest(family) : undefined;
-  const upstreams = await resolveUpstreams(deps.options, { model: input.model, route: input.route, caller: input.caller, req: input.req });
-  const call: CallContext = { http: deps.http, signal: record.clientGone, limits: deps.options.limits };
-  // quotas after validation and the resolver, before any upstream call; the images come back when it fails
-  const asked = family && request ? allowedImages(request, family) : requestedCount(input.requestedImages);
-  const charge = await deps.quotas.charge(input.caller, { requests: 1, images: asked });
-  record.rateLimit = charge.rateLimit;
-  let answer: ImageAnswer;
-  try {
-    const prepared: Prepared = { family, request, upstreams, call };
-    // one frame (this one) waits for the upstream: callUpstreams and the attempts are promise chains
-    answer = await completeAnswer(deps, record, input, prepared, await callUpstreams(deps, record, input, prepared));
-  } catch (error) {
-    await charge.refund(['images']);
-    throw error;
-  }
-  // fewer images than asked: the rest come back too (the quota counts what was generated)
-  if (record.images < asked) await charge.refund(['images'], { images: asked - record.images });
-  return answer;
+export function runImageRequest(deps: GatewayDeps, from: UseCaseRequest, call: ImageCall): Promise<Outcome<ImageAnswer>> {
+  const usage = usageFor(call.model);
+  const request: ImageRequest = { from, route: call.route, model: call.model, input: call.input };
+  return prepare(deps, request).then(
+    (prepared) =>
+      // quotas after validation and the resolver, before any upstream call; the images come back when it fails
+      withCharge(deps.quotas, from.caller, { requests: 1, images: prepared.asked }, usage, () =>
+        // one frame waits for the upstream: callUpstreams and the attempts are promise chains
+        callUpstreams(deps, usage, request, prepared).then((attempted) => completeAnswer(deps, usage, request, prepared, attempted)),
+      ),
+    (error: unknown): Outcome<ImageAnswer> => ({ ok: false, error, usage }),
+  );
+}
+
+/** The call with the request it came from. */
+interface ImageRequest extends ImageCall {
+  from: UseCaseRequest;
 }
 
 interface Prepared {
@@ -72,6 +64,48 @@ interface Prepared {
   request: ImageGenerationRequest | undefined;
   upstreams: readonly Upstream[];
   call: CallContext;
+  /** The images charged: the most the request may be answered with. */
+  asked: number;
+}
+
+/** Validation for the model's family, then the resolver: nothing is charged or called before both passed. */
+async function prepare(deps: GatewayDeps, request: ImageRequest): Promise<Prepared> {
+  const family = deps.options.imageModels.find(request.model);
+  // image-family models are validated before the resolver runs: bad input costs the host nothing
+  const read = family ? readRequest(deps, request, family) : undefined;
+  const upstreams = await resolveUpstreams(deps.options, { model: request.model, route: request.route, caller: request.from.caller, req: request.from.hostRequest });
+  const call: CallContext = { http: deps.http, signal: request.from.cancel.clientGone, limits: deps.options.limits };
+  const asked = family && read ? allowedImages(read, family) : requestedCount(requestedImagesOf(request.input));
+  return { family, request: read, upstreams, call, asked };
+}
+
+/** The caller's request as the normalized multimodal request, for the model's family. */
+function readRequest(deps: GatewayDeps, request: ImageRequest, family: ImageModelFamily): ImageGenerationRequest {
+  const { input } = request;
+  if (input.kind === 'json') return readImageGenerationRequest(input.body, family, deps.imageRules);
+  const { form } = input;
+  // the DashScope multimodal call has no mask input: say so rather than drop it silently
+  if (form.mask) throw GatewayError.invalidRequest(`mask is not supported by model '${request.model}': describe the region to change in the prompt`, 'mask');
+  // uploads stay raw bytes: upload://<i> in the body, UploadedImage in the request
+  const uploads = form.images.map(({ file, mime }) => new UploadedImage(mime, file.chunks, file.size));
+  return readImageGenerationRequest(editAsGenerationBody(request.model, form), family, deps.imageRules, uploads);
+}
+
+/** Sends the caller's request, model renamed, to an OpenAI-compatible API. */
+function forward(deps: GatewayDeps, request: ImageRequest, api: PassthroughCapability, call: CallContext, upstream: Upstream): Promise<PassthroughResponse> {
+  const { input } = request;
+  if (input.kind === 'form') return api.forwardMultipart(call, '/images/edits', rebuildForm(input.form, upstream.model ?? request.model), upstream);
+  // an OpenAI-compatible upstream gets the body as is: its `image` URLs get the one URL check
+  return api.forwardJson(call, '/images/generations', checkForwardedUrls('images.generations', input.body, { allowPrivate: deps.options.allowPrivateImageUrls }), upstream);
+}
+
+/** What the caller sent as `n` and `response_format` on the OpenAI-compatible path (a JSON value, or a form field). */
+function requestedImagesOf(input: ImageInput): unknown {
+  return input.kind === 'json' ? input.body.n : input.form.fields.n;
+}
+
+function requestedFormatOf(input: ImageInput): unknown {
+  return input.kind === 'json' ? input.body.response_format : input.form.fields.response_format;
 }
 
 /** What the upstream that answered gave back, with the request it was sent (read for the generic family when the model has none). */
@@ -79,60 +113,66 @@ type Attempted = { kind: 'image'; provider: Upstream['provider']; request: Image
 
 /**
  * The upstream calls under the fallback rule. Not async: each attempt hands back its call's own
- * promise, so no suspended frames wait beside a slow upstream (issue 15: memory per held request).
- * A synchronous throw (a request that cannot be read) becomes the attempt's failure, as before.
+ * promise, so no suspended frames wait beside a slow upstream (docs/architecture.md "Performance":
+ * memory per held request). A synchronous throw (a request that cannot be read) becomes the
+ * attempt's failure.
  */
-function callUpstreams(deps: GatewayDeps, record: CallRecord, input: ImageRequestInput, prepared: Prepared): Promise<Attempted> {
+function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageRequest, prepared: Prepared): Promise<Attempted> {
   const { upstreams, call } = prepared;
-  let { request } = prepared;
-  const attempt: AttemptInfo = { route: input.route, model: input.model, choices: requestedCount(request?.parameters.n ?? input.requestedImages), prompt: () => promptOf(request, input.req) };
+  let read = prepared.request;
+  const attempt: AttemptInfo = {
+    route: request.route,
+    model: request.model,
+    choices: requestedCount(read?.parameters.n ?? requestedImagesOf(request.input)),
+    prompt: () => promptOf(read, request.input),
+  };
   return withFallback(upstreams, deps.options, attempt, (upstream): Promise<Attempted> => {
-    record.provider = upstream.provider;
+    usage.provider = upstream.provider;
     const images = capabilityOf(upstream, 'images');
     if (images) {
-      const sent = (request ??= input.readRequest(GENERIC_IMAGE_FAMILY));
+      const sent = (read ??= readRequest(deps, request, GENERIC_IMAGE_FAMILY));
       return images.generate(call, sent, upstream).then((response) => ({ kind: 'image', provider: upstream.provider, request: sent, response }));
     }
-    const api = requireCapability(upstream, 'passthrough', input.route, deps.options.logger);
-    return input.forward(api, call, upstream).then((response) => ({ kind: 'passthrough', response }));
+    const api = requireCapability(upstream, 'passthrough', request.route, deps.options.logger);
+    return forward(deps, request, api, call, upstream).then((response) => ({ kind: 'passthrough', response }));
   });
 }
 
 /** The answer once the upstream answered: the image cap, b64_json downloads, durable storage. */
-async function completeAnswer(deps: GatewayDeps, record: CallRecord, input: ImageRequestInput, prepared: Prepared, answer: Attempted): Promise<ImageAnswer> {
+async function completeAnswer(deps: GatewayDeps, usage: Usage, request: ImageRequest, prepared: Prepared, answer: Attempted): Promise<ImageAnswer> {
   const { family, call } = prepared;
   if (answer.kind === 'passthrough') {
-    record.upstreamRequestId = answer.response.requestId;
+    usage.upstreamRequestId = answer.response.requestId;
     // the same rule as below: the upstream does not decide how many images the caller gets (and is billed)
-    const capped = capPassthroughImages(answer.response.body, record.provider ?? 'upstream', requestedCount(input.requestedImages), answer.response.requestId);
-    record.upstreamImages = capped.upstreamImages;
-    record.images = capped.images;
-    if (capped.sizes) record.imageSizes = capped.sizes;
-    if (capped.usage) record.upstreamUsage = capped.usage;
-    const response = await rehostPassthrough(deps, record, input.caller, input.req, { ...answer.response, body: capped.body }, input.requestedFormat);
+    const capped = capPassthroughImages(answer.response.body, usage.provider ?? 'upstream', requestedCount(requestedImagesOf(request.input)), answer.response.requestId);
+    usage.upstreamImages = capped.upstreamImages;
+    usage.images = capped.images;
+    if (capped.sizes) usage.imageSizes = capped.sizes;
+    if (capped.usage) usage.upstreamUsage = capped.usage;
+    const response = await rehostPassthrough(deps, usage, request.from, { ...answer.response, body: capped.body }, requestedFormatOf(request.input));
     return { kind: 'passthrough', response };
   }
-  const { response, request } = answer;
-  record.upstreamRequestId = response.extra.request_id || undefined;
+  const { response } = answer;
+  usage.upstreamRequestId = response.extra.request_id || undefined;
   // the upstream does not decide how much the gateway downloads and answers: at most what the
   // request allowed, the rest dropped (and reported in the usage event)
-  record.upstreamImages = response.data.length;
-  response.data = response.data.slice(0, allowedImages(request, family ?? GENERIC_IMAGE_FAMILY));
-  record.images = response.data.length;
+  usage.upstreamImages = response.data.length;
+  response.data = response.data.slice(0, allowedImages(answer.request, family ?? GENERIC_IMAGE_FAMILY));
+  usage.images = response.data.length;
   let images: Array<Buffer | undefined> | undefined;
-  if (request.responseFormat === 'b64_json') {
+  if (answer.request.responseFormat === 'b64_json') {
     const policy = { allowPrivate: deps.options.allowPrivateResultUrls };
     images = await downloadImages(response, call, answer.provider, policy);
   }
   // with storage, each image is stored (from the b64_json buffer when there is one) and url is durable
-  await rehostImageAnswer(deps, record, input.caller, input.req, response, images);
+  await rehostImageAnswer(deps, usage, request.from, response, images);
   return images ? { kind: 'image', response, images } : { kind: 'image', response };
 }
 
-/** The prompt text for an opted-in span: the text items, or the form's `prompt`; never an image. */
-function promptOf(request: ImageGenerationRequest | undefined, req: Request): string | undefined {
-  if (request) return request.content.flatMap((item) => ('text' in item ? [item.text] : [])).join('\n') || undefined;
-  const prompt = (req.body as { prompt?: unknown } | undefined)?.prompt;
+/** The prompt text for an opted-in span: the text items, or the caller's `prompt`; never an image. */
+function promptOf(read: ImageGenerationRequest | undefined, input: ImageInput): string | undefined {
+  if (read) return read.content.flatMap((item) => ('text' in item ? [item.text] : [])).join('\n') || undefined;
+  const prompt = input.kind === 'json' ? input.body.prompt : input.form.prompt;
   return typeof prompt === 'string' ? prompt : undefined;
 }
 

@@ -1,24 +1,24 @@
-// Durable image results (issue 12): after the image pipeline has its answer, every image is stored
+// Durable image results (docs/architecture.md "Long-lived work"): after the image pipeline has its answer, every image is stored
 // (durable-results.ts) and `url` becomes the store's URL. The contract §2.4 answer keeps its shape;
 // an OpenAI-compatible answer (upstreams §4.1) is rewritten only here, because its `data[]` must
 // now carry the stored URLs: `b64_json` entries are stored from their bytes, and when the caller
 // asked `response_format: "url"` (GPT-image models answer base64 only) the entry becomes a URL.
-import type { Request } from 'express';
 import type { ImageGenerationResponse } from '../images/image-generation-response.js';
 import { isObject, parseJsonBody } from '../json/json-values.js';
 import type { PassthroughResponse } from '../providers/provider.js';
-import type { Caller } from '../types.js';
-import type { CallRecord } from './call-record.js';
-import { type RehostContext, type ResolvedStorage, StorageFailure, type Stored, requestBaseOf, storageFallback, storeBytes, storeFromUrl, urlOf } from './durable-results.js';
+import { type RehostContext, type ResolvedStorage, StorageFailure, type Stored, storageFallback, storeBytes, storeFromUrl, urlOf } from './durable-results.js';
 import type { GatewayDeps } from './gateway-deps.js';
+import type { Usage, UseCaseRequest } from './use-case.js';
 
 interface Target {
   storage: ResolvedStorage;
   context: RehostContext;
   requestBase: string;
+  /** Aborted when the client leaves. */
+  signal: AbortSignal;
 }
 
-function targetOf(deps: GatewayDeps, record: CallRecord, caller: Caller, req: Request): Target | undefined {
+function targetOf(deps: GatewayDeps, usage: Usage, request: UseCaseRequest): Target | undefined {
   const { storage } = deps.options;
   if (!storage) return undefined;
   const context: RehostContext = {
@@ -28,11 +28,11 @@ function targetOf(deps: GatewayDeps, record: CallRecord, caller: Caller, req: Re
     logger: deps.options.logger,
     telemetry: deps.options.telemetry,
     allowPrivate: deps.options.allowPrivateResultUrls,
-    caller,
-    provider: record.provider ?? 'upstream',
-    signal: record.signal,
+    caller: request.caller,
+    provider: usage.provider ?? 'upstream',
+    signal: request.cancel.signal,
   };
-  return { storage, context, requestBase: requestBaseOf(req) };
+  return { storage, context, requestBase: request.resultBase, signal: context.signal };
 }
 
 type Source = { url: string } | { bytes: Buffer };
@@ -43,11 +43,12 @@ type Source = { url: string } | { bytes: Buffer };
  * objects in the tenant's prefix and bills no stored bytes. Bytes count into the usage event only
  * when every image is stored and signed.
  */
-async function storeAll(target: Target, record: CallRecord, sources: Array<Source | undefined>): Promise<Array<string | undefined>> {
+async function storeAll(target: Target, usage: Usage, sources: Array<Source | undefined>): Promise<Array<string | undefined>> {
+  const { signal } = target;
   const controller = new AbortController();
-  const follow = (): void => controller.abort(record.signal.reason);
-  if (record.signal.aborted) follow();
-  else record.signal.addEventListener('abort', follow, { once: true });
+  const follow = (): void => controller.abort(signal.reason);
+  if (signal.aborted) follow();
+  else signal.addEventListener('abort', follow, { once: true });
   const context: RehostContext = { ...target.context, signal: controller.signal };
   const stored: Stored[] = [];
   let failure: { error: unknown } | undefined;
@@ -66,7 +67,7 @@ async function storeAll(target: Target, record: CallRecord, sources: Array<Sourc
       }
     }),
   );
-  record.signal.removeEventListener('abort', follow);
+  signal.removeEventListener('abort', follow);
   if (failure) {
     for (const item of stored) {
       void Promise.resolve()
@@ -77,25 +78,18 @@ async function storeAll(target: Target, record: CallRecord, sources: Array<Sourc
     throw failure.error;
   }
   const bytes = stored.reduce((sum, item) => sum + item.bytes, 0);
-  if (stored.length > 0) record.storedBytes = (record.storedBytes ?? 0) + bytes;
+  if (stored.length > 0) usage.storedBytes = (usage.storedBytes ?? 0) + bytes;
   return results.map((result) => (result.status === 'fulfilled' ? result.value : undefined));
 }
 
 /** contract §2.4 answer: each `url` replaced by the stored one (b64_json from the same downloaded buffer). */
-export async function rehostImageAnswer(
-  deps: GatewayDeps,
-  record: CallRecord,
-  caller: Caller,
-  req: Request,
-  response: ImageGenerationResponse,
-  images: Array<Buffer | undefined> | undefined,
-): Promise<void> {
-  const target = targetOf(deps, record, caller, req);
+export async function rehostImageAnswer(deps: GatewayDeps, usage: Usage, request: UseCaseRequest, response: ImageGenerationResponse, images: Array<Buffer | undefined> | undefined): Promise<void> {
+  const target = targetOf(deps, usage, request);
   if (!target) return;
   try {
     const urls = await storeAll(
       target,
-      record,
+      usage,
       response.data.map((item, index): Source | undefined => {
         const bytes = images?.[index] ?? (item.b64_json !== '' ? Buffer.from(item.b64_json, 'base64') : undefined);
         if (bytes) return { bytes };
@@ -107,7 +101,7 @@ export async function rehostImageAnswer(
     });
   } catch (error) {
     if (!(error instanceof StorageFailure)) throw error;
-    response.extra.storage_error = storageFallback(target.storage, deps.options.logger, error, { provider: record.provider, model: record.model });
+    response.extra.storage_error = storageFallback(target.storage, deps.options.logger, error, { provider: usage.provider, model: usage.model });
   }
 }
 
@@ -116,8 +110,8 @@ export async function rehostImageAnswer(
  * stored and given a `url` (and, when the caller asked for URLs, the base64 dropped). Unchanged
  * (byte for byte) when storage is off or the answer has no data list.
  */
-export async function rehostPassthrough(deps: GatewayDeps, record: CallRecord, caller: Caller, req: Request, response: PassthroughResponse, requestedFormat: unknown): Promise<PassthroughResponse> {
-  const target = targetOf(deps, record, caller, req);
+export async function rehostPassthrough(deps: GatewayDeps, usage: Usage, request: UseCaseRequest, response: PassthroughResponse, requestedFormat: unknown): Promise<PassthroughResponse> {
+  const target = targetOf(deps, usage, request);
   if (!target || response.status < 200 || response.status >= 300) return response;
   const parsed = parseJsonBody(response.body);
   if (!isObject(parsed) || !Array.isArray(parsed.data)) return response;
@@ -127,7 +121,7 @@ export async function rehostPassthrough(deps: GatewayDeps, record: CallRecord, c
   try {
     const urls = await storeAll(
       target,
-      record,
+      usage,
       data.map((item): Source | undefined => {
         if (!isObject(item)) return undefined;
         if (typeof item.b64_json === 'string' && item.b64_json !== '') return { bytes: Buffer.from(item.b64_json, 'base64') };
@@ -145,7 +139,7 @@ export async function rehostPassthrough(deps: GatewayDeps, record: CallRecord, c
     });
   } catch (error) {
     if (!(error instanceof StorageFailure)) throw error;
-    const note = storageFallback(target.storage, deps.options.logger, error, { provider: record.provider, model: record.model });
+    const note = storageFallback(target.storage, deps.options.logger, error, { provider: usage.provider, model: usage.model });
     return { ...response, body: Buffer.from(JSON.stringify({ ...parsed, extra: { ...(isObject(parsed.extra) ? parsed.extra : {}), storage_error: note } })) };
   }
   return { ...response, contentType: 'application/json', body: Buffer.from(JSON.stringify(body)) };

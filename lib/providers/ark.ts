@@ -8,6 +8,7 @@ import { normalizeOpenAIError, openAICompatibleApi } from './openai.js';
 import type { Provider } from './provider.js';
 import { upstreamUrl } from './upstream-url.js';
 import { volcengineAssets } from './volcengine-assets.js';
+import { arkImageGroups } from './ark-image-groups.js';
 
 const ARK_TASKS_PATH = '/contents/generations/tasks';
 
@@ -78,4 +79,5 @@ export const arkProvider: Provider = {
   passthrough: openAICompatibleApi({ prefix: '/api/v3' }),
   tasks: { create: createArkTask, get: getArkTask, toCallerTask },
   assets: volcengineAssets,
+  imageGroups: arkImageGroups,
 };

@@ -8,6 +8,7 @@ import type { ImageData, ImageGenerationResponse } from '../images/image-generat
 import type { Upstream } from '../types.js';
 import type { UpstreamResponse } from '../transport/upstream-http.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
+import { rejectionOf } from '../errors/rejection-of.js';
 import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
 import { classifyUpstreamCode } from '../errors/status-policy.js';
 import { openAICompatibleApi } from './openai.js';
@@ -84,15 +85,10 @@ export function normalizeDashscopeError(status: number, body: unknown, headerReq
 /**
  * Calls DashScope for one image request and answers in the contract §2.4 shape (URLs; b64 filled later).
  * Not async: the transport's promise is chained, so no frame of this function waits beside the slow
- * call (issue 15: memory per held request); a throw while building the body is a rejection.
+ * call (docs/architecture.md "Performance": memory per held request); a throw while building the body is a rejection.
  */
 function generateDashscopeImage(call: CallContext, request: ImageGenerationRequest, upstream: Upstream): Promise<ImageGenerationResponse> {
-  try {
-    return sendDashscopeImage(call, request, upstream).then(readDashscopeImage);
-  } catch (error) {
-    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- what was thrown, as an async function would reject with it
-    return Promise.reject(error);
-  }
+  return rejectionOf(() => sendDashscopeImage(call, request, upstream)).then(readDashscopeImage);
 }
 
 function sendDashscopeImage(call: CallContext, request: ImageGenerationRequest, upstream: Upstream): Promise<UpstreamResponse> {

@@ -8,6 +8,7 @@ import type { ImageGenerationRequest } from '../images/image-request.js';
 import type { UpstreamStream } from '../transport/upstream-http.js';
 import type { ProviderName, Upstream } from '../types.js';
 import type { CallContext } from './call-context.js';
+import type { ImageGroupRules } from './ark-image-groups.js';
 
 /** A 2xx answer of an OpenAI-compatible upstream, relayed to the caller as it came. */
 export interface PassthroughResponse {
@@ -69,6 +70,8 @@ export interface Provider {
   readonly passthrough?: PassthroughCapability;
   readonly tasks?: TaskCapability;
   readonly assets?: AssetCapability;
+  /** How many images its native image route may return and did return (Ark's image groups). */
+  readonly imageGroups?: ImageGroupRules;
 }
 
-export type Capability = 'images' | 'passthrough' | 'tasks' | 'assets';
+export type Capability = 'images' | 'passthrough' | 'tasks' | 'assets' | 'imageGroups';

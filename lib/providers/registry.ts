@@ -49,3 +49,12 @@ export function providersWith(capability: Capability): ProviderName[] {
 export function openAICompatiblePrefix(name: string): string {
   return (isProviderName(name) ? PROVIDERS[name].passthrough?.prefix : undefined) ?? '/v1';
 }
+
+/**
+ * The image-group rules of the native image route (`/api/v3/images/generations` is Ark's wire format,
+ * whichever upstream answers it): the first provider that declares them.
+ */
+export function nativeImageGroups(): NonNullable<Provider['imageGroups']> | undefined {
+  const name = providersWith('imageGroups')[0];
+  return name ? PROVIDERS[name].imageGroups : undefined;
+}

@@ -45,8 +45,8 @@ describe('mounting', () => {
     expect(root.body).toEqual({});
   });
 
-  // one dispatch per router (issue 15) matches as Express routes did: any case, one trailing slash,
-  // query strings ignored, under a prefix too; a second trailing slash or another path is not a route
+  // the routes match as Express routes do: any case, one trailing slash, query strings ignored, under
+  // a prefix too; a second trailing slash or another path is not a route
   it.each([
     ['/gw/v1/images/generations/', 200],
     ['/gw/V1/Images/Generations', 200],
@@ -61,9 +61,8 @@ describe('mounting', () => {
     expect(dashscope.requests).toHaveLength(status === 200 ? 1 : 0);
   });
 
-  // the POST routes are dispatched from the router's own handle, ahead of its layer stack (issue 15):
-  // inside a host Router under a prefix too, with its errors in the gateway's shape, and every other
-  // request still through the stack (the GET routes, the JSON 404, what the host hangs on the router)
+  // the gateway's routes inside a host Router under a prefix: its errors in the gateway's shape, and
+  // every other request still through the router (the GET routes, the JSON 404, what the host hangs on it)
   it('answers its POST routes, their errors and its other paths when nested in a host Router under a prefix', async () => {
     const router = createGatewayRouter({ verifyKey: staticKeys({ [KEY_A]: { id: 'tenant-a' } }), resolveUpstream: route });
     const seen: string[] = [];

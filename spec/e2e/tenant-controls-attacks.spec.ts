@@ -1,4 +1,4 @@
-// Adversarial review of issue 13 (tenant controls): quota charges that are never given back or given
+// Attacks on the tenant controls (README "Tenant controls"): quota charges that are never given back or given
 // back into a budget they were not taken from, and what a keyed request leaves behind when its work fails.
 import { createHash } from 'node:crypto';
 import express from 'express';
@@ -9,7 +9,7 @@ import { createAuthenticate } from '../../lib/express/authenticate.js';
 import { limitCallerInFlight } from '../../lib/express/caller-in-flight.js';
 import { createErrorMiddleware } from '../../lib/express/error-middleware.js';
 import { createIdempotency } from '../../lib/express/idempotency.js';
-import { beginRoute, routeStateOf } from '../../lib/express/route-state.js';
+import { beginRequest, contextOf } from '../../lib/express/request-context.js';
 import { sendJson } from '../../lib/express/send-body.js';
 import { resolveOptions } from '../../lib/gateway/options.js';
 import { startFakeArk } from '../helpers/fake-ark.js';
@@ -83,14 +83,14 @@ describe('a keyed request that runs longer than the running key is held', () => 
     const app = express();
     app.post(
       '/v1/images/generations',
-      beginRoute('images.generations', resolved),
+      beginRequest('images.generations', resolved),
       createAuthenticate(resolved),
       express.json(),
       createIdempotency('images.generations', resolved),
       ((_req, res) => {
         calls += 1;
         // longer than the key's running hold of 600 ms
-        setTimeout(() => sendJson(res, 200, { data: [{ url: `https://cdn.example/${calls}.png` }] }), 2_000);
+        setTimeout(() => sendJson(contextOf(res), 200, { data: [{ url: `https://cdn.example/${calls}.png` }] }), 2_000);
       }) as express.RequestHandler,
       createErrorMiddleware(resolved),
     );
@@ -114,15 +114,15 @@ describe('a keyed request whose client left and whose work outlives the running 
     const app = express();
     app.post(
       '/v1/images/generations',
-      beginRoute('images.generations', resolved),
+      beginRequest('images.generations', resolved),
       createAuthenticate(resolved),
       express.json(),
       createIdempotency('images.generations', resolved),
       ((_req, res) => {
-        const state = routeStateOf(res);
+        const context = contextOf(res);
         setTimeout(() => {
-          state.images = 1;
-          sendJson(res, 200, { data: [{ url: 'https://cdn.example/late.png' }] });
+          context.usage.images = 1;
+          sendJson(context, 200, { data: [{ url: 'https://cdn.example/late.png' }] });
         }, 2_000);
       }) as express.RequestHandler,
       createErrorMiddleware(resolved),
@@ -156,14 +156,14 @@ describe('a keyed request whose work hangs after its client left', () => {
     const app = express();
     app.post(
       '/v1/images/generations',
-      beginRoute('images.generations', resolved),
+      beginRequest('images.generations', resolved),
       createAuthenticate(resolved),
       limitCallerInFlight(1),
       express.json(),
       createIdempotency('images.generations', resolved),
       ((req, res) => {
         // the keyed request's work never ends; any other answers at once
-        if (req.headers['idempotency-key'] === undefined) sendJson(res, 200, { data: [] });
+        if (req.headers['idempotency-key'] === undefined) sendJson(contextOf(res), 200, { data: [] });
       }) as express.RequestHandler,
       createErrorMiddleware(resolved),
     );

@@ -2,7 +2,8 @@
 // seconds from `duration`, a `--dur`/`--duration` text flag or the default; an Ark native image
 // request's images from its group options.
 import { describe, expect, it } from 'vitest';
-import { nativeImagesAsked, videoSecondsOf } from '../../lib/gateway/tenancy/request-costs.js';
+import { videoSecondsOf } from '../../lib/gateway/tenancy/request-costs.js';
+import { nativeImagesAsked } from '../../lib/providers/ark-image-groups.js';
 import type { VideoTaskBody } from '../../lib/schemas/video-task-schema.js';
 
 const task = (extra: Partial<VideoTaskBody>, text = 'a cat'): VideoTaskBody => ({ model: 'seedance', content: [{ type: 'text', text }], ...extra });

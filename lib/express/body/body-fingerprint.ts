@@ -2,21 +2,19 @@
 // same bytes. The JSON parser hashes the bytes it read (only for requests that carry the header); a
 // body parsed by the host, or a multipart form, is hashed from what its parser produced.
 import { createHash } from 'node:crypto';
-import type { Request } from 'express';
 import { uploadedChunks } from './upload-chunks.js';
-
-const fingerprints = new WeakMap<Request, string>();
+import type { RequestContext } from '../request-context.js';
 
 /** Called by the JSON parser with the exact (decoded) body bytes, when the request has an Idempotency-Key. */
-export function fingerprintBytes(req: Request, bytes: Buffer): void {
-  if (req.headers['idempotency-key'] === undefined) return;
-  fingerprints.set(req, createHash('sha256').update(bytes).digest('base64url'));
+export function fingerprintBytes(context: RequestContext, bytes: Buffer): void {
+  if (context.req.headers['idempotency-key'] === undefined) return;
+  context.fingerprint = createHash('sha256').update(bytes).digest('base64url');
 }
 
 /** The body's fingerprint: the bytes' hash when the gateway read them, else a hash of the parsed fields and files. */
-export function bodyFingerprint(req: Request): string {
-  const known = fingerprints.get(req);
-  if (known) return known;
+export function bodyFingerprint(context: RequestContext): string {
+  if (context.fingerprint) return context.fingerprint;
+  const { req } = context;
   const hash = createHash('sha256').update(JSON.stringify(req.body ?? null));
   // multer's files: each one's field, name, type and bytes, in arrival order
   for (const file of Array.isArray(req.files) ? req.files : []) {

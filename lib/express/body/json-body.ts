@@ -17,6 +17,7 @@ import { checkImageDataUrlBytes } from '../../images/data-url.js';
 import { DataUrlText } from '../../images/data-url-text.js';
 import { readBody } from './read-body.js';
 import { fingerprintBytes } from './body-fingerprint.js';
+import { contextOf } from '../request-context.js';
 import { isRepeatedHeader } from '../repeated-header.js';
 
 const JSON_TYPES = ['application/json', '+json'];
@@ -30,7 +31,7 @@ export interface JsonBodyOptions {
 
 export function createJsonBody(options: Pick<ResolvedOptions, 'limits' | 'compressedBodies'>, { imageDataUrls = false }: JsonBodyOptions = {}): RequestHandler {
   const { limits, compressedBodies } = options;
-  return (req, res, next) => {
+  return function readJsonBody(req, res, next) {
     // body-parser 1 (Express 4) flags `_body`; body-parser 2 (Express 5) leaves the stream read
     if ((req as { _body?: boolean })._body === true || (req.readableEnded && req.body !== undefined)) {
       if (nestingExceeds(req.body, MAX_DEPTH)) return next(GatewayError.invalidRequest(`The request body nests deeper than ${MAX_DEPTH} levels`));
@@ -58,7 +59,7 @@ export function createJsonBody(options: Pick<ResolvedOptions, 'limits' | 'compre
     read.body.then(
       (bytes) => {
         stopClock();
-        fingerprintBytes(req, bytes);
+        fingerprintBytes(contextOf(res), bytes);
         let body: unknown;
         try {
           body = parseJson(bytes, limits.jsonMembers, limits.jsonTextBytes, imageDataUrls);

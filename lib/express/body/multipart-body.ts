@@ -20,7 +20,7 @@ export function createMultipartBody(limits: Readonly<GatewayLimits>): RequestHan
     defParamCharset: 'utf8',
     limits: { fileSize: limits.uploadFileBytes, files: maxFiles, fields: 64, parts: 64 + maxFiles, fieldNameSize: 200, fieldSize: 256 * 1024 },
   }).any();
-  return (req, res, next) => {
+  return function readMultipartBody(req, res, next) {
     if (isRepeatedHeader(req, 'content-type')) {
       next(GatewayError.invalidRequest('Send exactly one Content-Type header'));
       return;

@@ -2,8 +2,7 @@
 // checked here; the asset service (gateway/asset-service.ts) creates and records it, and the upstream
 // envelope is answered as is.
 import type { RequestHandler } from 'express';
-import { callerOf } from '../authenticate.js';
-import { asyncHandler } from '../async-handler.js';
+import { routeHandler } from '../route-handler.js';
 import { jsonObjectBody } from '../body/json-body.js';
 import { sendJson } from '../send-body.js';
 import type { CreateAssetBody } from '../../schemas/forward-schemas.js';
@@ -11,7 +10,7 @@ import type { Validator } from '../../schemas/validator.js';
 import { requirePublicUrl } from '../../security/public-url.js';
 import { createAsset } from '../../gateway/asset-service.js';
 import type { GatewayDeps } from '../../gateway/gateway-deps.js';
-import { routeStateOf } from '../route-state.js';
+import { UseCaseView } from '../request-base.js';
 
 const ASSET_URL_WORDING = {
   notHttp: () => 'must be an http(s) URL of the media file',
@@ -19,16 +18,16 @@ const ASSET_URL_WORDING = {
 };
 
 export function createAssetHandler(deps: GatewayDeps, validate: Validator<CreateAssetBody>): RequestHandler {
-  return asyncHandler(async (req, res) => {
-    const state = routeStateOf(res);
-    const body = jsonObjectBody(req.body);
+  return routeHandler('createAsset', async (context) => {
+    const body = jsonObjectBody(context.req.body);
     validate(body);
     // the asset library fetches the file from the public internet, as upstreams fetch reference images:
     // the one URL check, and the normalized URL is what is signed and sent
     const url = requirePublicUrl(body.URL, 'URL', { allowPrivate: deps.options.allowPrivateImageUrls }, ASSET_URL_WORDING);
     const checked = url === body.URL ? body : { ...body, URL: url };
-    // quotas after validation, before the upstream call
-    state.rateLimit = (await deps.quotas.charge(callerOf(res), { requests: 1 })).rateLimit;
-    sendJson(res, 200, await createAsset(deps, state, { caller: callerOf(res), body: checked, req }));
+    const outcome = await createAsset(deps, new UseCaseView(context), checked);
+    context.recordUsage(outcome.usage);
+    if (!outcome.ok) throw outcome.error;
+    sendJson(context, 200, outcome.answer);
   });
 }

@@ -4,35 +4,28 @@
 // upstream with the model renamed and the files (mask included) intact.
 import type { RequestHandler } from 'express';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { asyncHandler } from '../async-handler.js';
-import { readImageGenerationRequest } from '../../images/image-request.js';
+import { routeHandler } from '../route-handler.js';
 import { sniffImageType } from '../../images/sniff-image-type.js';
-import { UploadedImage } from '../../images/uploaded-image.js';
 import { uploadedChunks, uploadedHead } from '../body/upload-chunks.js';
 import { requireModel } from './request-fields.js';
 import type { GatewayDeps } from '../../gateway/gateway-deps.js';
-import { routeStateOf } from '../route-state.js';
+import type { EditForm, FormFile, FormImage } from '../../gateway/image-edit-form.js';
 import { serveImageRequest } from './serve-image-request.js';
 
 type UploadedFile = Express.Multer.File;
 type FormFields = Record<string, unknown>;
 
-interface ImageFile {
-  file: UploadedFile;
-  mime: string;
-}
-
 // the official SDKs send one file as `image` and several as repeated `image[]`; some clients `image[N]`
 const IMAGE_FIELD = /^image(?:\[(\d*)\])?$/;
 
 export function imageEditsHandler(deps: GatewayDeps): RequestHandler {
-  return asyncHandler(async (req, res) => {
+  return routeHandler('imageEdits', async (context) => {
+    const { req } = context;
     const fields: FormFields = typeof req.body === 'object' && req.body !== null ? (req.body as FormFields) : {};
-    const files = Array.isArray(req.files) ? req.files : [];
-    const model = requireModel(fields.model);
+    const uploads = Array.isArray(req.files) ? req.files : [];
     // recorded now, so a rejected edit is metered with its model like any other route
-    routeStateOf(res).model = model;
-    const { images, mask } = sortFiles(files);
+    const model = (context.usage.model = requireModel(fields.model));
+    const { images, mask } = sortFiles(uploads);
     if (images.length === 0) throw GatewayError.invalidRequest("image is required: upload 1 to 3 image files in 'image' or 'image[]'", 'image');
     if (images.length > deps.options.limits.imagesPerRequest) {
       throw GatewayError.invalidRequest(`Too many images: at most ${deps.options.limits.imagesPerRequest}, got ${images.length}`, 'image');
@@ -41,22 +34,22 @@ export function imageEditsHandler(deps: GatewayDeps): RequestHandler {
     if (typeof prompt !== 'string' || prompt.trim() === '') {
       throw GatewayError.invalidRequest('prompt is required: the edit instruction must not be empty', 'prompt');
     }
-
-    await serveImageRequest(deps, req, res, {
-      route: 'images.edits',
-      model,
-      readRequest: (family) => {
-        // the DashScope multimodal call has no mask input: say so rather than drop it silently
-        if (mask) throw GatewayError.invalidRequest(`mask is not supported by model '${model}': describe the region to change in the prompt`, 'mask');
-        // uploads stay raw bytes: upload://<i> in the body, UploadedImage in the request
-        const uploads = images.map(({ file, mime }) => new UploadedImage(mime, uploadedChunks(file), file.size));
-        return readImageGenerationRequest(editAsGenerationBody(model, prompt, images, fields), family, deps.imageRules, uploads);
-      },
-      requestedImages: fields.n,
-      requestedFormat: fields.response_format,
-      forward: (api, call, upstream) => api.forwardMultipart(call, '/images/edits', rebuildForm(fields, files, upstream.model ?? model), upstream),
-    });
+    // the use case gets the form as plain data (docs/architecture.md "One use-case shape")
+    const files = new Map(uploads.map((file) => [file, formFileOf(file)]));
+    const plain = (image: ImageFile): FormImage => ({ file: files.get(image.file)!, mime: image.mime });
+    const form: EditForm = { fields, prompt, images: images.map(plain), ...(mask ? { mask: plain(mask) } : {}), files: [...files.values()] };
+    await serveImageRequest(deps, context, { route: 'images.edits', model, input: { kind: 'form', form } });
   });
+}
+
+/** A parsed upload as plain data: its bytes stay the chunks they arrived in. */
+function formFileOf(file: UploadedFile): FormFile {
+  return { field: file.fieldname, name: file.originalname, type: file.mimetype, size: file.size, chunks: uploadedChunks(file) };
+}
+
+interface ImageFile {
+  file: UploadedFile;
+  mime: string;
 }
 
 /** Image files in the order the caller meant, each checked to really be an image. */
@@ -87,51 +80,4 @@ function imageTypeOf(file: UploadedFile, name: string): string {
   const mime = sniffImageType(uploadedHead(file, 32));
   if (!mime) throw GatewayError.invalidRequest(`${name} is not an image: upload PNG, JPEG, WebP, GIF, BMP, TIFF or HEIC`, file.fieldname);
   return mime;
-}
-
-/** The form as a generations body: files as Data URL items, then the prompt (contract §2.2 rule 3). */
-function editAsGenerationBody(model: string, prompt: string, images: ImageFile[], fields: FormFields): Record<string, unknown> {
-  const parameters: Record<string, unknown> = {};
-  for (const name of ['watermark', 'prompt_extend'] as const) {
-    if (fields[name] !== undefined) parameters[name] = formBoolean(fields[name], name);
-  }
-  if (typeof fields.negative_prompt === 'string') parameters.negative_prompt = fields.negative_prompt;
-  if (fields.seed !== undefined) parameters.seed = formInteger(fields.seed, 'seed');
-  const body: Record<string, unknown> = {
-    model,
-    input: {
-      messages: [{ role: 'user', content: [...images.map((_image, index) => ({ image: `upload://${index}` })), { text: prompt }] }],
-    },
-    parameters,
-  };
-  if (fields.n !== undefined) body.n = formInteger(fields.n, 'n');
-  if (fields.size !== undefined) body.size = fields.size;
-  if (fields.response_format !== undefined) body.response_format = fields.response_format;
-  return body;
-}
-
-function formInteger(value: unknown, name: string): number {
-  if (typeof value === 'string' && /^\d{1,9}$/.test(value.trim())) return Number(value.trim());
-  throw GatewayError.invalidRequest(`${name} must be a whole number`, name);
-}
-
-function formBoolean(value: unknown, name: string): boolean {
-  if (value === 'true' || value === 'false') return value === 'true';
-  throw GatewayError.invalidRequest(`${name} must be 'true' or 'false'`, name);
-}
-
-/** The caller's form again, model renamed, files as they came (multer nests `a[b]` names; flatten back). */
-function rebuildForm(fields: FormFields, files: UploadedFile[], upstreamModel: string): FormData {
-  const form = new FormData();
-  const append = (name: string, value: unknown): void => {
-    // multer folds a repeated name into an array; re-send it repeated under the same name
-    if (Array.isArray(value)) value.forEach((item) => append(name, item));
-    else if (typeof value === 'object' && value !== null) for (const [key, inner] of Object.entries(value)) append(`${name}[${key}]`, inner);
-    else form.append(name, String(value));
-  };
-  for (const [name, value] of Object.entries(fields)) append(name, name === 'model' ? upstreamModel : value);
-  for (const file of files) {
-    form.append(file.fieldname, new Blob([...uploadedChunks(file)], { type: file.mimetype || 'application/octet-stream' }), file.originalname || 'image');
-  }
-  return form;
 }

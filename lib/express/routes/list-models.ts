@@ -5,7 +5,7 @@
 import type { RequestHandler } from 'express';
 import { callerOf } from '../authenticate.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { asyncHandler } from '../async-handler.js';
+import { routeHandler } from '../route-handler.js';
 import { sendJson } from '../send-body.js';
 import type { ResolvedOptions } from '../../gateway/options.js';
 import type { Caller, ListedModel } from '../../types.js';
@@ -21,8 +21,8 @@ export interface ModelObject {
 const DEFAULT_OWNER = 'gateway';
 
 export function listModelsHandler(options: ResolvedOptions): RequestHandler {
-  return asyncHandler(async (_req, res) => {
-    const caller = callerOf(res);
+  return routeHandler('listModels', async (context) => {
+    const caller = callerOf(context);
     let listed: readonly (string | ListedModel)[];
     try {
       listed = options.listModels ? await options.listModels(caller) : await defaultModelNames(options, caller);
@@ -30,7 +30,7 @@ export function listModelsHandler(options: ResolvedOptions): RequestHandler {
       options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'listModels threw; answering 500');
       throw GatewayError.internal();
     }
-    sendJson(res, 200, { object: 'list', data: toModelObjects(listed) });
+    sendJson(context, 200, { object: 'list', data: toModelObjects(listed) });
   });
 }
 

@@ -9,7 +9,7 @@ import { GatewayError } from '../../errors/gateway-error.js';
 export const GATEWAY_PREFIXES: readonly string[] = Object.freeze(['/v1', '/api/v3']);
 
 export function notFoundHandler(): RequestHandler {
-  return (req, _res, next) => {
+  return function unservedPath(req, _res, next) {
     // originalUrl keeps a mount prefix (`/ai/v1/...`), which is the path the client actually sent
     const path = (req.originalUrl || req.url).split('?')[0]!.slice(0, 200);
     next(GatewayError.notFound(`No route ${req.method} ${path}. See the gateway's endpoints (spec §4) and GET /v1/models.`));

@@ -8,12 +8,12 @@ import { pipeline } from 'node:stream/promises';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ResultStorage } from '../../storage/result-storage.js';
 import type { Logger } from '../../types.js';
-import { asyncHandler } from '../async-handler.js';
+import { routeHandler } from '../route-handler.js';
 
 export const STORED_RESULTS_PATH = '/v1/results/:tenant/:name';
 
 export function storedResultsHandler(store: Required<Pick<ResultStorage, 'read'>>, logger: Logger): RequestHandler {
-  return asyncHandler(async (req, res) => {
+  return routeHandler('storedResult', async ({ req, res }) => {
     const { tenant, name } = req.params as { tenant?: string; name?: string };
     const outcome = await store.read(`${tenant ?? ''}/${name ?? ''}`, req.query);
     if (!outcome.ok) {

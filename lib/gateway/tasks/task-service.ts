@@ -3,16 +3,17 @@
 // store's compare-and-set, event ids and poll keys are derived from the task and its state, so when
 // two instances see the same transition only one acts and a repeated job changes nothing.
 import { createHash, randomBytes } from 'node:crypto';
-import type { Request } from 'express';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { UpstreamHttp } from '../../transport/upstream-http.js';
 import type { ResolvedOptions } from '../options.js';
 import { checkCallbackUrl } from '../../security/callback-url.js';
 import { NonPublicAddressError, requirePublicUrl, resolvePublicAddress } from '../../security/public-url.js';
 import type { VideoContentItem, VideoTaskBody } from '../../schemas/video-task-schema.js';
-import type { Caller, Upstream } from '../../types.js';
+import type { Caller, ResolveUpstreamInput, Upstream } from '../../types.js';
+import { type Outcome, type UseCaseRequest, settle, usageFor } from '../use-case.js';
+import { withCharge } from '../tenancy/with-charge.js';
 import type { CallContext } from '../../providers/call-context.js';
-import { requireCapability } from '../../providers/registry.js';
+import { providersWith, requireCapability } from '../../providers/registry.js';
 import { secretsOf, withFallback } from '../fallback.js';
 import { resolveUpstreams } from '../resolve-upstreams.js';
 import { CallbackDeliveryError, type CallbackDeliverer, createCallbackDeliverer, type DeliveryJob } from './callback-delivery.js';
@@ -21,11 +22,10 @@ import { WELL_FORMED_ASSET_ID, assetIdOf, assetReferencesIn, isAssetReference, i
 import type { NextPoll } from './job-scheduler.js';
 import { isPassedStatus, isTerminalStatus } from './task-state-order.js';
 import type { TaskRecord } from './task-store.js';
-import type { CallRecord } from '../call-record.js';
 import { isObject } from '../../json/json-values.js';
-import { NotMediaResult, type RehostContext, StorageFailure, requestBaseOf, storageFallback, storeFromUrl, urlOf } from '../durable-results.js';
-import type { Quotas } from '../tenancy/quotas.js';
-import { usageOf } from '../tenancy/usage-fields.js';
+import { NotMediaResult, type RehostContext, StorageFailure, storageFallback, storeFromUrl, urlOf } from '../durable-results.js';
+import type { QuotaCharge, Quotas } from '../tenancy/quotas.js';
+import { usageOf } from '../../json/usage-fields.js';
 import { videoSecondsOf } from '../tenancy/request-costs.js';
 
 const TASK_ID = /^task_[A-Za-z0-9_-]{22}$/;
@@ -38,17 +38,22 @@ const CAS_ROUNDS = 5;
 // background calls are never aborted by a client; the deadline of each call still applies
 const NEVER = new AbortController().signal;
 
-export interface CreateTaskInput {
-  caller: Caller;
-  /** The bearer key of the request: a callback URL must not contain it (contract §5.5). */
+/** The host's request object, handed to resolveUpstream only (absent for background polls). */
+type HostRequest = ResolveUpstreamInput['req'];
+
+/** A create, checked and resolved, before it is charged. */
+interface PreparedCreate {
+  content: Array<Record<string, unknown>>;
+  callbackUrl: string | undefined;
+  upstreams: readonly Upstream[];
+  videoSeconds: number;
+  /** The request's bearer key: kept out of the stored caller snapshot. */
   callerKey: string;
-  /** Validated by the route (videoTaskSchema). */
-  body: VideoTaskBody;
-  req: Request;
-  signal: AbortSignal;
-  /** Where the quotas left after this create's charge are reported (the route's call record). */
-  record?: Pick<CallRecord, 'rateLimit'>;
 }
+
+// usage events of task routes name the provider that serves tasks, also when a request fails before
+// the resolver answered
+const TASK_PROVIDER = providersWith('tasks')[0];
 
 export class TaskService {
   private readonly deliverer: CallbackDeliverer;
@@ -98,30 +103,45 @@ export class TaskService {
     logger.info({}, 'task scheduler started');
   }
 
-  async create(input: CreateTaskInput): Promise<{ id: string }> {
-    const { caller, body } = input;
-    const { model } = body;
-    const callbackUrl = await this.checkCallback(body.callback_url, input.callerKey);
+  /**
+   * Creates a video task for the caller (contract §4.2): `body` was validated by the route
+   * (videoTaskSchema); `callerKey`, the request's bearer key, must not appear in a callback URL
+   * (contract §5.5). Charged here; a task that ends without a video gives its seconds back later.
+   */
+  create(request: UseCaseRequest, body: VideoTaskBody, callerKey: string): Promise<Outcome<{ id: string }>> {
+    const usage = usageFor(body.model);
+    // usage events of task routes name the provider that serves tasks, also when a request fails before the resolver answered
+    usage.provider = TASK_PROVIDER;
+    return settle(usage, () => this.prepareCreate(request, body, callerKey)).then((prepared) => {
+      if (!prepared.ok) return prepared;
+      const { videoSeconds } = prepared.answer;
+      // quotas after validation and the resolver, before the upstream call (README "Tenant controls")
+      return withCharge(this.quotas, request.caller, { requests: 1, videoSeconds, videoTasks: 1 }, usage, (charge) => this.createCharged(request, body, prepared.answer, charge));
+    });
+  }
+
+  /** What a create needs before anything is charged: the callback URL and references checked, the upstreams resolved. */
+  private async prepareCreate(request: UseCaseRequest, body: VideoTaskBody, callerKey: string): Promise<PreparedCreate> {
+    const { caller } = request;
+    const callbackUrl = await this.checkCallback(body.callback_url, callerKey);
     const content = await this.mapReferences(body.content, caller);
-    const upstreams = await resolveUpstreams(this.options, { model, route: 'video.tasks', caller, req: input.req });
-    const call = this.call(input.signal);
-    // quotas after validation and the resolver, before the upstream call (README "Tenant controls")
+    const upstreams = await resolveUpstreams(this.options, { model: body.model, route: 'video.tasks', caller, req: request.hostRequest });
     const videoSeconds = videoSecondsOf(body, this.options.quotas?.defaultVideoSeconds ?? 5);
-    const charge = await this.quotas.charge(caller, { requests: 1, videoSeconds, videoTasks: 1 });
-    if (input.record) input.record.rateLimit = charge.rateLimit;
+    return { content, callbackUrl, upstreams, videoSeconds, callerKey };
+  }
+
+  private async createCharged(request: UseCaseRequest, body: VideoTaskBody, prepared: PreparedCreate, charge: QuotaCharge): Promise<{ id: string }> {
+    const { caller } = request;
+    const { model } = body;
+    const { content, callbackUrl, upstreams, videoSeconds } = prepared;
+    const call = this.call(request.cancel.signal);
     const attempt = { route: 'video.tasks' as const, model, prompt: () => videoPromptOf(content) };
-    let created;
-    try {
-      created = await withFallback(upstreams, this.options, attempt, async (upstream) => {
-        const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
-        return { upstream, taskId: await tasks.create(call, { ...body, content }, upstream, upstream.model ?? model) };
-      });
-    } catch (error) {
-      await charge.refund(['videoSeconds', 'videoTasks']);
-      throw error;
-    }
+    const created = await withFallback(upstreams, this.options, attempt, async (upstream) => {
+      const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
+      return { upstream, taskId: await tasks.create(call, { ...body, content }, upstream, upstream.model ?? model) };
+    });
     // background polls ask the resolver with this caller, not a bare { id } (caller-snapshot.ts)
-    const snapshot = snapshotCaller(caller, input.callerKey);
+    const snapshot = snapshotCaller(caller, prepared.callerKey);
     if (!snapshot.ok) this.options.logger.warn({ owner: caller.id, reason: snapshot.reason }, 'the caller is not stored with the task; background polls see { id } only');
     const trace = this.options.telemetry.currentTaskTrace();
     const record: TaskRecord = {
@@ -134,7 +154,7 @@ export class TaskService {
       status: 'queued',
       version: 1,
       // localResultStorage signs URLs to this router: callbacks (no request) use the base seen now
-      ...(this.options.storage ? { resultBase: requestBaseOf(input.req) } : {}),
+      ...(this.options.storage ? { resultBase: request.resultBase } : {}),
       ...(callbackUrl ? { callback: { url: callbackUrl, polls: 0, done: false } } : {}),
       ...(trace ? { trace } : {}),
       ...(charge.taken.length > 0
@@ -147,30 +167,38 @@ export class TaskService {
           }
         : {}),
     };
-    try {
-      await this.options.store.createTask(record);
-    } catch (error) {
-      // no record, so no terminal state will ever free what the create took: given back now
-      await charge.refund(['videoSeconds', 'videoTasks']);
-      throw error;
-    }
+    // no record, no terminal state to free what the create took: a failure here is refunded by withCharge
+    await this.options.store.createTask(record);
     this.options.telemetry.recordTaskTransition(record.status);
     if (callbackUrl) await this.options.scheduler.schedulePoll(record.id, this.pollDelay(0), pollKey(record.id, 0));
     return { id: record.id };
   }
 
   /** contract §4.2: the task by the id from creation, as Ark reports it, with the caller's id and model. */
-  async query(caller: Caller, id: string, req: Request, signal: AbortSignal): Promise<Record<string, unknown>> {
+  query(request: UseCaseRequest, id: string): Promise<Outcome<Record<string, unknown>>> {
+    const usage = usageFor('');
+    return settle(usage, () => this.queryTask(request, id)).then((outcome) => {
+      if (outcome.ok) {
+        usage.model = typeof outcome.answer.model === 'string' ? outcome.answer.model : '';
+        usage.provider = TASK_PROVIDER;
+      }
+      return outcome;
+    });
+  }
+
+  private async queryTask(request: UseCaseRequest, id: string): Promise<Record<string, unknown>> {
+    const { caller } = request;
+    const req = request.hostRequest;
     let record = TASK_ID.test(id) ? await this.options.store.getTask(id) : undefined;
     // another tenant's task gets exactly the answer of one that never existed
     if (!record || record.owner !== caller.id) throw GatewayError.notFound(`Task '${id.slice(0, 64)}' was not found.`);
     if (record.result) {
       // a terminal state recorded before its usage event was (an older record): reported now, once
       if (!record.usageReported) await this.reportTerminal(record, record.result);
-      return this.present(record, record.result, req);
+      return this.present(record, record.result, request.resultBase);
     }
     // the request's own caller (same id as the owner, fresh from verifyKey) is more current than the snapshot
-    const state = await this.fetchState(record, caller, req, signal);
+    const state = await this.fetchState(record, caller, req, request.cancel.signal);
     const status = String(state.status);
     // states only go forward (task-state-order.ts): a lagging answer (a replica behind) never moves
     // the record back, and the caller is shown the state the task has reached, not the older one
@@ -192,7 +220,7 @@ export class TaskService {
       if (updated && status !== record.status) this.recordTransition(record, state);
       if (updated && terminal) this.terminalReached(updated, state);
     }
-    return this.present(record, state, req);
+    return this.present(record, state, request.resultBase);
   }
 
   /**
@@ -370,11 +398,11 @@ export class TaskService {
     }
   }
 
-  private async fetchState(record: TaskRecord, caller: Caller, req: Request | undefined, signal: AbortSignal): Promise<Record<string, unknown>> {
+  private async fetchState(record: TaskRecord, caller: Caller, req: HostRequest, signal: AbortSignal): Promise<Record<string, unknown>> {
     return this.fetchFrom(await this.taskUpstream(record, caller, req), record, signal);
   }
 
-  private async taskUpstream(record: TaskRecord, caller: Caller, req: Request | undefined): Promise<Upstream> {
+  private async taskUpstream(record: TaskRecord, caller: Caller, req: HostRequest): Promise<Upstream> {
     // keys are never stored: the resolver is asked again, so they can rotate
     const upstreams = await resolveUpstreams(this.options, { model: record.model, route: 'video.tasks', caller, req });
     // the provider that created the task is the one that knows it
@@ -554,17 +582,17 @@ export class TaskService {
    * What a query answers and a callback carries: the stored results' freshly signed URLs in place
    * of the upstream's. A query signs for the base URL it came in on; a callback for the creator's.
    */
-  private async present(record: TaskRecord, state: Record<string, unknown>, req?: Request): Promise<Record<string, unknown>> {
+  private async present(record: TaskRecord, state: Record<string, unknown>, resultBase?: string): Promise<Record<string, unknown>> {
     const storage = this.options.storage;
     if (!storage || !record.stored || !isObject(state.content)) return state;
     const content: Record<string, unknown> = { ...state.content };
     try {
-      for (const [field, key] of Object.entries(record.stored.keys)) content[field] = await urlOf(storage, key, req ? requestBaseOf(req) : record.resultBase);
+      for (const [field, key] of Object.entries(record.stored.keys)) content[field] = await urlOf(storage, key, resultBase ?? record.resultBase);
     } catch (error) {
       // a store that cannot sign now is a storage failure like any other: a query answers as
       // storage.onFailure says (the upstream's URLs with a note, or 502 storage_failed); a callback's
       // poll (no request) throws, so it is retried with backoff like the re-hosting itself
-      if (!req) throw error;
+      if (resultBase === undefined) throw error;
       return { ...state, storage_error: this.storageProblem(record, error) };
     }
     return { ...state, content };

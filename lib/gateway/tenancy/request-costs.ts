@@ -15,18 +15,3 @@ export function videoSecondsOf(body: VideoTaskBody, fallback: number): number {
   }
   return fallback;
 }
-
-/** Ark's largest image group (upstreams §2.6: `sequential_image_generation_options.max_images`, 1-15). */
-const ARK_MAX_GROUP = 15;
-
-/**
- * Images an Ark native image request may return (POST /api/v3/images/generations): 1, or with
- * `sequential_image_generation: 'auto'` its `max_images` (default 15, Ark's ceiling). The quota is
- * charged this much up front; the usage event reports what came back.
- */
-export function nativeImagesAsked(body: Record<string, unknown>): number {
-  if (body.sequential_image_generation !== 'auto') return 1;
-  const options = body.sequential_image_generation_options as { max_images?: unknown } | undefined;
-  const most = options?.max_images;
-  return typeof most === 'number' && Number.isSafeInteger(most) && most >= 1 ? Math.min(most, ARK_MAX_GROUP) : ARK_MAX_GROUP;
-}

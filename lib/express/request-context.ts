@@ -1,0 +1,220 @@
+// One request's context (docs/architecture.md "One request context"): made when a route begins and
+// held in one place, then handed as a parameter to the guards and writers that need it. It carries
+// the route and its declared path, the caller once authenticated, the lifetime of the request and
+// its holds, the slow-reader policy, the body fingerprint, the answer recorder of an Idempotency-Key
+// request, the trace, and the usage the request's one usage event reports when it is done.
+import type { Request, RequestHandler, Response } from 'express';
+import type { ResolvedOptions } from '../gateway/options.js';
+import type { Cancellation, Usage } from '../gateway/use-case.js';
+import type { RequestTrace } from '../telemetry/telemetry.js';
+import type { CancelSignal } from '../transport/upstream-http.js';
+import type { Caller, Logger, RouteName } from '../types.js';
+import { RequestLifetime } from './request-lifetime.js';
+
+/** The seam between the answer writers and the Idempotency-Key guard: what a kept answer needs. */
+export interface AnswerRecorder {
+  /** Largest body kept; a writer of a larger one passes no body, only its size. */
+  readonly maxBytes: number;
+  record(status: number, contentType: string, body: Buffer | string | undefined, bytes: number): void;
+  /** The request failed (the error middleware got an error), whether or not an answer can still be sent. */
+  fail(): void;
+}
+
+// Express sets statusCode 200 before anything is sent; nginx's 499 says "client closed the request".
+const CLIENT_CLOSED = 499;
+
+/**
+ * Starts the context of every request of a gateway route (`route` undefined for the paths with no
+ * usage event: `/v1/models`, stored results, the JSON 404). Named, as every middleware of the
+ * router is, so stack traces and profiles say where they are.
+ */
+export function beginRequest(route: RouteName | undefined, options: ResolvedOptions): RequestHandler {
+  return function beginGatewayRequest(req, res, next) {
+    contexts.set(res, new RequestContext(route, req, res, options));
+    next();
+  };
+}
+
+/**
+ * A class, not an object literal with getters and closures: a slow-mode object and several
+ * allocations per request cost measurable time on the hot path (docs/architecture.md "Performance").
+ */
+export class RequestContext implements Cancellation {
+  /** What the request did: the route's model until a use case hands back its own (then the same object, updated while a stream runs). */
+  usage: Usage = { model: '', images: 0 };
+  caller?: Caller;
+  /** The `error.code` of the GatewayError the request ended with (set by the error middleware). */
+  errorCode?: string;
+  /** The answer is an Idempotency-Key replay: nothing was billed, no usage event, the span marked. */
+  replayed?: boolean;
+  /** The status of an Idempotency-Key answer kept for the retry although its client had left. */
+  keptStatus?: number;
+  /** The body's fingerprint, when the JSON parser hashed the bytes it read (Idempotency-Key). */
+  fingerprint?: string;
+  /** Set by the Idempotency-Key guard: every writer hands it the exact answer it sends. */
+  recorder?: AnswerRecorder;
+  readonly startedAt = performance.now();
+  readonly trace: RequestTrace | undefined;
+  readonly lifetime: RequestLifetime;
+  readonly clientGone: ClientGoneWatch;
+  /** Slow readers are cut after this long without progress (limits.clientStallMs). */
+  readonly stallMs: number;
+  readonly logger: Logger;
+  // most requests finish without the client leaving: the controller is made only when asked for
+  private controller?: AbortController;
+
+  constructor(
+    readonly route: RouteName | undefined,
+    readonly req: Request,
+    readonly res: Response,
+    private readonly options: ResolvedOptions,
+  ) {
+    this.stallMs = options.limits.clientStallMs;
+    this.logger = options.logger;
+    this.trace = route ? options.telemetry.startRequest(route, req.method, () => httpRouteOf(req)) : undefined;
+    this.lifetime = new RequestLifetime(res);
+    this.clientGone = new ClientGoneWatch(this);
+    this.lifetime.whenResponseCloses(() => this.closed());
+    if (route) this.lifetime.whenRequestDone(() => this.report());
+  }
+
+  get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    if (this.clientLeft()) this.controller.abort();
+    return this.controller.signal;
+  }
+
+  /** The client left before the answer was finished, and no held work keeps the request going. */
+  clientLeft(): boolean {
+    return this.res.destroyed && !this.res.writableFinished && !this.lifetime.held;
+  }
+
+  /** Takes a use case's usage as the request's (by reference: a stream's keeps counting as it is relayed). */
+  recordUsage(usage: Usage): void {
+    this.usage = usage;
+  }
+
+  private closed(): void {
+    // an Idempotency-Key create keeps working after its client left: its answer is kept for the retry
+    if (!this.res.writableFinished && !this.lifetime.held) {
+      this.controller?.abort();
+      this.clientGone.fire();
+    }
+  }
+
+  /** The request is done: its span and metric, and the usage event. */
+  private report(): void {
+    const { res, options, usage } = this;
+    const route = this.route!;
+    const status = res.writableFinished ? res.statusCode : (this.keptStatus ?? CLIENT_CLOSED);
+    const latencyMs = Math.round((performance.now() - this.startedAt) * 1000) / 1000;
+    options.telemetry.endRequest(this.trace, {
+      route,
+      status,
+      errorCode: this.errorCode,
+      model: usage.model,
+      provider: usage.provider,
+      images: usage.images,
+      durationMs: latencyMs,
+      idempotentReplay: this.replayed,
+    });
+    // usage is per caller: a request that never authenticated has nobody to bill
+    if (!options.onUsage || !this.caller || this.replayed) return;
+    try {
+      options.onUsage({
+        caller: this.caller,
+        route,
+        model: usage.model,
+        provider: usage.provider,
+        images: usage.images,
+        ...(usage.upstreamImages !== undefined ? { upstreamImages: usage.upstreamImages } : {}),
+        status,
+        latencyMs,
+        upstreamRequestId: usage.upstreamRequestId,
+        ...(this.errorCode !== undefined ? { errorCode: this.errorCode } : {}),
+        ...(usage.storedBytes !== undefined ? { storedBytes: usage.storedBytes } : {}),
+        ...(usage.imageSizes !== undefined ? { imageSizes: usage.imageSizes } : {}),
+        ...(usage.upstreamUsage !== undefined ? { upstreamUsage: usage.upstreamUsage } : {}),
+      });
+    } catch (error) {
+      options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'onUsage threw');
+    }
+  }
+}
+
+/** `http.route`: the mount path and the route's declared pattern, never the caller's spelling of it. */
+function httpRouteOf(req: Request): string {
+  const path = (req.route as { path?: unknown } | undefined)?.path;
+  return `${req.baseUrl}${typeof path === 'string' ? path : ''}`;
+}
+
+/**
+ * The client-gone event as upstream calls use it (CancelSignal): a flag and a listener list, fired
+ * from the response's one 'close' handler. Aborted also when asked after the client left, as the
+ * lazily made AbortController is.
+ */
+class ClientGoneWatch implements CancelSignal {
+  private fired = false;
+  // usually one listener (the upstream call's): made with it, one slot, not [] then push
+  private listeners: Array<() => void> | undefined;
+
+  constructor(private readonly context: RequestContext) {}
+
+  get aborted(): boolean {
+    return this.fired || this.context.clientLeft();
+  }
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    if (this.listeners) this.listeners.push(listener);
+    else this.listeners = [listener];
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const at = this.listeners?.indexOf(listener) ?? -1;
+    if (at >= 0) this.listeners!.splice(at, 1);
+  }
+
+  fire(): void {
+    if (this.fired) return;
+    this.fired = true;
+    const listeners = this.listeners;
+    this.listeners = undefined;
+    if (listeners) for (const listener of listeners) listener();
+  }
+}
+
+// The one place a request's context is held: keyed by the response, so it lives exactly as long as
+// the request, and nothing outside this module can set or replace it (a host's res.locals key of
+// any name cannot collide with it).
+const contexts = new WeakMap<Response, RequestContext>();
+
+/** The context beginRequest made. Every gateway middleware after it runs with one. */
+export function contextOf(res: Response): RequestContext {
+  const context = contexts.get(res);
+  if (!context) throw new Error('contextOf: the middleware runs before beginRequest');
+  return context;
+}
+
+/** The context, when the response belongs to a gateway route (the error middleware also sees host errors). */
+export function findContext(res: Response): RequestContext | undefined {
+  return contexts.get(res);
+}
+
+/**
+ * A middleware that needs the context, with the context as its first parameter: looked up once, at
+ * the middleware's entry, and passed on from there. `name` names the function for stack traces.
+ */
+export function withContext(name: string, guard: (context: RequestContext, next: (error?: unknown) => void) => void): RequestHandler {
+  const middleware: RequestHandler = (_req, res, next) => guard(contextOf(res), next);
+  Object.defineProperty(middleware, 'name', { value: name });
+  return middleware;
+}
+
+/**
+ * The caller the gateway authenticated for this response (what verifyKey returned), or undefined
+ * when the request did not reach the gateway or its key was refused. For the host's own middleware
+ * (logging, metering), e.g. in `res.on('finish', ...)`.
+ */
+export function gatewayCaller(res: Response): Caller | undefined {
+  return contexts.get(res)?.caller;
+}

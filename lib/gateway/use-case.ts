@@ -1,0 +1,63 @@
+// The one shape of a use case (docs/architecture.md "One use-case shape"): a route reads and validates,
+// calls one gateway function with plain data, and writes what it gets back. The function takes a
+// `UseCaseRequest` (who asks, how to stop, where results are served) and returns an `Outcome`: the
+// answer, or the error to answer with, and in both cases the usage of what it did (for the request's one
+// usage event). Nothing here knows Express: the host's request object is carried opaquely and handed to
+// `resolveUpstream` only.
+import type { RateLimitFields } from '../errors/quota-exceeded-error.js';
+import type { CancelSignal } from '../transport/upstream-http.js';
+import type { Caller, ProviderName, ResolveUpstreamInput } from '../types.js';
+import { rejectionOf } from '../errors/rejection-of.js';
+
+/** How a use case learns that its client went away. */
+export interface Cancellation {
+  /** Fires when the client leaves; cheap enough for every upstream call (no AbortController per request). */
+  readonly clientGone: CancelSignal;
+  /** The same event as an AbortSignal, made on first use (result storage needs one). */
+  readonly signal: AbortSignal;
+}
+
+/** What every use case is handed besides its own input. */
+export interface UseCaseRequest {
+  caller: Caller;
+  /** The host's own request object, handed to `resolveUpstream` as `req` and to nothing else. */
+  hostRequest: ResolveUpstreamInput['req'];
+  /** The base URL the client reached the router at: stored results are signed under it (localResultStorage). */
+  resultBase: string;
+  cancel: Cancellation;
+}
+
+/** What a use case did, for the request's usage event (UsageEvent) and its RateLimit headers. */
+export interface Usage {
+  model: string;
+  provider?: ProviderName;
+  /** Images answered to the caller. */
+  images: number;
+  /** Images the upstream answered with, before the gateway kept at most what the request allowed. */
+  upstreamImages?: number;
+  upstreamRequestId?: string;
+  /** Bytes written to result storage. */
+  storedBytes?: number;
+  /** `WxH` of each image answered, when the upstream said. */
+  imageSizes?: string[];
+  /** The upstream's own usage counters, when it gave them. */
+  upstreamUsage?: Record<string, number>;
+  /** The caller's quotas after this request's charge: RateLimit headers of a 2xx answer. */
+  rateLimit?: readonly RateLimitFields[];
+}
+
+/** A use case's result: the answer, or the error the caller is answered with; the usage either way. */
+export type Outcome<A> = { ok: true; answer: A; usage: Usage } | { ok: false; error: unknown; usage: Usage };
+
+/** A fresh usage record for a request on `model`. */
+export function usageFor(model: string): Usage {
+  return { model, images: 0 };
+}
+
+/** Runs `work` and turns a rejection into a failed outcome that keeps what `usage` had gathered. */
+export function settle<A>(usage: Usage, work: () => Promise<A>): Promise<Outcome<A>> {
+  return rejectionOf(work).then(
+    (answer): Outcome<A> => ({ ok: true, answer, usage }),
+    (error: unknown): Outcome<A> => ({ ok: false, error, usage }),
+  );
+}
