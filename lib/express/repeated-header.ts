@@ -1,7 +1,7 @@
 // Whether a request carries a header more than once (Node keeps the first of a repeated
 // Authorization or Content-Type in req.headers, so a second one would be silently ignored).
 // Counted in req.rawHeaders: req.headersDistinct builds an array for every header of the request
-// on first use, an allocation per request on the hot path (issue 15).
+// on first use, an allocation per request on the hot path (docs/architecture.md "Performance").
 import type { IncomingMessage } from 'node:http';
 
 /** `name` in lower case. */

@@ -24,7 +24,7 @@ export function secretsOf(upstream: Upstream): Array<string | undefined> {
  */
 export function withFallback<T>(upstreams: readonly Upstream[], options: ResolvedOptions, info: AttemptInfo<T>, attempt: (upstream: Upstream) => Promise<T>): Promise<T> {
   // a promise chain, not an async loop: a suspended async frame (its registers, promise and
-  // reactions) would wait beside every slow upstream call (issue 15: memory per held request)
+  // reactions) would wait beside every slow upstream call (docs/architecture.md "Performance": memory per held request)
   const attemptAt = (index: number): Promise<T> => {
     const upstream = upstreams[index]!;
     let running: Promise<T>;

@@ -2,7 +2,7 @@
 // (ASCII, already checked by checkImageDataUrlBytes), never a JS string. JSON.parse would hold the
 // body Buffer and a string copy of each Data URL at once (2x the body, plus the heap's slack); a view
 // holds nothing beyond the Buffer, and encodeJsonWithUploads sends it upstream slice by slice with no
-// copy at all (issue 15: memory per request ≤ 2x the body; README "Benchmarks").
+// copy at all (docs/architecture.md "Performance": memory per request ≤ 2x the body).
 // Produced only for the `image` values of POST /v1/images/generations (json-body.ts); anything
 // that serializes the body (JSON.stringify, a host's logging) gets the Data URL string back.
 

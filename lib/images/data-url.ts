@@ -2,7 +2,7 @@
 // decoded size follows from the base64 length, and the alphabet check is one sticky regex run over
 // the base64 from where it starts (no slice, no anchors: about half the time on a 14 MB value).
 // The same check runs over a Data URL still in the request body's bytes (checkImageDataUrlBytes),
-// so a large one never has to become a JS string (issue 15: memory per request ≤ 2x the body).
+// so a large one never has to become a JS string (docs/architecture.md "Performance": memory per request ≤ 2x the body).
 
 export type DataUrlCheck = { ok: true; mime: string; bytes: number; base64Start: number } | { ok: false; reason: 'not_image' | 'not_base64' | 'bad_base64' | 'empty' | 'too_large'; bytes?: number };
 

@@ -3,7 +3,7 @@
 // The bytes are the chunks the upload arrived in (express/body/upload-chunks.ts), never joined.
 // encodeJsonWithUploads writes the JSON with each upload encoded on the way out, and sends long
 // plain strings (Data URLs sent as JSON) the same way: slice by slice, never one whole JSON string
-// plus its Buffer copy (issue 9: peak memory per request within ~2x its body). A Data URL the JSON
+// plus its Buffer copy (docs/architecture.md "Security boundaries": peak memory per request within ~2x its body). A Data URL the JSON
 // parser kept in the body's bytes (DataUrlText) is sent as views of those bytes: no copy at all.
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -36,7 +36,7 @@ export function encodeJsonWithUploads(value: unknown): EncodedJson {
   const streamed: Array<UploadedImage | DataUrlText | string> = [];
   // a per-call nonce: caller text can never spell a placeholder. Drawn when the first placeholder is
   // needed: most bodies have none, and a randomBytes call per request was ~30 µs of every DashScope
-  // image request's CPU in the benchmark's profile (issue 15)
+  // image request's CPU in the benchmark's profile (docs/architecture.md "Performance")
   let nonce: string | undefined;
   const placeholder = (item: UploadedImage | DataUrlText | string): string => `\u0000${(nonce ??= randomBytes(8).toString('hex'))}:${streamed.push(item) - 1}\u0000`;
   const text = JSON.stringify(value, (_key, item: unknown) => {

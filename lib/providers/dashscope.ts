@@ -95,7 +95,7 @@ function sendDashscopeImage(call: CallContext, request: ImageGenerationRequest, 
   // uploaded files are encoded into the JSON as it is sent, not built into one string first
   const payload = encodeJsonWithUploads(translateImageRequest(request, upstream.model ?? request.model));
   // added to, not spread into a new literal: a spread then an added key gave every request's headers
-  // a hidden class of its own once optimized, kept for the whole upstream wait (issue 15, heap diff)
+  // a hidden class of its own once optimized, kept for the whole upstream wait (docs/architecture.md "Performance": heap diff of held requests)
   const headers = jsonHeaders(upstream);
   headers['content-length'] = String(payload.length);
   return call.http.request({

@@ -1,4 +1,4 @@
-// The embedded ResultStorage for one machine (issue 12): files under a directory, served by the
+// The embedded ResultStorage for one machine (docs/architecture.md "Long-lived work"): files under a directory, served by the
 // router itself at GET /v1/results/<key> with HMAC-signed, expiring URLs, the same idea as an S3
 // presigned URL, so the example and small deployments need no object store. The URL is the whole
 // credential (a browser's <img> sends no bearer key): signature, expiry and key shape are checked

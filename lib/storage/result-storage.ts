@@ -1,4 +1,4 @@
-// The ResultStorage interface (issue 12, contract §2.4 note "durable results"): where the gateway
+// The ResultStorage interface (docs/architecture.md "Long-lived work", contract §2.4 note "durable results"): where the gateway
 // re-hosts generated images and videos so the URLs it answers outlive the upstream's 24-hour links.
 // Small on purpose: put a stream, sign a readable URL for a key, delete. Two implementations ship
 // (local-result-storage.ts for one machine, s3-result-storage.ts for any S3-protocol service); a

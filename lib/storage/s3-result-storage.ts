@@ -1,4 +1,4 @@
-// ResultStorage on any S3-protocol service (issue 12): AWS S3, Cloudflare R2, MinIO, Aliyun OSS's S3
+// ResultStorage on any S3-protocol service (docs/architecture.md "Long-lived work"): AWS S3, Cloudflare R2, MinIO, Aliyun OSS's S3
 // endpoint. Streamed multipart upload (@aws-sdk/lib-storage: a few parts in memory, never the whole
 // video), presigned GET URLs (@aws-sdk/s3-request-presigner) or a public base URL (a CDN, or the
 // custom domain Aliyun OSS requires for browser display). The SDK packages are optional peers,

@@ -1,10 +1,10 @@
-// The router's own JSON body parser (issue 9: bounded in bytes, members, depth, time and copies).
+// The router's own JSON body parser (docs/architecture.md "Security boundaries": bounded in bytes, members, depth, time and copies).
 // The body is read into one Buffer, its structure counted by a byte scan before JSON.parse runs (a
 // body of millions of members is refused in milliseconds instead of blocking every tenant), then
 // decoded once; the Buffer and the text are dropped as soon as the value exists. When the host
 // already parsed the body (express.json() in front), that body is used as is. On the image route
 // (`imageDataUrls`), a long image Data URL under an `image` key stays in the Buffer as a
-// DataUrlText view rather than becoming a string (issue 15: memory per request ≤ 2x the body).
+// DataUrlText view rather than becoming a string (docs/architecture.md "Performance": memory per request ≤ 2x the body).
 import { randomBytes } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { GatewayError } from '../../errors/gateway-error.js';

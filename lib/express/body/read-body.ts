@@ -25,7 +25,7 @@ export interface BodyRead {
 
 /**
  * Starts reading. A plain abort function, not an AbortSignal: an AbortController and its
- * EventTarget listener per request cost measurable time on the hot path (issue 15).
+ * EventTarget listener per request cost measurable time on the hot path (docs/architecture.md "Performance").
  */
 export function readBody(req: IncomingMessage, coding: ContentCoding, limits: ReadBodyLimits): BodyRead {
   let abort: (error: GatewayError) => void = () => {};

@@ -1,7 +1,7 @@
 // multer storage for the multipart parser (multipart-body.ts): each file is kept as the chunks busboy
 // hands over (views of the socket's reads), never concatenated. multer's memoryStorage copies every
 // file into one Buffer while the chunks still hold the socket's reads, so each file is held twice
-// until the garbage is collected: 2.6x the images at the peak (README "Benchmarks"; issue 15: ≤ 2x
+// until the garbage is collected: 2.6x the images at the peak (docs/architecture.md "Performance": ≤ 2x
 // the body). The chunks are read in place: the type sniffed from the first bytes, the fingerprint
 // hashed chunk by chunk, the upload encoded as base64 across chunk boundaries (uploaded-image.ts).
 import type { Request } from 'express';

@@ -1,5 +1,5 @@
 // GET /v1/results/<tenant>/<name>: the objects of a store that the router serves itself
-// (localResultStorage, issue 12). No bearer key: the signed URL is the credential, as an S3
+// (localResultStorage; docs/architecture.md "Long-lived work"). No bearer key: the signed URL is the credential, as an S3
 // presigned URL is, so an <img> tag can show it. Every refusal is the contract §2.5 error object;
 // a bad signature, a malformed or traversing path and a missing file all read as 404 (nothing
 // tells whether a key exists), an honestly signed but expired URL is 403.

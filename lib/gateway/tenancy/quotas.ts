@@ -91,7 +91,7 @@ export class Quotas {
    * first limit that would be passed, and nothing kept. Kinds without a limit are not counted.
    */
   charge(caller: Caller, cost: QuotaCost): Promise<QuotaCharge> {
-    // quotas off: one shared settled promise, not two async frames per request (issue 15)
+    // quotas off: one shared settled promise, not two async frames per request (docs/architecture.md "Performance")
     if (this.config?.limits === undefined) return CHARGED_NOTHING;
     return this.chargeLimited(caller, cost);
   }
