@@ -34,6 +34,13 @@ module.exports = {
       to: { path: '^node_modules/(@types/)?(express|express-serve-static-core|multer)/' },
     },
     {
+      name: 'inbound-without-providers',
+      severity: 'error',
+      comment: "Routes read, call one use case and write its outcome: what a provider can do is the use cases' business, never the inbound side's.",
+      from: { path: '^lib/express/' },
+      to: { path: '^lib/providers/' },
+    },
+    {
       name: 'providers-only-down',
       severity: 'error',
       comment: 'Providers translate and call the transport; they never reach back into the use cases or the inbound side.',
