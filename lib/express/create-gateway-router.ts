@@ -17,6 +17,7 @@ import type { Caller, RouteName } from '../types.js';
 import { tenantPrefix } from '../storage/result-keys.js';
 import { STORED_RESULTS_PATH, storedResultsHandler } from './routes/stored-results.js';
 import { beginRequest } from './request-context.js';
+import { routeChain } from './route-chain.js';
 import { chatCompletionsSchema, createAssetSchema, nativeImageSchema, responsesSchema } from '../schemas/forward-schemas.js';
 import { createAssetHandler } from './routes/create-asset.js';
 import { imageGenerationSchema } from '../schemas/image-generation-schema.js';
@@ -98,14 +99,17 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     ['/api/v3/open/CreateAsset', [...paid('assets'), createAssetHandler(deps, compile(createAssetSchema))]],
   ]);
 
-  // one dispatch through the router's public API: Express matches each route (any case, one trailing
-  // slash optional, as it always has) and runs its chain
+  // through the router's public API: Express matches each route (any case, one trailing slash
+  // optional, as it always has) and runs its one handler, the route's chain (route-chain.ts)
   const router = express.Router();
-  for (const [path, chain] of posts) router.post(path, ...chain);
-  router.get('/api/v3/contents/generations/tasks/:id', beginRequest('video.tasks', resolved), authenticate, queryVideoTaskHandler(tasks));
+  for (const [path, chain] of posts) router.post(path, routeChain(`POST ${path}`, chain));
+  router.get(
+    '/api/v3/contents/generations/tasks/:id',
+    routeChain('GET /api/v3/contents/generations/tasks/:id', [beginRequest('video.tasks', resolved), ...authenticate, queryVideoTaskHandler(tasks)]),
+  );
   // no RouteName (it is a closed public union) and no upstream call: authenticated, but no usage event
   const unrouted = beginRequest(undefined, resolved);
-  router.get('/v1/models', unrouted, authenticate, listModelsHandler(resolved));
+  router.get('/v1/models', routeChain('GET /v1/models', [unrouted, ...authenticate, listModelsHandler(resolved)]));
   // durable results served by the router itself (localResultStorage): the signed URL is the credential
   const store = resolved.storage?.store;
   if (store?.read) router.get(STORED_RESULTS_PATH, unrouted, storedResultsHandler({ read: store.read.bind(store) }, resolved.logger));

@@ -4,6 +4,9 @@
 // before the stream opened may fall back to the next upstream; after, it is the relay's to tell).
 // Native image groups are counted with the provider's own rules (providers/ark-image-groups.ts).
 import type { CallContext } from '../providers/call-context.js';
+import type { Provider } from '../providers/provider.js';
+import { readImageCount } from '../images/image-count.js';
+import { parseJsonBody } from '../json/json-values.js';
 import type { OpenedStream, PassthroughResponse } from '../providers/provider.js';
 import { nativeImageGroups, requireCapability } from '../providers/registry.js';
 import { promptTextOf, responseOfJson } from '../telemetry/genai-fields.js';
@@ -36,7 +39,12 @@ export type ForwardAnswer =
 export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forward: ForwardCall): Promise<Outcome<ForwardAnswer>> {
   const usage = usageFor(forward.model);
   const groups = forward.route === 'images.native' ? nativeImageGroups() : undefined;
-  const cost: QuotaCost = { requests: 1, ...(groups ? { images: groups.asked(forward.body) } : {}) };
+  let cost: QuotaCost;
+  try {
+    cost = { requests: 1, ...(groups ? { images: nativeImagesAsked(groups, forward.body) } : {}) };
+  } catch (error) {
+    return Promise.resolve({ ok: false, error, usage });
+  }
   return resolveUpstreams(deps.options, { model: forward.model, route: forward.route, caller: request.caller, req: request.hostRequest }).then(
     (upstreams) =>
       // quotas after validation and the resolver, before the upstream call; images back when it fails
@@ -62,9 +70,15 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
             usage.upstreamRequestId = response.requestId;
             const counted = groups?.countAnswer(response.body);
             if (counted) {
-              usage.images = counted.images;
-              if (counted.sizes) usage.imageSizes = counted.sizes;
+              // never more images answered (and billed) than were charged: the rest are dropped and reported
+              const charged = cost.images ?? counted.images;
+              usage.images = Math.min(counted.images, charged);
+              if (counted.sizes) usage.imageSizes = counted.sizes.slice(0, charged);
               if (counted.usage) usage.upstreamUsage = counted.usage;
+              if (counted.images > charged) {
+                usage.upstreamImages = counted.images;
+                return { kind: 'json', response: { ...response, body: withImagesCut(response.body, charged) } };
+              }
             }
             return { kind: 'json', response };
           });
@@ -73,6 +87,23 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
       ),
     (error: unknown): Outcome<ForwardAnswer> => ({ ok: false, error, usage }),
   );
+}
+
+// OpenAI's ceiling for `n`; Ark has no `n` (upstreams §2.7), an OpenAI-compatible upstream honours it
+const MAX_NATIVE_N = 10;
+
+/**
+ * The most images a native image request may be answered with: Ark's group (`max_images`) or an
+ * OpenAI-compatible upstream's `n`, whichever is larger (an upstream honours one or the other).
+ */
+function nativeImagesAsked(groups: NonNullable<Provider['imageGroups']>, body: Record<string, unknown>): number {
+  return Math.max(groups.asked(body), readImageCount(body.n, 'n', MAX_NATIVE_N, 'json') ?? 1);
+}
+
+/** The answer with its `data` list cut to `most` entries. */
+function withImagesCut(body: Buffer, most: number): Buffer {
+  const parsed = parseJsonBody(body) as { data: unknown[] } & Record<string, unknown>;
+  return Buffer.from(JSON.stringify({ ...parsed, data: parsed.data.slice(0, most) }));
 }
 
 /**

@@ -7,6 +7,7 @@ import type { ImageGenerationResponse } from '../images/image-generation-respons
 import { type ImageGenerationRequest, readImageGenerationRequest } from '../images/image-request.js';
 import { GENERIC_IMAGE_FAMILY } from '../images/model-families.js';
 import { UploadedImage } from '../images/uploaded-image.js';
+import { readImageCount } from '../images/image-count.js';
 import type { CallContext } from '../providers/call-context.js';
 import type { PassthroughCapability, PassthroughResponse } from '../providers/provider.js';
 import { capabilityOf, requireCapability } from '../providers/registry.js';
@@ -73,9 +74,11 @@ async function prepare(deps: GatewayDeps, request: ImageRequest): Promise<Prepar
   const family = deps.options.imageModels.find(request.model);
   // image-family models are validated before the resolver runs: bad input costs the host nothing
   const read = family ? readRequest(deps, request, family) : undefined;
+  // what an OpenAI-compatible upstream is sent is checked before the resolver too
+  if (!family) forwardedCount(request.input);
   const upstreams = await resolveUpstreams(deps.options, { model: request.model, route: request.route, caller: request.from.caller, req: request.from.hostRequest });
   const call: CallContext = { http: deps.http, signal: request.from.cancel.clientGone, limits: deps.options.limits };
-  const asked = family && read ? allowedImages(read, family) : requestedCount(requestedImagesOf(request.input));
+  const asked = family && read ? allowedImages(read, family) : forwardedCount(request.input);
   return { family, request: read, upstreams, call, asked };
 }
 
@@ -123,7 +126,7 @@ function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageRequest, p
   const attempt: AttemptInfo = {
     route: request.route,
     model: request.model,
-    choices: requestedCount(read?.parameters.n ?? requestedImagesOf(request.input)),
+    choices: prepared.asked,
     prompt: () => promptOf(read, request.input),
   };
   return withFallback(upstreams, deps.options, attempt, (upstream): Promise<Attempted> => {
@@ -144,7 +147,7 @@ async function completeAnswer(deps: GatewayDeps, usage: Usage, request: ImageReq
   if (answer.kind === 'passthrough') {
     usage.upstreamRequestId = answer.response.requestId;
     // the same rule as below: the upstream does not decide how many images the caller gets (and is billed)
-    const capped = capPassthroughImages(answer.response.body, usage.provider ?? 'upstream', requestedCount(requestedImagesOf(request.input)), answer.response.requestId);
+    const capped = capPassthroughImages(answer.response.body, usage.provider ?? 'upstream', prepared.asked, answer.response.requestId);
     usage.upstreamImages = capped.upstreamImages;
     usage.images = capped.images;
     if (capped.sizes) usage.imageSizes = capped.sizes;
@@ -183,13 +186,12 @@ function allowedImages(request: ImageGenerationRequest, family: ImageModelFamily
   return Math.min(asked, family.maxN);
 }
 
-// OpenAI's own ceiling for `n` on its image routes: a larger ask was the upstream's to refuse
+// OpenAI's own ceiling for `n` on its image routes: a larger ask is refused, never forwarded as sent
 const MAX_PASSTHROUGH_N = 10;
 
-/** `n` as the caller sent it (a JSON number or a multipart field), 1 when absent or not a count. */
-function requestedCount(n: unknown): number {
-  const value = typeof n === 'string' && /^\d{1,4}$/.test(n.trim()) ? Number(n) : n;
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1 ? Math.min(value, MAX_PASSTHROUGH_N) : 1;
+/** `n` as an OpenAI-compatible upstream is sent it: one whole number up to OpenAI's ceiling, 1 when absent. */
+function forwardedCount(input: ImageInput): number {
+  return readImageCount(requestedImagesOf(input), 'n', MAX_PASSTHROUGH_N, input.kind) ?? 1;
 }
 
 /**

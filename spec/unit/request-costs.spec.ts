@@ -11,7 +11,12 @@ const task = (extra: Partial<VideoTaskBody>, text = 'a cat'): VideoTaskBody => (
 describe('videoSecondsOf', () => {
   it.each<{ name: string; body: VideoTaskBody; seconds: number }>([
     { name: 'top-level duration', body: task({ duration: 10 }), seconds: 10 },
-    { name: 'duration wins over a text flag', body: task({ duration: 4 }, 'a cat --dur 10'), seconds: 4 },
+    { name: 'duration and a text flag that agree', body: task({ duration: 10 }, 'a cat --dur 10'), seconds: 10 },
+    { name: 'frames at 24 per second (289 frames are 12 s)', body: task({ frames: 289 }), seconds: 12 },
+    { name: 'frames rounded up (130 frames are 6 s)', body: task({ frames: 130 }), seconds: 6 },
+    { name: 'frames and duration that agree', body: task({ frames: 121, duration: 5 }), seconds: 5 },
+    { name: '--frames flag', body: task({}, 'a cat --frames 241'), seconds: 10 },
+    { name: '--fr flag', body: task({}, 'a cat --fr 145 --rs 720p'), seconds: 6 },
     { name: '--dur flag', body: task({}, 'a cat --ratio 16:9 --dur 8 --fps 24'), seconds: 8 },
     { name: '--duration flag at the end', body: task({}, 'a cat --duration 12'), seconds: 12 },
     { name: 'a flag glued to a word is not one', body: task({}, 'a cat--dur 9'), seconds: 5 },
@@ -19,6 +24,17 @@ describe('videoSecondsOf', () => {
     { name: 'a non-positive duration: the default', body: task({ duration: 0 }), seconds: 5 },
   ])('$name', ({ body, seconds }) => {
     expect(videoSecondsOf(body, 5)).toBe(seconds);
+  });
+});
+
+describe('videoSecondsOf with lengths that disagree', () => {
+  it.each<{ name: string; body: VideoTaskBody; param: string }>([
+    { name: 'duration and a --dur flag', body: task({ duration: 4 }, 'a cat --dur 10'), param: 'duration' },
+    { name: 'duration and frames', body: task({ duration: 5, frames: 289 }), param: 'duration' },
+    { name: 'frames and a --dur flag', body: task({ frames: 121 }, 'a cat --dur 8'), param: 'frames' },
+    { name: 'two text flags', body: task({}, 'a cat --dur 5 --frames 289'), param: 'content' },
+  ])('$name: a 400 naming the first', ({ body, param }) => {
+    expect(() => videoSecondsOf(body, 5)).toThrow(expect.objectContaining({ status: 400, param }));
   });
 });
 

@@ -123,10 +123,11 @@ export class TaskService {
   /** What a create needs before anything is charged: the callback URL and references checked, the upstreams resolved. */
   private async prepareCreate(request: UseCaseRequest, body: VideoTaskBody, callerKey: string): Promise<PreparedCreate> {
     const { caller } = request;
+    // the length the quota is charged for; lengths that disagree are a 400 before anything else runs
+    const videoSeconds = videoSecondsOf(body, this.options.quotas?.defaultVideoSeconds ?? 5);
     const callbackUrl = await this.checkCallback(body.callback_url, callerKey);
     const content = await this.mapReferences(body.content, caller);
     const upstreams = await resolveUpstreams(this.options, { model: body.model, route: 'video.tasks', caller, req: request.hostRequest });
-    const videoSeconds = videoSecondsOf(body, this.options.quotas?.defaultVideoSeconds ?? 5);
     return { content, callbackUrl, upstreams, videoSeconds, callerKey };
   }
 

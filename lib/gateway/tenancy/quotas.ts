@@ -70,6 +70,14 @@ export class Quotas {
     this.counters = { requests: make('requests'), images: make('images'), videoSeconds: make('videoSeconds'), videoTasks: make('videoTasks') };
   }
 
+  /** False when no quotas are configured: every charge takes nothing (withCharge skips it). */
+  get enabled(): boolean {
+    return this.config?.limits !== undefined;
+  }
+
+  /** The charge that took nothing, for work that needs one when quotas are off. */
+  static readonly nothing: QuotaCharge = NOTHING;
+
   /** The caller's limits (none when quotas are off or the host's function says so). A throwing lookup is a 500. */
   async limitsFor(caller: Caller): Promise<QuotaLimits | undefined> {
     const limits = this.config?.limits;

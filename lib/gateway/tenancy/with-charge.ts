@@ -5,7 +5,7 @@
 // - the work answered fewer images than charged: the rest come back (the quota counts what was made)
 import type { Caller } from '../../types.js';
 import { type Outcome, type Usage, settle } from '../use-case.js';
-import type { QuotaCharge, QuotaCost, Quotas } from './quotas.js';
+import { type QuotaCharge, type QuotaCost, Quotas } from './quotas.js';
 
 // a failed request still counts as a request; everything it would have produced is given back
 const REFUNDED_ON_FAILURE = ['images', 'videoSeconds', 'videoTasks'] as const;
@@ -19,6 +19,8 @@ export type Settlement = 'at-answer' | 'by-work';
  * says `by-work` and settles itself with `refundUnproduced`; a failure is always settled here.
  */
 export function withCharge<A>(quotas: Quotas, caller: Caller, cost: QuotaCost, usage: Usage, work: (charge: QuotaCharge) => Promise<A>, settlement: Settlement = 'at-answer'): Promise<Outcome<A>> {
+  // no quotas configured: nothing to take or give back, and no promise spent on it per request
+  if (!quotas.enabled) return settle(usage, () => work(Quotas.nothing));
   return settle(usage, () => quotas.charge(caller, cost)).then((charged) => {
     if (!charged.ok) return charged;
     const charge = charged.answer;
