@@ -87,6 +87,18 @@ export interface UsageEvent {
   /** The upstream's own usage counters, numbers only, as it gave them (`total_tokens`, `generated_images`, ...). */
   upstreamUsage?: Record<string, number>;
   /**
+   * Tokens as the upstream reported them (chat completions and responses, streamed ones from their
+   * last event): `input`, `output`, and `cached` and `reasoning` where it said.
+   */
+  tokens?: { input: number; output: number; cached?: number; reasoning?: number };
+  /**
+   * Paid upstream work the caller did not receive: the request reached an upstream that may have
+   * started generating, and then failed or lost its client. `images` is how many the upstream made
+   * (`known: true`, it answered them) or may have made (`known: false`: the number asked, the most
+   * it could be). Bill or absorb them; a retry that received kept work has no event of its own.
+   */
+  undelivered?: { images: number; known: boolean };
+  /**
    * Only on the one event of a video task's terminal state (`succeeded`, `failed`, `expired`, ...),
    * emitted once whichever instance saw it (a query or the callback poller). `latencyMs` is then the
    * time since the task was created. Bill video on these events, not on the create request's.

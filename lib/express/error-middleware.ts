@@ -22,12 +22,16 @@ export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHan
     if (error instanceof ClientGoneError || (res.destroyed && !res.writableFinished)) return;
     const gatewayError = toGatewayError(error, options);
     context.errorCode = gatewayError.code;
+    // an upstream may have started (and billed) the work: a blind retry would pay for it again
+    // (docs/tenancy-and-billing.md "Retries"); the OpenAI SDKs honour x-should-retry
+    if (context.usage.attempted && !gatewayError.notStarted) context.workMayHaveStarted = true;
     if (gatewayError.status >= 500 || res.headersSent) logFailure(options, res, context, gatewayError, error);
     if (res.headersSent) {
       // a response already under way cannot change its status; end it so the client is not left hanging
       res.end();
       return;
     }
+    if (context.workMayHaveStarted) res.setHeader('x-should-retry', 'false');
     // 429 and 503 say when to come back (the OpenAI SDKs wait that long before their retry)
     if (gatewayError.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(gatewayError.retryAfterSeconds));
     // a quota's 429 also says which limit and what is left (draft-ietf-httpapi-ratelimit-headers)

@@ -89,6 +89,12 @@ export class RequestContext implements Cancellation {
     return this.res.destroyed && !this.res.writableFinished && !this.lifetime.held;
   }
 
+  /**
+   * The request failed after an upstream may have started paid work (an error that was not a refusal
+   * before work began, or a client that left): set by the error middleware and on a lost client.
+   */
+  workMayHaveStarted = false;
+
   /** Takes a use case's usage as the request's (by reference: a stream's keeps counting as it is relayed). */
   recordUsage(usage: Usage): void {
     this.usage = usage;
@@ -135,11 +141,23 @@ export class RequestContext implements Cancellation {
         ...(usage.storedBytes !== undefined ? { storedBytes: usage.storedBytes } : {}),
         ...(usage.imageSizes !== undefined ? { imageSizes: usage.imageSizes } : {}),
         ...(usage.upstreamUsage !== undefined ? { upstreamUsage: usage.upstreamUsage } : {}),
+        ...(usage.tokens !== undefined ? { tokens: usage.tokens } : {}),
+        ...undeliveredOf(usage, status, this.workMayHaveStarted),
       });
     } catch (error) {
       options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'onUsage threw');
     }
   }
+}
+
+/**
+ * What the caller did not receive of paid work: the images the upstream answered when a write failed or
+ * the client left, or the most it may have made when its outcome is unknown (a timeout, a reset).
+ */
+function undeliveredOf(usage: Usage, status: number, mayHaveStarted: boolean): { undelivered?: { images: number; known: boolean } } {
+  if (!usage.attempted || status < 400 || usage.imagesAsked === undefined) return {};
+  if (usage.images > 0) return { undelivered: { images: usage.images, known: true } };
+  return mayHaveStarted || status === CLIENT_CLOSED ? { undelivered: { images: usage.imagesAsked, known: false } } : {};
 }
 
 /** `http.route`: the mount path and the route's declared pattern, never the caller's spelling of it. */

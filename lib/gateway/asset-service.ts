@@ -13,7 +13,7 @@ import { withFallback } from './fallback.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { resolveUpstreams } from './resolve-upstreams.js';
 import { withCharge } from './tenancy/with-charge.js';
-import { type Outcome, type Usage, type UseCaseRequest, usageFor } from './use-case.js';
+import { type Outcome, type Usage, type UseCaseRequest, attempting, usageFor } from './use-case.js';
 
 /**
  * Creates the asset upstream and answers the upstream envelope, once the asset is recorded as the
@@ -35,7 +35,7 @@ async function createRecordedAsset(deps: GatewayDeps, usage: Usage, request: Use
   const upstreams = await resolveUpstreams(deps.options, { model: usage.model, route: 'assets', caller, req: request.hostRequest });
   const created = await withFallback(upstreams, deps.options, { route: 'assets', model: usage.model }, async (upstream) => {
     const assets = requireCapability(upstream, 'assets', 'assets', deps.options.logger);
-    usage.provider = upstream.provider;
+    attempting(usage, upstream.provider);
     const call = { http: deps.http, signal: request.cancel.clientGone, limits: deps.options.limits };
     return { ...(await assets.create(call, body, upstream)), serviceName: assets.serviceName };
   });

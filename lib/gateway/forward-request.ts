@@ -16,7 +16,8 @@ import type { GatewayDeps } from './gateway-deps.js';
 import { resolveUpstreams } from './resolve-upstreams.js';
 import type { QuotaCharge, QuotaCost } from './tenancy/quotas.js';
 import { refundUnproduced, withCharge } from './tenancy/with-charge.js';
-import { type Outcome, type Usage, type UseCaseRequest, usageFor } from './use-case.js';
+import { type Outcome, type Usage, type UseCaseRequest, attempting, usageFor } from './use-case.js';
+import { StreamTokenReader, type TokenUsage, tokensOfAnswer } from '../json/token-usage.js';
 
 export interface ForwardCall {
   route: RouteName;
@@ -34,7 +35,7 @@ export type ForwardAnswer =
    * stream returned); `settled` resolves once the upstream body closed, with the usage of what was
    * streamed and the charge settled (images not streamed given back).
    */
-  | { kind: 'stream'; stream: OpenedStream; observe?: (chunk: Buffer) => void; settled: Promise<Usage> };
+  | { kind: 'stream'; stream: OpenedStream; observe: (chunk: Buffer) => void; settled: Promise<Usage> };
 
 export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forward: ForwardCall): Promise<Outcome<ForwardAnswer>> {
   const usage = usageFor(forward.model);
@@ -45,6 +46,7 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
   } catch (error) {
     return Promise.resolve({ ok: false, error, usage });
   }
+  if (cost.images !== undefined) usage.imagesAsked = cost.images;
   return resolveUpstreams(deps.options, { model: forward.model, route: forward.route, caller: request.caller, req: request.hostRequest }).then(
     (upstreams) =>
       // quotas after validation and the resolver, before the upstream call; images back when it fails
@@ -59,15 +61,17 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
           const described = { route, model: forward.model, choices: typeof body.n === 'number' ? body.n : undefined, prompt: () => promptTextOf(body) };
           if (body.stream === true) {
             return withFallback(upstreams, deps.options, described, (upstream) => {
-              usage.provider = upstream.provider;
+              attempting(usage, upstream.provider);
               return requireCapability(upstream, 'passthrough', route, deps.options.logger).openStream(call, upstreamPath, body, upstream);
             }).then((stream) => streamed(usage, stream, groups?.streamCounter(), charge, cost));
           }
           return withFallback(upstreams, deps.options, { ...described, response: (sent: PassthroughResponse) => responseOfJson(sent.body) }, (upstream) => {
-            usage.provider = upstream.provider;
+            attempting(usage, upstream.provider);
             return requireCapability(upstream, 'passthrough', route, deps.options.logger).forwardJson(call, upstreamPath, body, upstream);
           }).then((response): ForwardAnswer => {
             usage.upstreamRequestId = response.requestId;
+            const tokens = tokensOfJson(response.body);
+            if (tokens) usage.tokens = tokens;
             const counted = groups?.countAnswer(response.body);
             if (counted) {
               // never more images answered (and billed) than were charged: the rest are dropped and reported
@@ -100,6 +104,18 @@ function nativeImagesAsked(groups: NonNullable<Provider['imageGroups']>, body: R
   return Math.max(groups.asked(body), readImageCount(body.n, 'n', MAX_NATIVE_N, 'json') ?? 1);
 }
 
+const USAGE = Buffer.from('"usage"');
+
+/** The token counts of a JSON answer, parsed only when it has a `usage` object. */
+function tokensOfJson(body: Buffer): TokenUsage | undefined {
+  if (!body.includes(USAGE)) return undefined;
+  try {
+    return tokensOfAnswer(parseJsonBody(body));
+  } catch {
+    return undefined;
+  }
+}
+
 /** The answer with its `data` list cut to `most` entries. */
 function withImagesCut(body: Buffer, most: number): Buffer {
   const parsed = parseJsonBody(body) as { data: unknown[] } & Record<string, unknown>;
@@ -112,11 +128,16 @@ function withImagesCut(body: Buffer, most: number): Buffer {
  */
 function streamed(usage: Usage, stream: OpenedStream, counter: ((chunk: Buffer) => number) | undefined, charge: QuotaCharge, cost: QuotaCost): ForwardAnswer {
   usage.upstreamRequestId = stream.headers['x-request-id'];
+  const tokens = new StreamTokenReader();
   const settled = new Promise<Usage>((resolve) => {
     stream.body.once('close', () => {
+      if (tokens.tokens) usage.tokens = tokens.tokens;
       void refundUnproduced(charge, cost, usage.images).then(() => resolve(usage));
     });
   });
-  const observe = counter ? (chunk: Buffer): void => void (usage.images = counter(chunk)) : undefined;
-  return { kind: 'stream', stream, ...(observe ? { observe } : {}), settled };
+  const observe = (chunk: Buffer): void => {
+    if (counter) usage.images = counter(chunk);
+    tokens.take(chunk);
+  };
+  return { kind: 'stream', stream, observe, settled };
 }

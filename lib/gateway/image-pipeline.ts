@@ -24,7 +24,7 @@ import { downloadImages } from './result-images.js';
 import { rehostImageAnswer, rehostPassthrough } from './rehost-images.js';
 import { withCharge } from './tenancy/with-charge.js';
 import { usageOf } from '../json/usage-fields.js';
-import { type Outcome, type Usage, type UseCaseRequest, usageFor } from './use-case.js';
+import { type Outcome, type Usage, type UseCaseRequest, attempting, usageFor } from './use-case.js';
 
 /** The caller's image request as it arrived: a JSON body (generations) or the edit form (edits). */
 export type ImageInput = { kind: 'json'; body: Record<string, unknown> } | { kind: 'form'; form: EditForm };
@@ -45,12 +45,14 @@ export function runImageRequest(deps: GatewayDeps, from: UseCaseRequest, call: I
   const usage = usageFor(call.model);
   const request: ImageRequest = { from, route: call.route, model: call.model, input: call.input };
   return prepare(deps, request).then(
-    (prepared) =>
+    (prepared) => {
+      usage.imagesAsked = prepared.asked;
       // quotas after validation and the resolver, before any upstream call; the images come back when it fails
-      withCharge(deps.quotas, from.caller, { requests: 1, images: prepared.asked }, usage, () =>
+      return withCharge(deps.quotas, from.caller, { requests: 1, images: prepared.asked }, usage, () =>
         // one frame waits for the upstream: callUpstreams and the attempts are promise chains
         callUpstreams(deps, usage, request, prepared).then((attempted) => completeAnswer(deps, usage, request, prepared, attempted)),
-      ),
+      );
+    },
     (error: unknown): Outcome<ImageAnswer> => ({ ok: false, error, usage }),
   );
 }
@@ -130,7 +132,7 @@ function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageRequest, p
     prompt: () => promptOf(read, request.input),
   };
   return withFallback(upstreams, deps.options, attempt, (upstream): Promise<Attempted> => {
-    usage.provider = upstream.provider;
+    attempting(usage, upstream.provider);
     const images = capabilityOf(upstream, 'images');
     if (images) {
       const sent = (read ??= readRequest(deps, request, GENERIC_IMAGE_FAMILY));

@@ -7,6 +7,7 @@
 import type { RateLimitFields } from '../errors/quota-exceeded-error.js';
 import type { CancelSignal } from '../transport/upstream-http.js';
 import type { Caller, ProviderName, ResolveUpstreamInput } from '../types.js';
+import type { TokenUsage } from '../json/token-usage.js';
 import { rejectionOf } from '../errors/rejection-of.js';
 
 /** How a use case learns that its client went away. */
@@ -44,6 +45,22 @@ export interface Usage {
   upstreamUsage?: Record<string, number>;
   /** The caller's quotas after this request's charge: RateLimit headers of a 2xx answer. */
   rateLimit?: readonly RateLimitFields[];
+  /** The upstream's token counts (chat, responses), as it reported them. */
+  tokens?: TokenUsage;
+  /** The images charged: the most the request may be answered with (image routes). */
+  imagesAsked?: number;
+  /**
+   * A call that starts paid upstream work was made: an error after it may have been paid for, so
+   * the client is told not to retry blindly (`x-should-retry: false`) and the usage event says what
+   * was not delivered (docs/tenancy-and-billing.md "Billing from usage events").
+   */
+  attempted?: boolean;
+}
+
+/** Records that `upstream` is being called for paid work (the provider of the usage event). */
+export function attempting(usage: Usage, provider: ProviderName): void {
+  usage.provider = provider;
+  usage.attempted = true;
 }
 
 /** A use case's result: the answer, or the error the caller is answered with; the usage either way. */

@@ -10,7 +10,7 @@ import { checkCallbackUrl } from '../../security/callback-url.js';
 import { NonPublicAddressError, requirePublicUrl, resolvePublicAddress } from '../../security/public-url.js';
 import type { VideoContentItem, VideoTaskBody } from '../../schemas/video-task-schema.js';
 import type { Caller, ResolveUpstreamInput, Upstream } from '../../types.js';
-import { type Outcome, type UseCaseRequest, settle, usageFor } from '../use-case.js';
+import { type Outcome, type Usage, type UseCaseRequest, settle, usageFor } from '../use-case.js';
 import { withCharge } from '../tenancy/with-charge.js';
 import type { CallContext } from '../../providers/call-context.js';
 import { providersWith, requireCapability } from '../../providers/registry.js';
@@ -116,7 +116,7 @@ export class TaskService {
       if (!prepared.ok) return prepared;
       const { videoSeconds } = prepared.answer;
       // quotas after validation and the resolver, before the upstream call (README "Tenant controls")
-      return withCharge(this.quotas, request.caller, { requests: 1, videoSeconds, videoTasks: 1 }, usage, (charge) => this.createCharged(request, body, prepared.answer, charge));
+      return withCharge(this.quotas, request.caller, { requests: 1, videoSeconds, videoTasks: 1 }, usage, (charge) => this.createCharged(request, body, prepared.answer, charge, usage));
     });
   }
 
@@ -131,7 +131,7 @@ export class TaskService {
     return { content, callbackUrl, upstreams, videoSeconds, callerKey };
   }
 
-  private async createCharged(request: UseCaseRequest, body: VideoTaskBody, prepared: PreparedCreate, charge: QuotaCharge): Promise<{ id: string }> {
+  private async createCharged(request: UseCaseRequest, body: VideoTaskBody, prepared: PreparedCreate, charge: QuotaCharge, usage: Usage): Promise<{ id: string }> {
     const { caller } = request;
     const { model } = body;
     const { content, callbackUrl, upstreams, videoSeconds } = prepared;
@@ -139,6 +139,7 @@ export class TaskService {
     const attempt = { route: 'video.tasks' as const, model, prompt: () => videoPromptOf(content) };
     const created = await withFallback(upstreams, this.options, attempt, async (upstream) => {
       const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
+      usage.attempted = true;
       return { upstream, taskId: await tasks.create(call, { ...body, content }, upstream, upstream.model ?? model) };
     });
     // background polls ask the resolver with this caller, not a bare { id } (caller-snapshot.ts)
