@@ -30,6 +30,7 @@ import { GATEWAY_PREFIXES, notFoundHandler } from './routes/not-found.js';
 import { Quotas } from '../gateway/tenancy/quotas.js';
 import type { QuotaState } from '../gateway/tenancy/quota-options.js';
 import { createIdempotency } from './idempotency.js';
+import { createKeptWork } from './kept-work.js';
 import { createInFlightLimiter } from './in-flight-limiter.js';
 
 export interface GatewayRouter extends Router {
@@ -84,8 +85,8 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   // the POST routes, each a chain of named handlers: begin (the request's context), authenticate, the
   // in-flight cap, the body, Idempotency-Key on the paid creates, the route handler
   const posts = new Map<string, RequestHandler[]>([
-    ['/v1/images/generations', [...paid('images.generations', imageJsonBody), imageGenerationsHandler(deps)]],
-    ['/v1/images/edits', [beginRequest('images.edits', resolved), ...authenticate, multipartBody, createIdempotency('images.edits', resolved), imageEditsHandler(deps)]],
+    ['/v1/images/generations', [...paid('images.generations', imageJsonBody), createKeptWork('images.generations', resolved), imageGenerationsHandler(deps)]],
+    ['/v1/images/edits', [beginRequest('images.edits', resolved), ...authenticate, multipartBody, createIdempotency('images.edits', resolved), createKeptWork('images.edits', resolved), imageEditsHandler(deps)]],
     [
       '/v1/chat/completions',
       [...json('chat.completions'), forwardJsonHandler(deps, { route: 'chat.completions', upstreamPath: '/chat/completions', validate: compile(chatCompletionsSchema), streamErrors: 'data' })],
@@ -93,7 +94,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     ['/v1/responses', [...json('responses'), forwardJsonHandler(deps, { route: 'responses', upstreamPath: '/responses', validate: compile(responsesSchema), streamErrors: 'event' })]],
     [
       '/api/v3/images/generations',
-      [...paid('images.native'), forwardJsonHandler(deps, { route: 'images.native', upstreamPath: '/images/generations', validate: compile(nativeImageSchema), streamErrors: 'data' })],
+      [...paid('images.native'), createKeptWork('images.native', resolved), forwardJsonHandler(deps, { route: 'images.native', upstreamPath: '/images/generations', validate: compile(nativeImageSchema), streamErrors: 'data' })],
     ],
     ['/api/v3/contents/generations/tasks', [...paid('video.tasks'), createVideoTaskHandler(tasks, compile(videoTaskSchema))]],
     ['/api/v3/open/CreateAsset', [...paid('assets'), createAssetHandler(deps, compile(createAssetSchema))]],

@@ -5,9 +5,9 @@ import { createHash } from 'node:crypto';
 import { uploadedChunks } from './upload-chunks.js';
 import type { RequestContext } from '../request-context.js';
 
-/** Called by the JSON parser with the exact (decoded) body bytes, when the request has an Idempotency-Key. */
-export function fingerprintBytes(context: RequestContext, bytes: Buffer): void {
-  if (context.req.headers['idempotency-key'] === undefined) return;
+/** Called by the JSON parser with the exact (decoded) body bytes: hashed when the request has an Idempotency-Key, or `always`. */
+export function fingerprintBytes(context: RequestContext, bytes: Buffer, always = false): void {
+  if (!always && context.req.headers['idempotency-key'] === undefined) return;
   context.fingerprint = createHash('sha256').update(bytes).digest('base64url');
 }
 

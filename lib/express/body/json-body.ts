@@ -59,7 +59,8 @@ export function createJsonBody(options: Pick<ResolvedOptions, 'limits' | 'compre
     read.body.then(
       (bytes) => {
         stopClock();
-        fingerprintBytes(contextOf(res), bytes);
+        // the image route keeps abandoned paid work by the body's fingerprint (kept-work.ts): always hashed there
+        fingerprintBytes(contextOf(res), bytes, imageDataUrls);
         let body: unknown;
         try {
           body = parseJson(bytes, limits.jsonMembers, limits.jsonTextBytes, imageDataUrls);

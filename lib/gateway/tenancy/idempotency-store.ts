@@ -32,6 +32,13 @@ export interface IdempotencyStore {
   finish(key: string, record: IdempotencyRecord, ttlMs: number): Promise<void>;
   /** Frees `key` (the request failed: a retry may run again). */
   release(key: string): Promise<void>;
+  /**
+   * The record of `key`, changing nothing. With `take`, lets a client's retry find paid work its first
+   * try abandoned (docs/tenancy-and-billing.md "Retries"); a store without them keeps no abandoned work.
+   */
+  peek?(key: string): Promise<IdempotencyRecord | undefined>;
+  /** Removes and returns a `done` record atomically, so a kept answer is handed out once; anything else stays. */
+  take?(key: string): Promise<IdempotencyRecord | undefined>;
 }
 
 export interface MemoryIdempotencyStoreOptions {
@@ -91,6 +98,15 @@ export function memoryIdempotencyStore(options: MemoryIdempotencyStoreOptions = 
     async release(key) {
       drop(key);
     },
+    async peek(key) {
+      return live(key);
+    },
+    async take(key) {
+      const held = live(key);
+      if (held?.state !== 'done') return undefined;
+      drop(key);
+      return held;
+    },
   };
 }
 
@@ -102,6 +118,8 @@ export interface RedisIdempotencyClient {
   set(key: string, value: string, px: 'PX', ms: number, nx: 'NX'): Promise<'OK' | null>;
   set(key: string, value: string, px: 'PX', ms: number): Promise<'OK' | null>;
   del(key: string): Promise<number>;
+  /** Redis 6.2's GETDEL (ioredis has it): hands a kept answer out once, across instances. Without it, no abandoned work is kept. */
+  getdel?(key: string): Promise<string | null>;
 }
 
 export interface RedisIdempotencyStoreOptions {
@@ -131,5 +149,22 @@ export function redisIdempotencyStore(options: RedisIdempotencyStoreOptions): Id
     async release(key) {
       await client.del(prefix + key);
     },
+    async peek(key) {
+      const held = await client.get(prefix + key);
+      return held === null ? undefined : (JSON.parse(held) as IdempotencyRecord);
+    },
+    ...(client.getdel
+      ? {
+          async take(key: string): Promise<IdempotencyRecord | undefined> {
+            const held = await client.getdel!(prefix + key);
+            if (held === null) return undefined;
+            const record = JSON.parse(held) as IdempotencyRecord;
+            if (record.state === 'done') return record;
+            // not an answer after all (a new try took the key meanwhile): put it back as it was
+            await client.set(prefix + key, held, 'PX', 60_000);
+            return undefined;
+          },
+        }
+      : {}),
   };
 }
