@@ -86,7 +86,10 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   // in-flight cap, the body, Idempotency-Key on the paid creates, the route handler
   const posts = new Map<string, RequestHandler[]>([
     ['/v1/images/generations', [...paid('images.generations', imageJsonBody), createKeptWork('images.generations', resolved), imageGenerationsHandler(deps)]],
-    ['/v1/images/edits', [beginRequest('images.edits', resolved), ...authenticate, multipartBody, createIdempotency('images.edits', resolved), createKeptWork('images.edits', resolved), imageEditsHandler(deps)]],
+    [
+      '/v1/images/edits',
+      [beginRequest('images.edits', resolved), ...authenticate, multipartBody, createIdempotency('images.edits', resolved), createKeptWork('images.edits', resolved), imageEditsHandler(deps)],
+    ],
     [
       '/v1/chat/completions',
       [...json('chat.completions'), forwardJsonHandler(deps, { route: 'chat.completions', upstreamPath: '/chat/completions', validate: compile(chatCompletionsSchema), streamErrors: 'data' })],
@@ -94,7 +97,11 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     ['/v1/responses', [...json('responses'), forwardJsonHandler(deps, { route: 'responses', upstreamPath: '/responses', validate: compile(responsesSchema), streamErrors: 'event' })]],
     [
       '/api/v3/images/generations',
-      [...paid('images.native'), createKeptWork('images.native', resolved), forwardJsonHandler(deps, { route: 'images.native', upstreamPath: '/images/generations', validate: compile(nativeImageSchema), streamErrors: 'data' })],
+      [
+        ...paid('images.native'),
+        createKeptWork('images.native', resolved),
+        forwardJsonHandler(deps, { route: 'images.native', upstreamPath: '/images/generations', validate: compile(nativeImageSchema), streamErrors: 'data' }),
+      ],
     ],
     ['/api/v3/contents/generations/tasks', [...paid('video.tasks'), createVideoTaskHandler(tasks, compile(videoTaskSchema))]],
     ['/api/v3/open/CreateAsset', [...paid('assets'), createAssetHandler(deps, compile(createAssetSchema))]],

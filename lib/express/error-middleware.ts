@@ -31,7 +31,11 @@ export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHan
       res.end();
       return;
     }
-    if (context.workMayHaveStarted) res.setHeader('x-should-retry', 'false');
+    // work kept for the retry (kept-work.ts): the retry of the same request receives it, so say to retry
+    if (context.workKept) {
+      res.setHeader('x-should-retry', 'true');
+      res.setHeader('retry-after', '1');
+    } else if (context.workMayHaveStarted) res.setHeader('x-should-retry', 'false');
     // 429 and 503 say when to come back (the OpenAI SDKs wait that long before their retry)
     if (gatewayError.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(gatewayError.retryAfterSeconds));
     // a quota's 429 also says which limit and what is left (draft-ietf-httpapi-ratelimit-headers)

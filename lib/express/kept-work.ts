@@ -4,7 +4,7 @@
 // - while the work runs, the request is held (request-lifetime.ts): a client that leaves does not
 //   cancel the upstream call, and its answer is kept in the Idempotency-Key store for a short time,
 //   under the caller, the route and the body's fingerprint;
-// - a retry of the same request (same caller, route and body) finds it: a kept answer is handed out
+// - a retry of the same request (same caller, route and body) finds it, for idempotency.keptAnswerSeconds: a kept answer is handed out
 //   once (then it is gone), and work still running is joined (the retry waits for its answer);
 // - two requests whose clients stay connected are two requests: nothing is kept for an answer its
 //   client received. A request with an Idempotency-Key is kept by its key instead (idempotency.ts).
@@ -31,14 +31,16 @@ type KeepingStore = IdempotencyStore & Required<Pick<IdempotencyStore, 'peek' | 
 export function createKeptWork(route: RouteName, options: ResolvedOptions): RequestHandler {
   const config = options.idempotency;
   const store = config?.store;
-  if (!config || !store?.peek || !store.take) return withContext('keptWorkOff', (_context, next) => next());
+  if (!config?.keptAnswerMs || !store?.peek || !store.take) return withContext('keptWorkOff', (_context, next) => next());
   const keeping = store as KeepingStore;
   return withContext('keptWork', (context, next) => {
     const { req } = context;
     // an Idempotency-Key request is kept by its key; a stream cannot be replayed
     if (req.headers['idempotency-key'] !== undefined || (req.body as { stream?: unknown } | undefined)?.stream === true) return next();
     const caller = callerOf(context);
-    const key = createHash('sha256').update(`kept\0${caller.id}\0${route}\0${bodyFingerprint(context)}`).digest('base64url');
+    const key = createHash('sha256')
+      .update(`kept\0${caller.id}\0${route}\0${bodyFingerprint(context)}`)
+      .digest('base64url');
     const run = (): void => {
       keep(context, keeping, key, options);
       next();
@@ -117,12 +119,32 @@ function keep(context: RequestContext, store: KeepingStore, key: string, options
   // the work runs at most its running time once abandoned: then the caller's slot is given back
   const safety = setTimeout(hold.freeSlot, config.runningTtlMs);
   safety.unref();
-  const settle = (record: IdempotencyRecord | undefined): void => {
-    if (settled) return;
+  let late = false;
+  const settle = (record: IdempotencyRecord | undefined, fromLateWork = false): void => {
+    // once the caller was answered for a missed deadline, only the late work's own outcome settles
+    if (settled || (late && !fromLateWork)) return;
     settled = true;
     clearTimeout(safety);
-    if (abandoned) write(() => (record ? store.finish(key, record, config.ttlMs) : store.release(key)));
+    if (abandoned) write(() => (record ? store.finish(key, record, config.keptAnswerMs!) : store.release(key)));
     hold.release();
+  };
+  context.keepLate = (answer) => {
+    late = true;
+    abandoned = true;
+    context.workKept = true;
+    write(() => store.finish(key, { state: 'running', fingerprint }, config.runningTtlMs));
+    answer.then(
+      (kept) => {
+        if (context.res.destroyed) context.keptStatus = kept?.status;
+        settle(
+          kept && kept.body.length <= config.maxAnswerBytes
+            ? { state: 'done', fingerprint, answer: { status: kept.status, contentType: kept.contentType, body: kept.body.toString('base64') } }
+            : undefined,
+          true,
+        );
+      },
+      () => settle(undefined, true),
+    );
   };
   context.recorder = {
     maxBytes: config.maxAnswerBytes,

@@ -20,6 +20,13 @@ export interface AnswerRecorder {
   fail(): void;
 }
 
+/** A whole answer as it would be written. */
+export interface KeptAnswer {
+  status: number;
+  contentType: string;
+  body: Buffer;
+}
+
 // Express sets statusCode 200 before anything is sent; nginx's 499 says "client closed the request".
 const CLIENT_CLOSED = 499;
 
@@ -53,6 +60,13 @@ export class RequestContext implements Cancellation {
   fingerprint?: string;
   /** Set by the Idempotency-Key guard: every writer hands it the exact answer it sends. */
   recorder?: AnswerRecorder;
+  /**
+   * Set by the kept-work guard (kept-work.ts): takes the answer of work that goes on after the
+   * caller was answered (a missed deadline), to keep it for the retry. Once called, `workKept` is true.
+   */
+  keepLate?: (answer: Promise<KeptAnswer | undefined>) => void;
+  /** Late work of this request is kept for the client's retry: its error answer says to retry. */
+  workKept = false;
   readonly startedAt = performance.now();
   readonly trace: RequestTrace | undefined;
   readonly lifetime: RequestLifetime;

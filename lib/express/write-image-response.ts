@@ -11,8 +11,8 @@ import { sendRateLimit } from './send-body.js';
 // a multiple of 3, so each slice encodes to base64 without padding in the middle of the answer
 const SLICE = 3 * 64 * 1024;
 
-/** Writes the contract §2.4 body with `images[i]` encoded as data[i].b64_json, honouring backpressure. */
-export async function writeImageResponse(context: RequestContext, response: ImageGenerationResponse, images: Array<Buffer | undefined>): Promise<void> {
+/** The contract §2.4 body as pieces, `images[i]` raw (base64-encoded as written), and its length. */
+function imageResponsePieces(response: ImageGenerationResponse, images: Array<Buffer | undefined>): { pieces: Array<string | Buffer>; length: number } {
   const pieces: Array<string | Buffer> = [`{"created":${response.created},"data":[`];
   response.data.forEach((item, index) => {
     const raw = images[index];
@@ -24,11 +24,22 @@ export async function writeImageResponse(context: RequestContext, response: Imag
   pieces.push(`],"extra":${JSON.stringify(response.extra)}}`);
   let length = 0;
   for (const piece of pieces) length += typeof piece === 'string' ? Buffer.byteLength(piece) : 4 * Math.ceil(piece.length / 3);
+  return { pieces, length };
+}
+
+/** The whole body in one buffer (an answer kept for a later request, not written now). */
+export function encodeImageResponse(response: ImageGenerationResponse, images: Array<Buffer | undefined>): Buffer {
+  const { pieces } = imageResponsePieces(response, images);
+  return Buffer.concat(pieces.map((piece) => Buffer.from(typeof piece === 'string' ? piece : piece.toString('base64'))));
+}
+
+/** Writes the contract §2.4 body with `images[i]` encoded as data[i].b64_json, honouring backpressure. */
+export async function writeImageResponse(context: RequestContext, response: ImageGenerationResponse, images: Array<Buffer | undefined>): Promise<void> {
+  const { pieces, length } = imageResponsePieces(response, images);
   const { res, recorder } = context;
   if (recorder) {
-    // built only for an Idempotency-Key request whose answer is small enough to keep
-    const whole = length <= recorder.maxBytes ? Buffer.concat(pieces.map((piece) => Buffer.from(typeof piece === 'string' ? piece : piece.toString('base64')))) : undefined;
-    recorder.record(200, 'application/json; charset=utf-8', whole, length);
+    // built only for an answer that is kept (Idempotency-Key, kept work) and small enough
+    recorder.record(200, 'application/json; charset=utf-8', length <= recorder.maxBytes ? encodeImageResponse(response, images) : undefined, length);
   }
   res.statusCode = 200;
   sendRateLimit(context);

@@ -8,7 +8,8 @@ import { type ImageGenerationRequest, readImageGenerationRequest } from '../imag
 import { GENERIC_IMAGE_FAMILY } from '../images/model-families.js';
 import { UploadedImage } from '../images/uploaded-image.js';
 import { readImageCount } from '../images/image-count.js';
-import type { CallContext } from '../providers/call-context.js';
+import { type CallContext, timeoutOf } from '../providers/call-context.js';
+import { AnswerDeadline } from './answer-deadline.js';
 import type { PassthroughCapability, PassthroughResponse } from '../providers/provider.js';
 import { capabilityOf, requireCapability } from '../providers/registry.js';
 import { checkForwardedUrls } from '../security/forwarded-urls.js';
@@ -33,6 +34,11 @@ export interface ImageCall {
   route: 'images.generations' | 'images.edits';
   model: string;
   input: ImageInput;
+  /**
+   * The inbound side keeps late work for the client's retry: an upstream that misses its `timeoutMs`
+   * is answered 504 but not cut (answer-deadline.ts). Without it, the deadline ends the call.
+   */
+  keepsLateWork?: boolean;
 }
 
 export type ImageAnswer =
@@ -43,7 +49,14 @@ export type ImageAnswer =
 
 export function runImageRequest(deps: GatewayDeps, from: UseCaseRequest, call: ImageCall): Promise<Outcome<ImageAnswer>> {
   const usage = usageFor(call.model);
-  const request: ImageRequest = { from, route: call.route, model: call.model, input: call.input };
+  const deadline = call.keepsLateWork ? new AnswerDeadline() : undefined;
+  const request: ImageRequest = { from, route: call.route, model: call.model, input: call.input, deadline };
+  const work = runPrepared(deps, request, usage);
+  return deadline ? deadline.race(work, usage) : work;
+}
+
+function runPrepared(deps: GatewayDeps, request: ImageRequest, usage: Usage): Promise<Outcome<ImageAnswer>> {
+  const { from } = request;
   return prepare(deps, request).then(
     (prepared) => {
       usage.imagesAsked = prepared.asked;
@@ -60,6 +73,7 @@ export function runImageRequest(deps: GatewayDeps, from: UseCaseRequest, call: I
 /** The call with the request it came from. */
 interface ImageRequest extends ImageCall {
   from: UseCaseRequest;
+  deadline: AnswerDeadline | undefined;
 }
 
 interface Prepared {
@@ -131,16 +145,31 @@ function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageRequest, p
     choices: prepared.asked,
     prompt: () => promptOf(read, request.input),
   };
-  return withFallback(upstreams, deps.options, attempt, (upstream): Promise<Attempted> => {
-    attempting(usage, upstream.provider);
+  const { deadline } = request;
+  return withFallback(upstreams, deps.options, attempt, (chosen): Promise<Attempted> => {
+    attempting(usage, chosen.provider);
+    const upstream = deadline ? lateWorkUpstream(deps, chosen, deadline) : chosen;
     const images = capabilityOf(upstream, 'images');
+    let attempted: Promise<Attempted>;
     if (images) {
       const sent = (read ??= readRequest(deps, request, GENERIC_IMAGE_FAMILY));
-      return images.generate(call, sent, upstream).then((response) => ({ kind: 'image', provider: upstream.provider, request: sent, response }));
+      attempted = images.generate(call, sent, upstream).then((response) => ({ kind: 'image', provider: upstream.provider, request: sent, response }));
+    } else {
+      const api = requireCapability(upstream, 'passthrough', request.route, deps.options.logger);
+      attempted = forward(deps, request, api, call, upstream).then((response) => ({ kind: 'passthrough', response }));
     }
-    const api = requireCapability(upstream, 'passthrough', request.route, deps.options.logger);
-    return forward(deps, request, api, call, upstream).then((response) => ({ kind: 'passthrough', response }));
+    return deadline ? attempted.finally(() => deadline.disarm()) : attempted;
   });
+}
+
+/**
+ * The upstream as the call is made when late work is kept: the answer deadline is the upstream's own
+ * `timeoutMs` (armed here), the call itself may run up to the Idempotency-Key running time.
+ */
+function lateWorkUpstream(deps: GatewayDeps, upstream: Upstream, deadline: AnswerDeadline): Upstream {
+  const answerBy = timeoutOf(upstream, deps.options.limits);
+  deadline.arm(upstream.provider, answerBy);
+  return { ...upstream, timeoutMs: Math.max(answerBy, deps.options.idempotency?.runningTtlMs ?? answerBy) };
 }
 
 /** The answer once the upstream answered: the image cap, b64_json downloads, durable storage. */

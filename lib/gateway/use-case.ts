@@ -64,7 +64,13 @@ export function attempting(usage: Usage, provider: ProviderName): void {
 }
 
 /** A use case's result: the answer, or the error the caller is answered with; the usage either way. */
-export type Outcome<A> = { ok: true; answer: A; usage: Usage } | { ok: false; error: unknown; usage: Usage };
+export type Outcome<A> =
+  | { ok: true; answer: A; usage: Usage }
+  /**
+   * `late`: the upstream missed the answer deadline but its work goes on (bounded) and ends in this
+   * outcome: the inbound side keeps it for the client's retry (docs/tenancy-and-billing.md "Retries").
+   */
+  | { ok: false; error: unknown; usage: Usage; late?: Promise<Outcome<A>> };
 
 /** A fresh usage record for a request on `model`. */
 export function usageFor(model: string): Usage {

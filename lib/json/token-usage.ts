@@ -21,7 +21,7 @@ function detail(value: unknown, name: string): number | undefined {
 }
 
 /** The tokens of one `usage` object, chat's names or the Responses API's; undefined when it has neither. */
-export function tokensOfUsage(usage: unknown): TokenUsage | undefined {
+function tokensOfUsage(usage: unknown): TokenUsage | undefined {
   if (typeof usage !== 'object' || usage === null) return undefined;
   const fields = usage as Record<string, unknown>;
   const input = count(fields.prompt_tokens) ?? count(fields.input_tokens);

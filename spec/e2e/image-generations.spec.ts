@@ -600,13 +600,13 @@ describe('upstream failures are normalized (docs/architecture.md status table)',
     expect(res.body.error.message).toMatch(/could not be downloaded for b64_json/);
   });
 
-  it('aborts the upstream request when the client disconnects', async () => {
-    let upstreamClosed!: () => void;
-    const closed = new Promise<void>((resolve) => (upstreamClosed = resolve));
+  // paid work is not thrown away (docs/tenancy-and-billing.md "Retries"): the call goes on for the retry
+  it('goes on with the upstream request when the client disconnects', async () => {
+    let upstreamClosed = false;
     let received!: () => void;
     const arrived = new Promise<void>((resolve) => (received = resolve));
     dashscope.next((_req, _res, raw) => {
-      raw.socket.once('close', () => upstreamClosed());
+      raw.socket.once('close', () => (upstreamClosed = true));
       received();
       return new Promise(() => {});
     });
@@ -617,7 +617,8 @@ describe('upstream failures are normalized (docs/architecture.md status table)',
     sent.catch(() => undefined);
     await arrived;
     client.abort();
-    await expect(Promise.race([closed.then(() => 'closed'), new Promise((r) => setTimeout(() => r('still open'), 2000))])).resolves.toBe('closed');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(upstreamClosed).toBe(false);
   });
 });
 

@@ -13,10 +13,10 @@ import { gatewayWith } from '../helpers/gateway-with.js';
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const JOB_MS = 1_500;
 
-async function slowGateway() {
+async function slowGateway(timeoutMs?: number) {
   const gw = await gatewayWith({
     fakes: { dashscope: startFakeDashscope },
-    resolve: ({ model }, { dashscope }) => (model.startsWith('x-image') ? { provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'sk-up' } : null),
+    resolve: ({ model }, { dashscope }) => (model.startsWith('x-image') ? { provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'sk-up', ...(timeoutMs ? { timeoutMs } : {}) } : null),
   });
   const { dashscope } = gw.fakes;
   // every generation takes JOB_MS; the default responder serves the result images
@@ -94,5 +94,38 @@ describe('a client that gives up while its image is generated', () => {
     expect(other.headers['x-kept-answer']).toBeUndefined();
     expect(changed.headers['x-kept-answer']).toBeUndefined();
     expect(generations()).toBe(5);
+  });
+});
+
+describe("an upstream slower than the upstream's timeoutMs", () => {
+  it('answers 504 at the deadline saying to retry, and the retry receives the image the work made (openai SDK, one generation)', async () => {
+    const { gw, slow, generations } = await slowGateway(600);
+    slow();
+    slow();
+    slow();
+    const first = await request(gw.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'x-image-2.0', prompt: 'a deadline' });
+    expect(first.status).toBe(504);
+    expect(first.body.error.code).toBe('upstream_timeout');
+    expect(first.headers['x-should-retry']).toBe('true');
+    const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: KEY_A });
+    const image = await client.images.generate({ model: 'x-image-2.0', prompt: 'a deadline' });
+    expect(image.data?.[0]?.url).toMatch(/kept\.png/);
+    expect(generations()).toBe(1);
+  });
+
+  it('with nothing kept, cuts the call at the deadline and says not to retry blindly', async () => {
+    const gw = await gatewayWith({
+      fakes: { dashscope: startFakeDashscope },
+      idempotency: { keptAnswerSeconds: false },
+      resolve: (_input, { dashscope }) => ({ provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'sk-up', timeoutMs: 600 }),
+    });
+    gw.fakes.dashscope.next(async (_request, res) => {
+      await sleep(JOB_MS);
+      sendJson(res, 200, dashscopeSuccess([gw.fakes.dashscope.resultUrl('late.png')]));
+    });
+    const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: KEY_A });
+    await expect(client.images.generate({ model: 'x-image-2.0', prompt: 'cut' })).rejects.toMatchObject({ status: 504 });
+    // the OpenAI SDK honours x-should-retry: false, so its default retries did not start the work again
+    expect(gw.fakes.dashscope.requests.filter((recorded) => recorded.path === DASHSCOPE_PATH)).toHaveLength(1);
   });
 });

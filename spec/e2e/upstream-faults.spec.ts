@@ -123,6 +123,10 @@ beforeAll(async () => {
     res.end();
   });
   gateway = createTestGateway({
+    // each case here is one misbehaving call, sent with the same body as the case before it: with kept
+    // answers on, a retry of the same body would join the previous case's abandoned call instead
+    // (that is kept-work.spec.ts's subject), so the faults run with nothing kept
+    idempotency: { keptAnswerSeconds: false },
     // the load tests send 200 requests at once from one tenant: above the default per-caller cap on purpose
     limits: { downloadBytes: DOWNLOAD_BYTES, downloadTimeoutMs: DOWNLOAD_TIMEOUT_MS, inFlightPerCaller: 256 },
     resolveUpstream: ({ model }): Upstream | null => {

@@ -113,7 +113,7 @@ export class TaskService {
     // usage events of task routes name the provider that serves tasks, also when a request fails before the resolver answered
     usage.provider = TASK_PROVIDER;
     return settle(usage, () => this.prepareCreate(request, body, callerKey)).then((prepared) => {
-      if (!prepared.ok) return prepared;
+      if (!prepared.ok) return { ok: false, error: prepared.error, usage };
       const { videoSeconds } = prepared.answer;
       // quotas after validation and the resolver, before the upstream call (README "Tenant controls")
       return withCharge(this.quotas, request.caller, { requests: 1, videoSeconds, videoTasks: 1 }, usage, (charge) => this.createCharged(request, body, prepared.answer, charge, usage));

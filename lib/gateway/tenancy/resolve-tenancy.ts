@@ -19,6 +19,15 @@ export interface IdempotencyOptions {
    * the key gets 409 `idempotency_answer_not_kept` and nothing runs twice. Default 1 MiB.
    */
   maxAnswerBytes?: number;
+  /**
+   * Seconds the answer of paid image work is kept when its client left (or its deadline passed) while
+   * the upstream was still working: the client's retry of the same request (same key, route and body)
+   * receives it once instead of paying for a second generation, and a retry during the work joins it
+   * (docs/tenancy-and-billing.md "Retries"). `false` keeps nothing: the work is cut when its client
+   * leaves. Default 600 (10 minutes); answers larger than `maxAnswerBytes` are not kept.
+   * @example idempotency: { keptAnswerSeconds: 120 }
+   */
+  keptAnswerSeconds?: number | false;
 }
 
 export interface ResolvedQuotas {
@@ -35,6 +44,8 @@ export interface ResolvedIdempotency {
   /** How long a running request holds its key: longer than any request can run, so a crashed instance frees it. */
   readonly runningTtlMs: number;
   readonly maxAnswerBytes: number;
+  /** How long an abandoned request's answer is kept for its retry; undefined keeps none. */
+  readonly keptAnswerMs?: number;
 }
 
 const QUOTA_EXAMPLE = 'quotas: { limits: { requestsPerMinute: 60, imagesPerMinute: 20, videoSecondsPerDay: 600, concurrentVideoTasks: 2 } }';
@@ -86,13 +97,17 @@ export function resolveIdempotency(value: IdempotencyOptions | false | undefined
   const example = 'idempotency: { store: redisIdempotencyStore({ client: redis }), ttlSeconds: 86400, maxAnswerBytes: 1048576 } (or false)';
   const given = value ?? {};
   if (given === null || typeof given !== 'object') throw new GatewayConfigError('idempotency_type', 'options.idempotency must be an object or false.', example);
-  const known = new Set(['store', 'ttlSeconds', 'maxAnswerBytes']);
+  const known = new Set(['store', 'ttlSeconds', 'maxAnswerBytes', 'keptAnswerSeconds']);
   for (const key of Object.keys(given)) {
     if (!known.has(key)) throw new GatewayConfigError('idempotency_unknown', `Unknown idempotency option '${key}'.`, `use only: ${[...known].join(', ')}.`);
   }
   for (const key of ['ttlSeconds', 'maxAnswerBytes'] as const) {
     const item = given[key];
     if (item !== undefined && (!Number.isSafeInteger(item) || item <= 0)) throw new GatewayConfigError('idempotency_value', `idempotency.${key} must be a positive integer.`, example);
+  }
+  const kept = given.keptAnswerSeconds;
+  if (kept !== undefined && kept !== false && (!Number.isSafeInteger(kept) || kept <= 0)) {
+    throw new GatewayConfigError('idempotency_value', 'idempotency.keptAnswerSeconds must be a positive integer or false.', 'idempotency: { keptAnswerSeconds: 600 }');
   }
   const store = given.store ?? memoryIdempotencyStore();
   if (['begin', 'finish', 'release'].some((method) => typeof (store as unknown as Record<string, unknown>)[method] !== 'function')) {
@@ -104,5 +119,6 @@ export function resolveIdempotency(value: IdempotencyOptions | false | undefined
     // body already read; the upstream calls, the result downloads and a minute of slack
     runningTtlMs: limits.upstreamTimeoutMs + limits.downloadTimeoutMs + 60_000,
     maxAnswerBytes: given.maxAnswerBytes ?? 1024 * 1024,
+    ...(kept === false ? {} : { keptAnswerMs: (kept ?? 600) * 1000 }),
   });
 }

@@ -22,7 +22,7 @@ export function withCharge<A>(quotas: Quotas, caller: Caller, cost: QuotaCost, u
   // no quotas configured: nothing to take or give back, and no promise spent on it per request
   if (!quotas.enabled) return settle(usage, () => work(Quotas.nothing));
   return settle(usage, () => quotas.charge(caller, cost)).then((charged) => {
-    if (!charged.ok) return charged;
+    if (!charged.ok) return { ok: false, error: charged.error, usage };
     const charge = charged.answer;
     usage.rateLimit = charge.rateLimit;
     return settle(usage, () => work(charge)).then((outcome) => {
