@@ -45,7 +45,7 @@ describe('mounting', () => {
     expect(root.body).toEqual({});
   });
 
-  // one dispatch per router (issue 15) matches as Express routes did: any case, one trailing slash,
+  // one dispatch per router matches as Express routes did: any case, one trailing slash,
   // query strings ignored, under a prefix too; a second trailing slash or another path is not a route
   it.each([
     ['/gw/v1/images/generations/', 200],
@@ -61,7 +61,7 @@ describe('mounting', () => {
     expect(dashscope.requests).toHaveLength(status === 200 ? 1 : 0);
   });
 
-  // the POST routes are dispatched from the router's own handle, ahead of its layer stack (issue 15):
+  // the POST routes are dispatched from the router's own handle, ahead of its layer stack:
   // inside a host Router under a prefix too, with its errors in the gateway's shape, and every other
   // request still through the stack (the GET routes, the JSON 404, what the host hangs on the router)
   it('answers its POST routes, their errors and its other paths when nested in a host Router under a prefix', async () => {
