@@ -1,4 +1,4 @@
-// A/B of two builds (measuring one lever): `tsx bench/ab.ts <dirA> <dirB>` (each a copy of dist/)
+// A/B of two builds (measuring one change): `tsx bench/ab.ts <dirA> <dirB>` (each a copy of dist/)
 // starts the upstream and one host app per build and measures both side by side, interleaved
 // round by round, medians: p50 at 1 connection, req/s at 64 (chat and DashScope image), and a
 // stream's first body byte. Prints B's figures as a ratio of A's: noise on a shared machine hits

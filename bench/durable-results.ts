@@ -1,8 +1,8 @@
-// `npm run bench:storage` (or `npx tsx bench/durable-results.ts`): memory of durable results (issue 12).
+// `npm run bench:storage` (or `npx tsx bench/durable-results.ts`): memory of durable results (docs/benchmarks.md "Durable results").
 // Each scenario runs in a fresh child process (so one scenario's freed heap does not hide the next
 // one's growth): a host Express app with the gateway and the embedded store, a fake upstream that
 // generates its result bytes on the fly (nothing held), and the request that re-hosts one result.
-// Reports the peak RSS growth over the idle baseline against the bytes in flight; the issue's
+// Reports the peak RSS growth over the idle baseline against the bytes in flight; the
 // target is growth under 1.5 x the bytes. Prints a table and one `BENCH_STORAGE {...}` JSON line.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -25,7 +25,7 @@ const SCENARIOS = {
   // a larger image: the growth is a plateau of freed chunks V8 has not collected yet, not a copy per byte
   'image 32 MB, url': { bytes: 32 * MIB, kind: 'image', format: 'url' },
   'image 8 MB, b64_json': { bytes: 8 * MIB, kind: 'image', format: 'b64_json' },
-  // the same request without storage: what b64_json costs before this issue (download, encode, send)
+  // the same request without storage: what b64_json costs without storage (download, encode, send)
   'image 8 MB, b64_json, no storage': { bytes: 8 * MIB, kind: 'image', format: 'b64_json', noStorage: true },
   'video 50 MB, task query': { bytes: 50 * MIB, kind: 'video', format: 'url' },
 } as const;

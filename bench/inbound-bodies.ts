@@ -1,4 +1,4 @@
-// Inbound bodies (issue 9, items 2-3): what one hostile or merely large request costs everyone
+// Inbound bodies (docs/benchmarks.md "What one large or hostile request costs everyone else"): what one hostile or merely large request costs everyone
 // else. Each scenario runs against a fresh gateway child process and reports the longest event-loop
 // block (monitorEventLoopDelay in the gateway) and its RSS growth, at the peak and once settled.
 // Part of `npm run bench`; alone: `tsx bench/inbound-bodies.ts` (BENCH_SOURCE=1: the source, not dist/).

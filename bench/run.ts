@@ -1,7 +1,7 @@
 // `npm run bench`: the fake upstream, a bare Node reverse proxy (the floor) and a host Express app
 // with the gateway, each in its own process on loopback, measured side by side with autocannon,
 // interleaved round by round; medians of the rounds. Prints a table and one JSON line
-// (`BENCH_RESULT {...}`), then the issue-15 targets with their measured values (target, measured,
+// (`BENCH_RESULT {...}`), then the targets with their measured values (target, measured,
 // pass/fail). `--quick` runs fewer, shorter rounds; `--only=latency|stream|scale|memory` one part.
 //
 // What is measured is what a client sees: latency to the end of each answer, a stream's first BODY
@@ -497,7 +497,7 @@ async function main(): Promise<void> {
     console.log(`peak RSS growth: multipart edit, three 5 MB images: ${(mem.edit.rssGrowth / 2 ** 20).toFixed(0)} MB = ${mem.edit.multiple.toFixed(2)} x the image bytes`);
     checks.push({ target: 'memory: b64_json answers (8 x 8 MB image)', goal: '≤ 2 x the body', measured: `${mem.b64.multiple.toFixed(2)} x`, pass: mem.b64.multiple <= 2 });
     checks.push({ target: 'memory: multipart edit (3 x 5 MB)', goal: '≤ 2 x the body', measured: `${mem.edit.multiple.toFixed(2)} x`, pass: mem.edit.multiple <= 2 });
-    // issue 9: what one hostile or large inbound body costs everyone else (fresh gateway per scenario)
+    // what one hostile or large inbound body costs everyone else (fresh gateway per scenario)
     const inbound = await measureInboundBodies(upstreamPort, children);
     results.inbound = inbound;
     printInboundFigures(inbound);
@@ -506,7 +506,7 @@ async function main(): Promise<void> {
   }
 
   results.targets = checks;
-  console.log('\nissue 15 targets (ratios within this run):\n');
+  console.log('\ntargets (ratios within this run):\n');
   console.log('| target | goal | measured | |');
   console.log('|---|---|---|---|');
   for (const check of checks) console.log(`| ${check.target} | ${check.goal} | ${check.measured} | ${check.pass ? 'pass' : 'FAIL'} |`);

@@ -1,5 +1,5 @@
-// `npm run bench:telemetry` (npx tsx bench/telemetry-cost.ts): what telemetry costs a request (README
-// "Observability"). One fake OpenAI-compatible upstream and three gateways, each in its own process:
+// `npm run bench:telemetry` (npx tsx bench/telemetry-cost.ts): what telemetry costs a request
+// (docs/benchmarks.md "Telemetry"). One fake OpenAI-compatible upstream and three gateways, each in its own process:
 //   off  - `telemetry: false`, the very code path taken when @opentelemetry/api is not installed
 //   noop - the API installed, no SDK registered (the default for a host without telemetry)
 //   sdk  - the real SDK registered: every span recorded (batched to an exporter that drops them),

@@ -1,5 +1,5 @@
 // `npm run bench:tenant` (or `npx tsx bench/tenant-controls.ts`): what the tenant controls add to a
-// request (README "Tenant controls"), with Redis (REDIS_URL, default redis://127.0.0.1:6379) and in
+// request (docs/benchmarks.md "Tenant controls"), with Redis (REDIS_URL, default redis://127.0.0.1:6379) and in
 // memory. Two views:
 // 1. the checks alone, as a paid create awaits them: the quota charge (requests + images, one
 //    weighted consume each, in parallel) and the Idempotency-Key take (SET NX); p50/p99 per request;

@@ -1,7 +1,7 @@
 // The example's own callback receiver: `POST /hooks/video` on the host app, verifying each delivery's
 // Standard Webhooks signature (webhook-id, webhook-timestamp, webhook-signature) with the gateway's
 // signing secret, printing what it verified, and answering 204 (400 for a bad signature). It is what
-// a host would write, and the README's video example points its callback_url here.
+// a host would write, and the video example of docs/video-tasks-and-callbacks.md points its callback_url here.
 import express, { type Router } from 'express';
 import { Webhook } from 'standardwebhooks';
 

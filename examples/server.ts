@@ -3,7 +3,7 @@
 // free loopback port unless that vendor's key is set (DASHSCOPE_API_KEY, ARK_API_KEY,
 // VOLCENGINE_ACCESS_KEY_ID + VOLCENGINE_SECRET_ACCESS_KEY, OPENAI_API_KEY), so the example works with
 // no account and no internet. It exports the app and listens only when run directly (the express
-// examples' pattern): spec/e2e imports it, so what the README shows cannot silently stop working.
+// examples' pattern): spec/e2e imports it, so what the docs show cannot silently stop working.
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { isIP } from 'node:net';
@@ -168,7 +168,7 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
   const signingSecret = env.GATEWAY_WEBHOOK_SECRET || `whsec_${randomBytes(24).toString('base64')}`;
   const callbacks = createCallbackReceiver(signingSecret);
 
-  // durable results (README "Durable results"): every result is copied into files on this machine and
+  // durable results (docs/durable-results.md): every result is copied into files on this machine and
   // answered as a signed URL of this app, valid 24 h, long after the upstream's own link has died
   // (the simulations' links die after one download). RESULTS_SECRET keeps URLs valid across restarts.
   const resultsDirectory = env.RESULTS_DIR || path.join(os.tmpdir(), 'express-image-gateway-example-results');
@@ -209,7 +209,7 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
     allowPrivateResultUrls: !dashscope.real,
     callbacks: {
       signingSecret,
-      // the README's video example calls back this app's own receiver on loopback; bound elsewhere,
+      // the video example of docs/video-tasks-and-callbacks.md calls back this app's own receiver on loopback; bound elsewhere,
       // the gateway must not be a way into the machine's private network
       allowLocal: localCallbacks,
       // the simulated Ark finishes in seconds; a real one is polled on the gateway's default schedule
@@ -291,7 +291,7 @@ export function startupLines(example: ExampleApp, base: string): string[] {
   return lines;
 }
 
-/** Copy-paste material for the console; the README has the full list. */
+/** Copy-paste material for the console; docs/routes.md has a command for every route. */
 function usageText(base: string, key: string): string {
   const auth = `-H 'Authorization: Bearer ${key}'`;
   return [
@@ -303,7 +303,7 @@ function usageText(base: string, key: string): string {
     '# the models this key may use',
     `curl -s ${base}/v1/models ${auth}`,
     '',
-    'More in the README ("Try every route"). Stop with Ctrl+C.',
+    'A command for every route: docs/routes.md. Stop with Ctrl+C.',
   ].join('\n');
 }
 

@@ -98,7 +98,7 @@ export async function startSimulatedDashscope(options: SimulatedDashscopeOptions
   const serveImage = (id: string, res: ServerResponse, method: string): void => {
     const png = images.get(id);
     // a result link dies after its first download, much sooner than a real one (24 h): the example's
-    // durable results (README "Durable results") keep working after it, which is what it shows
+    // durable results (docs/durable-results.md) keep working after it, which is what it shows
     if (method === 'GET') images.delete(id);
     if (!png) {
       // an expired result URL (contract §8: result URLs are time-limited)

@@ -1,4 +1,4 @@
-// Large request bodies held without copies (issue 15: memory per request ≤ 2x the body). A long
+// Large request bodies held without copies (docs/benchmarks.md "Streams and memory"). A long
 // image Data URL on POST /v1/images/generations stays a view of the body's bytes (DataUrlText) yet
 // reaches every upstream as the same URL, with the same checks and answers as a string; multipart
 // uploads stay the chunks they arrived in and reach DashScope as the exact base64 of their bytes.

@@ -1,6 +1,6 @@
-// Acceptance of issue 12 (durable results), written from the issue text by a reviewer, black-box
-// through HTTP: the router in a real Express app, fake upstreams and a real S3-protocol server on
-// port 0. Each test names the issue sentence it proves.
+// Acceptance of durable results (docs/durable-results.md), black-box through HTTP: the router in a
+// real Express app, fake upstreams and a real S3-protocol server on port 0. Each test names the
+// documented behaviour it proves.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -59,7 +59,7 @@ function generate(url: string, key: string, body: Record<string, unknown>) {
   return request(url).post('/v1/images/generations').set('authorization', `Bearer ${key}`).send(body);
 }
 
-describe('issue 12: DashScope results re-hosted (url and b64_json)', () => {
+describe('durable results: DashScope results re-hosted (url and b64_json)', () => {
   it('data[].url is a durable URL whose bytes are the upstream image, after the upstream link died; usage reports storedBytes', async () => {
     const { gateway } = await localGateway();
     const { dashscope, media } = gateway.fakes;
@@ -92,7 +92,7 @@ describe('issue 12: DashScope results re-hosted (url and b64_json)', () => {
   });
 });
 
-describe('issue 12: base64-only upstream with response_format url', () => {
+describe('durable results: base64-only upstream with response_format url', () => {
   it('gpt-image answers b64 only; the caller asked for url and gets a stored URL with the same bytes', async () => {
     const { gateway } = await localGateway();
     gateway.fakes.openai.next((_req, res) => sendJson(res, 200, { created: 1, data: [{ b64_json: PNG_8K.toString('base64') }] }));
@@ -106,7 +106,7 @@ describe('issue 12: base64-only upstream with response_format url', () => {
   });
 });
 
-describe('issue 12: the signed local URLs', () => {
+describe('durable results: the signed local URLs', () => {
   it('valid, tampered, another tenant key with this signature, traversal, expired', async () => {
     const { gateway } = await localGateway({}, { urlExpiresInSeconds: 2 });
     const { dashscope, media } = gateway.fakes;
@@ -173,7 +173,7 @@ describe('issue 12: the signed local URLs', () => {
   });
 });
 
-describe('issue 12: failure is explicit', () => {
+describe('durable results: failure is explicit', () => {
   const failing = (mode: 'reject' | 'hang'): ResultStorage => ({
     put: (_key, body) => {
       if (mode === 'reject') {
@@ -230,7 +230,7 @@ describe('issue 12: failure is explicit', () => {
   });
 });
 
-describe('issue 12: tenant scoping and deleteResults', () => {
+describe('durable results: tenant scoping and deleteResults', () => {
   it.each(['tenant-a/b', 'tenant-a*', 'tenant-', 'tenant-a/../tenant-a', 'ténant-a', ''])("deleteResults({ id: '%s' }) deletes nothing of tenant-a", async (other) => {
     const { gateway } = await localGateway();
     const { dashscope, media } = gateway.fakes;
@@ -263,7 +263,7 @@ describe('issue 12: tenant scoping and deleteResults', () => {
   });
 });
 
-describe('issue 12: Ark video task re-hosted once on succeeded', () => {
+describe('durable results: Ark video task re-hosted once on succeeded', () => {
   it('query and callback carry the durable URL; the bytes are the video', async () => {
     const directory = await tempDir();
     const video = fakeMp4(256 * 1024);
@@ -306,7 +306,7 @@ describe('issue 12: Ark video task re-hosted once on succeeded', () => {
   }, 30_000);
 });
 
-describe('issue 12: S3 store against s3rver', () => {
+describe('durable results: S3 store against s3rver', () => {
   it('upload, presign, fetch the presigned URL and compare bytes; 20 MB multipart; deletePrefix', async () => {
     const s3 = await startS3Server();
     const store = s3ResultStorage({ bucket: s3.bucket, endpoint: s3.endpoint, forcePathStyle: true, credentials: s3.credentials, prefix: 'r/' });

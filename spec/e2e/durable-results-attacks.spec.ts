@@ -1,5 +1,4 @@
-// Reviewer's attacks on issue 12 (durable results): each test failed on the merged code and names
-// the defect it proves fixed.
+// Attacks on durable results (docs/durable-results.md): each test names the defect it guards against.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';

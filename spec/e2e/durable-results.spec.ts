@@ -1,4 +1,4 @@
-// Durable results (issue 12) end to end with the embedded store (localResultStorage): every provider
+// Durable results (docs/durable-results.md) end to end with the embedded store (localResultStorage): every provider
 // path answers URLs of the router's own signed result route, the bytes behind them are the upstream's,
 // and they keep working after the upstream's one-download links have died. Then the signed URL rules
 // (valid, expired, tampered, another tenant's, traversal), the hostile upstreams (not an image, too

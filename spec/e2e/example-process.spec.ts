@@ -1,4 +1,4 @@
-// `npm start` as a process (issue 11, item 6): it listens on 127.0.0.1 unless HOST says otherwise,
+// `npm start` as a process (docs/getting-started.md "Try it with no account"): it listens on 127.0.0.1 unless HOST says otherwise,
 // says at startup which vendors are simulated and warns for each unset key, prints one clear line (no
 // stack) for a busy port, and closes gracefully on SIGTERM. The process runs with no vendor key.
 import { type ChildProcess, spawn } from 'node:child_process';

@@ -1,23 +1,28 @@
-// Every `curl` of README.md works as it stands against the example (issue 11, item 1): each ```sh
-// block that calls curl runs in bash, unchanged except `localhost:3000` / `127.0.0.1:3000` pointing at
-// this run's port. curl runs with --fail-with-body (a ~/.curlrc of its own), so any HTTP error fails
-// the block; no vendor key is set, so nothing can leave the machine.
+// Every command the docs show works as written (docs/contributing.md "Documentation"): each ```sh
+// block of README.md and of the pages of docs/ that calls curl runs in bash against the example,
+// unchanged except `localhost:3000` / `127.0.0.1:3000` pointing at this run's port. curl runs with
+// --fail-with-body (a ~/.curlrc of its own), so any HTTP error fails the block; no vendor key is set,
+// so nothing can leave the machine.
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderPicture } from '../../examples/render-png.js';
 import { createExampleApp, type ExampleApp } from '../../examples/server.js';
 import { listen } from '../helpers/gateway-app.js';
+import { documentationFiles } from '../helpers/markdown-docs.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+interface CurlBlock {
+  /** `README.md`, `docs/routes.md` */
+  file: string;
+  code: string;
+}
 
 /** The ```sh blocks of a Markdown text that call curl (also `x=$(curl …)`), in order. */
-function curlBlocks(markdown: string): string[] {
+function curlBlocks(file: string, markdown: string): CurlBlock[] {
   const blocks = [...markdown.matchAll(/^```sh\n([\s\S]*?)^```/gm)].map((match) => match[1]!);
-  return blocks.filter((block) => /^\s*(?:\w+=\$\()?curl /m.test(block));
+  return blocks.filter((block) => /^\s*(?:\w+=\$\()?curl /m.test(block)).map((code) => ({ file, code }));
 }
 
 function runBash(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -31,21 +36,21 @@ function runBash(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{
   });
 }
 
-describe('README.md curl commands against the example', () => {
+describe('the curl commands of README.md and docs/ against the example', () => {
   let example: ExampleApp;
   let server: { url: string; close(): Promise<void> };
   let work: string;
-  let blocks: string[];
+  let blocks: CurlBlock[];
 
   beforeAll(async () => {
     example = await createExampleApp({ env: { GATEWAY_DEMO_KEY: 'sk-demo-local-only' }, host: '127.0.0.1' });
     server = await listen(example.app);
     work = await mkdtemp(path.join(tmpdir(), 'readme-curls-'));
-    // the README's multipart example uploads in.png and style.png "of yours"
+    // the multipart example uploads in.png and style.png "of yours"
     await writeFile(path.join(work, 'in.png'), renderPicture({ prompt: 'in', images: [], index: 0, width: 64, height: 48 }));
     await writeFile(path.join(work, 'style.png'), renderPicture({ prompt: 'style', images: [], index: 0, width: 48, height: 64 }));
     await writeFile(path.join(work, '.curlrc'), 'fail-with-body\nmax-time = 60\nsilent\nshow-error\n');
-    blocks = curlBlocks(await readFile(path.join(ROOT, 'README.md'), 'utf8'));
+    blocks = documentationFiles().flatMap((file) => curlBlocks(file.name, file.text));
   });
 
   afterAll(async () => {
@@ -54,10 +59,11 @@ describe('README.md curl commands against the example', () => {
     if (work) await rm(work, { recursive: true, force: true });
   });
 
-  it('finds the curl blocks of every section that shows one', () => {
-    // text-to-image, variants, every route, the video flow, the video section
+  it('finds the curl blocks of every page that shows one', () => {
+    // the README's first image, the routes, the video flow, durable results, idempotency
     expect(blocks.length).toBeGreaterThanOrEqual(5);
-    const all = blocks.join('\n');
+    expect(blocks.map((block) => block.file)).toContain('README.md');
+    const all = blocks.map((block) => block.code).join('\n');
     for (const route of [
       '/v1/images/generations',
       '/v1/images/edits',
@@ -76,10 +82,10 @@ describe('README.md curl commands against the example', () => {
     const port = new URL(server.url).port;
     const env = { PATH: process.env.PATH, HOME: work, CURL_HOME: work, LANG: 'C.UTF-8' };
     const outputs: string[] = [];
-    for (const block of blocks) {
+    for (const { file, code: block } of blocks) {
       const script = block.replace(/\b(?:localhost|127\.0\.0\.1):3000\b/g, `127.0.0.1:${port}`);
       const result = await runBash(script, work, env);
-      expect({ block: block.slice(0, 160), code: result.code, stderr: result.stderr }).toEqual({ block: block.slice(0, 160), code: 0, stderr: '' });
+      expect({ file, block: block.slice(0, 160), code: result.code, stderr: result.stderr }).toEqual({ file, block: block.slice(0, 160), code: 0, stderr: '' });
       expect(result.stdout).not.toContain('"error":{');
       outputs.push(result.stdout);
     }
@@ -92,7 +98,7 @@ describe('README.md curl commands against the example', () => {
     expect(all).toMatch(/"status":"succeeded".*"video_url":"http:\/\/127\.0\.0\.1:\d+\/v1\/results\/[^"]+\.webm\?[^"]+"/);
   });
 
-  it("delivered the README video task's states to the example's own receiver, signed", async () => {
+  it("delivered the video task's states to the example's own receiver, signed", async () => {
     const deadline = Date.now() + 15_000;
     while (Date.now() < deadline && !example.callbacks.deliveries.some((delivery) => delivery.status === 'succeeded')) {
       await new Promise((resolve) => setTimeout(resolve, 100));

@@ -1,4 +1,4 @@
-// The example simulates every upstream the gateway speaks (issue 11, item 1): chat and responses
+// The example simulates every upstream the gateway speaks (docs/getting-started.md): chat and responses
 // (through the official openai SDK, streamed), Ark Seedream native images, Volcengine CreateAsset with
 // its signature checked, and Ark video tasks that go queued -> running -> succeeded and end with a
 // real WebM, delivered to the example's own signed-callback receiver. No vendor key is set for the run.

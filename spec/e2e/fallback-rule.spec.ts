@@ -1,4 +1,4 @@
-// The fallback rule (issue 9 item 14, docs/architecture.md "fallback"): the next upstream of a list is tried
+// The fallback rule (docs/architecture.md "Errors", docs/errors.md "Which failures are retried upstream"): the next upstream of a list is tried
 // only when the failed one certainly did not start the work (refused, unreachable, DNS, a connect
 // that never completed, 429, 503). After a timeout, a reset or a 5xx the work may be under way and
 // paid for: the caller gets the error and the next upstream is never called, for images and for

@@ -961,7 +961,7 @@ describe('invalid UTF-8 and odd encodings in the JSON body', () => {
     expect(res.status, res.text).toBeLessThan(500);
   });
 
-  // issue 9: compressed request bodies are refused by default (compressedBodies option); see inbound-bodies.spec.ts
+  // compressed request bodies are refused by default (compressedBodies option); see inbound-bodies.spec.ts
   it('a real gzip body is refused with 415 by default', async () => {
     const { res } = await postJson('/v1/images/generations', zlib.gzipSync('{"model":"x-image-2.0","prompt":"a cat"}'), { 'content-encoding': 'gzip' });
     expect(res.status, res.text).toBe(415);

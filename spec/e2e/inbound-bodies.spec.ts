@@ -1,4 +1,4 @@
-// Inbound bodies (issue 9): compressed bodies refused by default (415) and bounded when allowed,
+// Inbound bodies (docs/security.md "One request is bounded"): compressed bodies refused by default (415) and bounded when allowed,
 // JSON bodies with more members than limits.jsonMembers refused before parsing (413), bodies that
 // stop arriving answered 408 by the router's own read deadline, and large Data URLs sent upstream
 // intact through the streamed encoding. Every refusal: the whole error object, nothing sent upstream.

@@ -1,4 +1,4 @@
-// The operator's log (issue 10 item 5): a real pino writing to a stream, as most hosts run it. Fields
+// The operator's log (docs/observability.md "Logs"): a real pino writing to a stream, as most hosts run it. Fields
 // arrive as fields (pino's `(fields, message)` order), every 5xx is one line with route, provider,
 // status, upstream request id and latency, every failed upstream attempt is one line, and no line
 // holds a key (the caller's or the operator's) or image bytes.

@@ -1,4 +1,4 @@
-// GET /v1/models (issue 11, item 4): the OpenAI list shape, authenticated like every route, from the
+// GET /v1/models (docs/routes.md): the OpenAI list shape, authenticated like every route, from the
 // `listModels(caller)` hook or by default from the image families the resolver accepts; and unserved
 // paths under /v1 and /api/v3 answering the JSON error object (404 not_found), unless `fallthrough`.
 import OpenAI from 'openai';

@@ -1,4 +1,4 @@
-// Outbound safety (issue 9): a connection the kernel refuses at once is an ordinary failed attempt,
+// Outbound safety (docs/security.md "Nothing outside can crash the process"): a connection the kernel refuses at once is an ordinary failed attempt,
 // result downloads get the public-address rules and must be images, the upstream does not decide
 // how many images are downloaded, and every route applies the one URL check to media URLs and
 // forwards the normalized URL.

@@ -1,4 +1,4 @@
-// Installable as the README says (issue 11, item 5): `npm pack` on a copy of the sources (no dist/
+// Installable as the README says (docs/getting-started.md "Install"): `npm pack` on a copy of the sources (no dist/
 // there) runs the `prepare` build, so the tarball always carries dist/ and LICENSE and none of the
 // sources; the tarball then installs into a fresh ESM host and a fresh CommonJS host, each running the
 // README's first snippet (type annotations stripped by esbuild, its port made 0) against the package.

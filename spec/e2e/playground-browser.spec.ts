@@ -1,4 +1,4 @@
-// The playground in a real browser (issue 11, item 3): Debian's chromium driven by playwright-core
+// The playground in a real browser (docs/getting-started.md "The playground"): Debian's chromium driven by playwright-core
 // loads the example's page, generates an image (the <img> has loaded: naturalWidth > 0), edits an
 // uploaded file, shows an error object's message, and follows a video task to `succeeded` until the
 // <video> has data to play (readyState >= 2). Screenshots are kept in artifacts/ (gitignored).

@@ -1,4 +1,4 @@
-// Acceptance of issue 14 (OpenTelemetry), written from the issue text alone, black-box through HTTP:
+// Acceptance of OpenTelemetry (docs/observability.md "Traces and metrics"), black-box through HTTP:
 // the real SDK in-process (in-memory exporter, a collecting metric reader, a processor that sees every
 // span START so a span left open is caught), fakes on port 0. What it proves: the span tree of an
 // image request with a fallback, of a streamed chat and of a video task from create to callback;

@@ -1,4 +1,4 @@
-// Telemetry when the host has none (README "Observability"): with `@opentelemetry/api` installed but
+// Telemetry when the host has none (docs/observability.md "Traces and metrics"): with `@opentelemetry/api` installed but
 // no SDK registered the gateway works and sends no `traceparent`; `telemetry: false` emits nothing
 // even into an SDK registered later; a wrong `telemetry` option is a GatewayConfigError with a fix.
 import request from 'supertest';

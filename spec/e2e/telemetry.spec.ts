@@ -1,4 +1,4 @@
-// Observability (issue 14, README "Observability") with the real OpenTelemetry SDK in-process: the span
+// Observability (docs/observability.md "Traces and metrics") with the real OpenTelemetry SDK in-process: the span
 // tree of an image request with a fallback, a streamed chat, a video task from create to callback;
 // `traceparent` reaching the upstream and the callback receiver; metric values after a known
 // sequence; and no key or prompt in any attribute unless the host opts in to prompt capture.

@@ -1,4 +1,4 @@
-// Acceptance of issue 13 (tenant controls), written from the issue text, black-box through HTTP:
+// Acceptance of tenant controls (docs/tenancy-and-billing.md), black-box through HTTP:
 // Idempotency-Key on the five paid creates (replay, 422, 409, expiry, two instances on one Redis),
 // quotas in billing units (429 with the IETF headers, weighted charges and refunds, nothing charged
 // for a refused request, one budget across instances, Redis down in both modes) and usage events

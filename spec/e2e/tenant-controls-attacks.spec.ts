@@ -1,4 +1,4 @@
-// Attacks on the tenant controls (README "Tenant controls"): quota charges that are never given back or given
+// Attacks on tenant controls (docs/tenancy-and-billing.md): quota charges that are never given back or given
 // back into a budget they were not taken from, and what a keyed request leaves behind when its work fails.
 import { createHash } from 'node:crypto';
 import express from 'express';

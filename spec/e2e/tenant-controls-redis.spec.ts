@@ -1,4 +1,4 @@
-// Tenant controls across gateway instances sharing one Redis (README "Tenant controls"): concurrent
+// Tenant controls across gateway instances sharing one Redis (docs/tenancy-and-billing.md): concurrent
 // retries of one Idempotency-Key on two instances reach the upstream once (images and video tasks);
 // quotas on two instances draw from one budget; a Redis outage is answered as configured (refuse: 503,
 // allow: run uncounted with a warning; idempotency: 503); a video task's terminal state is reported by

@@ -1,4 +1,4 @@
-// Tenant controls on one instance (README "Tenant controls"): Idempotency-Key on the paid creates
+// Tenant controls on one instance (docs/tenancy-and-billing.md): Idempotency-Key on the paid creates
 // (replay without an upstream call, 422 on another body, 409 while running, expiry, errors free the
 // key, streams refused, too-large answers not kept), quotas in billing units (weighted image charges
 // and their refunds, requests, video-seconds, concurrent video tasks, the in-flight override, the

@@ -1,4 +1,4 @@
-// No tenant can starve another (issue 9 item 8): a per-caller in-flight cap (429 with Retry-After),
+// No tenant can starve another (docs/security.md "Tenants are isolated"): a per-caller in-flight cap (429 with Retry-After),
 // a bounded upstream pool that fails fast (503) instead of queueing without bound, and clients that
 // stop reading cut after limits.clientStallMs. One shared fake upstream decides by request content
 // whether it answers, holds the request forever, streams forever or sends a huge answer.

@@ -379,7 +379,7 @@ describe('5. an upstream that answers something that is not JSON', () => {
     });
     afterAll(() => garbage.close());
 
-    // regression (was a defect): an answer that is not HTTP was reported as upstream_unreachable "could not be reached (HPE_INVALID_CONSTANT)"; README's table says a reset/refused/DNS failure is unreachable, an unusable answer is upstream_bad_response.
+    // regression (was a defect): an answer that is not HTTP was reported as upstream_unreachable "could not be reached (HPE_INVALID_CONSTANT)"; docs/errors.md says a reset/refused/DNS failure is unreachable, an unusable answer is upstream_bad_response.
     it.each([IMAGE, CHAT])('$name: 502 upstream_bad_response', async (route) => {
       pointAt(garbage.origin);
       const res = await post(route.path, route.body());

@@ -1,4 +1,4 @@
-// The outbound client's pools (lib/transport/upstream-http.ts, README "Security model"): a lookup
+// The outbound client's pools (lib/transport/upstream-http.ts, docs/security.md "Tenants are isolated"): a lookup
 // belongs to the pool that opens connections with it, so a pinned address never reuses a kept-alive
 // connection opened for another address or for an unchecked request to the same origin, and a
 // request cancelled while it runs leaves no connection behind.

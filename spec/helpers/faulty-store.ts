@@ -1,5 +1,5 @@
 // A TaskStore wrapper whose write lands and whose answer is then lost, once: the "timeout after the
-// command ran" between recording a terminal state and learning it was recorded (issue 9 item 11).
+// command ran" between recording a terminal state and learning it was recorded (docs/architecture.md "Long-lived work: tasks, stores, schedulers, callbacks").
 import type { TaskStore } from '../../lib/index.js';
 
 export function failingOnceAfterTerminalWrite(inner: TaskStore): { store: TaskStore; failed: () => boolean } {

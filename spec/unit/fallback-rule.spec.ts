@@ -1,4 +1,4 @@
-// GatewayError.notStarted, the input of the fallback rule (issue 9 item 14): which upstream answers
+// GatewayError.notStarted, the input of the fallback rule (docs/errors.md "Which failures are retried upstream"): which upstream answers
 // certainly came before any work began. Only those let withFallback try the next upstream.
 import { describe, expect, it } from 'vitest';
 import { GatewayError, type UpstreamFailure } from '../../lib/errors/gateway-error.js';
@@ -45,7 +45,7 @@ describe('transport errors: notStarted', () => {
   });
 });
 
-// withFallback is a promise chain (issue 15: no suspended async frames beside a slow upstream); an
+// withFallback is a promise chain (no suspended async frames beside a slow upstream); an
 // attempt that throws before it has a promise must still count as that upstream's failure.
 describe('withFallback: an attempt that throws synchronously', () => {
   const upstreams: Upstream[] = [

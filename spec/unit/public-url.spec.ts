@@ -1,5 +1,5 @@
 // checkPublicUrl / requirePublicUrl / resolvePublicAddress / checkForwardedUrls: the one URL check
-// every route uses for caller media URLs and the gateway uses for result downloads (issue 9, items 4, 6).
+// every route uses for caller media URLs and the gateway uses for result downloads (docs/security.md "The upstream chooses nothing the gateway fetches").
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../lib/errors/gateway-error.js';
 import { checkForwardedUrls } from '../../lib/security/forwarded-urls.js';

@@ -1,4 +1,4 @@
-// Durable results (issue 12), the pure rules: key naming (a hashed tenant prefix, 128 random bits, the
+// Durable results (docs/durable-results.md), the pure rules: key naming (a hashed tenant prefix, 128 random bits, the
 // sniffed extension), which keys a URL may name, and the storage option's validation in resolveOptions.
 import { describe, expect, it } from 'vitest';
 import { GatewayConfigError } from '../../lib/errors/config-error.js';
