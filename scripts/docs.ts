@@ -31,6 +31,8 @@ export async function buildApiReference(out?: string): Promise<ApiReferenceResul
       entryPoints: packageEntries().map((entry) => path.join(ROOT, entry.source)),
       tsconfig: path.join(ROOT, 'tsconfig.build.json'),
       readme: 'none',
+      // no links into a source host: a clone's remote (or none) says nothing a reader of the reference can open
+      disableSources: true,
       excludePrivate: true,
       excludeInternal: true,
       intentionallyNotExported: NOT_EXPORTED,

@@ -34,6 +34,8 @@ function productFiles(): string[] {
   const sources = roots.flatMap((root) =>
     readdirSync(path.join(ROOT, root), { recursive: true, encoding: 'utf8' })
       .filter((name) => /\.(ts|js|mjs|cjs|py|html)$/.test(name))
+      // bench/.tmp holds builds copied for bench/ab.ts: ignored by git, not the product's text
+      .filter((name) => !name.split(path.sep).includes('.tmp'))
       .map((name) => `${root}/${name.split(path.sep).join('/')}`),
   );
   return [...files.map((file) => file.name), ...sources].filter((name) => name !== 'spec/docs/product-text.spec.ts');
