@@ -148,7 +148,10 @@ function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageRequest, p
   const { deadline } = request;
   return withFallback(upstreams, deps.options, attempt, (chosen): Promise<Attempted> => {
     attempting(usage, chosen.provider);
-    const upstream = deadline ? lateWorkUpstream(deps, chosen, deadline) : chosen;
+    // only the last upstream's call outlives its deadline: before it, a call that times out without a
+    // connection must still fail as not started, so the next upstream is tried (fallback.ts)
+    const last = upstreams.indexOf(chosen) === upstreams.length - 1;
+    const upstream = deadline && last ? lateWorkUpstream(deps, chosen, deadline) : chosen;
     const images = capabilityOf(upstream, 'images');
     let attempted: Promise<Attempted>;
     if (images) {
@@ -158,7 +161,7 @@ function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageRequest, p
       const api = requireCapability(upstream, 'passthrough', request.route, deps.options.logger);
       attempted = forward(deps, request, api, call, upstream).then((response) => ({ kind: 'passthrough', response }));
     }
-    return deadline ? attempted.finally(() => deadline.disarm()) : attempted;
+    return deadline && last ? attempted.finally(() => deadline.disarm()) : attempted;
   });
 }
 
