@@ -1,6 +1,6 @@
 // The one error type of the gateway. Everything a client sees as an error is a GatewayError rendered
 // by the error middleware as the contract §2.5 object: { error: { message, type, code, param? } }.
-import { redactSecrets } from '../security/redact.js';
+import { redactSecrets } from './redact.js';
 import { ERROR_CODES, type ErrorCode } from './error-codes.js';
 import { UPSTREAM_ERROR_RULES, type UpstreamErrorKind, errorTypeForStatus, kindFromStatus } from './status-policy.js';
 

@@ -10,7 +10,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { QuotaExceededError } from '../errors/quota-exceeded-error.js';
 import { type RouteState, findRouteState } from './route-state.js';
 import { bearerKeyOf, gatewayCaller } from './authenticate.js';
-import { redactSecrets } from '../security/redact.js';
+import { redactSecrets } from '../errors/redact.js';
 
 export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHandler {
   return (error: unknown, _req, res, _next) => {

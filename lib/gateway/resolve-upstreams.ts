@@ -2,7 +2,7 @@
 // upstreams, each naming a provider of the registry and an http(s) base URL. fallback.ts tries them.
 import { GatewayError } from '../errors/gateway-error.js';
 import { bearerKeyOfHeader } from '../security/bearer-key.js';
-import { redactSecrets } from '../security/redact.js';
+import { redactSecrets } from '../errors/redact.js';
 import type { ResolvedOptions } from './options.js';
 import { PROVIDER_NAMES, isProviderName } from '../providers/registry.js';
 import type { ResolveUpstreamInput, Upstream } from '../types.js';
