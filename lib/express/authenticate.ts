@@ -1,7 +1,9 @@
 // Bearer authentication (contract §5): every route runs this first, so no body is read and no upstream is
 // called for a request without a valid key. The caller is kept in a module-private WeakMap, never in
 // res.locals, where a host's own `caller` key would collide with it; hosts read it with gatewayCaller(res).
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+// express's Response under a name of its own, apart from Node's global (fetch) one: gatewayCaller's
+// rolled-up declaration must name express's (scripts/build.ts)
+import type { NextFunction, Request, RequestHandler, Response as ExpressResponse } from 'express';
 import { GatewayError } from '../errors/gateway-error.js';
 import { bearerKeyOfHeader } from '../security/bearer-key.js';
 import { redactSecrets } from '../errors/redact.js';
@@ -13,10 +15,10 @@ const HINT = "Send the header 'Authorization: Bearer <API_KEY>'.";
 // Longer "keys" are not keys; refusing them early keeps hashing and host lookups bounded.
 const MAX_KEY_LENGTH = 1024;
 // keyed by the response: it lives exactly as long as the request, and nothing outside this module can write it
-const callers = new WeakMap<Response, Caller>();
+const callers = new WeakMap<ExpressResponse, Caller>();
 
 export function createAuthenticate(options: ResolvedOptions): RequestHandler {
-  return (req: Request, res: Response, next: NextFunction) => {
+  return (req: Request, res: ExpressResponse, next: NextFunction) => {
     // Node keeps the first of repeated headers; two credentials are refused, never half-read
     if (isRepeatedHeader(req, 'authorization')) {
       next(GatewayError.authentication(`Send exactly one Authorization header. ${HINT}`));
@@ -59,7 +61,7 @@ export function createAuthenticate(options: ResolvedOptions): RequestHandler {
   };
 }
 
-function accept(caller: Caller | null | undefined, res: Response, next: NextFunction): void {
+function accept(caller: Caller | null | undefined, res: ExpressResponse, next: NextFunction): void {
   if (!caller || typeof caller.id !== 'string' || caller.id === '') {
     next(invalidKey());
     return;
@@ -86,7 +88,7 @@ export function bearerKeyOf(req: Request): string {
 }
 
 /** The caller set by createAuthenticate. Routes run after it, so it is always there. */
-export function callerOf(res: Response): Caller {
+export function callerOf(res: ExpressResponse): Caller {
   const caller = callers.get(res);
   if (!caller) throw new Error('callerOf: the route runs before createAuthenticate');
   return caller;
@@ -97,6 +99,6 @@ export function callerOf(res: Response): Caller {
  * when the request did not reach the gateway or its key was refused. For the host's own middleware
  * (logging, metering), e.g. in `res.on('finish', ...)`.
  */
-export function gatewayCaller(res: Response): Caller | undefined {
+export function gatewayCaller(res: ExpressResponse): Caller | undefined {
   return callers.get(res);
 }
