@@ -6,6 +6,8 @@
 // facade) sits just above the leaves, so every layer may call it. `npm run lint:deps` (part of
 // `npm test`) fails on any import against the flow.
 const LEAVES = '^lib/(errors|security|schemas|images|json)/|^lib/(types|default-limits)[.]ts$';
+// the package entries (package.json "exports" but ./testing): re-exports only, and nothing in lib/ imports them
+const ENTRIES = '^lib/(index|redis|storage|playground)[.]ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -18,11 +20,29 @@ module.exports = {
       to: { circular: true },
     },
     {
+      name: 'no-folder-cycles',
+      severity: 'error',
+      comment:
+        'Folders are layers: when a module of folder A imports folder B and one of B imports A (however indirectly, through ' +
+        'other folders), the two folders are one layer in two places, though no module cycle may show it. Move the module ' +
+        'that sits in the wrong folder. A folder and its subfolders count as one (lib/gateway/tasks importing lib/gateway is no cycle).',
+      scope: 'folder',
+      from: { path: '^lib/' },
+      to: { circular: true },
+    },
+    {
+      name: 'nothing-imports-entries',
+      severity: 'error',
+      comment: 'The entry files are the doors of the package (re-exports only): inside lib/, a module imports the module that defines a name.',
+      from: { path: '^lib/' },
+      to: { path: ENTRIES },
+    },
+    {
       name: 'gateway-not-to-express',
       severity: 'error',
       comment: 'Use cases do not know about Express: they return answers, the inbound side writes them.',
       from: { path: '^lib/gateway/' },
-      to: { path: '^lib/(express/|index[.]ts$)' },
+      to: { path: `^lib/express/|${ENTRIES}` },
     },
     {
       name: 'use-cases-without-express',
@@ -45,21 +65,21 @@ module.exports = {
       severity: 'error',
       comment: 'Providers translate and call the transport; they never reach back into the use cases or the inbound side.',
       from: { path: '^lib/providers/' },
-      to: { path: '^lib/(express|gateway)/|^lib/index[.]ts$' },
+      to: { path: `^lib/(express|gateway)/|${ENTRIES}` },
     },
     {
       name: 'transport-only-down',
       severity: 'error',
       comment: 'The outbound HTTP client knows nothing of providers, use cases or Express.',
       from: { path: '^lib/transport/' },
-      to: { path: '^lib/(express|gateway|providers)/|^lib/index[.]ts$' },
+      to: { path: `^lib/(express|gateway|providers)/|${ENTRIES}` },
     },
     {
       name: 'storage-only-down',
       comment: 'Result stores (durable results) know nothing of Express, use cases, providers or the upstream HTTP client: the gateway hands them streams.',
       severity: 'error',
       from: { path: '^lib/storage/' },
-      to: { path: '^lib/(express|gateway|providers|transport)/|^lib/index[.]ts$' },
+      to: { path: `^lib/(express|gateway|providers|transport)/|${ENTRIES}` },
     },
     {
       name: 'leaves-only-leaves',

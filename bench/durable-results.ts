@@ -14,7 +14,8 @@ import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import express from 'express';
-import { createGatewayRouter, localResultStorage, staticKeys } from '../lib/index.js';
+import { createGatewayRouter, staticKeys } from '../lib/index.js';
+import { localResultStorage } from '../lib/storage.js';
 
 const MIB = 1024 * 1024;
 const KEY = 'sk-bench-storage-0123456789';

@@ -13,7 +13,8 @@ import express from 'express';
 import { Redis } from 'ioredis';
 import { Quotas } from '../lib/gateway/tenancy/quotas.js';
 import { resolveQuotas } from '../lib/gateway/tenancy/resolve-tenancy.js';
-import { type IdempotencyStore, createGatewayRouter, memoryIdempotencyStore, redisIdempotencyStore, staticKeys } from '../lib/index.js';
+import { type IdempotencyStore, createGatewayRouter, memoryIdempotencyStore, staticKeys } from '../lib/index.js';
+import { redisIdempotencyStore } from '../lib/redis.js';
 
 const quick = process.argv.includes('--quick');
 const ITERATIONS = quick ? 1_000 : 5_000;

@@ -1,39 +1,25 @@
-// The public surface of the package: re-exports only (style.md: one screen).
+// The root entry, `express-image-gateway`: what a host names to mount, configure and extend the gateway.
+// Re-exports only (style.md: one screen). Redis-backed pieces, result storages and the playground are
+// entries of their own (redis.ts, storage.ts, playground.ts), so a host loads only what it uses.
+
+// mounting
 export { createGatewayRouter, type GatewayRouter } from './express/create-gateway-router.js';
-export { createPlayground, type PlaygroundOptions } from './express/playground/create-playground.js';
 export { staticKeys } from './express/static-keys.js';
 export { gatewayCaller } from './express/request-context.js';
+
+// errors
 export { GatewayError, type GatewayErrorBody } from './errors/gateway-error.js';
 export { GatewayConfigError } from './errors/config-error.js';
 export { ERROR_CODES, type ErrorCode } from './errors/error-codes.js';
-export { DEFAULT_LIMITS } from './default-limits.js';
+
+// options, their defaults, and the functions a host writes
 export type { GatewayOptions, StorageOptions } from './gateway/options.js';
-export type { PutInfo, ReadOutcome, ResultStorage, ServedResult, UrlContext } from './storage/result-storage.js';
-export { localResultStorage, type LocalResultStorageOptions } from './storage/local-result-storage.js';
-export { s3ResultStorage, type S3ResultStorageOptions } from './storage/s3-result-storage.js';
-export type { OtelApi, TelemetryOptions } from './telemetry/otel-api.js';
-export type { TaskTraceContext } from './telemetry/telemetry.js';
+export { DEFAULT_LIMITS } from './default-limits.js';
 export { DEFAULT_IMAGE_MODELS } from './images/model-families.js';
 export { TEMPORARY_PROXY_HOSTS } from './security/callback-url.js';
-export { memoryScheduler, type JobScheduler, type JobHandlers, type NextPoll, type RetryPolicy } from './gateway/tasks/job-scheduler.js';
-export { bullmqScheduler, type BullmqConnection, type BullmqSchedulerOptions } from './gateway/tasks/bullmq-scheduler.js';
-export type { DeliveryJob } from './gateway/tasks/callback-delivery.js';
-export { memoryTaskStore, type MemoryTaskStoreOptions } from './gateway/tasks/memory-task-store.js';
-export { redisTaskStore, type RedisTaskStoreClient, type RedisTaskStoreOptions } from './gateway/tasks/redis-task-store.js';
-export type { AssetRecord, TaskCallbackState, TaskChanges, TaskRecord, TaskStore, TaskStoredResults } from './gateway/tasks/task-store.js';
-export { AssetCapacityError } from './gateway/tasks/task-store.js';
-export {
-  memoryIdempotencyStore,
-  redisIdempotencyStore,
-  type IdempotencyRecord,
-  type IdempotencyStore,
-  type MemoryIdempotencyStoreOptions,
-  type RedisIdempotencyClient,
-  type RedisIdempotencyStoreOptions,
-  type StoredAnswer,
-} from './gateway/tenancy/idempotency-store.js';
+export type { TelemetryOptions } from './telemetry/otel-api.js';
+export type { QuotaLimits, QuotaOptions } from './gateway/tenancy/quota-options.js';
 export type { IdempotencyOptions } from './gateway/tenancy/resolve-tenancy.js';
-export type { QuotaLimits, QuotaLimitsFor, QuotaOptions, QuotaRedisClient, QuotaState } from './gateway/tenancy/quota-options.js';
 export type {
   CallbackOptions,
   Caller,
@@ -50,3 +36,11 @@ export type {
   UsageEvent,
   VerifyKey,
 } from './types.js';
+
+// what a host may replace, with the records each exchanges, and the in-memory defaults
+export { AssetCapacityError, type AssetRecord, type TaskChanges, type TaskRecord, type TaskStore } from './gateway/tasks/task-store.js';
+export { memoryTaskStore, type MemoryTaskStoreOptions } from './gateway/tasks/memory-task-store.js';
+export { memoryScheduler, type JobHandlers, type JobScheduler, type NextPoll, type RetryPolicy } from './gateway/tasks/job-scheduler.js';
+export type { DeliveryJob } from './gateway/tasks/callback-delivery.js';
+export { memoryIdempotencyStore, type IdempotencyRecord, type IdempotencyStore, type MemoryIdempotencyStoreOptions } from './gateway/tenancy/idempotency-store.js';
+export type { ResultStorage } from './storage/result-storage.js';

@@ -1,5 +1,6 @@
 // Public types shared by the options, the routes and the adapters (docs/architecture.md, "Public contract").
-import type { Request } from 'express';
+// express's Request under a name of its own, apart from Node's global (fetch) one (scripts/build.ts)
+import type { Request as ExpressRequest } from 'express';
 
 /** Who is calling. `id` names the tenant: tasks and assets belong to it. Hosts may add fields. */
 export interface Caller {
@@ -8,7 +9,7 @@ export interface Caller {
 }
 
 /** Checks a bearer key. Return the caller, or null/undefined for an unknown or deactivated key. */
-export type VerifyKey = (key: string, req: Request) => Caller | null | undefined | Promise<Caller | null | undefined>;
+export type VerifyKey = (key: string, req: ExpressRequest) => Caller | null | undefined | Promise<Caller | null | undefined>;
 
 /** The endpoint a request is for: a closed union, so resolvers can switch on it exhaustively. */
 export type RouteName = 'images.generations' | 'images.edits' | 'chat.completions' | 'responses' | 'video.tasks' | 'assets' | 'images.native';
@@ -43,7 +44,7 @@ export interface ResolveUpstreamInput {
   route: RouteName;
   caller: Caller;
   /** The request being served; absent for background work (task polls behind callbacks). */
-  req?: Request;
+  req?: ExpressRequest;
 }
 
 /**

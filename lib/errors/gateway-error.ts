@@ -1,6 +1,6 @@
 // The one error type of the gateway. Everything a client sees as an error is a GatewayError rendered
 // by the error middleware as the contract §2.5 object: { error: { message, type, code, param? } }.
-import { redactSecrets } from '../security/redact.js';
+import { redactSecrets } from './redact.js';
 import { ERROR_CODES, type ErrorCode } from './error-codes.js';
 import { UPSTREAM_ERROR_RULES, type UpstreamErrorKind, errorTypeForStatus, kindFromStatus } from './status-policy.js';
 
@@ -40,7 +40,30 @@ export interface UpstreamFailure {
   kind?: UpstreamErrorKind;
 }
 
+/**
+ * The brand every GatewayError carries, a registered symbol so that every copy of the package shares it:
+ * a host that loads the ESM build while a dependency loads the CommonJS one (or another version) holds
+ * two GatewayError classes, and `instanceof` knows only its own. undici brands its errors the same way.
+ */
+const BRAND = Symbol.for('express-image-gateway.GatewayError');
+
 export class GatewayError extends Error {
+  static {
+    // on the prototype, not each instance: no own key, so an error's JSON, its log fields and a
+    // structural comparison stay what they were
+    Object.defineProperty(this.prototype, BRAND, { value: true });
+  }
+
+  /**
+   * True for a GatewayError made by any copy of the package (the ESM and CommonJS builds side by side,
+   * or two installed versions); `instanceof` is true only for this copy's. Use it for errors a host's
+   * code may have made, such as what its `resolveUpstream` throws.
+   * @example if (GatewayError.is(error)) res.status(error.status).json(error.toJSON());
+   */
+  static is(value: unknown): value is GatewayError {
+    return typeof value === 'object' && value !== null && (value as { [BRAND]?: unknown })[BRAND] === true;
+  }
+
   readonly status: number;
   readonly code: ErrorCode;
   readonly type: string;

@@ -9,7 +9,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { QuotaExceededError } from '../errors/quota-exceeded-error.js';
 import { RequestContext, findContext } from './request-context.js';
 import { bearerKeyOf } from './authenticate.js';
-import { redactSecrets } from '../security/redact.js';
+import { redactSecrets } from '../errors/redact.js';
 
 export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHandler {
   return function renderGatewayError(error: unknown, req, res, _next) {

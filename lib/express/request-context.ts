@@ -3,7 +3,9 @@
 // the route and its declared path, the caller once authenticated, the lifetime of the request and
 // its holds, the slow-reader policy, the body fingerprint, the answer recorder of an Idempotency-Key
 // request, the trace, and the usage the request's one usage event reports when it is done.
-import type { Request, RequestHandler, Response } from 'express';
+// express's Request and Response under names of their own, apart from Node's global (fetch) ones:
+// gatewayCaller's rolled-up declaration must name express's (scripts/package-entries.ts)
+import type { Request as ExpressRequest, RequestHandler, Response as ExpressResponse } from 'express';
 import type { ResolvedOptions } from '../gateway/options.js';
 import type { Cancellation, Usage } from '../gateway/use-case.js';
 import type { RequestTrace } from '../telemetry/telemetry.js';
@@ -79,8 +81,8 @@ export class RequestContext implements Cancellation {
 
   constructor(
     readonly route: RouteName | undefined,
-    readonly req: Request,
-    readonly res: Response,
+    readonly req: ExpressRequest,
+    readonly res: ExpressResponse,
     private readonly options: ResolvedOptions,
   ) {
     this.stallMs = options.limits.clientStallMs;
@@ -175,7 +177,7 @@ function undeliveredOf(usage: Usage, status: number, mayHaveStarted: boolean): {
 }
 
 /** `http.route`: the mount path and the route's declared pattern, never the caller's spelling of it. */
-function httpRouteOf(req: Request): string {
+function httpRouteOf(req: ExpressRequest): string {
   const path = (req.route as { path?: unknown } | undefined)?.path;
   return `${req.baseUrl}${typeof path === 'string' ? path : ''}`;
 }
@@ -218,17 +220,17 @@ class ClientGoneWatch implements CancelSignal {
 // The one place a request's context is held: keyed by the response, so it lives exactly as long as
 // the request, and nothing outside this module can set or replace it (a host's res.locals key of
 // any name cannot collide with it).
-const contexts = new WeakMap<Response, RequestContext>();
+const contexts = new WeakMap<ExpressResponse, RequestContext>();
 
 /** The context beginRequest made. Every gateway middleware after it runs with one. */
-export function contextOf(res: Response): RequestContext {
+export function contextOf(res: ExpressResponse): RequestContext {
   const context = contexts.get(res);
   if (!context) throw new Error('contextOf: the middleware runs before beginRequest');
   return context;
 }
 
 /** The context, when the response belongs to a gateway route (the error middleware also sees host errors). */
-export function findContext(res: Response): RequestContext | undefined {
+export function findContext(res: ExpressResponse): RequestContext | undefined {
   return contexts.get(res);
 }
 
@@ -247,6 +249,6 @@ export function withContext(name: string, guard: (context: RequestContext, next:
  * when the request did not reach the gateway or its key was refused. For the host's own middleware
  * (logging, metering), e.g. in `res.on('finish', ...)`.
  */
-export function gatewayCaller(res: Response): Caller | undefined {
+export function gatewayCaller(res: ExpressResponse): Caller | undefined {
   return contexts.get(res)?.caller;
 }

@@ -2,7 +2,7 @@
 // upstreams, each naming a provider of the registry and an http(s) base URL. fallback.ts tries them.
 import { GatewayError } from '../errors/gateway-error.js';
 import { bearerKeyOfHeader } from '../security/bearer-key.js';
-import { redactSecrets } from '../security/redact.js';
+import { redactSecrets } from '../errors/redact.js';
 import type { ResolvedOptions } from './options.js';
 import { PROVIDER_NAMES, isProviderName } from '../providers/registry.js';
 import type { ResolveUpstreamInput, Upstream } from '../types.js';
@@ -12,7 +12,8 @@ export async function resolveUpstreams(options: ResolvedOptions, input: ResolveU
   try {
     answer = await options.resolveUpstream(input);
   } catch (error) {
-    if (error instanceof GatewayError) throw error;
+    // the host's answer as it chose it; made perhaps by the other build of the package (ESM beside CommonJS)
+    if (GatewayError.is(error)) throw error;
     // a host's error may quote the key it routed by (the caller's, or its own operator key)
     const message = redactSecrets(error instanceof Error ? error.message : String(error), [bearerKeyOfHeader(input.req?.headers.authorization)]);
     options.logger.error({ route: input.route, error: message }, 'resolveUpstream threw; answering 500');

@@ -8,7 +8,7 @@ import { requirePublicUrl } from '../security/public-url.js';
 import type { GatewayLimits, ImageModelFamily } from '../types.js';
 import { isObject } from '../json/json-values.js';
 import { checkImageDataUrl } from './data-url.js';
-import { DataUrlText } from './data-url-text.js';
+import { DataUrlText } from '../json/data-url-text.js';
 import { UploadedImage } from './uploaded-image.js';
 
 export type ContentItem = { text: string } | { image: string | UploadedImage | DataUrlText };
@@ -20,7 +20,6 @@ export interface ImageGenerationRequest {
   /** contract §2.3 plus any vendor parameter the caller sent (passed through). */
   parameters: Record<string, unknown>;
   responseFormat: 'url' | 'b64_json';
-  imageCount: number;
 }
 
 export interface ImageRequestRules {
@@ -81,7 +80,6 @@ export function readImageGenerationRequest(body: Json, family: ImageModelFamily,
     content,
     parameters,
     responseFormat: body.response_format === 'b64_json' ? 'b64_json' : 'url',
-    imageCount: images.length,
   };
 }
 

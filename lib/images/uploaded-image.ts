@@ -7,7 +7,7 @@
 // parser kept in the body's bytes (DataUrlText) is sent as views of those bytes: no copy at all.
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { DataUrlText } from './data-url-text.js';
+import { DataUrlText } from '../json/data-url-text.js';
 
 export class UploadedImage {
   constructor(

@@ -21,14 +21,6 @@ const RESERVED_HEADERS = new Set(['host', 'content-type', 'content-length', 'aut
 /** `assetId` is `Result.Id`, e.g. `asset-20260320120147-pqwhc`. */
 export type CreateAssetResult = CreatedAsset;
 
-/**
- * §2.6 `CreateAsset {GroupId, URL, AssetType, Name?, ProjectName?}`: the caller's body as given
- * (validation is the route's); other keys pass, as the OpenAPI adds fields.
- */
-export function translateCreateAssetRequest(body: Record<string, unknown>): Record<string, unknown> {
-  return { ...body };
-}
-
 /** The asset id of a CreateAsset answer; throws the normalized error of a failed one. */
 export function readCreateAssetResponse(status: number, body: unknown, headerRequestId?: string): CreateAssetResult {
   const metadata = isObject(body) && isObject(body.ResponseMetadata) ? body.ResponseMetadata : undefined;
@@ -66,7 +58,9 @@ export async function createVolcengineAsset(call: CallContext, body: Record<stri
   // `${baseURL}/?Action=…`: a path on the base (a proxy prefix) is kept
   const pathname = `${base.pathname.replace(/\/+$/, '')}/`;
   const query = { Action: 'CreateAsset', Version: VOLCENGINE_ASSETS_VERSION };
-  const payload = JSON.stringify(translateCreateAssetRequest(body));
+  // §2.6 `CreateAsset {GroupId, URL, AssetType, Name?, ProjectName?}`: the caller's body as given
+  // (validation is the route's); other keys pass, as the OpenAPI adds fields
+  const payload = JSON.stringify(body);
   const headers = signVolcengineRequest({
     method: 'POST',
     host: base.host,

@@ -3,7 +3,7 @@
 // (public-url.ts) before the upstream is called, and the body sent on carries the normalized URL.
 // Data URLs stay allowed where the upstreams take them; the upstream bounds their size.
 import { isObject } from '../json/json-values.js';
-import { DataUrlText } from '../images/data-url-text.js';
+import { DataUrlText } from '../json/data-url-text.js';
 import type { RouteName } from '../types.js';
 import { type PublicUrlPolicy, requirePublicUrl } from './public-url.js';
 

@@ -9,17 +9,6 @@ import { describe, expect, it } from 'vitest';
 import { packageEntries } from '../../scripts/package-entries.js';
 import { ROOT, type CodeBlock, codeBlocks, documentationFiles } from '../helpers/markdown-docs.js';
 
-/**
- * Entries the docs already import that package.json does not export yet, resolved to the root entry
- * meanwhile. Delete a line once its subpath is in package.json "exports": from then on the block
- * resolves to that entry's own source, and importing a name the entry lacks fails here.
- */
-const NOT_YET_EXPORTED: Readonly<Record<string, string>> = {
-  'express-image-gateway/redis': 'lib/index.ts',
-  'express-image-gateway/storage': 'lib/index.ts',
-  'express-image-gateway/playground': 'lib/index.ts',
-};
-
 const PRELUDE = `
 declare const app: import('express').Express;
 declare const gateway: import('express-image-gateway').GatewayRouter;
@@ -29,7 +18,6 @@ declare const resolveUpstream: import('express-image-gateway').ResolveUpstream;
 
 function entryPaths(): Record<string, string[]> {
   const paths: Record<string, string[]> = {};
-  for (const [specifier, source] of Object.entries(NOT_YET_EXPORTED)) paths[specifier] = [path.join(ROOT, source)];
   for (const entry of packageEntries()) paths[entry.specifier] = [path.join(ROOT, entry.source)];
   return paths;
 }

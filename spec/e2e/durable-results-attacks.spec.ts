@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
-import { localResultStorage } from '../../lib/index.js';
+import { localResultStorage } from '../../lib/storage.js';
 import { startCallbackReceiver } from '../helpers/callback-receiver.js';
 import { arkTaskObject, startFakeArk } from '../helpers/fake-ark.js';
 import { dashscopeSuccess, startFakeDashscope } from '../helpers/fake-dashscope.js';
@@ -264,7 +264,7 @@ describe('the embedded store serves byte ranges (video players, Safari above all
 
 describe('an S3 endpoint that black-holes requests does not pin sockets forever', () => {
   it('the answer falls back, and the store gives up its connections (put and the cleanup delete) after requestTimeoutMs', async () => {
-    const { s3ResultStorage } = await import('../../lib/index.js');
+    const { s3ResultStorage } = await import('../../lib/storage.js');
     const { startSilentServer } = await import('../helpers/faulty-servers.js');
     const silent = await startSilentServer();
     const gateway = await gatewayWith({

@@ -1,7 +1,8 @@
-// The published shape: scripts/build.ts builds ESM + CommonJS + type declarations, and a plain Node process can
-// require() and import the package by its name and mount the router in a host app.
+// The published shape: scripts/build.ts builds, for every entry of package.json "exports", an ESM and a
+// CommonJS bundle and their rolled-up declarations, and a plain Node process can require() and import
+// each entry by its name and mount the router in a host app.
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -37,9 +38,77 @@ beforeAll(() => {
   execFileSync(path.join(root, 'node_modules/.bin/tsx'), ['scripts/build.ts'], { cwd: root, stdio: 'pipe' });
 }, 60_000);
 
+// what each entry exports at run time (types aside): the same from require() and import
+const ENTRY_VALUES: Record<string, string> = {
+  'express-image-gateway':
+    'AssetCapacityError,DEFAULT_IMAGE_MODELS,DEFAULT_LIMITS,ERROR_CODES,GatewayConfigError,GatewayError,TEMPORARY_PROXY_HOSTS,createGatewayRouter,gatewayCaller,memoryIdempotencyStore,memoryScheduler,memoryTaskStore,staticKeys',
+  'express-image-gateway/redis': 'bullmqScheduler,redisIdempotencyStore,redisTaskStore',
+  'express-image-gateway/storage': 'localResultStorage,s3ResultStorage',
+  'express-image-gateway/playground': 'createPlayground',
+  'express-image-gateway/testing': 'describeTaskStoreContract,sampleResult,sampleTask',
+};
+const DIST_NAMES = ['index', 'redis', 'storage', 'playground', 'testing'];
+
 describe('package build', () => {
   it('emits ESM, CommonJS and declarations for both', () => {
     for (const file of ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts']) expect(existsSync(path.join(root, 'dist', file))).toBe(true);
+  });
+
+  it('emits, for every entry, its two bundles (with source maps) and one declaration file per module format, and nothing else', () => {
+    const expected = DIST_NAMES.flatMap((name) => [`${name}.js`, `${name}.js.map`, `${name}.cjs`, `${name}.cjs.map`, `${name}.d.ts`, `${name}.d.cts`]);
+    expect(readdirSync(path.join(root, 'dist')).sort()).toEqual(expected.sort());
+  });
+
+  it.each(Object.entries(ENTRY_VALUES))('%s exports the same values from require() and import', (entry, expected) => {
+    const names = "console.log(Object.keys(t).sort().join(','))";
+    expect(node(['-e', `const t = require('${entry}'); ${names}`])).toBe(expected);
+    expect(node(['--input-type=module', '-e', `import * as t from '${entry}'; ${names}`])).toBe(expected);
+  });
+
+  it('GatewayError.is holds across the ESM and CommonJS bundles loaded side by side, where instanceof does not', () => {
+    const out = node([
+      '--input-type=module',
+      '-e',
+      `import { createRequire } from 'node:module';
+       import * as esm from 'express-image-gateway';
+       const cjs = createRequire(import.meta.url)('express-image-gateway');
+       const fromCjs = cjs.GatewayError.permissionDenied('x');
+       const fromEsm = esm.GatewayError.permissionDenied('x');
+       console.log(JSON.stringify({
+         twoClasses: esm.GatewayError !== cjs.GatewayError,
+         instanceofAcross: [fromCjs instanceof esm.GatewayError, fromEsm instanceof cjs.GatewayError],
+         isAcross: [esm.GatewayError.is(fromCjs), cjs.GatewayError.is(fromEsm)],
+         isOwn: [esm.GatewayError.is(fromEsm), cjs.GatewayError.is(fromCjs)],
+         notErrors: [esm.GatewayError.is(new Error('x')), cjs.GatewayError.is({ status: 403, code: 'permission_denied' }), esm.GatewayError.is(null)],
+       }));`,
+    ]);
+    expect(JSON.parse(out)).toEqual({
+      twoClasses: true,
+      instanceofAcross: [false, false],
+      isAcross: [true, true],
+      isOwn: [true, true],
+      notErrors: [false, false, false],
+    });
+  });
+
+  it("renders a GatewayError that the host's resolveUpstream made with the other bundle as the host meant it", () => {
+    // the router from require(), the host's error from import: a host in ESM whose dependency mounts the gateway in CommonJS
+    const out = node([
+      '--input-type=module',
+      '-e',
+      `import { createRequire } from 'node:module';
+       import { GatewayError } from 'express-image-gateway';
+       import express from 'express';
+       const g = createRequire(import.meta.url)('express-image-gateway');
+       const router = g.createGatewayRouter({ verifyKey: g.staticKeys({ k: 't' }), resolveUpstream: () => { throw GatewayError.permissionDenied('x-image-2.0 is not on your plan'); } });
+       const app = express(); app.use(router);
+       const server = app.listen(0, async () => {
+         const res = await fetch('http://127.0.0.1:' + server.address().port + '/v1/images/generations', { method: 'POST', headers: { authorization: 'Bearer k', 'content-type': 'application/json' }, body: JSON.stringify({ model: 'x-image-2.0', prompt: 'a cat' }) });
+         console.log(res.status, JSON.stringify(await res.json()));
+         server.close(); await router.close();
+       });`,
+    ]);
+    expect(out).toBe('403 {"error":{"message":"x-image-2.0 is not on your plan","type":"permission_error","code":"permission_denied"}}');
   });
 
   it('exports the TaskStore contract suite as express-image-gateway/testing, from require() and import', () => {

@@ -31,7 +31,7 @@ server.on('listening', async () => {
   const response = await fetch('http://127.0.0.1:' + port + '/v1/models', { headers: { authorization: 'Bearer sk-tenant-a' } });
   const unknown = await fetch('http://127.0.0.1:' + port + '/v1/unknown');
   // the playground page ships inside the bundle: no file to copy, it serves from the installed package
-  const { createPlayground } = await import('express-image-gateway');
+  const { createPlayground } = await import('express-image-gateway/playground');
   app.use('/playground', createPlayground());
   const page = await fetch('http://127.0.0.1:' + port + '/playground/');
   const html = await page.text();
@@ -67,14 +67,7 @@ describe('npm pack, then npm install of the tarball', () => {
     const { stdout } = await run('tar', ['-tzf', tarball]);
     const files = stdout.split('\n').filter(Boolean);
     for (const file of [
-      'package/dist/index.js',
-      'package/dist/index.cjs',
-      'package/dist/index.d.ts',
-      'package/dist/index.d.cts',
-      'package/dist/testing.js',
-      'package/dist/testing.cjs',
-      'package/dist/testing.d.ts',
-      'package/dist/testing.d.cts',
+      ...['index', 'redis', 'storage', 'playground', 'testing'].flatMap((name) => [`${name}.js`, `${name}.cjs`, `${name}.d.ts`, `${name}.d.cts`].map((built) => `package/dist/${built}`)),
       'package/LICENSE',
       'package/README.md',
       'package/package.json',
@@ -82,6 +75,8 @@ describe('npm pack, then npm install of the tarball', () => {
       expect(files).toContain(file);
     }
     expect(files.filter((file) => /^package\/(lib|spec|examples|scripts)\//.test(file))).toEqual([]);
+    // one rolled-up declaration file per entry and module format: no tree of internal declarations
+    expect(files.filter((file) => /^package\/dist\/.+\//.test(file))).toEqual([]);
   });
 
   it.each([

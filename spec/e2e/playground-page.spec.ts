@@ -5,7 +5,8 @@ import { createHash } from 'node:crypto';
 import express from 'express';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { GatewayConfigError, createPlayground, type PlaygroundOptions } from '../../lib/index.js';
+import { GatewayConfigError } from '../../lib/index.js';
+import { createPlayground, type PlaygroundOptions } from '../../lib/playground.js';
 import { PLAYGROUND_SCRIPT } from '../../lib/express/playground/playground-page.js';
 
 function appWith(options?: PlaygroundOptions): express.Express {

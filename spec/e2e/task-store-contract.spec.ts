@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { GatewayConfigError, memoryTaskStore, redisTaskStore } from '../../lib/index.js';
+import { GatewayConfigError, memoryTaskStore } from '../../lib/index.js';
+import { redisTaskStore } from '../../lib/redis.js';
 import { describeTaskStoreContract, sampleResult, sampleTask } from '../../lib/testing/index.js';
 
 const REDIS_URL = process.env.REDIS_URL;

@@ -135,6 +135,10 @@ describe('createVolcengineAsset', () => {
   it.each<{ name: string; body: Record<string, unknown> }>([
     { name: 'a unicode body', body: { ...BODY, URL: 'https://example.com/图片 1.png?x=1&y=2', Name: '视频 – “引号”' } },
     { name: 'extra keys', body: { ...BODY, Description: 'kept', Tags: [{ Key: 'k', Value: 'v' }] } },
+    // the caller's body goes upstream as given (validation is the route's): the required fields alone,
+    // and keys the OpenAPI may add later
+    { name: 'the required fields only', body: { GroupId: 'group-1', URL: 'https://example.com/v.mp4', AssetType: 'Video' } },
+    { name: 'an audio asset with tags', body: { GroupId: 'group-1', URL: 'https://example.com/s.mp3', AssetType: 'Audio', Tags: [{ Key: 'k', Value: 'v' }] } },
   ])('signs $name so that the OpenAPI accepts it', async ({ body }) => {
     await expect(createVolcengineAsset(call, body, upstream())).resolves.toMatchObject({ assetId: 'asset-20260320120147-pqwhc' });
     expect(fake.requests[0]!.json).toEqual(body);

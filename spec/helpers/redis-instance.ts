@@ -1,7 +1,7 @@
 // One gateway instance on Redis (redisTaskStore + bullmqScheduler), as several would run in
 // production: each with its own ioredis client, all sharing the prefixes and queue name.
 import { Redis } from 'ioredis';
-import { bullmqScheduler, redisTaskStore } from '../../lib/index.js';
+import { bullmqScheduler, redisTaskStore } from '../../lib/redis.js';
 import { type TestGateway, createTestGateway } from './gateway-app.js';
 
 export interface RedisInstanceConfig {

@@ -21,7 +21,7 @@ function summary(error: GatewayError): { status: number; retryable: boolean; ups
 }
 
 function request(overrides: Partial<ImageGenerationRequest>): ImageGenerationRequest {
-  return { model: 'x-image-2.0', content: [{ text: 'a cat' }], parameters: {}, responseFormat: 'url', imageCount: 0, ...overrides };
+  return { model: 'x-image-2.0', content: [{ text: 'a cat' }], parameters: {}, responseFormat: 'url', ...overrides };
 }
 
 describe('translateImageRequest', () => {
@@ -46,7 +46,6 @@ describe('translateImageRequest', () => {
         model: 'x-image-edit',
         content: [{ image: 'https://example.com/in.png' }, { text: 'make it blue' }],
         parameters: { watermark: false, size: '1024*1024' },
-        imageCount: 1,
       }),
       upstreamModel: 'qwen-image-edit',
       expected: {
@@ -66,7 +65,6 @@ describe('translateImageRequest', () => {
           { text: 'The girl in Image 1 wears the dress in Image 2 in front of Image 3' },
         ],
         parameters: { n: 2, size: '1024*1536' },
-        imageCount: 3,
       }),
       upstreamModel: 'qwen-image-edit-plus',
       expected: {
@@ -104,7 +102,7 @@ describe('translateImageRequest', () => {
       },
     },
   ])('$name', ({ request, upstreamModel, expected }) => {
-    // toStrictEqual: no `parameters: undefined`, no gateway-only fields (responseFormat, imageCount)
+    // toStrictEqual: no `parameters: undefined`, no gateway-only fields (responseFormat)
     expect(translateImageRequest(request, upstreamModel)).toStrictEqual(expected);
   });
 });

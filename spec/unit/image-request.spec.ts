@@ -35,28 +35,27 @@ describe('readImageGenerationRequest: accepted', () => {
         content: [{ text: 'a snowy street' }],
         parameters: { negative_prompt: 'blurry', prompt_extend: true, watermark: false, size: '1664*928', n: 1 },
         responseFormat: 'url',
-        imageCount: 0,
       },
     },
     {
       name: 'top-level prompt only (OpenAI-client compatibility)',
       body: { model: 'x-image-plus', prompt: 'a cat' },
-      expected: { model: 'x-image-plus', content: [{ text: 'a cat' }], parameters: {}, responseFormat: 'url', imageCount: 0 },
+      expected: { model: 'x-image-plus', content: [{ text: 'a cat' }], parameters: {}, responseFormat: 'url' },
     },
     {
       name: "top-level size '1024x1024' and n fill parameters",
       body: { model: 'x-image-2.0', prompt: 'a cat', size: '1024x1024', n: 2, response_format: 'b64_json' },
-      expected: { model: 'x-image-2.0', content: [{ text: 'a cat' }], parameters: { size: '1024*1024', n: 2 }, responseFormat: 'b64_json', imageCount: 0 },
+      expected: { model: 'x-image-2.0', content: [{ text: 'a cat' }], parameters: { size: '1024*1024', n: 2 }, responseFormat: 'b64_json' },
     },
     {
       name: 'parameters win over top-level size and n',
       body: { model: 'x-image-2.0', prompt: 'a cat', size: '1024x1024', n: 2, parameters: { size: '512*512', n: 3 } },
-      expected: { model: 'x-image-2.0', content: [{ text: 'a cat' }], parameters: { size: '512*512', n: 3 }, responseFormat: 'url', imageCount: 0 },
+      expected: { model: 'x-image-2.0', content: [{ text: 'a cat' }], parameters: { size: '512*512', n: 3 }, responseFormat: 'url' },
     },
     {
       name: 'input wins over the top-level prompt placeholder',
       body: { model: 'x-image-2.0', prompt: 'placeholder', input: user([{ text: 'the real prompt' }]) },
-      expected: { model: 'x-image-2.0', content: [{ text: 'the real prompt' }], parameters: {}, responseFormat: 'url', imageCount: 0 },
+      expected: { model: 'x-image-2.0', content: [{ text: 'the real prompt' }], parameters: {}, responseFormat: 'url' },
     },
     {
       name: 'single-image edit',
@@ -66,7 +65,6 @@ describe('readImageGenerationRequest: accepted', () => {
         content: [{ image: PUBLIC_IMAGE }, { text: 'make it blue' }],
         parameters: { watermark: false },
         responseFormat: 'url',
-        imageCount: 1,
       },
     },
     {
@@ -80,13 +78,12 @@ describe('readImageGenerationRequest: accepted', () => {
         content: [{ image: 'https://cdn.example.com/1.png' }, { image: 'data:image/png;base64,AAAA' }, { image: 'https://cdn.example.com/3.png' }, { text: 'merge' }],
         parameters: {},
         responseFormat: 'url',
-        imageCount: 3,
       },
     },
     {
       name: 'vendor parameters pass through',
       body: { model: 'x-image-2.0', prompt: 'a', parameters: { seed: 42, prompt_extend_mode: 'fast' } },
-      expected: { model: 'x-image-2.0', content: [{ text: 'a' }], parameters: { seed: 42, prompt_extend_mode: 'fast' }, responseFormat: 'url', imageCount: 0 },
+      expected: { model: 'x-image-2.0', content: [{ text: 'a' }], parameters: { seed: 42, prompt_extend_mode: 'fast' }, responseFormat: 'url' },
     },
   ])('$name', ({ body, expected }) => {
     expect(readImageGenerationRequest(body, familyOf(String(body.model)), rules)).toStrictEqual(expected);
@@ -277,7 +274,6 @@ describe('readImageGenerationRequest: allowPrivateImageUrls', () => {
       content: [{ image: url }, { text: 'a' }],
       parameters: {},
       responseFormat: 'url',
-      imageCount: 1,
     });
   });
 

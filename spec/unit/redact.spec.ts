@@ -1,6 +1,6 @@
 // redactSecrets: what may reach a log or a client from a host's or an upstream's message.
 import { describe, expect, it } from 'vitest';
-import { redactSecrets } from '../../lib/security/redact.js';
+import { redactSecrets } from '../../lib/errors/redact.js';
 
 describe('redactSecrets', () => {
   it.each<[string, string, string[], string]>([

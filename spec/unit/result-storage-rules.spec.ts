@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { GatewayConfigError } from '../../lib/errors/config-error.js';
 import { resolveOptions } from '../../lib/gateway/options.js';
 import { contentTypeOfKey, isResultKey, newResultKey, tenantPrefix } from '../../lib/storage/result-keys.js';
-import { localResultStorage, s3ResultStorage, type ResultStorage } from '../../lib/index.js';
+import type { ResultStorage } from '../../lib/index.js';
+import { localResultStorage, s3ResultStorage } from '../../lib/storage.js';
 
 const base = { verifyKey: () => null, resolveUpstream: () => null };
 const store: ResultStorage = { put: async () => 0, url: async () => '', delete: async () => undefined, deletePrefix: async () => 0 };

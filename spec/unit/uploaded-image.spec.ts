@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Request } from 'express';
 import { describe, expect, it } from 'vitest';
-import { DataUrlText } from '../../lib/images/data-url-text.js';
+import { DataUrlText } from '../../lib/json/data-url-text.js';
 import { UploadedImage, encodeJsonWithUploads } from '../../lib/images/uploaded-image.js';
 import { uploadChunksStorage, uploadedChunks, uploadedHead } from '../../lib/express/body/upload-chunks.js';
 

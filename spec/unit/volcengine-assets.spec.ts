@@ -1,8 +1,9 @@
-// Volcengine asset library adapter translation (upstreams §2.6): CreateAsset request pass-through,
-// the `{ ResponseMetadata, Result }` envelope, and error normalization (ResponseMetadata.Error codes).
+// Volcengine asset library adapter translation (upstreams §2.6): the `{ ResponseMetadata, Result }`
+// envelope and error normalization (ResponseMetadata.Error codes). The request body goes upstream as the
+// caller sent it: volcengine-assets-transport.spec.ts checks it on the wire.
 import { describe, expect, it } from 'vitest';
 import { GatewayError, type GatewayErrorBody } from '../../lib/errors/gateway-error.js';
-import { readCreateAssetResponse, translateCreateAssetRequest } from '../../lib/providers/volcengine-assets.js';
+import { readCreateAssetResponse } from '../../lib/providers/volcengine-assets.js';
 
 function thrown(fn: () => unknown): GatewayError {
   try {
@@ -24,21 +25,6 @@ const METADATA = { RequestId: 'r-1', Action: 'CreateAsset', Version: '2024-01-01
 function failure(code: string, message: string): unknown {
   return { ResponseMetadata: { ...METADATA, Error: { Code: code, Message: message } } };
 }
-
-describe('translateCreateAssetRequest', () => {
-  it.each<{ name: string; body: Record<string, unknown> }>([
-    {
-      name: 'the documented fields',
-      body: { GroupId: 'group-20260320120601-hsw4s', URL: 'https://example.com/a.png', AssetType: 'Image', Name: 'a', ProjectName: 'default' },
-    },
-    { name: 'required fields only', body: { GroupId: 'group-1', URL: 'https://example.com/v.mp4', AssetType: 'Video' } },
-    { name: 'keys the OpenAPI may add later', body: { GroupId: 'group-1', URL: 'https://example.com/s.mp3', AssetType: 'Audio', Tags: [{ Key: 'k', Value: 'v' }] } },
-  ])('$name pass unchanged', ({ body }) => {
-    const translated = translateCreateAssetRequest(body);
-    expect(translated).toEqual(body);
-    expect(translated).not.toBe(body);
-  });
-});
 
 describe('readCreateAssetResponse', () => {
   it.each<{ name: string; status: number; body: unknown; headerRequestId?: string; requestId?: string }>([

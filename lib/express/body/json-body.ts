@@ -14,7 +14,7 @@ import { contentCodingOf } from './content-coding.js';
 import { type LongString, scanJsonStructure } from '../../json/json-scan.js';
 import { isObject } from '../../json/json-values.js';
 import { checkImageDataUrlBytes } from '../../images/data-url.js';
-import { DataUrlText } from '../../images/data-url-text.js';
+import { DataUrlText } from '../../json/data-url-text.js';
 import { readBody } from './read-body.js';
 import { fingerprintBytes } from './body-fingerprint.js';
 import { contextOf } from '../request-context.js';

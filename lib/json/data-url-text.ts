@@ -4,7 +4,9 @@
 // holds nothing beyond the Buffer, and encodeJsonWithUploads sends it upstream slice by slice with no
 // copy at all (docs/architecture.md "Performance": memory per request ≤ 2x the body).
 // Produced only for the `image` values of POST /v1/images/generations (json-body.ts); anything
-// that serializes the body (JSON.stringify, a host's logging) gets the Data URL string back.
+// that serializes the body (JSON.stringify, a host's logging) gets the Data URL string back. A value
+// of the parsed JSON body, so it sits with the JSON helpers: the image rules (lib/images/) and the URL
+// checks of forwarded bodies (lib/security/) both recognise it, neither owns it.
 
 export class DataUrlText {
   constructor(

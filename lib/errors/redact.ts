@@ -1,6 +1,8 @@
 // Removes secrets from text that may reach a client or a log: the exact keys the gateway knows for
 // this call, and anything that looks like a bearer credential. Upstream messages and host errors
-// are quoted in messages, and some of them quote the request they received.
+// are quoted in messages, and some of them quote the request they received. It lives with the errors
+// because GatewayError redacts its own messages, and the errors are the lowest leaf: every folder may
+// import them, they import no other folder (docs/architecture.md "One direction of flow").
 
 const BEARER = /\b(Bearer|Basic)\s+[^\s"',;]+/gi;
 // what API keys look like when nobody said which they are: vendor prefixes (sk-…, ak_…), and any long
