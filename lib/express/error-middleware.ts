@@ -69,13 +69,15 @@ function logFailure(options: ResolvedOptions, res: Response, context: RequestCon
     upstreamRequestId: gatewayError.upstreamRequestId ?? usage.upstreamRequestId,
     latencyMs: context.route ? Math.round((performance.now() - context.startedAt) * 1000) / 1000 : undefined,
     // an unexpected error's message may quote what it was handed, the caller's key included
-    ...(error instanceof GatewayError ? {} : { error: redactSecrets(error instanceof Error ? error.message : String(error), [bearerKeyOf(res.req)]) }),
+    ...(GatewayError.is(error) ? {} : { error: redactSecrets(error instanceof Error ? error.message : String(error), [bearerKeyOf(res.req)]) }),
   };
   options.logger.error(fields, res.headersSent ? 'request failed after its response began; response cut' : `request answered ${gatewayError.status}`);
 }
 
 function toGatewayError(error: unknown, options: ResolvedOptions): GatewayError {
-  if (error instanceof GatewayError) return error;
+  // GatewayError.is, not instanceof: a host's function (resolveUpstream) may throw one made by the
+  // package's other build (ESM beside CommonJS)
+  if (GatewayError.is(error)) return error;
   const type = (error as { type?: unknown }).type;
   // body-parser's errors carry a `type` naming what went wrong
   switch (type) {
