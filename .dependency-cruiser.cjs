@@ -1,6 +1,7 @@
 // Import rules of lib/ (docs/architecture.md): the request flows one way, and so do imports:
 //   express (inbound) -> gateway (use cases) -> providers (adapters) -> transport (outbound) -> leaves
-// storage (result stores, durable results) sits beside transport: express and gateway may import it
+// stores (what hosts replace: task stores, schedulers, idempotency stores, result storage) sit beside
+// transport: express and gateway may import them, they import no use case, provider or Express
 // A layer may import any layer below it, never one above; the leaves (errors, security, schemas,
 // images, json, types.ts, default-limits.ts) import only leaves; lib/telemetry/ (the OpenTelemetry
 // facade) sits just above the leaves, so every layer may call it. `npm run lint:deps` (part of
@@ -39,10 +40,12 @@ module.exports = {
       to: { path: '^lib/(express|gateway|providers)/|^lib/index[.]ts$' },
     },
     {
-      name: 'storage-only-down',
-      comment: 'Result stores (durable results) know nothing of Express, use cases, providers or the upstream HTTP client: the gateway hands them streams.',
+      name: 'stores-only-down',
+      comment:
+        'What hosts replace (lib/stores/: task stores, job schedulers, idempotency stores, result storage) knows nothing of ' +
+        'Express, use cases, providers or the upstream HTTP client: a host writes one against the interface alone.',
       severity: 'error',
-      from: { path: '^lib/storage/' },
+      from: { path: '^lib/stores/' },
       to: { path: '^lib/(express|gateway|providers|transport)/|^lib/index[.]ts$' },
     },
     {

@@ -8,20 +8,20 @@ export { GatewayConfigError } from './errors/config-error.js';
 export { ERROR_CODES, type ErrorCode } from './errors/error-codes.js';
 export { DEFAULT_LIMITS } from './default-limits.js';
 export type { GatewayOptions, StorageOptions } from './gateway/options.js';
-export type { PutInfo, ReadOutcome, ResultStorage, ServedResult, UrlContext } from './storage/result-storage.js';
-export { localResultStorage, type LocalResultStorageOptions } from './storage/local-result-storage.js';
-export { s3ResultStorage, type S3ResultStorageOptions } from './storage/s3-result-storage.js';
+export type { PutInfo, ReadOutcome, ResultStorage, ServedResult, UrlContext } from './stores/results/result-storage.js';
+export { localResultStorage, type LocalResultStorageOptions } from './stores/results/local-result-storage.js';
+export { s3ResultStorage, type S3ResultStorageOptions } from './stores/results/s3-result-storage.js';
 export type { OtelApi, TelemetryOptions } from './telemetry/otel-api.js';
 export type { TaskTraceContext } from './telemetry/telemetry.js';
 export { DEFAULT_IMAGE_MODELS } from './images/model-families.js';
 export { TEMPORARY_PROXY_HOSTS } from './security/callback-url.js';
-export { memoryScheduler, type JobScheduler, type JobHandlers, type NextPoll, type RetryPolicy } from './gateway/tasks/job-scheduler.js';
-export { bullmqScheduler, type BullmqConnection, type BullmqSchedulerOptions } from './gateway/tasks/bullmq-scheduler.js';
-export type { DeliveryJob } from './gateway/tasks/callback-delivery.js';
-export { memoryTaskStore, type MemoryTaskStoreOptions } from './gateway/tasks/memory-task-store.js';
-export { redisTaskStore, type RedisTaskStoreClient, type RedisTaskStoreOptions } from './gateway/tasks/redis-task-store.js';
-export type { AssetRecord, TaskCallbackState, TaskChanges, TaskRecord, TaskStore, TaskStoredResults } from './gateway/tasks/task-store.js';
-export { AssetCapacityError } from './gateway/tasks/task-store.js';
+export { memoryScheduler, type JobScheduler, type JobHandlers, type NextPoll, type RetryPolicy } from './stores/scheduling/job-scheduler.js';
+export { bullmqScheduler, type BullmqConnection, type BullmqSchedulerOptions } from './stores/scheduling/bullmq-scheduler.js';
+export type { DeliveryJob } from './stores/scheduling/job-scheduler.js';
+export { memoryTaskStore, type MemoryTaskStoreOptions } from './stores/tasks/memory-task-store.js';
+export { redisTaskStore, type RedisTaskStoreClient, type RedisTaskStoreOptions } from './stores/tasks/redis-task-store.js';
+export type { AssetRecord, TaskCallbackState, TaskChanges, TaskRecord, TaskStore, TaskStoredResults } from './stores/tasks/task-store.js';
+export { AssetCapacityError } from './stores/tasks/task-store.js';
 export {
   memoryIdempotencyStore,
   redisIdempotencyStore,
@@ -31,7 +31,7 @@ export {
   type RedisIdempotencyClient,
   type RedisIdempotencyStoreOptions,
   type StoredAnswer,
-} from './gateway/tenancy/idempotency-store.js';
+} from './stores/idempotency/idempotency-store.js';
 export type { IdempotencyOptions } from './gateway/tenancy/resolve-tenancy.js';
 export type { QuotaLimits, QuotaLimitsFor, QuotaOptions, QuotaRedisClient, QuotaState } from './gateway/tenancy/quota-options.js';
 export type {

@@ -16,7 +16,7 @@ import { imageEditsHandler } from './routes/image-edits.js';
 import { imageGenerationsHandler } from './routes/image-generations.js';
 import type { GatewayDeps } from '../gateway/gateway-deps.js';
 import type { Caller, RouteName } from '../types.js';
-import { tenantPrefix } from '../storage/result-keys.js';
+import { tenantPrefix } from '../stores/results/result-keys.js';
 import { STORED_RESULTS_PATH, storedResultsHandler } from './routes/stored-results.js';
 import { beginRoute } from './route-state.js';
 import { chatCompletionsSchema, createAssetSchema, nativeImageSchema, responsesSchema } from '../schemas/forward-schemas.js';

@@ -9,7 +9,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { requireCapability } from '../providers/registry.js';
 import type { CreateAssetBody } from '../schemas/forward-schemas.js';
 import type { Caller, Logger } from '../types.js';
-import { AssetCapacityError, type AssetRecord } from './tasks/task-store.js';
+import { AssetCapacityError, type AssetRecord } from '../stores/tasks/task-store.js';
 import type { CallRecord } from './call-record.js';
 import { withFallback } from './fallback.js';
 import type { GatewayDeps } from './gateway-deps.js';

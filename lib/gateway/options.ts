@@ -3,10 +3,10 @@
 import { GatewayConfigError } from '../errors/config-error.js';
 import { Webhook } from 'standardwebhooks';
 import { DEFAULT_IMAGE_MODELS, compileImageModelTable, type ImageModelTable } from '../images/model-families.js';
-import { type JobScheduler, memoryScheduler } from './tasks/job-scheduler.js';
-import { memoryTaskStore } from './tasks/memory-task-store.js';
-import type { TaskStore } from './tasks/task-store.js';
-import type { ResultStorage } from '../storage/result-storage.js';
+import { type JobScheduler, memoryScheduler } from '../stores/scheduling/job-scheduler.js';
+import { memoryTaskStore } from '../stores/tasks/memory-task-store.js';
+import type { TaskStore } from '../stores/tasks/task-store.js';
+import type { ResultStorage } from '../stores/results/result-storage.js';
 import type { ResolvedStorage } from './durable-results.js';
 import { DEFAULT_LIMITS } from '../default-limits.js';
 import { Telemetry } from '../telemetry/telemetry.js';

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayConfigError } from '../../lib/errors/config-error.js';
 import { resolveOptions } from '../../lib/gateway/options.js';
-import { contentTypeOfKey, isResultKey, newResultKey, tenantPrefix } from '../../lib/storage/result-keys.js';
+import { contentTypeOfKey, isResultKey, newResultKey, tenantPrefix } from '../../lib/stores/results/result-keys.js';
 import { localResultStorage, s3ResultStorage, type ResultStorage } from '../../lib/index.js';
 
 const base = { verifyKey: () => null, resolveUpstream: () => null };

@@ -6,7 +6,7 @@
 import type { RequestHandler } from 'express';
 import { pipeline } from 'node:stream/promises';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { ResultStorage } from '../../storage/result-storage.js';
+import type { ResultStorage } from '../../stores/results/result-storage.js';
 import type { Logger } from '../../types.js';
 import { asyncHandler } from '../async-handler.js';
 

@@ -2,7 +2,7 @@
 // config errors are GatewayConfigError with a fix example.
 import { GatewayConfigError } from '../../errors/config-error.js';
 import type { GatewayLimits } from '../../types.js';
-import { type IdempotencyStore, memoryIdempotencyStore } from './idempotency-store.js';
+import { type IdempotencyStore, memoryIdempotencyStore } from '../../stores/idempotency/idempotency-store.js';
 import type { QuotaLimits, QuotaLimitsFor, QuotaOptions, QuotaRedisClient } from './quota-options.js';
 
 /**
