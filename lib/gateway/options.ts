@@ -10,6 +10,7 @@ import type { ResultStorage } from '../stores/results/result-storage.js';
 import type { ResolvedStorage } from './durable-results.js';
 import { DEFAULT_LIMITS } from '../default-limits.js';
 import { Telemetry } from '../telemetry/telemetry.js';
+import { GENAI_PROVIDER_NAMES } from '../providers/registry.js';
 import type { TelemetryOptions } from '../telemetry/otel-api.js';
 import { type IdempotencyOptions, type ResolvedIdempotency, type ResolvedQuotas, resolveIdempotency, resolveQuotas } from './tenancy/resolve-tenancy.js';
 import type { QuotaOptions } from './tenancy/quota-options.js';
@@ -306,7 +307,7 @@ function resolveTelemetry(telemetry: TelemetryOptions | false | undefined, logge
   const example = "telemetry: { api: await import('@opentelemetry/api'), capturePrompts: false }";
   // the host's pipeline failing (a span processor that throws) is logged once; requests go on
   const report = (error: unknown): void => logger.error({ error: error instanceof Error ? error.message : String(error) }, 'the OpenTelemetry pipeline threw; the gateway ignores it (logged once)');
-  if (telemetry === undefined || telemetry === false) return Telemetry.from(telemetry, report);
+  if (telemetry === undefined || telemetry === false) return Telemetry.from(telemetry, GENAI_PROVIDER_NAMES, report);
   if (telemetry === null || typeof telemetry !== 'object') throw new GatewayConfigError('telemetry_type', 'options.telemetry must be an object or false.', example);
   for (const key of Object.keys(telemetry)) {
     if (key !== 'api' && key !== 'capturePrompts') throw new GatewayConfigError('telemetry_unknown', `Unknown telemetry option '${key}'.`, 'use only: api, capturePrompts.');
@@ -321,7 +322,7 @@ function resolveTelemetry(telemetry: TelemetryOptions | false | undefined, logge
   ) {
     throw new GatewayConfigError('telemetry_api', 'telemetry.api must be the @opentelemetry/api module.', example);
   }
-  return Telemetry.from(telemetry, report);
+  return Telemetry.from(telemetry, GENAI_PROVIDER_NAMES, report);
 }
 
 function checkInterface(value: unknown, name: string, methods: readonly string[], example: string): void {

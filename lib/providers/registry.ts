@@ -17,6 +17,11 @@ const PROVIDERS: Readonly<Record<ProviderName, Provider>> = {
 /** Every provider name the resolver may return, in the order error messages list them. */
 export const PROVIDER_NAMES: readonly ProviderName[] = Object.freeze(Object.keys(PROVIDERS) as ProviderName[]);
 
+/** Each provider's `gen_ai.provider.name`, for the telemetry (which imports no provider). */
+export const GENAI_PROVIDER_NAMES: Readonly<Record<ProviderName, string>> = Object.freeze(
+  Object.fromEntries(PROVIDER_NAMES.map((name) => [name, PROVIDERS[name].genAiName])) as Record<ProviderName, string>,
+);
+
 export function isProviderName(name: unknown): name is ProviderName {
   return typeof name === 'string' && Object.hasOwn(PROVIDERS, name);
 }

@@ -1,7 +1,7 @@
 // Long-lived work behind one small interface (docs/architecture.md): following tasks (polls) and delivering
 // callbacks (with retries). `memoryScheduler` runs both on unref()ed timers in this process;
 // `bullmqScheduler` runs them as BullMQ jobs in Redis, shared by several gateway instances.
-import type { TaskTraceContext } from '../../telemetry/telemetry.js';
+import type { TaskTraceContext } from '../../telemetry/task-links.js';
 import type { Logger } from '../../types.js';
 
 /** One callback to deliver (contract §6): what a scheduler queues and hands back to JobHandlers.deliver. */
