@@ -4,9 +4,11 @@
 // transport: express and gateway may import them, they import no use case, provider or Express
 // A layer may import any layer below it, never one above; the leaves (errors, security, schemas,
 // images, json, types.ts, default-limits.ts) import only leaves; lib/telemetry/ (the OpenTelemetry
-// facade) sits just above the leaves, so every layer may call it. `npm run lint:deps` (part of
-// `npm test`) fails on any import against the flow.
+// facade) sits just above the leaves, so every layer may call it. lib/options/ (the public option
+// types) declares types only: every layer, the leaves too, may import it. `npm run lint:deps` (part
+// of `npm test`) fails on any import against the flow.
 const LEAVES = '^lib/(errors|security|schemas|images|json)/|^lib/(types|default-limits)[.]ts$';
+const OPTIONS = '^lib/options/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -51,9 +53,25 @@ module.exports = {
     {
       name: 'leaves-only-leaves',
       severity: 'error',
-      comment: 'Pure leaves (errors, security, schemas, images, json, types) import only other leaves.',
+      comment: 'Pure leaves (errors, security, schemas, images, json, types) import only other leaves and the option types.',
       from: { path: LEAVES },
-      to: { path: '^lib/', pathNot: LEAVES },
+      to: { path: '^lib/', pathNot: `${LEAVES}|${OPTIONS}` },
+    },
+    {
+      name: 'options-are-types',
+      severity: 'error',
+      comment:
+        'lib/options/ declares the public option types and nothing else: it imports types only (of the leaves, the stores ' +
+        'and the telemetry API), so importing it costs no code and ties no layer to another.',
+      from: { path: OPTIONS },
+      to: { path: '^lib/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'options-only-down',
+      severity: 'error',
+      comment: 'The option types name what a host hands over; they know nothing of Express, use cases, providers or the transport.',
+      from: { path: OPTIONS },
+      to: { path: '^lib/(express|gateway|providers|transport)/|^lib/index[.]ts$' },
     },
     {
       name: 'telemetry-only-leaves',
@@ -61,7 +79,7 @@ module.exports = {
         'lib/telemetry/ is the one facade over @opentelemetry/api that express, gateway and transport call: it ' + 'imports only leaves, so every layer may use it and it can reach back into none.',
       severity: 'error',
       from: { path: '^lib/telemetry/' },
-      to: { path: '^lib/', pathNot: `${LEAVES}|^lib/telemetry/` },
+      to: { path: '^lib/', pathNot: `${LEAVES}|${OPTIONS}|^lib/telemetry/` },
     },
     {
       name: 'one-seam-per-provider',

@@ -7,11 +7,12 @@ export { GatewayError, type GatewayErrorBody } from './errors/gateway-error.js';
 export { GatewayConfigError } from './errors/config-error.js';
 export { ERROR_CODES, type ErrorCode } from './errors/error-codes.js';
 export { DEFAULT_LIMITS } from './default-limits.js';
-export type { GatewayOptions, StorageOptions } from './gateway/options.js';
+export type { GatewayOptions, StorageOptions } from './options/gateway-options.js';
 export type { PutInfo, ReadOutcome, ResultStorage, ServedResult, UrlContext } from './stores/results/result-storage.js';
 export { localResultStorage, type LocalResultStorageOptions } from './stores/results/local-result-storage.js';
 export { s3ResultStorage, type S3ResultStorageOptions } from './stores/results/s3-result-storage.js';
-export type { OtelApi, TelemetryOptions } from './telemetry/otel-api.js';
+export type { OtelApi } from './telemetry/otel-api.js';
+export type { TelemetryOptions } from './options/gateway-options.js';
 export type { TaskTraceContext } from './telemetry/telemetry.js';
 export { DEFAULT_IMAGE_MODELS } from './images/model-families.js';
 export { TEMPORARY_PROXY_HOSTS } from './security/callback-url.js';
@@ -32,21 +33,9 @@ export {
   type RedisIdempotencyStoreOptions,
   type StoredAnswer,
 } from './stores/idempotency/idempotency-store.js';
-export type { IdempotencyOptions } from './gateway/tenancy/resolve-tenancy.js';
-export type { QuotaLimits, QuotaLimitsFor, QuotaOptions, QuotaRedisClient, QuotaState } from './gateway/tenancy/quota-options.js';
-export type {
-  CallbackOptions,
-  Caller,
-  GatewayLimits,
-  ImageModelFamily,
-  ListedModel,
-  ListModels,
-  Logger,
-  ProviderName,
-  ResolveUpstream,
-  ResolveUpstreamInput,
-  RouteName,
-  Upstream,
-  UsageEvent,
-  VerifyKey,
-} from './types.js';
+export type { IdempotencyOptions } from './options/gateway-options.js';
+export type { QuotaLimits, QuotaLimitsFor, QuotaOptions, QuotaRedisClient, QuotaState } from './options/gateway-options.js';
+export type { Caller, ProviderName, RouteName, Upstream, UsageEvent } from './types.js';
+export type { CallbackOptions } from './options/gateway-options.js';
+export type { GatewayLimits, ImageModelFamily } from './options/request-limits.js';
+export type { ListedModel, ListModels, Logger, ResolveUpstream, ResolveUpstreamInput, VerifyKey } from './options/host-hooks.js';

@@ -7,7 +7,7 @@
 // frees the caller's slot (caller-in-flight) and the socket; the write sites see ClientGoneError.
 import type { RequestHandler, Response } from 'express';
 import { DEFAULT_LIMITS } from '../default-limits.js';
-import type { Logger } from '../types.js';
+import type { Logger } from '../options/host-hooks.js';
 import { ClientGoneError } from '../errors/client-gone-error.js';
 import { gatewayCaller } from './authenticate.js';
 import { findRouteState } from './route-state.js';

@@ -10,7 +10,8 @@ import { limitCallerInFlight } from './caller-in-flight.js';
 import { watchClientStall } from './client-stall.js';
 import { createJsonBody } from './body/json-body.js';
 import { createMultipartBody } from './body/multipart-body.js';
-import { type GatewayOptions, resolveOptions } from '../gateway/options.js';
+import { resolveOptions } from '../gateway/options.js';
+import type { GatewayOptions } from '../options/gateway-options.js';
 import { forwardJsonHandler } from './routes/forward-json.js';
 import { imageEditsHandler } from './routes/image-edits.js';
 import { imageGenerationsHandler } from './routes/image-generations.js';
@@ -29,7 +30,7 @@ import { createSchemaCompiler } from '../schemas/validator.js';
 import { listModelsHandler } from './routes/list-models.js';
 import { GATEWAY_PREFIXES, notFoundHandler } from './routes/not-found.js';
 import { Quotas } from '../gateway/tenancy/quotas.js';
-import type { QuotaState } from '../gateway/tenancy/quota-options.js';
+import type { QuotaState } from '../options/gateway-options.js';
 import { createIdempotency } from './idempotency.js';
 import { createInFlightLimiter } from './in-flight-limiter.js';
 

@@ -14,7 +14,9 @@ import { sniffImageType } from '../images/sniff-image-type.js';
 import { newResultKey } from '../stores/results/result-keys.js';
 import type { ResultStorage } from '../stores/results/result-storage.js';
 import type { UpstreamHttp } from '../transport/upstream-http.js';
-import type { Caller, GatewayLimits, Logger } from '../types.js';
+import type { Caller } from '../types.js';
+import type { GatewayLimits } from '../options/request-limits.js';
+import type { Logger } from '../options/host-hooks.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 
 /** `options.storage` as resolved (options.ts). */

@@ -2,7 +2,8 @@
 // resolver returned and the capability a route needs. Adding a provider is one module and one line
 // here (plus its name in the public ProviderName union).
 import { GatewayError } from '../errors/gateway-error.js';
-import type { Logger, ProviderName, RouteName, Upstream } from '../types.js';
+import type { ProviderName, RouteName, Upstream } from '../types.js';
+import type { Logger } from '../options/host-hooks.js';
 import { arkProvider } from './ark.js';
 import { dashscopeProvider } from './dashscope.js';
 import { openaiProvider } from './openai.js';

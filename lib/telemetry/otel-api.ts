@@ -82,19 +82,3 @@ export interface OtelApi {
   /** The empty context: background work (task polls, callback deliveries) runs in it, not in the request that scheduled it. */
   ROOT_CONTEXT?: unknown;
 }
-
-/** The `telemetry` option (README "Observability"). */
-export interface TelemetryOptions {
-  /**
-   * The `@opentelemetry/api` module to emit through. Default: the one the host installed, found at
-   * router creation (none installed: nothing is emitted). Pass it when a bundler hides the package.
-   * @example telemetry: { api: await import('@opentelemetry/api') }
-   */
-  api?: OtelApi;
-  /**
-   * Put the prompt text on the upstream attempt spans (`gen_ai.input.messages`). Default false:
-   * prompts may hold personal data; keys and image bytes are never recorded either way.
-   * @example telemetry: { capturePrompts: true }
-   */
-  capturePrompts?: boolean;
-}

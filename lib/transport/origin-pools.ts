@@ -9,15 +9,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { Resolver } from '../security/public-url.js';
 import { pinnedLookup, publicLookup } from './checked-lookups.js';
 import type { CallCounter } from './exchange.js';
-import type { UpstreamRequest } from './upstream-call.js';
-
-/** The keep-alive pool per upstream origin (limits.upstreamSockets, limits.upstreamQueue). */
-export interface UpstreamPool {
-  /** Most sockets open at once to one origin. */
-  sockets: number;
-  /** Most requests waiting for a socket of one origin; one more fails at once with 503. */
-  queue: number;
-}
+import type { UpstreamPool, UpstreamRequest } from './upstream-call.js';
 
 /** One pool and how many calls it holds (running or waiting for a connection), for the queue limit. */
 export interface OriginPool extends CallCounter {

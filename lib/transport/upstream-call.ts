@@ -1,5 +1,6 @@
 // What one upstream call is and what it answers: the types every part of the transport shares.
 // Reached through upstream-http.ts, which re-exports them: the transport has one entry for its users.
+// Nothing here names undici: these types reach the published declarations, and a host type-checks them.
 import type { Readable } from 'node:stream';
 import type { Resolver } from '../security/public-url.js';
 
@@ -53,6 +54,14 @@ export type UpstreamStream =
       failure(error: unknown): Error;
     }
   | { ok: false; status: number; headers: Record<string, string | undefined>; body: Buffer };
+
+/** The keep-alive pool per upstream origin (limits.upstreamSockets, limits.upstreamQueue). */
+export interface UpstreamPool {
+  /** Most sockets open at once to one origin. */
+  sockets: number;
+  /** Most requests waiting for a socket of one origin; one more fails at once with 503. */
+  queue: number;
+}
 
 /** An answer once its status and headers are in: the body as it arrives, decoded. */
 export interface Answer {

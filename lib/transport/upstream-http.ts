@@ -18,10 +18,10 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { TooLargeError, boundedStream, declaredLength, readBounded } from './bounded-read.js';
 import { type Deadline, startDeadline } from './deadline.js';
 import { Exchange } from './exchange.js';
-import { OriginPools, type UpstreamPool } from './origin-pools.js';
+import { OriginPools } from './origin-pools.js';
 import { RequestTargets } from './request-targets.js';
 import { type DownloadOptions, resultDownloadCall } from './result-download.js';
-import type { Answer, UpstreamRequest, UpstreamResponse, UpstreamStream, WholeAnswer } from './upstream-call.js';
+import type { Answer, UpstreamPool, UpstreamRequest, UpstreamResponse, UpstreamStream, WholeAnswer } from './upstream-call.js';
 import { upstreamFailure } from './upstream-failure.js';
 
 export type { CancelSignal, UpstreamRequest, UpstreamResponse, UpstreamStream } from './upstream-call.js';

@@ -2,7 +2,7 @@
 // a signal no client aborts, the bound on compare-and-set rounds, and how an error reads in the log.
 
 /** Background calls are never aborted by a client; the deadline of each call still applies. */
-export const NEVER_ABORTED = new AbortController().signal;
+export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
 /** Compare-and-set losers re-read and decide again; a handful of rounds settles any real contention. */
 export const CAS_ROUNDS = 5;

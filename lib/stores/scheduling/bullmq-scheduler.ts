@@ -7,7 +7,7 @@ import type { ConnectionOptions, Job, JobsOptions, Queue, Worker } from 'bullmq'
 import { GatewayConfigError } from '../../errors/config-error.js';
 import type { DeliveryJob, JobHandlers, JobScheduler, RetryPolicy } from './job-scheduler.js';
 import { repeatLimiter } from './repeat-limiter.js';
-import type { Logger } from '../../types.js';
+import type { Logger } from '../../options/host-hooks.js';
 
 /**
  * The host's ioredis client as the scheduler uses it: only `duplicate()`, whose copies go to BullMQ.

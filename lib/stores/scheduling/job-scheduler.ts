@@ -2,7 +2,7 @@
 // callbacks (with retries). `memoryScheduler` runs both on unref()ed timers in this process;
 // `bullmqScheduler` runs them as BullMQ jobs in Redis, shared by several gateway instances.
 import type { TaskTraceContext } from '../../telemetry/task-links.js';
-import type { Logger } from '../../types.js';
+import type { Logger } from '../../options/host-hooks.js';
 
 /** One callback to deliver (contract §6): what a scheduler queues and hands back to JobHandlers.deliver. */
 export interface DeliveryJob {
