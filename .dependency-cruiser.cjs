@@ -1,13 +1,16 @@
 // Import rules of lib/ (docs/architecture.md): the request flows one way, and so do imports:
 //   express (inbound) -> gateway (use cases) -> providers (adapters) -> transport (outbound) -> leaves
-// storage (result stores, durable results) sits beside transport: express and gateway may import it
+// stores (what hosts replace: task stores, schedulers, idempotency stores, result storage) sit beside
+// transport: express and gateway may import them, they import no use case, provider or Express
 // A layer may import any layer below it, never one above; the leaves (errors, security, schemas,
 // images, json, types.ts, default-limits.ts) import only leaves; lib/telemetry/ (the OpenTelemetry
-// facade) sits just above the leaves, so every layer may call it. `npm run lint:deps` (part of
-// `npm test`) fails on any import against the flow.
+// facade) sits just above the leaves, so every layer may call it. lib/options/ (the public option
+// types) declares types only: every layer, the leaves too, may import it. `npm run lint:deps` (part
+// of `npm test`) fails on any import against the flow.
 const LEAVES = '^lib/(errors|security|schemas|images|json)/|^lib/(types|default-limits)[.]ts$';
 // the package entries (package.json "exports" but ./testing): re-exports only, and nothing in lib/ imports them
 const ENTRIES = '^lib/(index|redis|storage|playground)[.]ts$';
+const OPTIONS = '^lib/options/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -75,18 +78,38 @@ module.exports = {
       to: { path: `^lib/(express|gateway|providers)/|${ENTRIES}` },
     },
     {
-      name: 'storage-only-down',
-      comment: 'Result stores (durable results) know nothing of Express, use cases, providers or the upstream HTTP client: the gateway hands them streams.',
+      name: 'stores-only-down',
+      comment:
+        'What hosts replace (lib/stores/: task stores, job schedulers, idempotency stores, result storage) knows nothing of ' +
+        'Express, use cases, providers or the upstream HTTP client: a host writes one against the interface alone.',
       severity: 'error',
       from: { path: '^lib/storage/' },
       to: { path: `^lib/(express|gateway|providers|transport)/|${ENTRIES}` },
+      from: { path: '^lib/stores/' },
+      to: { path: '^lib/(express|gateway|providers|transport)/|^lib/index[.]ts$' },
     },
     {
       name: 'leaves-only-leaves',
       severity: 'error',
-      comment: 'Pure leaves (errors, security, schemas, images, json, types) import only other leaves.',
+      comment: 'Pure leaves (errors, security, schemas, images, json, types) import only other leaves and the option types.',
       from: { path: LEAVES },
-      to: { path: '^lib/', pathNot: LEAVES },
+      to: { path: '^lib/', pathNot: `${LEAVES}|${OPTIONS}` },
+    },
+    {
+      name: 'options-are-types',
+      severity: 'error',
+      comment:
+        'lib/options/ declares the public option types and nothing else: it imports types only (of the leaves, the stores ' +
+        'and the telemetry API), so importing it costs no code and ties no layer to another.',
+      from: { path: OPTIONS },
+      to: { path: '^lib/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'options-only-down',
+      severity: 'error',
+      comment: 'The option types name what a host hands over; they know nothing of Express, use cases, providers or the transport.',
+      from: { path: OPTIONS },
+      to: { path: '^lib/(express|gateway|providers|transport)/|^lib/index[.]ts$' },
     },
     {
       name: 'telemetry-only-leaves',
@@ -94,7 +117,7 @@ module.exports = {
         'lib/telemetry/ is the one facade over @opentelemetry/api that express, gateway and transport call: it ' + 'imports only leaves, so every layer may use it and it can reach back into none.',
       severity: 'error',
       from: { path: '^lib/telemetry/' },
-      to: { path: '^lib/', pathNot: `${LEAVES}|^lib/telemetry/` },
+      to: { path: '^lib/', pathNot: `${LEAVES}|${OPTIONS}|^lib/telemetry/` },
     },
     {
       name: 'one-seam-per-provider',

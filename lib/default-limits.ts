@@ -1,6 +1,6 @@
 // The default limits (GatewayOptions.limits): a leaf, so the transport and the inbound side can fall back
 // on them without importing option resolution.
-import type { GatewayLimits } from './types.js';
+import type { GatewayLimits } from './options/request-limits.js';
 
 export const DEFAULT_LIMITS: Readonly<GatewayLimits> = Object.freeze({
   jsonBodyBytes: 48 * 1024 * 1024,

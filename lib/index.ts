@@ -13,34 +13,17 @@ export { GatewayConfigError } from './errors/config-error.js';
 export { ERROR_CODES, type ErrorCode } from './errors/error-codes.js';
 
 // options, their defaults, and the functions a host writes
-export type { GatewayOptions, StorageOptions } from './gateway/options.js';
+export type { CallbackOptions, GatewayOptions, IdempotencyOptions, QuotaLimits, QuotaOptions, StorageOptions, TelemetryOptions } from './options/gateway-options.js';
+export type { GatewayLimits, ImageModelFamily } from './options/request-limits.js';
+export type { ListedModel, ListModels, Logger, ResolveUpstream, ResolveUpstreamInput, VerifyKey } from './options/host-hooks.js';
+export type { Caller, ProviderName, RouteName, Upstream, UsageEvent } from './types.js';
 export { DEFAULT_LIMITS } from './default-limits.js';
 export { DEFAULT_IMAGE_MODELS } from './images/model-families.js';
 export { TEMPORARY_PROXY_HOSTS } from './security/callback-url.js';
-export type { TelemetryOptions } from './telemetry/otel-api.js';
-export type { QuotaLimits, QuotaOptions } from './gateway/tenancy/quota-options.js';
-export type { IdempotencyOptions } from './gateway/tenancy/resolve-tenancy.js';
-export type {
-  CallbackOptions,
-  Caller,
-  GatewayLimits,
-  ImageModelFamily,
-  ListedModel,
-  ListModels,
-  Logger,
-  ProviderName,
-  ResolveUpstream,
-  ResolveUpstreamInput,
-  RouteName,
-  Upstream,
-  UsageEvent,
-  VerifyKey,
-} from './types.js';
 
 // what a host may replace, with the records each exchanges, and the in-memory defaults
-export { AssetCapacityError, type AssetRecord, type TaskChanges, type TaskRecord, type TaskStore } from './gateway/tasks/task-store.js';
-export { memoryTaskStore, type MemoryTaskStoreOptions } from './gateway/tasks/memory-task-store.js';
-export { memoryScheduler, type JobHandlers, type JobScheduler, type NextPoll, type RetryPolicy } from './gateway/tasks/job-scheduler.js';
-export type { DeliveryJob } from './gateway/tasks/callback-delivery.js';
-export { memoryIdempotencyStore, type IdempotencyRecord, type IdempotencyStore, type MemoryIdempotencyStoreOptions } from './gateway/tenancy/idempotency-store.js';
-export type { ResultStorage } from './storage/result-storage.js';
+export { AssetCapacityError, type AssetRecord, type TaskChanges, type TaskRecord, type TaskStore } from './stores/tasks/task-store.js';
+export { memoryTaskStore, type MemoryTaskStoreOptions } from './stores/tasks/memory-task-store.js';
+export { memoryScheduler, type DeliveryJob, type JobHandlers, type JobScheduler, type NextPoll, type RetryPolicy } from './stores/scheduling/job-scheduler.js';
+export { memoryIdempotencyStore, type IdempotencyRecord, type IdempotencyStore, type MemoryIdempotencyStoreOptions } from './stores/idempotency/idempotency-store.js';
+export type { ResultStorage } from './stores/results/result-storage.js';

@@ -1,8 +1,8 @@
 // The `express-image-gateway/redis` entry: the pieces that let several gateway instances share one
 // Redis (task store, Idempotency-Key store, BullMQ scheduler) and the client shapes they take. Re-exports
 // only. ioredis and bullmq are optional peers: nothing here loads them until a factory is called.
-export { redisTaskStore, type RedisTaskStoreClient, type RedisTaskStoreOptions } from './gateway/tasks/redis-task-store.js';
-export { redisIdempotencyStore, type RedisIdempotencyClient, type RedisIdempotencyStoreOptions } from './gateway/tenancy/idempotency-store.js';
-export { bullmqScheduler, type BullmqConnection, type BullmqSchedulerOptions } from './gateway/tasks/bullmq-scheduler.js';
+export { redisTaskStore, type RedisTaskStoreClient, type RedisTaskStoreOptions } from './stores/tasks/redis-task-store.js';
+export { redisIdempotencyStore, type RedisIdempotencyClient, type RedisIdempotencyStoreOptions } from './stores/idempotency/idempotency-store.js';
+export { bullmqScheduler, type BullmqConnection, type BullmqSchedulerOptions } from './stores/scheduling/bullmq-scheduler.js';
 // the client of the `quotas` option's shared counters (`quotas.redis`)
-export type { QuotaRedisClient } from './gateway/tenancy/quota-options.js';
+export type { QuotaRedisClient } from './options/gateway-options.js';

@@ -14,7 +14,7 @@ import type { RequestHandler } from 'express';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ResolvedOptions } from '../gateway/options.js';
-import type { IdempotencyRecord, StoredAnswer } from '../gateway/tenancy/idempotency-store.js';
+import type { IdempotencyRecord, StoredAnswer } from '../stores/idempotency/idempotency-store.js';
 import type { RouteName } from '../types.js';
 import { callerOf } from './authenticate.js';
 import { bodyFingerprint } from './body/body-fingerprint.js';

@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { ResolvedOptions } from '../gateway/options.js';
-import type { IdempotencyRecord, IdempotencyStore } from '../gateway/tenancy/idempotency-store.js';
+import type { IdempotencyRecord, IdempotencyStore } from '../stores/idempotency/idempotency-store.js';
 import type { RouteName } from '../types.js';
 import { callerOf } from './authenticate.js';
 import { bodyFingerprint } from './body/body-fingerprint.js';

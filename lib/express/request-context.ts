@@ -10,7 +10,8 @@ import type { ResolvedOptions } from '../gateway/options.js';
 import type { Cancellation, Usage } from '../gateway/use-case.js';
 import type { RequestTrace } from '../telemetry/telemetry.js';
 import type { CancelSignal } from '../transport/upstream-http.js';
-import type { Caller, Logger, RouteName } from '../types.js';
+import type { Caller, RouteName } from '../types.js';
+import type { Logger } from '../options/host-hooks.js';
 import { RequestLifetime } from './request-lifetime.js';
 
 /** The seam between the answer writers and the Idempotency-Key guard: what a kept answer needs. */

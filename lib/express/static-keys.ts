@@ -4,7 +4,8 @@
 // per request cost about 14 µs of every request's CPU in the benchmark's profile (README "Benchmarks").
 import crypto, { createHash, timingSafeEqual } from 'node:crypto';
 import { GatewayConfigError } from '../errors/config-error.js';
-import type { Caller, VerifyKey } from '../types.js';
+import type { Caller } from '../types.js';
+import type { VerifyKey } from '../options/host-hooks.js';
 
 // typed as optional: Node 20 before 20.12 has no crypto.hash
 const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'buffer') => Buffer }).hash;

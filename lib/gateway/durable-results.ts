@@ -10,10 +10,12 @@ import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { ClientGoneError } from '../errors/client-gone-error.js';
 import { sniffImageType } from '../images/sniff-image-type.js';
-import { newResultKey } from '../storage/result-keys.js';
-import type { ResultStorage } from '../storage/result-storage.js';
+import { newResultKey } from '../stores/results/result-keys.js';
+import type { ResultStorage } from '../stores/results/result-storage.js';
 import type { UpstreamHttp } from '../transport/upstream-http.js';
-import type { Caller, GatewayLimits, Logger } from '../types.js';
+import type { Caller } from '../types.js';
+import type { GatewayLimits } from '../options/request-limits.js';
+import type { Logger } from '../options/host-hooks.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 
 /** `options.storage` as resolved (options.ts). */

@@ -1,135 +1,22 @@
-// The public Options type and resolveOptions(): the only place that knows defaults and shorthands
-// (ky's Options vs NormalizedOptions). Everything else in lib/ reads the resolved, frozen options.
+// resolveOptions(): the only place that knows defaults and shorthands (ky's Options vs
+// NormalizedOptions). It checks the public options (lib/options/) once, with a GatewayConfigError that
+// shows the fix, and everything else in lib/ reads the resolved, frozen options.
 import { GatewayConfigError } from '../errors/config-error.js';
 import { Webhook } from 'standardwebhooks';
 import { DEFAULT_IMAGE_MODELS, compileImageModelTable, type ImageModelTable } from '../images/model-families.js';
-import { type JobScheduler, memoryScheduler } from './tasks/job-scheduler.js';
-import { memoryTaskStore } from './tasks/memory-task-store.js';
-import type { TaskStore } from './tasks/task-store.js';
-import type { ResultStorage } from '../storage/result-storage.js';
+import { type JobScheduler, memoryScheduler } from '../stores/scheduling/job-scheduler.js';
+import { memoryTaskStore } from '../stores/tasks/memory-task-store.js';
+import type { TaskStore } from '../stores/tasks/task-store.js';
+import type { ResultStorage } from '../stores/results/result-storage.js';
 import type { ResolvedStorage } from './durable-results.js';
 import { DEFAULT_LIMITS } from '../default-limits.js';
 import { Telemetry } from '../telemetry/telemetry.js';
-import type { TelemetryOptions } from '../telemetry/otel-api.js';
-import { type IdempotencyOptions, type ResolvedIdempotency, type ResolvedQuotas, resolveIdempotency, resolveQuotas } from './tenancy/resolve-tenancy.js';
-import type { QuotaOptions } from './tenancy/quota-options.js';
-import type { CallbackOptions, CompressedBodiesOptions, GatewayLimits, ImageModelFamily, ListModels, Logger, ResolveUpstream, UsageEvent, VerifyKey } from '../types.js';
-
-export interface GatewayOptions {
-  /**
-   * Required. Checks the bearer key of every request; return the caller or null (401).
-   * @example verifyKey: staticKeys({ 'sk-tenant-a': { id: 'tenant-a' } })
-   */
-  verifyKey: VerifyKey;
-  /**
-   * Required. Names the upstream for a model; return null for a model the caller may not use (404).
-   * @example resolveUpstream: ({ model }) => ({ provider: 'dashscope', baseURL: 'https://dashscope-intl.aliyuncs.com/api/v1', apiKey, model: 'qwen-image-plus' })
-   */
-  resolveUpstream: ResolveUpstream;
-  /** Body, image and upstream limits. Each key is optional; defaults in `DEFAULT_LIMITS`. */
-  limits?: Partial<GatewayLimits>;
-  /**
-   * Accept `Content-Encoding: gzip`, `deflate` (also `x-gzip`) or `br` on JSON routes. Default
-   * false: any coding but `identity` is a 415, because the official SDKs never compress request
-   * bodies and a 200-byte brotli body can inflate to 48 MB. `true` allows them under
-   * `DEFAULT_COMPRESSED_BODIES` (1 MiB decoded, ratio 20). Multipart bodies are never decoded.
-   * @example compressedBodies: { maxDecodedBytes: 4 * 1024 * 1024, maxRatio: 20 }
-   */
-  compressedBodies?: boolean | CompressedBodiesOptions;
-  /** The image model families of contract §1. Default: `DEFAULT_IMAGE_MODELS` (the spec's table). */
-  imageModels?: readonly ImageModelFamily[];
-  /**
-   * Accept reference image URLs that name loopback, private or link-local hosts. Default false:
-   * such URLs get a 400 (the upstream fetches them from the public internet, contract §4.1).
-   */
-  allowPrivateImageUrls?: boolean;
-  /**
-   * Download `b64_json` result images from hosts that name or resolve to loopback, private or
-   * link-local addresses. Default false: the upstream names the result URL, so it gets the callback
-   * rules (public addresses only, pinned, no redirects). Set true only for a trusted upstream that
-   * serves results from a private network, or for local development.
-   * @example allowPrivateResultUrls: process.env.NODE_ENV !== 'production'
-   */
-  allowPrivateResultUrls?: boolean;
-  /** Called once per finished request, for metering and billing. Errors it throws are logged, not sent. */
-  onUsage?: (event: UsageEvent) => void;
-  /**
-   * Where the gateway logs, pino-compatible: `info/warn/error(fields, message)`, optional `child()`.
-   * Default: silent. Gets every 5xx and every failed upstream attempt; never a key or image bytes.
-   * @example logger: pino({ level: 'info' })
-   */
-  logger?: Partial<Logger>;
-  /** Task and asset records (ownership, callback state). Default: `memoryTaskStore()`; `redisTaskStore` for several instances. */
-  store?: TaskStore;
-  /** Runs task polls and callback deliveries. Default: `memoryScheduler()`; `bullmqScheduler` for several instances. */
-  scheduler?: JobScheduler;
-  /** Callback delivery (contract §6): signing, retries, the polling schedule. */
-  callbacks?: CallbackOptions;
-  /**
-   * Accept `asset://` references to assets not created through this gateway (the operator's own).
-   * Another tenant's asset is refused either way. Default false.
-   */
-  allowOperatorAssets?: boolean;
-  /**
-   * The models `GET /v1/models` lists for a caller (OpenAI list shape). Default: the image-family
-   * names of `imageModels` that `resolveUpstream` accepts for that caller.
-   * @example listModels: (caller) => ['x-image-2.0', 'x-image-edit', { id: 'x-video', owned_by: 'ark' }]
-   */
-  listModels?: ListModels;
-  /**
-   * Let requests to paths under `/v1` and `/api/v3` that the gateway does not serve fall through to
-   * the host's own routes. Default false: they get the JSON error object with 404 `not_found`, as
-   * OpenAI clients expect, never Express's HTML page.
-   * @example fallthrough: true // the host serves its own GET /v1/status after the gateway
-   */
-  fallthrough?: boolean;
-  /**
-   * Durable results (README "Durable results"): every result image, and a video task's video and
-   * last frame, is re-hosted into this store and `url` answers the store's signed URL instead of
-   * the upstream's 24-hour link. A store alone, or `{ store, onFailure, timeoutMs, maxVideoBytes }`.
-   * Default: none (upstream URLs are answered as they come).
-   * @example storage: localResultStorage({ directory: './results', secret: process.env.RESULTS_SECRET })
-   * @example storage: { store: s3ResultStorage({ bucket: 'results', region: 'auto', endpoint }), onFailure: 'error' }
-   */
-  storage?: ResultStorage | StorageOptions;
-  /**
-   * OpenTelemetry traces and metrics through the host's `@opentelemetry/api` (README "Observability").
-   * Default: on when the package is installed (with no SDK registered it records nothing), off
-   * otherwise; `false` turns it off. Prompts are recorded only with `capturePrompts: true`.
-   * @example telemetry: { capturePrompts: false }
-   */
-  telemetry?: TelemetryOptions | false;
-  /**
-   * Per-caller quotas in billing units: requests and images per minute, video-seconds per day,
-   * concurrent video tasks, in-flight requests (README "Tenant controls"). Default: none (only
-   * `limits.inFlightPerCaller`). A refusal is 429 `rate_limit_exceeded` with `Retry-After` and the
-   * IETF `RateLimit-Policy` / `RateLimit` headers.
-   * @example quotas: { limits: (caller) => plans[String(caller.plan)], redis: new Redis(process.env.REDIS_URL!) }
-   */
-  quotas?: QuotaOptions;
-  /**
-   * `Idempotency-Key` on the paid creates (image generations and edits, video tasks, Ark native
-   * images, CreateAsset): a retry with the same key and body gets the stored answer, the upstream is
-   * not called again. Default: on, keys in memory for 24 h; `false` ignores the header.
-   * @example idempotency: { store: redisIdempotencyStore({ client: redis }) }
-   */
-  idempotency?: IdempotencyOptions | false;
-}
-
-/** `options.storage` in its long form. */
-export interface StorageOptions {
-  store: ResultStorage;
-  /**
-   * When the store fails or is slow: `'upstream_url'` (default) answers the upstream's own URL and
-   * says so in `extra.storage_error` (tasks: `storage_error`); `'error'` answers 502 `storage_failed`.
-   * Either way it is logged, and a video task's re-hosting is retried with backoff.
-   */
-  onFailure?: 'upstream_url' | 'error';
-  /** Longest wait for the store to take one result (and for a video's whole transfer), ms. Default 120 000. */
-  timeoutMs?: number;
-  /** Largest video re-hosted, bytes (images use `limits.downloadBytes`). Default 1 GiB. */
-  maxVideoBytes?: number;
-}
+import { GENAI_PROVIDER_NAMES } from '../providers/registry.js';
+import { type ResolvedIdempotency, type ResolvedQuotas, resolveIdempotency, resolveQuotas } from './tenancy/resolve-tenancy.js';
+import type { UsageEvent } from '../types.js';
+import type { CallbackOptions, GatewayOptions, StorageOptions, TelemetryOptions } from '../options/gateway-options.js';
+import type { CompressedBodiesOptions, GatewayLimits, ImageModelFamily } from '../options/request-limits.js';
+import type { ListModels, Logger, ResolveUpstream, VerifyKey } from '../options/host-hooks.js';
 
 export interface ResolvedCallbacks {
   readonly signingSecret?: string;
@@ -156,7 +43,8 @@ export const DEFAULT_CALLBACKS: Readonly<Omit<ResolvedCallbacks, 'signingSecret'
   maxFollowMs: 48 * 3600_000,
   blockedHosts: Object.freeze([]),
   allowedHosts: Object.freeze([]),
-});
+  // the names of the `callbacks` object (signingSecret aside) come from here: tsc checks them against CallbackOptions
+} satisfies Record<Exclude<keyof CallbackOptions, 'signingSecret'>, unknown>);
 
 /** What `compressedBodies: true` means. */
 const DEFAULT_COMPRESSED_BODIES: Readonly<Required<CompressedBodiesOptions>> = Object.freeze({
@@ -187,27 +75,32 @@ export interface ResolvedOptions {
   readonly idempotency?: ResolvedIdempotency;
 }
 
-const KNOWN_OPTIONS = new Set([
-  'verifyKey',
-  'resolveUpstream',
-  'limits',
-  'compressedBodies',
-  'imageModels',
-  'allowPrivateImageUrls',
-  'allowPrivateResultUrls',
-  'onUsage',
-  'logger',
-  'store',
-  'scheduler',
-  'callbacks',
-  'allowOperatorAssets',
-  'listModels',
-  'fallthrough',
-  'storage',
-  'telemetry',
-  'quotas',
-  'idempotency',
-]);
+/**
+ * Every option name, once: tsc fails when GatewayOptions gains an option that is missing here (or
+ * this names one it does not have), so the check for unknown options cannot forget one.
+ */
+const OPTION_NAMES = {
+  verifyKey: true,
+  resolveUpstream: true,
+  limits: true,
+  compressedBodies: true,
+  imageModels: true,
+  allowPrivateImageUrls: true,
+  allowPrivateResultUrls: true,
+  onUsage: true,
+  logger: true,
+  store: true,
+  scheduler: true,
+  callbacks: true,
+  allowOperatorAssets: true,
+  listModels: true,
+  fallthrough: true,
+  storage: true,
+  telemetry: true,
+  quotas: true,
+  idempotency: true,
+} as const satisfies Record<keyof GatewayOptions, true>;
+const KNOWN_OPTIONS = new Set(Object.keys(OPTION_NAMES));
 
 const silent = (): void => {};
 
@@ -281,11 +174,14 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
   });
 }
 
+/** The names of the long `storage` form, checked against StorageOptions by tsc as OPTION_NAMES is. */
+const STORAGE_OPTION_NAMES = { store: true, onFailure: true, timeoutMs: true, maxVideoBytes: true } as const satisfies Record<keyof StorageOptions, true>;
+
 function resolveStorage(storage: ResultStorage | StorageOptions | undefined): ResolvedStorage | undefined {
   if (storage === undefined) return undefined;
   const example = "storage: localResultStorage({ directory: './results', secret: process.env.RESULTS_SECRET })";
   const long = storage !== null && typeof storage === 'object' && 'store' in storage ? storage : { store: storage };
-  const known = new Set(['store', 'onFailure', 'timeoutMs', 'maxVideoBytes']);
+  const known = new Set(Object.keys(STORAGE_OPTION_NAMES));
   for (const key of Object.keys(long)) {
     if (!known.has(key)) throw new GatewayConfigError('storage_unknown', `Unknown storage option '${key}'.`, `use only: ${[...known].join(', ')}.`);
   }
@@ -302,14 +198,18 @@ function resolveStorage(storage: ResultStorage | StorageOptions | undefined): Re
   return Object.freeze({ store: long.store, onFailure: long.onFailure ?? 'upstream_url', timeoutMs: long.timeoutMs ?? 120_000, maxVideoBytes: long.maxVideoBytes ?? 1024 * 1024 * 1024 });
 }
 
+/** The names of the `telemetry` object, checked against TelemetryOptions by tsc. */
+const TELEMETRY_OPTION_NAMES = { api: true, capturePrompts: true } as const satisfies Record<keyof TelemetryOptions, true>;
+
 function resolveTelemetry(telemetry: TelemetryOptions | false | undefined, logger: Logger): Telemetry {
   const example = "telemetry: { api: await import('@opentelemetry/api'), capturePrompts: false }";
   // the host's pipeline failing (a span processor that throws) is logged once; requests go on
   const report = (error: unknown): void => logger.error({ error: error instanceof Error ? error.message : String(error) }, 'the OpenTelemetry pipeline threw; the gateway ignores it (logged once)');
-  if (telemetry === undefined || telemetry === false) return Telemetry.from(telemetry, report);
+  if (telemetry === undefined || telemetry === false) return Telemetry.from(telemetry, GENAI_PROVIDER_NAMES, report);
   if (telemetry === null || typeof telemetry !== 'object') throw new GatewayConfigError('telemetry_type', 'options.telemetry must be an object or false.', example);
   for (const key of Object.keys(telemetry)) {
-    if (key !== 'api' && key !== 'capturePrompts') throw new GatewayConfigError('telemetry_unknown', `Unknown telemetry option '${key}'.`, 'use only: api, capturePrompts.');
+    if (!Object.hasOwn(TELEMETRY_OPTION_NAMES, key))
+      throw new GatewayConfigError('telemetry_unknown', `Unknown telemetry option '${key}'.`, `use only: ${Object.keys(TELEMETRY_OPTION_NAMES).join(', ')}.`);
   }
   if (telemetry.capturePrompts !== undefined && typeof telemetry.capturePrompts !== 'boolean') {
     throw new GatewayConfigError('telemetry_value', 'telemetry.capturePrompts must be a boolean.', example);
@@ -321,7 +221,7 @@ function resolveTelemetry(telemetry: TelemetryOptions | false | undefined, logge
   ) {
     throw new GatewayConfigError('telemetry_api', 'telemetry.api must be the @opentelemetry/api module.', example);
   }
-  return Telemetry.from(telemetry, report);
+  return Telemetry.from(telemetry, GENAI_PROVIDER_NAMES, report);
 }
 
 function checkInterface(value: unknown, name: string, methods: readonly string[], example: string): void {

@@ -5,7 +5,8 @@ import { bearerKeyOfHeader } from '../security/bearer-key.js';
 import { redactSecrets } from '../errors/redact.js';
 import type { ResolvedOptions } from './options.js';
 import { PROVIDER_NAMES, isProviderName } from '../providers/registry.js';
-import type { ResolveUpstreamInput, Upstream } from '../types.js';
+import type { Upstream } from '../types.js';
+import type { ResolveUpstreamInput } from '../options/host-hooks.js';
 
 export async function resolveUpstreams(options: ResolvedOptions, input: ResolveUpstreamInput): Promise<readonly Upstream[]> {
   let answer: Awaited<ReturnType<ResolvedOptions['resolveUpstream']>>;

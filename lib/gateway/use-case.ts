@@ -6,7 +6,8 @@
 // `resolveUpstream` only.
 import type { RateLimitFields } from '../errors/quota-exceeded-error.js';
 import type { CancelSignal } from '../transport/upstream-http.js';
-import type { Caller, ProviderName, ResolveUpstreamInput } from '../types.js';
+import type { Caller, ProviderName } from '../types.js';
+import type { ResolveUpstreamInput } from '../options/host-hooks.js';
 import type { TokenUsage } from '../json/token-usage.js';
 import { rejectionOf } from '../errors/rejection-of.js';
 

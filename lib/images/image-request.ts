@@ -5,7 +5,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { ImageGenerationBody } from '../schemas/image-generation-schema.js';
 import type { Validator } from '../schemas/validator.js';
 import { requirePublicUrl } from '../security/public-url.js';
-import type { GatewayLimits, ImageModelFamily } from '../types.js';
+import type { GatewayLimits, ImageModelFamily } from '../options/request-limits.js';
 import { isObject } from '../json/json-values.js';
 import { checkImageDataUrl } from './data-url.js';
 import { DataUrlText } from '../json/data-url-text.js';

@@ -1,6 +1,6 @@
 // The image model families of contract §1 and what each may do (contract §2.2 rules 1-3, §8; per-model limits
 // from upstreams §1.3). Configurable through `imageModels`; this is the default table.
-import type { ImageModelFamily } from '../types.js';
+import type { ImageModelFamily } from '../options/request-limits.js';
 
 export const DEFAULT_IMAGE_MODELS: readonly ImageModelFamily[] = Object.freeze([
   // text-to-image and editing, 0-3 images; qwen-image-2.x allows n 1-6

@@ -76,6 +76,8 @@ async function getArkTask(call: CallContext, upstream: Upstream, upstreamTaskId:
 /** Volcengine Ark: video tasks, its OpenAI-compatible `/api/v3` (native images, chat), and the asset library. */
 export const arkProvider: Provider = {
   name: 'ark',
+  // a documented custom value: the GenAI conventions name no Volcengine provider
+  genAiName: 'volcengine.ark',
   passthrough: openAICompatibleApi({ prefix: '/api/v3' }),
   tasks: { create: createArkTask, get: getArkTask, toCallerTask },
   assets: volcengineAssets,

@@ -1,7 +1,8 @@
 // What an adapter needs to make its upstream call: the shared HTTP module, the client's abort
 // signal and the limits. Built once per request by the route.
 import type { CancelSignal, UpstreamHttp } from '../transport/upstream-http.js';
-import type { GatewayLimits, Upstream } from '../types.js';
+import type { Upstream } from '../types.js';
+import type { GatewayLimits } from '../options/request-limits.js';
 
 export interface CallContext {
   http: UpstreamHttp;

@@ -125,6 +125,8 @@ function readDashscopeImage(response: UpstreamResponse): ImageGenerationResponse
  */
 export const dashscopeProvider: Provider = {
   name: 'dashscope',
+  // a documented custom value: the GenAI conventions name no Alibaba provider
+  genAiName: 'alibaba.dashscope',
   images: { generate: generateDashscopeImage },
   passthrough: openAICompatibleApi({
     prefix: '/compatible-mode/v1',

@@ -112,5 +112,7 @@ export function openAICompatibleApi(rule: OpenAICompatibleUrlRule): PassthroughC
 /** OpenAI itself, and any API that speaks its format at `{base}/v1`. */
 export const openaiProvider: Provider = {
   name: 'openai',
+  // the GenAI conventions' own value
+  genAiName: 'openai',
   passthrough: openAICompatibleApi({ prefix: '/v1' }),
 };

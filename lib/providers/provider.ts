@@ -65,6 +65,11 @@ export interface AssetCapability {
 
 export interface Provider {
   readonly name: ProviderName;
+  /**
+   * `gen_ai.provider.name` on the spans and metrics of calls to this provider (README "Observability"):
+   * the OpenTelemetry GenAI conventions' value where they have one, a documented custom value otherwise.
+   */
+  readonly genAiName: string;
   /** Without it, the image routes forward to the provider's OpenAI-compatible API. */
   readonly images?: ImageCapability;
   readonly passthrough?: PassthroughCapability;

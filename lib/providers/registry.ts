@@ -2,7 +2,8 @@
 // resolver returned and the capability a route needs. Adding a provider is one module and one line
 // here (plus its name in the public ProviderName union).
 import { GatewayError } from '../errors/gateway-error.js';
-import type { Logger, ProviderName, RouteName, Upstream } from '../types.js';
+import type { ProviderName, RouteName, Upstream } from '../types.js';
+import type { Logger } from '../options/host-hooks.js';
 import { arkProvider } from './ark.js';
 import { dashscopeProvider } from './dashscope.js';
 import { openaiProvider } from './openai.js';
@@ -16,6 +17,11 @@ const PROVIDERS: Readonly<Record<ProviderName, Provider>> = {
 
 /** Every provider name the resolver may return, in the order error messages list them. */
 export const PROVIDER_NAMES: readonly ProviderName[] = Object.freeze(Object.keys(PROVIDERS) as ProviderName[]);
+
+/** Each provider's `gen_ai.provider.name`, for the telemetry (which imports no provider). */
+export const GENAI_PROVIDER_NAMES: Readonly<Record<ProviderName, string>> = Object.freeze(
+  Object.fromEntries(PROVIDER_NAMES.map((name) => [name, PROVIDERS[name].genAiName])) as Record<ProviderName, string>,
+);
 
 export function isProviderName(name: unknown): name is ProviderName {
   return typeof name === 'string' && Object.hasOwn(PROVIDERS, name);

@@ -1,7 +1,7 @@
 // Attribute and instrument names (README "Observability"). Local constants, not
 // @opentelemetry/semantic-conventions: the GenAI conventions are experimental and renamed between
 // releases, and a library must not pin its host to one release of them.
-import type { ProviderName, RouteName } from '../types.js';
+import type { RouteName } from '../types.js';
 
 export const ATTR = {
   // GenAI client conventions (gen_ai.*)
@@ -47,13 +47,6 @@ export const METRIC = {
  * create-to-result is longer still, so these go to 600 s.
  */
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 180, 300, 450, 600];
-
-/** `gen_ai.provider.name`: the conventions' `openai`; documented custom values for the other two. */
-export const PROVIDER_NAMES: Readonly<Record<ProviderName, string>> = {
-  openai: 'openai',
-  dashscope: 'alibaba.dashscope',
-  ark: 'volcengine.ark',
-};
 
 /** `gen_ai.operation.name` and `gen_ai.output.type` per route (custom values where the conventions have none). */
 export const OPERATIONS: Readonly<Record<RouteName, { operation: string; output?: string }>> = {

@@ -2,9 +2,9 @@
 // caller sent (never an image: image parts and URLs are skipped) and the model and token usage an
 // OpenAI-style answer reports. Read only when a span records.
 import { parseJsonBody } from '../json/json-values.js';
-import type { AttemptResponse } from './telemetry.js';
+import type { AttemptResponse } from './attempt-spans.js';
 
-// the whole text: Telemetry.attempt cuts every route's prompt to one length
+// the whole text: the attempt span (attempt-spans.ts) cuts every route's prompt to one length
 
 /** The text of `messages` (chat) or `input` (responses): strings and `text` parts, in order. */
 export function promptTextOf(body: Record<string, unknown>): string | undefined {

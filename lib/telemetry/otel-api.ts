@@ -83,7 +83,10 @@ export interface OtelApi {
   ROOT_CONTEXT?: unknown;
 }
 
-/** The `telemetry` option (README "Observability"). */
+/**
+ * The `telemetry` option (README "Observability").
+ * @example telemetry: { api: await import('@opentelemetry/api'), capturePrompts: false }
+ */
 export interface TelemetryOptions {
   /**
    * The `@opentelemetry/api` module to emit through. Default: the one the host installed, found at

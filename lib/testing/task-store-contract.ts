@@ -1,8 +1,8 @@
-// The TaskStore contract (lib/gateway/tasks/task-store.ts) as a suite hosts run against their own store:
+// The TaskStore contract (lib/stores/tasks/task-store.ts) as a suite hosts run against their own store:
 // what the gateway relies on (copies in and out, compare-and-set on version, asset ownership that never
 // moves, exact JSON round-trips). The gateway's own spec runs it for memoryTaskStore and redisTaskStore.
 import { randomUUID } from 'node:crypto';
-import type { TaskRecord, TaskStore } from '../gateway/tasks/task-store.js';
+import type { TaskRecord, TaskStore } from '../stores/tasks/task-store.js';
 import type { ContractTestApi } from './test-api.js';
 
 /** A task record as the gateway writes one (fresh random id); `overrides` replace fields. */

@@ -13,7 +13,7 @@ import request from 'supertest';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { memoryTaskStore, type ResultStorage, type TaskStore } from '../../lib/index.js';
 import { localResultStorage } from '../../lib/storage.js';
-import { tenantPrefix } from '../../lib/storage/result-keys.js';
+import { tenantPrefix } from '../../lib/stores/results/result-keys.js';
 import { startCallbackReceiver } from '../helpers/callback-receiver.js';
 import { dashscopeSuccess, startFakeDashscope } from '../helpers/fake-dashscope.js';
 import { arkTaskObject } from '../helpers/fake-ark.js';

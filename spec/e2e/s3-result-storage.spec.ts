@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { s3ResultStorage } from '../../lib/storage.js';
-import { newResultKey, tenantPrefix } from '../../lib/storage/result-keys.js';
+import { newResultKey, tenantPrefix } from '../../lib/stores/results/result-keys.js';
 import { dashscopeSuccess, startFakeDashscope } from '../helpers/fake-dashscope.js';
 import { fakeMp4 } from '../helpers/fake-media-host.js';
 import { sendJson } from '../helpers/fake-upstream.js';

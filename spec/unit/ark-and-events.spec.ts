@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../lib/errors/gateway-error.js';
 import { errorEvent } from '../../lib/express/sse-relay.js';
-import { eventIdFor } from '../../lib/gateway/tasks/task-service.js';
+import { eventIdFor } from '../../lib/gateway/tasks/task-keys.js';
 import { readCreateTaskResponse, toCallerTask, translateCreateTaskRequest } from '../../lib/providers/ark.js';
 import { isTerminalStatus } from '../../lib/gateway/tasks/task-state-order.js';
 

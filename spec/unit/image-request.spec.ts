@@ -6,7 +6,7 @@ import { DEFAULT_IMAGE_MODELS, compileImageModelTable } from '../../lib/images/m
 import { DEFAULT_LIMITS } from '../../lib/default-limits.js';
 import { imageGenerationSchema } from '../../lib/schemas/image-generation-schema.js';
 import { createSchemaCompiler } from '../../lib/schemas/validator.js';
-import type { ImageModelFamily } from '../../lib/types.js';
+import type { ImageModelFamily } from '../../lib/options/request-limits.js';
 
 const rules: ImageRequestRules = { validate: createSchemaCompiler()(imageGenerationSchema), limits: DEFAULT_LIMITS, allowPrivateImageUrls: false };
 const table = compileImageModelTable(DEFAULT_IMAGE_MODELS);

@@ -1,7 +1,7 @@
 // compileImageModelTable with DEFAULT_IMAGE_MODELS: which family of contract §1 a model name falls in.
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_IMAGE_MODELS, compileImageModelTable } from '../../lib/images/model-families.js';
-import type { ImageModelFamily } from '../../lib/types.js';
+import type { ImageModelFamily } from '../../lib/options/request-limits.js';
 
 const FAMILY_2_0: ImageModelFamily = { pattern: 'x-image-2.0*', minImages: 0, maxImages: 3, maxN: 6 };
 const FAMILY_MAX: ImageModelFamily = { pattern: 'x-image-max', minImages: 0, maxImages: 0, maxN: 1 };

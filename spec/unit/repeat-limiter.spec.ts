@@ -1,7 +1,7 @@
-// repeatLimiter (lib/gateway/tasks/repeat-limiter.ts): the first of a kind at once, repeats counted
+// repeatLimiter (lib/stores/scheduling/repeat-limiter.ts): the first of a kind at once, repeats counted
 // within the window and reported with the next one let through, kinds apart, memory bounded.
 import { describe, expect, it } from 'vitest';
-import { repeatLimiter } from '../../lib/gateway/tasks/repeat-limiter.js';
+import { repeatLimiter } from '../../lib/stores/scheduling/repeat-limiter.js';
 
 describe('repeatLimiter', () => {
   it('lets the first through, counts repeats in the window, reports them with the next one', () => {

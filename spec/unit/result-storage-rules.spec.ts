@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayConfigError } from '../../lib/errors/config-error.js';
 import { resolveOptions } from '../../lib/gateway/options.js';
-import { contentTypeOfKey, isResultKey, newResultKey, tenantPrefix } from '../../lib/storage/result-keys.js';
+import { contentTypeOfKey, isResultKey, newResultKey, tenantPrefix } from '../../lib/stores/results/result-keys.js';
 import type { ResultStorage } from '../../lib/index.js';
 import { localResultStorage, s3ResultStorage } from '../../lib/storage.js';
 

@@ -5,7 +5,7 @@
 import type { RequestHandler } from 'express';
 import multer from 'multer';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { GatewayLimits } from '../../types.js';
+import type { GatewayLimits } from '../../options/request-limits.js';
 import { startBodyDeadline } from './body-deadline.js';
 import { contentCodingOf } from './content-coding.js';
 import { isRepeatedHeader } from '../repeated-header.js';

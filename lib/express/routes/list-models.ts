@@ -8,7 +8,8 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import { routeHandler } from '../route-handler.js';
 import { sendJson } from '../send-body.js';
 import type { ResolvedOptions } from '../../gateway/options.js';
-import type { Caller, ListedModel } from '../../types.js';
+import type { Caller } from '../../types.js';
+import type { ListedModel } from '../../options/host-hooks.js';
 
 /** One entry of the OpenAI `GET /v1/models` answer (openai-node `Model`). */
 export interface ModelObject {

@@ -6,8 +6,8 @@
 import type { RequestHandler } from 'express';
 import { pipeline } from 'node:stream/promises';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { ResultStorage } from '../../storage/result-storage.js';
-import type { Logger } from '../../types.js';
+import type { ResultStorage } from '../../stores/results/result-storage.js';
+import type { Logger } from '../../options/host-hooks.js';
 import { routeHandler } from '../route-handler.js';
 
 export const STORED_RESULTS_PATH = '/v1/results/:tenant/:name';

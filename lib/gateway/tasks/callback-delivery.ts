@@ -7,23 +7,7 @@ import { Webhook } from 'standardwebhooks';
 import type { UpstreamHttp } from '../../transport/upstream-http.js';
 import { type CallbackUrlPolicy, checkCallbackUrl } from '../../security/callback-url.js';
 import { NonPublicAddressError, resolvePublicAddress } from '../../security/public-url.js';
-import type { TaskTraceContext } from '../../telemetry/telemetry.js';
-
-export interface DeliveryJob {
-  /** Same for every attempt of one task state: `webhook-id`. */
-  eventId: string;
-  taskId: string;
-  url: string;
-  /** The JSON body, fixed when the state was observed. */
-  body: string;
-  /**
-   * The task status in `body`: a delivery whose state the task has already passed is dropped when
-   * it runs (task-state-order.ts). Absent on jobs queued by older versions; `body.status` is read then.
-   */
-  status?: string;
-  /** The task's create span context: the delivery continues that trace (`traceparent`). */
-  trace?: TaskTraceContext;
-}
+import type { DeliveryJob } from '../../stores/scheduling/job-scheduler.js';
 
 export interface CallbackDeliverer {
   /** One attempt; throws when it must be retried. */

@@ -7,8 +7,9 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAb
 import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { QuotaExceededError, type RateLimitFields } from '../../errors/quota-exceeded-error.js';
-import type { Caller, Logger } from '../../types.js';
-import type { QuotaLimits, QuotaState } from './quota-options.js';
+import type { Caller } from '../../types.js';
+import type { Logger } from '../../options/host-hooks.js';
+import type { QuotaLimits, QuotaState } from '../../options/gateway-options.js';
 import { type ResolvedQuotas, checkQuotaLimits } from './resolve-tenancy.js';
 
 /** What one request costs, per kind. */

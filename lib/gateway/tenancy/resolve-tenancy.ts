@@ -1,34 +1,9 @@
 // The `quotas` and `idempotency` options checked and defaulted, for resolveOptions() (options.ts):
 // config errors are GatewayConfigError with a fix example.
 import { GatewayConfigError } from '../../errors/config-error.js';
-import type { GatewayLimits } from '../../types.js';
-import { type IdempotencyStore, memoryIdempotencyStore } from './idempotency-store.js';
-import type { QuotaLimits, QuotaLimitsFor, QuotaOptions, QuotaRedisClient } from './quota-options.js';
-
-/**
- * Idempotency-Key on the paid creates (README "Tenant controls"). On by default, keys in memory.
- * @example idempotency: { store: redisIdempotencyStore({ client: redis }), ttlSeconds: 24 * 3600 }
- */
-export interface IdempotencyOptions {
-  /** Where keys live. Default `memoryIdempotencyStore()`; `redisIdempotencyStore({ client })` for several instances. */
-  store?: IdempotencyStore;
-  /** Seconds a key (and its stored answer) is kept after the first request finished. Default 86 400 (24 h). */
-  ttlSeconds?: number;
-  /**
-   * Largest answer stored for replay, bytes. A larger one (b64_json images) is not kept: a retry with
-   * the key gets 409 `idempotency_answer_not_kept` and nothing runs twice. Default 1 MiB.
-   */
-  maxAnswerBytes?: number;
-  /**
-   * Seconds the answer of paid image work is kept when its client left (or its deadline passed) while
-   * the upstream was still working: the client's retry of the same request (same key, route and body)
-   * receives it once instead of paying for a second generation, and a retry during the work joins it
-   * (docs/tenancy-and-billing.md "Retries"). `false` keeps nothing: the work is cut when its client
-   * leaves. Default 600 (10 minutes); answers larger than `maxAnswerBytes` are not kept.
-   * @example idempotency: { keptAnswerSeconds: 120 }
-   */
-  keptAnswerSeconds?: number | false;
-}
+import type { GatewayLimits } from '../../options/request-limits.js';
+import { type IdempotencyStore, memoryIdempotencyStore } from '../../stores/idempotency/idempotency-store.js';
+import type { IdempotencyOptions, QuotaLimits, QuotaLimitsFor, QuotaOptions, QuotaRedisClient } from '../../options/gateway-options.js';
 
 export interface ResolvedQuotas {
   readonly limits: QuotaLimitsFor;
@@ -49,12 +24,17 @@ export interface ResolvedIdempotency {
 }
 
 const QUOTA_EXAMPLE = 'quotas: { limits: { requestsPerMinute: 60, imagesPerMinute: 20, videoSecondsPerDay: 600, concurrentVideoTasks: 2 } }';
-const LIMIT_KEYS: ReadonlyArray<keyof QuotaLimits> = ['requestsPerMinute', 'imagesPerMinute', 'videoSecondsPerDay', 'concurrentVideoTasks', 'inFlight'];
+/** Every quota limit name, once: tsc fails when QuotaLimits gains a limit that is missing here. */
+const QUOTA_LIMIT_NAMES = { requestsPerMinute: true, imagesPerMinute: true, videoSecondsPerDay: true, concurrentVideoTasks: true, inFlight: true } as const satisfies Record<keyof QuotaLimits, true>;
+const LIMIT_KEYS = Object.keys(QUOTA_LIMIT_NAMES) as ReadonlyArray<keyof QuotaLimits>;
+/** The names of the `quotas` and `idempotency` objects, checked against their types by tsc. */
+const QUOTA_OPTION_NAMES = { limits: true, redis: true, prefix: true, whenRedisDown: true, defaultVideoSeconds: true } as const satisfies Record<keyof QuotaOptions, true>;
+const IDEMPOTENCY_OPTION_NAMES = { store: true, ttlSeconds: true, maxAnswerBytes: true, keptAnswerSeconds: true } as const satisfies Record<keyof IdempotencyOptions, true>;
 
 export function resolveQuotas(value: QuotaOptions | undefined): ResolvedQuotas | undefined {
   if (value === undefined) return undefined;
   if (value === null || typeof value !== 'object') throw new GatewayConfigError('quotas_type', 'options.quotas must be an object.', QUOTA_EXAMPLE);
-  const known = new Set(['limits', 'redis', 'prefix', 'whenRedisDown', 'defaultVideoSeconds']);
+  const known = new Set(Object.keys(QUOTA_OPTION_NAMES));
   for (const key of Object.keys(value)) {
     if (!known.has(key)) throw new GatewayConfigError('quotas_unknown', `Unknown quotas option '${key}'.`, `use only: ${[...known].join(', ')}.`);
   }
@@ -97,7 +77,7 @@ export function resolveIdempotency(value: IdempotencyOptions | false | undefined
   const example = 'idempotency: { store: redisIdempotencyStore({ client: redis }), ttlSeconds: 86400, maxAnswerBytes: 1048576 } (or false)';
   const given = value ?? {};
   if (given === null || typeof given !== 'object') throw new GatewayConfigError('idempotency_type', 'options.idempotency must be an object or false.', example);
-  const known = new Set(['store', 'ttlSeconds', 'maxAnswerBytes', 'keptAnswerSeconds']);
+  const known = new Set(Object.keys(IDEMPOTENCY_OPTION_NAMES));
   for (const key of Object.keys(given)) {
     if (!known.has(key)) throw new GatewayConfigError('idempotency_unknown', `Unknown idempotency option '${key}'.`, `use only: ${[...known].join(', ')}.`);
   }

@@ -1,8 +1,25 @@
 // Long-lived work behind one small interface (docs/architecture.md): following tasks (polls) and delivering
 // callbacks (with retries). `memoryScheduler` runs both on unref()ed timers in this process;
 // `bullmqScheduler` runs them as BullMQ jobs in Redis, shared by several gateway instances.
-import type { DeliveryJob } from './callback-delivery.js';
+import type { TaskTraceContext } from '../../telemetry/task-links.js';
 import type { Logger } from '../../types.js';
+
+/** One callback to deliver (contract §6): what a scheduler queues and hands back to JobHandlers.deliver. */
+export interface DeliveryJob {
+  /** Same for every attempt of one task state: `webhook-id`. */
+  eventId: string;
+  taskId: string;
+  url: string;
+  /** The JSON body, fixed when the state was observed. */
+  body: string;
+  /**
+   * The task status in `body`: a delivery whose state the task has already passed is dropped when
+   * it runs (task-state-order.ts). Absent on jobs queued by older versions; `body.status` is read then.
+   */
+  status?: string;
+  /** The task's create span context: the delivery continues that trace (`traceparent`). */
+  trace?: TaskTraceContext;
+}
 
 export interface JobHandlers {
   /**

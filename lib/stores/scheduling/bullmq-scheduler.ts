@@ -5,8 +5,7 @@
 // Job ids come from the task state (poll keys, event ids), so a job added twice is queued once.
 import type { ConnectionOptions, Job, JobsOptions, Queue, Worker } from 'bullmq';
 import { GatewayConfigError } from '../../errors/config-error.js';
-import type { DeliveryJob } from './callback-delivery.js';
-import type { JobHandlers, JobScheduler, RetryPolicy } from './job-scheduler.js';
+import type { DeliveryJob, JobHandlers, JobScheduler, RetryPolicy } from './job-scheduler.js';
 import { repeatLimiter } from './repeat-limiter.js';
 import type { Logger } from '../../types.js';
 

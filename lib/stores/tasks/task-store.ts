@@ -2,7 +2,7 @@
 // find a task again (provider, baseURL, upstream id, model) and whose it is, never a key. Updates are
 // compare-and-set on `version`, so two gateway instances never both act on one status transition.
 import type { Caller, ProviderName } from '../../types.js';
-import type { TaskTraceContext } from '../../telemetry/telemetry.js';
+import type { TaskTraceContext } from '../../telemetry/task-links.js';
 
 export interface TaskCallbackState {
   /** The caller's callback_url (checked at create time and again at every delivery). */

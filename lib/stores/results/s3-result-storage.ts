@@ -4,7 +4,7 @@
 // custom domain Aliyun OSS requires for browser display). The SDK packages are optional peers,
 // loaded on first use like bullmq; the published types declare only this file's own shapes.
 import type { Readable } from 'node:stream';
-import { GatewayConfigError } from '../errors/config-error.js';
+import { GatewayConfigError } from '../../errors/config-error.js';
 import { byteCounter } from './byte-counter.js';
 import type { PutInfo, ResultStorage } from './result-storage.js';
 

@@ -9,7 +9,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { GatewayConfigError } from '../errors/config-error.js';
+import { GatewayConfigError } from '../../errors/config-error.js';
 import { byteCounter } from './byte-counter.js';
 import { contentTypeOfKey, isResultKey } from './result-keys.js';
 import type { PutInfo, ReadOutcome, ResultStorage, UrlContext } from './result-storage.js';

@@ -1,0 +1,116 @@
+// Following a task that has a callback (contract §6): a scheduled poll reads the task's state,
+// re-hosts a succeeded task's results when durable results are on, hands a new state to delivery
+// BEFORE recording it as notified, and says when to poll next. Every write is a compare-and-set, so
+// when two instances poll the same task only one acts, and a repeated poll changes nothing.
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
+import type { TaskRecord } from '../../stores/tasks/task-store.js';
+import { NotMediaResult } from '../durable-results.js';
+import type { ResolvedOptions } from '../options.js';
+import { CAS_ROUNDS, NEVER_ABORTED, messageOf } from './background-work.js';
+import { eventIdFor, pollDelayOf, pollKey } from './task-keys.js';
+import type { TaskResults } from './task-results.js';
+import { isPassedStatus, isTerminalStatus } from './task-state-order.js';
+import type { TaskUsage } from './task-usage.js';
+import type { UpstreamTaskState } from './upstream-task-state.js';
+
+export class TaskFollower {
+  constructor(
+    private readonly options: ResolvedOptions,
+    private readonly reader: UpstreamTaskState,
+    private readonly results: TaskResults,
+    private readonly usage: TaskUsage,
+  ) {}
+
+  /**
+   * A scheduled poll of a task with a callback: deliver a state change, say when to poll next.
+   * Throws (logged here) when the poll could not be made: the scheduler retries it with backoff.
+   */
+  async poll(taskId: string): Promise<NextPoll | undefined> {
+    try {
+      return await this.follow(taskId);
+    } catch (error) {
+      this.options.logger.warn({ taskId, error: messageOf(error) }, 'task poll failed; retrying with backoff');
+      throw error;
+    }
+  }
+
+  private async follow(taskId: string): Promise<NextPoll | undefined> {
+    // one hand-over per state per run, however many compare-and-set rounds it takes
+    const scheduled = new Set<string>();
+    for (let round = 0; round < CAS_ROUNDS; round += 1) {
+      const record = await this.options.store.getTask(taskId);
+      if (!record?.callback || record.callback.done) return undefined;
+      let state = record.result;
+      if (!state) {
+        const upstream = await this.reader.pollUpstream(record);
+        try {
+          state = await this.reader.fetchFrom(upstream, record, NEVER_ABORTED);
+        } catch (error) {
+          // Ark no longer knows the task (deleted or expired): nothing more will happen to it
+          if (error instanceof GatewayError && error.status === 404) {
+            this.options.logger.warn({ taskId }, 'task no longer exists upstream; following stopped');
+            return this.stopFollowing(record);
+          }
+          throw error;
+        }
+      }
+      if (this.results.needsStoring(record, state)) {
+        // recorded (compare-and-set) before anything is delivered; a failure throws, so the
+        // scheduler retries this poll, and the re-hosting with it, with backoff
+        try {
+          await this.results.storeOnce(record, state);
+          continue;
+        } catch (error) {
+          // a result that is not media will not store on any retry: retrying would end in "poll
+          // given up" and the callback would never say `succeeded`; it carries the upstream URL and
+          // the note a query answers instead (recorded as the result, so it is not downloaded again)
+          if (!(error instanceof NotMediaResult)) throw error;
+          state = { ...state, storage_error: this.results.storageProblem(record, error) };
+        }
+      }
+      const { callback } = record;
+      const status = String(state.status);
+      // contract §3, task-state-order.ts: a state the task has passed is neither recorded nor delivered
+      const passed = isPassedStatus(status, record.status) || isPassedStatus(status, callback.notifiedStatus);
+      const terminal = !passed && isTerminalStatus(status);
+      const changed = !passed && status !== callback.notifiedStatus;
+      const polls = callback.polls + 1;
+      const expired = !terminal && Date.now() - record.createdAt > this.options.callbacks.maxFollowMs;
+      const eventId = eventIdFor(record.id, status);
+      if (changed && !scheduled.has(eventId)) {
+        // handed to delivery BEFORE it is recorded as notified: a failure in between leaves it
+        // unrecorded, so the retried poll hands it over again (same event id, queued once); the
+        // other order would record a state that no job will ever deliver
+        // contract §6.2: the body a query returns
+        await this.options.scheduler.scheduleDelivery({
+          eventId,
+          taskId: record.id,
+          url: callback.url,
+          body: JSON.stringify(await this.results.present(record, state)),
+          status,
+          ...(record.trace ? { trace: record.trace } : {}),
+        });
+        scheduled.add(eventId);
+      }
+      const reports = terminal && !record.usageReported;
+      const updated = await this.options.store.updateTask(record.id, record.version, {
+        ...(passed ? {} : { status, ...(terminal ? { result: state } : {}) }),
+        ...(reports ? { usageReported: true } : {}),
+        callback: { ...callback, polls, ...(changed ? { notifiedStatus: status } : {}), done: terminal || expired },
+      });
+      if (!updated) continue;
+      if (!passed && status !== record.status) this.usage.recordTransition(record, state);
+      if (reports) this.usage.terminalReached(updated, state);
+      if (terminal || expired) return undefined;
+      return { delayMs: pollDelayOf(this.options.callbacks.pollIntervalsMs, polls), key: pollKey(record.id, polls) };
+    }
+    // thrown, not returned: giving up here would end following with nothing in the log
+    throw new Error(`task record kept changing during ${CAS_ROUNDS} compare-and-set rounds`);
+  }
+
+  private async stopFollowing(record: TaskRecord): Promise<undefined> {
+    if (record.callback) await this.options.store.updateTask(record.id, record.version, { callback: { ...record.callback, done: true } });
+    return undefined;
+  }
+}

@@ -1,0 +1,36 @@
+// The scheduler's work for video tasks (docs/architecture.md "long-lived work"): polls of tasks with a
+// callback and callback deliveries, started once per router with their handlers and retry policy.
+// Both run detached from whichever request armed the scheduler's timer.
+import type { ResolvedOptions } from '../options.js';
+import { messageOf } from './background-work.js';
+import { CallbackDeliveryError } from './callback-delivery.js';
+import type { DeliveryJobs } from './delivery-jobs.js';
+import { equalJitterBackoff } from './retry-backoff.js';
+import type { TaskFollower } from './task-follower.js';
+
+/** Starts `options.scheduler` with the follower's polls and the delivery jobs. */
+export async function startTaskJobs(options: ResolvedOptions, follower: TaskFollower, deliveries: DeliveryJobs): Promise<void> {
+  const { callbacks, logger, telemetry } = options;
+  await options.scheduler.start(
+    {
+      // background work: not in the context of whichever request armed the scheduler's timer
+      poll: (taskId) => telemetry.detached(() => follower.poll(taskId)),
+      pollFailed: (taskId, error, attempts) => logger.error({ taskId, attempts, error: messageOf(error) }, 'task poll given up'),
+      deliver: (job) => telemetry.detached(() => deliveries.deliver(job)),
+      isRetryable: (error) => !(error instanceof CallbackDeliveryError) || error.retryable,
+      deliveryFailed: (job, error, attempts) => logger.error({ taskId: job.taskId, eventId: job.eventId, attempts, error: messageOf(error) }, 'callback delivery given up'),
+      logger,
+    },
+    {
+      maxAttempts: callbacks.maxAttempts,
+      // a poll that cannot be made (store, resolver or Ark down) is retried for about as long as a
+      // task is followed at all (maxFollowMs at the longest backoff): an outage shorter than that
+      // only delays the callbacks; a longer one ends following with an error in the log
+      pollAttempts: Math.max(callbacks.maxAttempts, Math.ceil(callbacks.maxFollowMs / callbacks.retryMaxMs)),
+      // exponential backoff with "equal jitter" (retry-backoff.ts)
+      delayMs: (retry) => equalJitterBackoff(retry, { baseMs: callbacks.retryBaseMs, maxMs: callbacks.retryMaxMs }),
+    },
+  );
+  // the operator's sign that polls and callback deliveries run (a failure to start is logged by the router)
+  logger.info({}, 'task scheduler started');
+}

@@ -1,0 +1,18 @@
+// Names derived from a task and its state (contract §6.4): event ids and poll keys are the same on
+// every instance that sees the same transition, so a job queued twice is queued once and receivers
+// deduplicate; and the delay before a task's next poll, from the callback options.
+import { createHash } from 'node:crypto';
+
+/** Same for every attempt at one state of one task: receivers deduplicate on it (contract §6.4). */
+export function eventIdFor(taskId: string, status: string): string {
+  return `evt_${createHash('sha256').update(`${taskId}\n${status}`).digest('base64url').slice(0, 27)}`;
+}
+
+export function pollKey(taskId: string, polls: number): string {
+  return `poll:${taskId}:${polls}`;
+}
+
+/** The delay before the poll after `polls` polls: `pollIntervalsMs` in order, the last one repeating. */
+export function pollDelayOf(intervals: readonly number[], polls: number): number {
+  return intervals[Math.min(polls, intervals.length - 1)]!;
+}

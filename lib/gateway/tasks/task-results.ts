@@ -1,0 +1,129 @@
+// A succeeded video task's results, kept (README "Durable results"): the video and last frame are
+// re-hosted once into the operator's storage and their keys recorded with compare-and-set before
+// anything names them; a query and a callback then answer the store's freshly signed URLs.
+import { GatewayError } from '../../errors/gateway-error.js';
+import { isObject } from '../../json/json-values.js';
+import type { TaskRecord } from '../../stores/tasks/task-store.js';
+import type { UpstreamHttp } from '../../transport/upstream-http.js';
+import { type RehostContext, StorageFailure, storageFallback, storeFromUrl, urlOf } from '../durable-results.js';
+import type { ResolvedOptions } from '../options.js';
+import { CAS_ROUNDS, NEVER_ABORTED } from './background-work.js';
+import { callerOfTask } from './caller-snapshot.js';
+
+export class TaskResults {
+  /** Re-hostings in progress on this instance, by task id: a query polling meanwhile joins it. */
+  private readonly storing = new Map<string, Promise<{ record: TaskRecord; bytes?: number }>>();
+
+  constructor(
+    private readonly options: ResolvedOptions,
+    private readonly http: UpstreamHttp,
+  ) {}
+
+  /** True when durable results are on and this succeeded task's results are not stored yet. */
+  needsStoring(record: TaskRecord, state: Record<string, unknown>): boolean {
+    return this.options.storage !== undefined && record.stored === undefined && state.status === 'succeeded' && mediaUrlsOf(state).length > 0;
+  }
+
+  /**
+   * storeResults, once per task on this instance at a time: a client polling every few seconds
+   * while a large video is copied would otherwise start a full download and upload per query (the
+   * compare-and-set keeps one copy, but the others cost the transfer). Joiners report no bytes.
+   */
+  storeOnce(record: TaskRecord, state: Record<string, unknown>): Promise<{ record: TaskRecord; bytes?: number }> {
+    const running = this.storing.get(record.id);
+    if (running) return running.then(({ record: stored }) => ({ record: stored }));
+    const started = this.storeResults(record, state).finally(() => this.storing.delete(record.id));
+    this.storing.set(record.id, started);
+    return started;
+  }
+
+  /**
+   * What a query answers and a callback carries: the stored results' freshly signed URLs in place
+   * of the upstream's. A query signs for the base URL it came in on; a callback for the creator's.
+   */
+  async present(record: TaskRecord, state: Record<string, unknown>, resultBase?: string): Promise<Record<string, unknown>> {
+    const storage = this.options.storage;
+    if (!storage || !record.stored || !isObject(state.content)) return state;
+    const content: Record<string, unknown> = { ...state.content };
+    try {
+      for (const [field, key] of Object.entries(record.stored.keys)) content[field] = await urlOf(storage, key, resultBase ?? record.resultBase);
+    } catch (error) {
+      // a store that cannot sign now is a storage failure like any other: a query answers as
+      // storage.onFailure says (the upstream's URLs with a note, or 502 storage_failed); a callback's
+      // poll (no request) throws, so it is retried with backoff like the re-hosting itself
+      if (resultBase === undefined) throw error;
+      return { ...state, storage_error: this.storageProblem(record, error) };
+    }
+    return { ...state, content };
+  }
+
+  /** A failed re-hosting on a query: logged, then a note for the answer (or a 502 storage_failed). */
+  storageProblem(record: TaskRecord, error: unknown): string {
+    const fields = { taskId: record.id, provider: record.upstream.provider };
+    if (error instanceof StorageFailure) return storageFallback(this.options.storage!, this.options.logger, error, fields);
+    if (!(error instanceof GatewayError)) throw error;
+    this.options.logger.warn({ ...fields, error: error.message }, 'task result could not be downloaded for storage');
+    return `the result could not be stored: ${error.message}`;
+  }
+
+  /**
+   * Re-hosts the video and last frame once and records their keys with compare-and-set. When
+   * another writer recorded keys first, ours are deleted and the record with theirs is returned, so
+   * however many instances see `succeeded`, one set of objects is kept and every answer names it.
+   */
+  private async storeResults(record: TaskRecord, state: Record<string, unknown>): Promise<{ record: TaskRecord; bytes?: number }> {
+    const storage = this.options.storage!;
+    const context: RehostContext = {
+      storage,
+      http: this.http,
+      limits: this.options.limits,
+      logger: this.options.logger,
+      telemetry: this.options.telemetry,
+      allowPrivate: this.options.allowPrivateResultUrls,
+      caller: callerOfTask(record),
+      provider: record.upstream.provider,
+      signal: NEVER_ABORTED,
+    };
+    const keys: Record<string, string> = {};
+    let bytes = 0;
+    try {
+      for (const [field, url] of mediaUrlsOf(state)) {
+        const stored = await storeFromUrl(context, url, field === 'video_url' ? 'video' : 'image');
+        keys[field] = stored.key;
+        bytes += stored.bytes;
+      }
+    } catch (error) {
+      for (const key of Object.values(keys)) void storage.store.delete(key).catch(() => undefined);
+      throw error;
+    }
+    let current: TaskRecord | undefined = record;
+    try {
+      for (let round = 0; round < CAS_ROUNDS && current; round += 1) {
+        if (current.stored) break;
+        const updated = await this.options.store.updateTask(current.id, current.version, { stored: { keys, bytes } });
+        if (updated) return { record: updated, bytes };
+        current = await this.options.store.getTask(record.id);
+      }
+    } catch (error) {
+      // the task store failed: copies it does not name would be orphans (a whole video per retried
+      // poll), so they go; but a write can land and still fail to answer, so they are deleted only
+      // when the record is read back without them (unreadable: kept, an orphan beats a dead URL)
+      const now = await this.options.store.getTask(record.id).catch(() => undefined);
+      const ours = now?.stored !== undefined && Object.values(now.stored.keys).some((key) => Object.values(keys).includes(key));
+      if (now && !ours) for (const key of Object.values(keys)) void storage.store.delete(key).catch(() => undefined);
+      throw error;
+    }
+    for (const key of Object.values(keys)) void storage.store.delete(key).catch(() => undefined);
+    if (current?.stored) return { record: current };
+    throw new Error(`task record kept changing during ${CAS_ROUNDS} compare-and-set rounds`);
+  }
+}
+
+/** The Ark `content` fields that are result media URLs (upstreams §2.3), as [field, url]. */
+function mediaUrlsOf(state: Record<string, unknown>): Array<[string, string]> {
+  if (!isObject(state.content)) return [];
+  const content = state.content;
+  return MEDIA_FIELDS.flatMap((field) => (typeof content[field] === 'string' && content[field] !== '' ? [[field, content[field]] as [string, string]] : []));
+}
+
+const MEDIA_FIELDS = ['video_url', 'last_frame_url'] as const;

@@ -1,0 +1,68 @@
+// What a task's state changes are worth to the operator: the transition and video-seconds metrics, and
+// once per task, by the one instance whose compare-and-set recorded it, the terminal usage event
+// (README "Tenant controls": bill video on it) with the quota slot and unused video-seconds given back.
+import type { TaskRecord } from '../../stores/tasks/task-store.js';
+import type { ResolvedOptions } from '../options.js';
+import type { Quotas } from '../tenancy/quotas.js';
+import { usageOf } from '../../json/usage-fields.js';
+import { messageOf } from './background-work.js';
+import { callerOfTask } from './caller-snapshot.js';
+
+export class TaskUsage {
+  constructor(
+    private readonly options: ResolvedOptions,
+    private readonly quotas: Quotas,
+  ) {}
+
+  /** The metrics of a recorded state change: the transition, and a finished video's seconds. */
+  recordTransition(record: TaskRecord, state: Record<string, unknown>): void {
+    const status = String(state.status);
+    this.options.telemetry.recordTaskTransition(status);
+    if (status === 'succeeded' && typeof state.duration === 'number' && state.duration > 0) {
+      this.options.telemetry.recordVideoSeconds(state.duration, record.upstream.provider, record.model);
+    }
+  }
+
+  /** Marks a terminal record as reported; the one writer that wins the compare-and-set reports it. */
+  async reportTerminal(record: TaskRecord, result: Record<string, unknown>): Promise<void> {
+    const updated = await this.options.store.updateTask(record.id, record.version, { usageReported: true });
+    if (updated) this.terminalReached(updated, result);
+  }
+
+  /**
+   * Called exactly once per task, by the instance whose compare-and-set recorded `usageReported`:
+   * frees the owner's concurrent-task slot, gives back the video-seconds of a task that did not
+   * succeed (nothing was generated), and emits the task's one terminal usage event with what Ark
+   * reported (duration, resolution, usage tokens), not what was asked.
+   */
+  terminalReached(record: TaskRecord, result: Record<string, unknown>): void {
+    const status = String(result.status);
+    const failed = (error: unknown): void => this.options.logger.warn({ taskId: record.id, error: messageOf(error) }, 'quota release failed');
+    const ends = record.quota?.windowEnds;
+    if (record.quota?.slot) this.quotas.releaseVideoTask(record.owner, ends?.videoTasks).catch(failed);
+    if (record.quota && record.quota.videoSeconds > 0 && status !== 'succeeded') this.quotas.refundVideoSeconds(record.owner, record.quota.videoSeconds, ends?.videoSeconds).catch(failed);
+    const { onUsage } = this.options;
+    if (!onUsage) return;
+    const error = result.error as { code?: unknown } | null | undefined;
+    const seconds = typeof result.duration === 'number' ? result.duration : undefined;
+    try {
+      onUsage({
+        caller: callerOfTask(record),
+        route: 'video.tasks',
+        model: record.model,
+        provider: record.upstream.provider,
+        images: 0,
+        status: 200,
+        latencyMs: Date.now() - record.createdAt,
+        task: { id: record.id, status },
+        ...(status === 'succeeded' ? { video: { ...(seconds !== undefined ? { seconds } : {}), ...(typeof result.resolution === 'string' ? { resolution: result.resolution } : {}) } } : {}),
+        ...(usageOf(result).usage ? { upstreamUsage: usageOf(result).usage } : {}),
+        ...(error && typeof error.code === 'string' ? { errorCode: error.code } : {}),
+        // the task's durable copies, counted once with the task whichever request or poll stored them
+        ...(record.stored ? { storedBytes: record.stored.bytes } : {}),
+      });
+    } catch (thrown) {
+      this.options.logger.error({ error: messageOf(thrown) }, 'onUsage threw');
+    }
+  }
+}

@@ -1,0 +1,71 @@
+// A stored task's state as its upstream reports it now (contract §4.2): the resolver is asked again
+// (keys are never stored, so they can rotate), the upstream of the provider that created the task is
+// called, and its answer becomes the caller's task object. Used by a query and by a background poll.
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { CallContext } from '../../providers/call-context.js';
+import { requireCapability } from '../../providers/registry.js';
+import type { TaskRecord } from '../../stores/tasks/task-store.js';
+import type { UpstreamHttp } from '../../transport/upstream-http.js';
+import type { Caller, Upstream } from '../../types.js';
+import type { ResolveUpstreamInput } from '../../options/host-hooks.js';
+import { secretsOf } from '../fallback.js';
+import type { ResolvedOptions } from '../options.js';
+import { resolveUpstreams } from '../resolve-upstreams.js';
+import { messageOf } from './background-work.js';
+import { callerOfTask } from './caller-snapshot.js';
+
+export class UpstreamTaskState {
+  constructor(
+    private readonly options: ResolvedOptions,
+    private readonly http: UpstreamHttp,
+  ) {}
+
+  /** The state for a query: the request's own caller (same id as the owner, fresh from verifyKey). */
+  async fetchState(record: TaskRecord, caller: Caller, req: ResolveUpstreamInput['req'], signal: AbortSignal): Promise<Record<string, unknown>> {
+    return this.fetchFrom(await this.taskUpstream(record, caller, req), record, signal);
+  }
+
+  /**
+   * The upstream for a background poll, asked with the creator's caller (caller-snapshot.ts). A
+   * refusal (null, or a throw) fails this poll, to be retried, and never ends following: a plan
+   * lookup can fail for a while, and the task keeps running at Ark either way.
+   */
+  async pollUpstream(record: TaskRecord): Promise<Upstream> {
+    try {
+      return await this.taskUpstream(record, callerOfTask(record), undefined);
+    } catch (error) {
+      throw new Error(`resolveUpstream gave no ${record.upstream.provider} upstream for the task's caller: ${messageOf(error)}`, { cause: error });
+    }
+  }
+
+  async fetchFrom(upstream: Upstream, record: TaskRecord, signal: AbortSignal): Promise<Record<string, unknown>> {
+    try {
+      const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
+      const state = await this.options.telemetry.taskPoll(upstream, record.model, record.trace, () => tasks.get(this.call(signal), upstream, record.upstream.taskId));
+      return tasks.toCallerTask(state, record.id, record.model);
+    } catch (error) {
+      throw error instanceof GatewayError ? error.withoutSecrets(secretsOf(upstream)) : error;
+    }
+  }
+
+  private async taskUpstream(record: TaskRecord, caller: Caller, req: ResolveUpstreamInput['req']): Promise<Upstream> {
+    // keys are never stored: the resolver is asked again, so they can rotate
+    const upstreams = await resolveUpstreams(this.options, { model: record.model, route: 'video.tasks', caller, req });
+    // the provider that created the task is the one that knows it
+    const same = upstreams.filter((upstream) => upstream.provider === record.upstream.provider);
+    const upstream = same.find((candidate) => sameBase(candidate.baseURL, record.upstream.baseURL)) ?? same[0];
+    if (!upstream) {
+      this.options.logger.error({ model: record.model }, `resolveUpstream no longer names a ${record.upstream.provider} upstream for a stored task`);
+      throw GatewayError.internal();
+    }
+    return upstream;
+  }
+
+  private call(signal: AbortSignal): CallContext {
+    return { http: this.http, signal, limits: this.options.limits };
+  }
+}
+
+function sameBase(a: string, b: string): boolean {
+  return a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
+}

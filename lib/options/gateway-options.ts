@@ -1,0 +1,301 @@
+// The public options of createGatewayRouter (README "Options"): GatewayOptions and the option objects
+// it is made of, each with its default and an example. Types only; the bounds of a request are in
+// request-limits.ts, the functions a host writes in host-hooks.ts. gateway/options.ts is the only
+// place that reads them: it checks them, fills the defaults and widens the shorthands.
+// the telemetry option's type lives with the facade that reads it: telemetry imports no option
+import type { TelemetryOptions } from '../telemetry/otel-api.js';
+
+export type { TelemetryOptions };
+import type { IdempotencyStore } from '../stores/idempotency/idempotency-store.js';
+import type { ResultStorage } from '../stores/results/result-storage.js';
+import type { JobScheduler } from '../stores/scheduling/job-scheduler.js';
+import type { TaskStore } from '../stores/tasks/task-store.js';
+import type { Caller, UsageEvent } from '../types.js';
+import type { ListModels, Logger, ResolveUpstream, VerifyKey } from './host-hooks.js';
+import type { CompressedBodiesOptions, GatewayLimits, ImageModelFamily } from './request-limits.js';
+
+export interface GatewayOptions {
+  /**
+   * Required. Checks the bearer key of every request; return the caller or null (401). No default.
+   * @example verifyKey: staticKeys({ 'sk-tenant-a': { id: 'tenant-a' } })
+   */
+  verifyKey: VerifyKey;
+  /**
+   * Required. Names the upstream for a model; return null for a model the caller may not use (404). No default.
+   * @example resolveUpstream: ({ model }) => ({ provider: 'dashscope', baseURL: 'https://dashscope-intl.aliyuncs.com/api/v1', apiKey, model: 'qwen-image-plus' })
+   */
+  resolveUpstream: ResolveUpstream;
+  /**
+   * Body, image and upstream limits. Each key is optional; defaults in `DEFAULT_LIMITS`.
+   * @example limits: { jsonBodyBytes: 64 * 1024 * 1024 }
+   */
+  limits?: Partial<GatewayLimits>;
+  /**
+   * Accept `Content-Encoding: gzip`, `deflate` (also `x-gzip`) or `br` on JSON routes. Default
+   * false: any coding but `identity` is a 415, because the official SDKs never compress request
+   * bodies and a 200-byte brotli body can inflate to 48 MB. `true` allows them under
+   * `DEFAULT_COMPRESSED_BODIES` (1 MiB decoded, ratio 20). Multipart bodies are never decoded.
+   * @example compressedBodies: { maxDecodedBytes: 4 * 1024 * 1024, maxRatio: 20 }
+   */
+  compressedBodies?: boolean | CompressedBodiesOptions;
+  /**
+   * The image model families of contract §1. Default: `DEFAULT_IMAGE_MODELS` (the spec's table).
+   * @example imageModels: [...DEFAULT_IMAGE_MODELS, { pattern: 'my-image-*', minImages: 0, maxImages: 2, maxN: 4 }]
+   */
+  imageModels?: readonly ImageModelFamily[];
+  /**
+   * Accept reference image URLs that name loopback, private or link-local hosts. Default false:
+   * such URLs get a 400 (the upstream fetches them from the public internet, contract §4.1).
+   * @example allowPrivateImageUrls: process.env.NODE_ENV !== 'production'
+   */
+  allowPrivateImageUrls?: boolean;
+  /**
+   * Download `b64_json` result images from hosts that name or resolve to loopback, private or
+   * link-local addresses. Default false: the upstream names the result URL, so it gets the callback
+   * rules (public addresses only, pinned, no redirects). Set true only for a trusted upstream that
+   * serves results from a private network, or for local development.
+   * @example allowPrivateResultUrls: process.env.NODE_ENV !== 'production'
+   */
+  allowPrivateResultUrls?: boolean;
+  /**
+   * Called once per finished request, for metering and billing. Errors it throws are logged, not sent. Default: none.
+   * @example onUsage: (event) => meter.record(event.caller.id, event.route, event.images)
+   */
+  onUsage?: (event: UsageEvent) => void;
+  /**
+   * Where the gateway logs, pino-compatible: `info/warn/error(fields, message)`, optional `child()`.
+   * Default: silent. Gets every 5xx and every failed upstream attempt; never a key or image bytes.
+   * @example logger: pino({ level: 'info' })
+   */
+  logger?: Partial<Logger>;
+  /**
+   * Task and asset records (ownership, callback state). Default: `memoryTaskStore()`; `redisTaskStore` for several instances.
+   * @example store: redisTaskStore({ client: new Redis(process.env.REDIS_URL!) })
+   */
+  store?: TaskStore;
+  /**
+   * Runs task polls and callback deliveries. Default: `memoryScheduler()`; `bullmqScheduler` for several instances.
+   * @example scheduler: bullmqScheduler({ connection: new Redis(process.env.REDIS_URL!) })
+   */
+  scheduler?: JobScheduler;
+  /**
+   * Callback delivery (contract §6): signing, retries, the polling schedule. Default: `DEFAULT_CALLBACKS`, unsigned.
+   * @example callbacks: { signingSecret: process.env.WEBHOOK_SECRET, maxAttempts: 8 }
+   */
+  callbacks?: CallbackOptions;
+  /**
+   * Accept `asset://` references to assets not created through this gateway (the operator's own).
+   * Another tenant's asset is refused either way. Default false.
+   * @example allowOperatorAssets: true
+   */
+  allowOperatorAssets?: boolean;
+  /**
+   * The models `GET /v1/models` lists for a caller (OpenAI list shape). Default: the image-family
+   * names of `imageModels` that `resolveUpstream` accepts for that caller.
+   * @example listModels: (caller) => ['x-image-2.0', 'x-image-edit', { id: 'x-video', owned_by: 'ark' }]
+   */
+  listModels?: ListModels;
+  /**
+   * Let requests to paths under `/v1` and `/api/v3` that the gateway does not serve fall through to
+   * the host's own routes. Default false: they get the JSON error object with 404 `not_found`, as
+   * OpenAI clients expect, never Express's HTML page.
+   * @example fallthrough: true // the host serves its own GET /v1/status after the gateway
+   */
+  fallthrough?: boolean;
+  /**
+   * Durable results (README "Durable results"): every result image, and a video task's video and
+   * last frame, is re-hosted into this store and `url` answers the store's signed URL instead of
+   * the upstream's 24-hour link. A store alone, or `{ store, onFailure, timeoutMs, maxVideoBytes }`.
+   * Default: none (upstream URLs are answered as they come).
+   * @example storage: localResultStorage({ directory: './results', secret: process.env.RESULTS_SECRET })
+   * @example storage: { store: s3ResultStorage({ bucket: 'results', region: 'auto', endpoint }), onFailure: 'error' }
+   */
+  storage?: ResultStorage | StorageOptions;
+  /**
+   * OpenTelemetry traces and metrics through the host's `@opentelemetry/api` (README "Observability").
+   * Default: on when the package is installed (with no SDK registered it records nothing), off
+   * otherwise; `false` turns it off. Prompts are recorded only with `capturePrompts: true`.
+   * @example telemetry: { capturePrompts: false }
+   */
+  telemetry?: TelemetryOptions | false;
+  /**
+   * Per-caller quotas in billing units: requests and images per minute, video-seconds per day,
+   * concurrent video tasks, in-flight requests (README "Tenant controls"). Default: none (only
+   * `limits.inFlightPerCaller`). A refusal is 429 `rate_limit_exceeded` with `Retry-After` and the
+   * IETF `RateLimit-Policy` / `RateLimit` headers.
+   * @example quotas: { limits: (caller) => plans[String(caller.plan)], redis: new Redis(process.env.REDIS_URL!) }
+   */
+  quotas?: QuotaOptions;
+  /**
+   * `Idempotency-Key` on the paid creates (image generations and edits, video tasks, Ark native
+   * images, CreateAsset): a retry with the same key and body gets the stored answer, the upstream is
+   * not called again. Default: on, keys in memory for 24 h; `false` ignores the header.
+   * @example idempotency: { store: redisIdempotencyStore({ client: redis }) }
+   */
+  idempotency?: IdempotencyOptions | false;
+}
+
+/**
+ * `options.storage` in its long form (README "Durable results").
+ * @example storage: { store: s3ResultStorage({ bucket: 'results', region: 'auto', endpoint }), onFailure: 'error', timeoutMs: 60_000 }
+ */
+export interface StorageOptions {
+  /** Where results are re-hosted. Required in the long form; no default. @example store: localResultStorage({ directory: './results', secret }) */
+  store: ResultStorage;
+  /**
+   * When the store fails or is slow: `'upstream_url'` (default) answers the upstream's own URL and
+   * says so in `extra.storage_error` (tasks: `storage_error`); `'error'` answers 502 `storage_failed`.
+   * Either way it is logged, and a video task's re-hosting is retried with backoff.
+   * @example onFailure: 'error'
+   */
+  onFailure?: 'upstream_url' | 'error';
+  /** Longest wait for the store to take one result (and for a video's whole transfer), ms. Default 120 000. @example timeoutMs: 60_000 */
+  timeoutMs?: number;
+  /** Largest video re-hosted, bytes (images use `limits.downloadBytes`). Default 1 GiB. @example maxVideoBytes: 2 * 1024 * 1024 * 1024 */
+  maxVideoBytes?: number;
+}
+
+/**
+ * Callback delivery for video tasks (contract §6). Every key is optional.
+ * @example callbacks: { signingSecret: 'whsec_…', maxAttempts: 8, pollIntervalsMs: [60_000, 30_000, 15_000] }
+ */
+export interface CallbackOptions {
+  /** Standard Webhooks secret (`whsec_…`): every delivery is signed. Default: unsigned. @example signingSecret: process.env.WEBHOOK_SECRET */
+  signingSecret?: string;
+  /** Attempts per task state before giving up. Default 8. @example maxAttempts: 12 */
+  maxAttempts?: number;
+  /** Development and tests only: http and loopback/private callback targets. Default false. @example allowLocal: process.env.NODE_ENV === 'test' */
+  allowLocal?: boolean;
+  /** Timeout of one delivery attempt, ms. Default 10 s. @example timeoutMs: 5_000 */
+  timeoutMs?: number;
+  /**
+   * First retry delay, ms; doubled each retry, with jitter. Default 2 s. Used by callback deliveries
+   * and by task polls that could not be made (store, resolver or Ark unavailable).
+   * @example retryBaseMs: 5_000
+   */
+  retryBaseMs?: number;
+  /** Longest retry delay, ms. Default 5 min. @example retryMaxMs: 600_000 */
+  retryMaxMs?: number;
+  /**
+   * Delays between polls of a task with a callback, ms; the last one repeats. Default
+   * [60 s, 45 s, 30 s, 20 s, 15 s]: the first query a minute after submission, intervals shortened
+   * gradually, never below 15 s (contract §8: no needless high-frequency polling).
+   * @example pollIntervalsMs: [30_000, 15_000]
+   */
+  pollIntervalsMs?: readonly number[];
+  /**
+   * Stop following a task that has not ended after this long, ms. Default 48 h (Ark's default expiry).
+   * Also bounds the retries of a poll that keeps failing: about `maxFollowMs / retryMaxMs` attempts
+   * (at least `maxAttempts`), then following ends with an error in the log.
+   * @example maxFollowMs: 24 * 3600_000
+   */
+  maxFollowMs?: number;
+  /**
+   * More callback hosts to refuse as temporary public proxies (contract §6.3), beside the built-in
+   * `TEMPORARY_PROXY_HOSTS` (ngrok, Cloudflare quick tunnels, localtunnel, webhook.site, ...). Each
+   * entry is a bare host name and covers its subdomains. Default `[]`.
+   * @example blockedHosts: ['tunnels.example-vendor.net']
+   */
+  blockedHosts?: readonly string[];
+  /**
+   * Hosts (with their subdomains) exempt from the temporary-proxy list: for an operator whose own
+   * receiver lives on such a service, e.g. a reserved ngrok domain. Default `[]`.
+   * @example allowedHosts: ['acme.ngrok.app']
+   */
+  allowedHosts?: readonly string[];
+}
+
+/**
+ * Per-caller quotas (README "Tenant controls"): limits in the units a tenant is billed in, counted by
+ * rate-limiter-flexible in memory by default (one instance); give `redis` so several instances share
+ * one budget.
+ * @example quotas: { limits: (caller) => plans[caller.plan], redis: new Redis(process.env.REDIS_URL!), whenRedisDown: 'refuse' }
+ */
+export interface QuotaOptions {
+  /** Required. The limits, for every caller or per caller (null/undefined: no quota for this caller). No default. @example limits: { requestsPerMinute: 60 } */
+  limits: QuotaLimitsFor;
+  /** A connected ioredis client (the host's; never closed by the gateway). Default: counters in this process's memory. @example redis: new Redis(process.env.REDIS_URL!) */
+  redis?: QuotaRedisClient;
+  /** Prepended to every Redis key. Default `'gw:quota:'`. @example prefix: 'myapp:quota:' */
+  prefix?: string;
+  /**
+   * When Redis cannot be reached: `'refuse'` answers 503 `quota_unavailable` (nothing runs
+   * uncounted), `'allow'` lets the request run uncounted and logs a warning. Default `'refuse'`.
+   * @example whenRedisDown: 'allow'
+   */
+  whenRedisDown?: 'refuse' | 'allow';
+  /** Seconds a video task costs when its body names no duration. Default 5 (Seedance's default). @example defaultVideoSeconds: 10 */
+  defaultVideoSeconds?: number;
+}
+
+/**
+ * One caller's limits. Each key is optional; an absent key is no limit of that kind (the default).
+ * @example { requestsPerMinute: 120, imagesPerMinute: 40, videoSecondsPerDay: 600, concurrentVideoTasks: 2, inFlight: 16 }
+ */
+export interface QuotaLimits {
+  /** Requests per minute (fixed window): creates and forwarded requests, not task queries or `/v1/models` (a refused request is not counted). @example requestsPerMinute: 120 */
+  requestsPerMinute?: number;
+  /** Images per minute: an image request costs its `n` (default 1), given back when the upstream fails (and the images its answer lacks). @example imagesPerMinute: 40 */
+  imagesPerMinute?: number;
+  /**
+   * Video-seconds per day: a task costs its requested `duration` (top-level, else a `--dur N` /
+   * `--duration N` flag in its text, else `defaultVideoSeconds`), given back when the upstream refuses the create.
+   * @example videoSecondsPerDay: 600
+   */
+  videoSecondsPerDay?: number;
+  /** Video tasks not yet in a terminal state at once; a slot is freed when the task ends (seen by a query or the callback poller). @example concurrentVideoTasks: 2 */
+  concurrentVideoTasks?: number;
+  /** Requests in flight at once on this instance; overrides `limits.inFlightPerCaller` for this caller. @example inFlight: 16 */
+  inFlight?: number;
+}
+
+/**
+ * The limits of a caller: one table for all, or looked up per caller (a plan in the host's database).
+ * @example limits: async (caller) => (await db.plans.of(caller.id))?.quotas
+ */
+export type QuotaLimitsFor = QuotaLimits | ((caller: Caller) => QuotaLimits | null | undefined | Promise<QuotaLimits | null | undefined>);
+
+/**
+ * The commands the quota counters send (ioredis's `Redis` fits; rate-limiter-flexible drives it).
+ * @example redis: new Redis(process.env.REDIS_URL!)
+ */
+export interface QuotaRedisClient {
+  status?: string;
+  eval(...args: never[]): unknown;
+  multi(...args: never[]): unknown;
+}
+
+/** What `router.quota(caller)` tells about the `quotas` limits: each configured limit, what is left of it now, and when it refills. */
+export interface QuotaState {
+  name: 'requests' | 'images' | 'video-seconds' | 'video-tasks';
+  limit: number;
+  remaining: number;
+  /** Seconds until the window resets (0 for concurrent video tasks: a slot frees when a task ends). */
+  resetSeconds: number;
+}
+
+/**
+ * Idempotency-Key on the paid creates (README "Tenant controls"). On by default, keys in memory.
+ * @example idempotency: { store: redisIdempotencyStore({ client: redis }), ttlSeconds: 24 * 3600 }
+ */
+export interface IdempotencyOptions {
+  /** Where keys live. Default `memoryIdempotencyStore()`; `redisIdempotencyStore({ client })` for several instances. @example store: redisIdempotencyStore({ client: redis }) */
+  store?: IdempotencyStore;
+  /** Seconds a key (and its stored answer) is kept after the first request finished. Default 86 400 (24 h). @example ttlSeconds: 3600 */
+  ttlSeconds?: number;
+  /**
+   * Largest answer stored for replay, bytes. A larger one (b64_json images) is not kept: a retry with
+   * the key gets 409 `idempotency_answer_not_kept` and nothing runs twice. Default 1 MiB.
+   * @example maxAnswerBytes: 8 * 1024 * 1024
+   */
+  maxAnswerBytes?: number;
+  /**
+   * Seconds the answer of paid image work is kept when its client left (or its deadline passed) while
+   * the upstream was still working: the client's retry of the same request (same key, route and body)
+   * receives it once instead of paying for a second generation, and a retry during the work joins it
+   * (docs/tenancy-and-billing.md "Retries"). `false` keeps nothing: the work is cut when its client
+   * leaves. Default 600 (10 minutes); answers larger than `maxAnswerBytes` are not kept.
+   * @example idempotency: { keptAnswerSeconds: 120 }
+   */
+  keptAnswerSeconds?: number | false;
+}

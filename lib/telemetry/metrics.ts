@@ -1,0 +1,126 @@
+// The gateway's metric instruments (README "Observability"), made from the host's current global
+// meter provider, and the metrics other parts record. A model name becomes a metric attribute only
+// within a bound: each new value is a new series in the host's metrics backend.
+import type { ProviderName, RouteName } from '../types.js';
+import { ATTR, DURATION_BUCKETS, METRIC } from './conventions.js';
+import type { OtelApi, OtelCounter, OtelHistogram, OtelMeterProvider } from './otel-api.js';
+import { clip, defined } from './span-values.js';
+
+/** The instrumentation scope of every tracer and meter the gateway asks for. */
+export const SCOPE = 'express-image-gateway';
+/**
+ * Most distinct `gen_ai.request.model` values the metrics carry; later ones are `_OTHER`. A model
+ * name comes from the caller's body: each new value would be a new series in the host's metrics
+ * backend (19 buckets per histogram series), so an invented name must not become one.
+ */
+const MAX_MODEL_LABELS = 100;
+const OTHER = '_OTHER';
+
+/** `image_gateway.limit` values: which limit refused a request. */
+export type LimitName = 'in-flight' | 'requests' | 'images' | 'video-seconds' | 'video-tasks' | (string & {});
+
+export interface Instruments {
+  requestDuration: OtelHistogram;
+  upstreamDuration: OtelHistogram;
+  images: OtelCounter;
+  videoSeconds: OtelCounter;
+  taskTransitions: OtelCounter;
+  callbackDeliveries: OtelCounter;
+  limitRefusals: OtelCounter;
+  storageBytes: OtelCounter;
+}
+
+/** The metrics of one Telemetry. Its calls are not guarded here: Telemetry runs each inside its guard. */
+export class Metrics {
+  private meterProvider: OtelMeterProvider | undefined;
+  private cached: Instruments | undefined;
+  /** The model names admitted as metric attributes (see modelLabel). */
+  private readonly models = new Set<string>();
+
+  /** `providerNames`: each provider's `gen_ai.provider.name`, as the providers declare it. */
+  constructor(
+    private readonly api: OtelApi | undefined,
+    private readonly providerNames: Readonly<Partial<Record<ProviderName, string>>>,
+  ) {}
+
+  /** The instruments of the current global meter provider (made again when the host registers another). */
+  instruments(): Instruments | undefined {
+    if (!this.api) return undefined;
+    const provider = this.api.metrics.getMeterProvider();
+    if (provider !== this.meterProvider) {
+      this.meterProvider = provider;
+      const made = createInstruments(provider);
+      // no meter provider registered: its instruments do nothing, so no attributes are built for them
+      this.cached = made.requestDuration === this.noopHistogram() ? undefined : made;
+    }
+    return this.cached;
+  }
+
+  /**
+   * A model name as a metric attribute: as it is when already admitted, or when `admit` (the operator
+   * named it, or an upstream answered for it) and fewer than MAX_MODEL_LABELS are admitted; otherwise
+   * `_OTHER` (the conventions' value for an unbounded one). Spans keep the name: they are not series.
+   */
+  modelLabel(name: string | undefined, admit: boolean): string | undefined {
+    const model = clip(name);
+    if (!model) return undefined;
+    if (this.models.has(model)) return model;
+    if (!admit || this.models.size >= MAX_MODEL_LABELS) return OTHER;
+    this.models.add(model);
+    return model;
+  }
+
+  /** `gen_ai.provider.name` of a provider. */
+  providerName(provider: ProviderName): string | undefined {
+    return this.providerNames[provider];
+  }
+
+  /** A task moved to `status` (recorded by the writer whose compare-and-set won). */
+  recordTaskTransition(status: string): void {
+    this.instruments()?.taskTransitions.add(1, { [ATTR.taskStatus]: status });
+  }
+
+  /** Seconds of video a task produced. */
+  recordVideoSeconds(seconds: number, provider: ProviderName, model: string): void {
+    this.instruments()?.videoSeconds.add(seconds, defined({ [ATTR.providerName]: this.providerName(provider), [ATTR.requestModel]: this.modelLabel(model, true) }));
+  }
+
+  /** A callback attempt's outcome: `delivered`, `failed` (retried or given up), `dropped` (the task moved on). */
+  recordCallbackDelivery(outcome: 'delivered' | 'failed' | 'dropped'): void {
+    this.instruments()?.callbackDeliveries.add(1, { [ATTR.outcome]: outcome });
+  }
+
+  /** A request refused by a limit (429): which limit, on which route. Never the tenant: that belongs in usage events. */
+  recordLimitRefusal(limit: LimitName, route?: RouteName): void {
+    this.instruments()?.limitRefusals.add(1, defined({ [ATTR.limit]: limit, [ATTR.route]: route }));
+  }
+
+  /** Bytes written to (`put`) or removed from (`delete`) result storage. */
+  recordStorageBytes(bytes: number, operation: 'put' | 'delete' | (string & {})): void {
+    this.instruments()?.storageBytes.add(bytes, { [ATTR.storageOperation]: operation });
+  }
+
+  /** The API's no-op histogram (one shared object), when the API offers its no-op meter. */
+  private noopHistogram(): OtelHistogram | undefined {
+    try {
+      return this.api?.createNoopMeter?.().createHistogram(METRIC.requestDuration);
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+function createInstruments(provider: OtelMeterProvider): Instruments {
+  const meter = provider.getMeter(SCOPE);
+  const seconds = { unit: 's', advice: { explicitBucketBoundaries: DURATION_BUCKETS } };
+  return {
+    requestDuration: meter.createHistogram(METRIC.requestDuration, { ...seconds, description: 'Duration of gateway requests, by route and outcome.' }),
+    upstreamDuration: meter.createHistogram(METRIC.upstreamDuration, { ...seconds, description: 'Duration of upstream attempts, by provider and model.' }),
+    images: meter.createCounter(METRIC.images, { unit: '{image}', description: 'Images answered to callers.' }),
+    videoSeconds: meter.createCounter(METRIC.videoSeconds, { unit: 's', description: 'Seconds of video generated by finished tasks.' }),
+    taskTransitions: meter.createCounter(METRIC.taskTransitions, { unit: '{transition}', description: 'Video task state transitions, by the state reached.' }),
+    callbackDeliveries: meter.createCounter(METRIC.callbackDeliveries, { unit: '{delivery}', description: 'Callback delivery attempts, by outcome.' }),
+    limitRefusals: meter.createCounter(METRIC.limitRefusals, { unit: '{request}', description: 'Requests refused by a limit, by limit and route.' }),
+    storageBytes: meter.createCounter(METRIC.storageBytes, { unit: 'By', description: 'Bytes written to or removed from result storage.' }),
+  };
+}
