@@ -178,7 +178,7 @@ export interface CallbackOptions {
   retryMaxMs?: number;
   /**
    * Delays between polls of a task with a callback, ms; the last one repeats. Default
-   * [60 s, 45 s, 30 s, 20 s, 15 s]: the first query a minute after submission, intervals shortened
+   * `[60 s, 45 s, 30 s, 20 s, 15 s]`: the first query a minute after submission, intervals shortened
    * gradually, never below 15 s (contract §8: no needless high-frequency polling).
    * @example pollIntervalsMs: [30_000, 15_000]
    */
