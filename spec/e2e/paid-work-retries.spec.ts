@@ -11,14 +11,16 @@ import OpenAI, { APIError } from 'openai';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import type { GatewayOptions, Upstream } from '../../lib/index.js';
-import { type FakePaidImages, OPENAI_IMAGES, startFakePaidImages } from '../helpers/fake-paid-images.js';
+import { type FakePaidImages, OPENAI_EDITS, OPENAI_IMAGES, startFakePaidImages } from '../helpers/fake-paid-images.js';
 import { sendJson } from '../helpers/fake-upstream.js';
 import { KEY_A, KEY_B } from '../helpers/gateway-app.js';
+import { TINY_PNG } from '../helpers/images.js';
 import { type GatewayFixture, gatewayWith } from '../helpers/gateway-with.js';
 import { generationTags, imagesAccounted, postAndLeave, quotaUsed } from '../helpers/paid-work.js';
 import { SHOULD_RETRY_HEADER, keptAnswers, undeliveredImagesOf } from '../helpers/paid-work-names.js';
 
 const MODEL = 'gpt-image-1';
+const NATIVE = '/api/v3/images/generations';
 const UPSTREAM_KEY = 'sk-upstream-paid-work';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** One body, as bytes: a retry sends the same bytes (the SDKs do). */
@@ -34,7 +36,14 @@ function start(options: { timeoutMs?: number; upstream?: (fake: FakePaidImages) 
   const { timeoutMs, upstream, ...gatewayOptions } = options;
   return gatewayWith({
     fakes: { images: startFakePaidImages },
-    resolve: (_input, { images }) => (upstream ? upstream(images) : { provider: 'openai', baseURL: images.openaiBaseURL, apiKey: UPSTREAM_KEY, ...(timeoutMs !== undefined ? { timeoutMs } : {}) }),
+    resolve: ({ model, route }, { images }) => {
+      if (upstream) return upstream(images);
+      const deadline = timeoutMs !== undefined ? { timeoutMs } : {};
+      if (route === 'images.native') return { provider: 'ark', baseURL: images.arkBaseURL, apiKey: UPSTREAM_KEY, ...deadline };
+      if (model === 'x-image-2.0') return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: UPSTREAM_KEY, model: 'qwen-image-2.0', ...deadline };
+      if (model === 'x-image-edit') return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: UPSTREAM_KEY, model: 'qwen-image-edit-plus', ...deadline };
+      return { provider: 'openai', baseURL: images.openaiBaseURL, apiKey: UPSTREAM_KEY, ...deadline };
+    },
     quotas: { limits: { imagesPerMinute: 100 } },
     ...gatewayOptions,
   });
@@ -216,6 +225,39 @@ describe('paid work is not thrown away', () => {
     expect(again.status).toBe(200);
     expect(generationTags(again.text)).toEqual(['generation-2-0']);
     expect(gw.fakes.images.started()).toBe(2);
+    await expectTruthfulBill(gw);
+  });
+
+  /** An edit form as the SDKs send it: model, prompt, one image file. */
+  const editForm = (model: string): FormData => {
+    const form = new FormData();
+    form.append('model', model);
+    form.append('prompt', 'make it snow');
+    form.append('image', new Blob([new Uint8Array(TINY_PNG)], { type: 'image/png' }), 'in.png');
+    return form;
+  };
+  const routes: Array<{ name: string; path: string; body: () => string | FormData }> = [
+    { name: 'JSON /v1/images/generations to a DashScope family', path: OPENAI_IMAGES, body: () => JSON.stringify({ model: 'x-image-2.0', prompt: 'a lighthouse' }) },
+    { name: 'JSON /api/v3/images/generations (Ark)', path: NATIVE, body: () => JSON.stringify({ model: 'seedream', prompt: 'a lighthouse' }) },
+    { name: 'multipart /v1/images/edits to an OpenAI-compatible upstream', path: OPENAI_EDITS, body: () => editForm(MODEL) },
+    { name: 'multipart /v1/images/edits to a DashScope family', path: OPENAI_EDITS, body: () => editForm('x-image-edit') },
+  ];
+  it.each(routes)('$name: the retry after the client left gets the kept answer, with no second generation', async ({ path, body: make }) => {
+    const gw = await start();
+    gw.fakes.images.workMs = 500;
+    await postAndLeave({ url: gw.url, path, key: KEY_A, body: make(), upstream: gw.fakes.images });
+    await gw.fakes.images.settled();
+    await sleep(200);
+    // a multipart retry comes with another boundary: the form's fields and files are what is compared
+    const retry = await fetch(`${gw.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY_A}`, ...(path === OPENAI_EDITS ? {} : { 'content-type': 'application/json' }) },
+      body: make(),
+    });
+    const text = await retry.text();
+    expect(retry.status, text.slice(0, 160)).toBe(200);
+    expect(generationTags(text)[0]).toBe('generation-1-0');
+    expect(gw.fakes.images.started()).toBe(1);
     await expectTruthfulBill(gw);
   });
 

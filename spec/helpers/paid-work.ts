@@ -29,7 +29,8 @@ export interface LeavingPost {
   url: string;
   path: string;
   key: string;
-  body: string;
+  /** A JSON text, or a form (sent as multipart with a boundary of fetch's choosing). */
+  body: string | FormData;
   headers?: Record<string, string>;
   /** The upstream whose next generation the client waits for before it leaves. */
   upstream: FakePaidImages;
@@ -41,7 +42,7 @@ export async function postAndLeave(post: LeavingPost): Promise<void> {
   const controller = new AbortController();
   const sent = fetch(`${post.url}${post.path}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${post.key}`, 'content-type': 'application/json', ...post.headers },
+    headers: { authorization: `Bearer ${post.key}`, ...(typeof post.body === 'string' ? { 'content-type': 'application/json' } : {}), ...post.headers },
     body: post.body,
     signal: controller.signal,
   }).then(
