@@ -12,6 +12,7 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import type { GatewayOptions, Upstream } from '../../lib/index.js';
 import { type FakePaidImages, OPENAI_EDITS, OPENAI_IMAGES, startFakePaidImages } from '../helpers/fake-paid-images.js';
+import { chatCompletion } from '../helpers/fake-llm.js';
 import { sendJson } from '../helpers/fake-upstream.js';
 import { KEY_A, KEY_B } from '../helpers/gateway-app.js';
 import { TINY_PNG } from '../helpers/images.js';
@@ -39,7 +40,7 @@ function start(options: { timeoutMs?: number; upstream?: (fake: FakePaidImages) 
     resolve: ({ model, route }, { images }) => {
       if (upstream) return upstream(images);
       const deadline = timeoutMs !== undefined ? { timeoutMs } : {};
-      if (route === 'images.native') return { provider: 'ark', baseURL: images.arkBaseURL, apiKey: UPSTREAM_KEY, ...deadline };
+      if (route === 'images.native' || route === 'video.tasks') return { provider: 'ark', baseURL: images.arkBaseURL, apiKey: UPSTREAM_KEY, ...deadline };
       if (model === 'x-image-2.0') return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: UPSTREAM_KEY, model: 'qwen-image-2.0', ...deadline };
       if (model === 'x-image-edit') return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: UPSTREAM_KEY, model: 'qwen-image-edit-plus', ...deadline };
       return { provider: 'openai', baseURL: images.openaiBaseURL, apiKey: UPSTREAM_KEY, ...deadline };
@@ -142,7 +143,31 @@ describe('the retry table: one client call, at most one generation', () => {
 });
 
 describe('x-should-retry on error answers', () => {
-  const failures: Array<{ name: string; paidWorkMayHaveStarted: boolean; arrange: (gw: Fixture) => void; options?: { timeoutMs?: number; upstream?: (fake: FakePaidImages) => Upstream } }> = [
+  interface Failure {
+    name: string;
+    paidWorkMayHaveStarted: boolean;
+    arrange: (gw: Fixture) => void;
+    options?: { timeoutMs?: number; upstream?: (fake: FakePaidImages) => Upstream };
+    /** The request; default an image generation. */
+    send?: (gw: Fixture) => request.Test;
+  }
+  const chat = (gw: Fixture) =>
+    request(gw.app)
+      .post('/v1/chat/completions')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'chat-small', messages: [{ role: 'user', content: 'hi' }] });
+  const task = (gw: Fixture) =>
+    request(gw.app)
+      .post('/api/v3/contents/generations/tasks')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'seedance', content: [{ type: 'text', text: 'a cat on a wall' }] });
+  /** An upstream that answers after the gateway's deadline (500 ms) passed. */
+  const late = (answer: object) => (gw: Fixture) =>
+    gw.fakes.images.next(async (_req, res) => {
+      await sleep(1_500);
+      sendJson(res, 200, answer);
+    });
+  const failures: Failure[] = [
     { name: 'the gateway deadline passed while the upstream worked (504)', paidWorkMayHaveStarted: true, options: { timeoutMs: 500 }, arrange: (gw) => void (gw.fakes.images.workMs = 1_500) },
     {
       name: 'the upstream failed with a 500 after taking the request',
@@ -166,12 +191,32 @@ describe('x-should-retry on error answers', () => {
       options: { upstream: () => ({ provider: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKey: UPSTREAM_KEY }) },
       arrange: () => {},
     },
+    {
+      name: 'chat completions: the gateway deadline passed while the upstream worked',
+      paidWorkMayHaveStarted: true,
+      options: { timeoutMs: 500 },
+      arrange: late(chatCompletion('upstream-chat', 'Hello')),
+      send: chat,
+    },
+    {
+      name: 'chat completions: the upstream refused with a 429',
+      paidWorkMayHaveStarted: false,
+      arrange: (gw) => gw.fakes.images.next((_req, res) => sendJson(res, 429, { error: { message: 'slow down', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' } })),
+      send: chat,
+    },
+    {
+      name: 'a video task create: the gateway deadline passed while Ark worked',
+      paidWorkMayHaveStarted: true,
+      options: { timeoutMs: 500 },
+      arrange: late({ id: 'cgt-20260917121233-late1' }),
+      send: task,
+    },
   ];
   for (const failure of failures) {
     it(`${failure.name}: ${failure.paidWorkMayHaveStarted ? 'x-should-retry: false' : 'never x-should-retry: false'}`, async () => {
       const gw = await start(failure.options ?? {});
       failure.arrange(gw);
-      const answer = await post(gw, body());
+      const answer = await (failure.send ? failure.send(gw) : post(gw, body()));
       expect(answer.status).toBeGreaterThanOrEqual(400);
       if (failure.paidWorkMayHaveStarted) expect(answer.headers[SHOULD_RETRY_HEADER]).toBe('false');
       else expect(answer.headers[SHOULD_RETRY_HEADER]).not.toBe('false');
