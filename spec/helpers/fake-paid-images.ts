@@ -27,7 +27,7 @@ export interface Generation {
   delivered: boolean;
   /** The gateway closed the connection before the answer was written. */
   cut: boolean;
-  /** Resolves when the generation's work is over (answered or not). */
+  /** Resolves when the generation's work is over and its connection let go of the answer (written, or cut). */
   done: Promise<void>;
 }
 
@@ -190,12 +190,18 @@ export async function startFakePaidImages(): Promise<FakePaidImages> {
       }
       // paid from here on, whatever becomes of the connection
       const planned = await plan(request);
-      let end!: () => void;
-      const generation: Generation = { id: self.generations.length + 1, path: request.path, ...planned, delivered: false, cut: false, done: new Promise((resolve) => (end = resolve)) };
+      let worked!: () => void;
+      let closed!: () => void;
+      const work = new Promise<void>((resolve) => (worked = resolve));
+      const exchange = new Promise<void>((resolve) => (closed = resolve));
+      // over once the work is done and the connection let go of the answer (written whole, or cut)
+      const done = Promise.all([work, exchange]).then(() => undefined);
+      const generation: Generation = { id: self.generations.length + 1, path: request.path, ...planned, delivered: false, cut: false, done };
       self.generations.push(generation);
       res.on('close', () => {
         if (res.writableFinished) generation.delivered = true;
         else generation.cut = true;
+        closed();
       });
       const workMs = self.workMs;
       try {
@@ -207,7 +213,7 @@ export async function startFakePaidImages(): Promise<FakePaidImages> {
         if (gate) await gate;
         if (!res.destroyed) answer(request, generation, res);
       } finally {
-        end();
+        worked();
       }
     },
     (path) => !path.startsWith('/results/'),
