@@ -226,16 +226,17 @@ describe('every image route and both body kinds: charged what is asked, given ba
       upstream: { extraImages: 2 },
     },
   ];
-  it.each(rows)('$name', async (row) => {
-    images.extraImages = row.upstream?.extraImages ?? 0;
-    images.sequenceReturns = row.upstream?.sequenceReturns;
-    try {
-      expectChargedAsAsked(await charge(row.send), row.asked);
-    } finally {
-      images.extraImages = 0;
-      images.sequenceReturns = undefined;
-    }
-  });
+  for (const row of rows)
+    it(row.name, async () => {
+      images.extraImages = row.upstream?.extraImages ?? 0;
+      images.sequenceReturns = row.upstream?.sequenceReturns;
+      try {
+        expectChargedAsAsked(await charge(row.send), row.asked);
+      } finally {
+        images.extraImages = 0;
+        images.sequenceReturns = undefined;
+      }
+    });
 
   it('the number charged is the number sent upstream: DashScope gets parameters.n as charged', async () => {
     const result = await charge(() => json(OPENAI_IMAGES, { model: 'x-image-2.0', prompt: 'a fox', n: 2 }));
@@ -291,9 +292,10 @@ describe('n is one integer wherever it arrives: anything else is a 400 naming n,
     { name: 'native /api/v3/images/generations, n: [2]', send: () => json(NATIVE, { model: 'seedream', prompt: 'a fox', n: [2] }) },
     { name: 'native /api/v3/images/generations, n: 2.5', send: () => json(NATIVE, { model: 'seedream', prompt: 'a fox', n: 2.5 }) },
   ];
-  it.each(refusals)('$name', async ({ send }) => {
-    await expectRefusedNamingN(send);
-  });
+  for (const { name, send } of refusals)
+    it(name, async () => {
+      await expectRefusedNamingN(send);
+    });
 });
 
 describe('video seconds come from every field that sets a length', () => {
@@ -311,14 +313,15 @@ describe('video seconds come from every field that sets a length', () => {
     { name: 'duration: 6 and text --dur 6 (they agree)', body: video({ duration: 6 }, 'a cat on a wall --dur 6'), seconds: [6, 6] },
     { name: 'no length at all (the default)', body: video({}), seconds: [5, 5] },
   ];
-  it.each(charged)('$name is charged what it asks', async ({ body, seconds }) => {
-    const before = await quotaUsed(gw.router, 'video-seconds');
-    const res = await json(TASKS, body);
-    expect(res.status, res.text.slice(0, 160)).toBe(200);
-    const used = (await quotaUsed(gw.router, 'video-seconds')) - before;
-    expect(used).toBeGreaterThanOrEqual(seconds[0]);
-    expect(used).toBeLessThanOrEqual(seconds[1]);
-  });
+  for (const { name, body, seconds } of charged)
+    it(`${name} is charged what it asks`, async () => {
+      const before = await quotaUsed(gw.router, 'video-seconds');
+      const res = await json(TASKS, body);
+      expect(res.status, res.text.slice(0, 160)).toBe(200);
+      const used = (await quotaUsed(gw.router, 'video-seconds')) - before;
+      expect(used).toBeGreaterThanOrEqual(seconds[0]);
+      expect(used).toBeLessThanOrEqual(seconds[1]);
+    });
 
   const disagreeing: Array<{ name: string; body: object }> = [
     { name: 'duration: 5 and frames: 289', body: video({ duration: 5, frames: 289 }) },
@@ -328,13 +331,14 @@ describe('video seconds come from every field that sets a length', () => {
     { name: 'frames: 121 and text --fr 289', body: video({ frames: 121 }, 'a cat on a wall --fr 289') },
     { name: 'text --duration 5 --dur 10', body: video({}, 'a cat on a wall --duration 5 --dur 10') },
   ];
-  it.each(disagreeing)('$name disagree: a 400, nothing created, nothing charged', async ({ body }) => {
-    const before = await quotaUsed(gw.router, 'video-seconds');
-    const created = creates();
-    const res = await json(TASKS, body);
-    expect(res.status, res.text.slice(0, 160)).toBe(400);
-    expect(res.body.error.type).toBe('invalid_request_error');
-    expect(creates()).toBe(created);
-    expect((await quotaUsed(gw.router, 'video-seconds')) - before).toBe(0);
-  });
+  for (const { name, body } of disagreeing)
+    it(`${name} disagree: a 400, nothing created, nothing charged`, async () => {
+      const before = await quotaUsed(gw.router, 'video-seconds');
+      const created = creates();
+      const res = await json(TASKS, body);
+      expect(res.status, res.text.slice(0, 160)).toBe(400);
+      expect(res.body.error.type).toBe('invalid_request_error');
+      expect(creates()).toBe(created);
+      expect((await quotaUsed(gw.router, 'video-seconds')) - before).toBe(0);
+    });
 });

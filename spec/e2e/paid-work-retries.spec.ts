@@ -287,24 +287,25 @@ describe('paid work is not thrown away', () => {
     { name: 'multipart /v1/images/edits to an OpenAI-compatible upstream', path: OPENAI_EDITS, body: () => editForm(MODEL) },
     { name: 'multipart /v1/images/edits to a DashScope family', path: OPENAI_EDITS, body: () => editForm('x-image-edit') },
   ];
-  it.each(routes)('$name: the retry after the client left gets the kept answer, with no second generation', async ({ path, body: make }) => {
-    const gw = await start();
-    gw.fakes.images.workMs = 500;
-    await postAndLeave({ url: gw.url, path, key: KEY_A, body: make(), upstream: gw.fakes.images });
-    await gw.fakes.images.settled();
-    await sleep(200);
-    // a multipart retry comes with another boundary: the form's fields and files are what is compared
-    const retry = await fetch(`${gw.url}${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${KEY_A}`, ...(path === OPENAI_EDITS ? {} : { 'content-type': 'application/json' }) },
-      body: make(),
+  for (const { name, path, body: make } of routes)
+    it(`${name}: the retry after the client left gets the kept answer, with no second generation`, async () => {
+      const gw = await start();
+      gw.fakes.images.workMs = 500;
+      await postAndLeave({ url: gw.url, path, key: KEY_A, body: make(), upstream: gw.fakes.images });
+      await gw.fakes.images.settled();
+      await sleep(200);
+      // a multipart retry comes with another boundary: the form's fields and files are what is compared
+      const retry = await fetch(`${gw.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY_A}`, ...(path === OPENAI_EDITS ? {} : { 'content-type': 'application/json' }) },
+        body: make(),
+      });
+      const text = await retry.text();
+      expect(retry.status, text.slice(0, 160)).toBe(200);
+      expect(generationTags(text)[0]).toBe('generation-1-0');
+      expect(gw.fakes.images.started()).toBe(1);
+      await expectTruthfulBill(gw);
     });
-    const text = await retry.text();
-    expect(retry.status, text.slice(0, 160)).toBe(200);
-    expect(generationTags(text)[0]).toBe('generation-1-0');
-    expect(gw.fakes.images.started()).toBe(1);
-    await expectTruthfulBill(gw);
-  });
 
   it('a kept answer is for the same caller and body only: another caller or another body starts its own work', async () => {
     const gw = await start();
