@@ -1,0 +1,244 @@
+// A fake image upstream that counts the generations it starts, for the paid-work specs (README "Tenant
+// controls", billing contract). One server speaks OpenAI's image routes (JSON, a streamed answer,
+// multipart edits; upstreams §4), DashScope's multimodal generation (§1.3) and Ark's Seedream images
+// (§2.7). Like the vendors, a generation is paid when it starts: it works `workMs` and makes its images
+// whether or not the gateway is still connected to take them, so `imagesMade()` is what the operator pays.
+import type { ServerResponse } from 'node:http';
+import { type FakeUpstream, type RecordedRequest, sendJson, startFakeUpstream } from './fake-upstream.js';
+import { TINY_PNG } from './images.js';
+
+export const OPENAI_IMAGES = '/v1/images/generations';
+export const OPENAI_EDITS = '/v1/images/edits';
+export const DASHSCOPE_GENERATION = '/api/v1/services/aigc/multimodal-generation/generation';
+export const ARK_IMAGES = '/api/v3/images/generations';
+
+/** One generation the fake started. */
+export interface Generation {
+  /** 1, 2, …: also written into every image the generation answers (`generation-<id>-<index>`). */
+  id: number;
+  path: string;
+  /** Images the request, as the fake received it, asks for (`n`, `parameters.n`, `max_images`; 1 without). */
+  asked: number;
+  /** Images this generation makes: `asked`, or Ark's `sequenceReturns`, plus `extraImages`. */
+  images: number;
+  /** Every value of `n` the request carried (several for a form with a repeated or indexed field). */
+  nValues: string[];
+  /** The answer was written whole before the gateway closed the connection. */
+  delivered: boolean;
+  /** The gateway closed the connection before the answer was written. */
+  cut: boolean;
+  /** Resolves when the generation's work is over and its connection let go of the answer (written, or cut). */
+  done: Promise<void>;
+}
+
+export interface FakePaidImages extends FakeUpstream {
+  /** `${origin}/v1`: an OpenAI-compatible upstream's base. */
+  openaiBaseURL: string;
+  /** `${origin}/api/v1`: a DashScope upstream's base. */
+  dashscopeBaseURL: string;
+  /** `${origin}/api/v3`: an Ark upstream's base. */
+  arkBaseURL: string;
+  /** How long one generation works, ms. Default 0. */
+  workMs: number;
+  /** Images answered beyond what was asked (an upstream that returns more than the request allows). Default 0. */
+  extraImages: number;
+  /** How many images an Ark sequence (`sequential_image_generation: 'auto'`) returns; default all it may. */
+  sequenceReturns?: number;
+  generations: Generation[];
+  /** Generations started so far. */
+  started(): number;
+  /** Images of every generation started so far: what the operator pays for. */
+  imagesMade(): number;
+  /** Holds every generation (after its work) until the returned function is called. */
+  hold(): () => void;
+  /** Resolves when every generation started so far has ended its work. */
+  settled(): Promise<void>;
+}
+
+const GENERATION_PATHS = new Set([OPENAI_IMAGES, OPENAI_EDITS, DASHSCOPE_GENERATION, ARK_IMAGES]);
+const PNG_BASE64 = TINY_PNG.toString('base64');
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A count as an upstream parser would read it: an integer or an integer string, else undefined. */
+function countOf(value: unknown): number | undefined {
+  const number = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
+  return typeof number === 'number' && Number.isSafeInteger(number) && number >= 1 ? number : undefined;
+}
+
+/** The `n` fields of a multipart body: `n`, and indexed or bracketed ones (`n[0]`, `n[]`). */
+async function formNValues(request: RecordedRequest): Promise<string[]> {
+  const type = request.headers['content-type'] ?? '';
+  try {
+    const form = await new Response(new Uint8Array(request.body), { headers: { 'content-type': type } }).formData();
+    const values: string[] = [];
+    for (const [name, value] of form.entries()) if ((name === 'n' || name.startsWith('n[')) && typeof value === 'string') values.push(value);
+    return values;
+  } catch {
+    return [];
+  }
+}
+
+export async function startFakePaidImages(): Promise<FakePaidImages> {
+  const box: { self?: FakePaidImages } = {};
+  let gate: Promise<void> | undefined;
+
+  const plan = async (request: RecordedRequest): Promise<{ asked: number; images: number; nValues: string[] }> => {
+    const self = box.self!;
+    const body = (request.json ?? {}) as Record<string, unknown>;
+    if (request.path === OPENAI_EDITS) {
+      const nValues = await formNValues(request);
+      // the most any parser of these fields could make of them (a last-value parser takes the last)
+      const asked = Math.max(1, ...nValues.map((value) => countOf(value) ?? 1));
+      return { asked, images: asked + self.extraImages, nValues };
+    }
+    if (request.path === DASHSCOPE_GENERATION) {
+      const n = (body.parameters as { n?: unknown } | undefined)?.n;
+      const asked = countOf(n) ?? 1;
+      return { asked, images: asked + self.extraImages, nValues: n === undefined ? [] : [JSON.stringify(n)] };
+    }
+    if (request.path === ARK_IMAGES) {
+      // an Ark-compatible upstream that honours `n`, and Seedream's sequences (upstreams §2.7)
+      const n = countOf(body.n);
+      const options = body.sequential_image_generation_options as { max_images?: unknown } | undefined;
+      const sequence = body.sequential_image_generation === 'auto' ? (countOf(options?.max_images) ?? 15) : undefined;
+      const asked = n ?? sequence ?? 1;
+      const made = sequence !== undefined && n === undefined && self.sequenceReturns !== undefined ? Math.min(self.sequenceReturns, asked) : asked;
+      return { asked, images: made + self.extraImages, nValues: body.n === undefined ? [] : [JSON.stringify(body.n)] };
+    }
+    const asked = countOf(body.n) ?? 1;
+    return { asked, images: asked + self.extraImages, nValues: body.n === undefined ? [] : [JSON.stringify(body.n)] };
+  };
+
+  const answer = (request: RecordedRequest, generation: Generation, res: ServerResponse): void => {
+    const body = (request.json ?? {}) as Record<string, unknown>;
+    const tag = (index: number) => `generation-${generation.id}-${index}`;
+    const indexes = Array.from({ length: generation.images }, (_item, index) => index);
+    const self = box.self!;
+    if (request.path === DASHSCOPE_GENERATION) {
+      sendJson(
+        res,
+        200,
+        {
+          output: {
+            choices: indexes.map((index) => ({ finish_reason: 'stop', message: { role: 'assistant', content: [{ image: `${self.origin}/results/${tag(index)}.png` }] } })),
+            task_metric: { TOTAL: generation.images, SUCCEEDED: generation.images, FAILED: 0 },
+          },
+          usage: { height: 1024, image_count: generation.images, width: 1024 },
+          request_id: `ds-${tag(0)}`,
+        },
+        { 'x-request-id': `ds-${tag(0)}` },
+      );
+      return;
+    }
+    if (request.path === ARK_IMAGES) {
+      sendJson(res, 200, {
+        model: String(body.model),
+        created: 1757323224,
+        data: indexes.map((index) => ({ url: `https://ark-content.example/${tag(index)}.png`, size: '1024x1024' })),
+        usage: { generated_images: generation.images, output_tokens: 4096 * generation.images, total_tokens: 4096 * generation.images },
+      });
+      return;
+    }
+    // OpenAI: gpt-image answers b64_json (what the Vercel AI SDK reads), tagged by its revised prompt
+    sendJson(
+      res,
+      200,
+      {
+        created: 1713833628 + generation.id,
+        data: indexes.map((index) => ({ b64_json: PNG_BASE64, revised_prompt: tag(index) })),
+        usage: { input_tokens: 10, output_tokens: 100 * generation.images, total_tokens: 10 + 100 * generation.images },
+      },
+      { 'x-request-id': `oa-${tag(0)}` },
+    );
+  };
+
+  /** OpenAI's streamed image answer: `partial_images` partial events, then the completed image. */
+  const stream = async (request: RecordedRequest, generation: Generation, res: ServerResponse, workMs: number): Promise<void> => {
+    const body = (request.json ?? {}) as Record<string, unknown>;
+    const partials = countOf(body.partial_images) ?? 0;
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-request-id': `oa-stream-${generation.id}` });
+    const image = { b64_json: PNG_BASE64, created_at: 1713833628 + generation.id, size: '1024x1024', quality: 'low', background: 'opaque', output_format: 'png' };
+    for (let index = 0; index < partials; index += 1) {
+      await sleep(workMs / (partials + 1));
+      if (res.destroyed) return;
+      const event = { type: 'image_generation.partial_image', ...image, partial_image_index: index };
+      res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+    }
+    await sleep(workMs / (partials + 1));
+    if (gate) await gate;
+    if (res.destroyed) return;
+    const completed = {
+      type: 'image_generation.completed',
+      ...image,
+      usage: { input_tokens: 10, output_tokens: 100, total_tokens: 110, input_tokens_details: { image_tokens: 0, text_tokens: 10 } },
+    };
+    res.end(`event: ${completed.type}\ndata: ${JSON.stringify(completed)}\n\n`);
+  };
+
+  const fake = await startFakeUpstream(
+    async (request: RecordedRequest, res: ServerResponse) => {
+      const self = box.self!;
+      if (request.method === 'GET' && request.path.startsWith('/results/')) {
+        res.writeHead(200, { 'content-type': 'image/png', 'content-length': TINY_PNG.length });
+        res.end(TINY_PNG);
+        return;
+      }
+      if (request.method !== 'POST' || !GENERATION_PATHS.has(request.path)) {
+        sendJson(res, 404, { error: { message: `no route ${request.path}`, type: 'invalid_request_error', param: null, code: 'not_found' } });
+        return;
+      }
+      // paid from here on, whatever becomes of the connection
+      const planned = await plan(request);
+      let worked!: () => void;
+      let closed!: () => void;
+      const work = new Promise<void>((resolve) => (worked = resolve));
+      const exchange = new Promise<void>((resolve) => (closed = resolve));
+      // over once the work is done and the connection let go of the answer (written whole, or cut)
+      const done = Promise.all([work, exchange]).then(() => undefined);
+      const generation: Generation = { id: self.generations.length + 1, path: request.path, ...planned, delivered: false, cut: false, done };
+      self.generations.push(generation);
+      res.on('close', () => {
+        if (res.writableFinished) generation.delivered = true;
+        else generation.cut = true;
+        closed();
+      });
+      const workMs = self.workMs;
+      try {
+        if (request.path === OPENAI_IMAGES && (request.json as { stream?: unknown } | undefined)?.stream === true) {
+          await stream(request, generation, res, workMs);
+          return;
+        }
+        await sleep(workMs);
+        if (gate) await gate;
+        if (!res.destroyed) answer(request, generation, res);
+      } finally {
+        worked();
+      }
+    },
+    (path) => !path.startsWith('/results/'),
+  );
+
+  box.self = Object.assign(fake, {
+    openaiBaseURL: `${fake.origin}/v1`,
+    dashscopeBaseURL: `${fake.origin}/api/v1`,
+    arkBaseURL: `${fake.origin}/api/v3`,
+    workMs: 0,
+    extraImages: 0,
+    generations: [] as Generation[],
+    started: () => box.self!.generations.length,
+    imagesMade: () => box.self!.generations.reduce((sum, generation) => sum + generation.images, 0),
+    hold: () => {
+      let release!: () => void;
+      gate = new Promise<void>((resolve) => (release = resolve));
+      return () => {
+        gate = undefined;
+        release();
+      };
+    },
+    settled: async () => {
+      await Promise.all(box.self!.generations.map((generation) => generation.done));
+    },
+  });
+  return box.self;
+}

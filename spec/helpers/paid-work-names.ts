@@ -1,0 +1,66 @@
+// The names of the paid-work contract ("no paid work without its charge", README "Tenant controls") that
+// the specs need and the HTTP contract does not fix: the option that keeps an answer its client did not
+// take, the usage-event fields a billing system reads, and the Redis stores of several instances. All in
+// this one file, so the router and the specs agree on them in one place.
+import type { Redis } from 'ioredis';
+import { type GatewayOptions, type QuotaLimits, type UsageEvent, redisIdempotencyStore, redisTaskStore } from '../../lib/index.js';
+
+/** The header the `openai` SDKs obey: `false` on an error answer after which paid upstream work may have started. */
+export const SHOULD_RETRY_HEADER = 'x-should-retry';
+
+/** Gateway option: what becomes of an answer whose client left, or whose deadline passed, while the upstream worked. */
+export const KEPT_ANSWERS_OPTION = 'keptAnswers';
+/** `keptAnswers` field: how long a kept answer waits for the caller's retry, ms. */
+export const KEPT_ANSWER_TTL_MS = 'ttlMs';
+/** `keptAnswers` field: the largest answer kept, bytes. */
+export const KEPT_ANSWER_MAX_BYTES = 'maxBytes';
+/** `keptAnswers` field: how long an upstream call may go on after its client left or its deadline passed, ms. */
+export const KEPT_ANSWER_FINISH_MS = 'finishMs';
+
+/** Usage-event field: images the upstream made (or may have made) that the caller was not given. */
+export const UNDELIVERED_IMAGES_FIELD = 'undeliveredImages';
+
+/** Usage-event field of the chat and responses routes: the upstream's token usage. */
+export const TOKENS_FIELD = 'tokens';
+/** The members of `tokens`: input and output always, cached and reasoning where the upstream reported them. */
+export const TOKEN_NAMES = { input: 'input', output: 'output', cached: 'cached', reasoning: 'reasoning' } as const;
+
+export interface KeptAnswerSettings {
+  ttlMs?: number;
+  maxBytes?: number;
+  finishMs?: number;
+}
+
+/** Gateway options that set the kept answers' bounds. */
+export function keptAnswers(settings: KeptAnswerSettings): Partial<GatewayOptions> {
+  const option: Record<string, number> = {};
+  if (settings.ttlMs !== undefined) option[KEPT_ANSWER_TTL_MS] = settings.ttlMs;
+  if (settings.maxBytes !== undefined) option[KEPT_ANSWER_MAX_BYTES] = settings.maxBytes;
+  if (settings.finishMs !== undefined) option[KEPT_ANSWER_FINISH_MS] = settings.finishMs;
+  // typed loosely on purpose: the option is part of the contract these specs describe
+  return { [KEPT_ANSWERS_OPTION]: option } as unknown as Partial<GatewayOptions>;
+}
+
+/** The images an event reports as made upstream and not delivered; 0 when the field is absent. */
+export function undeliveredImagesOf(event: UsageEvent): number {
+  const value = (event as unknown as Record<string, unknown>)[UNDELIVERED_IMAGES_FIELD];
+  return typeof value === 'number' ? value : 0;
+}
+
+/** The token usage an event reports, or undefined. */
+export function tokensOf(event: UsageEvent): Record<string, number> | undefined {
+  const value = (event as unknown as Record<string, unknown>)[TOKENS_FIELD];
+  return typeof value === 'object' && value !== null ? (value as Record<string, number>) : undefined;
+}
+
+/**
+ * The options of one instance among several on one Redis: every store the gateway keeps shared state in
+ * (tasks, Idempotency-Keys and kept answers, quotas), under `prefix`.
+ */
+export function redisStores(client: Redis, prefix: string, limits?: QuotaLimits): Partial<GatewayOptions> {
+  return {
+    store: redisTaskStore({ client, prefix: `${prefix}tasks:` }),
+    idempotency: { store: redisIdempotencyStore({ client, prefix: `${prefix}idem:` }) },
+    ...(limits ? { quotas: { limits, redis: client, prefix: `${prefix}quota:` } } : {}),
+  };
+}
