@@ -75,12 +75,13 @@ export interface UsageEvent {
    */
   tokens?: { input: number; output: number; cached?: number; reasoning?: number };
   /**
-   * Paid upstream work the caller did not receive: the request reached an upstream that may have
-   * started generating, and then failed or lost its client. `images` is how many the upstream made
-   * (`known: true`, it answered them) or may have made (`known: false`: the number asked, the most
-   * it could be). Bill or absorb them; a retry that received kept work has no event of its own.
+   * Images of paid upstream work the caller did not receive: the request reached an upstream that may
+   * have started generating, then failed, was cut at its deadline or lost its client. The images the
+   * upstream answered when that is known, else the number asked (the most it could have made); `images`
+   * is then 0, so `images + undeliveredImages` counts every image the upstream may have billed once. Bill
+   * or absorb them; a retry that received kept work has no event of its own.
    */
-  undelivered?: { images: number; known: boolean };
+  undeliveredImages?: number;
   /**
    * Only on the one event of a video task's terminal state (`succeeded`, `failed`, `expired`, ...),
    * emitted once whichever instance saw it (a query or the callback poller). `latencyMs` is then the

@@ -8,6 +8,7 @@ import type { ResolvedOptions } from '../gateway/options.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { QuotaExceededError } from '../errors/quota-exceeded-error.js';
 import { RequestContext, findContext } from './request-context.js';
+import { mayHaveBeenPaid } from '../gateway/use-case.js';
 import { bearerKeyOf } from './authenticate.js';
 import { redactSecrets } from '../errors/redact.js';
 
@@ -25,6 +26,7 @@ export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHan
     // an upstream may have started (and billed) the work: a blind retry would pay for it again
     // (docs/tenancy-and-billing.md "Retries"); the OpenAI SDKs honour x-should-retry
     if (context.usage.attempted && !gatewayError.notStarted) context.workMayHaveStarted = true;
+    if (mayHaveBeenPaid(context.usage, error)) context.workMayHaveBeenPaid = true;
     if (gatewayError.status >= 500 || res.headersSent) logFailure(options, res, context, gatewayError, error);
     if (res.headersSent) {
       // a response already under way cannot change its status; end it so the client is not left hanging

@@ -147,13 +147,34 @@ function keepAnswer(context: RequestContext, scoped: string, fingerprint: string
     Math.max(50, Math.floor(config.runningTtlMs / 3)),
   );
   renewal.unref();
-  const settle = (record: IdempotencyRecord | undefined): void => {
-    if (settled) return;
+  let late = false;
+  /** `unknown`: the work's outcome cannot be known (cut at its bound): the key stays taken until it expires. */
+  const settle = (record: IdempotencyRecord | 'unknown' | undefined, fromLateWork = false): void => {
+    // once the caller was answered for a missed deadline, only the late work's own outcome settles
+    if (settled || (late && !fromLateWork)) return;
     settled = true;
     clearTimeout(safety);
     clearInterval(renewal);
-    write(() => (record ? config.store.finish(scoped, record, config.ttlMs) : config.store.release(scoped)));
+    if (record !== 'unknown') write(() => (record ? config.store.finish(scoped, record, config.ttlMs) : config.store.release(scoped)));
     hold.release();
+  };
+  // the upstream missed its deadline but works on (answer-deadline.ts): the key stays taken, and the
+  // late answer is kept under it, so a retry with the key starts nothing (docs/tenancy-and-billing.md "Retries")
+  context.keepLate = (answer) => {
+    late = true;
+    context.workKept = true;
+    answer.then(
+      (kept) => {
+        if (!kept) return settle('unknown', true);
+        settle(
+          kept.body.length > config.maxAnswerBytes
+            ? { state: 'too-large', fingerprint, bytes: kept.body.length }
+            : { state: 'done', fingerprint, answer: { status: kept.status, contentType: kept.contentType, body: kept.body.toString('base64') } },
+          true,
+        );
+      },
+      () => settle('unknown', true),
+    );
   };
   // nothing answered within the key's running time (a handler that hangs): the caller's in-flight slot
   // is given back; the key stays taken (renewed), and an answer that comes later is still kept and

@@ -8,8 +8,8 @@
 //   once (then it is gone), and work still running is joined (the retry waits for its answer);
 // - two requests whose clients stay connected are two requests: nothing is kept for an answer its
 //   client received. A request with an Idempotency-Key is kept by its key instead (idempotency.ts).
-// The first request's usage event bills the work once, with the kept answer's status; the retry that
-// receives it has no event of its own.
+// The first request's usage event bills the work once, as made and not delivered (its client left, or
+// it was answered 504): `undeliveredImages`. The retry that receives it has no event of its own.
 import { createHash } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { ResolvedOptions } from '../gateway/options.js';
@@ -135,7 +135,6 @@ function keep(context: RequestContext, store: KeepingStore, key: string, options
     write(() => store.finish(key, { state: 'running', fingerprint }, config.runningTtlMs));
     answer.then(
       (kept) => {
-        if (context.res.destroyed) context.keptStatus = kept?.status;
         settle(
           kept && kept.body.length <= config.maxAnswerBytes
             ? { state: 'done', fingerprint, answer: { status: kept.status, contentType: kept.contentType, body: kept.body.toString('base64') } }
@@ -150,7 +149,7 @@ function keep(context: RequestContext, store: KeepingStore, key: string, options
     maxBytes: config.maxAnswerBytes,
     record(status, contentType, body) {
       if (status < 200 || status >= 300 || body === undefined) return settle(undefined);
-      if (context.res.destroyed) context.keptStatus = status;
+      // no kept status: the client that left did not receive it; its usage event says so (undeliveredImages)
       settle({ state: 'done', fingerprint, answer: { status, contentType, body: (typeof body === 'string' ? Buffer.from(body) : body).toString('base64') } });
     },
     fail: () => settle(undefined),

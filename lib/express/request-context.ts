@@ -111,6 +111,8 @@ export class RequestContext implements Cancellation {
    * before work began, or a client that left): set by the error middleware and on a lost client.
    */
   workMayHaveStarted = false;
+  /** The upstream may have made, and billed, the work it failed (use-case.ts mayHaveBeenPaid): reported as not delivered. */
+  workMayHaveBeenPaid = false;
 
   /** Takes a use case's usage as the request's (by reference: a stream's keeps counting as it is relayed). */
   recordUsage(usage: Usage): void {
@@ -159,7 +161,7 @@ export class RequestContext implements Cancellation {
         ...(usage.imageSizes !== undefined ? { imageSizes: usage.imageSizes } : {}),
         ...(usage.upstreamUsage !== undefined ? { upstreamUsage: usage.upstreamUsage } : {}),
         ...(usage.tokens !== undefined ? { tokens: usage.tokens } : {}),
-        ...undeliveredOf(usage, status, this.workMayHaveStarted),
+        ...undeliveredOf(usage, status, this.workMayHaveBeenPaid),
       });
     } catch (error) {
       options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'onUsage threw');
@@ -168,13 +170,14 @@ export class RequestContext implements Cancellation {
 }
 
 /**
- * What the caller did not receive of paid work: the images the upstream answered when a write failed or
- * the client left, or the most it may have made when its outcome is unknown (a timeout, a reset).
+ * What the caller did not receive of paid work: the images the upstream answered when a write failed,
+ * the client left or the deadline passed, or the most it may have made when its outcome is unknown (a
+ * timeout, a reset). Those images are then not `images` too: each is counted once.
  */
-function undeliveredOf(usage: Usage, status: number, mayHaveStarted: boolean): { undelivered?: { images: number; known: boolean } } {
+function undeliveredOf(usage: Usage, status: number, mayHaveBeenPaid: boolean): { images?: number; undeliveredImages?: number } {
   if (!usage.attempted || status < 400 || usage.imagesAsked === undefined) return {};
-  if (usage.images > 0) return { undelivered: { images: usage.images, known: true } };
-  return mayHaveStarted || status === CLIENT_CLOSED ? { undelivered: { images: usage.imagesAsked, known: false } } : {};
+  if (usage.images > 0) return { images: 0, undeliveredImages: usage.images };
+  return mayHaveBeenPaid || status === CLIENT_CLOSED ? { undeliveredImages: usage.imagesAsked } : {};
 }
 
 /** `http.route`: the mount path and the route's declared pattern, never the caller's spelling of it. */

@@ -1,7 +1,7 @@
 // The answer deadline of work that is kept (docs/tenancy-and-billing.md "Retries"): the caller is
 // answered 504 when an upstream's `timeoutMs` passes, as always, but paid work that may already be
-// under way is not cut there. The upstream call goes on up to a bound (the Idempotency-Key running
-// time), and its outcome is handed on as `late`, for the inbound side to keep for the client's retry.
+// under way is not cut there. The upstream call goes on up to a bound (idempotency.keptWorkSeconds),
+// and its outcome is handed on as `late`, for the inbound side to keep for the client's retry.
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Outcome, Usage } from './use-case.js';
 

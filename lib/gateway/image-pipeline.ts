@@ -168,12 +168,12 @@ function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageRequest, p
 
 /**
  * The upstream as the call is made when late work is kept: the answer deadline is the upstream's own
- * `timeoutMs` (armed here), the call itself may run up to the Idempotency-Key running time.
+ * `timeoutMs` (armed here), the call itself may run `idempotency.keptWorkSeconds` longer.
  */
 function lateWorkUpstream(deps: GatewayDeps, upstream: Upstream, deadline: AnswerDeadline): Upstream {
   const answerBy = timeoutOf(upstream, deps.options.limits);
   deadline.arm(upstream.provider, answerBy);
-  return { ...upstream, timeoutMs: Math.max(answerBy, deps.options.idempotency?.runningTtlMs ?? answerBy) };
+  return { ...upstream, timeoutMs: answerBy + (deps.options.idempotency?.keptWorkMs ?? 0) };
 }
 
 /** The answer once the upstream answered: the image cap, b64_json downloads, durable storage. */

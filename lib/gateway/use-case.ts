@@ -10,6 +10,8 @@ import type { Caller, ProviderName } from '../types.js';
 import type { ResolveUpstreamInput } from '../options/host-hooks.js';
 import type { TokenUsage } from '../json/token-usage.js';
 import { rejectionOf } from '../errors/rejection-of.js';
+import { ERROR_CODES } from '../errors/error-codes.js';
+import { GatewayError } from '../errors/gateway-error.js';
 
 /** How a use case learns that its client went away. */
 export interface Cancellation {
@@ -84,4 +86,27 @@ export function settle<A>(usage: Usage, work: () => Promise<A>): Promise<Outcome
     (answer): Outcome<A> => ({ ok: true, answer, usage }),
     (error: unknown): Outcome<A> => ({ ok: false, error, usage }),
   );
+}
+
+// failures after which the upstream may have made (and billed) the work: its outcome is unknown (a
+// timeout, a reset after the request was written), or it answered and what came after failed
+const MAY_HAVE_BEEN_PAID: ReadonlySet<string> = new Set([
+  ERROR_CODES.upstreamTimeout,
+  ERROR_CODES.upstreamUnreachable,
+  ERROR_CODES.upstreamBadResponse,
+  ERROR_CODES.imageDownloadFailed,
+  ERROR_CODES.storageFailed,
+]);
+
+/**
+ * The upstream may have made, and billed, the work of a request that ended in `error`: a call was
+ * made, and the failure is not an answer the upstream gave before doing anything (a refusal, an
+ * error status, a connection never made). Then the charge stands and the usage event reports the
+ * work as not delivered (docs/tenancy-and-billing.md "Retries"). A failure that is no GatewayError
+ * (the client left mid-call) may have been paid too.
+ */
+export function mayHaveBeenPaid(usage: Usage, error: unknown): boolean {
+  if (!usage.attempted) return false;
+  if (!GatewayError.is(error)) return true;
+  return !error.notStarted && MAY_HAVE_BEEN_PAID.has(error.code);
 }

@@ -298,4 +298,12 @@ export interface IdempotencyOptions {
    * @example idempotency: { keptAnswerSeconds: 120 }
    */
   keptAnswerSeconds?: number | false;
+  /**
+   * Seconds paid image work may go on after its client left or its deadline passed, so its answer can
+   * be kept: past it the upstream call is cut (its outcome is then unknown, and billed as possibly
+   * paid in `undeliveredImages`). Default: `limits.upstreamTimeoutMs` plus `limits.downloadTimeoutMs`
+   * and a minute.
+   * @example idempotency: { keptWorkSeconds: 300 }
+   */
+  keptWorkSeconds?: number;
 }

@@ -39,10 +39,13 @@ async function cluster(options: Partial<GatewayOptions> = {}): Promise<Cluster> 
   const instance = async (): Promise<Instance> => {
     const client = new Redis(REDIS_URL);
     clients.push(client);
+    const stores = redisStores(client, namespace, { imagesPerMinute: 100 });
     const gateway = createTestGateway({
-      ...redisStores(client, namespace, { imagesPerMinute: 100 }),
+      ...stores,
       resolveUpstream: () => ({ provider: 'openai', baseURL: upstream.openaiBaseURL, apiKey: 'sk-upstream-paid-work' }),
       ...options,
+      // the kept answers' bounds go into the same Redis idempotency option
+      ...(options.idempotency ? { idempotency: { ...(stores.idempotency as object), ...options.idempotency } } : {}),
     });
     const server = await listen(gateway.app);
     closers.push(

@@ -1,21 +1,13 @@
-// The names of the paid-work contract ("no paid work without its charge", README "Tenant controls") that
-// the specs need and the HTTP contract does not fix: the option that keeps an answer its client did not
+// The names of the paid-work contract (docs/tenancy-and-billing.md "Retries", "Billing contract") that
+// the specs need and the HTTP contract does not fix: the options that keep an answer its client did not
 // take, the usage-event fields a billing system reads, and the Redis stores of several instances. All in
 // this one file, so the router and the specs agree on them in one place.
 import type { Redis } from 'ioredis';
-import { type GatewayOptions, type QuotaLimits, type UsageEvent, redisIdempotencyStore, redisTaskStore } from '../../lib/index.js';
+import type { GatewayOptions, QuotaLimits, UsageEvent } from '../../lib/index.js';
+import { redisIdempotencyStore, redisTaskStore } from '../../lib/redis.js';
 
 /** The header the `openai` SDKs obey: `false` on an error answer after which paid upstream work may have started. */
 export const SHOULD_RETRY_HEADER = 'x-should-retry';
-
-/** Gateway option: what becomes of an answer whose client left, or whose deadline passed, while the upstream worked. */
-export const KEPT_ANSWERS_OPTION = 'keptAnswers';
-/** `keptAnswers` field: how long a kept answer waits for the caller's retry, ms. */
-export const KEPT_ANSWER_TTL_MS = 'ttlMs';
-/** `keptAnswers` field: the largest answer kept, bytes. */
-export const KEPT_ANSWER_MAX_BYTES = 'maxBytes';
-/** `keptAnswers` field: how long an upstream call may go on after its client left or its deadline passed, ms. */
-export const KEPT_ANSWER_FINISH_MS = 'finishMs';
 
 /** Usage-event field: images the upstream made (or may have made) that the caller was not given. */
 export const UNDELIVERED_IMAGES_FIELD = 'undeliveredImages';
@@ -31,14 +23,21 @@ export interface KeptAnswerSettings {
   finishMs?: number;
 }
 
-/** Gateway options that set the kept answers' bounds. */
-export function keptAnswers(settings: KeptAnswerSettings): Partial<GatewayOptions> {
-  const option: Record<string, number> = {};
-  if (settings.ttlMs !== undefined) option[KEPT_ANSWER_TTL_MS] = settings.ttlMs;
-  if (settings.maxBytes !== undefined) option[KEPT_ANSWER_MAX_BYTES] = settings.maxBytes;
-  if (settings.finishMs !== undefined) option[KEPT_ANSWER_FINISH_MS] = settings.finishMs;
-  // typed loosely on purpose: the option is part of the contract these specs describe
-  return { [KEPT_ANSWERS_OPTION]: option } as unknown as Partial<GatewayOptions>;
+/**
+ * Gateway options that set the kept answers' bounds: `idempotency.keptAnswerSeconds` (how long a kept
+ * answer waits), `maxAnswerBytes` (the largest kept) and `keptWorkSeconds` (how long the upstream call
+ * may go on after its client left or its deadline passed), all in whole seconds.
+ */
+export function keptAnswers(settings: KeptAnswerSettings, base: Record<string, unknown> = {}): Partial<GatewayOptions> {
+  const seconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
+  return {
+    idempotency: {
+      ...base,
+      ...(settings.ttlMs !== undefined ? { keptAnswerSeconds: seconds(settings.ttlMs) } : {}),
+      ...(settings.maxBytes !== undefined ? { maxAnswerBytes: settings.maxBytes } : {}),
+      ...(settings.finishMs !== undefined ? { keptWorkSeconds: seconds(settings.finishMs) } : {}),
+    },
+  };
 }
 
 /** The images an event reports as made upstream and not delivered; 0 when the field is absent. */

@@ -21,6 +21,8 @@ export interface ResolvedIdempotency {
   readonly maxAnswerBytes: number;
   /** How long an abandoned request's answer is kept for its retry; undefined keeps none. */
   readonly keptAnswerMs?: number;
+  /** How long kept work may go on after its client left or its deadline passed. */
+  readonly keptWorkMs: number;
 }
 
 const QUOTA_EXAMPLE = 'quotas: { limits: { requestsPerMinute: 60, imagesPerMinute: 20, videoSecondsPerDay: 600, concurrentVideoTasks: 2 } }';
@@ -29,7 +31,7 @@ const QUOTA_LIMIT_NAMES = { requestsPerMinute: true, imagesPerMinute: true, vide
 const LIMIT_KEYS = Object.keys(QUOTA_LIMIT_NAMES) as ReadonlyArray<keyof QuotaLimits>;
 /** The names of the `quotas` and `idempotency` objects, checked against their types by tsc. */
 const QUOTA_OPTION_NAMES = { limits: true, redis: true, prefix: true, whenRedisDown: true, defaultVideoSeconds: true } as const satisfies Record<keyof QuotaOptions, true>;
-const IDEMPOTENCY_OPTION_NAMES = { store: true, ttlSeconds: true, maxAnswerBytes: true, keptAnswerSeconds: true } as const satisfies Record<keyof IdempotencyOptions, true>;
+const IDEMPOTENCY_OPTION_NAMES = { store: true, ttlSeconds: true, maxAnswerBytes: true, keptAnswerSeconds: true, keptWorkSeconds: true } as const satisfies Record<keyof IdempotencyOptions, true>;
 
 export function resolveQuotas(value: QuotaOptions | undefined): ResolvedQuotas | undefined {
   if (value === undefined) return undefined;
@@ -81,7 +83,7 @@ export function resolveIdempotency(value: IdempotencyOptions | false | undefined
   for (const key of Object.keys(given)) {
     if (!known.has(key)) throw new GatewayConfigError('idempotency_unknown', `Unknown idempotency option '${key}'.`, `use only: ${[...known].join(', ')}.`);
   }
-  for (const key of ['ttlSeconds', 'maxAnswerBytes'] as const) {
+  for (const key of ['ttlSeconds', 'maxAnswerBytes', 'keptWorkSeconds'] as const) {
     const item = given[key];
     if (item !== undefined && (!Number.isSafeInteger(item) || item <= 0)) throw new GatewayConfigError('idempotency_value', `idempotency.${key} must be a positive integer.`, example);
   }
@@ -100,5 +102,6 @@ export function resolveIdempotency(value: IdempotencyOptions | false | undefined
     runningTtlMs: limits.upstreamTimeoutMs + limits.downloadTimeoutMs + 60_000,
     maxAnswerBytes: given.maxAnswerBytes ?? 1024 * 1024,
     ...(kept === false ? {} : { keptAnswerMs: (kept ?? 600) * 1000 }),
+    keptWorkMs: given.keptWorkSeconds !== undefined ? given.keptWorkSeconds * 1000 : limits.upstreamTimeoutMs + limits.downloadTimeoutMs + 60_000,
   });
 }

@@ -1,10 +1,11 @@
 // The one place a request is charged against the caller's quotas and given back what it did not use
 // (docs/architecture.md "One use-case shape"; README "Tenant controls"). Charged after validation and
 // the resolver, before any upstream call; a refused charge is the quota's 429 and nothing runs.
-// - the work failed: everything but the request itself comes back (images, video-seconds, the task slot)
+// - the work failed: everything but the request itself comes back (images, video-seconds, the task
+//   slot), except images the upstream may have made (an unknown outcome, or a failure after its answer)
 // - the work answered fewer images than charged: the rest come back (the quota counts what was made)
 import type { Caller } from '../../types.js';
-import { type Outcome, type Usage, settle } from '../use-case.js';
+import { type Outcome, type Usage, mayHaveBeenPaid, settle } from '../use-case.js';
 import { type QuotaCharge, type QuotaCost, Quotas } from './quotas.js';
 
 // a failed request still counts as a request; everything it would have produced is given back
@@ -36,7 +37,12 @@ export function withCharge<A>(quotas: Quotas, caller: Caller, cost: QuotaCost, u
 function settleCharge(charge: QuotaCharge, cost: QuotaCost, outcome: Outcome<unknown>): Promise<void> {
   // nothing charged (quotas off, or no limit for these kinds): nothing to give back
   if (charge.taken.length === 0) return Promise.resolve();
-  if (!outcome.ok) return charge.refund(REFUNDED_ON_FAILURE);
+  if (!outcome.ok) {
+    // the upstream may have made the images (use-case.ts mayHaveBeenPaid): they stay charged, or a
+    // tenant could make unbilled generations by failing them on purpose; the rest comes back
+    if (mayHaveBeenPaid(outcome.usage, outcome.error)) return charge.refund(REFUNDED_ON_FAILURE.filter((kind) => kind !== 'images'));
+    return charge.refund(REFUNDED_ON_FAILURE);
+  }
   return refundUnproduced(charge, cost, outcome.usage.images);
 }
 
