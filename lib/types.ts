@@ -36,7 +36,7 @@ export interface Upstream {
 }
 
 /**
- * One billable outcome, for metering and billing (README "Tenant controls", the billing contract): one
+ * One billable outcome, for metering and billing (docs/tenancy-and-billing.md, the billing contract): one
  * per finished request, and one more per video task when it reaches a terminal state. Fields report
  * what the upstream returned, not what was asked. An Idempotency-Key replay emits no event.
  */

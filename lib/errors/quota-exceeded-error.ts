@@ -1,4 +1,4 @@
-// The 429 of a quota (README "Tenant controls"): the contract §2.5 object with `rate_limit_exceeded`,
+// The 429 of a quota (docs/tenancy-and-billing.md): the contract §2.5 object with `rate_limit_exceeded`,
 // plus what the error middleware turns into the IETF RateLimit-Policy and RateLimit header fields
 // (draft-ietf-httpapi-ratelimit-headers-10: `"name";q=<quota>;w=<window s>` and `"name";r=<remaining>;t=<reset s>`).
 import { ERROR_CODES } from './error-codes.js';

@@ -1,6 +1,6 @@
 // The status policy, in one place, in the order a failure travels: an upstream's error code (or, without
 // a known code, its HTTP status) -> a kind -> the status, code and retry rules the caller gets -> the
-// `error.type` of that status. Read it beside the README's error table: every upstream row there is a
+// `error.type` of that status. Read it beside docs/errors.md: every upstream row there is a
 // row here. docs/architecture.md: caller-caused 4xx keep their status, rate limits stay 429, and anything that is
 // the operator's problem (the upstream refused the operator's key or account, 5xx, 404) is a 502,
 // never a 401 to the caller.

@@ -43,7 +43,7 @@ export interface GatewayRouter extends Router {
    * @example await router.deleteResults({ id: 'tenant-a' })
    */
   deleteResults(caller: Pick<Caller, 'id'>): Promise<number>;
-  /** The caller's configured quotas with what is left of each now (README "Tenant controls"); [] without quotas. */
+  /** The caller's configured quotas with what is left of each now (docs/tenancy-and-billing.md); [] without quotas. */
   quota(caller: Caller): Promise<QuotaState[]>;
 }
 

@@ -42,7 +42,7 @@ export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHan
     if (gatewayError.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(gatewayError.retryAfterSeconds));
     // a quota's 429 also says which limit and what is left (draft-ietf-httpapi-ratelimit-headers)
     if (gatewayError instanceof QuotaExceededError) {
-      // every refusal (quotas and the in-flight cap) counted here, once (README "Observability")
+      // every refusal (quotas and the in-flight cap) counted here, once (docs/observability.md)
       options.telemetry.recordLimitRefusal(gatewayError.rateLimit.name, context.route);
       const { policy, limit } = gatewayError.headers();
       res.setHeader('ratelimit-policy', policy);

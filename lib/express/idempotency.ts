@@ -1,5 +1,4 @@
-// Idempotency-Key on the paid creates (IETF draft "The Idempotency-Key HTTP Header Field"; README
-// "Tenant controls"). Runs after authentication and the body parser, before the route: the key is
+// Idempotency-Key on the paid creates (IETF draft "The Idempotency-Key HTTP Header Field"; docs/tenancy-and-billing.md). Runs after authentication and the body parser, before the route: the key is
 // scoped to the caller and the route, taken atomically in the store with the body's fingerprint.
 // - first request: runs; a 2xx answer is kept (status, Content-Type, bytes) for idempotency.ttlSeconds;
 //   any error answer frees the key, so a retry runs again (a 4xx costs nothing, a 5xx may be transient)
@@ -106,7 +105,7 @@ function refusalFor(held: IdempotencyRecord, fingerprint: string): GatewayError 
 }
 
 function replay(context: RequestContext, answer: StoredAnswer): void {
-  // nothing new happened upstream: no usage event (README "Tenant controls": none for a replay)
+  // nothing new happened upstream: no usage event (docs/tenancy-and-billing.md: none for a replay)
   const { status, contentType } = answer;
   const body = Buffer.from(answer.body, 'base64');
   context.replayed = true;

@@ -1,7 +1,7 @@
 // staticKeys(): a verifyKey for a fixed key list. Keys are compared by their SHA-256 digests with
 // timingSafeEqual, so the time taken says nothing about how much of a guessed key was right.
 // The digest is taken with the one-shot crypto.hash (Node 20.12+) where there is one: a Hash object
-// per request cost about 14 µs of every request's CPU in the benchmark's profile (README "Benchmarks").
+// per request cost about 14 µs of every request's CPU in the benchmark's profile (docs/benchmarks.md).
 import crypto, { createHash, timingSafeEqual } from 'node:crypto';
 import { GatewayConfigError } from '../errors/config-error.js';
 import type { Caller } from '../types.js';

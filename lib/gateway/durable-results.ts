@@ -31,7 +31,7 @@ export interface RehostContext {
   http: UpstreamHttp;
   limits: Readonly<GatewayLimits>;
   logger: Logger;
-  /** Stored bytes are counted in the `image_gateway.storage.bytes` metric (README "Observability"). */
+  /** Stored bytes are counted in the `image_gateway.storage.bytes` metric (docs/observability.md). */
   telemetry: Telemetry;
   allowPrivate: boolean;
   caller: Caller;

@@ -1,5 +1,5 @@
-// What an upstream's answer says it used, for the usage events a host bills from (README "Tenant
-// controls", billing contract): copied as the upstream gave it, never computed from the request.
+// What an upstream's answer says it used, for the usage events a host bills from
+// (docs/tenancy-and-billing.md "Billing contract"): copied as the upstream gave it, never computed from the request.
 
 /** The upstream's own usage counters (tokens, generated_images), numbers only, as it gave them. */
 export function usageOf(parsed: unknown): { usage?: Record<string, number> } {

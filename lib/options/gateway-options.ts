@@ -1,4 +1,4 @@
-// The public options of createGatewayRouter (README "Options"): GatewayOptions and the option objects
+// The public options of createGatewayRouter (docs/configuration.md): GatewayOptions and the option objects
 // it is made of, each with its default and an example. Types only; the bounds of a request are in
 // request-limits.ts, the functions a host writes in host-hooks.ts. gateway/options.ts is the only
 // place that reads them: it checks them, fills the defaults and widens the shorthands.
@@ -103,7 +103,7 @@ export interface GatewayOptions {
    */
   fallthrough?: boolean;
   /**
-   * Durable results (README "Durable results"): every result image, and a video task's video and
+   * Durable results (docs/durable-results.md): every result image, and a video task's video and
    * last frame, is re-hosted into this store and `url` answers the store's signed URL instead of
    * the upstream's 24-hour link. A store alone, or `{ store, onFailure, timeoutMs, maxVideoBytes }`.
    * Default: none (upstream URLs are answered as they come).
@@ -112,7 +112,7 @@ export interface GatewayOptions {
    */
   storage?: ResultStorage | StorageOptions;
   /**
-   * OpenTelemetry traces and metrics through the host's `@opentelemetry/api` (README "Observability").
+   * OpenTelemetry traces and metrics through the host's `@opentelemetry/api` (docs/observability.md).
    * Default: on when the package is installed (with no SDK registered it records nothing), off
    * otherwise; `false` turns it off. Prompts are recorded only with `capturePrompts: true`.
    * @example telemetry: { capturePrompts: false }
@@ -120,7 +120,7 @@ export interface GatewayOptions {
   telemetry?: TelemetryOptions | false;
   /**
    * Per-caller quotas in billing units: requests and images per minute, video-seconds per day,
-   * concurrent video tasks, in-flight requests (README "Tenant controls"). Default: none (only
+   * concurrent video tasks, in-flight requests (docs/tenancy-and-billing.md). Default: none (only
    * `limits.inFlightPerCaller`). A refusal is 429 `rate_limit_exceeded` with `Retry-After` and the
    * IETF `RateLimit-Policy` / `RateLimit` headers.
    * @example quotas: { limits: (caller) => plans[String(caller.plan)], redis: new Redis(process.env.REDIS_URL!) }
@@ -136,7 +136,7 @@ export interface GatewayOptions {
 }
 
 /**
- * `options.storage` in its long form (README "Durable results").
+ * `options.storage` in its long form (docs/durable-results.md).
  * @example storage: { store: s3ResultStorage({ bucket: 'results', region: 'auto', endpoint }), onFailure: 'error', timeoutMs: 60_000 }
  */
 export interface StorageOptions {
@@ -206,7 +206,7 @@ export interface CallbackOptions {
 }
 
 /**
- * Per-caller quotas (README "Tenant controls"): limits in the units a tenant is billed in, counted by
+ * Per-caller quotas (docs/tenancy-and-billing.md): limits in the units a tenant is billed in, counted by
  * rate-limiter-flexible in memory by default (one instance); give `redis` so several instances share
  * one budget.
  * @example quotas: { limits: (caller) => plans[caller.plan], redis: new Redis(process.env.REDIS_URL!), whenRedisDown: 'refuse' }
@@ -275,7 +275,7 @@ export interface QuotaState {
 }
 
 /**
- * Idempotency-Key on the paid creates (README "Tenant controls"). On by default, keys in memory.
+ * Idempotency-Key on the paid creates (docs/tenancy-and-billing.md). On by default, keys in memory.
  * @example idempotency: { store: redisIdempotencyStore({ client: redis }), ttlSeconds: 24 * 3600 }
  */
 export interface IdempotencyOptions {

@@ -1,4 +1,4 @@
-// The public option types that bound a request (README "Options"): `limits`, `compressedBodies` and the
+// The public option types that bound a request (docs/configuration.md): `limits`, `compressedBodies` and the
 // `imageModels` families. Types only, with nothing above the leaves: the leaves that apply the
 // bounds (default-limits.ts, images/) import them from here. Resolution: gateway/options.ts.
 

@@ -66,7 +66,7 @@ export interface AssetCapability {
 export interface Provider {
   readonly name: ProviderName;
   /**
-   * `gen_ai.provider.name` on the spans and metrics of calls to this provider (README "Observability"):
+   * `gen_ai.provider.name` on the spans and metrics of calls to this provider (docs/observability.md):
    * the OpenTelemetry GenAI conventions' value where they have one, a documented custom value otherwise.
    */
   readonly genAiName: string;

@@ -1,4 +1,4 @@
-// One upstream attempt (README "Observability"): a CLIENT span after the GenAI client conventions,
+// One upstream attempt (docs/observability.md): a CLIENT span after the GenAI client conventions,
 // child of the active span, and one `gen_ai.client.operation.duration` measurement. When nothing
 // observes it, the call's own promise is returned and nothing is built for it.
 import type { RouteName, Upstream } from '../types.js';

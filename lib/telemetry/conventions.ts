@@ -1,4 +1,4 @@
-// Attribute and instrument names (README "Observability"). Local constants, not
+// Attribute and instrument names (docs/observability.md). Local constants, not
 // @opentelemetry/semantic-conventions: the GenAI conventions are experimental and renamed between
 // releases, and a library must not pin its host to one release of them.
 import type { RouteName } from '../types.js';

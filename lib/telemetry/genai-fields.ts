@@ -1,4 +1,4 @@
-// What an opted-in span may say about a forwarded JSON exchange (README "Observability"): the text a
+// What an opted-in span may say about a forwarded JSON exchange (docs/observability.md): the text a
 // caller sent (never an image: image parts and URLs are skipped) and the model and token usage an
 // OpenAI-style answer reports. Read only when a span records.
 import { parseJsonBody } from '../json/json-values.js';

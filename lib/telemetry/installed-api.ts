@@ -1,5 +1,4 @@
-// Finding the host's `@opentelemetry/api` when the `telemetry` option does not pass it (README
-// "Observability"): without the package installed nothing is emitted.
+// Finding the host's `@opentelemetry/api` when the `telemetry` option does not pass it (docs/observability.md): without the package installed nothing is emitted.
 import { createRequire } from 'node:module';
 import type { OtelApi } from './otel-api.js';
 

@@ -1,4 +1,4 @@
-// The gateway's metric instruments (README "Observability"), made from the host's current global
+// The gateway's metric instruments (docs/observability.md), made from the host's current global
 // meter provider, and the metrics other parts record. A model name becomes a metric attribute only
 // within a bound: each new value is a new series in the host's metrics backend.
 import type { ProviderName, RouteName } from '../types.js';

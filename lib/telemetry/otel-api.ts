@@ -76,7 +76,7 @@ export interface OtelApi {
   };
   /**
    * The API's no-op meter: instruments of an unregistered meter provider are its no-op ones, and
-   * nothing is built for them per request (README "Observability": no SDK, no cost).
+   * nothing is built for them per request (docs/observability.md: no SDK, no cost).
    */
   createNoopMeter?(): OtelMeter;
   /** The empty context: background work (task polls, callback deliveries) runs in it, not in the request that scheduled it. */
@@ -84,7 +84,7 @@ export interface OtelApi {
 }
 
 /**
- * The `telemetry` option (README "Observability").
+ * The `telemetry` option (docs/observability.md).
  * @example telemetry: { api: await import('@opentelemetry/api'), capturePrompts: false }
  */
 export interface TelemetryOptions {

@@ -1,5 +1,5 @@
 // The server span of one gateway request and the request-duration and images metrics it ends with
-// (README "Observability"): named `METHOD /route`, a 4xx is the caller's mistake, a 5xx a failure.
+// (docs/observability.md): named `METHOD /route`, a 4xx is the caller's mistake, a 5xx a failure.
 import type { ProviderName, RouteName } from '../types.js';
 import { ATTR, SPAN_KIND, STATUS_ERROR } from './conventions.js';
 import type { Metrics } from './metrics.js';

@@ -1,4 +1,4 @@
-// How a video task's background work joins its trace (README "Observability"): the create request's
+// How a video task's background work joins its trace (docs/observability.md): the create request's
 // span context is stored with the task; a poll's upstream read is a span LINKED to it (a trace of its
 // own), a callback delivery a CHILD of it (the receiver's work joins the create's trace).
 import type { Upstream } from '../types.js';

@@ -1,4 +1,4 @@
-// The one telemetry facade the rest of lib/ calls (README "Observability"): spans and metrics through
+// The one telemetry facade the rest of lib/ calls (docs/observability.md): spans and metrics through
 // the host's `@opentelemetry/api`, never a pipeline of its own. Without the package nothing is
 // emitted; with it but no SDK registered the API's no-op tracer and meter answer, and the gateway
 // builds no attribute objects for spans that do not record. Its parts: request spans
@@ -114,7 +114,7 @@ export class Telemetry {
    * Runs background work (a scheduled task poll or callback delivery) in the empty context. A timer
    * armed while a request was handled carries that request's context (AsyncLocalStorage follows it),
    * so without this a poll minutes later would be a child of the long-ended create span, and the
-   * create request's baggage would travel with it (README "Observability": a background poll starts
+   * create request's baggage would travel with it (docs/observability.md: a background poll starts
    * its own trace, linked to the create's).
    */
   detached<T>(fn: () => T): T {

@@ -62,7 +62,7 @@ export class OriginPools {
         headersTimeout: 0,
         bodyTimeout: 0,
         // undici 7 reconnects after a running request is aborted, for that aborted request (undici
-        // issue 5845), and leaves the new connection open and idle: a silent upstream would keep one
+        // bug 5845 in its tracker), and leaves the new connection open and idle: a silent upstream would keep one
         // socket per timeout. A connection no call waits for is refused instead (the client drops it).
         connect: (options, callback) => {
           if (created.calls === 0) callback(new Error('no call waits for this connection'), null);

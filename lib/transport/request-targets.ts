@@ -1,5 +1,5 @@
 // The parsed request URLs of one UpstreamHttp (upstream-http.ts): most calls go to the same few
-// endpoints, and parsing one costs a URL object and its options per call (README "Benchmarks").
+// endpoints, and parsing one costs a URL object and its options per call (docs/benchmarks.md).
 // Bounded: cleared when full. Kept by the instance, never shared between routers.
 export interface Target {
   origin: string;

@@ -4,7 +4,7 @@
 //
 // On undici's Pool (the npm package, by Node's own maintainers, pure JS), driven through its
 // dispatch handler interface: measured on this machine it answers more requests per second than
-// node:http's agent at 64 connections (README "Benchmarks"). Not axios: it added 160-245 µs
+// node:http's agent at 64 connections (docs/benchmarks.md). Not axios: it added 160-245 µs
 // to every upstream round trip. Nothing a higher-level API adds is used here: no redirects, no
 // proxies, no transforms; statuses, bodies and limits are read by the transport itself.
 //
@@ -34,7 +34,7 @@ export class UpstreamHttp {
 
   /**
    * `propagate` adds the active trace context (`traceparent`) to every outgoing request: upstream
-   * calls, downloads and callbacks alike (README "Observability").
+   * calls, downloads and callbacks alike (docs/observability.md).
    */
   constructor(
     pool: UpstreamPool = { sockets: DEFAULT_LIMITS.upstreamSockets, queue: DEFAULT_LIMITS.upstreamQueue },
@@ -112,7 +112,7 @@ export class UpstreamHttp {
   }
 
   /**
-   * download() without the buffer, for re-hosting into storage (README "Durable results"): the same URL
+   * download() without the buffer, for re-hosting into storage (docs/durable-results.md): the same URL
    * rules, the same deadline (`timeoutMs` for the whole transfer), and a body that fails with a
    * GatewayError as soon as it passes `maxBytes` (a declared Content-Length over the cap is refused
    * before any byte is read). The caller must consume or destroy the body.

@@ -30,7 +30,7 @@ const NARRATION: readonly RegExp[] = [
 ];
 
 function productFiles(): string[] {
-  const roots = ['examples', 'spec', 'bench', 'scripts'];
+  const roots = ['lib', 'examples', 'spec', 'bench', 'scripts'];
   const sources = roots.flatMap((root) =>
     readdirSync(path.join(ROOT, root), { recursive: true, encoding: 'utf8' })
       .filter((name) => /\.(ts|js|mjs|cjs|py|html)$/.test(name))

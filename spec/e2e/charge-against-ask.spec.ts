@@ -3,7 +3,7 @@
 // names `n` before any upstream call; every image route charges, before the upstream call, the most the
 // upstream may return for the request as sent, gives back what did not come, and never answers more
 // images than it charged; a video task is charged the seconds its `duration`, `frames` or text commands
-// ask for, and two that disagree are a 400. The rows of the issue's table come first, then every image
+// ask for, and two that disagree are a 400. The documented cases come first, then every image
 // route with both body kinds, then the refusals and the video lengths. Charges are read from the quota.
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
@@ -117,7 +117,7 @@ async function expectRefusedNamingN(send: () => request.Test): Promise<void> {
   expect((await quotaUsed(gw.router, 'images')) - before, 'charged').toBe(0);
 }
 
-describe("the issue's charge-against-ask table", () => {
+describe('charge against ask: the documented cases', () => {
   it('/v1/images/edits with the multipart field n[0]=5: a 400 naming n, the upstream never asked', async () => {
     await expectRefusedNamingN(() => form('gpt-image-1', [['n[0]', '5']]));
   });

@@ -1,4 +1,4 @@
-// The caller a background poll hands to resolveUpstream (issue 9 item 13): a JSON copy of the Caller
+// The caller a background poll hands to resolveUpstream: a JSON copy of the Caller
 // that created the task, stored with it, so a resolver that authorizes by plan or tenant fields sees
 // the same caller on polls as on the create request. Stores are JSON (task-store.ts), so the copy is
 // taken through JSON; a string holding the caller's bearer key is left out (a key is never stored);

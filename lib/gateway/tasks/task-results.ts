@@ -1,4 +1,4 @@
-// A succeeded video task's results, kept (README "Durable results"): the video and last frame are
+// A succeeded video task's results, kept (docs/durable-results.md): the video and last frame are
 // re-hosted once into the operator's storage and their keys recorded with compare-and-set before
 // anything names them; a query and a callback then answer the store's freshly signed URLs.
 import { GatewayError } from '../../errors/gateway-error.js';

@@ -91,7 +91,7 @@ export class TaskService {
     return settle(usage, () => this.prepareCreate(request, body, callerKey)).then((prepared) => {
       if (!prepared.ok) return { ok: false, error: prepared.error, usage };
       const { videoSeconds } = prepared.answer;
-      // quotas after validation and the resolver, before the upstream call (README "Tenant controls")
+      // quotas after validation and the resolver, before the upstream call (docs/tenancy-and-billing.md)
       return withCharge(this.quotas, request.caller, { requests: 1, videoSeconds, videoTasks: 1 }, usage, (charge) => this.createCharged(request, body, prepared.answer, charge, usage));
     });
   }

@@ -1,4 +1,4 @@
-// The forward order of task states, so a task never goes back (issue 9 item 15). contract §3 names only
+// The forward order of task states, so a task never goes back. contract §3 names only
 // the terminal states and leaves the set open ("non-terminal state names: not shown"), and Ark's
 // GET may answer from a lagging replica, so order is judged by kind, not by name:
 //   queued (0)  <  running and every other non-terminal name (1)  <  terminal (2)

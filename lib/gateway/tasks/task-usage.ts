@@ -1,6 +1,6 @@
 // What a task's state changes are worth to the operator: the transition and video-seconds metrics, and
 // once per task, by the one instance whose compare-and-set recorded it, the terminal usage event
-// (README "Tenant controls": bill video on it) with the quota slot and unused video-seconds given back.
+// (docs/tenancy-and-billing.md: bill video on it) with the quota slot and unused video-seconds given back.
 import type { TaskRecord } from '../../stores/tasks/task-store.js';
 import type { ResolvedOptions } from '../options.js';
 import type { Quotas } from '../tenancy/quotas.js';

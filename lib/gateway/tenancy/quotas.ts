@@ -1,4 +1,4 @@
-// Per-caller quotas in billing units (README "Tenant controls"): requests and images per minute,
+// Per-caller quotas in billing units (docs/tenancy-and-billing.md): requests and images per minute,
 // video-seconds per day, concurrent video tasks. Each kind is one rate-limiter-flexible counter per
 // caller (memory, or Redis shared by every instance); the caller's own limit is compared with the
 // counter after a weighted consume, so one counter serves callers on different plans. A refused
@@ -159,7 +159,7 @@ export class Quotas {
     await this.reward(callerId, ['videoSeconds'], { videoSeconds: seconds }, { videoSeconds: windowEnd });
   }
 
-  /** Each configured limit of the caller with what is left now (README: `router.quota(caller)`). */
+  /** Each configured limit of the caller with what is left now (docs/configuration.md "The router it returns": `router.quota(caller)`). */
   async state(caller: Caller): Promise<QuotaState[]> {
     const limits = await this.limitsFor(caller);
     if (!limits) return [];

@@ -1,5 +1,5 @@
 // The one place a request is charged against the caller's quotas and given back what it did not use
-// (docs/architecture.md "One use-case shape"; README "Tenant controls"). Charged after validation and
+// (docs/architecture.md "One use-case shape"; docs/tenancy-and-billing.md). Charged after validation and
 // the resolver, before any upstream call; a refused charge is the quota's 429 and nothing runs.
 // - the work failed: everything but the request itself comes back (images, video-seconds, the task
 //   slot), except images the upstream may have made (an unknown outcome, or a failure after its answer)

@@ -60,7 +60,7 @@ export interface TaskRecord {
   /** Starts at 1, +1 on every applied update. */
   version: number;
   /**
-   * The create request's span context (README "Observability"): polls link to it and callback
+   * The create request's span context (docs/observability.md): polls link to it and callback
    * deliveries continue its trace. Absent when nothing was traced, and on older records.
    */
   trace?: TaskTraceContext;
