@@ -2,6 +2,7 @@
 // the failed one certainly did not start the work (GatewayError.notStarted) and nothing was sent to
 // the client yet, because a fallback after work began generates (and bills) the same images twice, or
 // leaves an orphaned task running upstream beside the new one.
+import { rejectionOf } from '../errors/rejection-of.js';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Upstream } from '../types.js';
@@ -27,14 +28,7 @@ export function withFallback<T>(upstreams: readonly Upstream[], options: Resolve
   // reactions) would wait beside every slow upstream call (docs/architecture.md "Performance": memory per held request)
   const attemptAt = (index: number): Promise<T> => {
     const upstream = upstreams[index]!;
-    let running: Promise<T>;
-    try {
-      running = options.telemetry.attempt(upstream, index, info, () => attempt(upstream));
-    } catch (thrown) {
-      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- what was thrown, as an async function would reject with it
-      running = Promise.reject(thrown);
-    }
-    return running.catch((caught: unknown) => {
+    return rejectionOf(() => options.telemetry.attempt(upstream, index, info, () => attempt(upstream))).catch((caught: unknown) => {
       // an upstream may quote the request it got, the operator's key included
       const error = caught instanceof GatewayError ? caught.withoutSecrets(secretsOf(upstream)) : caught;
       const retry = error instanceof GatewayError && error.retryable && error.notStarted && index + 1 < upstreams.length;

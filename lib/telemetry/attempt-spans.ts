@@ -1,10 +1,11 @@
 // One upstream attempt (docs/observability.md): a CLIENT span after the GenAI client conventions,
 // child of the active span, and one `gen_ai.client.operation.duration` measurement. When nothing
 // observes it, the call's own promise is returned and nothing is built for it.
+import { rejectionOf } from '../errors/rejection-of.js';
 import type { RouteName, Upstream } from '../types.js';
 import { ATTR, OPERATIONS, SPAN_KIND, STATUS_ERROR } from './conventions.js';
 import type { OtelSpan } from './otel-api.js';
-import { INVALID_TRACE_ID, clip, defined, errorTypeOf, runCatching, setAttributes } from './span-values.js';
+import { INVALID_TRACE_ID, clip, defined, errorTypeOf, setAttributes } from './span-values.js';
 import type { TelemetryScope } from './telemetry-scope.js';
 
 /** Longest opted-in prompt on a span, whichever route built it: an attribute is for reading, not for storing requests. */
@@ -39,11 +40,11 @@ export function attemptSpan<T>(scope: TelemetryScope, upstream: Upstream, index:
   const model = clip(upstream.model ?? info?.model);
   const { tracer } = scope;
   const span = scope.guard(() => tracer.startSpan(`${operation?.operation ?? 'call'}${model ? ` ${model}` : ''}`, { kind: SPAN_KIND.client }), undefined);
-  if (!span) return runCatching(run);
+  if (!span) return rejectionOf(run);
   if (!span.isRecording() && span.spanContext().traceId === INVALID_TRACE_ID && !scope.guard(() => scope.metrics.instruments(), undefined)) {
     // nothing observes this span or its duration: ended now, as it would be later, with nothing recorded
     scope.guard(() => span.end(), undefined);
-    return runCatching(run);
+    return rejectionOf(run);
   }
   return attemptObserved(scope, span, upstream, index, info, run, { operation, model });
 }

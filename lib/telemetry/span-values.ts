@@ -37,13 +37,3 @@ export function errorTypeOf(error: unknown): string {
   if (error instanceof Error && error.name !== 'Error') return error.name;
   return '_OTHER';
 }
-
-/** `run()`, with a synchronous throw turned into a rejection (as an async function would). */
-export function runCatching<T>(run: () => Promise<T>): Promise<T> {
-  try {
-    return run();
-  } catch (error) {
-    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- what was thrown, as an async function would reject with it
-    return Promise.reject(error);
-  }
-}

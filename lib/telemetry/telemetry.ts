@@ -4,13 +4,13 @@
 // builds no attribute objects for spans that do not record. Its parts: request spans
 // (request-spans.ts), upstream attempt spans (attempt-spans.ts), task links (task-links.ts) and the
 // metric instruments (metrics.ts).
+import { rejectionOf } from '../errors/rejection-of.js';
 import type { ProviderName, RouteName, Upstream } from '../types.js';
 import { type AttemptInfo, attemptSpan } from './attempt-spans.js';
 import { loadInstalledApi } from './installed-api.js';
 import { type LimitName, Metrics, SCOPE } from './metrics.js';
 import type { OtelApi, TelemetryOptions } from './otel-api.js';
 import { type RequestEnd, type RequestTrace, endRequestSpan, startRequestSpan } from './request-spans.js';
-import { runCatching } from './span-values.js';
 import { type TaskTraceContext, callbackDeliverySpan, currentTaskTrace, taskPollSpan } from './task-links.js';
 import { ServerAddresses, type TelemetryScope } from './telemetry-scope.js';
 
@@ -92,7 +92,7 @@ export class Telemetry {
    * measurement (attempt-spans.ts). Not async itself: with nothing to observe, the call's own promise.
    */
   attempt<T>(upstream: Upstream, index: number, info: AttemptInfo<T> | undefined, run: () => Promise<T>): Promise<T> {
-    return this.scope ? attemptSpan(this.scope, upstream, index, info, run) : runCatching(run);
+    return this.scope ? attemptSpan(this.scope, upstream, index, info, run) : rejectionOf(run);
   }
 
   /** The active span's context, to store with a task so its polls and callbacks find the create's trace. */
