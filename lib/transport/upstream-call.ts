@@ -6,7 +6,7 @@ import type { Resolver } from '../security/public-url.js';
 
 /**
  * What a call needs of a cancellation signal: an AbortSignal is one; a route's cheap client-gone watch
- * (express/route-state.ts) is another, so a request that finishes normally makes no AbortController.
+ * (express/request-context.ts) is another, so a request that finishes normally makes no AbortController.
  */
 export interface CancelSignal {
   readonly aborted: boolean;
