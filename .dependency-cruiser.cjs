@@ -53,7 +53,7 @@ module.exports = {
       comment:
         'Use cases take plain data and return what they did (docs/architecture.md "One use-case shape"): nothing below ' +
         'the inbound side imports Express or its body parsers, not even their types.',
-      from: { path: '^lib/(gateway|providers|transport|storage|telemetry|errors|security|schemas|images|json)/' },
+      from: { path: '^lib/(gateway|providers|transport|stores|telemetry|errors|security|schemas|images|json)/' },
       to: { path: '^node_modules/(@types/)?(express|express-serve-static-core|multer)/' },
     },
     {

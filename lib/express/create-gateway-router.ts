@@ -71,7 +71,8 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   ];
   const jsonBody = createJsonBody(resolved);
   // the image route keeps long Data URLs in the body's bytes (docs/architecture.md "Performance": memory ≤ 2x the body)
-  const imageJsonBody = createJsonBody(resolved, { imageDataUrls: true });
+  // and, with kept work on, the image route hashes every body: a retry is found by it (kept-work.ts)
+  const imageJsonBody = createJsonBody(resolved, { imageDataUrls: true, fingerprintAll: resolved.idempotency?.keptAnswerMs !== undefined });
 
   const multipartBody = createMultipartBody(resolved.limits);
   const tasks = new TaskService(resolved, http, quotas);

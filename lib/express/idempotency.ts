@@ -19,6 +19,7 @@ import { callerOf } from './authenticate.js';
 import { bodyFingerprint } from './body/body-fingerprint.js';
 import { type RequestContext, withContext } from './request-context.js';
 import { sendBody } from './send-body.js';
+import { backgroundWrites, doneRecord } from './kept-answers.js';
 
 // the response header that marks a replayed answer
 const REPLAYED_HEADER = 'idempotent-replayed';
@@ -128,14 +129,7 @@ function keepAnswer(context: RequestContext, scoped: string, fingerprint: string
   const config = options.idempotency!;
   const hold = context.lifetime.hold();
   let settled = false;
-  const failed = (error: unknown): void => {
-    options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'idempotency store write failed');
-  };
-  // a host store that throws instead of rejecting (not an async function) must not throw in a timer
-  // or in the answer writer: either way it is one logged write failure
-  const write = (call: () => Promise<void>): void => {
-    Promise.resolve().then(call).catch(failed);
-  };
+  const write = backgroundWrites(options.logger, 'idempotency');
   const startedAt = Date.now();
   const renewal = setInterval(
     () => {
@@ -165,12 +159,7 @@ function keepAnswer(context: RequestContext, scoped: string, fingerprint: string
     answer.then(
       (kept) => {
         if (!kept) return settle('unknown', true);
-        settle(
-          kept.body.length > config.maxAnswerBytes
-            ? { state: 'too-large', fingerprint, bytes: kept.body.length }
-            : { state: 'done', fingerprint, answer: { status: kept.status, contentType: kept.contentType, body: kept.body.toString('base64') } },
-          true,
-        );
+        settle(kept.body.length > config.maxAnswerBytes ? { state: 'too-large', fingerprint, bytes: kept.body.length } : doneRecord(fingerprint, kept.status, kept.contentType, kept.body), true);
       },
       () => settle('unknown', true),
     );
@@ -185,11 +174,7 @@ function keepAnswer(context: RequestContext, scoped: string, fingerprint: string
     record(status, contentType, body, bytes) {
       if (status < 200 || status >= 300) return settle(undefined);
       if (context.res.destroyed) context.keptStatus = status;
-      settle(
-        body === undefined
-          ? { state: 'too-large', fingerprint, bytes }
-          : { state: 'done', fingerprint, answer: { status, contentType, body: (typeof body === 'string' ? Buffer.from(body) : body).toString('base64') } },
-      );
+      settle(body === undefined ? { state: 'too-large', fingerprint, bytes } : doneRecord(fingerprint, status, contentType, body));
     },
     fail: () => settle(undefined),
   };

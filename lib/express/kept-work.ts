@@ -19,6 +19,7 @@ import { callerOf } from './authenticate.js';
 import { bodyFingerprint } from './body/body-fingerprint.js';
 import { type RequestContext, withContext } from './request-context.js';
 import { sendBody } from './send-body.js';
+import { backgroundWrites, doneRecord } from './kept-answers.js';
 
 // the response header that marks an answer a retry received from its abandoned first try
 const KEPT_HEADER = 'x-kept-answer';
@@ -104,12 +105,7 @@ function keep(context: RequestContext, store: KeepingStore, key: string, options
   const fingerprint = key;
   let abandoned = false;
   let settled = false;
-  const failed = (error: unknown): void => {
-    options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'kept-work store write failed');
-  };
-  const write = (call: () => Promise<void>): void => {
-    Promise.resolve().then(call).catch(failed);
-  };
+  const write = backgroundWrites(options.logger, 'kept-work');
   context.lifetime.whenResponseCloses(() => {
     if (settled || context.res.writableFinished) return;
     // the client left while the work runs: a retry of the same request will find it here
@@ -135,12 +131,7 @@ function keep(context: RequestContext, store: KeepingStore, key: string, options
     write(() => store.finish(key, { state: 'running', fingerprint }, config.runningTtlMs));
     answer.then(
       (kept) => {
-        settle(
-          kept && kept.body.length <= config.maxAnswerBytes
-            ? { state: 'done', fingerprint, answer: { status: kept.status, contentType: kept.contentType, body: kept.body.toString('base64') } }
-            : undefined,
-          true,
-        );
+        settle(kept && kept.body.length <= config.maxAnswerBytes ? doneRecord(fingerprint, kept.status, kept.contentType, kept.body) : undefined, true);
       },
       () => settle(undefined, true),
     );
@@ -150,7 +141,7 @@ function keep(context: RequestContext, store: KeepingStore, key: string, options
     record(status, contentType, body) {
       if (status < 200 || status >= 300 || body === undefined) return settle(undefined);
       // no kept status: the client that left did not receive it; its usage event says so (undeliveredImages)
-      settle({ state: 'done', fingerprint, answer: { status, contentType, body: (typeof body === 'string' ? Buffer.from(body) : body).toString('base64') } });
+      settle(doneRecord(fingerprint, status, contentType, body));
     },
     fail: () => settle(undefined),
   };

@@ -39,6 +39,8 @@ export type ForwardAnswer =
 
 export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forward: ForwardCall): Promise<Outcome<ForwardAnswer>> {
   const usage = usageFor(forward.model);
+  // tokens are read only for a usage event: the JSON parse of each answer is not paid for nothing
+  const countsTokens = deps.options.onUsage !== undefined;
   const groups = forward.route === 'images.native' ? nativeImageGroups() : undefined;
   let cost: QuotaCost;
   try {
@@ -63,14 +65,14 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
             return withFallback(upstreams, deps.options, described, (upstream) => {
               attempting(usage, upstream.provider);
               return requireCapability(upstream, 'passthrough', route, deps.options.logger).openStream(call, upstreamPath, body, upstream);
-            }).then((stream) => streamed(usage, stream, groups?.streamCounter(), charge, cost));
+            }).then((stream) => streamed(usage, stream, groups?.streamCounter(), charge, cost, countsTokens));
           }
           return withFallback(upstreams, deps.options, { ...described, response: (sent: PassthroughResponse) => responseOfJson(sent.body) }, (upstream) => {
             attempting(usage, upstream.provider);
             return requireCapability(upstream, 'passthrough', route, deps.options.logger).forwardJson(call, upstreamPath, body, upstream);
           }).then((response): ForwardAnswer => {
             usage.upstreamRequestId = response.requestId;
-            const tokens = tokensOfJson(response.body);
+            const tokens = countsTokens ? tokensOfJson(response.body) : undefined;
             if (tokens) usage.tokens = tokens;
             const counted = groups?.countAnswer(response.body);
             if (counted) {
@@ -126,18 +128,18 @@ function withImagesCut(body: Buffer, most: number): Buffer {
  * The stream answer: a streamed image group is billed by the images its events returned
  * (upstreams §2.6), settled when the upstream body closes (ended, failed, or cut with its client).
  */
-function streamed(usage: Usage, stream: OpenedStream, counter: ((chunk: Buffer) => number) | undefined, charge: QuotaCharge, cost: QuotaCost): ForwardAnswer {
+function streamed(usage: Usage, stream: OpenedStream, counter: ((chunk: Buffer) => number) | undefined, charge: QuotaCharge, cost: QuotaCost, countsTokens: boolean): ForwardAnswer {
   usage.upstreamRequestId = stream.headers['x-request-id'];
-  const tokens = new StreamTokenReader();
+  const tokens = countsTokens ? new StreamTokenReader() : undefined;
   const settled = new Promise<Usage>((resolve) => {
     stream.body.once('close', () => {
-      if (tokens.tokens) usage.tokens = tokens.tokens;
+      if (tokens?.tokens) usage.tokens = tokens.tokens;
       void refundUnproduced(charge, cost, usage.images).then(() => resolve(usage));
     });
   });
   const observe = (chunk: Buffer): void => {
     if (counter) usage.images = counter(chunk);
-    tokens.take(chunk);
+    tokens?.take(chunk);
   };
   return { kind: 'stream', stream, observe, settled };
 }

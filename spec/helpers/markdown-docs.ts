@@ -53,8 +53,11 @@ export function codeBlocks(file: MarkdownFile): CodeBlock[] {
   return blocks;
 }
 
-/** The text outside fenced code blocks and inline code spans, line for line (so line numbers hold). */
-function proseLines(text: string): string[] {
+/**
+ * The text outside fenced code blocks, line for line (so line numbers hold); inline code spans removed
+ * too unless `keepCode` (headings may hold code spans).
+ */
+function proseLines(text: string, keepCode = false): string[] {
   let fence: string | undefined;
   return text.split('\n').map((line) => {
     const marker = /^\s*(`{3,}|~{3,})/.exec(line)?.[1];
@@ -66,7 +69,7 @@ function proseLines(text: string): string[] {
       fence = marker;
       return '';
     }
-    return line.replace(/(`+)[^`]*?\1/g, '');
+    return keepCode ? line : line.replace(/(`+)[^`]*?\1/g, '');
   });
 }
 
@@ -83,7 +86,7 @@ export function links(file: MarkdownFile): MarkdownLink[] {
 export function headingAnchors(text: string): Set<string> {
   const anchors = new Set<string>();
   const seen = new Map<string, number>();
-  proseLinesKeepingCode(text).forEach((line) => {
+  proseLines(text, true).forEach((line) => {
     const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (!heading) return;
     const plain = heading[1]!
@@ -101,23 +104,6 @@ export function headingAnchors(text: string): Set<string> {
   return anchors;
 }
 
-/** Lines outside fenced blocks, inline code kept (headings may hold code spans). */
-function proseLinesKeepingCode(text: string): string[] {
-  let fence: string | undefined;
-  return text.split('\n').map((line) => {
-    const marker = /^\s*(`{3,}|~{3,})/.exec(line)?.[1];
-    if (fence) {
-      if (marker && marker[0] === fence[0] && marker.length >= fence.length) fence = undefined;
-      return '';
-    }
-    if (marker) {
-      fence = marker;
-      return '';
-    }
-    return line;
-  });
-}
-
 /**
  * The sections of a page under headings of one level: heading text (code spans kept) -> the text up
  * to the next heading of that level or above.
@@ -125,7 +111,7 @@ function proseLinesKeepingCode(text: string): string[] {
 export function sections(text: string, level: number): Map<string, string> {
   const result = new Map<string, string>();
   const lines = text.split('\n');
-  const prose = proseLinesKeepingCode(text);
+  const prose = proseLines(text, true);
   let current: string | undefined;
   let body: string[] = [];
   const close = (): void => {

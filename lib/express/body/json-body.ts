@@ -27,9 +27,11 @@ const MAX_DEPTH = 64;
 export interface JsonBodyOptions {
   /** Long image Data URLs under an `image` key become DataUrlText views of the body (the image route). */
   imageDataUrls?: boolean;
+  /** Every body's bytes are hashed, not only those with an Idempotency-Key: kept work finds a retry by them (kept-work.ts). */
+  fingerprintAll?: boolean;
 }
 
-export function createJsonBody(options: Pick<ResolvedOptions, 'limits' | 'compressedBodies'>, { imageDataUrls = false }: JsonBodyOptions = {}): RequestHandler {
+export function createJsonBody(options: Pick<ResolvedOptions, 'limits' | 'compressedBodies'>, { imageDataUrls = false, fingerprintAll = false }: JsonBodyOptions = {}): RequestHandler {
   const { limits, compressedBodies } = options;
   return function readJsonBody(req, res, next) {
     // body-parser 1 (Express 4) flags `_body`; body-parser 2 (Express 5) leaves the stream read
@@ -59,8 +61,7 @@ export function createJsonBody(options: Pick<ResolvedOptions, 'limits' | 'compre
     read.body.then(
       (bytes) => {
         stopClock();
-        // the image route keeps abandoned paid work by the body's fingerprint (kept-work.ts): always hashed there
-        fingerprintBytes(contextOf(res), bytes, imageDataUrls);
+        fingerprintBytes(contextOf(res), bytes, fingerprintAll);
         let body: unknown;
         try {
           body = parseJson(bytes, limits.jsonMembers, limits.jsonTextBytes, imageDataUrls);

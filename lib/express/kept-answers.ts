@@ -1,0 +1,22 @@
+// What the two guards that keep answers share (idempotency.ts by the client's key, kept-work.ts by the
+// body): the record of a kept answer, and store writes that never throw into a timer or a writer.
+import type { IdempotencyRecord } from '../stores/idempotency/idempotency-store.js';
+import type { Logger } from '../types.js';
+
+/** The `done` record of an answer, its body base64 (records are JSON). */
+export function doneRecord(fingerprint: string, status: number, contentType: string, body: Buffer | string): IdempotencyRecord {
+  return { state: 'done', fingerprint, answer: { status, contentType, body: (typeof body === 'string' ? Buffer.from(body) : body).toString('base64') } };
+}
+
+/**
+ * Runs store calls in the background: a host store that throws instead of rejecting (not an async
+ * function) must not throw in a timer or in the answer writer; either way it is one logged failure.
+ */
+export function backgroundWrites(logger: Logger, what: string): (call: () => Promise<void>) => void {
+  const failed = (error: unknown): void => {
+    logger.error({ error: error instanceof Error ? error.message : String(error) }, `${what} store write failed`);
+  };
+  return (call) => {
+    Promise.resolve().then(call).catch(failed);
+  };
+}
