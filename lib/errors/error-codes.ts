@@ -36,6 +36,14 @@ export const ERROR_CODES = {
   imageDownloadFailed: 'image_download_failed',
   /** 502: the result could not be stored for a durable URL (storage.onFailure: 'error'). */
   storageFailed: 'storage_failed',
+  /** 409: the image task has already ended; only a queued or running one can be cancelled. */
+  taskNotCancellable: 'task_not_cancellable',
+  /** An image task nobody finished: it waited too long for a slot, or the instance running it stopped (docs/image-tasks.md). */
+  taskInterrupted: 'task_interrupted',
+  /** 429 (the caller's share) or 503 (the process's): too many image tasks are waiting for a slot. */
+  taskQueueFull: 'task_queue_full',
+  /** 502: an image task's upstream answered bytes without a URL, and no `storage` is configured to keep them. */
+  resultNotKept: 'result_not_kept',
   internalError: 'internal_error',
 } as const;
 

@@ -25,6 +25,8 @@ import { imageGenerationSchema } from '../schemas/image-generation-schema.js';
 import { videoTaskSchema } from '../schemas/video-task-schema.js';
 import { TaskService } from '../gateway/tasks/task-service.js';
 import { createVideoTaskHandler, queryVideoTaskHandler } from './routes/video-tasks.js';
+import { ImageTaskService } from '../gateway/image-tasks/image-task-service.js';
+import { cancelImageTaskHandler, queryImageTaskHandler } from './routes/image-tasks.js';
 import { createSchemaCompiler } from '../schemas/validator.js';
 import { listModelsHandler } from './routes/list-models.js';
 import { GATEWAY_PREFIXES, notFoundHandler } from './routes/not-found.js';
@@ -76,10 +78,13 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
 
   const multipartBody = createMultipartBody(resolved.limits);
   const tasks = new TaskService(resolved, http, quotas);
-  // polls and deliveries start now; a failure to start (Redis down) is logged, requests still work
-  const started = tasks.start().catch((error: unknown) => {
+  const imageTasks = new ImageTaskService(deps);
+  // polls, deliveries and image tasks' watches start now; a failure to start (Redis down) is logged, requests still work
+  const started = tasks.start(imageTasks).catch((error: unknown) => {
     resolved.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'the task scheduler did not start');
   });
+  // no RouteName (it is a closed public union) and no upstream call: authenticated, but no usage event
+  const unrouted = beginRequest(undefined, resolved);
   const json = (route: RouteName, body = jsonBody): RequestHandler[] => [beginRequest(route, resolved), ...authenticate, body];
   // the paid creates: an Idempotency-Key is checked once the body is read (idempotency.ts)
   const paid = (route: RouteName, body = jsonBody): RequestHandler[] => [...json(route, body), createIdempotency(route, resolved)];
@@ -87,11 +92,27 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   // the POST routes, each a chain of named handlers: begin (the request's context), authenticate, the
   // in-flight cap, the body, Idempotency-Key on the paid creates, the route handler
   const posts = new Map<string, RequestHandler[]>([
-    ['/v1/images/generations', [...paid('images.generations', imageJsonBody), createKeptWork('images.generations', resolved), imageGenerationsHandler(deps)]],
+    [
+      '/v1/images/generations',
+      [...paid('images.generations', imageJsonBody), createKeptWork('images.generations', resolved), imageGenerationsHandler(deps, { service: imageTasks, always: false })],
+    ],
+    ['/v1/images/generations/async', [...paid('images.generations', imageJsonBody), imageGenerationsHandler(deps, { service: imageTasks, always: true })]],
     [
       '/v1/images/edits',
-      [beginRequest('images.edits', resolved), ...authenticate, multipartBody, createIdempotency('images.edits', resolved), createKeptWork('images.edits', resolved), imageEditsHandler(deps)],
+      [
+        beginRequest('images.edits', resolved),
+        ...authenticate,
+        multipartBody,
+        createIdempotency('images.edits', resolved),
+        createKeptWork('images.edits', resolved),
+        imageEditsHandler(deps, { service: imageTasks, always: false }),
+      ],
     ],
+    [
+      '/v1/images/edits/async',
+      [beginRequest('images.edits', resolved), ...authenticate, multipartBody, createIdempotency('images.edits', resolved), imageEditsHandler(deps, { service: imageTasks, always: true })],
+    ],
+    ['/v1/images/tasks/:id/cancel', [unrouted, ...authenticate, cancelImageTaskHandler(imageTasks)]],
     [
       '/v1/chat/completions',
       [...json('chat.completions'), forwardJsonHandler(deps, { route: 'chat.completions', upstreamPath: '/chat/completions', validate: compile(chatCompletionsSchema), streamErrors: 'data' })],
@@ -117,8 +138,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     '/api/v3/contents/generations/tasks/:id',
     routeChain('GET /api/v3/contents/generations/tasks/:id', [beginRequest('video.tasks', resolved), ...authenticate, queryVideoTaskHandler(tasks)]),
   );
-  // no RouteName (it is a closed public union) and no upstream call: authenticated, but no usage event
-  const unrouted = beginRequest(undefined, resolved);
+  router.get('/v1/images/tasks/:id', routeChain('GET /v1/images/tasks/:id', [unrouted, ...authenticate, queryImageTaskHandler(imageTasks)]));
   router.get('/v1/models', routeChain('GET /v1/models', [unrouted, ...authenticate, listModelsHandler(resolved)]));
   // durable results served by the router itself (localResultStorage): the signed URL is the credential
   const store = resolved.storage?.store;

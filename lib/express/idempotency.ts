@@ -19,7 +19,7 @@ import { callerOf } from './authenticate.js';
 import { bodyFingerprint } from './body/body-fingerprint.js';
 import { type RequestContext, withContext } from './request-context.js';
 import { sendBody } from './send-body.js';
-import { backgroundWrites, doneRecord } from './kept-answers.js';
+import { ANSWER_HEADER_NAMES, answerHeadersOf, backgroundWrites, doneRecord } from './kept-answers.js';
 
 // the response header that marks a replayed answer
 const REPLAYED_HEADER = 'idempotent-replayed';
@@ -111,6 +111,8 @@ function replay(context: RequestContext, answer: StoredAnswer): void {
   const body = Buffer.from(answer.body, 'base64');
   context.replayed = true;
   context.res.setHeader(REPLAYED_HEADER, 'true');
+  // a host store's record is not trusted to name headers: only the answer headers, as strings
+  for (const [name, value] of Object.entries(answer.headers ?? {})) if (ANSWER_HEADER_NAMES.has(name) && typeof value === 'string') context.res.setHeader(name, value);
   sendBody(context, status, contentType, body);
 }
 
@@ -174,7 +176,7 @@ function keepAnswer(context: RequestContext, scoped: string, fingerprint: string
     record(status, contentType, body, bytes) {
       if (status < 200 || status >= 300) return settle(undefined);
       if (context.res.destroyed) context.keptStatus = status;
-      settle(body === undefined ? { state: 'too-large', fingerprint, bytes } : doneRecord(fingerprint, status, contentType, body));
+      settle(body === undefined ? { state: 'too-large', fingerprint, bytes } : doneRecord(fingerprint, status, contentType, body, answerHeadersOf(context.res)));
     },
     fail: () => settle(undefined),
   };

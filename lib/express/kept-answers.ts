@@ -4,8 +4,22 @@ import type { IdempotencyRecord } from '../stores/idempotency/idempotency-store.
 import type { Logger } from '../types.js';
 
 /** The `done` record of an answer, its body base64 (records are JSON). */
-export function doneRecord(fingerprint: string, status: number, contentType: string, body: Buffer | string): IdempotencyRecord {
-  return { state: 'done', fingerprint, answer: { status, contentType, body: (typeof body === 'string' ? Buffer.from(body) : body).toString('base64') } };
+export function doneRecord(fingerprint: string, status: number, contentType: string, body: Buffer | string, headers?: Record<string, string>): IdempotencyRecord {
+  return { state: 'done', fingerprint, answer: { status, contentType, body: (typeof body === 'string' ? Buffer.from(body) : body).toString('base64'), ...(headers ? { headers } : {}) } };
+}
+
+// the headers that are part of an answer, not of one delivery of it: replayed with the body
+const ANSWER_HEADERS = ['location', 'preference-applied'] as const;
+export const ANSWER_HEADER_NAMES: ReadonlySet<string> = new Set(ANSWER_HEADERS);
+
+/** The answer headers (ANSWER_HEADERS) a response has set, or undefined when it has none. */
+export function answerHeadersOf(res: { getHeader(name: string): unknown }): Record<string, string> | undefined {
+  let found: Record<string, string> | undefined;
+  for (const name of ANSWER_HEADERS) {
+    const value = res.getHeader(name);
+    if (typeof value === 'string') (found ??= {})[name] = value;
+  }
+  return found;
 }
 
 /**

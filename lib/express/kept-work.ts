@@ -19,6 +19,7 @@ import { callerOf } from './authenticate.js';
 import { bodyFingerprint } from './body/body-fingerprint.js';
 import { type RequestContext, withContext } from './request-context.js';
 import { sendBody } from './send-body.js';
+import { preferenceOf } from './prefer-header.js';
 import { backgroundWrites, doneRecord } from './kept-answers.js';
 
 // the response header that marks an answer a retry received from its abandoned first try
@@ -37,7 +38,8 @@ export function createKeptWork(route: RouteName, options: ResolvedOptions): Requ
   return withContext('keptWork', (context, next) => {
     const { req } = context;
     // an Idempotency-Key request is kept by its key; a stream cannot be replayed
-    if (req.headers['idempotency-key'] !== undefined || (req.body as { stream?: unknown } | undefined)?.stream === true) return next();
+    // an image task (Prefer: respond-async) answers at once: there is no held answer to keep
+    if (req.headers['idempotency-key'] !== undefined || (req.body as { stream?: unknown } | undefined)?.stream === true || preferenceOf(req.headers).respondAsync) return next();
     const caller = callerOf(context);
     const key = createHash('sha256')
       .update(`kept\0${caller.id}\0${route}\0${bodyFingerprint(context)}`)

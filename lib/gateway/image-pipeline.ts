@@ -71,6 +71,57 @@ function runPrepared(deps: GatewayDeps, request: ImageRequest, usage: Usage): Pr
   );
 }
 
+/**
+ * An image call validated and resolved, neither charged nor sent: image tasks (image-tasks/) prepare
+ * at submit, charge there, and run it later from a job with `runPreparedImage`.
+ */
+export interface PreparedImage {
+  readonly request: ImageRequest;
+  readonly prepared: Prepared;
+}
+
+/** Validation and the resolver of `call`, as runImageRequest does them first; throws the 4xx of bad input. */
+export function prepareImage(deps: GatewayDeps, from: UseCaseRequest, call: ImageCall): Promise<PreparedImage> {
+  const request: ImageRequest = { from, route: call.route, model: call.model, input: call.input, deadline: undefined };
+  return prepare(deps, request).then((prepared) => ({ request, prepared }));
+}
+
+/**
+ * The prepared call made for `from` (a task's own caller, cancellation and result base), holding
+ * nothing of the request that submitted it: a queued task keeps no request or socket alive.
+ */
+export function rebasePrepared(ready: PreparedImage, from: UseCaseRequest): PreparedImage {
+  return { request: { ...ready.request, from }, prepared: { ...ready.prepared, call: { ...ready.prepared.call, signal: from.cancel.clientGone } } };
+}
+
+/** Runs a prepared call: the upstream calls under the fallback rule and the answer completed (cap, downloads, storage). Charges nothing. */
+export function runPreparedImage(deps: GatewayDeps, usage: Usage, ready: PreparedImage): Promise<ImageAnswer> {
+  const { request, prepared } = ready;
+  usage.imagesAsked = prepared.asked;
+  return callUpstreams(deps, usage, request, prepared).then((attempted) => completeAnswer(deps, usage, request, prepared, attempted));
+}
+
+/** The images a prepared call is charged for: the most it may be answered with. */
+export function imagesAskedOf(ready: PreparedImage): number {
+  return ready.prepared.asked;
+}
+
+/** The first upstream the resolver named, for the task record (the one that serves it may be a later one). */
+export function firstUpstreamOf(ready: PreparedImage): Upstream | undefined {
+  return ready.prepared.upstreams[0];
+}
+
+/**
+ * The longest a prepared call may take: every upstream's deadline in turn (the fallback rule), the
+ * downloads and the storage of results, and a minute to spare. A task running longer than this has
+ * lost the instance that ran it (docs/image-tasks.md "Restarts").
+ */
+export function runBudgetOf(deps: GatewayDeps, ready: PreparedImage): number {
+  const { limits, storage } = deps.options;
+  const upstreams = ready.prepared.upstreams.reduce((sum, upstream) => sum + timeoutOf(upstream, limits), 0);
+  return upstreams + limits.downloadTimeoutMs + (storage?.timeoutMs ?? 0) + 60_000;
+}
+
 /** The call with the request it came from. */
 interface ImageRequest extends ImageCall {
   from: UseCaseRequest;

@@ -15,6 +15,7 @@ import { GENAI_PROVIDER_NAMES } from '../providers/registry.js';
 import { type ResolvedIdempotency, type ResolvedQuotas, resolveIdempotency, resolveQuotas } from './tenancy/resolve-tenancy.js';
 import type { UsageEvent } from '../types.js';
 import type { CallbackOptions, GatewayOptions, StorageOptions, TelemetryOptions } from '../options/gateway-options.js';
+import { type ResolvedImageTasks, resolveImageTasks } from './image-tasks/image-task-options.js';
 import type { CompressedBodiesOptions, GatewayLimits, ImageModelFamily } from '../options/request-limits.js';
 import type { ListModels, Logger, ResolveUpstream, VerifyKey } from '../options/host-hooks.js';
 
@@ -73,6 +74,7 @@ export interface ResolvedOptions {
   readonly telemetry: Telemetry;
   readonly quotas?: ResolvedQuotas;
   readonly idempotency?: ResolvedIdempotency;
+  readonly imageTasks: ResolvedImageTasks;
 }
 
 /**
@@ -99,6 +101,7 @@ const OPTION_NAMES = {
   telemetry: true,
   quotas: true,
   idempotency: true,
+  imageTasks: true,
 } as const satisfies Record<keyof GatewayOptions, true>;
 const KNOWN_OPTIONS = new Set(Object.keys(OPTION_NAMES));
 
@@ -171,6 +174,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     telemetry: resolveTelemetry(options.telemetry, logger),
     quotas: resolveQuotas(options.quotas),
     idempotency: resolveIdempotency(options.idempotency, limits),
+    imageTasks: resolveImageTasks(options.imageTasks),
   });
 }
 

@@ -133,6 +133,39 @@ export interface GatewayOptions {
    * @example idempotency: { store: redisIdempotencyStore({ client: redis }) }
    */
   idempotency?: IdempotencyOptions | false;
+  /**
+   * Asynchronous image tasks (`Prefer: respond-async`, `POST /v1/images/generations/async`,
+   * docs/image-tasks.md): how long tasks are kept, how many run at once and how many may wait.
+   * @example imageTasks: { concurrency: 16, keepSeconds: 3600 }
+   */
+  imageTasks?: ImageTaskOptions;
+}
+
+/**
+ * Asynchronous image tasks (docs/image-tasks.md). Every field has a default.
+ * @example imageTasks: { concurrency: 16, perCallerConcurrency: 4, maxQueuedPerCaller: 200 }
+ */
+export interface ImageTaskOptions {
+  /** Seconds a task is kept after it was created; then its id answers 404. Default 86 400 (24 h). @example keepSeconds: 3600 */
+  keepSeconds?: number;
+  /** Image tasks calling their upstream at once, in this process. Default 32. @example concurrency: 16 */
+  concurrency?: number;
+  /** Of those, the most one caller may hold, so one tenant's burst never takes every slot. Default half of `concurrency` (at least 1). @example perCallerConcurrency: 4 */
+  perCallerConcurrency?: number;
+  /** Tasks waiting for a slot in this process; a submit past it answers 503. Default 10 000. @example maxQueued: 2000 */
+  maxQueued?: number;
+  /** Tasks one caller may have waiting; a submit past it answers 429. Default 1 000. @example maxQueuedPerCaller: 100 */
+  maxQueuedPerCaller?: number;
+  /** Seconds a task may wait for a slot; a task still waiting then ends `failed` (task_interrupted), its charge refunded. Default 600. @example maxQueueSeconds: 300 */
+  maxQueueSeconds?: number;
+  /** The largest `wait` of `Prefer: respond-async, wait=N` honoured, seconds. Default 60. @example maxWaitSeconds: 30 */
+  maxWaitSeconds?: number;
+  /**
+   * Seconds an upstream's own result URL is trusted to live, for tasks without durable `storage`:
+   * a succeeded task reads `expired` after it. Default 3 600 (the shortest vendor lifetime: OpenAI's hour).
+   * @example upstreamUrlSeconds: 86400
+   */
+  upstreamUrlSeconds?: number;
 }
 
 /**

@@ -63,5 +63,5 @@ export const OPERATIONS: Readonly<Record<RouteName, { operation: string; output?
 export const GET_TASK_OPERATION = 'get_task';
 
 // SpanKind and SpanStatusCode values of the API (stable since 1.0)
-export const SPAN_KIND = { server: 1, client: 2 } as const;
+export const SPAN_KIND = { internal: 0, server: 1, client: 2 } as const;
 export const STATUS_ERROR = 2;

@@ -39,6 +39,16 @@ export async function taskPollSpan<T>(scope: TelemetryScope, upstream: Upstream,
 }
 
 /**
+ * An image task's run on whichever instance takes it (docs/image-tasks.md): an INTERNAL span of a trace
+ * of its own, LINKED to the create's; the upstream attempts it makes are its children.
+ */
+export async function taskRunSpan<T>(scope: TelemetryScope, model: string, created: TaskTraceContext | undefined, run: () => Promise<T>): Promise<T> {
+  const span = scope.guard(() => scope.tracer.startSpan(`image task ${clip(model)}`, { kind: SPAN_KIND.internal, ...(created ? { links: [{ context: remote(created) }] } : {}) }), undefined);
+  if (!span) return run();
+  return runSpan(scope, span, run);
+}
+
+/**
  * One callback delivery: a CLIENT span, child of the create's span (so the receiver's work joins the
  * trace that created the task; `traceparent` goes out with the POST), and the delivery counter.
  */

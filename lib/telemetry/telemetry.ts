@@ -11,7 +11,7 @@ import { loadInstalledApi } from './installed-api.js';
 import { type LimitName, Metrics, SCOPE } from './metrics.js';
 import type { OtelApi, TelemetryOptions } from './otel-api.js';
 import { type RequestEnd, type RequestTrace, endRequestSpan, startRequestSpan } from './request-spans.js';
-import { type TaskTraceContext, callbackDeliverySpan, currentTaskTrace, taskPollSpan } from './task-links.js';
+import { type TaskTraceContext, callbackDeliverySpan, currentTaskTrace, taskPollSpan, taskRunSpan } from './task-links.js';
 import { ServerAddresses, type TelemetryScope } from './telemetry-scope.js';
 
 // the types of its methods, for their callers: the facade is the one telemetry module they import
@@ -103,6 +103,11 @@ export class Telemetry {
   /** A task poll's upstream read: a CLIENT span in the current trace (or a new one), LINKED to the create's. */
   async taskPoll<T>(upstream: Upstream, model: string, created: TaskTraceContext | undefined, run: () => Promise<T>): Promise<T> {
     return this.scope ? taskPollSpan(this.scope, upstream, model, created, run) : run();
+  }
+
+  /** An image task's run: an INTERNAL span LINKED to the create's, parent of the run's upstream attempts. */
+  async taskRun<T>(model: string, created: TaskTraceContext | undefined, run: () => Promise<T>): Promise<T> {
+    return this.scope ? taskRunSpan(this.scope, model, created, run) : run();
   }
 
   /** One callback delivery: a CLIENT span, child of the create's span, and the delivery counter. */

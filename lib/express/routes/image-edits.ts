@@ -10,7 +10,7 @@ import { uploadedChunks, uploadedHead } from '../body/upload-chunks.js';
 import { requireModel } from './request-fields.js';
 import type { GatewayDeps } from '../../gateway/gateway-deps.js';
 import type { EditForm, FormFile, FormImage } from '../../gateway/image-edit-form.js';
-import { serveImageRequest } from './serve-image-request.js';
+import { type ImageTasksRoute, serveImageRequest } from './serve-image-request.js';
 
 type UploadedFile = Express.Multer.File;
 type FormFields = Record<string, unknown>;
@@ -18,7 +18,7 @@ type FormFields = Record<string, unknown>;
 // the official SDKs send one file as `image` and several as repeated `image[]`; some clients `image[N]`
 const IMAGE_FIELD = /^image(?:\[(\d*)\])?$/;
 
-export function imageEditsHandler(deps: GatewayDeps): RequestHandler {
+export function imageEditsHandler(deps: GatewayDeps, tasks?: ImageTasksRoute): RequestHandler {
   return routeHandler('imageEdits', async (context) => {
     const { req } = context;
     const fields: FormFields = typeof req.body === 'object' && req.body !== null ? (req.body as FormFields) : {};
@@ -38,7 +38,7 @@ export function imageEditsHandler(deps: GatewayDeps): RequestHandler {
     const files = new Map(uploads.map((file) => [file, formFileOf(file)]));
     const plain = (image: ImageFile): FormImage => ({ file: files.get(image.file)!, mime: image.mime });
     const form: EditForm = { fields, prompt, images: images.map(plain), ...(mask ? { mask: plain(mask) } : {}), files: [...files.values()] };
-    await serveImageRequest(deps, context, { route: 'images.edits', model, input: { kind: 'form', form } });
+    await serveImageRequest(deps, context, { route: 'images.edits', model, input: { kind: 'form', form } }, tasks);
   });
 }
 

@@ -4,13 +4,13 @@ import { routeHandler } from '../route-handler.js';
 import { jsonObjectBody } from '../body/json-body.js';
 import type { GatewayDeps } from '../../gateway/gateway-deps.js';
 import { requireModel } from './request-fields.js';
-import { serveImageRequest } from './serve-image-request.js';
+import { type ImageTasksRoute, serveImageRequest } from './serve-image-request.js';
 
-export function imageGenerationsHandler(deps: GatewayDeps): RequestHandler {
+export function imageGenerationsHandler(deps: GatewayDeps, tasks?: ImageTasksRoute): RequestHandler {
   // not async: the pipeline's promise is returned as it is (routeHandler turns a throw into next(error))
   return routeHandler('imageGenerations', (context) => {
     const body = jsonObjectBody(context.req.body);
     const model = (context.usage.model = requireModel(body.model));
-    return serveImageRequest(deps, context, { route: 'images.generations', model, input: { kind: 'json', body } });
+    return serveImageRequest(deps, context, { route: 'images.generations', model, input: { kind: 'json', body } }, tasks);
   });
 }

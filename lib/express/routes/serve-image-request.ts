@@ -4,6 +4,9 @@
 import { type ImageAnswer, type ImageCall, runImageRequest } from '../../gateway/image-pipeline.js';
 import type { GatewayDeps } from '../../gateway/gateway-deps.js';
 import { UseCaseView } from '../request-base.js';
+import type { ImageTaskService } from '../../gateway/image-tasks/image-task-service.js';
+import { preferenceOf } from '../prefer-header.js';
+import { serveImageTask } from './image-tasks.js';
 import type { KeptAnswer, RequestContext } from '../request-context.js';
 import { sendBody, sendJson } from '../send-body.js';
 import { encodeImageResponse, writeImageResponse } from '../write-image-response.js';
@@ -12,7 +15,15 @@ import { encodeImageResponse, writeImageResponse } from '../write-image-response
  * Not async: the pipeline's promise is chained, so only the pipeline's own frame waits for the
  * upstream (docs/architecture.md "Performance": memory per held request).
  */
-export function serveImageRequest(deps: GatewayDeps, context: RequestContext, call: Omit<ImageCall, 'keepsLateWork'>): Promise<void> {
+export function serveImageRequest(deps: GatewayDeps, context: RequestContext, call: Omit<ImageCall, 'keepsLateWork'>, tasks?: ImageTasksRoute): Promise<void> {
+  // an asynchronous image task: asked by the route (the `/async` aliases) or by `Prefer: respond-async`
+  if (tasks) {
+    const preference = preferenceOf(context.req.headers);
+    if (tasks.always || preference.respondAsync) {
+      const waitMs = Math.min((preference.waitSeconds ?? 0) * 1000, deps.options.imageTasks.maxWaitMs);
+      return serveImageTask(tasks.service, context, call, waitMs, writeAnswer);
+    }
+  }
   const { keepLate } = context;
   return runImageRequest(deps, new UseCaseView(context), { ...call, keepsLateWork: keepLate !== undefined }).then((outcome) => {
     context.recordUsage(outcome.usage);
@@ -23,6 +34,12 @@ export function serveImageRequest(deps: GatewayDeps, context: RequestContext, ca
     }
     return writeAnswer(context, outcome.answer);
   });
+}
+
+/** The image task service, for image routes that submit tasks; `always` on the `/async` aliases. */
+export interface ImageTasksRoute {
+  service: ImageTaskService;
+  always: boolean;
 }
 
 /** An answer as writeAnswer would write it, in one buffer. */

@@ -1,6 +1,7 @@
 // The scheduler's work for video tasks (docs/architecture.md "long-lived work"): polls of tasks with a
 // callback and callback deliveries, started once per router with their handlers and retry policy.
 // Both run detached from whichever request armed the scheduler's timer.
+import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
 import type { ResolvedOptions } from '../options.js';
 import { messageOf } from './background-work.js';
 import { CallbackDeliveryError } from './callback-delivery.js';
@@ -8,13 +9,20 @@ import type { DeliveryJobs } from './delivery-jobs.js';
 import { equalJitterBackoff } from './retry-backoff.js';
 import type { TaskFollower } from './task-follower.js';
 
-/** Starts `options.scheduler` with the follower's polls and the delivery jobs. */
-export async function startTaskJobs(options: ResolvedOptions, follower: TaskFollower, deliveries: DeliveryJobs): Promise<void> {
+/** Scheduled jobs of another kind of task that share the scheduler's poll queue (image tasks' watches). */
+export interface TaskWatches {
+  /** True for the task ids this kind owns. */
+  owns(taskId: string): boolean;
+  watch(taskId: string): Promise<NextPoll | undefined>;
+}
+
+/** Starts `options.scheduler` with the follower's polls, the delivery jobs and, when given, the watches of image tasks. */
+export async function startTaskJobs(options: ResolvedOptions, follower: TaskFollower, deliveries: DeliveryJobs, watches?: TaskWatches): Promise<void> {
   const { callbacks, logger, telemetry } = options;
   await options.scheduler.start(
     {
       // background work: not in the context of whichever request armed the scheduler's timer
-      poll: (taskId) => telemetry.detached(() => follower.poll(taskId)),
+      poll: (taskId) => telemetry.detached(() => (watches?.owns(taskId) ? watches.watch(taskId) : follower.poll(taskId))),
       pollFailed: (taskId, error, attempts) => logger.error({ taskId, attempts, error: messageOf(error) }, 'task poll given up'),
       deliver: (job) => telemetry.detached(() => deliveries.deliver(job)),
       isRetryable: (error) => !(error instanceof CallbackDeliveryError) || error.retryable,

@@ -7,8 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { UpstreamHttp } from '../../transport/upstream-http.js';
 import type { ResolvedOptions } from '../options.js';
-import { checkCallbackUrl } from '../../security/callback-url.js';
-import { NonPublicAddressError, requirePublicUrl, resolvePublicAddress } from '../../security/public-url.js';
+import { requirePublicUrl } from '../../security/public-url.js';
+import { checkCallbackTarget } from './callback-target.js';
 import type { VideoContentItem, VideoTaskBody } from '../../schemas/video-task-schema.js';
 import type { Caller, Upstream } from '../../types.js';
 import type { ResolveUpstreamInput } from '../../options/host-hooks.js';
@@ -22,7 +22,7 @@ import { snapshotCaller } from './caller-snapshot.js';
 import { WELL_FORMED_ASSET_ID, assetIdOf, assetReferencesIn, isAssetReference, isMediaUrlCandidate, stringsOf } from './content-references.js';
 import { DeliveryJobs } from './delivery-jobs.js';
 import { TaskFollower } from './task-follower.js';
-import { startTaskJobs } from './task-jobs.js';
+import { type TaskWatches, startTaskJobs } from './task-jobs.js';
 import { pollDelayOf, pollKey } from './task-keys.js';
 import { TaskResults } from './task-results.js';
 import { isPassedStatus, isTerminalStatus } from './task-state-order.js';
@@ -74,9 +74,12 @@ export class TaskService {
     this.deliveries = new DeliveryJobs(options, http);
   }
 
-  /** Starts the scheduler's work (polls and deliveries) with this service's handlers (task-jobs.ts). */
-  async start(): Promise<void> {
-    await startTaskJobs(this.options, this.follower, this.deliveries);
+  /**
+   * Starts the scheduler's work (polls and deliveries) with this service's handlers (task-jobs.ts);
+   * `watches` takes the scheduled jobs of image tasks (image-tasks/image-task-service.ts).
+   */
+  async start(watches?: TaskWatches): Promise<void> {
+    await startTaskJobs(this.options, this.follower, this.deliveries, watches);
   }
 
   /**
@@ -101,7 +104,7 @@ export class TaskService {
     const { caller } = request;
     // the length the quota is charged for; lengths that disagree are a 400 before anything else runs
     const videoSeconds = videoSecondsOf(body, this.options.quotas?.defaultVideoSeconds ?? 5);
-    const callbackUrl = await this.checkCallback(body.callback_url, callerKey);
+    const callbackUrl = await checkCallbackTarget(this.options, body.callback_url, callerKey);
     const content = await this.mapReferences(body.content, caller);
     const upstreams = await resolveUpstreams(this.options, { model: body.model, route: 'video.tasks', caller, req: request.hostRequest });
     return { content, callbackUrl, upstreams, videoSeconds, callerKey };
@@ -199,22 +202,6 @@ export class TaskService {
       if (updated && terminal) this.terminalReached(updated, state);
     }
     return this.present(record, state, request.resultBase);
-  }
-
-  private async checkCallback(value: unknown, callerKey: string): Promise<string | undefined> {
-    if (value === undefined) return undefined;
-    const policy = this.options.callbacks;
-    const check = checkCallbackUrl(value, policy, callerKey);
-    if (!check.ok) throw GatewayError.invalidRequest(`callback_url ${check.reason}`, 'callback_url');
-    if (!policy.allowLocal) {
-      try {
-        await resolvePublicAddress(check.url.hostname, { allowPrivate: policy.allowLocal });
-      } catch (error) {
-        const inside = error instanceof NonPublicAddressError && error.inside;
-        throw GatewayError.invalidRequest(inside ? 'callback_url resolves to a non-public address' : 'callback_url names a host that does not resolve', 'callback_url');
-      }
-    }
-    return check.url.href;
   }
 
   /**

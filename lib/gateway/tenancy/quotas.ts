@@ -159,6 +159,11 @@ export class Quotas {
     await this.reward(callerId, ['videoSeconds'], { videoSeconds: seconds }, { videoSeconds: windowEnd });
   }
 
+  /** Gives back images charged to `callerId` that a task did not produce, if taken in the window that ends at `windowEnd`. Never throws. */
+  async refundImages(callerId: string, images: number, windowEnd?: number): Promise<void> {
+    await this.reward(callerId, ['images'], { images }, { images: windowEnd });
+  }
+
   /** Each configured limit of the caller with what is left now (docs/configuration.md "The router it returns": `router.quota(caller)`). */
   async state(caller: Caller): Promise<QuotaState[]> {
     const limits = await this.limitsFor(caller);

@@ -9,6 +9,8 @@ export interface StoredAnswer {
   contentType: string;
   /** The body, base64 (records are JSON). */
   body: string;
+  /** Headers that belong to the answer and are replayed with it (an image task's `Location`). */
+  headers?: Record<string, string>;
 }
 
 /** One key's record. `running` until the first request has its answer. */

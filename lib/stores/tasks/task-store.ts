@@ -64,6 +64,28 @@ export interface TaskRecord {
    * deliveries continue its trace. Absent when nothing was traced, and on older records.
    */
   trace?: TaskTraceContext;
+  /** Set on image tasks (docs/image-tasks.md); absent on video tasks. */
+  image?: ImageTaskState;
+}
+
+/**
+ * What an image task keeps besides the common fields (docs/image-tasks.md): never an image byte, only
+ * what any instance needs to report it, end it, settle its charge and deliver its callback.
+ */
+export interface ImageTaskState {
+  route: 'images.generations' | 'images.edits';
+  /** The images charged at submit: the most the task may produce. */
+  images: number;
+  /** When the task started running (ms since the epoch); absent while it is queued. */
+  startedAt?: number;
+  /** When the run ended (ms since the epoch): an upstream's own result URLs age from here. */
+  finishedAt?: number;
+  /** The time (ms since the epoch) by which the task is terminal, or the watch ends it `failed` (task_interrupted). */
+  deadline: number;
+  /** What the submit charged to the owner's quotas, settled at the terminal state. */
+  quota?: { images: number; imagesWindowEnd?: number };
+  /** True when the results were stored durably (`storage`): their URLs outlive the upstream's. */
+  durable?: boolean;
 }
 
 export interface TaskStoredResults {
@@ -72,7 +94,7 @@ export interface TaskStoredResults {
   bytes: number;
 }
 
-export type TaskChanges = Partial<Pick<TaskRecord, 'status' | 'result' | 'callback' | 'stored' | 'usageReported'>>;
+export type TaskChanges = Partial<Pick<TaskRecord, 'status' | 'result' | 'callback' | 'stored' | 'usageReported' | 'image'>>;
 
 export interface AssetRecord {
   /** The upstream asset id (`Result.Id`), as used in `asset://<id>`. */

@@ -1,0 +1,86 @@
+// Asynchronous image tasks on the inbound side (docs/image-tasks.md): the submit of an image route that
+// asked for one (`Prefer: respond-async`, or the `/async` aliases) answers 202 with the task, or, with
+// `wait`, the ordinary answer when the work ends in time; GET /v1/images/tasks/{id} and
+// POST /v1/images/tasks/{id}/cancel answer the caller's task. The work itself is the gateway's.
+import type { RequestHandler } from 'express';
+import type { ImageAnswer, ImageCall } from '../../gateway/image-pipeline.js';
+import { type ImageTaskService, type ImageTaskView, TaskNotRun } from '../../gateway/image-tasks/image-task-service.js';
+import { isTerminalStatus } from '../../gateway/tasks/task-state-order.js';
+import { bearerKeyOf, callerOf } from '../authenticate.js';
+import { UseCaseView } from '../request-base.js';
+import type { RequestContext } from '../request-context.js';
+import { routeHandler } from '../route-handler.js';
+import { sendJson } from '../send-body.js';
+
+// how soon a client should look again at a task that has not ended
+const RETRY_AFTER_SECONDS = 3;
+
+/**
+ * Submits `call` as a task. `waitSeconds` (from `Prefer: wait`) holds the request that long for the
+ * ordinary answer; `writeAnswer` writes it as the synchronous route would.
+ */
+export async function serveImageTask(tasks: ImageTaskService, context: RequestContext, call: ImageCall, waitMs: number, writeAnswer: WriteAnswer): Promise<void> {
+  const { callbackUrl, input } = withoutCallback(call);
+  const outcome = await tasks.submit(new UseCaseView(context), { ...call, input, callbackUrl, callerKey: bearerKeyOf(context.req) });
+  context.recordUsage(outcome.usage);
+  if (!outcome.ok) throw outcome.error;
+  const { task, finished } = outcome.answer;
+  if (waitMs > 0) {
+    let timer: NodeJS.Timeout | undefined;
+    const waited = await Promise.race([finished, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), waitMs)))]);
+    clearTimeout(timer);
+    if (waited?.ok) return writeAnswer(context, waited.answer);
+    if (waited) {
+      // a task that failed within the wait is answered as the synchronous route would; one that was
+      // cancelled (or ended by its watch) is shown as it is now
+      const now = await tasks.query(callerOf(context), task.id);
+      if (now.ok && now.answer.status === 'failed' && !(waited.error instanceof TaskNotRun)) throw waited.error;
+      if (now.ok) return accepted(context, now.answer);
+    }
+  }
+  accepted(context, task);
+}
+
+/** Writes an image answer as the synchronous route does (serve-image-request.ts). */
+export type WriteAnswer = (context: RequestContext, answer: ImageAnswer) => Promise<void> | undefined;
+
+export function queryImageTaskHandler(tasks: ImageTaskService): RequestHandler {
+  return routeHandler('queryImageTask', async (context) => {
+    const outcome = await tasks.query(callerOf(context), String(context.req.params.id));
+    if (!outcome.ok) throw outcome.error;
+    sendTask(context, 200, outcome.answer);
+  });
+}
+
+export function cancelImageTaskHandler(tasks: ImageTaskService): RequestHandler {
+  return routeHandler('cancelImageTask', async (context) => {
+    const outcome = await tasks.cancel(callerOf(context), String(context.req.params.id));
+    if (!outcome.ok) throw outcome.error;
+    sendTask(context, 200, outcome.answer);
+  });
+}
+
+/** 202 with the task, where to find it and that the preference was applied. */
+function accepted(context: RequestContext, task: ImageTaskView): void {
+  const { res, req } = context;
+  res.setHeader('Location', `${req.baseUrl}/v1/images/tasks/${task.id}`);
+  res.setHeader('Preference-Applied', 'respond-async');
+  sendTask(context, 202, task);
+}
+
+function sendTask(context: RequestContext, status: number, task: ImageTaskView): void {
+  const { res } = context;
+  res.setHeader('Cache-Control', 'no-store');
+  if (!isTerminalStatus(task.status)) res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+  sendJson(context, status, task);
+}
+
+/** The call without its `callback_url` (a JSON field, or a form field on edits): the gateway's, never sent upstream. */
+function withoutCallback(call: ImageCall): { callbackUrl: unknown; input: ImageCall['input'] } {
+  if (call.input.kind === 'json') {
+    const { callback_url: callbackUrl, ...body } = call.input.body;
+    return { callbackUrl, input: { kind: 'json', body } };
+  }
+  const { callback_url: callbackUrl, ...fields } = call.input.form.fields;
+  return { callbackUrl, input: { kind: 'form', form: { ...call.input.form, fields } } };
+}

@@ -1,0 +1,441 @@
+// Asynchronous image tasks (docs/image-tasks.md): a submit is checked, resolved and charged like the
+// synchronous request, then answered at once with a task; the work runs here, in this process's fair
+// queue (fair-queue.ts), through the same image use case (image-pipeline.ts), and its terminal state is
+// recorded in the TaskStore with the compare-and-set every task write uses. A watch job on the
+// configured scheduler ends a task that nobody finishes (its instance stopped) as `failed`, on
+// whichever instance runs it, so no task stays `running` for ever. The store never holds image bytes.
+import { randomBytes } from 'node:crypto';
+import { ERROR_CODES } from '../../errors/error-codes.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { ImageGenerationResponse } from '../../images/image-generation-response.js';
+import { isObject, parseJsonBody } from '../../json/json-values.js';
+import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
+import type { ImageTaskState, TaskChanges, TaskRecord } from '../../stores/tasks/task-store.js';
+import type { Caller } from '../../types.js';
+import type { GatewayDeps } from '../gateway-deps.js';
+import { type ImageAnswer, type ImageCall, type PreparedImage, firstUpstreamOf, imagesAskedOf, prepareImage, rebasePrepared, runBudgetOf, runPreparedImage } from '../image-pipeline.js';
+import { messageOf } from '../tasks/background-work.js';
+import { callerOfTask, snapshotCaller } from '../tasks/caller-snapshot.js';
+import { checkCallbackTarget } from '../tasks/callback-target.js';
+import type { TaskWatches } from '../tasks/task-jobs.js';
+import { eventIdFor } from '../tasks/task-keys.js';
+import { isTerminalStatus } from '../tasks/task-state-order.js';
+import type { QuotaCharge } from '../tenancy/quotas.js';
+import { withCharge } from '../tenancy/with-charge.js';
+import { type Cancellation, type Outcome, type Usage, type UseCaseRequest, mayHaveBeenPaid, settle, usageFor } from '../use-case.js';
+import { FairQueue } from './fair-queue.js';
+
+/** The outcome of a task whose run never started here: it was cancelled, or ended by the watch, while it waited. */
+export class TaskNotRun extends Error {
+  constructor(taskId: string) {
+    super(`image task ${taskId} was not run: it ended while it waited`);
+    this.name = 'TaskNotRun';
+  }
+}
+
+export const IMAGE_TASK_ID = /^imgtask_[A-Za-z0-9_-]{22}$/;
+// a watch that finds the task still inside its deadline looks again just after it
+const WATCH_MARGIN_MS = 1_000;
+
+/** The task as a query answers it (docs/image-tasks.md): `result` once succeeded, `error` once failed. */
+export interface ImageTaskView {
+  id: string;
+  object: 'image.task';
+  status: string;
+  created: number;
+  model: string;
+  result?: Record<string, unknown>;
+  error?: Record<string, unknown>;
+}
+
+/** An accepted submit: the task as created, and, for `Prefer: wait`, how its run in this process ends. */
+export interface SubmittedImageTask {
+  task: ImageTaskView;
+  /** Resolves once the run here ends: the answer to write as a synchronous one, or the failure. */
+  finished: Promise<Outcome<ImageAnswer>>;
+}
+
+export interface ImageTaskSubmit extends ImageCall {
+  /** The caller's callback URL (a JSON field, or a form field on edits), unchecked. */
+  callbackUrl: unknown;
+  /** The request's bearer key: never stored, and never allowed inside the callback URL. */
+  callerKey: string;
+}
+
+/** What runs a task in this process: the prepared call and the cancellation of its upstream work. */
+interface LocalRun {
+  ready: PreparedImage;
+  caller: Caller;
+  controller: AbortController;
+  settle: (outcome: Outcome<ImageAnswer>) => void;
+  charge: QuotaCharge;
+}
+
+export class ImageTaskService implements TaskWatches {
+  private readonly queue: FairQueue;
+  /** Tasks accepted by this process and not yet ended, by id. */
+  private readonly local = new Map<string, LocalRun>();
+
+  constructor(private readonly deps: GatewayDeps) {
+    const config = deps.options.imageTasks;
+    this.queue = new FairQueue({ concurrency: config.concurrency, perCaller: config.perCallerConcurrency, maxQueued: config.maxQueued, maxQueuedPerCaller: config.maxQueuedPerCaller });
+  }
+
+  owns(taskId: string): boolean {
+    return IMAGE_TASK_ID.test(taskId);
+  }
+
+  /** How many tasks wait and run in this process (the bench reads it). */
+  get load(): { queued: number; running: number } {
+    return this.queue.size;
+  }
+
+  /**
+   * Checks, resolves and charges the request exactly as the synchronous route would, then records the
+   * task and queues its run. Bad input, a refused charge and a full queue fail here, with nothing kept.
+   */
+  submit(from: UseCaseRequest, call: ImageTaskSubmit): Promise<Outcome<SubmittedImageTask>> {
+    const usage = usageFor(call.model);
+    const { options } = this.deps;
+    return settle(usage, async () => {
+      if (!options.storage && responseFormatOf(call) === 'b64_json') {
+        throw GatewayError.invalidRequest(
+          "response_format 'b64_json' needs result storage for an asynchronous task: the gateway keeps no image bytes with a task. Ask for 'url', or configure the `storage` option.",
+          'response_format',
+        );
+      }
+      const callbackUrl = await checkCallbackTarget(options, call.callbackUrl, call.callerKey);
+      const ready = await prepareImage(this.deps, from, call);
+      const admission = this.queue.admit(from.caller.id);
+      if (admission !== 'ok') throw queueRefusal(admission);
+      return { ready, callbackUrl };
+    }).then((checked) => {
+      if (!checked.ok) return { ok: false, error: checked.error, usage };
+      const { ready, callbackUrl } = checked.answer;
+      const images = imagesAskedOf(ready);
+      usage.imagesAsked = images;
+      // charged now, settled at the terminal state (docs/image-tasks.md "What is charged")
+      return withCharge(this.deps.quotas, from.caller, { requests: 1, images }, usage, (charge) => this.create(from, call, ready, callbackUrl, charge), 'by-work');
+    });
+  }
+
+  private async create(from: UseCaseRequest, call: ImageTaskSubmit, ready: PreparedImage, callbackUrl: string | undefined, charge: QuotaCharge): Promise<SubmittedImageTask> {
+    const { options } = this.deps;
+    const { caller } = from;
+    const now = Date.now();
+    const images = imagesAskedOf(ready);
+    const snapshot = snapshotCaller(caller, call.callerKey);
+    const trace = options.telemetry.currentTaskTrace();
+    const first = firstUpstreamOf(ready);
+    const state: ImageTaskState = {
+      route: call.route,
+      images,
+      deadline: now + options.imageTasks.maxQueueMs,
+      ...(charge.taken.includes('images') ? { quota: { images, ...(charge.windowEnds.images !== undefined ? { imagesWindowEnd: charge.windowEnds.images } : {}) } } : {}),
+      ...(options.storage ? { durable: true } : {}),
+    };
+    const record: TaskRecord = {
+      id: `imgtask_${randomBytes(16).toString('base64url')}`,
+      owner: caller.id,
+      ...(snapshot.ok ? { caller: snapshot.caller } : {}),
+      model: call.model,
+      upstream: { provider: first?.provider ?? 'openai', baseURL: first?.baseURL ?? '', taskId: '' },
+      createdAt: now,
+      status: 'queued',
+      version: 1,
+      ...(options.storage ? { resultBase: from.resultBase } : {}),
+      ...(callbackUrl ? { callback: { url: callbackUrl, polls: 0, done: false } } : {}),
+      ...(trace ? { trace } : {}),
+      image: state,
+    };
+    // no record, nothing to settle later: a failure here is refunded by withCharge
+    await options.store.createTask(record);
+    options.telemetry.recordTaskTransition('queued');
+    let settleRun!: (outcome: Outcome<ImageAnswer>) => void;
+    const finished = new Promise<Outcome<ImageAnswer>>((resolve) => (settleRun = resolve));
+    const controller = new AbortController();
+    // the run is made for the task, not the request: the request (its sockets, its body) can go
+    const taskFrom = runRequest(caller, controller, from.resultBase);
+    this.local.set(record.id, { ready: rebasePrepared(ready, taskFrom), caller, controller, settle: settleRun, charge });
+    // the watch runs on whichever instance the scheduler picks; if this one stops, it ends the task
+    await this.watchAt(record.id, state.deadline);
+    this.queue.push(caller.id, record.id, () => options.telemetry.detached(() => options.telemetry.taskRun(record.model, record.trace, () => this.run(record.id))));
+    return { task: viewOf(record, record.status), finished };
+  }
+
+  /** `GET /v1/images/tasks/{id}`: the caller's task, or the same 404 for another's, an unknown or an old one. */
+  query(caller: Caller, id: string): Promise<Outcome<ImageTaskView>> {
+    const usage = usageFor('');
+    return settle(usage, async () => {
+      const record = await this.owned(caller, id);
+      usage.model = record.model;
+      return this.present(record);
+    });
+  }
+
+  /**
+   * `POST /v1/images/tasks/{id}/cancel`: a task not yet terminal becomes `cancelled`. A queued task's
+   * charge comes back whole; a running one's upstream call is aborted, but what it may have started is
+   * paid work, so its images stay charged (docs/image-tasks.md "Cancelling").
+   */
+  cancel(caller: Caller, id: string): Promise<Outcome<ImageTaskView>> {
+    const usage = usageFor('');
+    return settle(usage, async () => {
+      for (let round = 0; round < 8; round += 1) {
+        const record = await this.owned(caller, id);
+        usage.model = record.model;
+        if (record.status === 'cancelled') return this.present(record);
+        if (isTerminalStatus(record.status)) {
+          throw new GatewayError({ status: 409, code: ERROR_CODES.taskNotCancellable, message: `Task '${id}' has already ended (${record.status}); only a queued or running task can be cancelled.` });
+        }
+        const started = record.image?.startedAt !== undefined;
+        const view = viewOf(record, 'cancelled');
+        const updated = await this.deps.options.store.updateTask(record.id, record.version, { status: 'cancelled', result: { ...view }, usageReported: true });
+        if (!updated) continue;
+        const run = this.local.get(record.id);
+        const waiting = run !== undefined && this.queue.remove(record.owner, record.id);
+        run?.controller.abort(GatewayError.invalidRequest('the task was cancelled'));
+        await this.ended(updated, view, { paid: started, error: undefined, usage: undefined, caller: run?.caller });
+        if (run && waiting) {
+          // its run will never start: this process lets go of it now
+          this.local.delete(record.id);
+          run.settle({ ok: false, error: new TaskNotRun(record.id), usage });
+        }
+        return view;
+      }
+      throw new Error(`task ${id} kept changing while it was cancelled`);
+    });
+  }
+
+  /**
+   * The scheduler's watch of an image task (task-jobs.ts): nothing to do once it is terminal; past its
+   * deadline, it is ended `failed` (task_interrupted) and refunded, whichever instance ran it.
+   */
+  async watch(taskId: string): Promise<NextPoll | undefined> {
+    for (let round = 0; round < 8; round += 1) {
+      const record = await this.deps.options.store.getTask(taskId);
+      if (!record?.image || isTerminalStatus(record.status)) return undefined;
+      const left = record.image.deadline - Date.now();
+      if (left > 0) return { delayMs: left + WATCH_MARGIN_MS, key: watchKey(taskId, record.image.deadline) };
+      const error = new GatewayError({
+        status: 502,
+        code: ERROR_CODES.taskInterrupted,
+        message:
+          record.image.startedAt === undefined
+            ? 'The task waited too long for an upstream slot, or the gateway instance holding it stopped; nothing was generated and its charge was given back.'
+            : 'The gateway instance running the task stopped before the upstream answered; its outcome is unknown, and its charge was given back.',
+      });
+      const view = viewOf(record, 'failed', { error: error.toJSON().error });
+      const updated = await this.deps.options.store.updateTask(record.id, record.version, { status: 'failed', result: { ...view }, usageReported: true });
+      if (!updated) continue;
+      // the issue of the interruption is the gateway's, not the caller's: everything comes back
+      await this.ended(updated, view, { paid: false, error, usage: undefined, caller: undefined });
+      return undefined;
+    }
+    throw new Error(`task ${taskId} kept changing while it was watched`);
+  }
+
+  /** The run of one task in this process: marked running, the use case, the terminal state recorded. */
+  private async run(taskId: string): Promise<void> {
+    const local = this.local.get(taskId);
+    if (!local) return;
+    const { options } = this.deps;
+    const usage = usageFor('');
+    let record = await options.store.getTask(taskId).catch(() => undefined);
+    if (!record?.image || record.status !== 'queued') {
+      // cancelled while it waited, or ended by the watch: nothing to run
+      this.local.delete(taskId);
+      local.settle({ ok: false, error: new TaskNotRun(taskId), usage });
+      return;
+    }
+    usage.model = record.model;
+    const startedAt = Date.now();
+    const image: ImageTaskState = { ...record.image, startedAt, deadline: startedAt + runBudgetOf(this.deps, local.ready) };
+    const running = await options.store.updateTask(record.id, record.version, { status: 'running', image }).catch(() => undefined);
+    if (!running) {
+      this.local.delete(taskId);
+      local.settle({ ok: false, error: new TaskNotRun(taskId), usage });
+      return;
+    }
+    record = running;
+    options.telemetry.recordTaskTransition('running');
+    await this.watchAt(record.id, image.deadline).catch((error: unknown) => options.logger.warn({ taskId, error: messageOf(error) }, 'image task watch not scheduled'));
+    this.deliver(record, viewOf(record, 'running'));
+    const outcome = await settle(usage, () => runPreparedImage(this.deps, usage, local.ready));
+    this.local.delete(taskId);
+    try {
+      await this.finish(record, outcome, local);
+    } catch (error) {
+      options.logger.error({ taskId, error: messageOf(error) }, 'image task result not recorded');
+    }
+    local.settle(outcome);
+  }
+
+  /** Records the run's outcome as the terminal state, unless a cancel or the watch got there first. */
+  private async finish(record: TaskRecord, outcome: Outcome<ImageAnswer>, local: LocalRun): Promise<void> {
+    const { options } = this.deps;
+    let view: ImageTaskView;
+    let error: unknown;
+    if (outcome.ok) {
+      try {
+        view = viewOf(record, 'succeeded', { result: keptResultOf(outcome.answer, outcome.usage.provider ?? 'upstream') });
+      } catch (thrown) {
+        error = thrown;
+        view = viewOf(record, 'failed', { error: errorObjectOf(thrown) });
+      }
+    } else {
+      error = outcome.error;
+      view = viewOf(record, 'failed', { error: errorObjectOf(outcome.error) });
+    }
+    const changes: TaskChanges = { status: view.status, result: { ...view }, usageReported: true, image: { ...record.image!, finishedAt: Date.now() } };
+    const updated = await options.store.updateTask(record.id, record.version, changes);
+    // another writer ended it first (a cancel, or the watch past the deadline): its state stands
+    if (!updated) return;
+    // an answer that came back was paid for, whatever became of it here
+    const paid = outcome.ok || mayHaveBeenPaid(outcome.usage, error);
+    await this.ended(updated, view, { paid, error, usage: outcome.usage, caller: local.caller });
+  }
+
+  /**
+   * Everything a terminal state is worth, once per task (the writer whose compare-and-set ended it):
+   * the charge settled, the one terminal usage event, the metric and the callback.
+   */
+  private async ended(record: TaskRecord, view: ImageTaskView, how: { paid: boolean; error: unknown; usage: Usage | undefined; caller: Caller | undefined }): Promise<void> {
+    const { options } = this.deps;
+    const image = record.image!;
+    const produced = how.usage && view.status === 'succeeded' ? how.usage.images : 0;
+    // a task that made nothing upstream gets everything back; one that succeeded, what it did not
+    // produce; one whose call may have made images (and been billed for them) keeps them charged
+    const back = !how.paid ? image.images : view.status === 'succeeded' ? image.images - produced : 0;
+    if (back > 0) await this.refundImages(record, back);
+    options.telemetry.recordTaskTransition(view.status);
+    this.report(record, view, how, produced);
+    this.deliver(record, view);
+  }
+
+  private async refundImages(record: TaskRecord, images: number): Promise<void> {
+    const quota = record.image?.quota;
+    if (!quota) return;
+    const local = this.local.get(record.id);
+    // the charge object of this process knows the window; another instance gives back by the record
+    if (local) return local.charge.refund(['images'], { images: Math.min(images, quota.images) });
+    await this.deps.quotas.refundImages(record.owner, Math.min(images, quota.images), quota.imagesWindowEnd);
+  }
+
+  /** The task's one terminal usage event (docs/tenancy-and-billing.md "Billing from usage events"). */
+  private report(record: TaskRecord, view: ImageTaskView, how: { error: unknown; usage: Usage | undefined; caller: Caller | undefined }, produced: number): void {
+    const { onUsage } = this.deps.options;
+    if (!onUsage) return;
+    const usage = how.usage;
+    const errorCode = view.error && typeof view.error.code === 'string' ? view.error.code : undefined;
+    try {
+      onUsage({
+        caller: how.caller ?? callerOfTask(record),
+        route: record.image!.route,
+        model: record.model,
+        provider: usage?.provider ?? record.upstream.provider,
+        images: produced,
+        ...(usage?.upstreamImages !== undefined ? { upstreamImages: usage.upstreamImages } : {}),
+        status: view.status === 'succeeded' || view.status === 'cancelled' ? 200 : GatewayError.is(how.error) ? how.error.status : 500,
+        latencyMs: Date.now() - record.createdAt,
+        ...(usage?.upstreamRequestId !== undefined ? { upstreamRequestId: usage.upstreamRequestId } : {}),
+        ...(errorCode !== undefined ? { errorCode } : {}),
+        ...(usage?.storedBytes !== undefined ? { storedBytes: usage.storedBytes } : {}),
+        ...(usage?.imageSizes !== undefined ? { imageSizes: usage.imageSizes } : {}),
+        ...(usage?.upstreamUsage !== undefined ? { upstreamUsage: usage.upstreamUsage } : {}),
+        ...(view.status !== 'succeeded' && usage && usage.images > 0 ? { undeliveredImages: usage.images } : {}),
+        task: { id: record.id, status: view.status },
+      });
+    } catch (thrown) {
+      this.deps.options.logger.error({ error: messageOf(thrown) }, 'onUsage threw');
+    }
+  }
+
+  /** Hands a state to callback delivery (at least once, signed: delivery-jobs.ts), when the task has a callback. */
+  private deliver(record: TaskRecord, view: ImageTaskView): void {
+    const callback = record.callback;
+    if (!callback) return;
+    const { options } = this.deps;
+    options.scheduler
+      .scheduleDelivery({ eventId: eventIdFor(record.id, view.status), taskId: record.id, url: callback.url, body: JSON.stringify(view), status: view.status, ...(record.trace ? { trace: record.trace } : {}) })
+      .catch((error: unknown) => options.logger.error({ taskId: record.id, error: messageOf(error) }, 'image task callback not queued'));
+  }
+
+  private watchAt(taskId: string, deadline: number): Promise<void> {
+    return this.deps.options.scheduler.schedulePoll(taskId, Math.max(0, deadline - Date.now()) + WATCH_MARGIN_MS, watchKey(taskId, deadline));
+  }
+
+  /** The caller's own image task, kept for `imageTasks.keepSeconds`; anything else is the one 404. */
+  private async owned(caller: Caller, id: string): Promise<TaskRecord> {
+    const record = IMAGE_TASK_ID.test(id) ? await this.deps.options.store.getTask(id) : undefined;
+    if (!record?.image || record.owner !== caller.id || Date.now() - record.createdAt > this.deps.options.imageTasks.keepMs) {
+      throw GatewayError.notFound(`Image task '${id.slice(0, 64)}' was not found.`);
+    }
+    return record;
+  }
+
+  /** A terminal task as recorded; a succeeded one whose upstream URLs have outlived their lifetime reads `expired`. */
+  private present(record: TaskRecord): ImageTaskView {
+    const recorded = record.result as ImageTaskView | undefined;
+    if (!recorded) return viewOf(record, record.status);
+    const image = record.image;
+    if (recorded.status === 'succeeded' && !image?.durable && image?.finishedAt !== undefined && Date.now() - image.finishedAt > this.deps.options.imageTasks.upstreamUrlMs) {
+      return viewOf(record, 'expired');
+    }
+    return recorded;
+  }
+}
+
+/** The task's fields every answer has, with its status and, when terminal, its result or error. */
+function viewOf(record: TaskRecord, status: string, extra: { result?: Record<string, unknown>; error?: Record<string, unknown> } = {}): ImageTaskView {
+  return { id: record.id, object: 'image.task', status, created: Math.floor(record.createdAt / 1000), model: record.model, ...extra };
+}
+
+function watchKey(taskId: string, deadline: number): string {
+  return `${taskId}:watch:${deadline}`;
+}
+
+/** The request a task's run is made for: the submit's caller, the task's own cancellation, the result base seen at submit. */
+function runRequest(caller: Caller, controller: AbortController, resultBase: string): UseCaseRequest {
+  const cancel: Cancellation = { clientGone: controller.signal, signal: controller.signal };
+  return { caller, hostRequest: undefined, resultBase, cancel };
+}
+
+function responseFormatOf(call: ImageCall): unknown {
+  return call.input.kind === 'json' ? call.input.body.response_format : call.input.form.fields.response_format;
+}
+
+/**
+ * The answer as a task keeps it: the contract §2.4 body with every `b64_json` left out (no image
+ * bytes in the task store). Each image must then have a URL: durable with `storage`, the upstream's
+ * own without it. An upstream that answered bytes only (no URL) cannot be kept without storage.
+ */
+function keptResultOf(answer: ImageAnswer, provider: string): Record<string, unknown> {
+  const body: unknown = answer.kind === 'passthrough' ? parseJsonBody(answer.response.body) : answer.response;
+  if (!isObject(body) || !Array.isArray(body.data)) throw GatewayError.badUpstreamResponse(provider, 'the image answer is not JSON with a data list');
+  const data = (body.data as unknown[]).map((entry) => {
+    if (!isObject(entry)) return entry;
+    const { b64_json: bytes, ...rest } = entry;
+    if (typeof rest.url !== 'string' && bytes !== undefined) {
+      throw new GatewayError({
+        status: 502,
+        code: ERROR_CODES.resultNotKept,
+        message: 'The upstream answered image bytes without a URL, which an asynchronous task keeps only with the `storage` option (the task store holds no image bytes).',
+      });
+    }
+    return rest;
+  });
+  return { ...(body as ImageGenerationResponse & Record<string, unknown>), data };
+}
+
+/** The error object a failed task carries: the gateway's own, or the generic 500 one. */
+function errorObjectOf(error: unknown): Record<string, unknown> {
+  const known = GatewayError.is(error) ? error : GatewayError.internal();
+  return { ...known.toJSON().error };
+}
+
+function queueRefusal(admission: 'full' | 'caller-full'): GatewayError {
+  return admission === 'caller-full'
+    ? new GatewayError({ status: 429, code: ERROR_CODES.taskQueueFull, message: 'You have the most image tasks waiting that one caller may have; submit more once some have started.', retryAfterSeconds: 10 })
+    : new GatewayError({ status: 503, code: ERROR_CODES.taskQueueFull, message: 'The gateway has the most image tasks waiting that it takes; retry shortly.', retryAfterSeconds: 10, type: 'server_error' });
+}
