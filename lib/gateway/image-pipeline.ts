@@ -113,13 +113,15 @@ export function firstUpstreamOf(ready: PreparedImage): Upstream | undefined {
 
 /**
  * The longest a prepared call may take: every upstream's deadline in turn (the fallback rule), the
- * downloads and the storage of results, and a minute to spare. A task running longer than this has
+ * downloads and the storage of results, and some room to spare. A task running longer than this has
  * lost the instance that ran it (docs/image-tasks.md "Restarts").
  */
 export function runBudgetOf(deps: GatewayDeps, ready: PreparedImage): number {
   const { limits, storage } = deps.options;
   const upstreams = ready.prepared.upstreams.reduce((sum, upstream) => sum + timeoutOf(upstream, limits), 0);
-  return upstreams + limits.downloadTimeoutMs + (storage?.timeoutMs ?? 0) + 60_000;
+  const work = upstreams + limits.downloadTimeoutMs + (storage?.timeoutMs ?? 0);
+  // room for a slow store write and a busy event loop: a tenth of the work, between 5 s and a minute
+  return work + Math.min(60_000, Math.max(5_000, Math.round(work / 10)));
 }
 
 /** The call with the request it came from. */

@@ -10,6 +10,10 @@ export interface RedisInstanceConfig {
   namespace: string;
   arkBaseURL: string;
   signingSecret: string;
+  /** An image upstream (DashScope's base of the counting fake): image routes resolve to it, with a short deadline. */
+  imagesBaseURL?: string;
+  /** Quotas on this Redis (images per minute), shared by every instance. */
+  imagesPerMinute?: number;
 }
 
 export interface RedisInstance extends TestGateway {
@@ -21,7 +25,13 @@ export function startRedisInstance(config: RedisInstanceConfig): RedisInstance {
   const gateway = createTestGateway({
     store: redisTaskStore({ client, prefix: `${config.namespace}:` }),
     scheduler: bullmqScheduler({ connection: client, queueName: config.namespace, prefix: 'gwtest', lockDurationMs: 1_500, stalledIntervalMs: 500 }),
-    resolveUpstream: ({ route }) => (route === 'video.tasks' ? { provider: 'ark', baseURL: config.arkBaseURL, apiKey: 'ark-key' } : null),
+    resolveUpstream: ({ route }) => {
+      if (route === 'video.tasks') return { provider: 'ark', baseURL: config.arkBaseURL, apiKey: 'ark-key' };
+      if (config.imagesBaseURL && route.startsWith('images.')) return { provider: 'dashscope', baseURL: config.imagesBaseURL, apiKey: 'ds-key', model: 'qwen-image-2.0', timeoutMs: 3_000 };
+      return null;
+    },
+    ...(config.imagesBaseURL ? { limits: { downloadTimeoutMs: 1_000 } } : {}),
+    ...(config.imagesPerMinute !== undefined ? { quotas: { limits: { imagesPerMinute: config.imagesPerMinute }, redis: client, prefix: `${config.namespace}:quota:` } } : {}),
     callbacks: { allowLocal: true, pollIntervalsMs: [60], retryBaseMs: 300, retryMaxMs: 600, timeoutMs: 30_000, signingSecret: config.signingSecret },
   });
   return {
