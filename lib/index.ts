@@ -13,7 +13,7 @@ export { GatewayConfigError } from './errors/config-error.js';
 export { ERROR_CODES, type ErrorCode } from './errors/error-codes.js';
 
 // options, their defaults, and the functions a host writes
-export type { CallbackOptions, GatewayOptions, IdempotencyOptions, QuotaLimits, QuotaOptions, StorageOptions, TelemetryOptions } from './options/gateway-options.js';
+export type { CallbackOptions, GatewayOptions, IdempotencyOptions, ImageTaskOptions, QuotaLimits, QuotaOptions, StorageOptions, TelemetryOptions } from './options/gateway-options.js';
 export type { GatewayLimits, ImageModelFamily } from './options/request-limits.js';
 export type { ListedModel, ListModels, Logger, ResolveUpstream, ResolveUpstreamInput, VerifyKey } from './options/host-hooks.js';
 export type { Caller, ProviderName, RouteName, Upstream, UsageEvent } from './types.js';
@@ -22,7 +22,7 @@ export { DEFAULT_IMAGE_MODELS } from './images/model-families.js';
 export { TEMPORARY_PROXY_HOSTS } from './security/callback-url.js';
 
 // what a host may replace, with the records each exchanges, and the in-memory defaults
-export { AssetCapacityError, type AssetRecord, type TaskChanges, type TaskRecord, type TaskStore } from './stores/tasks/task-store.js';
+export { AssetCapacityError, type AssetRecord, type ImageTaskState, type TaskChanges, type TaskRecord, type TaskStore } from './stores/tasks/task-store.js';
 export { memoryTaskStore, type MemoryTaskStoreOptions } from './stores/tasks/memory-task-store.js';
 export { memoryScheduler, type DeliveryJob, type JobHandlers, type JobScheduler, type NextPoll, type RetryPolicy } from './stores/scheduling/job-scheduler.js';
 export { memoryIdempotencyStore, type IdempotencyRecord, type IdempotencyStore, type MemoryIdempotencyStoreOptions } from './stores/idempotency/idempotency-store.js';

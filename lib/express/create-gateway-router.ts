@@ -92,10 +92,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   // the POST routes, each a chain of named handlers: begin (the request's context), authenticate, the
   // in-flight cap, the body, Idempotency-Key on the paid creates, the route handler
   const posts = new Map<string, RequestHandler[]>([
-    [
-      '/v1/images/generations',
-      [...paid('images.generations', imageJsonBody), createKeptWork('images.generations', resolved), imageGenerationsHandler(deps, { service: imageTasks, always: false })],
-    ],
+    ['/v1/images/generations', [...paid('images.generations', imageJsonBody), createKeptWork('images.generations', resolved), imageGenerationsHandler(deps, { service: imageTasks, always: false })]],
     ['/v1/images/generations/async', [...paid('images.generations', imageJsonBody), imageGenerationsHandler(deps, { service: imageTasks, always: true })]],
     [
       '/v1/images/edits',

@@ -50,7 +50,14 @@ describe.runIf(Boolean(REDIS_URL))('image tasks across instances sharing Redis',
     await images.close();
   });
   beforeEach(() => {
-    config = { redisUrl: REDIS_URL!, namespace: `gw-img-${randomBytes(4).toString('hex')}`, arkBaseURL: images.arkBaseURL, signingSecret: SECRET, imagesBaseURL: images.dashscopeBaseURL, imagesPerMinute: 100 };
+    config = {
+      redisUrl: REDIS_URL!,
+      namespace: `gw-img-${randomBytes(4).toString('hex')}`,
+      arkBaseURL: images.arkBaseURL,
+      signingSecret: SECRET,
+      imagesBaseURL: images.dashscopeBaseURL,
+      imagesPerMinute: 100,
+    };
   });
 
   it('a task submitted on one instance is answered, and only to its owner, by another', async () => {
@@ -58,9 +65,7 @@ describe.runIf(Boolean(REDIS_URL))('image tasks across instances sharing Redis',
     const two = instance();
     const created = await request(one.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Prefer', 'respond-async').send(body);
     expect(created.status).toBe(202);
-    await expect
-      .poll(async () => (await request(two.app).get(`/v1/images/tasks/${created.body.id}`).set('Authorization', `Bearer ${KEY_A}`)).body.status, { timeout: 10_000 })
-      .toBe('succeeded');
+    await expect.poll(async () => (await request(two.app).get(`/v1/images/tasks/${created.body.id}`).set('Authorization', `Bearer ${KEY_A}`)).body.status, { timeout: 10_000 }).toBe('succeeded');
     expect((await request(two.app).get(`/v1/images/tasks/${created.body.id}`).set('Authorization', `Bearer ${KEY_B}`)).status).toBe(404);
     expect(images.started()).toBe(1);
   });
@@ -78,7 +83,11 @@ describe.runIf(Boolean(REDIS_URL))('image tasks across instances sharing Redis',
     const survivor = instance();
     const release = images.hold();
     try {
-      const created = await request(url).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Prefer', 'respond-async').send({ ...body, n: 2 });
+      const created = await request(url)
+        .post('/v1/images/generations')
+        .set('Authorization', `Bearer ${KEY_A}`)
+        .set('Prefer', 'respond-async')
+        .send({ ...body, n: 2 });
       expect(created.status).toBe(202);
       // the paid call has started in the child: kill it there
       await expect.poll(() => images.started(), { timeout: 5_000, interval: 20 }).toBe(1);

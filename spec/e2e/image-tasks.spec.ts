@@ -79,7 +79,9 @@ describe('submitting an image task', () => {
 
     const task = await ended(gw, res.body.id as string, KEY_A, '/gw');
     expect(task).toMatchObject({ id: res.body.id, status: 'succeeded', model: DASHSCOPE_MODEL });
-    const done = await request(gw.app).get(res.headers.location as string).set(auth());
+    const done = await request(gw.app)
+      .get(res.headers.location as string)
+      .set(auth());
     expect(done.headers['retry-after']).toBeUndefined();
     expect(done.headers['cache-control']).toBe('no-store');
   });
@@ -148,7 +150,7 @@ describe('submitting an image task', () => {
     expect(gw.fakes.images.started()).toBe(0);
   });
 
-  it("b64_json without result storage is a 400 that names the storage option, and the upstream is not called", async () => {
+  it('b64_json without result storage is a 400 that names the storage option, and the upstream is not called', async () => {
     const gw = await start();
     const res = await submit(gw, { model: DASHSCOPE_MODEL, prompt: 'x', response_format: 'b64_json' });
     expect(res.status).toBe(400);
@@ -220,7 +222,9 @@ describe('who sees a task', () => {
     const res = await submit(gw, { model: DASHSCOPE_MODEL, prompt: 'mine' });
     const id = res.body.id as string;
     const theirs = await request(gw.app).get(`/v1/images/tasks/${id}`).set(auth(KEY_B));
-    const unknown = await request(gw.app).get(`/v1/images/tasks/imgtask_${'A'.repeat(22)}`).set(auth());
+    const unknown = await request(gw.app)
+      .get(`/v1/images/tasks/imgtask_${'A'.repeat(22)}`)
+      .set(auth());
     const malformed = await request(gw.app).get('/v1/images/tasks/../../etc').set(auth());
     expect(theirs.status).toBe(404);
     expect(unknown.status).toBe(404);
@@ -264,7 +268,11 @@ describe('cancelling', () => {
     const again = await request(gw.app).post(`/v1/images/tasks/${first.body.id}/cancel`).set(auth());
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe('task_not_cancellable');
-    expect(taskEvents(gw).map((e) => e.task!.status).sort()).toEqual(['cancelled', 'succeeded']);
+    expect(
+      taskEvents(gw)
+        .map((e) => e.task!.status)
+        .sort(),
+    ).toEqual(['cancelled', 'succeeded']);
   });
 
   it('a running task cancelled mid-call stays cancelled whatever the call answers; its images stay charged, since the upstream may bill them', async () => {

@@ -33,7 +33,7 @@ export class TaskNotRun extends Error {
   }
 }
 
-export const IMAGE_TASK_ID = /^imgtask_[A-Za-z0-9_-]{22}$/;
+const IMAGE_TASK_ID = /^imgtask_[A-Za-z0-9_-]{22}$/;
 // a watch that finds the task still inside its deadline looks again just after it
 const WATCH_MARGIN_MS = 1_000;
 
@@ -357,7 +357,14 @@ export class ImageTaskService implements TaskWatches {
     if (!callback) return;
     const { options } = this.deps;
     options.scheduler
-      .scheduleDelivery({ eventId: eventIdFor(record.id, view.status), taskId: record.id, url: callback.url, body: JSON.stringify(view), status: view.status, ...(record.trace ? { trace: record.trace } : {}) })
+      .scheduleDelivery({
+        eventId: eventIdFor(record.id, view.status),
+        taskId: record.id,
+        url: callback.url,
+        body: JSON.stringify(view),
+        status: view.status,
+        ...(record.trace ? { trace: record.trace } : {}),
+      })
       .catch((error: unknown) => options.logger.error({ taskId: record.id, error: messageOf(error) }, 'image task callback not queued'));
   }
 
@@ -436,6 +443,17 @@ function errorObjectOf(error: unknown): Record<string, unknown> {
 
 function queueRefusal(admission: 'full' | 'caller-full'): GatewayError {
   return admission === 'caller-full'
-    ? new GatewayError({ status: 429, code: ERROR_CODES.taskQueueFull, message: 'You have the most image tasks waiting that one caller may have; submit more once some have started.', retryAfterSeconds: 10 })
-    : new GatewayError({ status: 503, code: ERROR_CODES.taskQueueFull, message: 'The gateway has the most image tasks waiting that it takes; retry shortly.', retryAfterSeconds: 10, type: 'server_error' });
+    ? new GatewayError({
+        status: 429,
+        code: ERROR_CODES.taskQueueFull,
+        message: 'You have the most image tasks waiting that one caller may have; submit more once some have started.',
+        retryAfterSeconds: 10,
+      })
+    : new GatewayError({
+        status: 503,
+        code: ERROR_CODES.taskQueueFull,
+        message: 'The gateway has the most image tasks waiting that it takes; retry shortly.',
+        retryAfterSeconds: 10,
+        type: 'server_error',
+      });
 }
