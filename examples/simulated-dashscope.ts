@@ -28,6 +28,11 @@ const GENERATION_PATH = '/api/v1/services/aigc/multimodal-generation/generation'
 const MAX_SIDE = 2048;
 const RENDER_SIDE = 512;
 const DEFAULT_SIZE = { width: 1024, height: 1024 };
+// a picture of 2048*2048 (the largest qwen-image-2.0 makes) takes 20 to 40 s, as a high-quality one
+// does upstream; smaller ones answer at once, so the example stays quick
+const SLOW_PIXELS = 2048 * 2048;
+const SLOW_MIN_MS = 20_000;
+const SLOW_MAX_MS = 40_000;
 // the qwen-image-2.0 and edit-plus limit (upstreams §1.3)
 const MAX_N = 6;
 const MAX_IMAGES = 3;
@@ -72,6 +77,8 @@ export async function startSimulatedDashscope(options: SimulatedDashscopeOptions
     const key = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
     if (!key) throw new DashscopeFailure(401, 'InvalidApiKey', 'Invalid API-key provided.');
     const request = parseRequest(await readJson(req));
+    // the largest pictures take the time real ones do (docs/image-tasks.md): long work to try tasks on
+    if (request.width * request.height >= SLOW_PIXELS) await new Promise((resolve) => setTimeout(resolve, SLOW_MIN_MS + Math.random() * (SLOW_MAX_MS - SLOW_MIN_MS)));
     const choices = [];
     for (let index = 0; index < request.n; index += 1) {
       const id = randomUUID();

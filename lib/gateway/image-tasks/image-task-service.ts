@@ -228,7 +228,7 @@ export class ImageTaskService implements TaskWatches {
       const view = viewOf(record, 'failed', { error: error.toJSON().error });
       const updated = await this.deps.options.store.updateTask(record.id, record.version, { status: 'failed', result: { ...view }, usageReported: true });
       if (!updated) continue;
-      // the issue of the interruption is the gateway's, not the caller's: everything comes back
+      // the interruption is the gateway's fault, not the caller's: everything comes back
       await this.ended(updated, view, { paid: false, error, usage: undefined, caller: undefined });
       return undefined;
     }
