@@ -1,8 +1,8 @@
 // A simulated Alibaba DashScope for the example: a real node:http server that speaks the synchronous
 // multimodal-generation API exactly as upstreams §1.3 (request and success body) and §1.4 (error
-// bodies) record it, and serves the PNGs it "generated" at the URLs it returned. It lets
-// `npm start` run with no DashScope account; nothing it receives leaves the machine, and the
-// reference image URLs of edits are never fetched.
+// bodies) record it and the asynchronous synthesis with its task reads (§1.5), and serves the PNGs
+// it "generated" at the URLs it returned. It lets `npm start` run with no DashScope account; nothing
+// it receives leaves the machine, and the reference image URLs of edits are never fetched.
 import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -22,6 +22,12 @@ export interface SimulatedDashscope {
 }
 
 const GENERATION_PATH = '/api/v1/services/aigc/multimodal-generation/generation';
+// the asynchronous synthesis of qwen-image-plus and the Wan text-to-image models (upstreams §1.5)
+const SYNTHESIS_PATH = '/api/v1/services/aigc/text2image/image-synthesis';
+const TASK_PATH = /^\/api\/v1\/tasks\/([0-9a-f-]{36})$/;
+// an asynchronous task takes a few seconds, or 20 to 40 s for the largest pictures
+const TASK_MS = 3_000;
+const KEPT_TASKS = 200;
 
 // upstreams §1.3 gives qwen-image-2.0 a total of at most 2048*2048; the simulation keeps each side
 // in [1, 2048], renders at most 512 px a side (fast), and reports the asked size in `usage`
@@ -102,6 +108,45 @@ export async function startSimulatedDashscope(options: SimulatedDashscopeOptions
     });
   };
 
+  // asynchronous tasks: the images are made at submit and shown once the task's time has passed
+  const tasks = new Map<string, { doneAt: number; urls: string[] }>();
+
+  const synthesize = async (req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> => {
+    const key = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+    if (!key) throw new DashscopeFailure(401, 'InvalidApiKey', 'Invalid API-key provided.');
+    // upstreams §1.6: the asynchronous API needs the header
+    if (req.headers['x-dashscope-async'] !== 'enable') throw new DashscopeFailure(403, 'AccessDenied', 'current user api does not support synchronous calls');
+    const body = await readJson(req);
+    const input = isObject(body) && isObject(body.input) ? body.input : {};
+    const parameters = isObject(body) && isObject(body.parameters) ? body.parameters : {};
+    if (typeof input.prompt !== 'string' || input.prompt.trim() === '') throw invalid('input.prompt is required.');
+    const { width, height } = parseSize(parameters.size);
+    const n = typeof parameters.n === 'number' && Number.isSafeInteger(parameters.n) && parameters.n >= 1 && parameters.n <= 4 ? parameters.n : 1;
+    const scale = Math.min(1, RENDER_SIDE / Math.max(width, height));
+    const urls: string[] = [];
+    for (let index = 0; index < n; index += 1) {
+      const id = randomUUID();
+      keep(id, renderPicture({ prompt: input.prompt, images: [], index, width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)) }));
+      urls.push(`${origin}/images/${id}.png`);
+    }
+    const taskId = randomUUID();
+    const slow = width * height >= SLOW_PIXELS;
+    tasks.set(taskId, { doneAt: Date.now() + (slow ? SLOW_MIN_MS + Math.random() * (SLOW_MAX_MS - SLOW_MIN_MS) : TASK_MS), urls });
+    while (tasks.size > KEPT_TASKS) tasks.delete(tasks.keys().next().value!);
+    sendJson(res, 200, requestId, { output: { task_status: 'PENDING', task_id: taskId }, request_id: requestId });
+  };
+
+  const readTask = (taskId: string, res: ServerResponse, requestId: string): void => {
+    const task = tasks.get(taskId);
+    if (!task) return sendJson(res, 200, requestId, { request_id: requestId, output: { task_id: taskId, task_status: 'UNKNOWN' } });
+    if (Date.now() < task.doneAt) return sendJson(res, 200, requestId, { request_id: requestId, output: { task_id: taskId, task_status: 'RUNNING' } });
+    sendJson(res, 200, requestId, {
+      request_id: requestId,
+      output: { task_id: taskId, task_status: 'SUCCEEDED', results: task.urls.map((url) => ({ url })), task_metrics: { TOTAL: task.urls.length, SUCCEEDED: task.urls.length, FAILED: 0 } },
+      usage: { image_count: task.urls.length },
+    });
+  };
+
   const serveImage = (id: string, res: ServerResponse, method: string): void => {
     const png = images.get(id);
     // a result link dies after its first download, much sooner than a real one (24 h): the example's
@@ -123,15 +168,21 @@ export async function startSimulatedDashscope(options: SimulatedDashscopeOptions
       serveImage(imageMatch[1]!, res, req.method);
       return;
     }
-    if (path !== GENERATION_PATH) {
+    const taskMatch = TASK_PATH.exec(path);
+    if (taskMatch && req.method === 'GET') {
+      readTask(taskMatch[1]!, res, requestId);
+      return;
+    }
+    const work = path === SYNTHESIS_PATH ? synthesize : generate;
+    if (path !== GENERATION_PATH && path !== SYNTHESIS_PATH) {
       sendError(res, requestId, new DashscopeFailure(404, 'NotFound', `No API at ${req.method ?? 'GET'} ${path} in this simulation.`));
       return;
     }
     if (req.method !== 'POST') {
-      sendError(res, requestId, new DashscopeFailure(405, 'MethodNotAllowed', `Use POST ${GENERATION_PATH}.`));
+      sendError(res, requestId, new DashscopeFailure(405, 'MethodNotAllowed', `Use POST ${path}.`));
       return;
     }
-    generate(req, res, requestId).catch((error: unknown) => {
+    work(req, res, requestId).catch((error: unknown) => {
       const failure = error instanceof DashscopeFailure ? error : new DashscopeFailure(500, 'InternalError', 'The simulation failed.');
       if (!(error instanceof DashscopeFailure)) console.error('[simulated-dashscope]', error);
       // the body may be unread (401, too large): drain it so the connection stays usable

@@ -101,6 +101,17 @@ export function runPreparedImage(deps: GatewayDeps, usage: Usage, ready: Prepare
   return callUpstreams(deps, usage, request, prepared).then((attempted) => completeAnswer(deps, usage, request, prepared, attempted));
 }
 
+/**
+ * The one upstream of a prepared call and the request as its native image API takes it, when the
+ * resolver named exactly one upstream and the model has an image family: what an upstream task
+ * (image-tasks/) is submitted with. Undefined otherwise (a fallback list stays in the queue's run).
+ */
+export function singleNativeCall(ready: PreparedImage): { upstream: Upstream; request: ImageGenerationRequest; call: CallContext } | undefined {
+  const { upstreams, request, call } = ready.prepared;
+  const [upstream] = upstreams;
+  return upstreams.length === 1 && upstream && request ? { upstream, request, call } : undefined;
+}
+
 /** The images a prepared call is charged for: the most it may be answered with. */
 export function imagesAskedOf(ready: PreparedImage): number {
   return ready.prepared.asked;

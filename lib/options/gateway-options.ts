@@ -166,6 +166,11 @@ export interface ImageTaskOptions {
    * @example upstreamUrlSeconds: 86400
    */
   upstreamUrlSeconds?: number;
+  /**
+   * Seconds between reads of a task that runs on the upstream's own task API (DashScope's
+   * asynchronous synthesis, for the models that offer it). Default 5. @example pollSeconds: 10
+   */
+  pollSeconds?: number;
 }
 
 /**

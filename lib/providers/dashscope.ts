@@ -10,10 +10,13 @@ import type { UpstreamResponse } from '../transport/upstream-http.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
 import { rejectionOf } from '../errors/rejection-of.js';
 import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
-import { classifyUpstreamCode } from '../errors/status-policy.js';
 import { openAICompatibleApi } from './openai.js';
 import type { Provider } from './provider.js';
 import { upstreamUrl } from './upstream-url.js';
+import { dashscopeImageTasks } from './dashscope-image-tasks.js';
+import { normalizeDashscopeError } from './dashscope-errors.js';
+
+export { normalizeDashscopeError };
 
 export const DASHSCOPE_IMAGE_PATH = '/services/aigc/multimodal-generation/generation';
 
@@ -69,19 +72,6 @@ export function translateImageResponse(body: unknown, context: { now: number; he
   return { created: Math.floor(context.now / 1000), data, extra: { request_id: requestId } };
 }
 
-/** upstreams §1.4: `{ request_id, code, message }` with a non-2xx status. */
-export function normalizeDashscopeError(status: number, body: unknown, headerRequestId?: string): GatewayError {
-  const code = isObject(body) ? stringOr(body.code) : undefined;
-  return GatewayError.fromUpstream({
-    provider: 'dashscope',
-    status,
-    upstreamCode: code,
-    upstreamMessage: isObject(body) ? stringOr(body.message) : undefined,
-    requestId: (isObject(body) && stringOr(body.request_id)) || headerRequestId,
-    kind: classifyUpstreamCode(code) ?? (status === 200 ? 'server' : undefined),
-  });
-}
-
 /**
  * Calls DashScope for one image request and answers in the contract §2.4 shape (URLs; b64 filled later).
  * Not async: the transport's promise is chained, so no frame of this function waits beside the slow
@@ -128,6 +118,7 @@ export const dashscopeProvider: Provider = {
   // a documented custom value: the GenAI conventions name no Alibaba provider
   genAiName: 'alibaba.dashscope',
   images: { generate: generateDashscopeImage },
+  imageTasks: dashscopeImageTasks,
   passthrough: openAICompatibleApi({
     prefix: '/compatible-mode/v1',
     base: (baseURL) => baseURL.replace(/\/+$/, '').replace(/\/api\/v1$/, ''),

@@ -3,6 +3,7 @@
 // registry (registry.ts) for a capability of the upstream the resolver chose and never name a
 // provider. Each capability is a provider's transport details around pure translation functions that
 // its module exports beside it (translateImageRequest, normalizeOpenAIError, toCallerTask, ...).
+import type { GatewayError } from '../errors/gateway-error.js';
 import type { ImageGenerationResponse } from '../images/image-generation-response.js';
 import type { ImageGenerationRequest } from '../images/image-request.js';
 import type { UpstreamStream } from '../transport/upstream-http.js';
@@ -36,6 +37,21 @@ export interface PassthroughCapability {
   forwardMultipart(call: CallContext, path: string, form: FormData, upstream: Upstream): Promise<PassthroughResponse>;
   /** Opens a `stream: true` call; nothing is relayed before it opened with a 2xx. */
   openStream(call: CallContext, path: string, body: Record<string, unknown>, upstream: Upstream): Promise<OpenedStream>;
+}
+
+/** An upstream image task's state as the gateway reads it (docs/image-tasks.md). */
+export type UpstreamImageState = { status: 'running' } | { status: 'succeeded'; response: ImageGenerationResponse } | { status: 'failed'; error: GatewayError };
+
+/**
+ * An image API with tasks of its own (DashScope's asynchronous synthesis): an image task submitted
+ * there is followed by id from any gateway instance, so a restart loses nothing.
+ */
+export interface UpstreamImageTasks {
+  /** Whether this model, for this request, runs as an upstream task. */
+  offers(upstreamModel: string, request: ImageGenerationRequest): boolean;
+  /** Starts the work upstream (paid from here); answers the upstream's task id. */
+  submit(call: CallContext, request: ImageGenerationRequest, upstream: Upstream): Promise<string>;
+  read(call: CallContext, upstream: Upstream, taskId: string): Promise<UpstreamImageState>;
 }
 
 /** Asynchronous generation tasks (contract §2.6, §3): create upstream, read one back for the caller. */
@@ -77,6 +93,8 @@ export interface Provider {
   readonly assets?: AssetCapability;
   /** How many images its native image route may return and did return (Ark's image groups). */
   readonly imageGroups?: ImageGroupRules;
+  /** Image tasks run on the upstream's own task API, for the models that offer one. */
+  readonly imageTasks?: UpstreamImageTasks;
 }
 
-export type Capability = 'images' | 'passthrough' | 'tasks' | 'assets' | 'imageGroups';
+export type Capability = 'images' | 'passthrough' | 'tasks' | 'assets' | 'imageGroups' | 'imageTasks';

@@ -45,10 +45,25 @@ describe.runIf(Boolean(REDIS_URL))('image tasks across instances sharing Redis',
     }
     cleaner.disconnect();
     images.generations.length = 0;
+    images.requests.length = 0;
   });
   afterAll(async () => {
     await images.close();
   });
+  const spawnInstance = (): ChildProcess => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, '../helpers/redis-instance-main.ts')], {
+      env: { ...process.env, GATEWAY_INSTANCE: JSON.stringify(config) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    children.push(child);
+    return child;
+  };
+  const urlOf = (child: ChildProcess): Promise<string> =>
+    new Promise<string>((resolve, reject) => {
+      child.stdout!.once('data', (line: Buffer) => resolve((JSON.parse(line.toString()) as { url: string }).url));
+      child.once('exit', (code) => reject(new Error(`instance exited with ${code}`)));
+    });
+
   beforeEach(() => {
     config = {
       redisUrl: REDIS_URL!,
@@ -70,16 +85,33 @@ describe.runIf(Boolean(REDIS_URL))('image tasks across instances sharing Redis',
     expect(images.started()).toBe(1);
   });
 
+  it("SIGKILL of the instance that submitted a task to DashScope's own task API: another resumes following it, and it succeeds", async () => {
+    const child = spawnInstance();
+    const url = await urlOf(child);
+    const survivor = instance();
+    const release = images.hold();
+    try {
+      const created = await request(url).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Prefer', 'respond-async').send({ model: 'x-image-plus', prompt: 'resumed' });
+      expect(created.status).toBe(202);
+      // the child has submitted upstream and read the task once: the id is recorded and following scheduled
+      await expect.poll(() => images.requests.filter((r) => r.method === 'GET' && r.path.startsWith('/api/v1/tasks/')).length, { timeout: 10_000, interval: 20 }).toBeGreaterThan(0);
+      child.kill('SIGKILL');
+      release();
+      await expect
+        .poll(async () => (await request(survivor.app).get(`/v1/images/tasks/${created.body.id}`).set('Authorization', `Bearer ${KEY_A}`)).body.status, { timeout: 20_000, interval: 250 })
+        .toBe('succeeded');
+      await expect.poll(() => survivor.usage.filter((event) => event.task?.id === created.body.id).length).toBe(1);
+      expect(survivor.usage.find((event) => event.task?.id === created.body.id)).toMatchObject({ images: 1, task: { status: 'succeeded' } });
+      expect(await quotaUsed(survivor.router, 'images')).toBe(1);
+      expect(images.started()).toBe(1);
+    } finally {
+      release();
+    }
+  }, 40_000);
+
   it('SIGKILL of the instance running a task: another ends it failed (task_interrupted), refunds it, reports it once, and never calls the upstream again', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, '../helpers/redis-instance-main.ts')], {
-      env: { ...process.env, GATEWAY_INSTANCE: JSON.stringify(config) },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    children.push(child);
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.once('data', (line: Buffer) => resolve((JSON.parse(line.toString()) as { url: string }).url));
-      child.once('exit', (code) => reject(new Error(`instance exited with ${code}`)));
-    });
+    const child = spawnInstance();
+    const url = await urlOf(child);
     const survivor = instance();
     const release = images.hold();
     try {

@@ -21,6 +21,8 @@ import { quotaUsed } from '../helpers/paid-work.js';
 const DASHSCOPE_MODEL = 'x-image-2.0';
 const ARK_MODEL = 'doubao-seedream-4-0-250828';
 const OPENAI_MODEL = 'gpt-image-1';
+// qwen-image-plus offers DashScope's asynchronous synthesis (upstreams §1.5)
+const ASYNC_MODEL = 'x-image-plus';
 const SECRET = 'whsec_' + Buffer.from('image-task-callback-secret-0123456789').toString('base64');
 const TASK_ID = /^imgtask_[A-Za-z0-9_-]{22}$/;
 
@@ -31,11 +33,13 @@ function start(options: Partial<GatewayOptions> & { mountPath?: string } = {}): 
     fakes: { images: startFakePaidImages },
     resolve: ({ model }, { images }) => {
       if (model === DASHSCOPE_MODEL) return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: 'sk-up', model: 'qwen-image-2.0' };
+      if (model === ASYNC_MODEL) return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: 'sk-up', model: 'qwen-image-plus' };
       if (model === ARK_MODEL) return { provider: 'ark', baseURL: images.arkBaseURL, apiKey: 'sk-up' };
       return { provider: 'openai', baseURL: images.openaiBaseURL, apiKey: 'sk-up' };
     },
     quotas: { limits: { imagesPerMinute: 100 } },
     callbacks: { signingSecret: SECRET, allowLocal: true, retryBaseMs: 10, retryMaxMs: 50 },
+    imageTasks: { pollSeconds: 1 },
     ...options,
   });
 }
@@ -190,6 +194,46 @@ describe('submitting an image task', () => {
     expect(res.status).toBe(400);
     expect(gw.fakes.images.started()).toBe(0);
     expect(taskEvents(gw)).toHaveLength(0);
+  });
+});
+
+describe("on the upstream's own task", () => {
+  it('a model with DashScope asynchronous synthesis is submitted there once and followed by id until it succeeds', async () => {
+    const receiver = await startCallbackReceiver();
+    try {
+      const gw = await start();
+      gw.fakes.images.workMs = 300;
+      const res = await submit(gw, { model: ASYNC_MODEL, prompt: 'a slow lighthouse', callback_url: receiver.url });
+      expect(res.status).toBe(202);
+      const task = await ended(gw, res.body.id as string);
+      expect(task.status).toBe('succeeded');
+      expect((task.result as { data: Array<{ url: string }> }).data[0]!.url).toMatch(/\/results\/generation-1-0\.png$/);
+      const submits = gw.fakes.images.requests.filter((r) => r.method === 'POST');
+      expect(submits.map((r) => r.path)).toEqual(['/api/v1/services/aigc/text2image/image-synthesis']);
+      expect(submits[0]!.headers['x-dashscope-async']).toBe('enable');
+      expect(submits[0]!.json).toMatchObject({ model: 'qwen-image-plus', input: { prompt: 'a slow lighthouse' } });
+      expect(gw.fakes.images.requests.some((r) => r.method === 'GET' && r.path === '/api/v1/tasks/ds-task-1')).toBe(true);
+      expect(gw.fakes.images.started()).toBe(1);
+      await expect.poll(() => taskEvents(gw).length).toBe(1);
+      expect(taskEvents(gw)[0]).toMatchObject({ images: 1, provider: 'dashscope', task: { status: 'succeeded' } });
+      expect(await quotaUsed(gw.router, 'images')).toBe(1);
+      const deliveries = await receiver.accepted(2);
+      expect(deliveries.map((d) => (JSON.parse(d.body) as { status: string }).status)).toEqual(['running', 'succeeded']);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('an upstream task does not hold a slot of the queue: with one slot, a second task starts while the first is followed', async () => {
+    const gw = await start({ imageTasks: { concurrency: 1, pollSeconds: 1 } });
+    const release = gw.fakes.images.hold();
+    const first = await submit(gw, { model: ASYNC_MODEL, prompt: 'followed' });
+    await expect.poll(() => gw.fakes.images.started()).toBe(1);
+    const second = await submit(gw, { model: DASHSCOPE_MODEL, prompt: 'queued behind' });
+    await expect.poll(() => gw.fakes.images.started()).toBe(2);
+    release();
+    expect((await ended(gw, first.body.id as string)).status).toBe('succeeded');
+    expect((await ended(gw, second.body.id as string)).status).toBe('succeeded');
   });
 });
 

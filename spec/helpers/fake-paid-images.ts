@@ -11,6 +11,8 @@ export const OPENAI_IMAGES = '/v1/images/generations';
 export const OPENAI_EDITS = '/v1/images/edits';
 export const DASHSCOPE_GENERATION = '/api/v1/services/aigc/multimodal-generation/generation';
 export const ARK_IMAGES = '/api/v3/images/generations';
+/** DashScope's asynchronous synthesis (upstreams §1.5): submit here, then GET /api/v1/tasks/{id}. */
+export const DASHSCOPE_SYNTHESIS = '/api/v1/services/aigc/text2image/image-synthesis';
 
 /** One generation the fake started. */
 export interface Generation {
@@ -55,7 +57,8 @@ export interface FakePaidImages extends FakeUpstream {
   settled(): Promise<void>;
 }
 
-const GENERATION_PATHS = new Set([OPENAI_IMAGES, OPENAI_EDITS, DASHSCOPE_GENERATION, ARK_IMAGES]);
+const GENERATION_PATHS = new Set([OPENAI_IMAGES, OPENAI_EDITS, DASHSCOPE_GENERATION, ARK_IMAGES, DASHSCOPE_SYNTHESIS]);
+const TASK_PATH = /^\/api\/v1\/tasks\/([^/]+)$/;
 const PNG_BASE64 = TINY_PNG.toString('base64');
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -92,7 +95,7 @@ export async function startFakePaidImages(): Promise<FakePaidImages> {
       const asked = Math.max(1, ...nValues.map((value) => countOf(value) ?? 1));
       return { asked, images: asked + self.extraImages, nValues };
     }
-    if (request.path === DASHSCOPE_GENERATION) {
+    if (request.path === DASHSCOPE_GENERATION || request.path === DASHSCOPE_SYNTHESIS) {
       const n = (body.parameters as { n?: unknown } | undefined)?.n;
       const asked = countOf(n) ?? 1;
       return { asked, images: asked + self.extraImages, nValues: n === undefined ? [] : [JSON.stringify(n)] };
@@ -184,6 +187,16 @@ export async function startFakePaidImages(): Promise<FakePaidImages> {
         res.end(TINY_PNG);
         return;
       }
+      const taskRead = request.method === 'GET' ? TASK_PATH.exec(request.path) : null;
+      if (taskRead) {
+        // upstreams §1.5: RUNNING until the work is over, then SUCCEEDED with the results; UNKNOWN for an id it never gave
+        const generation = self.generations.find((item) => `ds-task-${item.id}` === taskRead[1]);
+        if (!generation) return sendJson(res, 200, { request_id: 'rq-unknown', output: { task_id: taskRead[1], task_status: 'UNKNOWN' } });
+        const over = await Promise.race([generation.done.then(() => true), sleep(0).then(() => false)]);
+        if (!over) return sendJson(res, 200, { request_id: `rq-${generation.id}`, output: { task_id: taskRead[1], task_status: 'RUNNING' } });
+        const results = Array.from({ length: generation.images }, (_item, index) => ({ url: `${self.origin}/results/generation-${generation.id}-${index}.png` }));
+        return sendJson(res, 200, { request_id: `rq-${generation.id}`, output: { task_id: taskRead[1], task_status: 'SUCCEEDED', results }, usage: { image_count: generation.images } });
+      }
       if (request.method !== 'POST' || !GENERATION_PATHS.has(request.path)) {
         sendJson(res, 404, { error: { message: `no route ${request.path}`, type: 'invalid_request_error', param: null, code: 'not_found' } });
         return;
@@ -204,6 +217,18 @@ export async function startFakePaidImages(): Promise<FakePaidImages> {
         closed();
       });
       const workMs = self.workMs;
+      if (request.path === DASHSCOPE_SYNTHESIS) {
+        if (request.headers['x-dashscope-async'] !== 'enable') {
+          worked();
+          return sendJson(res, 400, { request_id: 'rq-sync', code: 'InvalidParameter', message: 'current user api does not support synchronous calls' });
+        }
+        // answered at once; the work goes on, paid, and its end is read at GET /api/v1/tasks/{id}
+        sendJson(res, 200, { request_id: `rq-${generation.id}`, output: { task_status: 'PENDING', task_id: `ds-task-${generation.id}` } });
+        void sleep(workMs)
+          .then(() => gate)
+          .finally(worked);
+        return;
+      }
       try {
         if (request.path === OPENAI_IMAGES && (request.json as { stream?: unknown } | undefined)?.stream === true) {
           await stream(request, generation, res, workMs);

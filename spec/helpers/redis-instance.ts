@@ -25,12 +25,14 @@ export function startRedisInstance(config: RedisInstanceConfig): RedisInstance {
   const gateway = createTestGateway({
     store: redisTaskStore({ client, prefix: `${config.namespace}:` }),
     scheduler: bullmqScheduler({ connection: client, queueName: config.namespace, prefix: 'gwtest', lockDurationMs: 1_500, stalledIntervalMs: 500 }),
-    resolveUpstream: ({ route }) => {
+    resolveUpstream: ({ model, route }) => {
       if (route === 'video.tasks') return { provider: 'ark', baseURL: config.arkBaseURL, apiKey: 'ark-key' };
-      if (config.imagesBaseURL && route.startsWith('images.')) return { provider: 'dashscope', baseURL: config.imagesBaseURL, apiKey: 'ds-key', model: 'qwen-image-2.0', timeoutMs: 3_000 };
+      // x-image-plus runs on DashScope's asynchronous synthesis (upstreams §1.5), any other image model synchronously
+      if (config.imagesBaseURL && route.startsWith('images.'))
+        return { provider: 'dashscope', baseURL: config.imagesBaseURL, apiKey: 'ds-key', model: model === 'x-image-plus' ? 'qwen-image-plus' : 'qwen-image-2.0', timeoutMs: 3_000 };
       return null;
     },
-    ...(config.imagesBaseURL ? { limits: { downloadTimeoutMs: 1_000 } } : {}),
+    ...(config.imagesBaseURL ? { limits: { downloadTimeoutMs: 1_000 }, imageTasks: { pollSeconds: 1 } } : {}),
     ...(config.imagesPerMinute !== undefined ? { quotas: { limits: { imagesPerMinute: config.imagesPerMinute }, redis: client, prefix: `${config.namespace}:quota:` } } : {}),
     callbacks: { allowLocal: true, pollIntervalsMs: [60], retryBaseMs: 300, retryMaxMs: 600, timeoutMs: 30_000, signingSecret: config.signingSecret },
   });

@@ -12,6 +12,7 @@ export interface ResolvedImageTasks {
   maxQueueMs: number;
   maxWaitMs: number;
   upstreamUrlMs: number;
+  pollMs: number;
 }
 
 const NAMES = {
@@ -23,6 +24,7 @@ const NAMES = {
   maxQueueSeconds: true,
   maxWaitSeconds: true,
   upstreamUrlSeconds: true,
+  pollSeconds: true,
 } as const satisfies Record<keyof ImageTaskOptions, true>;
 
 export function resolveImageTasks(options: ImageTaskOptions | undefined): ResolvedImageTasks {
@@ -50,5 +52,6 @@ export function resolveImageTasks(options: ImageTaskOptions | undefined): Resolv
     maxQueueMs: read('maxQueueSeconds', 600) * 1000,
     maxWaitMs: read('maxWaitSeconds', 60) * 1000,
     upstreamUrlMs: read('upstreamUrlSeconds', 3_600) * 1000,
+    pollMs: read('pollSeconds', 5) * 1000,
   };
 }

@@ -13,8 +13,25 @@ import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
 import type { ImageTaskState, TaskChanges, TaskRecord } from '../../stores/tasks/task-store.js';
 import type { Caller } from '../../types.js';
 import type { GatewayDeps } from '../gateway-deps.js';
-import { type ImageAnswer, type ImageCall, type PreparedImage, firstUpstreamOf, imagesAskedOf, prepareImage, rebasePrepared, runBudgetOf, runPreparedImage } from '../image-pipeline.js';
-import { messageOf } from '../tasks/background-work.js';
+import {
+  type ImageAnswer,
+  type ImageCall,
+  type PreparedImage,
+  firstUpstreamOf,
+  imagesAskedOf,
+  prepareImage,
+  rebasePrepared,
+  runBudgetOf,
+  runPreparedImage,
+  singleNativeCall,
+} from '../image-pipeline.js';
+import type { CallContext } from '../../providers/call-context.js';
+import type { UpstreamImageTasks } from '../../providers/provider.js';
+import { capabilityOf } from '../../providers/registry.js';
+import type { Upstream } from '../../types.js';
+import { rehostImageAnswer } from '../rehost-images.js';
+import { resolveUpstreams } from '../resolve-upstreams.js';
+import { NEVER_ABORTED, messageOf } from '../tasks/background-work.js';
 import { callerOfTask, snapshotCaller } from '../tasks/caller-snapshot.js';
 import { checkCallbackTarget } from '../tasks/callback-target.js';
 import type { TaskWatches } from '../tasks/task-jobs.js';
@@ -22,7 +39,7 @@ import { eventIdFor } from '../tasks/task-keys.js';
 import { isTerminalStatus } from '../tasks/task-state-order.js';
 import type { QuotaCharge } from '../tenancy/quotas.js';
 import { withCharge } from '../tenancy/with-charge.js';
-import { type Cancellation, type Outcome, type Usage, type UseCaseRequest, mayHaveBeenPaid, settle, usageFor } from '../use-case.js';
+import { type Cancellation, type Outcome, type Usage, type UseCaseRequest, attempting, mayHaveBeenPaid, settle, usageFor } from '../use-case.js';
 import { FairQueue } from './fair-queue.js';
 
 /** The outcome of a task whose run never started here: it was cancelled, or ended by the watch, while it waited. */
@@ -36,6 +53,8 @@ export class TaskNotRun extends Error {
 const IMAGE_TASK_ID = /^imgtask_[A-Za-z0-9_-]{22}$/;
 // a watch that finds the task still inside its deadline looks again just after it
 const WATCH_MARGIN_MS = 1_000;
+// DashScope keeps a task 24 h (upstreams §1.5): following it longer would only read UNKNOWN
+const UPSTREAM_TASK_LIFETIME_MS = 24 * 3600_000;
 
 /** The task as a query answers it (docs/image-tasks.md): `result` once succeeded, `error` once failed. */
 export interface ImageTaskView {
@@ -61,6 +80,8 @@ export interface ImageTaskSubmit extends ImageCall {
   /** The request's bearer key: never stored, and never allowed inside the callback URL. */
   callerKey: string;
 }
+
+type NativeCall = NonNullable<ReturnType<typeof singleNativeCall>>;
 
 /** What runs a task in this process: the prepared call and the cancellation of its upstream work. */
 interface LocalRun {
@@ -215,6 +236,7 @@ export class ImageTaskService implements TaskWatches {
     for (let round = 0; round < 8; round += 1) {
       const record = await this.deps.options.store.getTask(taskId);
       if (!record?.image || isTerminalStatus(record.status)) return undefined;
+      if (record.image.onUpstream && record.upstream.taskId) return await this.follow(record);
       const left = record.image.deadline - Date.now();
       if (left > 0) return { delayMs: left + WATCH_MARGIN_MS, key: watchKey(taskId, record.image.deadline) };
       const error = new GatewayError({
@@ -261,6 +283,12 @@ export class ImageTaskService implements TaskWatches {
     options.telemetry.recordTaskTransition('running');
     await this.watchAt(record.id, image.deadline).catch((error: unknown) => options.logger.warn({ taskId, error: messageOf(error) }, 'image task watch not scheduled'));
     this.deliver(record, viewOf(record, 'running'));
+    const native = singleNativeCall(local.ready);
+    const upstreamTasks = native ? capabilityOf(native.upstream, 'imageTasks') : undefined;
+    if (native && upstreamTasks?.offers(native.upstream.model ?? record.model, native.request)) {
+      await this.submitUpstream(record, local, native, upstreamTasks, usage);
+      return;
+    }
     const outcome = await settle(usage, () => runPreparedImage(this.deps, usage, local.ready));
     this.local.delete(taskId);
     try {
@@ -269,6 +297,95 @@ export class ImageTaskService implements TaskWatches {
       options.logger.error({ taskId, error: messageOf(error) }, 'image task result not recorded');
     }
     local.settle(outcome);
+  }
+
+  /**
+   * Hands the work to the upstream's own task (DashScope's asynchronous synthesis): once it has an
+   * upstream id, the task leaves this process's queue, and the watch jobs follow it from any instance.
+   */
+  private async submitUpstream(record: TaskRecord, local: LocalRun, native: NativeCall, tasks: UpstreamImageTasks, usage: Usage): Promise<void> {
+    const { options } = this.deps;
+    const { upstream, request, call } = native;
+    attempting(usage, upstream.provider);
+    const submitted = await settle(usage, () => tasks.submit(call, request, upstream));
+    this.local.delete(record.id);
+    if (!submitted.ok) {
+      await this.finish(record, { ok: false, error: submitted.error, usage }, local).catch((error: unknown) =>
+        options.logger.error({ taskId: record.id, error: messageOf(error) }, 'image task result not recorded'),
+      );
+      local.settle({ ok: false, error: submitted.error, usage });
+      return;
+    }
+    const image: ImageTaskState = { ...record.image!, onUpstream: true, deadline: Date.now() + UPSTREAM_TASK_LIFETIME_MS };
+    const updated = await options.store.updateTask(record.id, record.version, { image, upstream: { provider: upstream.provider, baseURL: upstream.baseURL, taskId: submitted.answer } });
+    // cancelled while it was submitted: the upstream task runs on unobserved (logged), the task stays cancelled
+    if (!updated) options.logger.warn({ taskId: record.id }, 'image task ended while its upstream task was submitted; the upstream task is not followed');
+    else await this.followAt(record.id, options.imageTasks.pollMs).catch((error: unknown) => options.logger.error({ taskId: record.id, error: messageOf(error) }, 'image task poll not scheduled'));
+    local.settle({ ok: false, error: new TaskNotRun(record.id), usage });
+  }
+
+  /** One poll of a task running on the upstream's own task: its end recorded, or when to look again. */
+  private async follow(record: TaskRecord): Promise<NextPoll | undefined> {
+    const { options } = this.deps;
+    const upstream = await this.upstreamOf(record);
+    const tasks = capabilityOf(upstream, 'imageTasks');
+    if (!tasks) throw new Error(`provider ${upstream.provider} has no image tasks`);
+    const call: CallContext = { http: this.deps.http, signal: NEVER_ABORTED, limits: options.limits };
+    const state = await tasks.read(call, upstream, record.upstream.taskId);
+    if (state.status === 'running') {
+      if (Date.now() < record.image!.deadline) return this.nextFollow(record.id);
+      return this.endFollowed(record, { ok: false, error: GatewayError.noImage(upstream.provider, '; the upstream task did not end within its lifetime'), usage: followedUsage(record, upstream) });
+    }
+    const usage = followedUsage(record, upstream);
+    if (state.status === 'failed') return this.endFollowed(record, { ok: false, error: state.error, usage });
+    const { response } = state;
+    usage.upstreamRequestId = response.extra.request_id || undefined;
+    usage.upstreamImages = response.data.length;
+    response.data = response.data.slice(0, record.image!.images);
+    usage.images = response.data.length;
+    // durable results, as the synchronous route stores them; a storage failure throws, and the
+    // scheduler polls again later (the upstream keeps the task for a day)
+    const from: UseCaseRequest = { caller: callerOfTask(record), hostRequest: undefined, resultBase: record.resultBase ?? '', cancel: { clientGone: NEVER_ABORTED, signal: NEVER_ABORTED } };
+    await rehostImageAnswer(this.deps, usage, from, response, undefined);
+    return this.endFollowed(record, { ok: true, answer: { kind: 'image', response }, usage });
+  }
+
+  private async endFollowed(record: TaskRecord, outcome: Outcome<ImageAnswer>): Promise<undefined> {
+    // DashScope bills the images it made only: a failed upstream task is given back whole
+    const paid = outcome.ok;
+    let view: ImageTaskView;
+    try {
+      view = outcome.ok ? viewOf(record, 'succeeded', { result: keptResultOf(outcome.answer, record.upstream.provider) }) : viewOf(record, 'failed', { error: errorObjectOf(outcome.error) });
+    } catch (thrown) {
+      view = viewOf(record, 'failed', { error: errorObjectOf(thrown) });
+    }
+    const updated = await this.deps.options.store.updateTask(record.id, record.version, {
+      status: view.status,
+      result: { ...view },
+      usageReported: true,
+      image: { ...record.image!, finishedAt: Date.now() },
+    });
+    if (updated) await this.ended(updated, view, { paid, error: outcome.ok ? undefined : outcome.error, usage: outcome.usage, caller: undefined });
+    return undefined;
+  }
+
+  /** The resolver asked again with the task's caller (keys are never stored), for the provider and base the task runs on. */
+  private async upstreamOf(record: TaskRecord): Promise<Upstream> {
+    const upstreams = await resolveUpstreams(this.deps.options, { model: record.model, route: record.image!.route, caller: callerOfTask(record), req: undefined });
+    const same = upstreams.filter((upstream) => upstream.provider === record.upstream.provider);
+    const upstream = same.find((candidate) => candidate.baseURL.replace(/\/+$/, '') === record.upstream.baseURL.replace(/\/+$/, '')) ?? same[0];
+    if (!upstream) throw new Error(`resolveUpstream no longer names a ${record.upstream.provider} upstream for image task ${record.id}`);
+    return upstream;
+  }
+
+  private nextFollow(taskId: string): NextPoll {
+    const every = this.deps.options.imageTasks.pollMs;
+    // the same key on every instance that polls in the same interval: the next poll is queued once
+    return { delayMs: every, key: `${taskId}:follow:${Math.floor(Date.now() / every)}` };
+  }
+
+  private followAt(taskId: string, delayMs: number): Promise<void> {
+    return this.deps.options.scheduler.schedulePoll(taskId, delayMs, `${taskId}:follow:start`);
   }
 
   /** Records the run's outcome as the terminal state, unless a cancel or the watch got there first. */
@@ -396,6 +513,15 @@ export class ImageTaskService implements TaskWatches {
 /** The task's fields every answer has, with its status and, when terminal, its result or error. */
 function viewOf(record: TaskRecord, status: string, extra: { result?: Record<string, unknown>; error?: Record<string, unknown> } = {}): ImageTaskView {
   return { id: record.id, object: 'image.task', status, created: Math.floor(record.createdAt / 1000), model: record.model, ...extra };
+}
+
+/** What a followed upstream task did, for its terminal usage event. */
+function followedUsage(record: TaskRecord, upstream: Upstream): Usage {
+  const usage = usageFor(record.model);
+  usage.provider = upstream.provider;
+  usage.attempted = true;
+  usage.imagesAsked = record.image!.images;
+  return usage;
 }
 
 function watchKey(taskId: string, deadline: number): string {

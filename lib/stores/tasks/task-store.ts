@@ -86,6 +86,8 @@ export interface ImageTaskState {
   quota?: { images: number; imagesWindowEnd?: number };
   /** True when the results were stored durably (`storage`): their URLs outlive the upstream's. */
   durable?: boolean;
+  /** True once the work runs on the upstream's own task (`upstream.taskId`): any instance follows it. */
+  onUpstream?: boolean;
 }
 
 export interface TaskStoredResults {
@@ -94,7 +96,7 @@ export interface TaskStoredResults {
   bytes: number;
 }
 
-export type TaskChanges = Partial<Pick<TaskRecord, 'status' | 'result' | 'callback' | 'stored' | 'usageReported' | 'image'>>;
+export type TaskChanges = Partial<Pick<TaskRecord, 'status' | 'result' | 'callback' | 'stored' | 'usageReported' | 'image' | 'upstream'>>;
 
 export interface AssetRecord {
   /** The upstream asset id (`Result.Id`), as used in `asset://<id>`. */
