@@ -83,9 +83,9 @@ export interface UsageEvent {
    */
   undeliveredImages?: number;
   /**
-   * Only on the one event of a video task's terminal state (`succeeded`, `failed`, `expired`, ...),
-   * emitted once whichever instance saw it (a query or the callback poller). `latencyMs` is then the
-   * time since the task was created. Bill video on these events, not on the create request's.
+   * Only on the one event of a task's terminal state (video: `succeeded`, `failed`, `expired`, ...;
+   * image tasks: `succeeded`, `failed`, `cancelled`), emitted once whichever instance saw it. `latencyMs`
+   * is then the time since the task was created. Bill tasks on these events, not on the create request's.
    */
   task?: { id: string; status: string };
   /** On a succeeded task's terminal event: what Ark reports it generated. */

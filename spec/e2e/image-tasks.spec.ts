@@ -332,7 +332,7 @@ describe('cancelling', () => {
     expect(task.status).toBe('cancelled');
     expect(gw.fakes.images.started()).toBe(1);
     await expect.poll(() => taskEvents(gw).length).toBe(1);
-    expect(taskEvents(gw)[0]!.task!.status).toBe('cancelled');
+    expect(taskEvents(gw)[0]).toMatchObject({ images: 0, undeliveredImages: 2, task: { status: 'cancelled' } });
     expect(await quotaUsed(gw.router, 'images')).toBe(2);
   });
 });

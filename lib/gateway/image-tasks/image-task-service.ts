@@ -440,7 +440,7 @@ export class ImageTaskService implements TaskWatches {
   }
 
   /** The task's one terminal usage event (docs/tenancy-and-billing.md "Billing from usage events"). */
-  private report(record: TaskRecord, view: ImageTaskView, how: { error: unknown; usage: Usage | undefined; caller: Caller | undefined }, produced: number): void {
+  private report(record: TaskRecord, view: ImageTaskView, how: { paid: boolean; error: unknown; usage: Usage | undefined; caller: Caller | undefined }, produced: number): void {
     const { onUsage } = this.deps.options;
     if (!onUsage) return;
     const usage = how.usage;
@@ -460,7 +460,8 @@ export class ImageTaskService implements TaskWatches {
         ...(usage?.storedBytes !== undefined ? { storedBytes: usage.storedBytes } : {}),
         ...(usage?.imageSizes !== undefined ? { imageSizes: usage.imageSizes } : {}),
         ...(usage?.upstreamUsage !== undefined ? { upstreamUsage: usage.upstreamUsage } : {}),
-        ...(view.status !== 'succeeded' && usage && usage.images > 0 ? { undeliveredImages: usage.images } : {}),
+        // paid work the caller did not get: the images the upstream answered, or, when its outcome is unknown, the most it may have made
+        ...(view.status !== 'succeeded' && how.paid ? { undeliveredImages: usage && usage.images > 0 ? usage.images : record.image!.images } : {}),
         task: { id: record.id, status: view.status },
       });
     } catch (thrown) {
