@@ -20,6 +20,7 @@ import { bodyFingerprint } from './body/body-fingerprint.js';
 import { type RequestContext, withContext } from './request-context.js';
 import { sendBody } from './send-body.js';
 import { backgroundWrites, doneRecord } from './kept-answers.js';
+import { type StreamFields, asksStream } from '../images/image-stream-ask.js';
 
 // the response header that marks an answer a retry received from its abandoned first try
 const KEPT_HEADER = 'x-kept-answer';
@@ -37,7 +38,7 @@ export function createKeptWork(route: RouteName, options: ResolvedOptions): Requ
   return withContext('keptWork', (context, next) => {
     const { req } = context;
     // an Idempotency-Key request is kept by its key; a stream cannot be replayed
-    if (req.headers['idempotency-key'] !== undefined || (req.body as { stream?: unknown } | undefined)?.stream === true) return next();
+    if (req.headers['idempotency-key'] !== undefined || asksStream(req.body as StreamFields | undefined)) return next();
     const caller = callerOf(context);
     const key = createHash('sha256')
       .update(`kept\0${caller.id}\0${route}\0${bodyFingerprint(context)}`)
