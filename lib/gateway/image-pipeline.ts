@@ -12,7 +12,7 @@ import { readImageCount } from '../images/image-count.js';
 import { type CallContext, timeoutOf } from '../providers/call-context.js';
 import { AnswerDeadline } from './answer-deadline.js';
 import type { ImageStreamRules, OpenedStream, PassthroughCapability, PassthroughResponse } from '../providers/provider.js';
-import { capabilityOf, requireCapability } from '../providers/registry.js';
+import { capabilityOf, nativeImageGroups, requireCapability } from '../providers/registry.js';
 import { checkForwardedUrls } from '../security/forwarded-urls.js';
 import type { Upstream } from '../types.js';
 import type { ImageModelFamily } from '../options/request-limits.js';
@@ -343,9 +343,17 @@ function allowedImages(request: ImageGenerationRequest, family: ImageModelFamily
 // OpenAI's own ceiling for `n` on its image routes: a larger ask is refused, never forwarded as sent
 const MAX_PASSTHROUGH_N = 10;
 
-/** `n` as an OpenAI-compatible upstream is sent it: one whole number up to OpenAI's ceiling, 1 when absent. */
+/**
+ * The most images an OpenAI-compatible upstream may answer: `n` as it is sent (one whole number up to
+ * OpenAI's ceiling, 1 when absent), or an image group the JSON body asks for (Ark's
+ * `sequential_image_generation`, the same rule as the native route: docs/tenancy-and-billing.md), whichever
+ * is larger: an upstream honours one or the other.
+ */
 function forwardedCount(input: ImageInput): number {
-  return readImageCount(requestedImagesOf(input), 'n', MAX_PASSTHROUGH_N, input.kind) ?? 1;
+  const n = readImageCount(requestedImagesOf(input), 'n', MAX_PASSTHROUGH_N, input.kind) ?? 1;
+  if (input.kind === 'form') return n;
+  const groups = nativeImageGroups();
+  return groups ? Math.max(n, groups.asked(input.body)) : n;
 }
 
 /**
