@@ -58,12 +58,15 @@ export function relaySse(
   let lastSequence = -1;
   let wrote = false;
   const keepAlive = options.keepAliveMs
-    ? setInterval(() => {
-        // between two events only, and only after a quiet interval; a paused body is waiting on the client
-        if (!wrote && tail.endsWith('\n\n') && !body.isPaused() && !res.destroyed) res.write(KEEP_ALIVE);
-        wrote = false;
-        // ticks at half the interval: a quiet stretch never lasts longer than the interval
-      }, Math.max(1, Math.floor(options.keepAliveMs / 2)))
+    ? setInterval(
+        () => {
+          // between two events only, and only after a quiet interval; a paused body is waiting on the client
+          if (!wrote && tail.endsWith('\n\n') && !body.isPaused() && !res.destroyed) res.write(KEEP_ALIVE);
+          wrote = false;
+          // ticks at half the interval: a quiet stretch never lasts longer than the interval
+        },
+        Math.max(1, Math.floor(options.keepAliveMs / 2)),
+      )
     : undefined;
   keepAlive?.unref();
   return new Promise<GatewayError | undefined>((resolve) => {

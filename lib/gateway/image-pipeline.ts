@@ -96,9 +96,7 @@ function runPrepared(deps: GatewayDeps, request: ImageRequest, usage: Usage): Pr
         (charge) =>
           // one frame waits for the upstream: callUpstreams and the attempts are promise chains
           callUpstreams(deps, usage, request, prepared).then((attempted) =>
-            request.stream || attempted.kind === 'stream'
-              ? streamAnswer(deps, usage, request, prepared, attempted, { charge, cost })
-              : completeAnswer(deps, usage, request, prepared, attempted),
+            request.stream || attempted.kind === 'stream' ? streamAnswer(deps, usage, request, prepared, attempted, { charge, cost }) : completeAnswer(deps, usage, request, prepared, attempted),
           ),
         // a stream settles its charge by the images it delivered, when it ends (image-streams.ts)
         request.stream ? 'by-work' : 'at-answer',

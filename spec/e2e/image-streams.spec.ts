@@ -295,6 +295,16 @@ describe('what cannot be streamed is a 400, and the upstream is not called', () 
     expect(paid.apiRequests()).toHaveLength(0);
   });
 
+  it.each([
+    ['JSON', () => json({ model: 'gpt-image-1', prompt: 'x', stream: true }).set('Idempotency-Key', 'stream-json-1')],
+    ['form', () => form({ stream: 'true' }).set('Idempotency-Key', 'stream-form-1')],
+  ])('an Idempotency-Key with stream (%s): a stream cannot be replayed', async (_name, send) => {
+    const response = await send();
+    expect(response.status).toBe(400);
+    expect(response.body.error).toMatchObject({ param: 'Idempotency-Key', code: 'invalid_request_error' });
+    expect(paid.apiRequests()).toHaveLength(0);
+  });
+
   it('stream: false is the ordinary JSON answer', async () => {
     const response = await json({ model: 'gpt-image-1', prompt: 'x', stream: false });
     expect(response.status).toBe(200);

@@ -219,7 +219,13 @@ export async function startFakePaidImages(): Promise<FakePaidImages> {
               ...(b64 ? { b64_json: JPEG_BASE64 } : { url: `${box.self!.origin}/results/generation-${generation.id}-${index}.jpg` }),
               size: '1024x1024',
             }
-          : { type: 'image_generation.partial_failed', model, created, image_index: index, error: { code: 'OutputImageSensitiveContentDetected', message: 'The output image may contain sensitive content.' } };
+          : {
+              type: 'image_generation.partial_failed',
+              model,
+              created,
+              image_index: index,
+              error: { code: 'OutputImageSensitiveContentDetected', message: 'The output image may contain sensitive content.' },
+            };
       res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
     }
     const usage = { generated_images: made, output_tokens: 4096 * made, total_tokens: 4096 * made };
