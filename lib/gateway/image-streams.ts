@@ -14,7 +14,6 @@ import type { ImageGenerationResponse } from '../images/image-generation-respons
 import { sniffImageType } from '../images/sniff-image-type.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
 import { SseReader } from '../json/sse-events.js';
-import { usageOf } from '../json/usage-fields.js';
 import type { CallContext } from '../providers/call-context.js';
 import type { ImageStreamRules, OpenedStream } from '../providers/provider.js';
 import { downloadImages, type DownloadPolicy } from './result-images.js';
@@ -69,7 +68,7 @@ export interface StreamedImage {
 const FORMATS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/webp': 'webp' };
 
 /** A completed event for one image. */
-export function completedEvent(image: StreamedImage, settings: RequestedSettings, usage?: Record<string, number>): ImageStreamEvent {
+function completedEvent(image: StreamedImage, settings: RequestedSettings): ImageStreamEvent {
   const type = sniffImageType(image.bytes);
   const fields: ImageEventFields = {
     created_at: Math.floor(Date.now() / 1000),
@@ -79,7 +78,6 @@ export function completedEvent(image: StreamedImage, settings: RequestedSettings
     // OpenAI's three formats by name; any other image type by its subtype
     output_format: type ? (FORMATS[type] ?? type.slice('image/'.length)) : 'png',
   };
-  if (usage) fields.usage = usage;
   return { phase: 'completed', image: image.bytes, fields };
 }
 
@@ -146,11 +144,6 @@ export function relayedImages(usage: Usage, stream: OpenedStream, charge: QuotaC
   return { stream, observe, settled };
 }
 
-/** A translated group stream: the events, and its usage once the last one was taken (or the stream failed or was left). */
-export interface GroupImages {
-  events: AsyncGenerator<ImageStreamEvent>;
-}
-
 interface GroupStream {
   rules: Extract<ImageStreamRules, { kind: 'groups' }>;
   stream: OpenedStream;
@@ -214,9 +207,4 @@ async function downloadOne(url: string, group: GroupStream): Promise<Buffer> {
   const response: ImageGenerationResponse = { created: 0, data: [{ url, b64_json: '', revised_prompt: '' }], extra: { request_id: '' } };
   const [bytes] = await downloadImages(response, group.call, group.provider, group.policy);
   return bytes!;
-}
-
-/** The upstream's counters of a whole JSON answer, for the completed events of a stream answered from it. */
-export function usageOfAnswer(body: Buffer): Record<string, number> | undefined {
-  return usageOf(parseJsonBody(body)).usage;
 }

@@ -13,7 +13,7 @@ export interface ImageStreamAsk {
 }
 
 // OpenAI's range for partial_images (openai-node ImageGenerateParams.partial_images)
-export const MAX_PARTIAL_IMAGES = 3;
+const MAX_PARTIAL_IMAGES = 3;
 
 /** The fields read here, as the route received them. */
 export interface StreamFields {

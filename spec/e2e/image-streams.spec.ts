@@ -228,6 +228,19 @@ describe('keep-alive comments and failures', () => {
     expect(await usageEvent(quick)).toMatchObject({ images: 1, status: 200 });
   });
 
+  it('a relayed stream gets the same comments between the upstream events while the upstream is quiet', async () => {
+    const release = quick.fakes.paid.hold();
+    const response = await post(quick, { model: 'gpt-image-1', prompt: 'slow', stream: true, partial_images: 1 });
+    const text = await readStream(response, (sofar) => {
+      if (sofar.includes(': keep-alive\n\n')) release();
+    });
+    // every comment sits between two events, never inside one
+    const events = text.split('\n\n').filter((part) => part !== '');
+    expect(events.filter((part) => part === ': keep-alive').length).toBeGreaterThan(0);
+    expect(events.filter((part) => part !== ': keep-alive').map((part) => /^event: (.*)/.exec(part)?.[1])).toEqual(['image_generation.partial_image', 'image_generation.completed']);
+    expect(await usageEvent(quick)).toMatchObject({ images: 1, status: 200 });
+  });
+
   it('a failure after the stream opened is one error event carrying the error object, then the end', async () => {
     let sawComment!: () => void;
     const seen = new Promise<void>((resolve) => (sawComment = resolve));
