@@ -43,7 +43,7 @@ interface Row {
 async function hold(kind: Row['kind']): Promise<Row> {
   const mark = children.length;
   const upstreamPort = await start('upstream-server.ts', { BENCH_DELAY_MS: String(WAIT_MS), BENCH_IMAGE_BYTES: '1024', BENCH_BACKLOG: '4096' });
-  const port = await start('gateway-server.ts', { BENCH_UPSTREAM_PORT: String(upstreamPort), BENCH_PROBES: '1', BENCH_BACKLOG: '4096', BENCH_SCALE: String(COUNT) }, ['--expose-gc']);
+  const port = await start('gateway-server.ts', { BENCH_UPSTREAM_PORT: String(upstreamPort), BENCH_PROBES: '1', BENCH_BACKLOG: '4096', BENCH_SCALE: String(COUNT + 1) }, ['--expose-gc']);
   const origin = `http://127.0.0.1:${port}`;
   const url = `${origin}/v1/images/generations`;
   const body = JSON.stringify({ model: 'x-image-2.0', prompt: 'a lighthouse at dawn', ...(kind === 'stream' ? { stream: true } : { response_format: 'b64_json' }) });
@@ -81,6 +81,7 @@ const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 const s = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
 async function main(): Promise<void> {
+  // the warm-up request is one more in flight: the per-caller cap is raised to COUNT + 1
   const rows = [await hold('stream'), await hold('json')];
   console.log(`\n${COUNT} image requests held ${s(WAIT_MS)} by one gateway process (upstream answers after ${s(WAIT_MS)})\n`);
   console.log(

@@ -292,12 +292,35 @@ function openImageStream(deps: GatewayDeps, request: ImageRequest, input: ImageI
     const { partial_images: _partials, ...rest } = input.body;
     body = checkForwardedUrls('images.generations', { ...rest, response_format: 'b64_json' }, { allowPrivate });
   }
-  const opened = api.openStream(call, path, body, upstream).then((stream): Attempted => ({ kind: 'stream', rules, stream }));
+  const opened = api.openStream(call, path, body, upstream).then((stream): Promise<Attempted> | Attempted =>
+    // an upstream that ignored `stream` and answered JSON: its whole answer is streamed by the gateway
+    stream.headers['content-type']?.startsWith('text/event-stream') === false
+      ? wholeBody(stream, call.limits.upstreamResponseBytes, upstream.provider).then((whole): Attempted => ({ kind: 'passthrough', response: whole }))
+      : { kind: 'stream', rules, stream },
+  );
   if (rules.kind === 'relay') return opened;
   return opened.catch((error: unknown) => {
     if (!rules.refusesStream(error)) throw error;
     return forward(deps, request, api, call, upstream).then((response): Attempted => ({ kind: 'passthrough', response }));
   });
+}
+
+/** The whole body of a stream answer that is not an event stream, bounded as any buffered answer. */
+async function wholeBody(stream: OpenedStream, maxBytes: number, provider: string): Promise<PassthroughResponse> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  try {
+    for await (const chunk of stream.body) {
+      length += (chunk as Buffer).length;
+      if (length > maxBytes) throw GatewayError.badUpstreamResponse(provider, `the answer is larger than ${maxBytes} bytes`);
+      chunks.push(chunk as Buffer);
+    }
+  } catch (error) {
+    stream.body.destroy();
+    throw GatewayError.is(error) ? error : stream.failure(error);
+  }
+  const requestId = stream.headers['x-request-id'];
+  return { status: stream.status, contentType: stream.headers['content-type'] ?? 'application/json', body: Buffer.concat(chunks), ...(requestId ? { requestId } : {}) };
 }
 
 /**

@@ -12,6 +12,7 @@ import { dashscopeError } from '../helpers/fake-dashscope.js';
 import { ARK_IMAGES, DASHSCOPE_GENERATION, OPENAI_EDITS, OPENAI_IMAGES, startFakePaidImages } from '../helpers/fake-paid-images.js';
 import { KEY_A } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
+import { sendJson } from '../helpers/fake-upstream.js';
 import { TINY_JPEG, TINY_PNG } from '../helpers/images.js';
 import { quotaUsed } from '../helpers/paid-work.js';
 
@@ -77,6 +78,15 @@ describe('an upstream that streams OpenAI image events: relayed', () => {
     const form = await new Response(new Uint8Array(sent.body), { headers: { 'content-type': sent.headers['content-type']! } }).formData();
     expect([form.get('stream'), form.get('partial_images')]).toEqual(['true', '1']);
     expect(await usageEvent(gw)).toMatchObject({ route: 'images.edits', images: 1, status: 200 });
+  });
+
+  it('an upstream that ignores stream and answers JSON: its images are written as completed events', async () => {
+    paid.next((_req, res) => sendJson(res, 200, { created: 1713833628, data: [{ b64_json: TINY_PNG.toString('base64') }] }));
+    const stream = await client.images.generate({ model: 'gpt-image-1', prompt: 'x', stream: true });
+    const events = await collect(stream);
+    expect(events.map((event) => event.type)).toEqual(['image_generation.completed']);
+    expect(bytesOf(events[0])).toEqual(TINY_PNG);
+    expect(await usageEvent(gw)).toMatchObject({ images: 1, status: 200 });
   });
 
   it('an upstream that fails mid-stream: the SDK raises APIError with the gateway error object; one usage event', async () => {
