@@ -10,7 +10,7 @@ import type { ImageStreamEvent } from '../gateway/image-streams.js';
 import { guardFlush, waitForDrain } from './client-stall.js';
 import type { RequestContext } from './request-context.js';
 import { sendRateLimit } from './send-body.js';
-import { errorEvent, openEventStream } from './sse-relay.js';
+import { errorEvent, keepAliveCadence, openEventStream } from './sse-relay.js';
 
 // a multiple of 3, so each slice encodes to base64 without padding in the middle of the image
 const SLICE = 3 * 64 * 1024;
@@ -36,7 +36,7 @@ export class ImageEventWriter {
 
   /** Starts the keep-alive comments (the first one opens the stream); stopped by stop(), or when the response closes. */
   start(): void {
-    this.timer = setInterval(() => this.keepAlive(), this.keepAliveMs);
+    this.timer = setInterval(() => this.keepAlive(), keepAliveCadence(this.keepAliveMs));
     this.timer.unref();
     this.context.res.once('close', () => this.stop());
   }

@@ -27,6 +27,14 @@ export interface RelayOptions {
 
 const KEEP_ALIVE = ': keep-alive\n\n';
 
+/**
+ * The keep-alive timer's period for a limit: a tenth under it, so a timer that fires late (a busy
+ * event loop, the ramp of a burst) still keeps every quiet stretch within the limit.
+ */
+export function keepAliveCadence(keepAliveMs: number): number {
+  return Math.max(1, Math.floor(keepAliveMs * 0.9));
+}
+
 type OpenStream = Extract<UpstreamStream, { ok: true }>;
 
 const SEQUENCE = /"sequence_number"\s*:\s*(\d+)/g;
@@ -63,9 +71,9 @@ export function relaySse(
           // between two events only, and only after a quiet interval; a paused body is waiting on the client
           if (!wrote && tail.endsWith('\n\n') && !body.isPaused() && !res.destroyed) res.write(KEEP_ALIVE);
           wrote = false;
-          // ticks at half the interval: a quiet stretch never lasts longer than the interval
         },
-        Math.max(1, Math.floor(options.keepAliveMs / 2)),
+        // two ticks per period: a comment goes out after one to two quiet ticks, within the limit
+        Math.max(1, Math.floor(keepAliveCadence(options.keepAliveMs) / 2)),
       )
     : undefined;
   keepAlive?.unref();
