@@ -343,6 +343,8 @@ async function streamAnswer(deps: GatewayDeps, usage: Usage, request: ImageReque
   let images: StreamedImage[] = [];
   if (answer.kind === 'passthrough') images = await imagesOfPassthrough(answer.response.body, prepared.call, provider, policy);
   else if (answer.kind === 'image') images = imagesOfAnswer(answer.response, answer.images);
+  // a stream with no image event would end as if nothing were asked: the caller is told instead
+  if (images.length === 0) throw GatewayError.noImage(provider, '', usage.upstreamRequestId);
   await refundUnproduced(charge, cost, usage.images);
   return { kind: 'events', events: eventsOf(images, settings) };
 }

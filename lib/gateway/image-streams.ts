@@ -186,7 +186,7 @@ export async function* groupEvents(usage: Usage, group: GroupStream): AsyncGener
         }
       }
     }
-    if (usage.images === 0) throw failure ?? GatewayError.badUpstreamResponse(provider, 'the stream ended without an image');
+    if (usage.images === 0) throw failure ?? GatewayError.noImage(provider, ' (the stream ended without one)', usage.upstreamRequestId);
   } finally {
     // left early (the client went away, or an error): the upstream is not read any further
     stream.body.destroy();

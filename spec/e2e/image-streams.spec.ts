@@ -89,6 +89,13 @@ describe('an upstream that streams OpenAI image events: relayed', () => {
     expect(await usageEvent(gw)).toMatchObject({ images: 1, status: 200 });
   });
 
+  it('an answer with no image is 502 upstream_no_image, not an empty stream', async () => {
+    paid.next((_req, res) => sendJson(res, 200, { created: 1713833628, data: [] }));
+    const response = await request(gw.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'gpt-image-1', prompt: 'x', stream: true });
+    expect(response.status).toBe(502);
+    expect(response.body.error).toMatchObject({ code: 'upstream_no_image' });
+  });
+
   it('an upstream that fails mid-stream: the SDK raises APIError with the gateway error object; one usage event', async () => {
     paid.next((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
