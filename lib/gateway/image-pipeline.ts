@@ -76,7 +76,7 @@ export function runImageRequest(deps: GatewayDeps, from: UseCaseRequest, call: I
   const usage = usageFor(call.model);
   const deadline = call.keepsLateWork ? new AnswerDeadline() : undefined;
   const request: ImageRequest = { from, route: call.route, model: call.model, input: call.stream ? unstreamed(call.input) : call.input, deadline };
-  if (call.stream) request.stream = { ask: call.stream, input: call.input, settings: settingsOf(call.input) };
+  if (call.stream) request.stream = { input: call.input, settings: settingsOf(call.input) };
   const work = runPrepared(deps, request, usage);
   return deadline ? deadline.race(work, usage) : work;
 }
@@ -111,7 +111,7 @@ interface ImageRequest extends Omit<ImageCall, 'stream'> {
   from: UseCaseRequest;
   deadline: AnswerDeadline | undefined;
   /** A streamed request: `input` is then the request as it is answered whole (no stream, b64_json). */
-  stream?: { ask: ImageStreamAsk; input: ImageInput; settings: RequestedSettings };
+  stream?: { input: ImageInput; settings: RequestedSettings };
 }
 
 interface Prepared {
@@ -149,7 +149,8 @@ function readRequest(deps: GatewayDeps, request: ImageRequest, family: ImageMode
 }
 
 /** Sends the caller's request, model renamed, to an OpenAI-compatible API. */
-function forward(deps: GatewayDeps, request: ImageRequest, api: PassthroughCapability, call: CallContext, upstream: Upstream, input = request.input): Promise<PassthroughResponse> {
+function forward(deps: GatewayDeps, request: ImageRequest, api: PassthroughCapability, call: CallContext, upstream: Upstream): Promise<PassthroughResponse> {
+  const { input } = request;
   if (input.kind === 'form') return api.forwardMultipart(call, '/images/edits', rebuildForm(input.form, upstream.model ?? request.model), upstream);
   // an OpenAI-compatible upstream gets the body as is: its `image` URLs get the one URL check
   return api.forwardJson(call, '/images/generations', checkForwardedUrls('images.generations', input.body, { allowPrivate: deps.options.allowPrivateImageUrls }), upstream);
