@@ -195,6 +195,30 @@ describe('Ark Seedream', () => {
     expect((await quotaUsed(gw.router, 'images')) - before).toBe(2);
   });
 
+  it('a group whose events carry URLs: each image is downloaded under the b64_json rules', async () => {
+    paid.next((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const index of [0, 1]) {
+        const event = { type: 'image_generation.partial_succeeded', model: 'm', created: 1, image_index: index, url: `${paid.origin}/results/group-${index}.jpg`, size: '2048x2048' };
+        res.write(`data: ${JSON.stringify(event)}\n\n`);
+      }
+      res.end(`data: ${JSON.stringify({ type: 'image_generation.completed', model: 'm', created: 1, usage: { generated_images: 2 } })}\n\ndata: [DONE]\n\n`);
+    });
+    const stream = await client.images.generate({
+      model: 'seedream-4',
+      prompt: 'two foxes',
+      stream: true,
+      ...({ sequential_image_generation: 'auto', sequential_image_generation_options: { max_images: 2 } } as object),
+    });
+    const events = await collect(stream);
+    expect(events.map((event) => [bytesOf(event).equals(TINY_JPEG), event.size])).toEqual([
+      [true, '2048x2048'],
+      [true, '2048x2048'],
+    ]);
+    expect(paid.requests.filter((item) => item.path.startsWith('/results/group-')).map((item) => item.path)).toEqual(['/results/group-0.jpg', '/results/group-1.jpg']);
+    expect(await usageEvent(gw)).toMatchObject({ images: 2, imageSizes: ['2048x2048', '2048x2048'] });
+  });
+
   it('a model that refuses stream: asked again for the whole answer, which is streamed; paid once', async () => {
     const started = paid.started();
     const stream = await client.images.generate({
@@ -276,6 +300,27 @@ describe('keep-alive comments and failures', () => {
       error: { message: expect.stringContaining('inappropriate content') as string, type: 'invalid_request_error', param: null, code: 'content_policy_violation' },
     });
     expect(await usageEvent(quick)).toMatchObject({ images: 0, errorCode: 'content_policy_violation' });
+  });
+
+  it('a client that leaves while the image is made: the upstream call is cut, one usage event', async () => {
+    const release = quick.fakes.paid.hold();
+    onTestFinished(release);
+    const started = quick.fakes.paid.started();
+    const controller = new AbortController();
+    const response = await fetch(`${quick.url}/v1/images/generations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'x-image-2.0', prompt: 'left', stream: true }),
+      signal: controller.signal,
+    });
+    await readStream(response, (sofar) => {
+      if (sofar.includes(': keep-alive')) controller.abort();
+    }).catch(() => undefined);
+    await vi.waitFor(() => expect(quick.fakes.paid.generations.at(-1)?.cut).toBe(true));
+    expect(quick.fakes.paid.started() - started).toBe(1);
+    const usage = await usageEvent(quick);
+    expect(usage).toMatchObject({ route: 'images.generations', images: 0 });
+    expect(usage.status).not.toBe(200);
   });
 
   it('a failure before the stream opened is the ordinary status and JSON error', async () => {
