@@ -32,8 +32,11 @@ const KEEP_ALIVE = ': keep-alive\n\n';
  * event loop, the ramp of a burst) still keeps every quiet stretch within the limit.
  */
 export function keepAliveCadence(keepAliveMs: number): number {
-  return Math.max(1, Math.floor(keepAliveMs * 0.9));
+  // Node turns a period past 2^31 - 1 ms into 1 ms: a huge limit must not mean a comment every tick
+  return Math.max(1, Math.floor(Math.min(keepAliveMs, MAX_TIMER_MS) * 0.9));
 }
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 type OpenStream = Extract<UpstreamStream, { ok: true }>;
 
