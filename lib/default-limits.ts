@@ -18,4 +18,5 @@ export const DEFAULT_LIMITS: Readonly<GatewayLimits> = Object.freeze({
   upstreamSockets: 256,
   upstreamQueue: 256,
   clientStallMs: 30_000,
+  streamKeepAliveMs: 15_000,
 });

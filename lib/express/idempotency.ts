@@ -20,6 +20,7 @@ import { bodyFingerprint } from './body/body-fingerprint.js';
 import { type RequestContext, withContext } from './request-context.js';
 import { sendBody } from './send-body.js';
 import { ANSWER_HEADER_NAMES, answerHeadersOf, backgroundWrites, doneRecord } from './kept-answers.js';
+import { type StreamFields, asksStream } from '../images/image-stream-ask.js';
 
 // the response header that marks a replayed answer
 const REPLAYED_HEADER = 'idempotent-replayed';
@@ -39,7 +40,7 @@ export function createIdempotency(route: RouteName, options: ResolvedOptions): R
     // the draft's form is a quoted string ("abc"); the bare form most clients send is accepted too
     const key = values[0]!.trim().replace(/^"(.*)"$/, '$1');
     if (!KEY_SHAPE.test(key)) return next(GatewayError.invalidRequest('Idempotency-Key must be 1 to 255 visible ASCII characters', 'Idempotency-Key'));
-    if ((req.body as { stream?: unknown } | undefined)?.stream === true) {
+    if (asksStream(req.body as StreamFields | undefined)) {
       return next(GatewayError.invalidRequest('Idempotency-Key cannot be used with stream: true: a streamed answer cannot be replayed. Send stream: false, or no key.', 'Idempotency-Key'));
     }
     const caller = callerOf(context);

@@ -21,6 +21,7 @@ import { type RequestContext, withContext } from './request-context.js';
 import { sendBody } from './send-body.js';
 import { preferenceOf } from './prefer-header.js';
 import { backgroundWrites, doneRecord } from './kept-answers.js';
+import { type StreamFields, asksStream } from '../images/image-stream-ask.js';
 
 // the response header that marks an answer a retry received from its abandoned first try
 const KEPT_HEADER = 'x-kept-answer';
@@ -39,7 +40,7 @@ export function createKeptWork(route: RouteName, options: ResolvedOptions): Requ
     const { req } = context;
     // an Idempotency-Key request is kept by its key; a stream cannot be replayed
     // an image task (Prefer: respond-async) answers at once: there is no held answer to keep
-    if (req.headers['idempotency-key'] !== undefined || (req.body as { stream?: unknown } | undefined)?.stream === true || preferenceOf(req.headers).respondAsync) return next();
+    if (req.headers['idempotency-key'] !== undefined || asksStream(req.body as StreamFields | undefined) || preferenceOf(req.headers).respondAsync) return next();
     const caller = callerOf(context);
     const key = createHash('sha256')
       .update(`kept\0${caller.id}\0${route}\0${bodyFingerprint(context)}`)

@@ -9,8 +9,34 @@ import { ClientGoneError } from '../errors/client-gone-error.js';
 import type { UpstreamStream } from '../transport/upstream-http.js';
 import type { RequestContext } from './request-context.js';
 
-/** `data` = chat-completions style `data: {"error":…}`; `event` = Responses style `event: error`. */
-export type SseErrorFormat = 'data' | 'event';
+/**
+ * `data` = chat-completions style `data: {"error":…}`; `event` = Responses style `event: error`;
+ * `image` = the image streams' `event: error` whose data carries the error object (docs/routes.md
+ * "Streamed images": the openai SDK throws an APIError for any event whose data has `error`).
+ */
+export type SseErrorFormat = 'data' | 'event' | 'image';
+
+/** What a relay may add to the upstream's bytes. */
+export interface RelayOptions {
+  /**
+   * An SSE comment (`: keep-alive`) when nothing was written for this long, ms, between two events
+   * only (never inside one): proxies that cut idle connections keep the stream.
+   */
+  keepAliveMs?: number;
+}
+
+const KEEP_ALIVE = ': keep-alive\n\n';
+
+/**
+ * The keep-alive timer's period for a limit: a tenth under it, so a timer that fires late (a busy
+ * event loop, the ramp of a burst) still keeps every quiet stretch within the limit.
+ */
+export function keepAliveCadence(keepAliveMs: number): number {
+  // Node turns a period past 2^31 - 1 ms into 1 ms: a huge limit must not mean a comment every tick
+  return Math.max(1, Math.floor(Math.min(keepAliveMs, MAX_TIMER_MS) * 0.9));
+}
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 type OpenStream = Extract<UpstreamStream, { ok: true }>;
 
@@ -28,31 +54,42 @@ export function relaySse(
   onFailure?: (error: GatewayError) => void,
   /** Sees each relayed chunk, as sent (what a stream returned, for the usage event). */
   onChunk?: (chunk: Buffer) => void,
+  options: RelayOptions = {},
 ): Promise<GatewayError | undefined> {
   const { res } = context;
-  res.status(upstream.status);
-  res.setHeader('content-type', upstream.headers['content-type']?.startsWith('text/event-stream') ? upstream.headers['content-type'] : 'text/event-stream; charset=utf-8');
-  // no-transform keeps compression middleware off the stream; X-Accel-Buffering keeps nginx from buffering
-  res.setHeader('cache-control', 'no-cache, no-transform');
-  res.setHeader('x-accel-buffering', 'no');
-  res.removeHeader('content-length');
-  res.socket?.setNoDelay(true);
   const body = upstream.body;
+  // a response already opened (an image stream's keep-alive came first) keeps its status and headers
+  if (!res.headersSent) openEventStream(context, upstream.status, upstream.headers['content-type']);
   // Headers flushed at once, but not alone when the first chunk came in the same read as the
   // upstream's headers (it waits in the body's buffer): then the first write carries both, one
   // syscall and one packet, instead of the headers now and the chunk in a second write.
-  if (body.readableLength === 0) res.flushHeaders();
+  if (body.readableLength === 0 && !res.headersSent) res.flushHeaders();
 
   let tail = '\n\n';
   let lastSequence = -1;
+  let wrote = false;
+  const keepAlive = options.keepAliveMs
+    ? setInterval(
+        () => {
+          // between two events only, and only after a quiet interval; a paused body is waiting on the client
+          if (!wrote && tail.endsWith('\n\n') && !body.isPaused() && !res.destroyed) res.write(KEEP_ALIVE);
+          wrote = false;
+        },
+        // two ticks per period: a comment goes out after one to two quiet ticks, within the limit
+        Math.max(1, Math.floor(keepAliveCadence(options.keepAliveMs) / 2)),
+      )
+    : undefined;
+  keepAlive?.unref();
   return new Promise<GatewayError | undefined>((resolve) => {
     let failed: GatewayError | undefined;
     const finish = (): void => {
+      if (keepAlive) clearInterval(keepAlive);
       body.off('data', onData);
       res.off('close', onClose);
       resolve(failed);
     };
     const onData = (chunk: Buffer): void => {
+      wrote = true;
       if (format === 'event') lastSequence = lastSequenceIn(chunk, lastSequence);
       onChunk?.(chunk);
       tail = chunk.length >= 2 ? chunk.toString('latin1', chunk.length - 2) : tail.slice(-1) + chunk.toString('latin1');
@@ -94,6 +131,18 @@ export function relaySse(
   });
 }
 
+/** Status and headers of an event stream: no buffering, no compression (no-transform), no length. */
+export function openEventStream(context: RequestContext, status: number, upstreamType?: string): void {
+  const { res } = context;
+  res.status(status);
+  res.setHeader('content-type', upstreamType?.startsWith('text/event-stream') ? upstreamType : 'text/event-stream; charset=utf-8');
+  // no-transform keeps compression middleware off the stream; X-Accel-Buffering keeps nginx from buffering
+  res.setHeader('cache-control', 'no-cache, no-transform');
+  res.setHeader('x-accel-buffering', 'no');
+  res.removeHeader('content-length');
+  res.socket?.setNoDelay(true);
+}
+
 /**
  * Lets the stream's end go out in the same write as its last chunk. Node corks a chunked response
  * for each write and uncorks it on the next tick, which runs before the upstream body's 'end'
@@ -118,6 +167,7 @@ function lastSequenceIn(chunk: Buffer, previous: number): number {
 
 /** The error event of upstreams §4.3 (chat: the SDK raises on a data object with `error`) or §4.4. */
 export function errorEvent(error: GatewayError, format: SseErrorFormat, sequenceNumber: number): string {
+  if (format === 'image') return `event: error\ndata: ${JSON.stringify({ type: 'error', error: { message: error.message, type: error.type, param: error.param ?? null, code: error.code } })}\n\n`;
   if (format === 'event') {
     const data = { type: 'error', code: error.code, message: error.message, param: null, sequence_number: sequenceNumber };
     return `event: error\ndata: ${JSON.stringify(data)}\n\n`;

@@ -2,7 +2,8 @@
 // model's family before anything else, resolve the upstream, charge, generate with a provider's native
 // image capability or forward to its OpenAI-compatible API, download for b64_json, store for durable
 // URLs. Bad input never reaches resolveUpstream. It takes plain data (the JSON body, or the edit form)
-// and returns what it did (use-case.ts); the inbound side writes the answer.
+// and returns what it did (use-case.ts); the inbound side writes the answer. A `stream: true` request
+// goes the same way and is answered as events (image-streams.ts, docs/routes.md "Streamed images").
 import type { ImageGenerationResponse } from '../images/image-generation-response.js';
 import { type ImageGenerationRequest, readImageGenerationRequest } from '../images/image-request.js';
 import { GENERIC_IMAGE_FAMILY } from '../images/model-families.js';
@@ -10,8 +11,8 @@ import { UploadedImage } from '../images/uploaded-image.js';
 import { readImageCount } from '../images/image-count.js';
 import { type CallContext, timeoutOf } from '../providers/call-context.js';
 import { AnswerDeadline } from './answer-deadline.js';
-import type { PassthroughCapability, PassthroughResponse } from '../providers/provider.js';
-import { capabilityOf, requireCapability } from '../providers/registry.js';
+import type { ImageStreamRules, OpenedStream, PassthroughCapability, PassthroughResponse } from '../providers/provider.js';
+import { capabilityOf, nativeImageGroups, requireCapability } from '../providers/registry.js';
 import { checkForwardedUrls } from '../security/forwarded-urls.js';
 import type { Upstream } from '../types.js';
 import type { ImageModelFamily } from '../options/request-limits.js';
@@ -24,7 +25,21 @@ import { type EditForm, editAsGenerationBody, rebuildForm } from './image-edit-f
 import { resolveUpstreams } from './resolve-upstreams.js';
 import { downloadImages } from './result-images.js';
 import { rehostImageAnswer, rehostPassthrough } from './rehost-images.js';
-import { withCharge } from './tenancy/with-charge.js';
+import { refundUnproduced, withCharge } from './tenancy/with-charge.js';
+import type { QuotaCharge, QuotaCost } from './tenancy/quotas.js';
+import type { ImageStreamAsk } from '../images/image-stream-ask.js';
+import {
+  type ImageStreamEvent,
+  type RelayedImages,
+  type RequestedSettings,
+  type StreamedImage,
+  eventsOf,
+  groupEvents,
+  imagesOfAnswer,
+  imagesOfPassthrough,
+  relayedImages,
+  requestedSettings,
+} from './image-streams.js';
 import { usageOf } from '../json/usage-fields.js';
 import { type Outcome, type Usage, type UseCaseRequest, attempting, usageFor } from './use-case.js';
 
@@ -40,18 +55,28 @@ export interface ImageCall {
    * is answered 504 but not cut (answer-deadline.ts). Without it, the deadline ends the call.
    */
   keepsLateWork?: boolean;
+  /** `stream: true` (validated by images/image-stream-ask.ts): answered as image events. */
+  stream?: ImageStreamAsk;
 }
 
 export type ImageAnswer =
   /** The OpenAI-compatible upstream's answer, relayed as it came (`data` cut to the `n` asked for). */
   | { kind: 'passthrough'; response: PassthroughResponse }
   /** The contract §2.4 answer; `images` are the downloaded bytes when b64_json was asked for. */
-  | { kind: 'image'; response: ImageGenerationResponse; images?: Array<Buffer | undefined> };
+  | { kind: 'image'; response: ImageGenerationResponse; images?: Array<Buffer | undefined> }
+  /** A stream: an upstream's own OpenAI image events to relay, its charge settled when its body closed. */
+  | { kind: 'relay'; relayed: RelayedImages }
+  /** A stream: the events the gateway writes (its charge settled once the last was taken or it stopped). */
+  | { kind: 'events'; events: AsyncGenerator<ImageStreamEvent> };
+
+/** An answer in one piece: the only kinds a request without `stream` gets. */
+export type WholeAnswer = Extract<ImageAnswer, { kind: 'passthrough' | 'image' }>;
 
 export function runImageRequest(deps: GatewayDeps, from: UseCaseRequest, call: ImageCall): Promise<Outcome<ImageAnswer>> {
   const usage = usageFor(call.model);
   const deadline = call.keepsLateWork ? new AnswerDeadline() : undefined;
-  const request: ImageRequest = { from, route: call.route, model: call.model, input: call.input, deadline };
+  const request: ImageRequest = { from, route: call.route, model: call.model, input: call.stream ? unstreamed(call.input) : call.input, deadline };
+  if (call.stream) request.stream = { input: call.input, settings: settingsOf(call.input) };
   const work = runPrepared(deps, request, usage);
   return deadline ? deadline.race(work, usage) : work;
 }
@@ -62,9 +87,19 @@ function runPrepared(deps: GatewayDeps, request: ImageRequest, usage: Usage): Pr
     (prepared) => {
       usage.imagesAsked = prepared.asked;
       // quotas after validation and the resolver, before any upstream call; the images come back when it fails
-      return withCharge(deps.quotas, from.caller, { requests: 1, images: prepared.asked }, usage, () =>
-        // one frame waits for the upstream: callUpstreams and the attempts are promise chains
-        callUpstreams(deps, usage, request, prepared).then((attempted) => completeAnswer(deps, usage, request, prepared, attempted)),
+      const cost = { requests: 1, images: prepared.asked };
+      return withCharge(
+        deps.quotas,
+        from.caller,
+        cost,
+        usage,
+        (charge) =>
+          // one frame waits for the upstream: callUpstreams and the attempts are promise chains
+          callUpstreams(deps, usage, request, prepared).then((attempted) =>
+            request.stream || attempted.kind === 'stream' ? streamAnswer(deps, usage, request, prepared, attempted, { charge, cost }) : completeAnswer(deps, usage, request, prepared, attempted),
+          ),
+        // a stream settles its charge by the images it delivered, when it ends (image-streams.ts)
+        request.stream ? 'by-work' : 'at-answer',
       );
     },
     (error: unknown): Outcome<ImageAnswer> => ({ ok: false, error, usage }),
@@ -95,10 +130,14 @@ export function rebasePrepared(ready: PreparedImage, from: UseCaseRequest): Prep
 }
 
 /** Runs a prepared call: the upstream calls under the fallback rule and the answer completed (cap, downloads, storage). Charges nothing. */
-export function runPreparedImage(deps: GatewayDeps, usage: Usage, ready: PreparedImage): Promise<ImageAnswer> {
+export function runPreparedImage(deps: GatewayDeps, usage: Usage, ready: PreparedImage): Promise<WholeAnswer> {
   const { request, prepared } = ready;
   usage.imagesAsked = prepared.asked;
-  return callUpstreams(deps, usage, request, prepared).then((attempted) => completeAnswer(deps, usage, request, prepared, attempted));
+  return callUpstreams(deps, usage, request, prepared).then((attempted) => {
+    // a prepared call never asks for a stream (a task has no open response to stream into)
+    if (attempted.kind === 'stream') throw new Error('a prepared image call got a stream answer');
+    return completeAnswer(deps, usage, request, prepared, attempted);
+  });
 }
 
 /**
@@ -136,9 +175,11 @@ export function runBudgetOf(deps: GatewayDeps, ready: PreparedImage): number {
 }
 
 /** The call with the request it came from. */
-interface ImageRequest extends ImageCall {
+interface ImageRequest extends Omit<ImageCall, 'stream'> {
   from: UseCaseRequest;
   deadline: AnswerDeadline | undefined;
+  /** A streamed request: `input` is then the request as it is answered whole (no stream, b64_json). */
+  stream?: { input: ImageInput; settings: RequestedSettings };
 }
 
 interface Prepared {
@@ -193,7 +234,14 @@ function requestedFormatOf(input: ImageInput): unknown {
 }
 
 /** What the upstream that answered gave back, with the request it was sent (read for the generic family when the model has none). */
-type Attempted = { kind: 'image'; provider: Upstream['provider']; request: ImageGenerationRequest; response: ImageGenerationResponse } | { kind: 'passthrough'; response: PassthroughResponse };
+type Attempted =
+  | { kind: 'image'; provider: Upstream['provider']; request: ImageGenerationRequest; response: ImageGenerationResponse }
+  | { kind: 'passthrough'; response: PassthroughResponse }
+  /** An upstream stream opened for a streamed request. */
+  | { kind: 'stream'; rules: ImageStreamRules; stream: OpenedStream };
+
+/** What an upstream answered whole. */
+type WholeAttempt = Exclude<Attempted, { kind: 'stream' }>;
 
 /**
  * The upstream calls under the fallback rule. Not async: each attempt hands back its call's own
@@ -224,7 +272,11 @@ function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageRequest, p
       attempted = images.generate(call, sent, upstream).then((response) => ({ kind: 'image', provider: upstream.provider, request: sent, response }));
     } else {
       const api = requireCapability(upstream, 'passthrough', request.route, deps.options.logger);
-      attempted = forward(deps, request, api, call, upstream).then((response) => ({ kind: 'passthrough', response }));
+      const rules = request.stream ? capabilityOf(upstream, 'imageStreams') : undefined;
+      attempted =
+        rules && request.stream && streamsUpstream(rules, request.stream.input)
+          ? openImageStream(deps, request, request.stream.input, api, rules, call, upstream)
+          : forward(deps, request, api, call, upstream).then((response) => ({ kind: 'passthrough', response }));
     }
     return deadline && last ? attempted.finally(() => deadline.disarm()) : attempted;
   });
@@ -241,7 +293,7 @@ function lateWorkUpstream(deps: GatewayDeps, upstream: Upstream, deadline: Answe
 }
 
 /** The answer once the upstream answered: the image cap, b64_json downloads, durable storage. */
-async function completeAnswer(deps: GatewayDeps, usage: Usage, request: ImageRequest, prepared: Prepared, answer: Attempted): Promise<ImageAnswer> {
+async function completeAnswer(deps: GatewayDeps, usage: Usage, request: ImageRequest, prepared: Prepared, answer: WholeAttempt): Promise<WholeAnswer> {
   const { family, call } = prepared;
   if (answer.kind === 'passthrough') {
     usage.upstreamRequestId = answer.response.requestId;
@@ -251,6 +303,8 @@ async function completeAnswer(deps: GatewayDeps, usage: Usage, request: ImageReq
     usage.images = capped.images;
     if (capped.sizes) usage.imageSizes = capped.sizes;
     if (capped.usage) usage.upstreamUsage = capped.usage;
+    // a stream carries the bytes themselves: nothing is stored for it
+    if (request.stream) return { kind: 'passthrough', response: { ...answer.response, body: capped.body } };
     const response = await rehostPassthrough(deps, usage, request.from, { ...answer.response, body: capped.body }, requestedFormatOf(request.input));
     return { kind: 'passthrough', response };
   }
@@ -267,8 +321,101 @@ async function completeAnswer(deps: GatewayDeps, usage: Usage, request: ImageReq
     images = await downloadImages(response, call, answer.provider, policy);
   }
   // with storage, each image is stored (from the b64_json buffer when there is one) and url is durable
-  await rehostImageAnswer(deps, usage, request.from, response, images);
+  if (!request.stream) await rehostImageAnswer(deps, usage, request.from, response, images);
   return images ? { kind: 'image', response, images } : { kind: 'image', response };
+}
+
+/** A streamed request as it is answered whole: no `stream` or `partial_images`, and the images as bytes. */
+function unstreamed(input: ImageInput): ImageInput {
+  if (input.kind === 'json') {
+    const { stream: _stream, partial_images: _partials, ...body } = input.body;
+    return { kind: 'json', body: { ...body, response_format: 'b64_json' } };
+  }
+  const { stream: _stream, partial_images: _partials, ...fields } = input.form.fields;
+  return { kind: 'form', form: { ...input.form, fields: { ...fields, response_format: 'b64_json' } } };
+}
+
+function settingsOf(input: ImageInput): RequestedSettings {
+  if (input.kind === 'form') return requestedSettings(input.form.fields);
+  const parameters = input.body.parameters;
+  return requestedSettings(input.body, typeof parameters === 'object' && parameters !== null ? (parameters as Record<string, unknown>) : undefined);
+}
+
+/** Whether this upstream is asked to stream: one that streams OpenAI's events always; a group streamer for a group. */
+function streamsUpstream(rules: ImageStreamRules, input: ImageInput): boolean {
+  return rules.kind === 'relay' || (input.kind === 'json' && rules.streams(input.body));
+}
+
+/**
+ * Opens the upstream's stream. A group streamer gets b64_json (no downloads) and no `partial_images`
+ * (not its field); when its model refuses `stream` (before any work), the same upstream is asked for
+ * the whole answer instead, which the gateway then streams.
+ */
+function openImageStream(deps: GatewayDeps, request: ImageRequest, input: ImageInput, api: PassthroughCapability, rules: ImageStreamRules, call: CallContext, upstream: Upstream): Promise<Attempted> {
+  const allowPrivate = deps.options.allowPrivateImageUrls;
+  const path = input.kind === 'form' ? '/images/edits' : '/images/generations';
+  let body: Record<string, unknown> | FormData;
+  if (input.kind === 'form') body = rebuildForm(input.form, upstream.model ?? request.model);
+  else if (rules.kind === 'relay') body = checkForwardedUrls('images.generations', input.body, { allowPrivate });
+  else {
+    const { partial_images: _partials, ...rest } = input.body;
+    body = checkForwardedUrls('images.generations', { ...rest, response_format: 'b64_json' }, { allowPrivate });
+  }
+  const opened = api.openStream(call, path, body, upstream).then((stream): Promise<Attempted> | Attempted =>
+    // an upstream that ignored `stream` and answered JSON: its whole answer is streamed by the gateway
+    stream.headers['content-type']?.startsWith('text/event-stream') === false
+      ? wholeBody(stream, call.limits.upstreamResponseBytes, upstream.provider).then((whole): Attempted => ({ kind: 'passthrough', response: whole }))
+      : { kind: 'stream', rules, stream },
+  );
+  if (rules.kind === 'relay') return opened;
+  return opened.catch((error: unknown) => {
+    if (!rules.refusesStream(error)) throw error;
+    return forward(deps, request, api, call, upstream).then((response): Attempted => ({ kind: 'passthrough', response }));
+  });
+}
+
+/** The whole body of a stream answer that is not an event stream, bounded as any buffered answer. */
+async function wholeBody(stream: OpenedStream, maxBytes: number, provider: string): Promise<PassthroughResponse> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  try {
+    for await (const chunk of stream.body) {
+      length += (chunk as Buffer).length;
+      if (length > maxBytes) throw GatewayError.badUpstreamResponse(provider, `the answer is larger than ${maxBytes} bytes`);
+      chunks.push(chunk as Buffer);
+    }
+  } catch (error) {
+    stream.body.destroy();
+    throw GatewayError.is(error) ? error : stream.failure(error);
+  }
+  const requestId = stream.headers['x-request-id'];
+  return { status: stream.status, contentType: stream.headers['content-type'] ?? 'application/json', body: Buffer.concat(chunks), ...(requestId ? { requestId } : {}) };
+}
+
+/**
+ * The answer of a streamed request: the upstream's stream relayed or translated, or the whole answer
+ * (cut, downloaded for its bytes) as one completed event per image. The charge is settled here for
+ * a whole answer, by the stream for the others (image-streams.ts).
+ */
+async function streamAnswer(deps: GatewayDeps, usage: Usage, request: ImageRequest, prepared: Prepared, attempted: Attempted, charged: { charge: QuotaCharge; cost: QuotaCost }): Promise<ImageAnswer> {
+  const { settings } = request.stream!;
+  const { charge, cost } = charged;
+  const provider = usage.provider ?? 'upstream';
+  const policy = { allowPrivate: deps.options.allowPrivateResultUrls };
+  if (attempted.kind === 'stream') {
+    const { rules, stream } = attempted;
+    if (rules.kind === 'relay') return { kind: 'relay', relayed: relayedImages(usage, stream, charge, cost) };
+    const group = { rules, stream, provider, call: prepared.call, policy, settings, asked: prepared.asked, charge, cost };
+    return { kind: 'events', events: groupEvents(usage, group) };
+  }
+  const answer = await completeAnswer(deps, usage, request, prepared, attempted);
+  let images: StreamedImage[] = [];
+  if (answer.kind === 'passthrough') images = await imagesOfPassthrough(answer.response.body, prepared.call, provider, policy);
+  else if (answer.kind === 'image') images = imagesOfAnswer(answer.response, answer.images);
+  // a stream with no image event would end as if nothing were asked: the caller is told instead
+  if (images.length === 0) throw GatewayError.noImage(provider, '', usage.upstreamRequestId);
+  await refundUnproduced(charge, cost, usage.images);
+  return { kind: 'events', events: eventsOf(images, settings) };
 }
 
 /** The prompt text for an opted-in span: the text items, or the caller's `prompt`; never an image. */
@@ -288,9 +435,17 @@ function allowedImages(request: ImageGenerationRequest, family: ImageModelFamily
 // OpenAI's own ceiling for `n` on its image routes: a larger ask is refused, never forwarded as sent
 const MAX_PASSTHROUGH_N = 10;
 
-/** `n` as an OpenAI-compatible upstream is sent it: one whole number up to OpenAI's ceiling, 1 when absent. */
+/**
+ * The most images an OpenAI-compatible upstream may answer: `n` as it is sent (one whole number up to
+ * OpenAI's ceiling, 1 when absent), or an image group the JSON body asks for (Ark's
+ * `sequential_image_generation`, the same rule as the native route: docs/tenancy-and-billing.md), whichever
+ * is larger: an upstream honours one or the other.
+ */
 function forwardedCount(input: ImageInput): number {
-  return readImageCount(requestedImagesOf(input), 'n', MAX_PASSTHROUGH_N, input.kind) ?? 1;
+  const n = readImageCount(requestedImagesOf(input), 'n', MAX_PASSTHROUGH_N, input.kind) ?? 1;
+  if (input.kind === 'form') return n;
+  const groups = nativeImageGroups();
+  return groups ? Math.max(n, groups.asked(input.body)) : n;
 }
 
 /**

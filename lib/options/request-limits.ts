@@ -69,6 +69,13 @@ export interface GatewayLimits {
    * stopped reading holds nothing for long. @example limits: { clientStallMs: 60_000 }
    */
   clientStallMs: number;
+  /**
+   * Longest quiet stretch of a streamed image answer (`stream: true` on the image routes), ms: an SSE
+   * comment (`: keep-alive`) goes out when no event did for this long, so proxies and load balancers
+   * that cut idle connections (often at 60 s) keep the stream while the image is made. Default 15 s.
+   * @example limits: { streamKeepAliveMs: 5_000 }
+   */
+  streamKeepAliveMs: number;
 }
 
 /**

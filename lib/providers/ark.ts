@@ -9,6 +9,7 @@ import type { Provider } from './provider.js';
 import { upstreamUrl } from './upstream-url.js';
 import { volcengineAssets } from './volcengine-assets.js';
 import { arkImageGroups } from './ark-image-groups.js';
+import { arkImageStreams } from './ark-image-stream.js';
 
 const ARK_TASKS_PATH = '/contents/generations/tasks';
 
@@ -82,4 +83,5 @@ export const arkProvider: Provider = {
   tasks: { create: createArkTask, get: getArkTask, toCallerTask },
   assets: volcengineAssets,
   imageGroups: arkImageGroups,
+  imageStreams: arkImageStreams,
 };

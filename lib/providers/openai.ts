@@ -75,8 +75,10 @@ async function sendPassthrough(
 }
 
 /** Opens a streamed (`stream: true`) call; a non-2xx answer is thrown normalized, before any byte is relayed. */
-async function openStream(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, body: Record<string, unknown>, upstream: Upstream): Promise<OpenedStream> {
+async function openStream(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, body: Record<string, unknown> | FormData, upstream: Upstream): Promise<OpenedStream> {
   const headers = jsonHeaders(upstream);
+  // a form sets its own multipart content type with the boundary
+  if (body instanceof FormData) delete headers['content-type'];
   headers.accept = 'text/event-stream';
   // identity: each chunk is relayed as it arrives, with no decompression step to buffer it
   headers['accept-encoding'] = 'identity';
@@ -85,7 +87,7 @@ async function openStream(rule: OpenAICompatibleUrlRule, call: CallContext, path
     method: 'POST',
     url: compatibleUrl(rule, upstream.baseURL, path),
     headers,
-    body: JSON.stringify(translateOpenAIRequest(body, upstream.model ?? String(body.model))),
+    body: body instanceof FormData ? body : JSON.stringify(translateOpenAIRequest(body, upstream.model ?? String(body.model))),
     timeoutMs: timeoutOf(upstream, call.limits),
     signal: call.signal,
     maxBytes: call.limits.upstreamResponseBytes,
@@ -115,4 +117,6 @@ export const openaiProvider: Provider = {
   // the GenAI conventions' own value
   genAiName: 'openai',
   passthrough: openAICompatibleApi({ prefix: '/v1' }),
+  // OpenAI's image routes stream their own events (upstreams §4.2): relayed as they come
+  imageStreams: { kind: 'relay' },
 };

@@ -10,6 +10,7 @@ import type { UpstreamStream } from '../transport/upstream-http.js';
 import type { ProviderName, Upstream } from '../types.js';
 import type { CallContext } from './call-context.js';
 import type { ImageGroupRules } from './ark-image-groups.js';
+import type { SseEvent } from '../json/sse-events.js';
 
 /** A 2xx answer of an OpenAI-compatible upstream, relayed to the caller as it came. */
 export interface PassthroughResponse {
@@ -35,8 +36,8 @@ export interface PassthroughCapability {
   forwardJson(call: CallContext, path: string, body: Record<string, unknown>, upstream: Upstream): Promise<PassthroughResponse>;
   /** POSTs a multipart form (files intact, model already renamed) to `{base}{path}`. */
   forwardMultipart(call: CallContext, path: string, form: FormData, upstream: Upstream): Promise<PassthroughResponse>;
-  /** Opens a `stream: true` call; nothing is relayed before it opened with a 2xx. */
-  openStream(call: CallContext, path: string, body: Record<string, unknown>, upstream: Upstream): Promise<OpenedStream>;
+  /** Opens a `stream: true` call (a JSON body, or a multipart form with the model renamed); nothing is relayed before it opened with a 2xx. */
+  openStream(call: CallContext, path: string, body: Record<string, unknown> | FormData, upstream: Upstream): Promise<OpenedStream>;
 }
 
 /** An upstream image task's state as the gateway reads it (docs/image-tasks.md). */
@@ -79,6 +80,35 @@ export interface AssetCapability {
   create(call: CallContext, body: Record<string, unknown>, upstream: Upstream): Promise<CreatedAsset>;
 }
 
+/** One event of a streamed image group, as the gateway reads it from the upstream's own format. */
+export type GroupStreamEvent =
+  /** One finished image of the group: its bytes as base64, or a URL to download them from. */
+  | { kind: 'image'; b64?: string; url?: string; size?: string }
+  /** One image of the group that failed (the others go on). */
+  | { kind: 'failed'; error: GatewayError }
+  /** The stream failed as a whole. */
+  | { kind: 'error'; error: GatewayError }
+  /** The group is done. */
+  | { kind: 'done'; usage?: Record<string, number> };
+
+/**
+ * How a provider's OpenAI-compatible image route streams (docs/routes.md "Streamed images"). Without
+ * it, a streamed request waits for the whole answer and the gateway writes the events.
+ */
+export type ImageStreamRules =
+  /** The upstream streams OpenAI's own image events (upstreams §4.2): relayed as they come. */
+  | { kind: 'relay' }
+  /** The upstream streams image groups in its own events (Ark, upstreams §2.7), translated one by one. */
+  | {
+      kind: 'groups';
+      /** The JSON request asks for a group the upstream streams; otherwise the gateway waits for the whole answer. */
+      streams(body: Record<string, unknown>): boolean;
+      /** One event of the upstream's stream; undefined for one that says nothing about images. */
+      readEvent(event: SseEvent): GroupStreamEvent | undefined;
+      /** The upstream refused `stream` for this model before doing any work (then the gateway waits instead). */
+      refusesStream(error: unknown): boolean;
+    };
+
 export interface Provider {
   readonly name: ProviderName;
   /**
@@ -95,6 +125,8 @@ export interface Provider {
   readonly imageGroups?: ImageGroupRules;
   /** Image tasks run on the upstream's own task API, for the models that offer one. */
   readonly imageTasks?: UpstreamImageTasks;
+  /** How its image route streams; without it a streamed request is answered from the whole answer. */
+  readonly imageStreams?: ImageStreamRules;
 }
 
-export type Capability = 'images' | 'passthrough' | 'tasks' | 'assets' | 'imageGroups' | 'imageTasks';
+export type Capability = 'images' | 'passthrough' | 'tasks' | 'assets' | 'imageGroups' | 'imageTasks' | 'imageStreams';

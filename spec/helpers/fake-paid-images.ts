@@ -3,9 +3,12 @@
 // multipart edits; upstreams §4), DashScope's multimodal generation (§1.3) and Ark's Seedream images
 // (§2.7). Like the vendors, a generation is paid when it starts: it works `workMs` and makes its images
 // whether or not the gateway is still connected to take them, so `imagesMade()` is what the operator pays.
+// Streams as the vendors do: OpenAI's image events on generations and edits (partial images, then the
+// completed one, §4.2), Ark's group events (`partial_succeeded` per image, `partial_failed`, `completed`,
+// §2.7); an Ark model named `*seedream-3*` refuses `stream` with a 400 before any work, as Seedream 3.0 does.
 import type { ServerResponse } from 'node:http';
 import { type FakeUpstream, type RecordedRequest, sendJson, startFakeUpstream } from './fake-upstream.js';
-import { TINY_PNG } from './images.js';
+import { TINY_JPEG, TINY_PNG } from './images.js';
 
 export const OPENAI_IMAGES = '/v1/images/generations';
 export const OPENAI_EDITS = '/v1/images/edits';
@@ -46,6 +49,8 @@ export interface FakePaidImages extends FakeUpstream {
   extraImages: number;
   /** How many images an Ark sequence (`sequential_image_generation: 'auto'`) returns; default all it may. */
   sequenceReturns?: number;
+  /** How many of the last images of a streamed Ark group fail (`partial_failed`, not made). Default 0. */
+  sequenceFailures: number;
   generations: Generation[];
   /** Generations started so far. */
   started(): number;
@@ -60,6 +65,8 @@ export interface FakePaidImages extends FakeUpstream {
 const GENERATION_PATHS = new Set([OPENAI_IMAGES, OPENAI_EDITS, DASHSCOPE_GENERATION, ARK_IMAGES, DASHSCOPE_SYNTHESIS]);
 const TASK_PATH = /^\/api\/v1\/tasks\/([^/]+)$/;
 const PNG_BASE64 = TINY_PNG.toString('base64');
+// Ark's images are JPEG (Seedream's default output), so a test tells whose bytes it got
+const JPEG_BASE64 = TINY_JPEG.toString('base64');
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -69,17 +76,30 @@ function countOf(value: unknown): number | undefined {
   return typeof number === 'number' && Number.isSafeInteger(number) && number >= 1 ? number : undefined;
 }
 
-/** The `n` fields of a multipart body: `n`, and indexed or bracketed ones (`n[0]`, `n[]`). */
-async function formNValues(request: RecordedRequest): Promise<string[]> {
+/** The values of a multipart field: `name`, and indexed or bracketed ones (`n[0]`, `n[]`). */
+async function formValues(request: RecordedRequest, field: string): Promise<string[]> {
   const type = request.headers['content-type'] ?? '';
   try {
     const form = await new Response(new Uint8Array(request.body), { headers: { 'content-type': type } }).formData();
     const values: string[] = [];
-    for (const [name, value] of form.entries()) if ((name === 'n' || name.startsWith('n[')) && typeof value === 'string') values.push(value);
+    for (const [name, value] of form.entries()) if ((name === field || name.startsWith(`${field}[`)) && typeof value === 'string') values.push(value);
     return values;
   } catch {
     return [];
   }
+}
+
+const formNValues = (request: RecordedRequest): Promise<string[]> => formValues(request, 'n');
+
+/** A request's `stream` and `partial_images`, from its JSON or its form. */
+async function streamAsk(request: RecordedRequest): Promise<{ stream: boolean; partials: number }> {
+  if (request.path === OPENAI_EDITS) {
+    const [stream] = await formValues(request, 'stream');
+    const [partials] = await formValues(request, 'partial_images');
+    return { stream: stream === 'true', partials: countOf(partials) ?? 0 };
+  }
+  const body = (request.json ?? {}) as Record<string, unknown>;
+  return { stream: body.stream === true, partials: countOf(body.partial_images) ?? 0 };
 }
 
 export async function startFakePaidImages(): Promise<FakePaidImages> {
@@ -135,10 +155,11 @@ export async function startFakePaidImages(): Promise<FakePaidImages> {
       return;
     }
     if (request.path === ARK_IMAGES) {
+      const b64 = body.response_format === 'b64_json';
       sendJson(res, 200, {
         model: String(body.model),
         created: 1757323224,
-        data: indexes.map((index) => ({ url: `https://ark-content.example/${tag(index)}.png`, size: '1024x1024' })),
+        data: indexes.map((index) => ({ ...(b64 ? { b64_json: JPEG_BASE64 } : { url: `https://ark-content.example/${tag(index)}.png` }), size: '1024x1024' })),
         usage: { generated_images: generation.images, output_tokens: 4096 * generation.images, total_tokens: 4096 * generation.images },
       });
       return;
@@ -156,35 +177,71 @@ export async function startFakePaidImages(): Promise<FakePaidImages> {
     );
   };
 
-  /** OpenAI's streamed image answer: `partial_images` partial events, then the completed image. */
-  const stream = async (request: RecordedRequest, generation: Generation, res: ServerResponse, workMs: number): Promise<void> => {
-    const body = (request.json ?? {}) as Record<string, unknown>;
-    const partials = countOf(body.partial_images) ?? 0;
+  /** OpenAI's streamed image answer: `partial_images` partial events, then the completed image (generations and edits). */
+  const stream = async (request: RecordedRequest, generation: Generation, res: ServerResponse, workMs: number, partials: number): Promise<void> => {
+    const prefix = request.path === OPENAI_EDITS ? 'image_edit' : 'image_generation';
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-request-id': `oa-stream-${generation.id}` });
     const image = { b64_json: PNG_BASE64, created_at: 1713833628 + generation.id, size: '1024x1024', quality: 'low', background: 'opaque', output_format: 'png' };
     for (let index = 0; index < partials; index += 1) {
       await sleep(workMs / (partials + 1));
       if (res.destroyed) return;
-      const event = { type: 'image_generation.partial_image', ...image, partial_image_index: index };
+      const event = { type: `${prefix}.partial_image`, ...image, partial_image_index: index };
       res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
     }
     await sleep(workMs / (partials + 1));
     if (gate) await gate;
     if (res.destroyed) return;
     const completed = {
-      type: 'image_generation.completed',
+      type: `${prefix}.completed`,
       ...image,
       usage: { input_tokens: 10, output_tokens: 100, total_tokens: 110, input_tokens_details: { image_tokens: 0, text_tokens: 10 } },
     };
     res.end(`event: ${completed.type}\ndata: ${JSON.stringify(completed)}\n\n`);
   };
 
+  /** Ark's streamed group (upstreams §2.7): one event per image as it is made, the failed ones last, then completed. */
+  const arkStream = async (request: RecordedRequest, generation: Generation, res: ServerResponse, workMs: number): Promise<void> => {
+    const body = (request.json ?? {}) as Record<string, unknown>;
+    const model = String(body.model);
+    const created = 1757323224;
+    const b64 = body.response_format === 'b64_json';
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'x-request-id': `ark-stream-${generation.id}` });
+    const made = generation.images;
+    const failures = box.self!.sequenceFailures;
+    for (let index = 0; index < made + failures; index += 1) {
+      await sleep(workMs / (made + failures));
+      if (index === made + failures - 1 && gate) await gate;
+      if (res.destroyed) return;
+      const event =
+        index < made
+          ? {
+              type: 'image_generation.partial_succeeded',
+              model,
+              created,
+              image_index: index,
+              ...(b64 ? { b64_json: JPEG_BASE64 } : { url: `${box.self!.origin}/results/generation-${generation.id}-${index}.jpg` }),
+              size: '1024x1024',
+            }
+          : {
+              type: 'image_generation.partial_failed',
+              model,
+              created,
+              image_index: index,
+              error: { code: 'OutputImageSensitiveContentDetected', message: 'The output image may contain sensitive content.' },
+            };
+      res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+    }
+    const usage = { generated_images: made, output_tokens: 4096 * made, total_tokens: 4096 * made };
+    res.end(`event: image_generation.completed\ndata: ${JSON.stringify({ type: 'image_generation.completed', model, created, usage })}\n\ndata: [DONE]\n\n`);
+  };
+
   const fake = await startFakeUpstream(
     async (request: RecordedRequest, res: ServerResponse) => {
       const self = box.self!;
       if (request.method === 'GET' && request.path.startsWith('/results/')) {
-        res.writeHead(200, { 'content-type': 'image/png', 'content-length': TINY_PNG.length });
-        res.end(TINY_PNG);
+        const image = request.path.endsWith('.jpg') ? TINY_JPEG : TINY_PNG;
+        res.writeHead(200, { 'content-type': request.path.endsWith('.jpg') ? 'image/jpeg' : 'image/png', 'content-length': image.length });
+        res.end(image);
         return;
       }
       const taskRead = request.method === 'GET' ? TASK_PATH.exec(request.path) : null;
@@ -199,6 +256,14 @@ export async function startFakePaidImages(): Promise<FakePaidImages> {
       }
       if (request.method !== 'POST' || !GENERATION_PATHS.has(request.path)) {
         sendJson(res, 404, { error: { message: `no route ${request.path}`, type: 'invalid_request_error', param: null, code: 'not_found' } });
+        return;
+      }
+      const asked = await streamAsk(request);
+      // Seedream 3.0 does not stream: refused before any work, so nothing is paid
+      if (request.path === ARK_IMAGES && asked.stream && String((request.json as { model?: unknown }).model).includes('seedream-3')) {
+        sendJson(res, 400, {
+          error: { code: 'InvalidParameter', message: 'The parameter `stream` specified in the request is not valid for this model. Request id: 0217fake', param: 'stream', type: 'BadRequest' },
+        });
         return;
       }
       // paid from here on, whatever becomes of the connection
@@ -230,8 +295,12 @@ export async function startFakePaidImages(): Promise<FakePaidImages> {
         return;
       }
       try {
-        if (request.path === OPENAI_IMAGES && (request.json as { stream?: unknown } | undefined)?.stream === true) {
-          await stream(request, generation, res, workMs);
+        if ((request.path === OPENAI_IMAGES || request.path === OPENAI_EDITS) && asked.stream) {
+          await stream(request, generation, res, workMs, asked.partials);
+          return;
+        }
+        if (request.path === ARK_IMAGES && asked.stream) {
+          await arkStream(request, generation, res, workMs);
           return;
         }
         await sleep(workMs);
@@ -250,6 +319,7 @@ export async function startFakePaidImages(): Promise<FakePaidImages> {
     arkBaseURL: `${fake.origin}/api/v3`,
     workMs: 0,
     extraImages: 0,
+    sequenceFailures: 0,
     generations: [] as Generation[],
     started: () => box.self!.generations.length,
     imagesMade: () => box.self!.generations.reduce((sum, generation) => sum + generation.images, 0),

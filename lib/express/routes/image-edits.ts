@@ -11,6 +11,7 @@ import { requireModel } from './request-fields.js';
 import type { GatewayDeps } from '../../gateway/gateway-deps.js';
 import type { EditForm, FormFile, FormImage } from '../../gateway/image-edit-form.js';
 import { type ImageTasksRoute, serveImageRequest } from './serve-image-request.js';
+import { readImageStreamAsk } from '../../images/image-stream-ask.js';
 
 type UploadedFile = Express.Multer.File;
 type FormFields = Record<string, unknown>;
@@ -34,11 +35,13 @@ export function imageEditsHandler(deps: GatewayDeps, tasks?: ImageTasksRoute): R
     if (typeof prompt !== 'string' || prompt.trim() === '') {
       throw GatewayError.invalidRequest('prompt is required: the edit instruction must not be empty', 'prompt');
     }
+    // a form field is text: stream=true, partial_images=2 (docs/routes.md "Streamed images")
+    const stream = readImageStreamAsk(fields, 'form');
     // the use case gets the form as plain data (docs/architecture.md "One use-case shape")
     const files = new Map(uploads.map((file) => [file, formFileOf(file)]));
     const plain = (image: ImageFile): FormImage => ({ file: files.get(image.file)!, mime: image.mime });
     const form: EditForm = { fields, prompt, images: images.map(plain), ...(mask ? { mask: plain(mask) } : {}), files: [...files.values()] };
-    await serveImageRequest(deps, context, { route: 'images.edits', model, input: { kind: 'form', form } }, tasks);
+    await serveImageRequest(deps, context, { route: 'images.edits', model, input: { kind: 'form', form } }, { stream, tasks });
   });
 }
 

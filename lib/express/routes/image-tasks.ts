@@ -3,7 +3,7 @@
 // `wait`, the ordinary answer when the work ends in time; GET /v1/images/tasks/{id} and
 // POST /v1/images/tasks/{id}/cancel answer the caller's task. The work itself is the gateway's.
 import type { RequestHandler } from 'express';
-import type { ImageAnswer, ImageCall } from '../../gateway/image-pipeline.js';
+import type { ImageCall, WholeAnswer } from '../../gateway/image-pipeline.js';
 import { type ImageTaskService, type ImageTaskView, TaskNotRun } from '../../gateway/image-tasks/image-task-service.js';
 import { isTerminalStatus } from '../../gateway/tasks/task-state-order.js';
 import { bearerKeyOf, callerOf } from '../authenticate.js';
@@ -42,7 +42,7 @@ export async function serveImageTask(tasks: ImageTaskService, context: RequestCo
 }
 
 /** Writes an image answer as the synchronous route does (serve-image-request.ts). */
-export type WriteAnswer = (context: RequestContext, answer: ImageAnswer) => Promise<void> | undefined;
+export type WriteAnswer = (context: RequestContext, answer: WholeAnswer) => Promise<void> | undefined;
 
 export function queryImageTaskHandler(tasks: ImageTaskService): RequestHandler {
   return routeHandler('queryImageTask', async (context) => {

@@ -1,7 +1,10 @@
 // Answers an image request the gateway's image pipeline served (gateway/image-pipeline.ts): the
 // upstream's own answer relayed, the contract §2.4 JSON, or the §2.4 answer with b64_json written as the
 // images are encoded.
-import { type ImageAnswer, type ImageCall, runImageRequest } from '../../gateway/image-pipeline.js';
+import { type ImageCall, type WholeAnswer, runImageRequest } from '../../gateway/image-pipeline.js';
+import type { ImageStreamAsk } from '../../images/image-stream-ask.js';
+import { serveImageStream } from './serve-image-stream.js';
+import { GatewayError } from '../../errors/gateway-error.js';
 import type { GatewayDeps } from '../../gateway/gateway-deps.js';
 import { UseCaseView } from '../request-base.js';
 import type { ImageTaskService } from '../../gateway/image-tasks/image-task-service.js';
@@ -15,23 +18,26 @@ import { encodeImageResponse, writeImageResponse } from '../write-image-response
  * Not async: the pipeline's promise is chained, so only the pipeline's own frame waits for the
  * upstream (docs/architecture.md "Performance": memory per held request).
  */
-export function serveImageRequest(deps: GatewayDeps, context: RequestContext, call: Omit<ImageCall, 'keepsLateWork'>, tasks?: ImageTasksRoute): Promise<void> {
+export function serveImageRequest(deps: GatewayDeps, context: RequestContext, call: Omit<ImageCall, 'keepsLateWork' | 'stream'>, how: ServeHow = {}): Promise<void> {
+  const { stream, tasks } = how;
   // an asynchronous image task: asked by the route (the `/async` aliases) or by `Prefer: respond-async`
-  if (tasks) {
-    const preference = preferenceOf(context.req.headers);
-    if (tasks.always || preference.respondAsync) {
-      const waitMs = Math.min((preference.waitSeconds ?? 0) * 1000, deps.options.imageTasks.maxWaitMs);
-      return serveImageTask(tasks.service, context, call, waitMs, writeAnswer);
-    }
+  const preference = tasks ? preferenceOf(context.req.headers) : undefined;
+  if (tasks && preference && (tasks.always || preference.respondAsync)) {
+    // a task answers later, by query or callback: there is no open response to stream into
+    if (stream) return Promise.reject(GatewayError.invalidRequest('stream: true cannot be used with an asynchronous image task: send stream: false, or no Prefer: respond-async', 'stream'));
+    const waitMs = Math.min((preference.waitSeconds ?? 0) * 1000, deps.options.imageTasks.maxWaitMs);
+    return serveImageTask(tasks.service, context, call, waitMs, writeAnswer);
   }
+  if (stream) return serveImageStream(deps, context, call, stream);
   const { keepLate } = context;
   return runImageRequest(deps, new UseCaseView(context), { ...call, keepsLateWork: keepLate !== undefined }).then((outcome) => {
     context.recordUsage(outcome.usage);
     if (!outcome.ok) {
       // the deadline passed but the work goes on: its answer is kept for the client's retry
-      if (outcome.late && keepLate) keepLate(outcome.late.then((late) => (late.ok ? encodeAnswer(late.answer) : undefined)));
+      if (outcome.late && keepLate) keepLate(outcome.late.then((late) => (late.ok && isWhole(late.answer) ? encodeAnswer(late.answer) : undefined)));
       throw outcome.error;
     }
+    if (!isWhole(outcome.answer)) throw new Error('a request without stream got a stream answer');
     return writeAnswer(context, outcome.answer);
   });
 }
@@ -42,14 +48,24 @@ export interface ImageTasksRoute {
   always: boolean;
 }
 
+/** How an image request is answered besides the ordinary way: as a stream, or as a task. */
+export interface ServeHow {
+  stream?: ImageStreamAsk;
+  tasks?: ImageTasksRoute;
+}
+
+function isWhole(answer: { kind: string }): answer is WholeAnswer {
+  return answer.kind === 'passthrough' || answer.kind === 'image';
+}
+
 /** An answer as writeAnswer would write it, in one buffer. */
-function encodeAnswer(answer: ImageAnswer): KeptAnswer {
+function encodeAnswer(answer: WholeAnswer): KeptAnswer {
   if (answer.kind === 'passthrough') return { status: answer.response.status, contentType: answer.response.contentType, body: answer.response.body };
   const body = answer.images ? encodeImageResponse(answer.response, answer.images) : Buffer.from(JSON.stringify(answer.response));
   return { status: 200, contentType: 'application/json; charset=utf-8', body };
 }
 
-function writeAnswer(context: RequestContext, answer: ImageAnswer): Promise<void> | undefined {
+function writeAnswer(context: RequestContext, answer: WholeAnswer): Promise<void> | undefined {
   if (answer.kind === 'passthrough') {
     sendBody(context, answer.response.status, answer.response.contentType, answer.response.body);
   } else if (answer.images) {

@@ -14,7 +14,7 @@ import type { ImageTaskState, TaskChanges, TaskRecord } from '../../stores/tasks
 import type { Caller } from '../../types.js';
 import type { GatewayDeps } from '../gateway-deps.js';
 import {
-  type ImageAnswer,
+  type WholeAnswer,
   type ImageCall,
   type PreparedImage,
   firstUpstreamOf,
@@ -71,7 +71,7 @@ export interface ImageTaskView {
 export interface SubmittedImageTask {
   task: ImageTaskView;
   /** Resolves once the run here ends: the answer to write as a synchronous one, or the failure. */
-  finished: Promise<Outcome<ImageAnswer>>;
+  finished: Promise<Outcome<WholeAnswer>>;
 }
 
 export interface ImageTaskSubmit extends ImageCall {
@@ -88,7 +88,7 @@ interface LocalRun {
   ready: PreparedImage;
   caller: Caller;
   controller: AbortController;
-  settle: (outcome: Outcome<ImageAnswer>) => void;
+  settle: (outcome: Outcome<WholeAnswer>) => void;
   charge: QuotaCharge;
 }
 
@@ -172,8 +172,8 @@ export class ImageTaskService implements TaskWatches {
     // no record, nothing to settle later: a failure here is refunded by withCharge
     await options.store.createTask(record);
     options.telemetry.recordTaskTransition('queued');
-    let settleRun!: (outcome: Outcome<ImageAnswer>) => void;
-    const finished = new Promise<Outcome<ImageAnswer>>((resolve) => (settleRun = resolve));
+    let settleRun!: (outcome: Outcome<WholeAnswer>) => void;
+    const finished = new Promise<Outcome<WholeAnswer>>((resolve) => (settleRun = resolve));
     const controller = new AbortController();
     // the run is made for the task, not the request: the request (its sockets, its body) can go
     const taskFrom = runRequest(caller, controller, from.resultBase);
@@ -350,7 +350,7 @@ export class ImageTaskService implements TaskWatches {
     return this.endFollowed(record, { ok: true, answer: { kind: 'image', response }, usage });
   }
 
-  private async endFollowed(record: TaskRecord, outcome: Outcome<ImageAnswer>): Promise<undefined> {
+  private async endFollowed(record: TaskRecord, outcome: Outcome<WholeAnswer>): Promise<undefined> {
     // DashScope bills the images it made only: a failed upstream task is given back whole
     const paid = outcome.ok;
     let view: ImageTaskView;
@@ -389,7 +389,7 @@ export class ImageTaskService implements TaskWatches {
   }
 
   /** Records the run's outcome as the terminal state, unless a cancel or the watch got there first. */
-  private async finish(record: TaskRecord, outcome: Outcome<ImageAnswer>, local: LocalRun): Promise<void> {
+  private async finish(record: TaskRecord, outcome: Outcome<WholeAnswer>, local: LocalRun): Promise<void> {
     const { options } = this.deps;
     let view: ImageTaskView;
     let error: unknown;
@@ -544,7 +544,7 @@ function responseFormatOf(call: ImageCall): unknown {
  * bytes in the task store). Each image must then have a URL: durable with `storage`, the upstream's
  * own without it. An upstream that answered bytes only (no URL) cannot be kept without storage.
  */
-function keptResultOf(answer: ImageAnswer, provider: string): Record<string, unknown> {
+function keptResultOf(answer: WholeAnswer, provider: string): Record<string, unknown> {
   const body: unknown = answer.kind === 'passthrough' ? parseJsonBody(answer.response.body) : answer.response;
   if (!isObject(body) || !Array.isArray(body.data)) throw GatewayError.badUpstreamResponse(provider, 'the image answer is not JSON with a data list');
   const data = (body.data as unknown[]).map((entry) => {

@@ -1,0 +1,49 @@
+// Answers a streamed image request (`stream: true`, docs/routes.md "Streamed images") the image pipeline
+// served (gateway/image-pipeline.ts): an upstream's own OpenAI image events relayed (sse-relay.ts), or
+// the events the gateway makes (image-event-writer.ts), with keep-alive comments while the image is
+// made. A failure before the stream opened is the ordinary error status and JSON body; after, one
+// error event and the end. The request's one usage event goes out when the response closes, with the
+// images delivered.
+import { ClientGoneError } from '../../errors/client-gone-error.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { type ImageCall, runImageRequest } from '../../gateway/image-pipeline.js';
+import type { GatewayDeps } from '../../gateway/gateway-deps.js';
+import type { ImageStreamAsk } from '../../images/image-stream-ask.js';
+import { ImageEventWriter } from '../image-event-writer.js';
+import { UseCaseView } from '../request-base.js';
+import type { RequestContext } from '../request-context.js';
+import { relaySse } from '../sse-relay.js';
+
+export async function serveImageStream(deps: GatewayDeps, context: RequestContext, call: Omit<ImageCall, 'keepsLateWork' | 'stream'>, ask: ImageStreamAsk): Promise<void> {
+  const keepAliveMs = deps.options.limits.streamKeepAliveMs;
+  const writer = new ImageEventWriter(context, call.route === 'images.edits' ? 'image_edit' : 'image_generation', keepAliveMs);
+  writer.start();
+  try {
+    // a stream cannot be replayed: no late work is kept for it (kept-work.ts)
+    const outcome = await runImageRequest(deps, new UseCaseView(context), { ...call, stream: ask });
+    context.recordUsage(outcome.usage);
+    if (!outcome.ok) throw outcome.error;
+    const { answer } = outcome;
+    if (answer.kind === 'relay') {
+      writer.stop();
+      const { relayed } = answer;
+      const failure = await relaySse(context, relayed.stream, 'image', (error) => (context.errorCode = error.code), relayed.observe, { keepAliveMs });
+      await relayed.settled;
+      // already told to the client as an error event; thrown so the error middleware logs it once
+      if (failure) throw failure;
+      return;
+    }
+    if (answer.kind !== 'events') throw GatewayError.internal();
+    for await (const event of answer.events) await writer.write(event);
+    writer.end();
+  } catch (error) {
+    writer.stop();
+    if (!(error instanceof ClientGoneError) && writer.opened && !context.res.writableEnded) {
+      const told = GatewayError.is(error) ? error : GatewayError.internal();
+      // before the end: the usage event goes out on 'close' and must carry the code
+      context.errorCode = told.code;
+      writer.fail(told);
+    }
+    throw error;
+  }
+}

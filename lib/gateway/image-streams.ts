@@ -1,0 +1,210 @@
+// Streamed image answers (docs/routes.md "Streamed images"): what the image pipeline hands the inbound
+// side when the caller sent `stream: true`. Three ways, chosen per upstream attempt:
+// - an upstream that streams OpenAI's own image events (upstreams §4.2) is relayed as it comes; the
+//   images it delivered are counted from its `*.completed` events as they go by;
+// - an upstream that streams image groups in its own events (Ark, upstreams §2.7) is translated event
+//   by event: each finished image becomes one `*.completed` event as it arrives (a finished image of a
+//   group is a whole image, not a preview of one, and a completed event with b64_json per image is
+//   what an SDK consumer of the stream reads);
+// - any other answer is awaited whole and becomes one `*.completed` event per image.
+// Bytes come from the upstream's b64_json or from its URLs through the same download rules as a
+// b64_json answer (result-images.ts). Nothing here writes to a response.
+import { GatewayError } from '../errors/gateway-error.js';
+import type { ImageGenerationResponse } from '../images/image-generation-response.js';
+import { sniffImageType } from '../images/sniff-image-type.js';
+import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
+import { SseReader } from '../json/sse-events.js';
+import type { CallContext } from '../providers/call-context.js';
+import type { ImageStreamRules, OpenedStream } from '../providers/provider.js';
+import { downloadImages, type DownloadPolicy } from './result-images.js';
+import type { QuotaCharge, QuotaCost } from './tenancy/quotas.js';
+import { refundUnproduced } from './tenancy/with-charge.js';
+import type { Usage } from './use-case.js';
+
+/** The settings an image event repeats (the openai SDK's ImageGenCompletedEvent fields but `type` and `b64_json`). */
+export interface ImageEventFields {
+  created_at: number;
+  size: string;
+  quality: string;
+  background: string;
+  output_format: string;
+  partial_image_index?: number;
+  usage?: Record<string, number>;
+}
+
+/** One event of OpenAI's image stream format, its image as raw bytes (base64-encoded as it is written). */
+export interface ImageStreamEvent {
+  phase: 'partial_image' | 'completed';
+  image: Buffer;
+  fields: ImageEventFields;
+}
+
+/** What the request said about the images it wants: echoed in every event (`auto` when it did not say). */
+export interface RequestedSettings {
+  size?: string;
+  quality?: string;
+  background?: string;
+}
+
+/** The settings of a request, read from its JSON body or its form fields. */
+export function requestedSettings(fields: Record<string, unknown>, parameters?: Record<string, unknown>): RequestedSettings {
+  const size = stringOr(fields.size) ?? stringOr(parameters?.size);
+  const quality = stringOr(fields.quality);
+  const background = stringOr(fields.background);
+  return {
+    // contract §2.3 writes sizes `W*H`; OpenAI's events `WxH`
+    ...(size ? { size: size.replace('*', 'x') } : {}),
+    ...(quality ? { quality } : {}),
+    ...(background ? { background } : {}),
+  };
+}
+
+/** One finished image and the size the upstream said it has. */
+export interface StreamedImage {
+  bytes: Buffer;
+  size?: string;
+}
+
+const FORMATS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/webp': 'webp' };
+
+/** A completed event for one image. */
+function completedEvent(image: StreamedImage, settings: RequestedSettings): ImageStreamEvent {
+  const type = sniffImageType(image.bytes);
+  const fields: ImageEventFields = {
+    created_at: Math.floor(Date.now() / 1000),
+    size: image.size ?? settings.size ?? 'auto',
+    quality: settings.quality ?? 'auto',
+    background: settings.background ?? 'auto',
+    // OpenAI's three formats by name; any other image type by its subtype
+    output_format: type ? (FORMATS[type] ?? type.slice('image/'.length)) : 'png',
+  };
+  return { phase: 'completed', image: image.bytes, fields };
+}
+
+/** The events of an answer that is already whole: one completed event per image, in order. */
+export async function* eventsOf(images: readonly StreamedImage[], settings: RequestedSettings): AsyncGenerator<ImageStreamEvent> {
+  for (const image of images) yield completedEvent(image, settings);
+}
+
+/** The images of a contract §2.4 answer whose b64_json was downloaded (`images[i]`) or given. */
+export function imagesOfAnswer(response: ImageGenerationResponse, images: ReadonlyArray<Buffer | undefined> | undefined): StreamedImage[] {
+  return response.data.map((item, index) => ({ bytes: images?.[index] ?? Buffer.from(item.b64_json, 'base64') }));
+}
+
+/**
+ * The images of an OpenAI-compatible JSON answer (`data` already cut to what was charged): each
+ * entry's b64_json, or its URL downloaded under the b64_json rules.
+ */
+export async function imagesOfPassthrough(body: Buffer, call: CallContext, provider: string, policy: DownloadPolicy): Promise<StreamedImage[]> {
+  const parsed = parseJsonBody(body) as { data: unknown[]; size?: unknown };
+  const entries = parsed.data.map((item) => (isObject(item) ? item : {}));
+  const response: ImageGenerationResponse = {
+    created: 0,
+    data: entries.map((item) => ({ url: stringOr(item.b64_json) ? '' : (stringOr(item.url) ?? ''), b64_json: stringOr(item.b64_json) ?? '', revised_prompt: '' })),
+    extra: { request_id: '' },
+  };
+  if (response.data.some((item) => item.url === '' && item.b64_json === '')) throw GatewayError.badUpstreamResponse(provider, 'an image has neither url nor b64_json');
+  const downloaded = await downloadImages(response, call, provider, policy);
+  return entries.map((item, index) => {
+    const size = stringOr(item.size) ?? stringOr(parsed.size);
+    const bytes = downloaded[index] ?? checkedImage(Buffer.from(response.data[index]!.b64_json, 'base64'), provider);
+    return size ? { bytes, size } : { bytes };
+  });
+}
+
+/** Decoded b64_json handed on as an image only when its bytes are one (as downloads are checked). */
+function checkedImage(bytes: Buffer, provider: string): Buffer {
+  if (!sniffImageType(bytes)) throw GatewayError.badUpstreamResponse(provider, 'b64_json is not an image');
+  return bytes;
+}
+
+/** A relayed stream of OpenAI's image events, with the images it delivered counted as they go by. */
+export interface RelayedImages {
+  stream: OpenedStream;
+  observe: (chunk: Buffer) => void;
+  /** Resolves once the upstream body closed, with the usage of what was streamed and the charge settled. */
+  settled: Promise<Usage>;
+}
+
+// the event that carries one final image, on either route; the carry keeps a marker cut by a chunk edge
+const COMPLETED = /"type"\s*:\s*"image_(?:generation|edit)\.completed"/g;
+const CARRY = 64;
+
+export function relayedImages(usage: Usage, stream: OpenedStream, charge: QuotaCharge, cost: QuotaCost): RelayedImages {
+  usage.upstreamRequestId = stream.headers['x-request-id'];
+  let carry = '';
+  const observe = (chunk: Buffer): void => {
+    const text = carry + chunk.toString('latin1');
+    for (const match of text.matchAll(COMPLETED)) if (match.index + match[0].length > carry.length) usage.images += 1;
+    carry = text.slice(-CARRY);
+  };
+  const settled = new Promise<Usage>((resolve) => {
+    stream.body.once('close', () => void refundUnproduced(charge, cost, usage.images).then(() => resolve(usage)));
+  });
+  return { stream, observe, settled };
+}
+
+interface GroupStream {
+  rules: Extract<ImageStreamRules, { kind: 'groups' }>;
+  stream: OpenedStream;
+  provider: string;
+  call: CallContext;
+  policy: DownloadPolicy;
+  settings: RequestedSettings;
+  /** The images charged: more are not delivered (nor billed). */
+  asked: number;
+  charge: QuotaCharge;
+  cost: QuotaCost;
+}
+
+/**
+ * The group's images as completed events, each as soon as the upstream finished it. A failed image
+ * of the group is skipped (the others go on, its charge comes back); a group that ends with none is
+ * the first failure, told as the stream's error.
+ */
+export async function* groupEvents(usage: Usage, group: GroupStream): AsyncGenerator<ImageStreamEvent> {
+  const { rules, stream, provider } = group;
+  usage.upstreamRequestId = stream.headers['x-request-id'];
+  const reader = new SseReader(group.call.limits.upstreamResponseBytes);
+  let failure: GatewayError | undefined;
+  try {
+    for await (const chunk of readChunks(stream)) {
+      for (const sse of reader.take(chunk)) {
+        const event = rules.readEvent(sse);
+        if (!event) continue;
+        if (event.kind === 'error') throw event.error;
+        if (event.kind === 'failed') failure ??= event.error;
+        else if (event.kind === 'done') {
+          if (event.usage) usage.upstreamUsage = event.usage;
+        } else if (usage.images < group.asked) {
+          const bytes = event.b64 ? checkedImage(Buffer.from(event.b64, 'base64'), provider) : await downloadOne(event.url!, group);
+          usage.images += 1;
+          if (event.size) (usage.imageSizes ??= []).push(event.size);
+          yield completedEvent(event.size ? { bytes, size: event.size } : { bytes }, group.settings);
+        } else {
+          usage.upstreamImages = (usage.upstreamImages ?? usage.images) + 1;
+        }
+      }
+    }
+    if (usage.images === 0) throw failure ?? GatewayError.noImage(provider, ' (the stream ended without one)', usage.upstreamRequestId);
+  } finally {
+    // left early (the client went away, or an error): the upstream is not read any further
+    stream.body.destroy();
+    await refundUnproduced(group.charge, group.cost, usage.images);
+  }
+}
+
+/** The upstream body's chunks; a read failure becomes what it means for the caller (timeout, client gone, upstream). */
+async function* readChunks(stream: OpenedStream): AsyncGenerator<Buffer> {
+  try {
+    for await (const chunk of stream.body) yield chunk as Buffer;
+  } catch (error) {
+    throw stream.failure(error);
+  }
+}
+
+async function downloadOne(url: string, group: GroupStream): Promise<Buffer> {
+  const response: ImageGenerationResponse = { created: 0, data: [{ url, b64_json: '', revised_prompt: '' }], extra: { request_id: '' } };
+  const [bytes] = await downloadImages(response, group.call, group.provider, group.policy);
+  return bytes!;
+}
