@@ -2,7 +2,9 @@
 // other providers offer (DashScope compatible-mode, Ark /api/v3), each of which builds its passthrough
 // capability with openAICompatibleApi() and its own URL rule. Requests go through unchanged but for
 // the model name; answers come back as the upstream sent them; errors are normalized.
+import type { Readable } from 'node:stream';
 import { GatewayError } from '../errors/gateway-error.js';
+import type { FormBody } from '../transport/form-body.js';
 import type { Upstream } from '../types.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
 import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
@@ -42,11 +44,12 @@ async function forwardJson(rule: OpenAICompatibleUrlRule, call: CallContext, pat
 }
 
 /** POSTs a multipart form (files intact, model renamed) to the upstream's `{base}{path}`. */
-async function forwardMultipart(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, form: FormData, upstream: Upstream): Promise<PassthroughResponse> {
+async function forwardMultipart(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, form: FormBody, upstream: Upstream): Promise<PassthroughResponse> {
   const headers = jsonHeaders(upstream);
-  // the form sets its own multipart content type with the boundary
-  delete headers['content-type'];
-  return sendPassthrough(rule, call, path, upstream, headers, form);
+  // the form's own multipart content type names its boundary; its length is known before it is sent
+  headers['content-type'] = form.contentType;
+  headers['content-length'] = String(form.length);
+  return sendPassthrough(rule, call, path, upstream, headers, form.open());
 }
 
 async function sendPassthrough(
@@ -55,7 +58,7 @@ async function sendPassthrough(
   path: string,
   upstream: Upstream,
   headers: Record<string, string>,
-  body: string | FormData,
+  body: string | Readable,
 ): Promise<PassthroughResponse> {
   const response = await call.http.request({
     provider: upstream.provider,

@@ -5,6 +5,7 @@
 // its module exports beside it (translateImageRequest, normalizeOpenAIError, toCallerTask, ...).
 import type { ImageGenerationResponse } from '../images/image-generation-response.js';
 import type { ImageGenerationRequest } from '../images/image-request.js';
+import type { FormBody } from '../transport/form-body.js';
 import type { UpstreamStream } from '../transport/upstream-http.js';
 import type { ProviderName, Upstream } from '../types.js';
 import type { CallContext } from './call-context.js';
@@ -33,7 +34,7 @@ export interface PassthroughCapability {
   /** POSTs a JSON body to `{base}{path}`. */
   forwardJson(call: CallContext, path: string, body: Record<string, unknown>, upstream: Upstream): Promise<PassthroughResponse>;
   /** POSTs a multipart form (files intact, model already renamed) to `{base}{path}`. */
-  forwardMultipart(call: CallContext, path: string, form: FormData, upstream: Upstream): Promise<PassthroughResponse>;
+  forwardMultipart(call: CallContext, path: string, form: FormBody, upstream: Upstream): Promise<PassthroughResponse>;
   /** Opens a `stream: true` call; nothing is relayed before it opened with a 2xx. */
   openStream(call: CallContext, path: string, body: Record<string, unknown>, upstream: Upstream): Promise<OpenedStream>;
 }
