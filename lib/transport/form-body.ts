@@ -26,12 +26,12 @@ export function encodeFormBody(parts: readonly FormPart[]): FormBody {
   const pieces: Buffer[] = [];
   for (const part of parts) {
     if ('value' in part) {
-      pieces.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${escapeName(part.name)}"\r\n\r\n${normalizeLineBreaks(part.value)}\r\n`));
+      pieces.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${escapeName(normalizeLineBreaks(part.name))}"\r\n\r\n${normalizeLineBreaks(part.value)}\r\n`));
       continue;
     }
     pieces.push(
       Buffer.from(
-        `--${boundary}\r\nContent-Disposition: form-data; name="${escapeName(part.name)}"; filename="${escapeName(part.fileName)}"\r\nContent-Type: ${/^[^\r\n]+$/.test(part.type) ? part.type : 'application/octet-stream'}\r\n\r\n`,
+        `--${boundary}\r\nContent-Disposition: form-data; name="${escapeName(normalizeLineBreaks(part.name))}"; filename="${escapeName(part.fileName)}"\r\nContent-Type: ${/^[^\r\n]+$/.test(part.type) ? part.type : 'application/octet-stream'}\r\n\r\n`,
       ),
     );
     for (const chunk of part.chunks) if (chunk.length > 0) pieces.push(chunk);
@@ -42,11 +42,12 @@ export function encodeFormBody(parts: readonly FormPart[]): FormBody {
   return {
     contentType: `multipart/form-data; boundary=${boundary}`,
     length,
-    open: () => Readable.from(pieces, { objectMode: false, highWaterMark: 64 * 1024 }),
+    // object mode: a byte stream read while paused joins its buffered pieces into one new Buffer
+    open: () => Readable.from(pieces, { objectMode: true }),
   };
 }
 
-/** A field or file name in its quoted header parameter: `"`, CR and LF percent-encoded (as FormData does). */
+/** A field or file name in its quoted header parameter: `"`, CR and LF percent-encoded (as FormData does; a field name's line breaks are made CRLF first). */
 function escapeName(name: string): string {
   return name.replace(/\n/g, '%0A').replace(/\r/g, '%0D').replace(/"/g, '%22');
 }
