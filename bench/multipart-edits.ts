@@ -22,6 +22,13 @@ export type UpstreamKind = 'openai multipart' | 'dashscope Data URL';
 
 export interface MultipartFigures {
   kind: UpstreamKind;
+  /**
+   * `collected`: the baseline taken right after a forced collection, which releases the heap's free
+   * pages: the edit's growth includes touching them again, a one-time cost of the process.
+   * `steady`: an edit of the same size served first, no forced collection: the process as it is
+   * after serving such edits (held is then not measured: the baseline holds that edit's garbage).
+   */
+  baseline: 'collected' | 'steady';
   concurrent: number;
   uploadBytes: number;
   /** Peak RSS growth over the whole exchange (median of the runs). */
@@ -136,7 +143,7 @@ function post(url: string, body: Buffer, contentType: string): Promise<number> {
 
 function startGateway(upstreamPort: number, children: ChildProcess[]): Promise<{ port: number; child: ChildProcess }> {
   const flags = (process.env.BENCH_GATEWAY_FLAGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, ['--expose-gc', ...flags, '--import', 'tsx', path.join(here, 'gateway-server.ts')], {
+  const child = spawn(process.execPath, ['--expose-gc', ...flags, '--import', 'tsx', process.env.BENCH_GATEWAY_SERVER ?? path.join(here, 'gateway-server.ts')], {
     env: { ...process.env, BENCH_UPSTREAM_PORT: String(upstreamPort) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -159,7 +166,7 @@ function startGateway(upstreamPort: number, children: ChildProcess[]): Promise<{
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-async function measure(kind: UpstreamKind, concurrent: number, runs: number, upstream: SlowUpstream, children: ChildProcess[]): Promise<MultipartFigures> {
+async function measure(kind: UpstreamKind, concurrent: number, runs: number, upstream: SlowUpstream, children: ChildProcess[], steady: boolean): Promise<MultipartFigures> {
   const model = MODELS[kind];
   const edit = multipartEdit(model, [upload(1), upload(2), upload(3)]);
   const small = multipartEdit(model, [upload(4, 256 * 1024)]);
@@ -173,7 +180,12 @@ async function measure(kind: UpstreamKind, concurrent: number, runs: number, ups
       const status = await post(`${gateway}/v1/images/edits`, small.body, small.contentType);
       if (status !== 200) throw new Error(`${kind}: warm edit HTTP ${status}`);
     }
-    await fetch(`${gateway}/__bench/rss/reset`);
+    if (steady) {
+      // an edit of the measured size first: the process as it is after serving such edits
+      const status = await post(`${gateway}/v1/images/edits`, edit.body, edit.contentType);
+      if (status !== 200) throw new Error(`${kind}: warm edit HTTP ${status}`);
+    }
+    await fetch(`${gateway}/__bench/rss/reset${steady ? '?gc=0' : ''}`);
     const allRead = upstream.hold(concurrent);
     const answers = Promise.all(Array.from({ length: concurrent }, () => post(`${gateway}/v1/images/edits`, edit.body, edit.contentType)));
     await allRead;
@@ -191,7 +203,17 @@ async function measure(kind: UpstreamKind, concurrent: number, runs: number, ups
   const uploadBytes = concurrent * 3 * UPLOAD;
   const rssPeakGrowth = median(peaks);
   const heldGrowth = median(helds);
-  return { kind, concurrent, uploadBytes, rssPeakGrowth, heldGrowth, rssMultiple: rssPeakGrowth / uploadBytes, heldMultiple: heldGrowth / uploadBytes, upstreamBodyBytes: upstream.lastBodyBytes };
+  return {
+    kind,
+    baseline: steady ? 'steady' : 'collected',
+    concurrent,
+    uploadBytes,
+    rssPeakGrowth,
+    heldGrowth,
+    rssMultiple: rssPeakGrowth / uploadBytes,
+    heldMultiple: heldGrowth / uploadBytes,
+    upstreamBodyBytes: upstream.lastBodyBytes,
+  };
 }
 
 export async function measureMultipartEdits(children: ChildProcess[], runs = 3, concurrency: readonly number[] = [1, 4]): Promise<MultipartFigures[]> {
@@ -200,7 +222,7 @@ export async function measureMultipartEdits(children: ChildProcess[], runs = 3, 
   const figures: MultipartFigures[] = [];
   try {
     for (const kind of Object.keys(MODELS) as UpstreamKind[]) {
-      for (const concurrent of concurrency) figures.push(await measure(kind, concurrent, runs, upstream, children));
+      for (const steady of [false, true]) for (const concurrent of concurrency) figures.push(await measure(kind, concurrent, runs, upstream, children, steady));
     }
   } finally {
     upstream.close();
@@ -210,11 +232,11 @@ export async function measureMultipartEdits(children: ChildProcess[], runs = 3, 
 
 export function printMultipartFigures(figures: readonly MultipartFigures[]): void {
   console.log('\nmultipart edits, three 5 MiB uploads each, held by a slow upstream (fresh gateway per run, median)');
-  console.log('| upstream | edits at once | upload bytes | upstream body per edit | peak RSS growth | × uploads | held after GC (heap + off-heap) | × uploads |');
-  console.log('|---|---|---|---|---|---|---|---|');
+  console.log('| upstream | baseline | edits at once | upload bytes | upstream body per edit | peak RSS growth | × uploads | held after GC (heap + off-heap) | × uploads |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
   for (const f of figures) {
     console.log(
-      `| ${f.kind} | ${f.concurrent} | ${(f.uploadBytes / MiB).toFixed(0)} MiB | ${(f.upstreamBodyBytes / MiB).toFixed(1)} MiB | ${(f.rssPeakGrowth / MiB).toFixed(1)} MiB | ${f.rssMultiple.toFixed(2)} | ${(f.heldGrowth / MiB).toFixed(1)} MiB | ${f.heldMultiple.toFixed(2)} |`,
+      `| ${f.kind} | ${f.baseline} | ${f.concurrent} | ${(f.uploadBytes / MiB).toFixed(0)} MiB | ${(f.upstreamBodyBytes / MiB).toFixed(1)} MiB | ${(f.rssPeakGrowth / MiB).toFixed(1)} MiB | ${f.rssMultiple.toFixed(2)} | ${f.baseline === 'steady' ? '—' : `${(f.heldGrowth / MiB).toFixed(1)} MiB`} | ${f.baseline === 'steady' ? '—' : f.heldMultiple.toFixed(2)} |`,
     );
   }
 }

@@ -44,8 +44,10 @@ export function installProbes(): Probe {
   };
   return (req, res) => {
     if (req.method !== 'GET' || !req.url?.startsWith('/__bench/')) return false;
-    if (req.url === '/__bench/rss/reset') {
-      gc();
+    if (req.url === '/__bench/rss/reset' || req.url === '/__bench/rss/reset?gc=0') {
+      // ?gc=0: the baseline as the process is, its collected pages still resident (a forced
+      // collection releases free heap pages that the next requests touch again, a one-time growth)
+      if (req.url === '/__bench/rss/reset') gc();
       baselineUsage = process.memoryUsage();
       baseline = baselineUsage.rss;
       peak = baseline;
