@@ -4,8 +4,11 @@
 // slow upstream (this process: its memory is not measured) until it has read every body; the gateway
 // (a fresh child process per run) reports its peak RSS growth over the whole exchange and, while the
 // answers are held, its heap + off-heap growth after a forced collection (what is still referenced).
-// Both divided by N x 15 MiB. Part of `npm run bench -- --only=memory`; alone:
-// `npx tsx bench/multipart-edits.ts` (BENCH_SOURCE=1: the source, not dist/).
+// Both divided by N x 15 MiB, with two baselines: right after a forced collection, and in a process
+// that served one such edit just before. Part of `npm run bench -- --only=memory`; alone:
+// `npx tsx bench/multipart-edits.ts` (BENCH_SOURCE=1: the source, not dist/; BENCH_RUNS, BENCH_EDITS=1,4;
+// BENCH_GATEWAY_SERVER: another copy of gateway-server.ts, e.g. one importing an older lib/ under
+// bench/.tmp/, to compare two versions; BENCH_GATEWAY_FLAGS: node flags for the gateway, e.g. --trace-gc).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import http from 'node:http';
@@ -216,7 +219,7 @@ async function measure(kind: UpstreamKind, concurrent: number, runs: number, ups
   };
 }
 
-export async function measureMultipartEdits(children: ChildProcess[], runs = 3, concurrency: readonly number[] = [1, 4]): Promise<MultipartFigures[]> {
+export async function measureMultipartEdits(children: ChildProcess[], runs = 5, concurrency: readonly number[] = [1, 4]): Promise<MultipartFigures[]> {
   const upstream = new SlowUpstream();
   await upstream.listen();
   const figures: MultipartFigures[] = [];
@@ -244,7 +247,7 @@ export function printMultipartFigures(figures: readonly MultipartFigures[]): voi
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   const children: ChildProcess[] = [];
   const concurrency = (process.env.BENCH_EDITS ?? '1,4').split(',').map(Number);
-  measureMultipartEdits(children, Number(process.env.BENCH_RUNS ?? 3), concurrency)
+  measureMultipartEdits(children, Number(process.env.BENCH_RUNS ?? 5), concurrency)
     .then((figures) => {
       printMultipartFigures(figures);
       console.log(`\nMULTIPART_RESULT ${JSON.stringify(figures)}`);
