@@ -1,4 +1,4 @@
-// What a bench child process reports about itself (GET /__bench/rss/reset|peak|settled): RSS
+// What a bench child process reports about itself (GET /__bench/rss/reset|peak|settled|held): RSS
 // sampled every 2 ms by the main thread AND a worker (the main thread's sampler cannot run while a
 // request blocks the loop), the event-loop delay (max and p99), and the open file descriptors.
 // Shared by the gateway host app and the bare proxy so the scale figures compare like with like.
@@ -13,10 +13,17 @@ export type Probe = (req: IncomingMessage, res: ServerResponse) => boolean;
 
 export function installProbes(): Probe {
   let baseline = process.memoryUsage().rss;
+  // after a forced collection at reset: what `held` compares with (bytes still referenced, no garbage)
+  let baselineUsage = process.memoryUsage();
   let peak = baseline;
+  // the main thread's samples also say where a peak sits: the JS heap (committed) or off-heap Buffers
+  let peakHeap = baselineUsage.heapTotal;
+  let peakExternal = baselineUsage.external;
   setInterval(() => {
-    const rss = process.memoryUsage().rss;
-    if (rss > peak) peak = rss;
+    const usage = process.memoryUsage();
+    if (usage.rss > peak) peak = usage.rss;
+    if (usage.heapTotal > peakHeap) peakHeap = usage.heapTotal;
+    if (usage.external > peakExternal) peakExternal = usage.external;
   }, 2).unref();
   const sharedPeak = new BigInt64Array(new SharedArrayBuffer(8));
   const sampler = new Worker(
@@ -37,16 +44,48 @@ export function installProbes(): Probe {
   };
   return (req, res) => {
     if (req.method !== 'GET' || !req.url?.startsWith('/__bench/')) return false;
-    if (req.url === '/__bench/rss/reset') {
-      gc();
-      baseline = process.memoryUsage().rss;
+    if (req.url === '/__bench/rss/reset' || req.url === '/__bench/rss/reset?gc=0') {
+      // ?gc=0: the baseline as the process is, its collected pages still resident (a forced
+      // collection releases free heap pages that the next requests touch again, a one-time growth)
+      if (req.url === '/__bench/rss/reset') gc();
+      baselineUsage = process.memoryUsage();
+      baseline = baselineUsage.rss;
       peak = baseline;
+      peakHeap = baselineUsage.heapTotal;
+      peakExternal = baselineUsage.external;
       Atomics.store(sharedPeak, 0, BigInt(baseline));
       loopDelay.reset();
       json(res, { baseline });
     } else if (req.url === '/__bench/rss/peak') {
       const highest = Math.max(peak, Number(Atomics.load(sharedPeak, 0)));
-      json(res, { baseline, peak: highest, growth: highest - baseline, loopMaxMs: loopDelay.max / 1e6, loopP99Ms: loopDelay.percentile(99) / 1e6, fds: openFds() });
+      json(res, {
+        baseline,
+        peak: highest,
+        growth: highest - baseline,
+        heapTotalGrowth: peakHeap - baselineUsage.heapTotal,
+        externalGrowth: peakExternal - baselineUsage.external,
+        loopMaxMs: loopDelay.max / 1e6,
+        loopP99Ms: loopDelay.percentile(99) / 1e6,
+        fds: openFds(),
+      });
+    } else if (req.url === '/__bench/rss/held') {
+      // what the requests in flight still reference: heap and off-heap (Buffers) growth after a collection
+      const before = process.memoryUsage();
+      gc();
+      const now = process.memoryUsage();
+      json(res, {
+        beforeGc: {
+          rss: before.rss - baselineUsage.rss,
+          heapTotal: before.heapTotal - baselineUsage.heapTotal,
+          heapUsed: before.heapUsed - baselineUsage.heapUsed,
+          external: before.external - baselineUsage.external,
+          arrayBuffers: before.arrayBuffers - baselineUsage.arrayBuffers,
+        },
+        heapUsed: now.heapUsed - baselineUsage.heapUsed,
+        external: now.external - baselineUsage.external,
+        arrayBuffers: now.arrayBuffers - baselineUsage.arrayBuffers,
+        rss: now.rss - baselineUsage.rss,
+      });
     } else if (req.url === '/__bench/rss/settled') {
       gc();
       json(res, { rss: process.memoryUsage().rss, growth: process.memoryUsage().rss - baseline });

@@ -3,6 +3,7 @@
 // multimodal request as POST /v1/images/generations (files as upload items, then the prompt); for
 // any other model, the form again for an OpenAI-compatible upstream, model renamed, files intact.
 import { GatewayError } from '../errors/gateway-error.js';
+import { type FormBody, type FormPart, encodeFormBody } from '../transport/form-body.js';
 
 /** One uploaded file, as the inbound side read it: its bytes stay the chunks they arrived in. */
 export interface FormFile {
@@ -61,18 +62,19 @@ function formBoolean(value: unknown, name: string): boolean {
   throw GatewayError.invalidRequest(`${name} must be 'true' or 'false'`, name);
 }
 
-/** The caller's form again, model renamed, files as they came (the parser nests `a[b]` names; flatten back). */
-export function rebuildForm(form: EditForm, upstreamModel: string): FormData {
-  const data = new FormData();
+/**
+ * The caller's form again, model renamed, files as they came (the parser nests `a[b]` names; flatten
+ * back): encoded from the files' chunks as they are sent, never copied into one Blob per file.
+ */
+export function rebuildForm(form: EditForm, upstreamModel: string): FormBody {
+  const parts: FormPart[] = [];
   const append = (name: string, value: unknown): void => {
     // a repeated name arrives folded into an array; re-send it repeated under the same name
     if (Array.isArray(value)) value.forEach((item) => append(name, item));
     else if (typeof value === 'object' && value !== null) for (const [key, inner] of Object.entries(value)) append(`${name}[${key}]`, inner);
-    else data.append(name, String(value));
+    else parts.push({ name, value: String(value) });
   };
   for (const [name, value] of Object.entries(form.fields)) append(name, name === 'model' ? upstreamModel : value);
-  for (const file of form.files) {
-    data.append(file.field, new Blob([...file.chunks], { type: file.type || 'application/octet-stream' }), file.name || 'image');
-  }
-  return data;
+  for (const file of form.files) parts.push({ name: file.field, fileName: file.name || 'image', type: file.type || 'application/octet-stream', chunks: file.chunks });
+  return encodeFormBody(parts);
 }

@@ -22,6 +22,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { parseJsonBody } from '../json/json-values.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { type EditForm, editAsGenerationBody, rebuildForm } from './image-edit-form.js';
+import type { FormBody } from '../transport/form-body.js';
 import { resolveUpstreams } from './resolve-upstreams.js';
 import { downloadImages } from './result-images.js';
 import { rehostImageAnswer, rehostPassthrough } from './rehost-images.js';
@@ -354,7 +355,7 @@ function streamsUpstream(rules: ImageStreamRules, input: ImageInput): boolean {
 function openImageStream(deps: GatewayDeps, request: ImageRequest, input: ImageInput, api: PassthroughCapability, rules: ImageStreamRules, call: CallContext, upstream: Upstream): Promise<Attempted> {
   const allowPrivate = deps.options.allowPrivateImageUrls;
   const path = input.kind === 'form' ? '/images/edits' : '/images/generations';
-  let body: Record<string, unknown> | FormData;
+  let body: Record<string, unknown> | FormBody;
   if (input.kind === 'form') body = rebuildForm(input.form, upstream.model ?? request.model);
   else if (rules.kind === 'relay') body = checkForwardedUrls('images.generations', input.body, { allowPrivate });
   else {

@@ -2,7 +2,9 @@
 // other providers offer (DashScope compatible-mode, Ark /api/v3), each of which builds its passthrough
 // capability with openAICompatibleApi() and its own URL rule. Requests go through unchanged but for
 // the model name; answers come back as the upstream sent them; errors are normalized.
+import type { Readable } from 'node:stream';
 import { GatewayError } from '../errors/gateway-error.js';
+import type { FormBody } from '../transport/form-body.js';
 import type { Upstream } from '../types.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
 import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
@@ -42,11 +44,12 @@ async function forwardJson(rule: OpenAICompatibleUrlRule, call: CallContext, pat
 }
 
 /** POSTs a multipart form (files intact, model renamed) to the upstream's `{base}{path}`. */
-async function forwardMultipart(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, form: FormData, upstream: Upstream): Promise<PassthroughResponse> {
+async function forwardMultipart(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, form: FormBody, upstream: Upstream): Promise<PassthroughResponse> {
   const headers = jsonHeaders(upstream);
-  // the form sets its own multipart content type with the boundary
-  delete headers['content-type'];
-  return sendPassthrough(rule, call, path, upstream, headers, form);
+  // the form's own multipart content type names its boundary; its length is known before it is sent
+  headers['content-type'] = form.contentType;
+  headers['content-length'] = String(form.length);
+  return sendPassthrough(rule, call, path, upstream, headers, form.open());
 }
 
 async function sendPassthrough(
@@ -55,7 +58,7 @@ async function sendPassthrough(
   path: string,
   upstream: Upstream,
   headers: Record<string, string>,
-  body: string | FormData,
+  body: string | Readable,
 ): Promise<PassthroughResponse> {
   const response = await call.http.request({
     provider: upstream.provider,
@@ -75,10 +78,14 @@ async function sendPassthrough(
 }
 
 /** Opens a streamed (`stream: true`) call; a non-2xx answer is thrown normalized, before any byte is relayed. */
-async function openStream(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, body: Record<string, unknown> | FormData, upstream: Upstream): Promise<OpenedStream> {
+async function openStream(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, body: Record<string, unknown> | FormBody, upstream: Upstream): Promise<OpenedStream> {
   const headers = jsonHeaders(upstream);
-  // a form sets its own multipart content type with the boundary
-  if (body instanceof FormData) delete headers['content-type'];
+  const form = isFormBody(body) ? body : undefined;
+  if (form) {
+    // the form's own multipart content type names its boundary; its length is known before it is sent
+    headers['content-type'] = form.contentType;
+    headers['content-length'] = String(form.length);
+  }
   headers.accept = 'text/event-stream';
   // identity: each chunk is relayed as it arrives, with no decompression step to buffer it
   headers['accept-encoding'] = 'identity';
@@ -87,13 +94,21 @@ async function openStream(rule: OpenAICompatibleUrlRule, call: CallContext, path
     method: 'POST',
     url: compatibleUrl(rule, upstream.baseURL, path),
     headers,
-    body: body instanceof FormData ? body : JSON.stringify(translateOpenAIRequest(body, upstream.model ?? String(body.model))),
+    body: form ? form.open() : jsonBodyOf(body as Record<string, unknown>, upstream),
     timeoutMs: timeoutOf(upstream, call.limits),
     signal: call.signal,
     maxBytes: call.limits.upstreamResponseBytes,
   });
   if (!opened.ok) throw normalizeOpenAIError(opened.status, parseJsonBody(opened.body), opened.headers['x-request-id'], upstream.provider);
   return opened;
+}
+
+function jsonBodyOf(body: Record<string, unknown>, upstream: Upstream): string {
+  return JSON.stringify(translateOpenAIRequest(body, upstream.model ?? String(body.model)));
+}
+
+function isFormBody(body: Record<string, unknown> | FormBody): body is FormBody {
+  return typeof (body as Partial<FormBody>).open === 'function' && typeof (body as Partial<FormBody>).contentType === 'string';
 }
 
 /** The URL of an endpoint of the compatible API: the rule's base rewrite, then its prefix for a bare origin. */

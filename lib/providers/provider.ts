@@ -6,6 +6,7 @@
 import type { GatewayError } from '../errors/gateway-error.js';
 import type { ImageGenerationResponse } from '../images/image-generation-response.js';
 import type { ImageGenerationRequest } from '../images/image-request.js';
+import type { FormBody } from '../transport/form-body.js';
 import type { UpstreamStream } from '../transport/upstream-http.js';
 import type { ProviderName, Upstream } from '../types.js';
 import type { CallContext } from './call-context.js';
@@ -35,9 +36,9 @@ export interface PassthroughCapability {
   /** POSTs a JSON body to `{base}{path}`. */
   forwardJson(call: CallContext, path: string, body: Record<string, unknown>, upstream: Upstream): Promise<PassthroughResponse>;
   /** POSTs a multipart form (files intact, model already renamed) to `{base}{path}`. */
-  forwardMultipart(call: CallContext, path: string, form: FormData, upstream: Upstream): Promise<PassthroughResponse>;
+  forwardMultipart(call: CallContext, path: string, form: FormBody, upstream: Upstream): Promise<PassthroughResponse>;
   /** Opens a `stream: true` call (a JSON body, or a multipart form with the model renamed); nothing is relayed before it opened with a 2xx. */
-  openStream(call: CallContext, path: string, body: Record<string, unknown> | FormData, upstream: Upstream): Promise<OpenedStream>;
+  openStream(call: CallContext, path: string, body: Record<string, unknown> | FormBody, upstream: Upstream): Promise<OpenedStream>;
 }
 
 /** An upstream image task's state as the gateway reads it (docs/image-tasks.md). */

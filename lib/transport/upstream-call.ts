@@ -20,7 +20,8 @@ export interface UpstreamRequest {
   method: 'GET' | 'POST' | 'DELETE';
   url: string;
   headers?: Record<string, string>;
-  body?: string | Buffer | Readable | FormData;
+  /** A multipart form is a Readable with its own content type and length (form-body.ts). */
+  body?: string | Buffer | Readable;
   /** Whole-request deadline: headers and body. */
   timeoutMs: number;
   /** Aborts the upstream request (the client went away). */

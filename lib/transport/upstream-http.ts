@@ -162,13 +162,7 @@ export class UpstreamHttp {
     const headers: Record<string, string> = { ...call.headers };
     if (target.authorization && headers.authorization === undefined) headers.authorization = target.authorization;
     this.propagate?.(headers);
-    let body = call.body;
-    if (body instanceof FormData) {
-      // the web Response encodes a FormData as multipart and names its boundary
-      const encoded = new Response(body);
-      headers['content-type'] = encoded.headers.get('content-type')!;
-      body = Readable.fromWeb(encoded.body! as import('node:stream/web').ReadableStream<Uint8Array>);
-    }
+    const body = call.body;
     const origin = this.pools.poolFor(target.origin, call);
     return new Promise((resolve, reject) => {
       const exchange = new Exchange(origin, resolve, reject, this.neverConnected, whole);

@@ -3,7 +3,8 @@
 // file into one Buffer while the chunks still hold the socket's reads, so each file is held twice
 // until the garbage is collected: 2.6x the images at the peak (docs/architecture.md "Performance": ≤ 2x
 // the body). The chunks are read in place: the type sniffed from the first bytes, the fingerprint
-// hashed chunk by chunk, the upload encoded as base64 across chunk boundaries (uploaded-image.ts).
+// hashed chunk by chunk, the upload encoded as base64 across chunk boundaries (uploaded-image.ts)
+// or re-sent in a multipart form as views of the chunks (transport/form-body.ts).
 import type { Request } from 'express';
 import type { StorageEngine } from 'multer';
 
