@@ -243,6 +243,26 @@ describe('callbacks', () => {
     expect(JSON.stringify(receiver.deliveries)).not.toContain(KEY_A);
   });
 
+  it('a state a query sees is called back at once, not at the next scheduled poll', async () => {
+    receiver.deliveries.length = 0;
+    // the first scheduled poll is an hour away: only the queries can have sent these callbacks
+    const slow = gateway.variant({ callbacks: { allowLocal: true, pollIntervalsMs: [3_600_000], signingSecret: SECRET } });
+    const { body: created } = await create(slow, body({ callback_url: receiver.url }));
+    const seen: string[] = [];
+    for (let i = 0; i < 3; i += 1) seen.push((await query(slow, created.id)).body.status);
+    expect(seen).toEqual(['queued', 'running', 'succeeded']);
+    const accepted = await receiver.accepted(3);
+    const states = accepted.map((delivery) => (JSON.parse(delivery.body) as { status: string }).status);
+    expect([...states].sort()).toEqual(['queued', 'running', 'succeeded']);
+    const final = await query(slow, created.id);
+    expect(JSON.parse(accepted.find((d) => JSON.parse(d.body).status === 'succeeded')!.body)).toEqual(final.body);
+    // a repeated query of the terminal state sends nothing more, and Ark was asked once per query
+    await query(slow, created.id);
+    expect(receiver.deliveries.filter((d) => d.status < 300)).toHaveLength(3);
+    expect(ark.taskGets()).toHaveLength(3);
+    await slow.close();
+  });
+
   it('stops following a terminal task and gives up after maxAttempts', async () => {
     receiver.deliveries.length = 0;
     receiver.failFirst = 100;

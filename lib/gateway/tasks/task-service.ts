@@ -190,6 +190,7 @@ export class TaskService {
         return { ...state, storage_error: this.storageProblem(record, error) };
       }
     }
+    let seen: TaskRecord | undefined = record;
     if (status !== record.status || isTerminalStatus(status)) {
       // a lost compare-and-set only means another writer recorded the same upstream state; the winner
       // of the write that makes the task terminal is the one instance that reports its usage
@@ -197,7 +198,11 @@ export class TaskService {
       const updated = await this.options.store.updateTask(record.id, record.version, { status, ...(terminal ? { result: state, usageReported: true } : {}) });
       if (updated && status !== record.status) this.recordTransition(record, state);
       if (updated && terminal) this.terminalReached(updated, state);
+      seen = updated;
     }
+    // a state a query saw that its callback has not carried yet is sent now, not at the next poll
+    // (task-follower.ts deliverSeen); the writer that lost the compare-and-set leaves it to the winner
+    if (seen?.callback && !seen.callback.done && seen.callback.notifiedStatus !== status) await this.follower.deliverSeen(seen, state);
     return this.present(record, state, request.resultBase);
   }
 
