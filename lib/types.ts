@@ -96,7 +96,8 @@ export interface UsageEvent {
  * Where the gateway logs (`logger` option): pino's calling convention (`logger.warn(fields, message)`),
  * so a pino (or bunyan-style) logger is passed as it is and the fields arrive as structured fields.
  * `child`, when present, is called once with `{ component: 'express-image-gateway' }`. Never given a
- * key or image bytes. Default: silent (a missing level is silent too).
+ * key or image bytes. Default: `warn` and `error` as JSON lines on stderr; `false` is silent (a
+ * missing level of a given logger is silent too).
  * @example logger: pino()
  */
 export interface Logger {

@@ -14,9 +14,10 @@ import { Telemetry } from '../telemetry/telemetry.js';
 import { GENAI_PROVIDER_NAMES } from '../providers/registry.js';
 import { type ResolvedIdempotency, type ResolvedQuotas, resolveIdempotency, resolveQuotas } from './tenancy/resolve-tenancy.js';
 import type { UsageEvent } from '../types.js';
+import { stderrLogger } from './stderr-logger.js';
 import type { CallbackOptions, GatewayOptions, StorageOptions, TelemetryOptions } from '../options/gateway-options.js';
 import type { CompressedBodiesOptions, GatewayLimits, ImageModelFamily } from '../options/request-limits.js';
-import type { ListModels, Logger, ResolveUpstream, VerifyKey } from '../options/host-hooks.js';
+import type { AuthenticatedMiddleware, ListModels, Logger, ResolveUpstream, VerifyKey } from '../options/host-hooks.js';
 
 export interface ResolvedCallbacks {
   readonly signingSecret?: string;
@@ -63,6 +64,8 @@ export interface ResolvedOptions {
   readonly allowPrivateResultUrls: boolean;
   readonly onUsage?: (event: UsageEvent) => void;
   readonly logger: Logger;
+  /** The host's middleware after authentication, in order (none: empty). */
+  readonly afterAuthentication: readonly AuthenticatedMiddleware[];
   readonly store: TaskStore;
   readonly scheduler: JobScheduler;
   readonly callbacks: ResolvedCallbacks;
@@ -89,6 +92,7 @@ const OPTION_NAMES = {
   allowPrivateResultUrls: true,
   onUsage: true,
   logger: true,
+  afterAuthentication: true,
   store: true,
   scheduler: true,
   callbacks: true,
@@ -161,6 +165,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     allowPrivateResultUrls: options.allowPrivateResultUrls ?? false,
     onUsage: options.onUsage,
     logger,
+    afterAuthentication: resolveAfterAuthentication(options.afterAuthentication),
     store: options.store ?? memoryTaskStore(),
     scheduler: options.scheduler ?? memoryScheduler(),
     callbacks: resolveCallbacks(options.callbacks),
@@ -368,13 +373,33 @@ function resolveImageModels(families: readonly ImageModelFamily[] | undefined): 
   return compileImageModelTable(families);
 }
 
+/** One middleware or a list, as a frozen list; anything but functions is a configuration error. */
+function resolveAfterAuthentication(given: GatewayOptions['afterAuthentication']): readonly AuthenticatedMiddleware[] {
+  if (given === undefined) return Object.freeze([]);
+  const list = typeof given === 'function' ? [given] : given;
+  if (!Array.isArray(list) || list.some((middleware) => typeof middleware !== 'function')) {
+    throw new GatewayConfigError(
+      'option_type',
+      'options.afterAuthentication must be a middleware (req, res, next) or a list of them.',
+      'afterAuthentication: [rateLimit({ keyGenerator: (req, res) => gatewayCaller(res)!.id })]',
+    );
+  }
+  return Object.freeze([...(list as readonly AuthenticatedMiddleware[])]);
+}
+
 /**
  * The host's logger with every level present (a missing one is silent). Calls are pino's
  * `(fields, message)`; a logger written for the old `(message, fields)` order is not detected (0.1.0
  * was never published: a clean break). A logger with `child` (pino, bunyan) gets one child, so every
  * line says which component wrote it without the gateway repeating it in each call.
  */
-function resolveLogger(given: Partial<Logger> | undefined): Logger {
+function resolveLogger(given: Partial<Logger> | false | undefined): Logger {
+  // none given: failures still reach stderr (stderr-logger.ts); `false` is the explicit silence
+  if (given === undefined) return Object.freeze(stderrLogger());
+  if (given === false) return Object.freeze({ info: silent, warn: silent, error: silent });
+  if (given === null || typeof given !== 'object') {
+    throw new GatewayConfigError('option_type', 'options.logger must be a pino-style logger object or false.', 'logger: pino(), or logger: false to write nothing');
+  }
   const logger: Partial<Logger> | undefined = typeof given?.child === 'function' ? given.child({ component: 'express-image-gateway' }) : given;
   return Object.freeze({
     info: typeof logger?.info === 'function' ? logger.info.bind(logger) : silent,
