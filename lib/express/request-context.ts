@@ -146,6 +146,7 @@ export class RequestContext implements Cancellation {
       model: usage.model,
       provider: usage.provider,
       images: usage.images,
+      tenant: this.caller?.id,
       durationMs: latencyMs,
       idempotentReplay: this.replayed,
     });

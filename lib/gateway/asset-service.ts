@@ -33,7 +33,7 @@ async function createRecordedAsset(deps: GatewayDeps, usage: Usage, request: Use
   // recorded for nobody (its id is handed to no caller, so no one can use it)
   await refusingAtCapacity(logger, caller.id, async () => store.checkAssetCapacity?.(caller.id));
   const upstreams = await resolveUpstreams(deps.options, { model: usage.model, route: 'assets', caller, req: request.hostRequest });
-  const created = await withFallback(upstreams, deps.options, { route: 'assets', model: usage.model }, async (upstream) => {
+  const created = await withFallback(upstreams, deps.options, { route: 'assets', model: usage.model, tenant: caller.id }, async (upstream) => {
     const assets = requireCapability(upstream, 'assets', 'assets', deps.options.logger);
     attempting(usage, upstream.provider);
     const call = { http: deps.http, signal: request.cancel.clientGone, limits: deps.options.limits };

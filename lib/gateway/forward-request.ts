@@ -60,7 +60,7 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
         (charge) => {
           const call: CallContext = { http: deps.http, signal: request.cancel.clientGone, limits: deps.options.limits };
           const { body, route, upstreamPath } = forward;
-          const described = { route, model: forward.model, choices: typeof body.n === 'number' ? body.n : undefined, prompt: () => promptTextOf(body) };
+          const described = { route, model: forward.model, choices: typeof body.n === 'number' ? body.n : undefined, tenant: request.caller.id, prompt: () => promptTextOf(body) };
           if (body.stream === true) {
             return withFallback(upstreams, deps.options, described, (upstream) => {
               attempting(usage, upstream.provider);

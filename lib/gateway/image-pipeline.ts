@@ -144,6 +144,7 @@ function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageRequest, p
     route: request.route,
     model: request.model,
     choices: prepared.asked,
+    tenant: request.from.caller.id,
     prompt: () => promptOf(read, request.input),
   };
   const { deadline } = request;

@@ -155,12 +155,17 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
   checkInterface(options.scheduler, 'scheduler', ['start', 'schedulePoll', 'scheduleDelivery', 'close'], 'scheduler: bullmqScheduler({ connection: new Redis(process.env.REDIS_URL) })');
   const limits = resolveLimits(options.limits);
   const logger = resolveLogger(options.logger);
+  const imageModels = resolveImageModels(options.imageModels);
+  const telemetry = resolveTelemetry(options.telemetry, logger);
+  // the operator's model names label metrics as they are (telemetry/metrics.ts): a family's name
+  // without its trailing `*`, and every exact name
+  telemetry.reserveModelLabels((options.imageModels ?? DEFAULT_IMAGE_MODELS).map((family) => family.pattern.replace(/\*$/, '')).filter((name) => name !== ''));
   return Object.freeze({
     verifyKey: options.verifyKey,
     resolveUpstream: options.resolveUpstream,
     limits,
     compressedBodies: resolveCompressedBodies(options.compressedBodies),
-    imageModels: resolveImageModels(options.imageModels),
+    imageModels,
     allowPrivateImageUrls: options.allowPrivateImageUrls ?? false,
     allowPrivateResultUrls: options.allowPrivateResultUrls ?? false,
     onUsage: options.onUsage,
@@ -173,7 +178,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     listModels: options.listModels,
     fallthrough: options.fallthrough ?? false,
     storage: resolveStorage(options.storage),
-    telemetry: resolveTelemetry(options.telemetry, logger),
+    telemetry,
     quotas: resolveQuotas(options.quotas),
     idempotency: resolveIdempotency(options.idempotency, limits),
   });

@@ -112,7 +112,7 @@ export class TaskService {
     const { model } = body;
     const { content, callbackUrl, upstreams, videoSeconds } = prepared;
     const call = this.call(request.cancel.signal);
-    const attempt = { route: 'video.tasks' as const, model, prompt: () => videoPromptOf(content) };
+    const attempt = { route: 'video.tasks' as const, model, tenant: caller.id, prompt: () => videoPromptOf(content) };
     const created = await withFallback(upstreams, this.options, attempt, async (upstream) => {
       const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
       usage.attempted = true;
