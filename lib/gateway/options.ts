@@ -34,7 +34,7 @@ export interface ResolvedCallbacks {
   readonly allowedHosts: readonly string[];
 }
 
-export const DEFAULT_CALLBACKS: Readonly<Omit<ResolvedCallbacks, 'signingSecret'>> = Object.freeze({
+const DEFAULT_CALLBACKS: Readonly<Omit<ResolvedCallbacks, 'signingSecret'>> = Object.freeze({
   maxAttempts: 8,
   allowLocal: false,
   timeoutMs: 10_000,
