@@ -26,7 +26,7 @@ export interface PlaygroundOptions {
   models?: Partial<PlaygroundPageConfig['models']>;
   /**
    * Delays between task queries of the video form, ms; the last repeats. Default
-   * [2 s, 3 s, 5 s, 10 s, 15 s]: a person is watching, so the page
+   * `[2 s, 3 s, 5 s, 10 s, 15 s]`: a person is watching, so the page
    * sees a task end within seconds, then queries less often (contract §8: no needless high-frequency
    * polling). At least 500 ms each.
    * @example pollIntervalsMs: [60_000, 30_000, 15_000] // query late, as the contract suggests for unattended clients
