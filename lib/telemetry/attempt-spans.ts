@@ -20,6 +20,8 @@ export interface AttemptInfo<T = unknown> {
   choices?: number;
   /** The caller's id: a model name admitted as a metric label takes one of this tenant's slots (metrics.ts). */
   tenant?: string;
+  /** The id of the request the attempt serves, for the log line of a failed attempt (absent for background work). */
+  requestId?: string;
   /** The prompt text, read only when the host opted in to prompt capture and the span records. */
   prompt?: () => string | undefined;
   /** What the upstream answered (response model, token usage), read only when the span records. */

@@ -196,6 +196,8 @@ describe("the gateway logs through the host's pino", () => {
       expect(apiError.status).toBe(502);
       const requestId = apiError.requestID;
       expect(requestId).toBeTruthy();
+      // the failed attempt's warning and the 502's error line, both with the id
+      expect(saas.lines.find((line) => line.msg === 'upstream failed')).toMatchObject({ component: 'express-image-gateway', requestId, provider: 'dashscope', status: 502 });
       const gatewayLine = saas.lines.find((line) => line.msg === 'request answered 502');
       expect(gatewayLine).toMatchObject({ component: 'express-image-gateway', requestId, route: 'images.generations', caller: 'globex', status: 502 });
       // pino-http's line of the same request carries the same id

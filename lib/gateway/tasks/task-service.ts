@@ -16,6 +16,7 @@ import { type Outcome, type Usage, type UseCaseRequest, settle, usageFor } from 
 import { withCharge } from '../tenancy/with-charge.js';
 import type { CallContext } from '../../providers/call-context.js';
 import { providersWith, requireCapability } from '../../providers/registry.js';
+import { requestIdOf } from '../../errors/request-id.js';
 import { withFallback } from '../fallback.js';
 import { resolveUpstreams } from '../resolve-upstreams.js';
 import { snapshotCaller } from './caller-snapshot.js';
@@ -112,7 +113,7 @@ export class TaskService {
     const { model } = body;
     const { content, callbackUrl, upstreams, videoSeconds } = prepared;
     const call = this.call(request.cancel.signal);
-    const attempt = { route: 'video.tasks' as const, model, tenant: caller.id, prompt: () => videoPromptOf(content) };
+    const attempt = { route: 'video.tasks' as const, model, tenant: caller.id, requestId: request.hostRequest && requestIdOf(request.hostRequest), prompt: () => videoPromptOf(content) };
     const created = await withFallback(upstreams, this.options, attempt, async (upstream) => {
       const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
       usage.attempted = true;
