@@ -109,9 +109,10 @@ function toGatewayError(error: unknown, options: ResolvedOptions): GatewayError 
     if (status === 403) return GatewayError.permissionDenied(exposed ?? 'The request is not allowed.');
     if (status === 404) return GatewayError.notFound(exposed ?? 'Not found.');
     if (status === 429) return GatewayError.rateLimited(exposed ?? 'Too many requests: wait and retry.', retryAfterOf(error));
-    if (status === 413) return GatewayError.tooLarge(exposed ?? 'The request is too large');
-    if (status === 415) return GatewayError.unsupportedMediaType(exposed ?? 'The request body has an unsupported encoding or type');
-    return GatewayError.invalidRequest(exposed ?? 'The request could not be read: check the path, the Content-Encoding and the body');
+    // the parsers' and the router's own 4xx (a malformed path escape) keep a message that quotes nothing
+    if (status === 413) return GatewayError.tooLarge('The request is too large');
+    if (status === 415) return GatewayError.unsupportedMediaType('The request body has an unsupported encoding or type');
+    return GatewayError.invalidRequest('The request could not be read: check the path, the Content-Encoding and the body');
   }
   // logged once, with the request's fields, by logFailure
   return GatewayError.internal();

@@ -183,12 +183,12 @@ function parseWithLongStrings(bytes: Buffer, start: number, long: readonly LongS
   return skeleton;
 }
 
-/** For bodies the host parsed: iterative, so the check itself cannot overflow. */
 /** A value a host's JSON parser made: an object or array, not text or bytes. */
 function isParsedJson(value: unknown): boolean {
   return typeof value === 'object' && value !== null && !Buffer.isBuffer(value);
 }
 
+/** For bodies the host parsed: iterative, so the check itself cannot overflow. */
 function nestingExceeds(value: unknown, limit: number): boolean {
   const stack: Array<[unknown, number]> = [[value, 1]];
   while (stack.length > 0) {
