@@ -76,7 +76,7 @@ export interface GatewayOptions {
    * audit log, a plan check): runs on every gateway route after `verifyKey` accepted the key and
    * before the body is read; `gatewayCaller(res)` is the caller. An error it passes to `next` (or
    * throws, or rejects with) is answered in the gateway's error shape: a `GatewayError` as it is, an
-   * error with a 4xx `status` (http-errors) with that status. Default: none.
+   * error with `status` 401, 403, 404 or 429 (http-errors) with that status. Default: none.
    * @example afterAuthentication: [rateLimit({ keyGenerator: (req, res) => gatewayCaller(res)!.id, handler: (req, res, next) => next(GatewayError.rateLimited('Too many requests', 60)) })]
    */
   afterAuthentication?: AuthenticatedMiddleware | readonly AuthenticatedMiddleware[];
