@@ -71,7 +71,8 @@ export function createSaasHost(options: SaasHostOptions): SaasHost {
     // the host's pino: the gateway's lines carry pino-http's request id (`requestId`)
     logger,
     // the host's rate limiter, keyed by tenant (every key of a tenant shares its budget), answered in
-    // the gateway's error shape; it runs after authentication and before any body is read
+    // the gateway's error shape; it runs after authentication and before any body is read. Its
+    // default store counts per process: several instances would give it a shared store (Redis)
     afterAuthentication: [
       rateLimit({
         windowMs: 60_000,
