@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import express from 'express';
-import { createGatewayRouter, type ListedModel, staticKeys, type Upstream } from '../lib/index.js';
+import { createGatewayRouter, type ListedModel, staticKeys, type Upstream, type UsageEvent } from '../lib/index.js';
 import { createPlayground } from '../lib/playground.js';
 import { localResultStorage } from '../lib/storage.js';
 import { type CallbackReceiver, createCallbackReceiver } from './callback-receiver.js';
@@ -50,6 +50,10 @@ export interface ExampleApp {
   app: express.Express;
   /** The one caller key this example accepts (GATEWAY_DEMO_KEY, default `sk-demo-local-only`). */
   demoKey: string;
+  /** Whether the playground fills the key in: only while no real vendor key can be spent through it from beyond this machine. */
+  keyFilledIn: boolean;
+  /** Warnings to print at start (an address beyond loopback). */
+  warnings: readonly string[];
   /** Where `x-image-*` requests go (never carries a key). */
   upstreamBaseURL: string;
   /** True when the app started its own simulated DashScope. */
@@ -106,10 +110,66 @@ export function isLoopbackHost(host: string): boolean {
   return host === '::1';
 }
 
+/** The variables that make the example spend a real vendor account. */
+export const REAL_VENDOR_VARIABLES: readonly string[] = ['DASHSCOPE_API_KEY', 'ARK_API_KEY', 'VOLCENGINE_ACCESS_KEY_ID', 'OPENAI_API_KEY'];
+export const DEFAULT_DEMO_KEY = 'sk-demo-local-only';
+
+/** Which caller key the example accepts and whether its page hands it out, or why it must not start. */
+export interface DemoKeyPolicy {
+  key: string;
+  fillIn: boolean;
+  warnings: string[];
+  /** Set when the example must not start: the reason and what to set. */
+  refusal?: string;
+}
+
+/**
+ * The example's key rule: on loopback the demo key is filled into the playground. Beyond loopback the
+ * page is served to whoever reaches the address; with a real vendor key set, a filled-in key would
+ * spend that vendor account for every visitor, so the example refuses to start without an explicit
+ * GATEWAY_DEMO_KEY, and never fills that one in (contract §5.4: keys stay off pages).
+ */
+export function demoKeyPolicy(host: string, env: Readonly<Record<string, string | undefined>>): DemoKeyPolicy {
+  const explicit = env.GATEWAY_DEMO_KEY || undefined;
+  const key = explicit ?? DEFAULT_DEMO_KEY;
+  if (isLoopbackHost(host)) return { key, fillIn: true, warnings: [] };
+  const real = REAL_VENDOR_VARIABLES.filter((name) => Boolean(env[name]));
+  if (real.length === 0) {
+    return {
+      key,
+      fillIn: true,
+      warnings: [`warning: HOST=${host} is beyond loopback: anyone who reaches it gets the key ${key} from the playground (every upstream is simulated, so nothing is spent)`],
+    };
+  }
+  if (!explicit) {
+    return {
+      key,
+      fillIn: false,
+      warnings: [],
+      refusal: `HOST=${host} is beyond loopback and ${real.join(', ')} ${real.length === 1 ? 'is' : 'are'} set: the playground would hand every visitor a key that spends that vendor account. Set GATEWAY_DEMO_KEY to a secret key of your own (it is not filled in), or listen on HOST=127.0.0.1.`,
+    };
+  }
+  return {
+    key,
+    fillIn: false,
+    warnings: [
+      `warning: HOST=${host} is beyond loopback with ${real.join(', ')} set: GATEWAY_DEMO_KEY spends that vendor account; the playground does not fill it in, give it only to people you trust`,
+    ],
+  };
+}
+
+/** The example's `[usage]` line: caller text (the model name) is JSON-quoted, so no value can start a line of its own. */
+export function usageLine(event: UsageEvent): string {
+  const stored = event.storedBytes !== undefined ? ` storedBytes=${event.storedBytes}` : '';
+  return `[usage] caller=${JSON.stringify(String(event.caller.id))} route=${event.route} model=${JSON.stringify(event.model)} status=${event.status} latencyMs=${Math.round(event.latencyMs)}${stored}`;
+}
+
 export async function createExampleApp(options: ExampleAppOptions = {}): Promise<ExampleApp> {
   const env = options.env ?? process.env;
-  const demoKey = env.GATEWAY_DEMO_KEY || 'sk-demo-local-only';
   const host = options.host ?? (env.HOST || '127.0.0.1');
+  const policy = demoKeyPolicy(host, env);
+  if (policy.refusal) throw new Error(policy.refusal);
+  const demoKey = policy.key;
   const localCallbacks = isLoopbackHost(host);
   const closers: Array<() => Promise<void>> = [];
 
@@ -218,10 +278,7 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
       ...(ark.simulated ? { pollIntervalsMs: [1000] } : {}),
     },
     // metering, the way a SaaS host would bill per tenant; keys never reach this line
-    onUsage: (event) => {
-      const stored = event.storedBytes !== undefined ? ` storedBytes=${event.storedBytes}` : '';
-      console.log(`[usage] caller=${event.caller.id} route=${event.route} model=${event.model} status=${event.status} latencyMs=${Math.round(event.latencyMs)}${stored}`);
-    },
+    onUsage: (event) => console.log(usageLine(event)),
     // the gateway never hands its logger a key; info stays quiet to keep the console readable
     logger: { warn: (fields, message) => console.warn(`warn: ${message}`, fields), error: (fields, message) => console.error(`error: ${message}`, fields) },
   });
@@ -232,7 +289,7 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
   // the playground: one page that uses only the gateway's public API, the demo key filled in
   app.use(
     createPlayground({
-      defaultKey: demoKey,
+      ...(policy.fillIn ? { defaultKey: demoKey } : {}),
       models: { image: 'x-image-2.0', edit: 'x-image-edit', video: VIDEO_MODEL },
       // contract §8 polling, shortened for a simulated Ark whose tasks end within seconds
       ...(ark.simulated ? { pollIntervalsMs: [2000, 1500, 1000] } : {}),
@@ -256,6 +313,8 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
   return {
     app,
     demoKey,
+    keyFilledIn: policy.fillIn,
+    warnings: policy.warnings,
     upstreamBaseURL: dashscope.baseURL,
     simulated: dashscope.simulated,
     upstreams,
@@ -279,7 +338,11 @@ const VENDOR_NAMES: Readonly<Record<Vendor, string>> = {
 
 /** The startup lines: where it listens, and for each vendor whether it is simulated and how to switch. */
 export function startupLines(example: ExampleApp, base: string): string[] {
-  const lines = [`Image gateway example on ${base}  (playground: ${base}/ , OpenAI base URL: ${base}/v1)`, `Demo key (local use only): ${example.demoKey}`];
+  const lines = [
+    `Image gateway example on ${base}  (playground: ${base}/ , OpenAI base URL: ${base}/v1)`,
+    example.keyFilledIn ? `Demo key (local use only): ${example.demoKey}` : 'Caller key: GATEWAY_DEMO_KEY (not shown, not filled in)',
+    ...example.warnings,
+  ];
   const simulated = (Object.keys(example.upstreams) as Vendor[]).filter((vendor) => example.upstreams[vendor].simulated);
   lines.push(`Simulated upstreams: ${simulated.length > 0 ? simulated.map((vendor) => VENDOR_NAMES[vendor]).join(', ') : 'none'}`);
   for (const vendor of Object.keys(example.upstreams) as Vendor[]) {
@@ -295,7 +358,8 @@ export function startupLines(example: ExampleApp, base: string): string[] {
 
 /** Copy-paste material for the console; docs/routes.md has a command for every route. */
 function usageText(base: string, key: string): string {
-  const auth = `-H 'Authorization: Bearer ${key}'`;
+  // a variable's name is left for the shell to expand (double quotes)
+  const auth = key.startsWith('$') ? `-H "Authorization: Bearer ${key}"` : `-H 'Authorization: Bearer ${key}'`;
   return [
     '# text-to-image',
     `curl -s ${base}/v1/images/generations ${auth} -H 'Content-Type: application/json' \\`,
@@ -336,7 +400,7 @@ async function main(): Promise<void> {
   const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
   const base = `http://${shown}:${(server.address() as { port: number }).port}`;
   for (const line of startupLines(example, base)) console.log(line);
-  console.log(`\n${usageText(base, example.demoKey)}`);
+  console.log(`\n${usageText(base, example.keyFilledIn ? example.demoKey : '$GATEWAY_DEMO_KEY')}`);
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals): void => {

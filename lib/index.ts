@@ -6,6 +6,7 @@
 export { createGatewayRouter, type GatewayRouter } from './express/create-gateway-router.js';
 export { staticKeys } from './express/static-keys.js';
 export { gatewayCaller } from './express/request-context.js';
+export { isGatewayPath, skipGatewayRoutes, type GatewayPathOptions } from './express/skip-gateway-routes.js';
 
 // errors
 export { GatewayError, type GatewayErrorBody } from './errors/gateway-error.js';
@@ -15,7 +16,7 @@ export { ERROR_CODES, type ErrorCode } from './errors/error-codes.js';
 // options, their defaults, and the functions a host writes
 export type { CallbackOptions, GatewayOptions, IdempotencyOptions, ImageTaskOptions, QuotaLimits, QuotaOptions, StorageOptions, TelemetryOptions } from './options/gateway-options.js';
 export type { GatewayLimits, ImageModelFamily } from './options/request-limits.js';
-export type { ListedModel, ListModels, Logger, ResolveUpstream, ResolveUpstreamInput, VerifyKey } from './options/host-hooks.js';
+export type { AuthenticatedMiddleware, ListedModel, ListModels, Logger, ResolveUpstream, ResolveUpstreamInput, VerifyKey } from './options/host-hooks.js';
 export type { Caller, ProviderName, RouteName, Upstream, UsageEvent } from './types.js';
 export { DEFAULT_LIMITS } from './default-limits.js';
 export { DEFAULT_IMAGE_MODELS } from './images/model-families.js';

@@ -41,8 +41,13 @@ export interface Upstream {
  * what the upstream returned, not what was asked. An Idempotency-Key replay emits no event.
  */
 export interface UsageEvent {
+  /** What `verifyKey` returned: the host's own values. */
   caller: Caller;
   route: RouteName;
+  /**
+   * Caller text: the model name exactly as the caller sent it, any characters (a newline included).
+   * Escape it (e.g. `JSON.stringify`) before writing it into a line-based log, a CSV or HTML.
+   */
   model: string;
   provider?: ProviderName;
   /** Images returned to the caller (image routes), 0 otherwise. */
@@ -56,7 +61,7 @@ export interface UsageEvent {
   /** HTTP status sent to the caller. */
   status: number;
   latencyMs: number;
-  /** The upstream's request id, when it gave one. */
+  /** Upstream text: the upstream's request id, when it gave one. */
   upstreamRequestId?: string;
   /**
    * The `error.code` the caller got (contract §2.5), when the request was answered with an error. On
@@ -65,7 +70,7 @@ export interface UsageEvent {
   errorCode?: string;
   /** Bytes written to result storage for this request (`storage` option, durable results); absent when nothing was stored. */
   storedBytes?: number;
-  /** `WxH` of each returned image, in order, when the upstream said (Ark `data[].size`, OpenAI gpt-image `size`). */
+  /** Upstream text: `WxH` of each returned image, in order, when the upstream said (Ark `data[].size`, OpenAI gpt-image `size`). */
   imageSizes?: string[];
   /** The upstream's own usage counters, numbers only, as it gave them (`total_tokens`, `generated_images`, ...). */
   upstreamUsage?: Record<string, number>;
@@ -87,7 +92,7 @@ export interface UsageEvent {
    * image tasks: `succeeded`, `failed`, `cancelled`), emitted once whichever instance saw it. `latencyMs`
    * is then the time since the task was created. Bill tasks on these events, not on the create request's.
    */
-  task?: { id: string; status: string };
+  task?: { id: string; /** Upstream text (the set of states is open, contract §3). */ status: string };
   /** On a succeeded task's terminal event: what Ark reports it generated. */
   video?: { seconds?: number; resolution?: string };
 }
@@ -96,7 +101,8 @@ export interface UsageEvent {
  * Where the gateway logs (`logger` option): pino's calling convention (`logger.warn(fields, message)`),
  * so a pino (or bunyan-style) logger is passed as it is and the fields arrive as structured fields.
  * `child`, when present, is called once with `{ component: 'express-image-gateway' }`. Never given a
- * key or image bytes. Default: silent (a missing level is silent too).
+ * key or image bytes. Default: `warn` and `error` as JSON lines on stderr; `false` is silent (a
+ * missing level of a given logger is silent too).
  * @example logger: pino()
  */
 export interface Logger {

@@ -136,6 +136,16 @@ export class GatewayError extends Error {
     });
   }
 
+  /**
+   * 429 `rate_limit_exceeded`, with `Retry-After` when `retryAfterSeconds` is given: for a host's own
+   * limiter in `afterAuthentication`.
+   * @example next(GatewayError.rateLimited('Your plan allows 60 requests a minute.', 30))
+   */
+  static rateLimited(message: string, retryAfterSeconds?: number): GatewayError {
+    const wait = retryAfterSeconds === undefined || !Number.isFinite(retryAfterSeconds) ? undefined : Math.max(1, Math.ceil(retryAfterSeconds));
+    return new GatewayError({ status: 429, code: ERROR_CODES.rateLimitExceeded, message, retryable: true, ...(wait !== undefined ? { retryAfterSeconds: wait } : {}) });
+  }
+
   static notFound(message: string): GatewayError {
     return new GatewayError({ status: 404, code: ERROR_CODES.notFound, message });
   }

@@ -46,13 +46,13 @@ export function createAuthenticate(options: ResolvedOptions): RequestHandler {
     try {
       verdict = options.verifyKey(key, req);
     } catch (error) {
-      verifierFailed(options, error, key, next);
+      verifierFailed(options, context, error, key, next);
       return;
     }
     if (verdict && typeof (verdict as Promise<unknown>).then === 'function') {
       (verdict as Promise<Caller | null | undefined>).then(
         (caller) => accept(caller, context, next),
-        (error: unknown) => verifierFailed(options, error, key, next),
+        (error: unknown) => verifierFailed(options, context, error, key, next),
       );
     } else {
       accept(verdict as Caller | null | undefined, context, next);
@@ -74,10 +74,10 @@ function invalidKey(): GatewayError {
   return GatewayError.authentication('Invalid API key. Check the key, that it is still active, and the header form (Authorization: Bearer <API_KEY>).');
 }
 
-function verifierFailed(options: ResolvedOptions, error: unknown, key: string, next: Next): void {
+function verifierFailed(options: ResolvedOptions, context: RequestContext, error: unknown, key: string, next: Next): void {
   // a host's error may quote the key it was looking up: the logger never gets a full key
   const message = redactSecrets(error instanceof Error ? error.message : String(error), [key]);
-  options.logger.error({ error: message }, 'verifyKey threw; answering 500');
+  options.logger.error({ requestId: context.requestId, error: message }, 'verifyKey threw; answering 500');
   next(GatewayError.internal());
 }
 

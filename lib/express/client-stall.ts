@@ -68,6 +68,6 @@ export function guardFlush(context: RequestContext): void {
 function cut(context: RequestContext): void {
   const { res } = context;
   if (res.destroyed) return;
-  context.logger.warn({ caller: context.caller?.id, route: context.route, stallMs: context.stallMs }, 'the client stopped reading; response cut');
+  context.logger.warn({ requestId: context.requestId, caller: context.caller?.id, route: context.route, stallMs: context.stallMs }, 'the client stopped reading; response cut');
   res.destroy();
 }

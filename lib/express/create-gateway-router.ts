@@ -35,6 +35,7 @@ import type { QuotaState } from '../options/gateway-options.js';
 import { createIdempotency } from './idempotency.js';
 import { createKeptWork } from './kept-work.js';
 import { createInFlightLimiter } from './in-flight-limiter.js';
+import { hostMiddleware } from './host-middleware.js';
 
 export interface GatewayRouter extends Router {
   /** Stops timers and pollers and frees pooled upstream sockets. Safe to call twice. */
@@ -70,13 +71,15 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   const authenticate: RequestHandler[] = [
     createAuthenticate(resolved),
     limitCallerInFlight(resolved.limits.inFlightPerCaller, createInFlightLimiter(resolved.limits.inFlightPerCaller), resolved.quotas ? quotas : undefined),
+    // the host's own middleware with the caller known (its rate limiter, audit, plan checks), before any body is read
+    ...resolved.afterAuthentication.map(hostMiddleware),
   ];
   const jsonBody = createJsonBody(resolved);
   // the image route keeps long Data URLs in the body's bytes (docs/architecture.md "Performance": memory ≤ 2x the body)
   // and, with kept work on, the image route hashes every body: a retry is found by it (kept-work.ts)
   const imageJsonBody = createJsonBody(resolved, { imageDataUrls: true, fingerprintAll: resolved.idempotency?.keptAnswerMs !== undefined });
 
-  const multipartBody = createMultipartBody(resolved.limits);
+  const multipartBody = createMultipartBody(resolved.limits, resolved.logger);
   const tasks = new TaskService(resolved, http, quotas);
   const imageTasks = new ImageTaskService(deps);
   // polls, deliveries and image tasks' watches start now; a failure to start (Redis down) is logged, requests still work

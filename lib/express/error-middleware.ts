@@ -48,6 +48,8 @@ export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHan
       res.setHeader('ratelimit-policy', policy);
       res.setHeader('ratelimit', limit);
     }
+    // the id of the operator's log line, so a client can quote it (the OpenAI SDKs read this header)
+    if (gatewayError.status >= 500) res.setHeader('x-request-id', context.requestId);
     sendJson(context, gatewayError.status, gatewayError.toJSON());
   };
 }
@@ -62,6 +64,7 @@ export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHan
 function logFailure(options: ResolvedOptions, res: Response, context: RequestContext, gatewayError: GatewayError, error: unknown): void {
   const { usage } = context;
   const fields = {
+    requestId: context.requestId,
     route: context.route,
     model: usage.model || undefined,
     provider: usage.provider,
@@ -100,10 +103,25 @@ function toGatewayError(error: unknown, options: ResolvedOptions): GatewayError 
   // does not decode) carry a 4xx status: the caller's problem, not a server error
   const status = (error as { status?: unknown; statusCode?: unknown }).status ?? (error as { statusCode?: unknown }).statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
+    // a host middleware's http-errors error (afterAuthentication) whose message is meant for clients
+    const exposed = (error as { expose?: unknown }).expose === true && error instanceof Error && error.message !== '' ? error.message.slice(0, 500) : undefined;
+    if (status === 401) return GatewayError.authentication(exposed ?? 'The request was not authorized.');
+    if (status === 403) return GatewayError.permissionDenied(exposed ?? 'The request is not allowed.');
+    if (status === 404) return GatewayError.notFound(exposed ?? 'Not found.');
+    if (status === 429) return GatewayError.rateLimited(exposed ?? 'Too many requests: wait and retry.', retryAfterOf(error));
+    // the parsers' and the router's own 4xx (a malformed path escape) keep a message that quotes nothing
     if (status === 413) return GatewayError.tooLarge('The request is too large');
     if (status === 415) return GatewayError.unsupportedMediaType('The request body has an unsupported encoding or type');
     return GatewayError.invalidRequest('The request could not be read: check the path, the Content-Encoding and the body');
   }
   // logged once, with the request's fields, by logFailure
   return GatewayError.internal();
+}
+
+/** Seconds from an error's own `Retry-After` (http-errors `headers`), when it has one. */
+function retryAfterOf(error: unknown): number | undefined {
+  const headers = (error as { headers?: unknown }).headers;
+  const value = typeof headers === 'object' && headers !== null ? ((headers as Record<string, unknown>)['retry-after'] ?? (headers as Record<string, unknown>)['Retry-After']) : undefined;
+  const seconds = Number(value);
+  return value !== undefined && Number.isFinite(seconds) && seconds >= 0 ? seconds : undefined;
 }

@@ -62,7 +62,7 @@ export function createIdempotency(route: RouteName, options: ResolvedOptions): R
         }
       },
       (error: unknown) => {
-        options.logger.error({ caller: caller.id, route, error: error instanceof Error ? error.message : String(error) }, 'idempotency store unreachable; answering 503');
+        options.logger.error({ requestId: context.requestId, caller: caller.id, route, error: error instanceof Error ? error.message : String(error) }, 'idempotency store unreachable; answering 503');
         next(
           new GatewayError({
             status: 503,

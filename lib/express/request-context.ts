@@ -13,6 +13,7 @@ import type { CancelSignal } from '../transport/upstream-http.js';
 import type { Caller, RouteName } from '../types.js';
 import type { Logger } from '../options/host-hooks.js';
 import { RequestLifetime } from './request-lifetime.js';
+import { requestIdOf } from '../errors/request-id.js';
 
 /** The seam between the answer writers and the Idempotency-Key guard: what a kept answer needs. */
 export interface AnswerRecorder {
@@ -80,6 +81,11 @@ export class RequestContext implements Cancellation {
   // most requests finish without the client leaving: the controller is made only when asked for
   private controller?: AbortController;
 
+  /** The request's id in log lines and in the `x-request-id` header of an error answer (made when first asked). */
+  get requestId(): string {
+    return requestIdOf(this.req);
+  }
+
   constructor(
     readonly route: RouteName | undefined,
     readonly req: ExpressRequest,
@@ -140,6 +146,7 @@ export class RequestContext implements Cancellation {
       model: usage.model,
       provider: usage.provider,
       images: usage.images,
+      tenant: this.caller?.id,
       durationMs: latencyMs,
       idempotentReplay: this.replayed,
     });
@@ -164,7 +171,7 @@ export class RequestContext implements Cancellation {
         ...undeliveredOf(usage, status, this.workMayHaveBeenPaid),
       });
     } catch (error) {
-      options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'onUsage threw');
+      options.logger.error({ requestId: this.requestId, error: error instanceof Error ? error.message : String(error) }, 'onUsage threw');
     }
   }
 }

@@ -32,7 +32,7 @@ export function withFallback<T>(upstreams: readonly Upstream[], options: Resolve
       // an upstream may quote the request it got, the operator's key included
       const error = caught instanceof GatewayError ? caught.withoutSecrets(secretsOf(upstream)) : caught;
       const retry = error instanceof GatewayError && error.retryable && error.notStarted && index + 1 < upstreams.length;
-      if (error instanceof GatewayError) logAttemptFailure(options, upstream, error, { attempt: index + 1, of: upstreams.length, retry });
+      if (error instanceof GatewayError) logAttemptFailure(options, upstream, error, { attempt: index + 1, of: upstreams.length, retry, requestId: info.requestId });
       if (!retry) throw error;
       return attemptAt(index + 1);
     });
@@ -47,9 +47,10 @@ export function withFallback<T>(upstreams: readonly Upstream[], options: Resolve
  * that cannot serve the route) was logged where it was raised, with its cause. A client that went
  * away is not a GatewayError and not the upstream's failure.
  */
-function logAttemptFailure(options: ResolvedOptions, upstream: Upstream, error: GatewayError, at: { attempt: number; of: number; retry: boolean }): void {
+function logAttemptFailure(options: ResolvedOptions, upstream: Upstream, error: GatewayError, at: { attempt: number; of: number; retry: boolean; requestId?: string }): void {
   if (error.code === ERROR_CODES.internalError) return;
   const fields = {
+    ...(at.requestId !== undefined ? { requestId: at.requestId } : {}),
     provider: upstream.provider,
     status: error.status,
     code: error.code,

@@ -11,6 +11,7 @@ import type { OpenedStream, PassthroughResponse } from '../providers/provider.js
 import { nativeImageGroups, requireCapability } from '../providers/registry.js';
 import { promptTextOf, responseOfJson } from '../telemetry/genai-fields.js';
 import type { RouteName } from '../types.js';
+import { requestIdOf } from '../errors/request-id.js';
 import { withFallback } from './fallback.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { resolveUpstreams } from './resolve-upstreams.js';
@@ -60,7 +61,14 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
         (charge) => {
           const call: CallContext = { http: deps.http, signal: request.cancel.clientGone, limits: deps.options.limits };
           const { body, route, upstreamPath } = forward;
-          const described = { route, model: forward.model, choices: typeof body.n === 'number' ? body.n : undefined, prompt: () => promptTextOf(body) };
+          const described = {
+            route,
+            model: forward.model,
+            choices: typeof body.n === 'number' ? body.n : undefined,
+            tenant: request.caller.id,
+            requestId: request.hostRequest && requestIdOf(request.hostRequest),
+            prompt: () => promptTextOf(body),
+          };
           if (body.stream === true) {
             return withFallback(upstreams, deps.options, described, (upstream) => {
               attempting(usage, upstream.provider);

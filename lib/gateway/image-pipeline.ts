@@ -16,6 +16,7 @@ import { capabilityOf, nativeImageGroups, requireCapability } from '../providers
 import { checkForwardedUrls } from '../security/forwarded-urls.js';
 import type { Upstream } from '../types.js';
 import type { ImageModelFamily } from '../options/request-limits.js';
+import { requestIdOf } from '../errors/request-id.js';
 import { withFallback } from './fallback.js';
 import type { AttemptInfo } from '../telemetry/telemetry.js';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -257,6 +258,8 @@ function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageRequest, p
     route: request.route,
     model: request.model,
     choices: prepared.asked,
+    tenant: request.from.caller.id,
+    requestId: request.from.hostRequest && requestIdOf(request.from.hostRequest),
     prompt: () => promptOf(read, request.input),
   };
   const { deadline } = request;

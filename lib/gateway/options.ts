@@ -14,10 +14,11 @@ import { Telemetry } from '../telemetry/telemetry.js';
 import { GENAI_PROVIDER_NAMES } from '../providers/registry.js';
 import { type ResolvedIdempotency, type ResolvedQuotas, resolveIdempotency, resolveQuotas } from './tenancy/resolve-tenancy.js';
 import type { UsageEvent } from '../types.js';
+import { stderrLogger } from './stderr-logger.js';
 import type { CallbackOptions, GatewayOptions, StorageOptions, TelemetryOptions } from '../options/gateway-options.js';
 import { type ResolvedImageTasks, resolveImageTasks } from './image-tasks/image-task-options.js';
 import type { CompressedBodiesOptions, GatewayLimits, ImageModelFamily } from '../options/request-limits.js';
-import type { ListModels, Logger, ResolveUpstream, VerifyKey } from '../options/host-hooks.js';
+import type { AuthenticatedMiddleware, ListModels, Logger, ResolveUpstream, VerifyKey } from '../options/host-hooks.js';
 
 export interface ResolvedCallbacks {
   readonly signingSecret?: string;
@@ -34,7 +35,7 @@ export interface ResolvedCallbacks {
   readonly allowedHosts: readonly string[];
 }
 
-export const DEFAULT_CALLBACKS: Readonly<Omit<ResolvedCallbacks, 'signingSecret'>> = Object.freeze({
+const DEFAULT_CALLBACKS: Readonly<Omit<ResolvedCallbacks, 'signingSecret'>> = Object.freeze({
   maxAttempts: 8,
   allowLocal: false,
   timeoutMs: 10_000,
@@ -64,6 +65,8 @@ export interface ResolvedOptions {
   readonly allowPrivateResultUrls: boolean;
   readonly onUsage?: (event: UsageEvent) => void;
   readonly logger: Logger;
+  /** The host's middleware after authentication, in order (none: empty). */
+  readonly afterAuthentication: readonly AuthenticatedMiddleware[];
   readonly store: TaskStore;
   readonly scheduler: JobScheduler;
   readonly callbacks: ResolvedCallbacks;
@@ -91,6 +94,7 @@ const OPTION_NAMES = {
   allowPrivateResultUrls: true,
   onUsage: true,
   logger: true,
+  afterAuthentication: true,
   store: true,
   scheduler: true,
   callbacks: true,
@@ -154,16 +158,22 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
   checkInterface(options.scheduler, 'scheduler', ['start', 'schedulePoll', 'scheduleDelivery', 'close'], 'scheduler: bullmqScheduler({ connection: new Redis(process.env.REDIS_URL) })');
   const limits = resolveLimits(options.limits);
   const logger = resolveLogger(options.logger);
+  const imageModels = resolveImageModels(options.imageModels);
+  const telemetry = resolveTelemetry(options.telemetry, logger);
+  // the operator's model names label metrics as they are (telemetry/metrics.ts): a family's name
+  // without its trailing `*`, and every exact name
+  telemetry.reserveModelLabels((options.imageModels ?? DEFAULT_IMAGE_MODELS).map((family) => family.pattern.replace(/\*$/, '')).filter((name) => name !== ''));
   return Object.freeze({
     verifyKey: options.verifyKey,
     resolveUpstream: options.resolveUpstream,
     limits,
     compressedBodies: resolveCompressedBodies(options.compressedBodies),
-    imageModels: resolveImageModels(options.imageModels),
+    imageModels,
     allowPrivateImageUrls: options.allowPrivateImageUrls ?? false,
     allowPrivateResultUrls: options.allowPrivateResultUrls ?? false,
     onUsage: options.onUsage,
     logger,
+    afterAuthentication: resolveAfterAuthentication(options.afterAuthentication),
     store: options.store ?? memoryTaskStore(),
     scheduler: options.scheduler ?? memoryScheduler(),
     callbacks: resolveCallbacks(options.callbacks),
@@ -171,7 +181,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     listModels: options.listModels,
     fallthrough: options.fallthrough ?? false,
     storage: resolveStorage(options.storage),
-    telemetry: resolveTelemetry(options.telemetry, logger),
+    telemetry,
     quotas: resolveQuotas(options.quotas),
     idempotency: resolveIdempotency(options.idempotency, limits),
     imageTasks: resolveImageTasks(options.imageTasks),
@@ -372,13 +382,33 @@ function resolveImageModels(families: readonly ImageModelFamily[] | undefined): 
   return compileImageModelTable(families);
 }
 
+/** One middleware or a list, as a frozen list; anything but functions is a configuration error. */
+function resolveAfterAuthentication(given: GatewayOptions['afterAuthentication']): readonly AuthenticatedMiddleware[] {
+  if (given === undefined) return Object.freeze([]);
+  const list = typeof given === 'function' ? [given] : given;
+  if (!Array.isArray(list) || list.some((middleware) => typeof middleware !== 'function')) {
+    throw new GatewayConfigError(
+      'option_type',
+      'options.afterAuthentication must be a middleware (req, res, next) or a list of them.',
+      'afterAuthentication: [rateLimit({ keyGenerator: (req, res) => gatewayCaller(res)!.id })]',
+    );
+  }
+  return Object.freeze([...(list as readonly AuthenticatedMiddleware[])]);
+}
+
 /**
  * The host's logger with every level present (a missing one is silent). Calls are pino's
  * `(fields, message)`; a logger written for the old `(message, fields)` order is not detected (0.1.0
  * was never published: a clean break). A logger with `child` (pino, bunyan) gets one child, so every
  * line says which component wrote it without the gateway repeating it in each call.
  */
-function resolveLogger(given: Partial<Logger> | undefined): Logger {
+function resolveLogger(given: Partial<Logger> | false | undefined): Logger {
+  // none given: failures still reach stderr (stderr-logger.ts); `false` is the explicit silence
+  if (given === undefined) return Object.freeze(stderrLogger());
+  if (given === false) return Object.freeze({ info: silent, warn: silent, error: silent });
+  if (given === null || typeof given !== 'object') {
+    throw new GatewayConfigError('option_type', 'options.logger must be a pino-style logger object or false.', 'logger: pino(), or logger: false to write nothing');
+  }
   const logger: Partial<Logger> | undefined = typeof given?.child === 'function' ? given.child({ component: 'express-image-gateway' }) : given;
   return Object.freeze({
     info: typeof logger?.info === 'function' ? logger.info.bind(logger) : silent,

@@ -3,6 +3,7 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import { bearerKeyOfHeader } from '../security/bearer-key.js';
 import { redactSecrets } from '../errors/redact.js';
+import { requestIdOf } from '../errors/request-id.js';
 import type { ResolvedOptions } from './options.js';
 import { PROVIDER_NAMES, isProviderName } from '../providers/registry.js';
 import type { Upstream } from '../types.js';
@@ -17,7 +18,7 @@ export async function resolveUpstreams(options: ResolvedOptions, input: ResolveU
     if (GatewayError.is(error)) throw error;
     // a host's error may quote the key it routed by (the caller's, or its own operator key)
     const message = redactSecrets(error instanceof Error ? error.message : String(error), [bearerKeyOfHeader(input.req?.headers.authorization)]);
-    options.logger.error({ route: input.route, error: message }, 'resolveUpstream threw; answering 500');
+    options.logger.error({ ...(input.req ? { requestId: requestIdOf(input.req) } : {}), route: input.route, error: message }, 'resolveUpstream threw; answering 500');
     throw GatewayError.internal();
   }
   const upstreams = answer == null ? [] : Array.isArray(answer) ? (answer as readonly Upstream[]) : [answer as Upstream];
@@ -26,7 +27,7 @@ export async function resolveUpstreams(options: ResolvedOptions, input: ResolveU
     const problem = describeProblem(upstream);
     if (problem) {
       // the operator's mistake, told to the operator (log) and not to the caller
-      options.logger.error({ route: input.route, model: input.model }, `resolveUpstream returned an invalid upstream: ${problem}`);
+      options.logger.error({ ...(input.req ? { requestId: requestIdOf(input.req) } : {}), route: input.route, model: input.model }, `resolveUpstream returned an invalid upstream: ${problem}`);
       throw GatewayError.internal();
     }
   }

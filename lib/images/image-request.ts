@@ -96,7 +96,7 @@ function rejectLegacyShapes(body: Json): void {
   const parameters = body.parameters;
   if (isObject(parameters) && typeof parameters.size === 'string' && /^\d+x\d+$/i.test(parameters.size.trim())) {
     const fixed = parameters.size.trim().replace(/x/i, '*');
-    throw GatewayError.invalidRequest(`parameters.size must use '*' between width and height: '${fixed}', not '${parameters.size.trim()}' (spec §2.3)`, 'parameters.size');
+    throw GatewayError.invalidRequest(`parameters.size must use '*' between width and height: '${fixed}', not '${parameters.size.trim()}'`, 'parameters.size');
   }
 }
 
@@ -133,13 +133,13 @@ function checkImageValue(value: string | DataUrlText, path: string, rules: Image
   if (value instanceof DataUrlText) {
     // its form was checked as it was parsed; the size cap and its answer are the same as a string's
     if (value.bytes <= rules.limits.dataUrlBytes) return value;
-    throw GatewayError.tooLarge(`${path} is a Data URL of ${value.bytes} bytes; the limit is ${rules.limits.dataUrlBytes} bytes. Use a public URL for large images (spec §8)`, path);
+    throw GatewayError.tooLarge(`${path} is a Data URL of ${value.bytes} bytes; the limit is ${rules.limits.dataUrlBytes} bytes. Use a public URL for large images`, path);
   }
   if (/^data:/i.test(value)) {
     const check = checkImageDataUrl(value, rules.limits.dataUrlBytes);
     if (check.ok) return value;
     if (check.reason === 'too_large') {
-      throw GatewayError.tooLarge(`${path} is a Data URL of ${check.bytes} bytes; the limit is ${rules.limits.dataUrlBytes} bytes. Use a public URL for large images (spec §8)`, path);
+      throw GatewayError.tooLarge(`${path} is a Data URL of ${check.bytes} bytes; the limit is ${rules.limits.dataUrlBytes} bytes. Use a public URL for large images`, path);
     }
     const why = {
       not_image: "must be an image Data URL: 'data:image/<type>;base64,<data>'",

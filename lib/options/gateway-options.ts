@@ -11,7 +11,7 @@ import type { ResultStorage } from '../stores/results/result-storage.js';
 import type { JobScheduler } from '../stores/scheduling/job-scheduler.js';
 import type { TaskStore } from '../stores/tasks/task-store.js';
 import type { Caller, UsageEvent } from '../types.js';
-import type { ListModels, Logger, ResolveUpstream, VerifyKey } from './host-hooks.js';
+import type { AuthenticatedMiddleware, ListModels, Logger, ResolveUpstream, VerifyKey } from './host-hooks.js';
 import type { CompressedBodiesOptions, GatewayLimits, ImageModelFamily } from './request-limits.js';
 
 export interface GatewayOptions {
@@ -64,10 +64,22 @@ export interface GatewayOptions {
   onUsage?: (event: UsageEvent) => void;
   /**
    * Where the gateway logs, pino-compatible: `info/warn/error(fields, message)`, optional `child()`.
-   * Default: silent. Gets every 5xx and every failed upstream attempt; never a key or image bytes.
+   * Gets every 5xx (with its `requestId`), hooks that throw, failed upstream attempts, polls and
+   * callbacks given up; never a key or image bytes. Default: `warn` and `error` as one JSON line each
+   * on stderr (`info` quiet); `false` writes nothing.
    * @example logger: pino({ level: 'info' })
+   * @example logger: false
    */
-  logger?: Partial<Logger>;
+  logger?: Partial<Logger> | false;
+  /**
+   * The host's own middleware for gateway requests once the caller is known (its rate limiter, an
+   * audit log, a plan check): runs on every gateway route after `verifyKey` accepted the key and
+   * before the body is read; `gatewayCaller(res)` is the caller. An error it passes to `next` (or
+   * throws, or rejects with) is answered in the gateway's error shape: a `GatewayError` as it is, an
+   * error with `status` 401, 403, 404 or 429 (http-errors) with that status. Default: none.
+   * @example afterAuthentication: [rateLimit({ keyGenerator: (req, res) => gatewayCaller(res)!.id, handler: (req, res, next) => next(GatewayError.rateLimited('Too many requests', 60)) })]
+   */
+  afterAuthentication?: AuthenticatedMiddleware | readonly AuthenticatedMiddleware[];
   /**
    * Task and asset records (ownership, callback state). Default: `memoryTaskStore()`; `redisTaskStore` for several instances.
    * @example store: redisTaskStore({ client: new Redis(process.env.REDIS_URL!) })

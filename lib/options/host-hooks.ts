@@ -1,9 +1,9 @@
 // The public types of the functions a host hands the gateway (docs/architecture.md "Public contract"):
-// `verifyKey`, `resolveUpstream`, `listModels` and `logger`. Types only; the domain types they speak
+// `verifyKey`, `resolveUpstream`, `listModels`, `logger` and the `afterAuthentication` middleware. Types only; the domain types they speak
 // of (Caller, Upstream, RouteName) are in types.ts.
 // express's Request under a name of its own, apart from Node's global (fetch) one: the rolled-up
 // declarations must name express's (scripts/package-entries.ts)
-import type { Request as ExpressRequest } from 'express';
+import type { NextFunction, Request as ExpressRequest, Response as ExpressResponse } from 'express';
 import type { Caller, Logger, RouteName, Upstream } from '../types.js';
 
 // the logger's type is a leaf's (lib/types.ts): the stores that log must not import the options
@@ -56,3 +56,11 @@ export interface ListedModel {
  * @example listModels: (caller) => ['x-image-2.0', 'x-image-edit', { id: 'x-video', owned_by: 'ark' }]
  */
 export type ListModels = (caller: Caller) => readonly (string | ListedModel)[] | Promise<readonly (string | ListedModel)[]>;
+
+/**
+ * A host middleware of the `afterAuthentication` option: Express's own shape, run after the key was
+ * accepted (`gatewayCaller(res)` is the caller) and before the body is read. It calls `next()` to let
+ * the request on, or `next(error)` to answer it in the gateway's error shape.
+ * @example (req, res, next) => (plans.allows(gatewayCaller(res)!, req.path) ? next() : next(GatewayError.permissionDenied('Your plan does not include this endpoint.')))
+ */
+export type AuthenticatedMiddleware = (req: ExpressRequest, res: ExpressResponse, next: NextFunction) => unknown;

@@ -67,7 +67,7 @@ export function translateImageResponse(body: unknown, context: { now: number; he
   }
   if (data.length === 0) {
     const finish = choices.map((choice) => (isObject(choice) ? stringOr(choice.finish_reason) : undefined)).find(Boolean);
-    throw GatewayError.noImage('dashscope', `${finish ? ` (finish_reason ${finish})` : ''}; check the prompt is in input.messages[].content[] (spec §7)`, requestId || undefined);
+    throw GatewayError.noImage('dashscope', `${finish ? ` (finish_reason ${finish})` : ''}; check the prompt is in input.messages[].content[]`, requestId || undefined);
   }
   return { created: Math.floor(context.now / 1000), data, extra: { request_id: requestId } };
 }

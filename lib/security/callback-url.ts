@@ -111,9 +111,9 @@ export const TEMPORARY_PROXY_HOSTS: readonly string[] = Object.freeze([
   'dnslog.cn', // CEYE and DNSLog, the same kind
 ]);
 
-const PROXY_REASON = 'names a temporary public proxy (a tunnel or request-bin service such as ngrok, Cloudflare quick tunnels or webhook.site); spec §6.3: use your own server-side HTTPS address';
+const PROXY_REASON = 'names a temporary public proxy (a tunnel or request-bin service such as ngrok, Cloudflare quick tunnels or webhook.site); use your own server-side HTTPS address';
 
-const NOT_HTTPS = 'must be an https URL (spec §6: a server-side HTTPS address)';
+const NOT_HTTPS = 'must be an https URL of your own server';
 
 /** The shared rules' verdict in the words callers of the task API already get. */
 function reasonFor(check: Extract<PublicUrlCheck, { ok: false }>): string {
@@ -140,7 +140,7 @@ export function checkCallbackUrl(value: unknown, policy: CallbackUrlPolicy, call
   if (url.protocol !== 'https:' && !policy.allowLocal) return { ok: false, reason: NOT_HTTPS };
   // the key check first: a caller who put their key in the URL must learn that, whatever else is wrong
   const leak = callerKey ? findKey(value as string, url, callerKey) : undefined;
-  if (leak === 'key') return { ok: false, reason: 'must not contain your API key (spec §5: no keys or secrets in callback URLs)' };
+  if (leak === 'key') return { ok: false, reason: 'must not contain your API key (no keys or secrets in callback URLs)' };
   if (leak === 'too_deep') return { ok: false, reason: `must not be percent-encoded more than ${MAX_DECODE_ROUNDS} times over` };
   if (isTemporaryProxy(url.hostname, policy)) return { ok: false, reason: PROXY_REASON };
   return { ok: true, url };

@@ -18,6 +18,10 @@ export interface AttemptInfo<T = unknown> {
   model: string;
   /** The `n` asked for, when the request has one. */
   choices?: number;
+  /** The caller's id: a model name admitted as a metric label takes one of this tenant's slots (metrics.ts). */
+  tenant?: string;
+  /** The id of the request the attempt serves, for the log line of a failed attempt (absent for background work). */
+  requestId?: string;
   /** The prompt text, read only when the host opted in to prompt capture and the span records. */
   prompt?: () => string | undefined;
   /** What the upstream answered (response model, token usage), read only when the span records. */
@@ -105,7 +109,7 @@ async function attemptObserved<T>(
             [ATTR.providerName]: metrics.providerName(upstream.provider),
             // the operator's model (the resolver named it) or one the upstream answered for; never a name
             // only a caller vouches for (a failed pass-through of an invented model)
-            [ATTR.requestModel]: metrics.modelLabel(model, upstream.model !== undefined || answered),
+            [ATTR.requestModel]: metrics.modelLabel(model, upstream.model !== undefined ? 'routed' : answered ? 'caller' : false, info?.tenant),
             [ATTR.serverAddress]: scope.hostOf(upstream.baseURL),
             [ATTR.errorType]: errorType,
           }),

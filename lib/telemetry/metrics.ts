@@ -9,12 +9,18 @@ import { clip, defined } from './span-values.js';
 /** The instrumentation scope of every tracer and meter the gateway asks for. */
 export const SCOPE = 'express-image-gateway';
 /**
- * Most distinct `gen_ai.request.model` values the metrics carry; later ones are `_OTHER`. A model
- * name comes from the caller's body: each new value would be a new series in the host's metrics
- * backend (19 buckets per histogram series), so an invented name must not become one.
+ * Most distinct `gen_ai.request.model` values the metrics carry beside the operator's configured
+ * models; later ones are `_OTHER`. A model name comes from the caller's body: each new value would be
+ * a new series in the host's metrics backend (19 buckets per histogram series), so an invented name
+ * must not become one, and one tenant must not fill the slots others' models need.
  */
 const MAX_MODEL_LABELS = 100;
+/** Slots one tenant's requests can admit: 150 invented names of one tenant take 10, never all 100. */
+const MAX_MODEL_LABELS_PER_TENANT = 10;
 const OTHER = '_OTHER';
+
+/** Why a model name not yet labelled may become a label: see Metrics.modelLabel. */
+export type ModelAdmission = 'routed' | 'caller' | false;
 
 /** `image_gateway.limit` values: which limit refused a request. */
 export type LimitName = 'in-flight' | 'requests' | 'images' | 'video-seconds' | 'video-tasks' | (string & {});
@@ -36,6 +42,10 @@ export class Metrics {
   private cached: Instruments | undefined;
   /** The model names admitted as metric attributes (see modelLabel). */
   private readonly models = new Set<string>();
+  /** The operator's own model names (imageModels): always their own label, outside the slots. */
+  private readonly configured = new Set<string>();
+  /** How many slots each tenant's requests took. */
+  private readonly perTenant = new Map<string, number>();
 
   /** `providerNames`: each provider's `gen_ai.provider.name`, as the providers declare it. */
   constructor(
@@ -56,16 +66,32 @@ export class Metrics {
     return this.cached;
   }
 
+  /** The operator's configured model names: labelled as they are, taking no slot. */
+  reserveModels(names: Iterable<string>): void {
+    for (const name of names) {
+      const model = clip(name);
+      if (model) this.configured.add(model);
+    }
+  }
+
   /**
-   * A model name as a metric attribute: as it is when already admitted, or when `admit` (the operator
-   * named it, or an upstream answered for it) and fewer than MAX_MODEL_LABELS are admitted; otherwise
-   * `_OTHER` (the conventions' value for an unbounded one). Spans keep the name: they are not series.
+   * A model name as a metric attribute: as it is when configured or already admitted; otherwise
+   * admitted while fewer than MAX_MODEL_LABELS are taken, when `admit` is `'routed'` (the resolver
+   * named this upstream model: the operator's name) or `'caller'` (a caller's name an upstream
+   * answered for) for a known `tenant` that has taken fewer than MAX_MODEL_LABELS_PER_TENANT slots;
+   * else `_OTHER` (the conventions' value for an unbounded one). Spans keep the name: they are not series.
    */
-  modelLabel(name: string | undefined, admit: boolean): string | undefined {
+  modelLabel(name: string | undefined, admit: ModelAdmission, tenant?: string): string | undefined {
     const model = clip(name);
     if (!model) return undefined;
-    if (this.models.has(model)) return model;
-    if (!admit || this.models.size >= MAX_MODEL_LABELS) return OTHER;
+    if (this.configured.has(model) || this.models.has(model)) return model;
+    if (admit === false || this.models.size >= MAX_MODEL_LABELS) return OTHER;
+    if (admit === 'caller') {
+      if (tenant === undefined) return OTHER;
+      const taken = this.perTenant.get(tenant) ?? 0;
+      if (taken >= MAX_MODEL_LABELS_PER_TENANT) return OTHER;
+      this.perTenant.set(tenant, taken + 1);
+    }
     this.models.add(model);
     return model;
   }
@@ -82,7 +108,7 @@ export class Metrics {
 
   /** Seconds of video a task produced. */
   recordVideoSeconds(seconds: number, provider: ProviderName, model: string): void {
-    this.instruments()?.videoSeconds.add(seconds, defined({ [ATTR.providerName]: this.providerName(provider), [ATTR.requestModel]: this.modelLabel(model, true) }));
+    this.instruments()?.videoSeconds.add(seconds, defined({ [ATTR.providerName]: this.providerName(provider), [ATTR.requestModel]: this.modelLabel(model, false) }));
   }
 
   /** A callback attempt's outcome: `delivered`, `failed` (retried or given up), `dropped` (the task moved on). */

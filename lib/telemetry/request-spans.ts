@@ -22,6 +22,8 @@ export interface RequestEnd {
   model: string;
   provider?: ProviderName;
   images: number;
+  /** The caller's id, when authenticated: whose label slots a new model name takes (metrics.ts). */
+  tenant?: string;
   durationMs: number;
   idempotentReplay?: boolean;
 }
@@ -51,7 +53,7 @@ export function endRequestSpan(metrics: Metrics, trace: RequestTrace | undefined
   if (instruments) {
     instruments.requestDuration.record(end.durationMs / 1000, defined({ [ATTR.route]: end.route, [ATTR.httpStatus]: end.status, [ATTR.outcome]: outcome, [ATTR.errorType]: end.errorCode }));
     if (end.images > 0) {
-      instruments.images.add(end.images, defined({ [ATTR.route]: end.route, [ATTR.providerName]: provider, [ATTR.requestModel]: metrics.modelLabel(end.model, true) }));
+      instruments.images.add(end.images, defined({ [ATTR.route]: end.route, [ATTR.providerName]: provider, [ATTR.requestModel]: metrics.modelLabel(end.model, 'caller', end.tenant) }));
     }
   }
   if (!trace) return;

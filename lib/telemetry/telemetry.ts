@@ -83,6 +83,12 @@ export class Telemetry {
   }
 
   /** Ends the request: its span (when there is one) and the request-duration metric. */
+  /** The operator's configured model names (imageModels): their own metric label always, taking no slot. */
+  reserveModelLabels(names: Iterable<string>): void {
+    // Telemetry.off is shared by every router with telemetry off, and records nothing
+    if (this.api) this.metrics.reserveModels(names);
+  }
+
   endRequest(trace: RequestTrace | undefined, end: RequestEnd): void {
     this.guard(() => endRequestSpan(this.metrics, trace, end), undefined);
   }

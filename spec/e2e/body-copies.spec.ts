@@ -82,7 +82,7 @@ describe('a long image Data URL in a JSON body', () => {
     const res = await post(JSON.stringify(edit(`data:image/png;base64,${bytes.toString('base64')}`)), limited.app);
     expect(res.status).toBe(413);
     expect(res.body.error).toMatchObject({
-      message: `input.messages[0].content[0].image is a Data URL of ${bytes.length} bytes; the limit is 100000 bytes. Use a public URL for large images (spec §8)`,
+      message: `input.messages[0].content[0].image is a Data URL of ${bytes.length} bytes; the limit is 100000 bytes. Use a public URL for large images`,
       code: 'request_too_large',
     });
     expect(dashscope.apiRequests().length).toBe(before);

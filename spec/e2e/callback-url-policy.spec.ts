@@ -29,8 +29,7 @@ describe('callback_url policy on task creation', () => {
     expect(res.status).toBe(400);
     expect(res.body).toEqual({
       error: {
-        message:
-          'callback_url names a temporary public proxy (a tunnel or request-bin service such as ngrok, Cloudflare quick tunnels or webhook.site); spec §6.3: use your own server-side HTTPS address',
+        message: 'callback_url names a temporary public proxy (a tunnel or request-bin service such as ngrok, Cloudflare quick tunnels or webhook.site); use your own server-side HTTPS address',
         type: 'invalid_request_error',
         code: 'invalid_request_error',
         param: 'callback_url',
@@ -48,7 +47,7 @@ describe('callback_url policy on task creation', () => {
     expect(res.status).toBe(400);
     expect(res.body).toEqual({
       error: {
-        message: 'callback_url must not contain your API key (spec §5: no keys or secrets in callback URLs)',
+        message: 'callback_url must not contain your API key (no keys or secrets in callback URLs)',
         type: 'invalid_request_error',
         code: 'invalid_request_error',
         param: 'callback_url',

@@ -284,7 +284,7 @@ describe('validation: 400 with the error object, and neither resolver nor upstre
       'size with x in parameters',
       { model: 'x-image-2.0', input: textMessage('x'), parameters: { size: '1024x1024' } },
       400,
-      bad("parameters.size must use '*' between width and height: '1024*1024', not '1024x1024' (spec §2.3)", 'parameters.size'),
+      bad("parameters.size must use '*' between width and height: '1024*1024', not '1024x1024'", 'parameters.size'),
     ],
     ['size nonsense', { model: 'x-image-2.0', input: textMessage('x'), parameters: { size: 'big' } }, 400, bad("parameters.size must be '<width>*<height>', e.g. '1024*1024'", 'parameters.size')],
     ['n zero', { model: 'x-image-2.0', input: textMessage('x'), parameters: { n: 0 } }, 400, bad('parameters.n must be >= 1', 'parameters.n')],
@@ -349,7 +349,7 @@ describe('validation: 400 with the error object, and neither resolver nor upstre
     expect(res.status).toBe(413);
     expect(res.body).toEqual({
       error: {
-        message: 'input.messages[0].content[0].image is a Data URL of 300 bytes; the limit is 100 bytes. Use a public URL for large images (spec §8)',
+        message: 'input.messages[0].content[0].image is a Data URL of 300 bytes; the limit is 100 bytes. Use a public URL for large images',
         type: 'invalid_request_error',
         code: 'request_too_large',
         param: 'input.messages[0].content[0].image',
@@ -539,7 +539,7 @@ describe('upstream failures are normalized (docs/architecture.md status table)',
       (_q, res) => sendJson(res, 200, { output: { choices: [{ finish_reason: 'stop', message: { role: 'assistant', content: [] } }] }, request_id: 'r-7' }),
       502,
       'upstream_no_image',
-      'The dashscope upstream returned no image (finish_reason stop); check the prompt is in input.messages[].content[] (spec §7) (request id r-7)',
+      'The dashscope upstream returned no image (finish_reason stop); check the prompt is in input.messages[].content[] (request id r-7)',
     ],
     [
       '200 with an error code inside',

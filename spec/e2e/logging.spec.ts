@@ -94,6 +94,7 @@ describe('every 5xx once', () => {
         pid: process.pid,
         hostname: expect.any(String),
         component: 'express-image-gateway',
+        requestId: res.headers['x-request-id'],
         route: 'images.generations',
         model: 'x-image-2.0',
         provider: 'dashscope',
@@ -116,6 +117,8 @@ describe('every 5xx once', () => {
     const errors = lines.filter((entry) => entry.level === ERROR);
     expect(errors.map((entry) => entry.msg)).toEqual(['resolveUpstream threw; answering 500', 'request answered 500']);
     expect(errors[1]).toMatchObject({ route: 'images.generations', status: 500, code: 'internal_error', latencyMs: expect.any(Number) });
+    // both lines name the request, by the id its answer carries
+    expect(errors.map((entry) => entry.requestId)).toEqual([res.headers['x-request-id'], res.headers['x-request-id']]);
     expectNothingSecret();
   });
 

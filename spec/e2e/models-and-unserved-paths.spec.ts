@@ -127,7 +127,9 @@ describe('unserved paths under the gateway prefixes', () => {
     await gw.close();
     expect(response.status).toBe(404);
     expect(response.headers['content-type']).toMatch(/^application\/json/);
-    expect(response.body).toEqual({ error: { message: `No route ${method} ${path}. See the gateway's endpoints (spec §4) and GET /v1/models.`, type: 'invalid_request_error', code: 'not_found' } });
+    expect(response.body).toEqual({
+      error: { message: `No route ${method} ${path}. Check the method and the path; GET /v1/models lists the models your key may use.`, type: 'invalid_request_error', code: 'not_found' },
+    });
   });
 
   it('names the path as the client sent it under a mount prefix, and leaves paths outside the prefixes to the host', async () => {
@@ -136,7 +138,7 @@ describe('unserved paths under the gateway prefixes', () => {
     const host = await request(gw.app).get('/host/ping');
     const outside = await request(gw.app).get('/ai/other');
     await gw.close();
-    expect(unknown.body.error.message).toContain('No route GET /ai/v1/unknown.');
+    expect(unknown.body.error.message).toBe('No route GET /ai/v1/unknown. Check the method and the path; GET /ai/v1/models lists the models your key may use.');
     expect(host.body).toEqual({ host: 'pong' });
     // not under /v1 or /api/v3: Express's own 404, the host's business
     expect(outside.status).toBe(404);

@@ -24,7 +24,9 @@ describe('createPlayground', () => {
     expect(response.headers['content-security-policy']).toContain("connect-src 'self';");
     expect(response.text).toContain(`<script>${PLAYGROUND_SCRIPT}</script>`);
     // offline: nothing is loaded from another origin
-    expect(response.text).not.toMatch(/<(script|link)[^>]+(src|href)=/);
+    // nothing loaded from anywhere: the one link is the empty inline favicon (no request, so no 404)
+    expect(response.text).not.toMatch(/<(script|link)[^>]+(src|href)="(?!data:,")/);
+    expect(response.text).toContain('<link rel="icon" href="data:,">');
   });
 
   it('puts the options into an inert JSON block, escaped so no value can end the script tag', async () => {

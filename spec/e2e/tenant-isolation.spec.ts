@@ -232,7 +232,7 @@ describe('the upstream pool (limits.upstreamSockets, limits.upstreamQueue)', () 
 });
 
 describe('clients that stop reading (limits.clientStallMs)', () => {
-  const stallWarning = (route: string) => ({ message: 'the client stopped reading; response cut', fields: { caller: 'tenant-a', route, stallMs: 300 } });
+  const stallWarning = (route: string) => ({ message: 'the client stopped reading; response cut', fields: { requestId: expect.any(String) as string, caller: 'tenant-a', route, stallMs: 300 } });
 
   /** The gateway closed the connection, logged why, and A's only slot is free again. */
   async function expectCut(gw: Running, route: string): Promise<void> {

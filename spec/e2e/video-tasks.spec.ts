@@ -169,7 +169,7 @@ describe('callback_url rules (spec §5.5, §6.3)', () => {
   });
 
   const refused: Array<[string, string, string]> = [
-    ['http', 'http://hooks.example.com/cb', 'callback_url must be an https URL (spec §6: a server-side HTTPS address)'],
+    ['http', 'http://hooks.example.com/cb', 'callback_url must be an https URL of your own server'],
     ['localhost', 'https://localhost/cb', 'callback_url must name a public host: loopback, private, link-local and metadata addresses are refused'],
     ['127.x', 'https://127.0.0.1/cb', 'callback_url must name a public host: loopback, private, link-local and metadata addresses are refused'],
     ['127.x other', 'https://127.45.6.7:8443/cb', 'callback_url must name a public host: loopback, private, link-local and metadata addresses are refused'],
@@ -180,11 +180,11 @@ describe('callback_url rules (spec §5.5, §6.3)', () => {
     ['[::1]', 'https://[::1]/cb', 'callback_url must name a public host: loopback, private, link-local and metadata addresses are refused'],
     ['decimal loopback', 'https://2130706433/cb', 'callback_url must name a public host: loopback, private, link-local and metadata addresses are refused'],
     ['credentials', 'https://user:pass@93.184.216.34/cb', 'callback_url must not carry credentials (user:password@)'],
-    ['the caller key in the query', `https://93.184.216.34/cb?key=${KEY_A}`, 'callback_url must not contain your API key (spec §5: no keys or secrets in callback URLs)'],
+    ['the caller key in the query', `https://93.184.216.34/cb?key=${KEY_A}`, 'callback_url must not contain your API key (no keys or secrets in callback URLs)'],
     [
       'the caller key in the path, encoded',
       `https://93.184.216.34/${encodeURIComponent(KEY_A).replace(/-/g, '%2D')}/cb`,
-      'callback_url must not contain your API key (spec §5: no keys or secrets in callback URLs)',
+      'callback_url must not contain your API key (no keys or secrets in callback URLs)',
     ],
     ['not a URL', 'hooks', 'callback_url must be an absolute https URL'],
     ['a name that does not resolve', 'https://no-such-host.invalid/cb', 'callback_url names a host that does not resolve'],
@@ -241,6 +241,26 @@ describe('callbacks', () => {
     const succeeded = accepted.find((delivery) => JSON.parse(delivery.body).status === 'succeeded')!;
     expect(JSON.parse(succeeded.body)).toEqual(final.body);
     expect(JSON.stringify(receiver.deliveries)).not.toContain(KEY_A);
+  });
+
+  it('a state a query sees is called back at once, not at the next scheduled poll', async () => {
+    receiver.deliveries.length = 0;
+    // the first scheduled poll is an hour away: only the queries can have sent these callbacks
+    const slow = gateway.variant({ callbacks: { allowLocal: true, pollIntervalsMs: [3_600_000], signingSecret: SECRET } });
+    const { body: created } = await create(slow, body({ callback_url: receiver.url }));
+    const seen: string[] = [];
+    for (let i = 0; i < 3; i += 1) seen.push((await query(slow, created.id)).body.status);
+    expect(seen).toEqual(['queued', 'running', 'succeeded']);
+    const accepted = await receiver.accepted(3);
+    const states = accepted.map((delivery) => (JSON.parse(delivery.body) as { status: string }).status);
+    expect([...states].sort()).toEqual(['queued', 'running', 'succeeded']);
+    const final = await query(slow, created.id);
+    expect(JSON.parse(accepted.find((d) => JSON.parse(d.body).status === 'succeeded')!.body)).toEqual(final.body);
+    // a repeated query of the terminal state sends nothing more, and Ark was asked once per query
+    await query(slow, created.id);
+    expect(receiver.deliveries.filter((d) => d.status < 300)).toHaveLength(3);
+    expect(ark.taskGets()).toHaveLength(3);
+    await slow.close();
   });
 
   it('stops following a terminal task and gives up after maxAttempts', async () => {

@@ -8,7 +8,7 @@ import { decodePercentRepeatedly } from '../../lib/security/percent-decode.js';
 
 const STRICT: CallbackUrlPolicy = { allowLocal: false };
 const KEY = 'sk-test-tenant-a-0123456789abcdef';
-const PROXY_REASON = /temporary public proxy.*spec §6\.3/;
+const PROXY_REASON = /temporary public proxy.*use your own server-side HTTPS address/;
 
 const reasonOf = (url: string, policy: CallbackUrlPolicy = STRICT, key?: string): string | undefined => {
   const check = checkCallbackUrl(url, policy, key);

@@ -227,26 +227,26 @@ describe('translateImageResponse', () => {
     {
       name: 'a choice with no image names its finish_reason',
       body: { output: { choices: [choice([{ text: 'sorry' }])] }, request_id: 'r-none' },
-      message: 'The dashscope upstream returned no image (finish_reason stop); check the prompt is in input.messages[].content[] (spec §7) (request id r-none)',
+      message: 'The dashscope upstream returned no image (finish_reason stop); check the prompt is in input.messages[].content[] (request id r-none)',
       upstreamRequestId: 'r-none',
     },
     {
       name: 'no choices at all',
       body: { output: { choices: [] }, request_id: 'r-empty' },
-      message: 'The dashscope upstream returned no image; check the prompt is in input.messages[].content[] (spec §7) (request id r-empty)',
+      message: 'The dashscope upstream returned no image; check the prompt is in input.messages[].content[] (request id r-empty)',
       upstreamRequestId: 'r-empty',
     },
     {
       name: 'no output and no code, header id used',
       body: {},
       headerRequestId: 'hdr-x',
-      message: 'The dashscope upstream returned no image; check the prompt is in input.messages[].content[] (spec §7) (request id hdr-x)',
+      message: 'The dashscope upstream returned no image; check the prompt is in input.messages[].content[] (request id hdr-x)',
       upstreamRequestId: 'hdr-x',
     },
     {
       name: 'a body that is not an object',
       body: 'not json',
-      message: 'The dashscope upstream returned no image; check the prompt is in input.messages[].content[] (spec §7)',
+      message: 'The dashscope upstream returned no image; check the prompt is in input.messages[].content[]',
     },
   ])('no image: 502 upstream_no_image ($name)', ({ body, headerRequestId, message, upstreamRequestId }) => {
     const error = thrown(() => translateImageResponse(body, { now: 0, headerRequestId }));

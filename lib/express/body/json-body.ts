@@ -16,6 +16,7 @@ import { isObject } from '../../json/json-values.js';
 import { checkImageDataUrlBytes } from '../../images/data-url.js';
 import { DataUrlText } from '../../json/data-url-text.js';
 import { readBody } from './read-body.js';
+import { bodyAlreadyRead, bodyReadElsewhere } from './host-read-body.js';
 import { fingerprintBytes } from './body-fingerprint.js';
 import { contextOf } from '../request-context.js';
 import { isRepeatedHeader } from '../repeated-header.js';
@@ -31,11 +32,14 @@ export interface JsonBodyOptions {
   fingerprintAll?: boolean;
 }
 
-export function createJsonBody(options: Pick<ResolvedOptions, 'limits' | 'compressedBodies'>, { imageDataUrls = false, fingerprintAll = false }: JsonBodyOptions = {}): RequestHandler {
+export function createJsonBody(options: Pick<ResolvedOptions, 'limits' | 'compressedBodies' | 'logger'>, { imageDataUrls = false, fingerprintAll = false }: JsonBodyOptions = {}): RequestHandler {
   const { limits, compressedBodies } = options;
   return function readJsonBody(req, res, next) {
     // body-parser 1 (Express 4) flags `_body`; body-parser 2 (Express 5) leaves the stream read
-    if ((req as { _body?: boolean })._body === true || (req.readableEnded && req.body !== undefined)) {
+    if (bodyReadElsewhere(req)) {
+      // a host express.json() in front: its parsed value is used as it is; anything else it left
+      // (text, raw bytes, nothing) cannot be read again (host-read-body.ts)
+      if (!isParsedJson(req.body)) return next(bodyAlreadyRead(options.logger, req.originalUrl.split('?')[0]!.slice(0, 200)));
       if (nestingExceeds(req.body, MAX_DEPTH)) return next(GatewayError.invalidRequest(`The request body nests deeper than ${MAX_DEPTH} levels`));
       next();
       return;
@@ -177,6 +181,11 @@ function parseWithLongStrings(bytes: Buffer, start: number, long: readonly LongS
     }
   }
   return skeleton;
+}
+
+/** A value a host's JSON parser made: an object or array, not text or bytes. */
+function isParsedJson(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Buffer.isBuffer(value);
 }
 
 /** For bodies the host parsed: iterative, so the check itself cannot overflow. */

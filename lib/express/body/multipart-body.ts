@@ -10,8 +10,10 @@ import { startBodyDeadline } from './body-deadline.js';
 import { contentCodingOf } from './content-coding.js';
 import { isRepeatedHeader } from '../repeated-header.js';
 import { uploadChunksStorage } from './upload-chunks.js';
+import { bodyAlreadyRead, bodyReadElsewhere } from './host-read-body.js';
+import type { Logger } from '../../options/host-hooks.js';
 
-export function createMultipartBody(limits: Readonly<GatewayLimits>): RequestHandler {
+export function createMultipartBody(limits: Readonly<GatewayLimits>, logger: Logger): RequestHandler {
   const maxFiles = limits.imagesPerRequest + 1; // the images and one mask
   const upload = multer({
     // each file kept as the chunks it came in (upload-chunks.ts), not copied into one Buffer
@@ -21,6 +23,11 @@ export function createMultipartBody(limits: Readonly<GatewayLimits>): RequestHan
     limits: { fileSize: limits.uploadFileBytes, files: maxFiles, fields: 64, parts: 64 + maxFiles, fieldNameSize: 200, fieldSize: 256 * 1024 },
   }).any();
   return function readMultipartBody(req, res, next) {
+    // a form a host middleware read first cannot be read again: answered now, not after the read deadline
+    if (bodyReadElsewhere(req)) {
+      next(bodyAlreadyRead(logger, req.originalUrl.split('?')[0]!.slice(0, 200)));
+      return;
+    }
     if (isRepeatedHeader(req, 'content-type')) {
       next(GatewayError.invalidRequest('Send exactly one Content-Type header'));
       return;

@@ -5,7 +5,6 @@
 import { createHash } from 'node:crypto';
 import express, { type Router } from 'express';
 import { GatewayConfigError } from '../../errors/config-error.js';
-import { DEFAULT_CALLBACKS } from '../../gateway/options.js';
 import { PLAYGROUND_SCRIPT, type PlaygroundPageConfig, renderPlaygroundPage } from './playground-page.js';
 
 export interface PlaygroundOptions {
@@ -26,12 +25,17 @@ export interface PlaygroundOptions {
   /** Model names filled in per form. Default `x-image-2.0`, `x-image-edit`, `x-video`. */
   models?: Partial<PlaygroundPageConfig['models']>;
   /**
-   * Delays between task queries of the video form, ms; the last repeats. Default the gateway's
-   * callback schedule, [60 s, 45 s, 30 s, 20 s, 15 s] (contract §8: query late, shorten gradually).
-   * @example pollIntervalsMs: [2000, 1000] // a simulated upstream that finishes in seconds
+   * Delays between task queries of the video form, ms; the last repeats. Default
+   * `[2 s, 3 s, 5 s, 10 s, 15 s]`: a person is watching, so the page
+   * sees a task end within seconds, then queries less often (contract §8: no needless high-frequency
+   * polling). At least 500 ms each.
+   * @example pollIntervalsMs: [60_000, 30_000, 15_000] // query late, as the contract suggests for unattended clients
    */
   pollIntervalsMs?: readonly number[];
 }
+
+/** The video form's default query schedule: soon at first, a person is watching, then every 15 s. */
+const PLAYGROUND_POLL_INTERVALS_MS: readonly number[] = Object.freeze([2_000, 3_000, 5_000, 10_000, 15_000]);
 
 const DEFAULT_MODELS: PlaygroundPageConfig['models'] = Object.freeze({ image: 'x-image-2.0', edit: 'x-image-edit', video: 'x-video' });
 
@@ -77,7 +81,7 @@ function resolvePlaygroundOptions(options: PlaygroundOptions): PlaygroundPageCon
   for (const name of ['title', 'defaultKey'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'string') throw new GatewayConfigError('playground_option_type', `${name} must be a string.`, example);
   }
-  const intervals = options.pollIntervalsMs ?? DEFAULT_CALLBACKS.pollIntervalsMs;
+  const intervals = options.pollIntervalsMs ?? PLAYGROUND_POLL_INTERVALS_MS;
   if (!Array.isArray(intervals) || intervals.length === 0 || intervals.some((ms) => !Number.isSafeInteger(ms) || ms < 500)) {
     // below half a second is the "needless high-frequency polling" contract §8 asks clients to avoid
     throw new GatewayConfigError('playground_poll_intervals', 'pollIntervalsMs must be a non-empty list of whole milliseconds, each at least 500.', example);

@@ -56,6 +56,7 @@ ol.states { display: flex; gap: 8px; padding: 0; list-style: none; flex-wrap: wr
 ol.states li { padding: 4px 10px; border-radius: 999px; border: 1px solid var(--line); font-size: 13px; }
 ol.states li.final { border-color: var(--accent); color: var(--accent); }
 video { display: block; max-width: 100%; margin-top: 12px; border-radius: 10px; background: #000; }
+[hidden] { display: none !important; }
 .meta { font-size: 12px; color: var(--muted); margin-top: 10px; word-break: break-all; }
 `;
 
@@ -101,7 +102,10 @@ export const PLAYGROUND_SCRIPT = `
     var button = panel.querySelector('button[type=submit]');
     var error = panel.querySelector('.error');
     var elapsed = panel.querySelector('.elapsed');
+    var results = panel.querySelector('.grid');
     error.textContent = '';
+    // the previous answer goes: an error shown under it would read as its own
+    if (results) results.textContent = '';
     button.disabled = true;
     panel.classList.add('busy');
     var started = Date.now();
@@ -124,6 +128,8 @@ export const PLAYGROUND_SCRIPT = `
   // models: GET /v1/models fills the pickers; typing any other name still works
   async function loadModels() {
     var note = $('models-note');
+    // no key, no request: the page would only collect a 401
+    if (!keyInput.value.trim()) { note.textContent = 'Paste an API key to list the models'; return; }
     try {
       var list = (await call('GET', '/v1/models')).data.data || [];
       var datalist = $('models');
@@ -290,6 +296,7 @@ export function renderPlaygroundPage(config: PlaygroundPageConfig): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title}</title>
+<link rel="icon" href="data:,">
 <style>${PLAYGROUND_STYLE}</style>
 </head>
 <body>
@@ -309,7 +316,7 @@ export function renderPlaygroundPage(config: PlaygroundPageConfig): string {
     <form id="generate">
       <div class="row">
         <div><label for="image-model">Model</label><input id="image-model" list="models" required></div>
-        <div><label for="image-size">Size</label><select id="image-size"><option>1024*1024</option><option>1280*720</option><option>720*1280</option><option>1024*768</option><option>768*1024</option></select></div>
+        <div><label for="image-size">Size</label><select id="image-size"><option value="1024*1024">1024×1024</option><option value="1280*720">1280×720</option><option value="720*1280">720×1280</option><option value="1024*768">1024×768</option><option value="768*1024">768×1024</option></select></div>
         <div><label for="image-n">Images (n)</label><select id="image-n"><option>1</option><option>2</option><option>3</option><option>4</option></select></div>
       </div>
       <label for="image-prompt">Prompt</label><textarea id="image-prompt" required>A lighthouse at dawn, watercolour</textarea>
@@ -324,7 +331,7 @@ export function renderPlaygroundPage(config: PlaygroundPageConfig): string {
     <form id="edit">
       <div class="row">
         <div><label for="edit-model">Model</label><input id="edit-model" list="models" required></div>
-        <div><label for="edit-size">Size</label><select id="edit-size"><option value="">as the model chooses</option><option>1024x1024</option><option>1280x720</option><option>720x1280</option></select></div>
+        <div><label for="edit-size">Size</label><select id="edit-size"><option value="">as the model chooses</option><option value="1024x1024">1024×1024</option><option value="1280x720">1280×720</option><option value="720x1280">720×1280</option><option value="1024x768">1024×768</option><option value="768x1024">768×1024</option></select></div>
       </div>
       <label for="edit-prompt">Instruction</label><textarea id="edit-prompt" required>Turn the scene into a snowy winter night</textarea>
       <label>Images (1 to 3, in order: subject, style, background)</label>

@@ -28,7 +28,7 @@ export function listModelsHandler(options: ResolvedOptions): RequestHandler {
     try {
       listed = options.listModels ? await options.listModels(caller) : await defaultModelNames(options, caller);
     } catch (error) {
-      options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'listModels threw; answering 500');
+      options.logger.error({ requestId: context.requestId, error: error instanceof Error ? error.message : String(error) }, 'listModels threw; answering 500');
       throw GatewayError.internal();
     }
     sendJson(context, 200, { object: 'list', data: toModelObjects(listed) });

@@ -12,6 +12,9 @@ export function notFoundHandler(): RequestHandler {
   return function unservedPath(req, _res, next) {
     // originalUrl keeps a mount prefix (`/ai/v1/...`), which is the path the client actually sent
     const path = (req.originalUrl || req.url).split('?')[0]!.slice(0, 200);
-    next(GatewayError.notFound(`No route ${req.method} ${path}. See the gateway's endpoints (spec §4) and GET /v1/models.`));
+    // the message names only what the client can try: the client of a host's API has no contract to open
+    // baseUrl ends with the prefix this handler is mounted at: what is before it is the gateway's mount path
+    const mount = req.baseUrl.replace(/\/(?:v1|api\/v3)$/i, '');
+    next(GatewayError.notFound(`No route ${req.method} ${path}. Check the method and the path; GET ${mount}/v1/models lists the models your key may use.`));
   };
 }

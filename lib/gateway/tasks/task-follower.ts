@@ -109,6 +109,34 @@ export class TaskFollower {
     throw new Error(`task record kept changing during ${CAS_ROUNDS} compare-and-set rounds`);
   }
 
+  /**
+   * A state a query saw (the record already holds it): its callback is handed to delivery now, not at
+   * the next scheduled poll (docs/video-tasks-and-callbacks.md "When callbacks are sent"). The same event id as the
+   * poll's, handed over before it is recorded as notified, so a poll racing this one queues it once
+   * (or a receiver deduplicates a second delivery, contract §6.4). Never throws: the query is
+   * answered either way, and the next poll delivers what this could not.
+   */
+  async deliverSeen(record: TaskRecord, state: Record<string, unknown>): Promise<void> {
+    const { callback } = record;
+    const status = String(state.status);
+    if (!callback || callback.done || status === callback.notifiedStatus || isPassedStatus(status, callback.notifiedStatus)) return;
+    try {
+      const eventId = eventIdFor(record.id, status);
+      await this.options.scheduler.scheduleDelivery({
+        eventId,
+        taskId: record.id,
+        url: callback.url,
+        body: JSON.stringify(await this.results.present(record, state)),
+        status,
+        ...(record.trace ? { trace: record.trace } : {}),
+      });
+      // a terminal state handed over ends following: the scheduled poll finds `done` and stops
+      await this.options.store.updateTask(record.id, record.version, { callback: { ...callback, notifiedStatus: status, done: isTerminalStatus(status) } });
+    } catch (error) {
+      this.options.logger.warn({ taskId: record.id, status, error: messageOf(error) }, 'callback of a state seen by a query not queued; the next poll delivers it');
+    }
+  }
+
   private async stopFollowing(record: TaskRecord): Promise<undefined> {
     if (record.callback) await this.options.store.updateTask(record.id, record.version, { callback: { ...record.callback, done: true } });
     return undefined;

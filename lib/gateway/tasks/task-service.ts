@@ -16,6 +16,7 @@ import { type Outcome, type Usage, type UseCaseRequest, settle, usageFor } from 
 import { withCharge } from '../tenancy/with-charge.js';
 import type { CallContext } from '../../providers/call-context.js';
 import { providersWith, requireCapability } from '../../providers/registry.js';
+import { requestIdOf } from '../../errors/request-id.js';
 import { withFallback } from '../fallback.js';
 import { resolveUpstreams } from '../resolve-upstreams.js';
 import { snapshotCaller } from './caller-snapshot.js';
@@ -115,7 +116,7 @@ export class TaskService {
     const { model } = body;
     const { content, callbackUrl, upstreams, videoSeconds } = prepared;
     const call = this.call(request.cancel.signal);
-    const attempt = { route: 'video.tasks' as const, model, prompt: () => videoPromptOf(content) };
+    const attempt = { route: 'video.tasks' as const, model, tenant: caller.id, requestId: request.hostRequest && requestIdOf(request.hostRequest), prompt: () => videoPromptOf(content) };
     const created = await withFallback(upstreams, this.options, attempt, async (upstream) => {
       const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
       usage.attempted = true;
@@ -193,6 +194,7 @@ export class TaskService {
         return { ...state, storage_error: this.storageProblem(record, error) };
       }
     }
+    let seen: TaskRecord | undefined = record;
     if (status !== record.status || isTerminalStatus(status)) {
       // a lost compare-and-set only means another writer recorded the same upstream state; the winner
       // of the write that makes the task terminal is the one instance that reports its usage
@@ -200,7 +202,11 @@ export class TaskService {
       const updated = await this.options.store.updateTask(record.id, record.version, { status, ...(terminal ? { result: state, usageReported: true } : {}) });
       if (updated && status !== record.status) this.recordTransition(record, state);
       if (updated && terminal) this.terminalReached(updated, state);
+      seen = updated;
     }
+    // a state a query saw that its callback has not carried yet is sent now, not at the next poll
+    // (task-follower.ts deliverSeen); the writer that lost the compare-and-set leaves it to the winner
+    if (seen?.callback && !seen.callback.done && seen.callback.notifiedStatus !== status) await this.follower.deliverSeen(seen, state);
     return this.present(record, state, request.resultBase);
   }
 
