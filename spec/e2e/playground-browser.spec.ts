@@ -92,6 +92,33 @@ describe.skipIf(!available)('the playground in Debian chromium', () => {
     await page.screenshot({ path: path.join(ARTIFACTS, 'playground-generate.png'), fullPage: true });
   });
 
+  it('submits a task, shows its states and then its image', async () => {
+    await page.selectOption('#image-n', '1');
+    await page.selectOption('#image-mode', 'task');
+    await page.click('#generate button[type=submit]');
+    await page.waitForSelector('#image-states li[data-status=succeeded]');
+    await page.waitForFunction(() => {
+      const image = document.querySelector('#image-results img') as ImageLike | null;
+      return image !== null && image.complete && image.naturalWidth > 0;
+    });
+    const states = await page.$$eval('#image-states li', (nodes) => nodes.map((node) => (node as unknown as { dataset: { status?: string } }).dataset.status));
+    expect(states[0]).toBe('queued');
+    expect(states.at(-1)).toBe('succeeded');
+    expect(await page.textContent('#image-meta')).toMatch(/Task id: imgtask_/);
+    expect(await page.textContent('#panel-generate .error')).toBe('');
+  });
+
+  it('streams an image and shows the completed one', async () => {
+    await page.selectOption('#image-mode', 'stream');
+    await page.click('#generate button[type=submit]');
+    await page.waitForFunction(() => {
+      const image = document.querySelector('#image-results img') as (ImageLike & { src: string }) | null;
+      return image !== null && image.src.startsWith('data:image/') && image.complete && image.naturalWidth > 0;
+    });
+    expect(await page.textContent('#panel-generate .error')).toBe('');
+    await page.selectOption('#image-mode', 'wait');
+  });
+
   it("shows the error object's message when the gateway refuses", async () => {
     await page.fill('#image-model', 'x-no-such-model');
     await page.click('#generate button[type=submit]');

@@ -16,6 +16,11 @@ function appWith(options?: PlaygroundOptions): express.Express {
 }
 
 describe('createPlayground', () => {
+  it("serves a script a browser can parse (a template literal's escapes are easy to get wrong)", () => {
+    // compiled, not run: a syntax error would stop the whole page in the browser
+    expect(() => new Function(PLAYGROUND_SCRIPT)).not.toThrow();
+  });
+
   it('serves one self-contained page whose CSP allows exactly its inline script', async () => {
     const response = await request(appWith()).get('/play/').expect(200);
     expect(response.headers['content-type']).toBe('text/html; charset=utf-8');

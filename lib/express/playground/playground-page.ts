@@ -78,8 +78,10 @@ export const PLAYGROUND_SCRIPT = `
     return h;
   }
   // every failure is shown as the gateway's error object message (contract §2.5), or what went wrong on the way
-  async function call(method, path, body, isForm) {
-    var init = { method: method, headers: headers(isForm || body === undefined ? {} : { 'Content-Type': 'application/json' }) };
+  async function call(method, path, body, isForm, extraHeaders) {
+    var extra = isForm || body === undefined ? {} : { 'Content-Type': 'application/json' };
+    for (var name in extraHeaders || {}) extra[name] = extraHeaders[name];
+    var init = { method: method, headers: headers(extra) };
     if (body !== undefined) init.body = isForm ? body : JSON.stringify(body);
     var started = performance.now();
     var response;
@@ -94,7 +96,38 @@ export const PLAYGROUND_SCRIPT = `
       throw new Error(message + code);
     }
     if (data === undefined) throw new Error('The answer was not JSON.');
-    return { data: data, ms: Math.round(performance.now() - started) };
+    return { data: data, ms: Math.round(performance.now() - started), status: response.status, retryAfter: Number(response.headers.get('retry-after')) || 3 };
+  }
+
+  // a streamed answer (docs/routes.md "Streamed images"): OpenAI's image events, read as they arrive
+  async function stream(path, body, onEvent) {
+    var response;
+    try { response = await fetch(api(path), { method: 'POST', headers: headers({ 'Content-Type': 'application/json' }), body: JSON.stringify(body) }); }
+    catch (e) { throw new Error('The gateway could not be reached: ' + e.message); }
+    if (!response.ok || !/event-stream/.test(response.headers.get('content-type') || '')) {
+      var text = await response.text();
+      var data; try { data = JSON.parse(text); } catch (e) { data = undefined; }
+      throw new Error(data && data.error && data.error.message ? data.error.message + ' [' + data.error.code + ']' : 'HTTP ' + response.status);
+    }
+    var reader = response.body.getReader();
+    var decoder = new TextDecoder();
+    var buffered = '';
+    for (;;) {
+      var read = await reader.read();
+      if (read.done) break;
+      buffered += decoder.decode(read.value, { stream: true });
+      var end;
+      while ((end = buffered.indexOf('\\n\\n')) >= 0) {
+        var block = buffered.slice(0, end);
+        buffered = buffered.slice(end + 2);
+        var dataLines = block.split('\\n').filter(function (line) { return line.indexOf('data:') === 0; }).map(function (line) { return line.slice(5).trim(); });
+        // a comment (": keep-alive") carries no data: it only keeps the connection open
+        if (!dataLines.length || dataLines[0] === '[DONE]') continue;
+        var event = JSON.parse(dataLines.join('\\n'));
+        if (event.type === 'error' || event.error) throw new Error((event.error && event.error.message) || 'The stream failed.');
+        onEvent(event);
+      }
+    }
   }
 
   // progress: a spinner and the seconds elapsed while a request is in flight
@@ -165,10 +198,54 @@ export const PLAYGROUND_SCRIPT = `
     if (!target.children.length) throw new Error('The answer held no image.');
   }
 
-  // text-to-image: the spec's multimodal body (one text item), parameters with '*'
+  // long work is submitted as a task: the largest size takes minutes upstream (docs/image-tasks.md)
+  $('image-size').addEventListener('change', function () { if ($('image-size').value === '2048*2048') $('image-mode').value = 'task'; });
+  var cancelTask = null;
+  $('image-cancel').addEventListener('click', function () { if (cancelTask) cancelTask(); });
+
+  // a task: 202, then its states as the gateway reports them, each after the Retry-After it sent
+  async function followTask(body, startedAt) {
+    var states = $('image-states');
+    var submitted = await call('POST', '/v1/images/generations', body, false, { Prefer: 'respond-async' });
+    var task = submitted.data;
+    var seen = '';
+    var show = function (status) {
+      if (status === seen) return;
+      seen = status;
+      var li = document.createElement('li');
+      li.textContent = status + ' · ' + Math.round((Date.now() - startedAt) / 1000) + ' s';
+      li.dataset.status = status;
+      states.appendChild(li);
+    };
+    show(task.status);
+    $('image-meta').textContent = 'Task id: ' + task.id;
+    var retry = submitted.retryAfter;
+    $('image-cancel').hidden = false;
+    cancelTask = function () { call('POST', '/v1/images/tasks/' + encodeURIComponent(task.id) + '/cancel').catch(function () {}); };
+    try {
+      while (TERMINAL.indexOf(task.status) < 0) {
+        await wait(retry * 1000, $('image-countdown'));
+        var polled = await call('GET', '/v1/images/tasks/' + encodeURIComponent(task.id));
+        task = polled.data;
+        retry = polled.retryAfter;
+        show(task.status);
+      }
+    } finally {
+      $('image-cancel').hidden = true;
+      $('image-countdown').textContent = '';
+      cancelTask = null;
+    }
+    if (task.status !== 'succeeded') throw new Error('The task ended ' + task.status + (task.error && task.error.message ? ': ' + task.error.message : '.'));
+    return { data: task.result, ms: Date.now() - startedAt };
+  }
+
+  // text-to-image: the spec's multimodal body (one text item), parameters with '*'; answered at once,
+  // as a task, or streamed
   $('generate').addEventListener('submit', function (event) {
     event.preventDefault();
     var panel = $('panel-generate');
+    $('image-states').textContent = '';
+    $('image-meta').textContent = '';
     busy(panel, async function () {
       var prompt = $('image-prompt').value.trim();
       var parameters = { size: $('image-size').value, n: Number($('image-n').value) };
@@ -176,6 +253,23 @@ export const PLAYGROUND_SCRIPT = `
       if (negative) parameters.negative_prompt = negative;
       var body = { model: $('image-model').value.trim(), prompt: prompt || 'placeholder',
         input: { messages: [{ role: 'user', content: [{ text: prompt }] }] }, parameters: parameters };
+      var mode = $('image-mode').value;
+      var startedAt = Date.now();
+      if (mode === 'task') return showImages($('image-results'), await followTask(body, startedAt));
+      if (mode === 'stream') {
+        var images = [];
+        var preview = null;
+        body.stream = true;
+        body.partial_images = 2;
+        await stream('/v1/images/generations', body, function (event) {
+          if (/partial_image$/.test(event.type)) preview = event;
+          else if (/completed$/.test(event.type)) images.push({ b64_json: event.b64_json, revised_prompt: '' });
+          var shown = images.length ? images : preview ? [{ b64_json: preview.b64_json, revised_prompt: 'partial image ' + (preview.partial_image_index + 1) }] : [];
+          if (shown.length) showImages($('image-results'), { data: { data: shown }, ms: Date.now() - startedAt });
+        });
+        if (!images.length) throw new Error('The stream ended without a completed image.');
+        return;
+      }
       showImages($('image-results'), await call('POST', '/v1/images/generations', body));
     });
   });
@@ -316,14 +410,17 @@ export function renderPlaygroundPage(config: PlaygroundPageConfig): string {
     <form id="generate">
       <div class="row">
         <div><label for="image-model">Model</label><input id="image-model" list="models" required></div>
-        <div><label for="image-size">Size</label><select id="image-size"><option value="1024*1024">1024×1024</option><option value="1280*720">1280×720</option><option value="720*1280">720×1280</option><option value="1024*768">1024×768</option><option value="768*1024">768×1024</option></select></div>
+        <div><label for="image-size">Size</label><select id="image-size"><option value="1024*1024">1024×1024</option><option value="1280*720">1280×720</option><option value="720*1280">720×1280</option><option value="1024*768">1024×768</option><option value="768*1024">768×1024</option><option value="2048*2048">2048×2048 (takes minutes)</option></select></div>
         <div><label for="image-n">Images (n)</label><select id="image-n"><option>1</option><option>2</option><option>3</option><option>4</option></select></div>
+        <div><label for="image-mode">Answer</label><select id="image-mode"><option value="wait">at once (one request)</option><option value="task">as a task (Prefer: respond-async)</option><option value="stream">streamed (stream: true)</option></select></div>
       </div>
       <label for="image-prompt">Prompt</label><textarea id="image-prompt" required>A lighthouse at dawn, watercolour</textarea>
       <label for="image-negative">Negative prompt</label><input id="image-negative" placeholder="blurry, low quality">
-      <div class="actions"><button type="submit">Generate</button><span class="progress"><span class="spinner"></span>generating… <span class="elapsed"></span></span></div>
+      <div class="actions"><button type="submit">Generate</button><span class="progress"><span class="spinner"></span>generating… <span class="elapsed"></span> <span id="image-countdown"></span></span><button type="button" id="image-cancel" hidden>Cancel the task</button></div>
       <div class="error" role="alert"></div>
     </form>
+    <ol id="image-states" class="states"></ol>
+    <div id="image-meta" class="meta"></div>
     <div id="image-results" class="grid"></div>
   </section>
 
