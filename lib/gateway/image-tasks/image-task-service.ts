@@ -25,10 +25,14 @@ import { withCharge } from '../tenancy/with-charge.js';
 import { type Cancellation, type Outcome, type Usage, type UseCaseRequest, mayHaveBeenPaid, settle, usageFor } from '../use-case.js';
 import { FairQueue } from './fair-queue.js';
 
-/** The outcome of a task whose run never started here: it was cancelled, or ended by the watch, while it waited. */
+/**
+ * The outcome of a task whose run here does not stand: it was cancelled, or ended by the watch, before
+ * its run started or before the run's result was recorded. A caller waiting with `Prefer: wait` is then
+ * answered the task as recorded, never the run's images (docs/image-tasks.md "Cancelling").
+ */
 export class TaskNotRun extends Error {
   constructor(taskId: string) {
-    super(`image task ${taskId} was not run: it ended while it waited`);
+    super(`image task ${taskId} did not end with its run here: another writer ended it first`);
     this.name = 'TaskNotRun';
   }
 }
@@ -263,16 +267,19 @@ export class ImageTaskService implements TaskWatches {
     this.deliver(record, viewOf(record, 'running'));
     const outcome = await settle(usage, () => runPreparedImage(this.deps, usage, local.ready));
     this.local.delete(taskId);
+    let recorded = false;
     try {
-      await this.finish(record, outcome, local);
+      recorded = await this.finish(record, outcome, local);
     } catch (error) {
       options.logger.error({ taskId, error: messageOf(error) }, 'image task result not recorded');
     }
-    local.settle(outcome);
+    // only the outcome the task records is answered to a waiting caller: a run that lost to a cancel or
+    // to the watch (which refunded it) must not hand out images the task does not show
+    local.settle(recorded ? outcome : { ok: false, error: new TaskNotRun(taskId), usage });
   }
 
-  /** Records the run's outcome as the terminal state, unless a cancel or the watch got there first. */
-  private async finish(record: TaskRecord, outcome: Outcome<ImageAnswer>, local: LocalRun): Promise<void> {
+  /** Records the run's outcome as the terminal state, unless a cancel or the watch got there first; true when it did. */
+  private async finish(record: TaskRecord, outcome: Outcome<ImageAnswer>, local: LocalRun): Promise<boolean> {
     const { options } = this.deps;
     let view: ImageTaskView;
     let error: unknown;
@@ -290,10 +297,11 @@ export class ImageTaskService implements TaskWatches {
     const changes: TaskChanges = { status: view.status, result: { ...view }, usageReported: true, image: { ...record.image!, finishedAt: Date.now() } };
     const updated = await options.store.updateTask(record.id, record.version, changes);
     // another writer ended it first (a cancel, or the watch past the deadline): its state stands
-    if (!updated) return;
+    if (!updated) return false;
     // an answer that came back was paid for, whatever became of it here
     const paid = outcome.ok || mayHaveBeenPaid(outcome.usage, error);
     await this.ended(updated, view, { paid, error, usage: outcome.usage, caller: local.caller });
+    return true;
   }
 
   /**

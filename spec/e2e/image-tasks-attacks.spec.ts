@@ -1,0 +1,94 @@
+// Image tasks attacked (docs/image-tasks.md): a cancel that lands while the finished work is still being
+// completed, a caller that waits with `Prefer: wait`, and the charge held against the work the fake
+// upstream counts. Each test is a way a tenant could get images the task does not show or was not
+// charged for, or a way the task's one terminal state could be contradicted.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import request from 'supertest';
+import { describe, expect, it } from 'vitest';
+import { type GatewayOptions, type ResultStorage, type TaskRecord, type TaskStore, memoryTaskStore } from '../../lib/index.js';
+import { localResultStorage } from '../../lib/storage.js';
+import { OPENAI_IMAGES, startFakePaidImages } from '../helpers/fake-paid-images.js';
+import { KEY_A } from '../helpers/gateway-app.js';
+import { type GatewayFixture, gatewayWith } from '../helpers/gateway-with.js';
+import { quotaUsed } from '../helpers/paid-work.js';
+
+const DASHSCOPE_MODEL = 'x-image-2.0';
+
+type Fixture = GatewayFixture<{ images: typeof startFakePaidImages }>;
+
+function start(options: Partial<GatewayOptions> = {}): Promise<Fixture> {
+  return gatewayWith({
+    fakes: { images: startFakePaidImages },
+    resolve: (_, { images }) => ({ provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: 'sk-up', model: 'qwen-image-2.0' }),
+    quotas: { limits: { imagesPerMinute: 100 } },
+    ...options,
+  });
+}
+
+const auth = { Authorization: `Bearer ${KEY_A}` };
+
+/** A result storage whose URLs wait for `open()`: the upstream has answered, the task is still completing its answer. */
+function gatedStorage(): { storage: ResultStorage; reached: Promise<void>; open: () => void } {
+  const inner = localResultStorage({ directory: mkdtempSync(join(tmpdir(), 'image-task-attacks-')), secret: 'image-task-attacks-secret-0123456789' });
+  let open!: () => void;
+  let reach!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const reached = new Promise<void>((resolve) => (reach = resolve));
+  const storage: ResultStorage = {
+    ...inner,
+    put: (key, body, info) => inner.put(key, body, info),
+    url: async (key, context) => {
+      reach();
+      await gate;
+      return inner.url(key, context);
+    },
+    delete: (key) => inner.delete(key),
+    deletePrefix: (prefix) => inner.deletePrefix(prefix),
+    ...(inner.read ? { read: (key: string, query: Record<string, unknown>) => inner.read!(key, query) } : {}),
+  };
+  return { storage, reached, open };
+}
+
+/** The task store the gateway uses, telling the test the ids of the tasks created (a wait answers no id until it ends). */
+function watchedStore(): { store: TaskStore; ids: string[] } {
+  const inner = memoryTaskStore();
+  const ids: string[] = [];
+  const store = new Proxy(inner, {
+    get(target, name, receiver) {
+      if (name === 'createTask') return (record: TaskRecord) => (ids.push(record.id), target.createTask(record));
+      return Reflect.get(target, name, receiver) as unknown;
+    },
+  });
+  return { store, ids };
+}
+
+describe('a cancel that lands after the upstream answered', () => {
+  it('the caller waiting with Prefer: wait gets the cancelled task, never the images of a task that shows cancelled', async () => {
+    const gated = gatedStorage();
+    const watched = watchedStore();
+    const gw = await start({ storage: gated.storage, store: watched.store });
+    const answered = request(gw.url)
+      .post(OPENAI_IMAGES)
+      .set(auth)
+      .set('Prefer', 'respond-async, wait=60')
+      .send({ model: DASHSCOPE_MODEL, prompt: 'late cancel', n: 2 })
+      .then((res) => res);
+    await gated.reached;
+    // the upstream has answered: the run is storing its images when the cancel arrives
+    expect(gw.fakes.images.started()).toBe(1);
+    const [id] = watched.ids;
+    const cancelled = await request(gw.app).post(`/v1/images/tasks/${id}/cancel`).set(auth);
+    expect(cancelled.body.status).toBe('cancelled');
+    gated.open();
+    const res = await answered;
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ id, status: 'cancelled' });
+    expect(res.body.data).toBeUndefined();
+    expect((await request(gw.app).get(`/v1/images/tasks/${id}`).set(auth)).body.status).toBe('cancelled');
+    // a running task's images stay charged, once
+    expect(await quotaUsed(gw.router, 'images')).toBe(2);
+    expect(gw.usage.filter((event) => event.task?.id === id).map((event) => event.task!.status)).toEqual(['cancelled']);
+  });
+});
