@@ -92,3 +92,48 @@ describe('a cancel that lands after the upstream answered', () => {
     expect(gw.usage.filter((event) => event.task?.id === id).map((event) => event.task!.status)).toEqual(['cancelled']);
   });
 });
+
+/** A task store whose writes of new tasks wait for `open()`, as a remote store's round trip would. */
+function slowStore(): { store: TaskStore; creating: () => number; open: () => void } {
+  const inner = memoryTaskStore();
+  let creating = 0;
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const store = new Proxy(inner, {
+    get(target, name, receiver) {
+      if (name === 'createTask') {
+        return async (record: TaskRecord) => {
+          creating += 1;
+          await gate;
+          return target.createTask(record);
+        };
+      }
+      return Reflect.get(target, name, receiver) as unknown;
+    },
+  });
+  return { store, creating: () => creating, open };
+}
+
+describe('a burst of submits against a store with a round trip', () => {
+  it("one caller's concurrent submits cannot queue more than maxQueuedPerCaller between the check and the queue", async () => {
+    const slow = slowStore();
+    const gw = await start({ store: slow.store, imageTasks: { concurrency: 1, maxQueuedPerCaller: 1 } });
+    const submits = Array.from({ length: 4 }, (_, index) =>
+      request(gw.url)
+        .post(OPENAI_IMAGES)
+        .set(auth)
+        .set('Prefer', 'respond-async')
+        .send({ model: DASHSCOPE_MODEL, prompt: `burst ${index}` })
+        .then((res) => res),
+    );
+    const refusals: number[] = [];
+    for (const submit of submits) void submit.then((res) => res.status === 429 && refusals.push(res.status));
+    // every submit is either at the store or refused: then the store answers
+    await expect.poll(() => slow.creating() + refusals.length, { timeout: 10_000 }).toBe(4);
+    slow.open();
+    const statuses = (await Promise.all(submits)).map((res) => res.status).sort();
+    // the first admitted holds the caller's one place while its task is written; the others are refused
+    expect(statuses).toEqual([202, 429, 429, 429]);
+    expect(await quotaUsed(gw.router, 'images')).toBe(1);
+  });
+});

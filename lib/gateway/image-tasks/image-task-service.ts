@@ -119,7 +119,11 @@ export class ImageTaskService implements TaskWatches {
       const images = imagesAskedOf(ready);
       usage.imagesAsked = images;
       // charged now, settled at the terminal state (docs/image-tasks.md "What is charged")
-      return withCharge(this.deps.quotas, from.caller, { requests: 1, images }, usage, (charge) => this.create(from, call, ready, callbackUrl, charge), 'by-work');
+      return withCharge(this.deps.quotas, from.caller, { requests: 1, images }, usage, (charge) => this.create(from, call, ready, callbackUrl, charge), 'by-work').then((created) => {
+        // refused or not written: the place admit held in the queue is given back (queued by create otherwise)
+        if (!created.ok) this.queue.release(from.caller.id);
+        return created;
+      });
     });
   }
 
