@@ -137,3 +137,25 @@ describe('a burst of submits against a store with a round trip', () => {
     expect(await quotaUsed(gw.router, 'images')).toBe(1);
   });
 });
+
+describe('a queued task ended by its watch', () => {
+  it('gives its place in the queue back at once: the caller may queue another, and the ended task never runs', async () => {
+    const gw = await start({ imageTasks: { concurrency: 1, maxQueuedPerCaller: 1, maxQueueSeconds: 1 } });
+    const release = gw.fakes.images.hold();
+    const running = await request(gw.app).post(OPENAI_IMAGES).set(auth).set('Prefer', 'respond-async').send({ model: DASHSCOPE_MODEL, prompt: 'holds the slot' });
+    await expect.poll(() => gw.fakes.images.started()).toBe(1);
+    const waiting = await request(gw.app).post(OPENAI_IMAGES).set(auth).set('Prefer', 'respond-async').send({ model: DASHSCOPE_MODEL, prompt: 'waits too long', n: 3 });
+    expect(waiting.status).toBe(202);
+    await expect.poll(async () => (await request(gw.app).get(`/v1/images/tasks/${waiting.body.id}`).set(auth)).body.status, { timeout: 10_000, interval: 100 }).toBe('failed');
+    const task = await request(gw.app).get(`/v1/images/tasks/${waiting.body.id}`).set(auth);
+    expect(task.body.error.code).toBe('task_interrupted');
+    const next = await request(gw.app).post(OPENAI_IMAGES).set(auth).set('Prefer', 'respond-async').send({ model: DASHSCOPE_MODEL, prompt: 'takes the freed place' });
+    expect(next.status).toBe(202);
+    // the running task keeps its image; the ended one was refunded
+    expect(await quotaUsed(gw.router, 'images')).toBe(2);
+    release();
+    await expect.poll(() => gw.usage.filter((event) => event.task !== undefined).length, { timeout: 10_000 }).toBe(3);
+    expect(gw.fakes.images.started()).toBe(2);
+    expect(running.status).toBe(202);
+  });
+});

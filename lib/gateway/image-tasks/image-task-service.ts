@@ -201,14 +201,9 @@ export class ImageTaskService implements TaskWatches {
         const updated = await this.deps.options.store.updateTask(record.id, record.version, { status: 'cancelled', result: { ...view }, usageReported: true });
         if (!updated) continue;
         const run = this.local.get(record.id);
-        const waiting = run !== undefined && this.queue.remove(record.owner, record.id);
         run?.controller.abort(GatewayError.invalidRequest('the task was cancelled'));
         await this.ended(updated, view, { paid: started, error: undefined, usage: undefined, caller: run?.caller });
-        if (run && waiting) {
-          // its run will never start: this process lets go of it now
-          this.local.delete(record.id);
-          run.settle({ ok: false, error: new TaskNotRun(record.id), usage });
-        }
+        this.dropWaiting(record);
         return view;
       }
       throw new Error(`task ${id} kept changing while it was cancelled`);
@@ -238,9 +233,19 @@ export class ImageTaskService implements TaskWatches {
       if (!updated) continue;
       // the interruption is the gateway's fault, not the caller's: everything comes back
       await this.ended(updated, view, { paid: false, error, usage: undefined, caller: undefined });
+      // still waiting in this process's queue: its place (and the caller's share) is free at once
+      this.dropWaiting(record);
       return undefined;
     }
     throw new Error(`task ${taskId} kept changing while it was watched`);
+  }
+
+  /** A task ended by a cancel or its watch while it waited here: its run will never start, so this process lets go of it now. */
+  private dropWaiting(record: TaskRecord): void {
+    const run = this.local.get(record.id);
+    if (!run || !this.queue.remove(record.owner, record.id)) return;
+    this.local.delete(record.id);
+    run.settle({ ok: false, error: new TaskNotRun(record.id), usage: usageFor(record.model) });
   }
 
   /** The run of one task in this process: marked running, the use case, the terminal state recorded. */
