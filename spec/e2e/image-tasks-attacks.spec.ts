@@ -159,3 +159,15 @@ describe('a queued task ended by its watch', () => {
     expect(running.status).toBe(202);
   });
 });
+
+describe('an expired task', () => {
+  it('cancelling it answers 409 naming the status the task answers (expired), not the one recorded', async () => {
+    const gw = await start({ imageTasks: { upstreamUrlSeconds: 1 } });
+    const res = await request(gw.app).post(OPENAI_IMAGES).set(auth).set('Prefer', 'respond-async').send({ model: DASHSCOPE_MODEL, prompt: 'short-lived URLs' });
+    await expect.poll(async () => (await request(gw.app).get(`/v1/images/tasks/${res.body.id}`).set(auth)).body.status, { timeout: 10_000, interval: 100 }).toBe('expired');
+    const cancelled = await request(gw.app).post(`/v1/images/tasks/${res.body.id}/cancel`).set(auth);
+    expect(cancelled.status).toBe(409);
+    expect(cancelled.body.error.code).toBe('task_not_cancellable');
+    expect(cancelled.body.error.message).toContain('(expired)');
+  });
+});

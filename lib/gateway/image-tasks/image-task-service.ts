@@ -194,7 +194,11 @@ export class ImageTaskService implements TaskWatches {
         usage.model = record.model;
         if (record.status === 'cancelled') return this.present(record);
         if (isTerminalStatus(record.status)) {
-          throw new GatewayError({ status: 409, code: ERROR_CODES.taskNotCancellable, message: `Task '${id}' has already ended (${record.status}); only a queued or running task can be cancelled.` });
+          throw new GatewayError({
+            status: 409,
+            code: ERROR_CODES.taskNotCancellable,
+            message: `Task '${id}' has already ended (${this.present(record).status}); only a queued or running task can be cancelled.`,
+          });
         }
         const started = record.image?.startedAt !== undefined;
         const view = viewOf(record, 'cancelled');
