@@ -171,3 +171,17 @@ describe('an expired task', () => {
     expect(cancelled.body.error.message).toContain('(expired)');
   });
 });
+
+describe('a replayed submit', () => {
+  it('replays the 202 with every header the contract gives it: Location, Preference-Applied, Retry-After, Cache-Control: no-store', async () => {
+    const gw = await start();
+    const headers = { Prefer: 'respond-async', 'Idempotency-Key': 'attack-replay-1' };
+    const first = await request(gw.app).post(OPENAI_IMAGES).set(auth).set(headers).send({ model: DASHSCOPE_MODEL, prompt: 'replayed' });
+    const second = await request(gw.app).post(OPENAI_IMAGES).set(auth).set(headers).send({ model: DASHSCOPE_MODEL, prompt: 'replayed' });
+    expect(first.status).toBe(202);
+    expect(second.status).toBe(202);
+    expect(second.headers['idempotent-replayed']).toBe('true');
+    for (const name of ['location', 'preference-applied', 'cache-control', 'retry-after']) expect([name, second.headers[name]]).toEqual([name, first.headers[name]]);
+    expect(gw.fakes.images.started()).toBeLessThanOrEqual(1);
+  });
+});
