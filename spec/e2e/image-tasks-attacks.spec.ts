@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { type GatewayOptions, type ResultStorage, type TaskRecord, type TaskStore, memoryTaskStore } from '../../lib/index.js';
+import { type GatewayOptions, type JobScheduler, type ResultStorage, type TaskRecord, type TaskStore, memoryScheduler, memoryTaskStore } from '../../lib/index.js';
 import { localResultStorage } from '../../lib/storage.js';
 import { OPENAI_IMAGES, startFakePaidImages } from '../helpers/fake-paid-images.js';
 import { KEY_A } from '../helpers/gateway-app.js';
@@ -183,5 +183,52 @@ describe('a replayed submit', () => {
     expect(second.headers['idempotent-replayed']).toBe('true');
     for (const name of ['location', 'preference-applied', 'cache-control', 'retry-after']) expect([name, second.headers[name]]).toEqual([name, first.headers[name]]);
     expect(gw.fakes.images.started()).toBeLessThanOrEqual(1);
+  });
+});
+
+/** The memory scheduler, its `n`-th schedulePoll held until `open()`: a task marked running whose upstream call is not made yet. */
+function heldScheduler(n: number): { scheduler: JobScheduler; reached: Promise<void>; open: () => void } {
+  const inner = memoryScheduler();
+  let calls = 0;
+  let open!: () => void;
+  let reach!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const reached = new Promise<void>((resolve) => (reach = resolve));
+  const scheduler = new Proxy(inner, {
+    get(target, name, receiver) {
+      if (name === 'schedulePoll') {
+        return async (...args: Parameters<JobScheduler['schedulePoll']>) => {
+          calls += 1;
+          if (calls === n) {
+            reach();
+            await gate;
+          }
+          return target.schedulePoll(...args);
+        };
+      }
+      return Reflect.get(target, name, receiver) as unknown;
+    },
+  });
+  return { scheduler, reached, open };
+}
+
+describe('a cancel between running and the upstream call', () => {
+  it('a task cancelled once running but before its upstream call was made gets its images back: nothing was made', async () => {
+    // the first schedulePoll is the submit's watch, the second the run's, made just before the upstream call
+    const held = heldScheduler(2);
+    const watched = watchedStore();
+    const gw = await start({ scheduler: held.scheduler, store: watched.store });
+    const res = await request(gw.app).post(OPENAI_IMAGES).set(auth).set('Prefer', 'respond-async').send({ model: DASHSCOPE_MODEL, prompt: 'cancelled in the gap', n: 2 });
+    expect(res.status).toBe(202);
+    await held.reached;
+    expect((await request(gw.app).get(`/v1/images/tasks/${res.body.id}`).set(auth)).body.status).toBe('running');
+    const cancelled = await request(gw.app).post(`/v1/images/tasks/${res.body.id}/cancel`).set(auth);
+    expect(cancelled.body.status).toBe('cancelled');
+    held.open();
+    await expect.poll(() => gw.usage.filter((event) => event.task?.id === res.body.id).length).toBe(1);
+    await gw.fakes.images.settled();
+    expect(gw.fakes.images.started()).toBe(0);
+    // charged what was made: nothing
+    expect(await quotaUsed(gw.router, 'images')).toBe(gw.fakes.images.imagesMade());
   });
 });

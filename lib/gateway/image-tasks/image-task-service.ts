@@ -73,6 +73,8 @@ interface LocalRun {
   controller: AbortController;
   settle: (outcome: Outcome<ImageAnswer>) => void;
   charge: QuotaCharge;
+  /** The run's usage once it began: `attempted` says whether an upstream call was made. */
+  usage?: Usage;
 }
 
 export class ImageTaskService implements TaskWatches {
@@ -200,11 +202,14 @@ export class ImageTaskService implements TaskWatches {
             message: `Task '${id}' has already ended (${this.present(record).status}); only a queued or running task can be cancelled.`,
           });
         }
-        const started = record.image?.startedAt !== undefined;
+        // a run of this process knows whether its upstream call was made; another instance's is assumed made
+        const local = this.local.get(record.id);
+        const started = record.image?.startedAt !== undefined && (local === undefined || local.usage?.attempted === true);
         const view = viewOf(record, 'cancelled');
         const updated = await this.deps.options.store.updateTask(record.id, record.version, { status: 'cancelled', result: { ...view }, usageReported: true });
         if (!updated) continue;
         const run = this.local.get(record.id);
+        // aborted before its call is made, the call is never sent: nothing was made, everything comes back
         run?.controller.abort(GatewayError.invalidRequest('the task was cancelled'));
         await this.ended(updated, view, { paid: started, error: undefined, usage: undefined, caller: run?.caller });
         this.dropWaiting(record);
@@ -258,6 +263,7 @@ export class ImageTaskService implements TaskWatches {
     if (!local) return;
     const { options } = this.deps;
     const usage = usageFor('');
+    local.usage = usage;
     let record = await options.store.getTask(taskId).catch(() => undefined);
     if (!record?.image || record.status !== 'queued') {
       // cancelled while it waited, or ended by the watch: nothing to run
