@@ -232,3 +232,21 @@ describe('a cancel between running and the upstream call', () => {
     expect(await quotaUsed(gw.router, 'images')).toBe(gw.fakes.images.imagesMade());
   });
 });
+
+describe('a task that ends failed although its upstream answered', () => {
+  it('a caller waiting with Prefer: wait gets the failure the task records (result_not_kept), not images billed as undelivered', async () => {
+    const gw = await gatewayWith({
+      fakes: { images: startFakePaidImages },
+      resolve: (_, { images }) => ({ provider: 'openai', baseURL: images.openaiBaseURL, apiKey: 'sk-up' }),
+      quotas: { limits: { imagesPerMinute: 100 } },
+    });
+    const res = await request(gw.app).post(OPENAI_IMAGES).set(auth).set('Prefer', 'respond-async, wait=30').send({ model: 'gpt-image-1', prompt: 'bytes only' });
+    expect(res.body.data).toBeUndefined();
+    expect(res.status).toBe(502);
+    expect(res.body.error.code).toBe('result_not_kept');
+    await expect.poll(() => gw.usage.filter((event) => event.task !== undefined).length).toBe(1);
+    const [event] = gw.usage.filter((e) => e.task !== undefined);
+    expect(event).toMatchObject({ images: 0, task: { status: 'failed' }, errorCode: 'result_not_kept' });
+    expect(await quotaUsed(gw.router, 'images')).toBe(gw.fakes.images.imagesMade());
+  });
+});

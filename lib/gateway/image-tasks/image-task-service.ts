@@ -286,19 +286,24 @@ export class ImageTaskService implements TaskWatches {
     this.deliver(record, viewOf(record, 'running'));
     const outcome = await settle(usage, () => runPreparedImage(this.deps, usage, local.ready));
     this.local.delete(taskId);
-    let recorded = false;
+    let recorded: Outcome<ImageAnswer> | undefined;
     try {
       recorded = await this.finish(record, outcome, local);
     } catch (error) {
       options.logger.error({ taskId, error: messageOf(error) }, 'image task result not recorded');
     }
     // only the outcome the task records is answered to a waiting caller: a run that lost to a cancel or
-    // to the watch (which refunded it) must not hand out images the task does not show
-    local.settle(recorded ? outcome : { ok: false, error: new TaskNotRun(taskId), usage });
+    // to the watch (which refunded it), or whose answer could not be kept, must not hand out images
+    // the task and its usage event do not show
+    local.settle(recorded ?? { ok: false, error: new TaskNotRun(taskId), usage });
   }
 
-  /** Records the run's outcome as the terminal state, unless a cancel or the watch got there first; true when it did. */
-  private async finish(record: TaskRecord, outcome: Outcome<ImageAnswer>, local: LocalRun): Promise<boolean> {
+  /**
+   * Records the run's outcome as the terminal state, unless a cancel or the watch got there first;
+   * returns the outcome recorded (a failure when the answer could not be kept), undefined when another
+   * writer ended the task.
+   */
+  private async finish(record: TaskRecord, outcome: Outcome<ImageAnswer>, local: LocalRun): Promise<Outcome<ImageAnswer> | undefined> {
     const { options } = this.deps;
     let view: ImageTaskView;
     let error: unknown;
@@ -316,11 +321,11 @@ export class ImageTaskService implements TaskWatches {
     const changes: TaskChanges = { status: view.status, result: { ...view }, usageReported: true, image: { ...record.image!, finishedAt: Date.now() } };
     const updated = await options.store.updateTask(record.id, record.version, changes);
     // another writer ended it first (a cancel, or the watch past the deadline): its state stands
-    if (!updated) return false;
+    if (!updated) return undefined;
     // an answer that came back was paid for, whatever became of it here
     const paid = outcome.ok || mayHaveBeenPaid(outcome.usage, error);
     await this.ended(updated, view, { paid, error, usage: outcome.usage, caller: local.caller });
-    return true;
+    return view.status === 'succeeded' ? outcome : { ok: false, error, usage: outcome.usage };
   }
 
   /**
