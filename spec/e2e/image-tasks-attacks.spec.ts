@@ -5,12 +5,15 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import express from 'express';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { type GatewayOptions, type JobScheduler, type ResultStorage, type TaskRecord, type TaskStore, memoryScheduler, memoryTaskStore } from '../../lib/index.js';
+import { type GatewayOptions, type JobScheduler, createGatewayRouter, staticKeys, type ResultStorage, type TaskRecord, type TaskStore, memoryScheduler, memoryTaskStore } from '../../lib/index.js';
 import { localResultStorage } from '../../lib/storage.js';
 import { OPENAI_IMAGES, startFakePaidImages } from '../helpers/fake-paid-images.js';
-import { KEY_A } from '../helpers/gateway-app.js';
+import { KEY_A, listen } from '../helpers/gateway-app.js';
 import { type GatewayFixture, gatewayWith } from '../helpers/gateway-with.js';
 import { quotaUsed } from '../helpers/paid-work.js';
 
@@ -248,5 +251,62 @@ describe('a task that ends failed although its upstream answered', () => {
     const [event] = gw.usage.filter((e) => e.task !== undefined);
     expect(event).toMatchObject({ images: 0, task: { status: 'failed' }, errorCode: 'result_not_kept' });
     expect(await quotaUsed(gw.router, 'images')).toBe(gw.fakes.images.imagesMade());
+  });
+});
+
+/** The collector, reached at runtime (the flag is honoured for functions made after it is set). */
+function collector(): () => void {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
+
+describe('what a queued task holds', () => {
+  it('neither the submitting request nor its socket is held while the task waits for a slot', async () => {
+    const fakes = await startFakePaidImages();
+    const router = createGatewayRouter({
+      verifyKey: staticKeys({ [KEY_A]: { id: 'tenant-a' } }),
+      resolveUpstream: () => ({ provider: 'dashscope', baseURL: fakes.dashscopeBaseURL, apiKey: 'sk-up', model: 'qwen-image-2.0' }),
+      imageTasks: { concurrency: 1 },
+    });
+    const requests: Array<WeakRef<object>> = [];
+    const sockets: Array<WeakRef<object>> = [];
+    const app = express();
+    app.use((req, _res, next) => {
+      requests.push(new WeakRef(req));
+      sockets.push(new WeakRef(req.socket));
+      next();
+    });
+    app.use(router);
+    const server = await listen(app);
+    try {
+      const release = fakes.hold();
+      const post = (prompt: string) =>
+        fetch(`${server.url}${OPENAI_IMAGES}`, {
+          method: 'POST',
+          headers: { ...auth, 'Content-Type': 'application/json', Prefer: 'respond-async', Connection: 'close' },
+          body: JSON.stringify({ model: DASHSCOPE_MODEL, prompt }),
+        });
+      expect((await post('holds the one slot')).status).toBe(202);
+      await expect.poll(() => fakes.started()).toBe(1);
+      const queued = await post('waits behind it');
+      expect(queued.status).toBe(202);
+      const { id } = (await queued.json()) as { id: string };
+      expect(requests).toHaveLength(2);
+      const gc = collector();
+      // the second request and its socket: gone while its task still waits
+      await expect
+        .poll(() => {
+          gc();
+          return [requests[1]?.deref() === undefined, sockets[1]?.deref() === undefined];
+        })
+        .toEqual([true, true]);
+      expect(fakes.started()).toBe(1);
+      release();
+      await expect.poll(async () => ((await (await fetch(`${server.url}/v1/images/tasks/${id}`, { headers: auth })).json()) as { status: string }).status, { timeout: 10_000 }).toBe('succeeded');
+    } finally {
+      await server.close();
+      await router.close();
+      await fakes.close();
+    }
   });
 });
