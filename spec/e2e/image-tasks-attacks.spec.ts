@@ -310,3 +310,22 @@ describe('what a queued task holds', () => {
     }
   });
 });
+
+describe('a scheduler that is down at submit', () => {
+  it('refuses the submit with nothing left behind: no task written that no watch would ever end, the charge given back', async () => {
+    const inner = memoryScheduler();
+    const scheduler = new Proxy(inner, {
+      get(target, name, receiver) {
+        if (name === 'schedulePoll') return () => Promise.reject(new Error('scheduler unreachable'));
+        return Reflect.get(target, name, receiver) as unknown;
+      },
+    });
+    const watched = watchedStore();
+    const gw = await start({ scheduler, store: watched.store });
+    const res = await request(gw.app).post(OPENAI_IMAGES).set(auth).set('Prefer', 'respond-async').send({ model: DASHSCOPE_MODEL, prompt: 'never watched', n: 2 });
+    expect(res.status).toBeGreaterThanOrEqual(500);
+    expect(watched.ids).toEqual([]);
+    expect(await quotaUsed(gw.router, 'images')).toBe(0);
+    expect(gw.fakes.images.started()).toBe(0);
+  });
+});

@@ -158,6 +158,10 @@ export class ImageTaskService implements TaskWatches {
       ...(trace ? { trace } : {}),
       image: state,
     };
+    // the watch runs on whichever instance the scheduler picks; if this one stops, it ends the task. It
+    // is armed before the record is written: a scheduler that is down leaves no task nothing would end,
+    // and a watch whose record was never written finds nothing to do
+    await this.watchAt(record.id, state.deadline);
     // no record, nothing to settle later: a failure here is refunded by withCharge
     await options.store.createTask(record);
     options.telemetry.recordTaskTransition('queued');
@@ -167,8 +171,6 @@ export class ImageTaskService implements TaskWatches {
     // the run is made for the task, not the request: the request (its sockets, its body) can go
     const taskFrom = runRequest(caller, controller, from.resultBase);
     this.local.set(record.id, { ready: rebasePrepared(ready, taskFrom), caller, controller, settle: settleRun, charge });
-    // the watch runs on whichever instance the scheduler picks; if this one stops, it ends the task
-    await this.watchAt(record.id, state.deadline);
     this.queue.push(caller.id, record.id, () => options.telemetry.detached(() => options.telemetry.taskRun(record.model, record.trace, () => this.run(record.id))));
     return { task: viewOf(record, record.status), finished };
   }
