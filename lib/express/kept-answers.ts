@@ -8,8 +8,9 @@ export function doneRecord(fingerprint: string, status: number, contentType: str
   return { state: 'done', fingerprint, answer: { status, contentType, body: (typeof body === 'string' ? Buffer.from(body) : body).toString('base64'), ...(headers ? { headers } : {}) } };
 }
 
-// the headers that are part of an answer, not of one delivery of it: replayed with the body
-const ANSWER_HEADERS = ['location', 'preference-applied'] as const;
+// the headers that are part of an answer, not of one delivery of it: replayed with the body (a task's
+// 202 has all four, docs/image-tasks.md; only 2xx answers are kept, so Retry-After is never an error's)
+const ANSWER_HEADERS = ['location', 'preference-applied', 'retry-after', 'cache-control'] as const;
 export const ANSWER_HEADER_NAMES: ReadonlySet<string> = new Set(ANSWER_HEADERS);
 
 /** The answer headers (ANSWER_HEADERS) a response has set, or undefined when it has none. */

@@ -61,6 +61,29 @@ describe('FairQueue', () => {
     expect(q.queue.admit(owner)).toBe(admission);
   });
 
+  it.each([
+    { name: 'admitted places count until pushed', admits: ['a', 'a'], release: [], next: 'a', admission: 'caller-full' },
+    { name: 'a released place is free again', admits: ['a', 'a'], release: ['a'], next: 'a', admission: 'ok' },
+    { name: 'admitted places count toward the process queue', admits: ['a', 'b', 'c'], release: [], next: 'd', admission: 'full' },
+  ])('admission held between the check and the push: $name', ({ admits, release, next, admission }) => {
+    const queue = new FairQueue({ concurrency: 1, perCaller: 1, maxQueued: 3, maxQueuedPerCaller: 2 });
+    for (const owner of admits) expect(queue.admit(owner)).toBe('ok');
+    for (const owner of release) queue.release(owner);
+    expect(queue.admit(next)).toBe(admission);
+  });
+
+  it('a push takes the place its admit held', () => {
+    const queue = new FairQueue({ concurrency: 1, perCaller: 1, maxQueued: 10, maxQueuedPerCaller: 2 });
+    const never = () => new Promise<void>(() => undefined);
+    for (const id of ['a:1', 'a:2', 'a:3']) {
+      expect(queue.admit('a')).toBe('ok');
+      queue.push('a', id, never);
+    }
+    // a:1 runs, a:2 and a:3 wait: the caller's two places are the two waiting jobs, nothing more
+    expect(queue.size).toEqual({ queued: 2, running: 1 });
+    expect(queue.admit('a')).toBe('caller-full');
+  });
+
   it('a waiting job taken out never runs; a running one cannot be taken out', async () => {
     const q = queueOf({ concurrency: 1, perCaller: 1 });
     q.push('a:1', 'a:2', 'a:3');

@@ -16,6 +16,8 @@ export type Admission = 'ok' | 'full' | 'caller-full';
 interface Lane {
   waiting: Array<QueuedJob>;
   running: number;
+  /** Admitted, not yet pushed: the submit is still being charged and written. */
+  admitted: number;
 }
 
 interface QueuedJob {
@@ -29,22 +31,39 @@ export class FairQueue {
   private readonly turn: string[] = [];
   private running = 0;
   private queued = 0;
+  private admitted = 0;
 
   constructor(private readonly limits: FairQueueLimits) {}
 
-  /** Whether one more job of `owner` may wait now (asked before anything is charged). */
+  /**
+   * Whether one more job of `owner` may wait now (asked before anything is charged). An admitted job
+   * holds its place until `push` or `release`: a submit is charged and written between the two, and
+   * concurrent submits must not all pass the check in that time.
+   */
   admit(owner: string): Admission {
-    if (this.queued >= this.limits.maxQueued) return 'full';
-    if ((this.lanes.get(owner)?.waiting.length ?? 0) >= this.limits.maxQueuedPerCaller) return 'caller-full';
+    const lane = this.lanes.get(owner);
+    if (this.queued + this.admitted >= this.limits.maxQueued) return 'full';
+    if ((lane?.waiting.length ?? 0) + (lane?.admitted ?? 0) >= this.limits.maxQueuedPerCaller) return 'caller-full';
+    this.laneOf(owner).admitted += 1;
+    this.admitted += 1;
     return 'ok';
   }
 
-  /** Queues `run` under `owner`; it starts when a slot is free and its caller's turn comes. Never throws. */
+  /** Gives back the place of an admitted job that will not be pushed (its charge or its write failed). */
+  release(owner: string): void {
+    const lane = this.lanes.get(owner);
+    if (!lane || lane.admitted === 0) return;
+    lane.admitted -= 1;
+    this.admitted -= 1;
+    if (lane.admitted === 0 && lane.running === 0 && lane.waiting.length === 0) this.lanes.delete(owner);
+  }
+
+  /** Queues `run` under `owner`, taking the place `admit` held; it starts when a slot is free and its caller's turn comes. Never throws. */
   push(owner: string, id: string, run: () => Promise<void>): void {
-    let lane = this.lanes.get(owner);
-    if (!lane) {
-      lane = { waiting: [], running: 0 };
-      this.lanes.set(owner, lane);
+    const lane = this.laneOf(owner);
+    if (lane.admitted > 0) {
+      lane.admitted -= 1;
+      this.admitted -= 1;
     }
     if (lane.waiting.length === 0) this.turn.push(owner);
     lane.waiting.push({ id, run });
@@ -93,7 +112,7 @@ export class FairQueue {
     const done = (): void => {
       lane.running -= 1;
       this.running -= 1;
-      if (lane.running === 0 && lane.waiting.length === 0) this.lanes.delete(owner);
+      if (lane.running === 0 && lane.waiting.length === 0 && lane.admitted === 0) this.lanes.delete(owner);
       this.drain();
     };
     // a job that throws synchronously or rejects still frees its slot; its own code logs the failure
@@ -106,6 +125,15 @@ export class FairQueue {
   private leaveTurn(owner: string, lane: Lane): void {
     const at = this.turn.indexOf(owner);
     if (at >= 0) this.turn.splice(at, 1);
-    if (lane.running === 0) this.lanes.delete(owner);
+    if (lane.running === 0 && lane.admitted === 0) this.lanes.delete(owner);
+  }
+
+  private laneOf(owner: string): Lane {
+    let lane = this.lanes.get(owner);
+    if (!lane) {
+      lane = { waiting: [], running: 0, admitted: 0 };
+      this.lanes.set(owner, lane);
+    }
+    return lane;
   }
 }

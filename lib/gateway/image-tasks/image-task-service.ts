@@ -42,10 +42,14 @@ import { withCharge } from '../tenancy/with-charge.js';
 import { type Cancellation, type Outcome, type Usage, type UseCaseRequest, attempting, mayHaveBeenPaid, settle, usageFor } from '../use-case.js';
 import { FairQueue } from './fair-queue.js';
 
-/** The outcome of a task whose run never started here: it was cancelled, or ended by the watch, while it waited. */
+/**
+ * The outcome of a task whose run here does not stand: it was cancelled, or ended by the watch, before
+ * its run started or before the run's result was recorded. A caller waiting with `Prefer: wait` is then
+ * answered the task as recorded, never the run's images (docs/image-tasks.md "Cancelling").
+ */
 export class TaskNotRun extends Error {
   constructor(taskId: string) {
-    super(`image task ${taskId} was not run: it ended while it waited`);
+    super(`image task ${taskId} did not end with its run here: another writer ended it first`);
     this.name = 'TaskNotRun';
   }
 }
@@ -90,6 +94,8 @@ interface LocalRun {
   controller: AbortController;
   settle: (outcome: Outcome<WholeAnswer>) => void;
   charge: QuotaCharge;
+  /** The run's usage once it began: `attempted` says whether an upstream call was made. */
+  usage?: Usage;
 }
 
 export class ImageTaskService implements TaskWatches {
@@ -136,7 +142,11 @@ export class ImageTaskService implements TaskWatches {
       const images = imagesAskedOf(ready);
       usage.imagesAsked = images;
       // charged now, settled at the terminal state (docs/image-tasks.md "What is charged")
-      return withCharge(this.deps.quotas, from.caller, { requests: 1, images }, usage, (charge) => this.create(from, call, ready, callbackUrl, charge), 'by-work');
+      return withCharge(this.deps.quotas, from.caller, { requests: 1, images }, usage, (charge) => this.create(from, call, ready, callbackUrl, charge), 'by-work').then((created) => {
+        // refused or not written: the place admit held in the queue is given back (queued by create otherwise)
+        if (!created.ok) this.queue.release(from.caller.id);
+        return created;
+      });
     });
   }
 
@@ -169,6 +179,10 @@ export class ImageTaskService implements TaskWatches {
       ...(trace ? { trace } : {}),
       image: state,
     };
+    // the watch runs on whichever instance the scheduler picks; if this one stops, it ends the task. It
+    // is armed before the record is written: a scheduler that is down leaves no task nothing would end,
+    // and a watch whose record was never written finds nothing to do
+    await this.watchAt(record.id, state.deadline);
     // no record, nothing to settle later: a failure here is refunded by withCharge
     await options.store.createTask(record);
     options.telemetry.recordTaskTransition('queued');
@@ -178,8 +192,6 @@ export class ImageTaskService implements TaskWatches {
     // the run is made for the task, not the request: the request (its sockets, its body) can go
     const taskFrom = runRequest(caller, controller, from.resultBase);
     this.local.set(record.id, { ready: rebasePrepared(ready, taskFrom), caller, controller, settle: settleRun, charge });
-    // the watch runs on whichever instance the scheduler picks; if this one stops, it ends the task
-    await this.watchAt(record.id, state.deadline);
     this.queue.push(caller.id, record.id, () => options.telemetry.detached(() => options.telemetry.taskRun(record.model, record.trace, () => this.run(record.id))));
     return { task: viewOf(record, record.status), finished };
   }
@@ -207,21 +219,23 @@ export class ImageTaskService implements TaskWatches {
         usage.model = record.model;
         if (record.status === 'cancelled') return this.present(record);
         if (isTerminalStatus(record.status)) {
-          throw new GatewayError({ status: 409, code: ERROR_CODES.taskNotCancellable, message: `Task '${id}' has already ended (${record.status}); only a queued or running task can be cancelled.` });
+          throw new GatewayError({
+            status: 409,
+            code: ERROR_CODES.taskNotCancellable,
+            message: `Task '${id}' has already ended (${this.present(record).status}); only a queued or running task can be cancelled.`,
+          });
         }
-        const started = record.image?.startedAt !== undefined;
+        // a run of this process knows whether its upstream call was made; another instance's is assumed made
+        const local = this.local.get(record.id);
+        const started = record.image?.startedAt !== undefined && (local === undefined || local.usage?.attempted === true);
         const view = viewOf(record, 'cancelled');
         const updated = await this.deps.options.store.updateTask(record.id, record.version, { status: 'cancelled', result: { ...view }, usageReported: true });
         if (!updated) continue;
         const run = this.local.get(record.id);
-        const waiting = run !== undefined && this.queue.remove(record.owner, record.id);
+        // aborted before its call is made, the call is never sent: nothing was made, everything comes back
         run?.controller.abort(GatewayError.invalidRequest('the task was cancelled'));
         await this.ended(updated, view, { paid: started, error: undefined, usage: undefined, caller: run?.caller });
-        if (run && waiting) {
-          // its run will never start: this process lets go of it now
-          this.local.delete(record.id);
-          run.settle({ ok: false, error: new TaskNotRun(record.id), usage });
-        }
+        this.dropWaiting(record);
         return view;
       }
       throw new Error(`task ${id} kept changing while it was cancelled`);
@@ -252,9 +266,19 @@ export class ImageTaskService implements TaskWatches {
       if (!updated) continue;
       // the interruption is the gateway's fault, not the caller's: everything comes back
       await this.ended(updated, view, { paid: false, error, usage: undefined, caller: undefined });
+      // still waiting in this process's queue: its place (and the caller's share) is free at once
+      this.dropWaiting(record);
       return undefined;
     }
     throw new Error(`task ${taskId} kept changing while it was watched`);
+  }
+
+  /** A task ended by a cancel or its watch while it waited here: its run will never start, so this process lets go of it now. */
+  private dropWaiting(record: TaskRecord): void {
+    const run = this.local.get(record.id);
+    if (!run || !this.queue.remove(record.owner, record.id)) return;
+    this.local.delete(record.id);
+    run.settle({ ok: false, error: new TaskNotRun(record.id), usage: usageFor(record.model) });
   }
 
   /** The run of one task in this process: marked running, the use case, the terminal state recorded. */
@@ -263,6 +287,7 @@ export class ImageTaskService implements TaskWatches {
     if (!local) return;
     const { options } = this.deps;
     const usage = usageFor('');
+    local.usage = usage;
     let record = await options.store.getTask(taskId).catch(() => undefined);
     if (!record?.image || record.status !== 'queued') {
       // cancelled while it waited, or ended by the watch: nothing to run
@@ -291,12 +316,16 @@ export class ImageTaskService implements TaskWatches {
     }
     const outcome = await settle(usage, () => runPreparedImage(this.deps, usage, local.ready));
     this.local.delete(taskId);
+    let recorded: Outcome<WholeAnswer> | undefined;
     try {
-      await this.finish(record, outcome, local);
+      recorded = await this.finish(record, outcome, local);
     } catch (error) {
       options.logger.error({ taskId, error: messageOf(error) }, 'image task result not recorded');
     }
-    local.settle(outcome);
+    // only the outcome the task records is answered to a waiting caller: a run that lost to a cancel or
+    // to the watch (which refunded it), or whose answer could not be kept, must not hand out images
+    // the task and its usage event do not show
+    local.settle(recorded ?? { ok: false, error: new TaskNotRun(taskId), usage });
   }
 
   /**
@@ -388,8 +417,12 @@ export class ImageTaskService implements TaskWatches {
     return this.deps.options.scheduler.schedulePoll(taskId, delayMs, `${taskId}:follow:start`);
   }
 
-  /** Records the run's outcome as the terminal state, unless a cancel or the watch got there first. */
-  private async finish(record: TaskRecord, outcome: Outcome<WholeAnswer>, local: LocalRun): Promise<void> {
+  /**
+   * Records the run's outcome as the terminal state, unless a cancel or the watch got there first;
+   * returns the outcome recorded (a failure when the answer could not be kept), undefined when another
+   * writer ended the task.
+   */
+  private async finish(record: TaskRecord, outcome: Outcome<WholeAnswer>, local: LocalRun): Promise<Outcome<WholeAnswer> | undefined> {
     const { options } = this.deps;
     let view: ImageTaskView;
     let error: unknown;
@@ -407,10 +440,11 @@ export class ImageTaskService implements TaskWatches {
     const changes: TaskChanges = { status: view.status, result: { ...view }, usageReported: true, image: { ...record.image!, finishedAt: Date.now() } };
     const updated = await options.store.updateTask(record.id, record.version, changes);
     // another writer ended it first (a cancel, or the watch past the deadline): its state stands
-    if (!updated) return;
+    if (!updated) return undefined;
     // an answer that came back was paid for, whatever became of it here
     const paid = outcome.ok || mayHaveBeenPaid(outcome.usage, error);
     await this.ended(updated, view, { paid, error, usage: outcome.usage, caller: local.caller });
+    return view.status === 'succeeded' ? outcome : { ok: false, error, usage: outcome.usage };
   }
 
   /**
