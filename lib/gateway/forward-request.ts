@@ -9,6 +9,8 @@ import { readImageCount } from '../images/image-count.js';
 import { parseJsonBody } from '../json/json-values.js';
 import type { OpenedStream, PassthroughResponse } from '../providers/provider.js';
 import { nativeImageGroups, requireCapability } from '../providers/registry.js';
+import { checkRefusedFields, checkSize, refusesOn } from '../models/model-rules.js';
+import type { ModelEndpoint } from '../options/model-catalogue.js';
 import { promptTextOf, responseOfJson } from '../telemetry/genai-fields.js';
 import type { RouteName } from '../types.js';
 import { withFallback } from './fallback.js';
@@ -37,6 +39,21 @@ export type ForwardAnswer =
    */
   | { kind: 'stream'; stream: OpenedStream; observe: (chunk: Buffer) => void; settled: Promise<Usage> };
 
+const FORWARD_ENDPOINTS: Readonly<Partial<Record<ForwardCall['route'], ModelEndpoint>>> = {
+  'chat.completions': '/v1/chat/completions',
+  responses: '/v1/responses',
+  'images.native': '/api/v3/images/generations',
+};
+
+/** The catalogue entry's refused fields (and, on the native image route, sizes) before anything runs: docs/models.md. */
+function checkCatalogue(deps: GatewayDeps, forward: ForwardCall): void {
+  const entry = deps.options.models.find(forward.model);
+  const endpoint = FORWARD_ENDPOINTS[forward.route];
+  if (!entry || !endpoint || !refusesOn(entry, endpoint)) return;
+  checkRefusedFields(entry, forward.model, forward.body);
+  if (forward.route === 'images.native') checkSize(entry, forward.model, forward.body.size, 'size');
+}
+
 export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forward: ForwardCall): Promise<Outcome<ForwardAnswer>> {
   const usage = usageFor(forward.model);
   // tokens are read only for a usage event: the JSON parse of each answer is not paid for nothing
@@ -44,6 +61,7 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
   const groups = forward.route === 'images.native' ? nativeImageGroups() : undefined;
   let cost: QuotaCost;
   try {
+    checkCatalogue(deps, forward);
     cost = { requests: 1, ...(groups ? { images: nativeImagesAsked(groups, forward.body) } : {}) };
   } catch (error) {
     return Promise.resolve({ ok: false, error, usage });

@@ -16,6 +16,9 @@ import { checkForwardedUrls } from '../security/forwarded-urls.js';
 import type { Upstream } from '../types.js';
 import type { ImageModelFamily } from '../options/request-limits.js';
 import { withFallback } from './fallback.js';
+import { checkRefusedFields, checkSize, familyOf } from '../models/model-rules.js';
+import type { ModelEntry } from '../options/model-catalogue.js';
+import { isObject } from '../json/json-values.js';
 import type { AttemptInfo } from '../telemetry/telemetry.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { parseJsonBody } from '../json/json-values.js';
@@ -86,11 +89,15 @@ interface Prepared {
   asked: number;
 }
 
-/** Validation for the model's family, then the resolver: nothing is charged or called before both passed. */
+/** Validation for the model's catalogue entry, then the resolver: nothing is charged or called before both passed. */
 async function prepare(deps: GatewayDeps, request: ImageRequest): Promise<Prepared> {
-  const family = deps.options.imageModels.find(request.model);
+  const entry = deps.options.models.find(request.model);
+  // the catalogue's rules where the gateway translates (docs/models.md); a passthrough entry is the upstream's to judge
+  const translated = entry?.endpoints[request.route === 'images.generations' ? '/v1/images/generations' : '/v1/images/edits'] === 'translated' ? entry : undefined;
+  const family = translated ? familyOf(translated) : undefined;
   // image-family models are validated before the resolver runs: bad input costs the host nothing
   const read = family ? readRequest(deps, request, family) : undefined;
+  if (translated && read) checkEntryRules(translated, request, read);
   // what an OpenAI-compatible upstream is sent is checked before the resolver too
   if (!family) forwardedCount(request.input);
   const upstreams = await resolveUpstreams(deps.options, { model: request.model, route: request.route, caller: request.from.caller, req: request.from.hostRequest });
@@ -109,6 +116,14 @@ function readRequest(deps: GatewayDeps, request: ImageRequest, family: ImageMode
   // uploads stay raw bytes: upload://<i> in the body, UploadedImage in the request
   const uploads = form.images.map(({ file, mime }) => new UploadedImage(mime, file.chunks, file.size));
   return readImageGenerationRequest(editAsGenerationBody(request.model, form), family, deps.imageRules, uploads);
+}
+
+/** The entry's refused fields and sizes (model-rules.ts), against the request as read. */
+function checkEntryRules(entry: ModelEntry, request: ImageRequest, read: ImageGenerationRequest): void {
+  checkRefusedFields(entry, request.model, { ...read.extra, parameters: read.parameters });
+  const { input } = request;
+  const inParameters = input.kind === 'json' && isObject(input.body.parameters) && input.body.parameters.size !== undefined;
+  checkSize(entry, request.model, read.parameters.size, inParameters ? 'parameters.size' : 'size');
 }
 
 /** Sends the caller's request, model renamed, to an OpenAI-compatible API. */
@@ -197,6 +212,8 @@ async function completeAnswer(deps: GatewayDeps, usage: Usage, request: ImageReq
   usage.upstreamImages = response.data.length;
   response.data = response.data.slice(0, allowedImages(answer.request, family ?? GENERIC_IMAGE_FAMILY));
   usage.images = response.data.length;
+  if (response.sizes) usage.imageSizes = response.sizes.slice(0, usage.images);
+  if (response.usage) usage.upstreamUsage = response.usage;
   let images: Array<Buffer | undefined> | undefined;
   if (answer.request.responseFormat === 'b64_json') {
     const policy = { allowPrivate: deps.options.allowPrivateResultUrls };

@@ -17,6 +17,7 @@ import type { UsageEvent } from '../types.js';
 import type { CallbackOptions, GatewayOptions, StorageOptions, TelemetryOptions } from '../options/gateway-options.js';
 import type { CompressedBodiesOptions, GatewayLimits, ImageModelFamily } from '../options/request-limits.js';
 import type { ListModels, Logger, ResolveUpstream, VerifyKey } from '../options/host-hooks.js';
+import { type ModelCatalogue, resolveModelCatalogue } from '../models/model-catalogue.js';
 
 export interface ResolvedCallbacks {
   readonly signingSecret?: string;
@@ -59,6 +60,8 @@ export interface ResolvedOptions {
   /** false: compressed request bodies are refused (415). */
   readonly compressedBodies: Readonly<Required<CompressedBodiesOptions>> | false;
   readonly imageModels: ImageModelTable;
+  /** The model catalogue (`models` over the defaults, `imageModels` as its contract families): docs/models.md. */
+  readonly models: ModelCatalogue;
   readonly allowPrivateImageUrls: boolean;
   readonly allowPrivateResultUrls: boolean;
   readonly onUsage?: (event: UsageEvent) => void;
@@ -85,6 +88,7 @@ const OPTION_NAMES = {
   limits: true,
   compressedBodies: true,
   imageModels: true,
+  models: true,
   allowPrivateImageUrls: true,
   allowPrivateResultUrls: true,
   onUsage: true,
@@ -157,6 +161,8 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     limits,
     compressedBodies: resolveCompressedBodies(options.compressedBodies),
     imageModels: resolveImageModels(options.imageModels),
+    // after imageModels: its families were checked there
+    models: resolveModelCatalogue(options.models, options.imageModels),
     allowPrivateImageUrls: options.allowPrivateImageUrls ?? false,
     allowPrivateResultUrls: options.allowPrivateResultUrls ?? false,
     onUsage: options.onUsage,

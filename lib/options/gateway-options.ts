@@ -13,6 +13,7 @@ import type { TaskStore } from '../stores/tasks/task-store.js';
 import type { Caller, UsageEvent } from '../types.js';
 import type { ListModels, Logger, ResolveUpstream, VerifyKey } from './host-hooks.js';
 import type { CompressedBodiesOptions, GatewayLimits, ImageModelFamily } from './request-limits.js';
+import type { ModelsOption } from './model-catalogue.js';
 
 export interface GatewayOptions {
   /**
@@ -43,6 +44,15 @@ export interface GatewayOptions {
    * @example imageModels: [...DEFAULT_IMAGE_MODELS, { pattern: 'my-image-*', minImages: 0, maxImages: 2, maxN: 4 }]
    */
   imageModels?: readonly ImageModelFamily[];
+  /**
+   * The model catalogue (docs/models.md): per caller-facing model, its endpoints and how each is
+   * served, its parameters, the ones refused, its limits, whether it streams. Validation and
+   * `GET /v1/models` read it. A list adds entries (same id: replaces a default); a function returns
+   * the whole catalogue. Default: `DEFAULT_MODEL_CATALOGUE` (the contract's families, then today's
+   * vendor models under their vendor names).
+   * @example models: [{ ...modelEntry('doubao-seedream-4-0-250828')!, id: 'x-seedream' }]
+   */
+  models?: ModelsOption;
   /**
    * Accept reference image URLs that name loopback, private or link-local hosts. Default false:
    * such URLs get a 400 (the upstream fetches them from the public internet, contract §4.1).

@@ -30,6 +30,7 @@ import type { TaskRecord } from '../../stores/tasks/task-store.js';
 import { TaskUsage } from './task-usage.js';
 import type { QuotaCharge, Quotas } from '../tenancy/quotas.js';
 import { videoSecondsOf } from '../tenancy/request-costs.js';
+import { checkDuration, checkRefusedFields, mostVideoSeconds, refusesOn } from '../../models/model-rules.js';
 import { UpstreamTaskState } from './upstream-task-state.js';
 
 const TASK_ID = /^task_[A-Za-z0-9_-]{22}$/;
@@ -99,8 +100,15 @@ export class TaskService {
   /** What a create needs before anything is charged: the callback URL and references checked, the upstreams resolved. */
   private async prepareCreate(request: UseCaseRequest, body: VideoTaskBody, callerKey: string): Promise<PreparedCreate> {
     const { caller } = request;
-    // the length the quota is charged for; lengths that disagree are a 400 before anything else runs
-    const videoSeconds = videoSecondsOf(body, this.options.quotas?.defaultVideoSeconds ?? 5);
+    // the catalogue's rules for the model (docs/models.md) before anything else runs
+    const entry = this.options.models.find(body.model);
+    if (entry && refusesOn(entry, '/api/v3/contents/generations/tasks')) {
+      checkRefusedFields(entry, body.model, body);
+      checkDuration(entry, body.model, body.duration);
+    }
+    // the length the quota is charged for; lengths that disagree are a 400. `duration: -1` (the model
+    // picks) is charged the model's longest video
+    const videoSeconds = mostVideoSeconds(entry, body.duration) ?? videoSecondsOf(body, this.options.quotas?.defaultVideoSeconds ?? 5);
     const callbackUrl = await this.checkCallback(body.callback_url, callerKey);
     const content = await this.mapReferences(body.content, caller);
     const upstreams = await resolveUpstreams(this.options, { model: body.model, route: 'video.tasks', caller, req: request.hostRequest });
