@@ -123,7 +123,9 @@ function checkEntryRules(entry: ModelEntry, request: ImageRequest, read: ImageGe
   checkRefusedFields(entry, request.model, { ...read.extra, parameters: read.parameters });
   const { input } = request;
   const inParameters = input.kind === 'json' && isObject(input.body.parameters) && input.body.parameters.size !== undefined;
-  checkSize(entry, request.model, read.parameters.size, inParameters ? 'parameters.size' : 'size');
+  // the size as the caller spelled it: a top-level `WxH` was read into `W*H`
+  const asSent = inParameters ? read.parameters.size : input.kind === 'json' ? input.body.size : input.form.fields.size;
+  checkSize(entry, request.model, asSent, inParameters ? 'parameters.size' : 'size');
 }
 
 /** Sends the caller's request, model renamed, to an OpenAI-compatible API. */

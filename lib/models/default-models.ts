@@ -22,22 +22,22 @@ const CONTRACT_PARAMETERS = [
 ] as const;
 
 const IMAGE_ROUTES_TRANSLATED = { '/v1/images/generations': 'translated', '/v1/images/edits': 'translated' } as const satisfies Record<string, ModelServing>;
+// an edit uploads at least one image: a text-to-image only model answers on generations alone
+const TEXT_TO_IMAGE_ONLY = { '/v1/images/generations': 'translated' } as const satisfies Record<string, ModelServing>;
+
+/** The image endpoints of a translated model: edits only when it takes reference images. */
+function imageRoutes(limits: ModelEntry['limits']): ModelEntry['endpoints'] {
+  return limits?.reference_images?.max === 0 ? TEXT_TO_IMAGE_ONLY : IMAGE_ROUTES_TRANSLATED;
+}
 
 /** A contract §1 family (`imageModels` option) as a catalogue entry served by DashScope's multimodal call. */
 export function familyEntry(family: ImageModelFamily): ModelEntry {
-  return {
-    id: family.pattern,
-    owned_by: 'dashscope',
-    provider: 'dashscope',
-    endpoints: IMAGE_ROUTES_TRANSLATED,
-    supported_parameters: CONTRACT_PARAMETERS,
-    limits: { n: { min: 1, max: family.maxN }, reference_images: { min: family.minImages, max: family.maxImages } },
-    streams: false,
-  };
+  const limits = { n: { min: 1, max: family.maxN }, reference_images: { min: family.minImages, max: family.maxImages } };
+  return { id: family.pattern, owned_by: 'dashscope', provider: 'dashscope', endpoints: imageRoutes(limits), supported_parameters: CONTRACT_PARAMETERS, limits, streams: false };
 }
 
 function dashscope(id: string, limits: ModelEntry['limits'], extra: readonly string[] = []): ModelEntry {
-  return { id, owned_by: 'dashscope', provider: 'dashscope', endpoints: IMAGE_ROUTES_TRANSLATED, supported_parameters: [...CONTRACT_PARAMETERS, ...extra], limits, streams: false };
+  return { id, owned_by: 'dashscope', provider: 'dashscope', endpoints: imageRoutes(limits), supported_parameters: [...CONTRACT_PARAMETERS, ...extra], limits, streams: false };
 }
 
 // Ark's Seedream fields (upstreams §2.7), as a caller sends them on /api/v3/images/generations or at the top

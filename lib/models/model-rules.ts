@@ -81,8 +81,8 @@ export function checkDuration(entry: ModelEntry, model: string, duration: unknow
   }
 }
 
-/** The seconds a video task may last: its asked length, the model's maximum for `-1`, else undefined. */
+/** The longest a `duration: -1` task of a model that picks its own length may last; undefined otherwise. */
 export function mostVideoSeconds(entry: ModelEntry | undefined, duration: unknown): number | undefined {
-  if (duration === -1) return entry?.limits?.durations?.max;
-  return undefined;
+  const durations = entry?.limits?.durations;
+  return duration === -1 && durations?.auto ? durations.max : undefined;
 }

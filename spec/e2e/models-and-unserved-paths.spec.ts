@@ -29,7 +29,7 @@ describe('GET /v1/models', () => {
     expect(a.status).toBe(200);
     expect(endpointsOf(a.body)).toEqual([
       ['x-image-2.0', ['/v1/images/generations']],
-      ['x-image-plus', ['/v1/images/generations', '/v1/images/edits']],
+      ['x-image-plus', ['/v1/images/generations']],
       ['x-image-edit', ['/v1/images/generations', '/v1/images/edits']],
     ]);
     expect(a.body.data[0]).toEqual({
