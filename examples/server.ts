@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import express from 'express';
-import { createGatewayRouter, type ListedModel, staticKeys, type Upstream } from '../lib/index.js';
+import { createGatewayRouter, type ModelEntry, modelEntry, staticKeys, type Upstream } from '../lib/index.js';
 import { createPlayground } from '../lib/playground.js';
 import { localResultStorage } from '../lib/storage.js';
 import { type CallbackReceiver, createCallbackReceiver } from './callback-receiver.js';
@@ -99,6 +99,42 @@ export function dashscopeModelFor(model: string): string | undefined {
   return `qwen-image-${model.slice('x-image-'.length)}`;
 }
 
+/** Every caller-facing name of the example, in the order GET /v1/models lists them. */
+export const EXAMPLE_MODEL_NAMES: readonly string[] = [...Object.keys(EXACT_MODELS), SEEDREAM_MODEL, VIDEO_MODEL, CHAT_MODEL];
+
+/**
+ * The example's catalogue, in the order GET /v1/models lists it: its own names over the default rows of
+ * the models behind them. The contract's families cover the `x-image-*` names (`x-image-2.0-pro` gets
+ * its family's rules under its own name, so it is listed too); `x-seedream` and `x-video` take the rows
+ * of the Ark models they run on; `x-chat` is described here. The default vendor rows follow (the
+ * resolver routes none of them, so none is listed).
+ */
+export function exampleModels(defaults: readonly ModelEntry[], seedreamModel: string, videoModel: string): ModelEntry[] {
+  const families = defaults.filter((entry) => entry.id.startsWith('x-image-'));
+  const row = (vendorModel: string, id: string): ModelEntry => {
+    const found = modelEntry(vendorModel);
+    if (!found) throw new Error(`No catalogue row covers ${vendorModel}: add one with the models option (docs/models.md)`);
+    return { ...found, id };
+  };
+  const [first, ...others] = families;
+  return [
+    first!,
+    { ...first!, id: 'x-image-2.0-pro' },
+    ...others,
+    row(seedreamModel, SEEDREAM_MODEL),
+    row(videoModel, VIDEO_MODEL),
+    {
+      id: CHAT_MODEL,
+      owned_by: 'openai',
+      provider: 'openai',
+      endpoints: { '/v1/chat/completions': 'passthrough', '/v1/responses': 'passthrough' },
+      supported_parameters: ['model', 'messages', 'input', 'stream', 'stream_options', 'temperature', 'max_tokens', 'tools'],
+      streams: true,
+    },
+    ...defaults.filter((entry) => !entry.id.startsWith('x-image-')),
+  ];
+}
+
 /** True for 127.0.0.0/8, ::1 and `localhost`: the only binds where local callbacks stay local. */
 export function isLoopbackHost(host: string): boolean {
   if (host === 'localhost') return true;
@@ -161,12 +197,9 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
   const videoModel = env.ARK_VIDEO_MODEL || 'doubao-seedance-1-0-pro-250528';
   const seedreamModel = env.ARK_IMAGE_MODEL || 'doubao-seedream-4-0-250828';
   const chatModel = openai.simulated ? CHAT_MODEL : env.OPENAI_MODEL || 'gpt-4o-mini';
-  const models: ListedModel[] = [
-    ...Object.keys(EXACT_MODELS).map((id) => ({ id, owned_by: 'dashscope' })),
-    { id: SEEDREAM_MODEL, owned_by: 'ark' },
-    { id: VIDEO_MODEL, owned_by: 'ark' },
-    { id: CHAT_MODEL, owned_by: 'openai' },
-  ];
+  // the catalogue (docs/models.md): each caller-facing name with the rules of the model behind it, so
+  // GET /v1/models describes exactly what works; only what the resolver below routes is listed
+  const models = (defaults: readonly ModelEntry[]): ModelEntry[] => exampleModels(defaults, seedreamModel, videoModel);
   const signingSecret = env.GATEWAY_WEBHOOK_SECRET || `whsec_${randomBytes(24).toString('base64')}`;
   const callbacks = createCallbackReceiver(signingSecret);
 
@@ -188,6 +221,8 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
       switch (route) {
         case 'images.generations':
         case 'images.edits': {
+          // Seedream answers the OpenAI image routes too, in either request shape (docs/models.md)
+          if (model === SEEDREAM_MODEL) return { provider: 'ark', baseURL: ark.baseURL, apiKey: ark.apiKey, model: seedreamModel };
           const upstreamModel = dashscopeModelFor(model);
           return upstreamModel ? { provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: dashscope.apiKey, model: upstreamModel } : null;
         }
@@ -205,7 +240,7 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
           return null;
       }
     },
-    listModels: () => models,
+    models,
     // the simulations serve their results on loopback, which the gateway refuses to download for
     // b64_json by default; with the real DashScope the result hosts are public and this stays off
     allowPrivateResultUrls: !dashscope.real,
@@ -240,7 +275,7 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
   );
   // the host app's own routes: the gateway answers only its own paths
   app.get('/hello', (_req, res) => {
-    res.json({ hello: 'This host app serves the image gateway at its root.', gateway: { openai_base_url: '/v1', playground: '/', models: models.map((model) => model.id) } });
+    res.json({ hello: 'This host app serves the image gateway at its root.', gateway: { openai_base_url: '/v1', playground: '/', models: EXAMPLE_MODEL_NAMES } });
   });
   app.use(callbacks.router);
   app.use(gateway);

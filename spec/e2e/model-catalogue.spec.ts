@@ -10,7 +10,8 @@ import { KEY_A } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 import { startFakeArk } from '../helpers/fake-ark.js';
 import { ARK_IMAGES, startFakePaidImages } from '../helpers/fake-paid-images.js';
-import { TINY_PNG, TINY_PNG_DATA_URL } from '../helpers/images.js';
+import { TINY_PNG_DATA_URL } from '../helpers/images.js';
+import { type ListedModel, minimalBody, sendTo, walkModels } from '../helpers/model-walk.js';
 import type { Upstream } from '../../lib/index.js';
 
 const catalogue = new Map(DEFAULT_MODEL_CATALOGUE.map((entry) => [entry.id.replace(/\*$/, ''), entry]));
@@ -29,56 +30,19 @@ const gateway = await gatewayWith({
   resetEach: true,
 });
 
-type Listed = { id: string; endpoints: string[]; limits?: ModelEntry['limits']; supported_parameters: string[]; refused_parameters?: string[]; serving: Record<string, string> };
-
-async function listed(): Promise<Listed[]> {
-  const response = await request(gateway.app).get('/v1/models').set('Authorization', `Bearer ${KEY_A}`);
-  expect(response.status).toBe(200);
-  return response.body.data as Listed[];
-}
-
 const auth = { Authorization: `Bearer ${KEY_A}` };
-
-/** The fewest reference images a model takes (an edit uploads at least one). */
-function imagesFor(limits: ModelEntry['limits'], edit: boolean): number {
-  return Math.max(limits?.reference_images?.min ?? 0, edit ? 1 : 0);
-}
-
-/** A minimal valid JSON body of an endpoint for a listed model. */
-function minimalBody(model: Listed, endpoint: string): Record<string, unknown> {
-  if (endpoint === '/api/v3/contents/generations/tasks') return { model: model.id, content: [{ type: 'text', text: 'a cat on a roof' }] };
-  const images = imagesFor(model.limits, false);
-  if (images === 0) return { model: model.id, prompt: 'a cat on a roof' };
-  if (endpoint === '/api/v3/images/generations') return { model: model.id, prompt: 'a cat on a roof', image: TINY_PNG_DATA_URL };
-  const content = [...Array.from({ length: images }, () => ({ image: TINY_PNG_DATA_URL })), { text: 'a cat on a roof' }];
-  return { model: model.id, prompt: 'placeholder', input: { messages: [{ role: 'user', content }] } };
-}
-
-function send(model: Listed, endpoint: string, body: Record<string, unknown> = minimalBody(model, endpoint)): request.Test {
-  if (endpoint === '/v1/images/edits') {
-    let form = request(gateway.app).post(endpoint).set(auth).field('model', model.id).field('prompt', 'a cat on a roof');
-    for (let index = 0; index < imagesFor(model.limits, true); index += 1) form = form.attach('image[]', TINY_PNG, { filename: `in-${index}.png`, contentType: 'image/png' });
-    return form;
-  }
-  return request(gateway.app).post(endpoint).set(auth).send(body);
-}
+const send = (model: Pick<ListedModel, 'id' | 'limits'>, endpoint: string, body?: Record<string, unknown>): request.Test => sendTo(gateway.app, KEY_A, model, endpoint, body);
 
 describe('GET /v1/models: the walk', () => {
   it('describes every default row the resolver routes, and every listed pair answers a minimal valid request', async () => {
-    const models = await listed();
+    const { models, pairs, failures } = await walkModels(gateway.app, KEY_A);
     expect(models.map((model) => model.id)).toEqual([...catalogue.keys()]);
-    const pairs = models.flatMap((model) => model.endpoints.map((endpoint) => ({ model, endpoint })));
-    expect(pairs.length).toBeGreaterThan(50);
-    const failures: string[] = [];
-    for (const { model, endpoint } of pairs) {
-      const response = await send(model, endpoint);
-      if (response.status !== 200) failures.push(`${model.id} ${endpoint}: ${response.status} ${JSON.stringify(response.body)}`);
-    }
+    expect(pairs).toBeGreaterThan(50);
     expect(failures).toEqual([]);
     // every pair reached an upstream: the video creates at the fake Ark, the image calls at the image fake
-    const videoPairs = pairs.filter((pair) => pair.endpoint === '/api/v3/contents/generations/tasks').length;
+    const videoPairs = models.filter((model) => model.endpoints.includes('/api/v3/contents/generations/tasks')).length;
     expect(gateway.fakes.ark.requests.filter((sent) => sent.method === 'POST')).toHaveLength(videoPairs);
-    expect(gateway.fakes.images.requests.filter((sent) => sent.method === 'POST')).toHaveLength(pairs.length - videoPairs);
+    expect(gateway.fakes.images.requests.filter((sent) => sent.method === 'POST')).toHaveLength(pairs - videoPairs);
   });
 });
 
@@ -159,7 +123,7 @@ const agreement = [...catalogue.entries()].flatMap(([id, entry]) =>
 
 describe('the catalogue and the validator agree', () => {
   it.each(agreement)('$id on $endpoint: every supported parameter accepted, every refused one a 400', async ({ id, endpoint, entry }) => {
-    const model: Listed = { id, endpoints: [endpoint], limits: entry.limits, supported_parameters: [...entry.supported_parameters], serving: {} };
+    const model = { id, limits: entry.limits };
     const base = minimalBody(model, endpoint);
     const refusedHere: string[] = [];
     for (const name of entry.supported_parameters) {
