@@ -37,7 +37,7 @@ export function checkRefusedFields(entry: ModelEntry, model: string, body: Recor
 }
 
 /** `W*H` or `WxH` as its two sides, or undefined for anything else (a tier such as `2K`). */
-export function sidesOf(size: string): [number, number] | undefined {
+function sidesOf(size: string): [number, number] | undefined {
   const match = /^\s*([1-9]\d{0,5})\s*[x*]\s*([1-9]\d{0,5})\s*$/i.exec(size);
   return match ? [Number(match[1]), Number(match[2])] : undefined;
 }
