@@ -93,7 +93,9 @@ interface Prepared {
 async function prepare(deps: GatewayDeps, request: ImageRequest): Promise<Prepared> {
   const entry = deps.options.models.find(request.model);
   // the catalogue's rules where the gateway translates (docs/models.md); a passthrough entry is the upstream's to judge
-  const translated = entry?.endpoints[request.route === 'images.generations' ? '/v1/images/generations' : '/v1/images/edits'] === 'translated' ? entry : undefined;
+  // an edit of a model that lists no edit endpoint (text-to-image only) gets its generation rules: a 400 that says so
+  const serving = entry && (entry.endpoints[request.route === 'images.generations' ? '/v1/images/generations' : '/v1/images/edits'] ?? entry.endpoints['/v1/images/generations']);
+  const translated = serving === 'translated' ? entry : undefined;
   const family = translated ? familyOf(translated) : undefined;
   // image-family models are validated before the resolver runs: bad input costs the host nothing
   const read = family ? readRequest(deps, request, family) : undefined;
