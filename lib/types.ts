@@ -90,6 +90,16 @@ export interface UsageEvent {
   task?: { id: string; status: string };
   /** On a succeeded task's terminal event: what Ark reports it generated. */
   video?: { seconds?: number; resolution?: string };
+  /** The `quality` an image request asked for (gpt-image `low`…`max`), when it named one: prices may depend on it. */
+  imageQuality?: string;
+  /**
+   * What this event's work cost in money, by the `pricing` option (docs/tenancy-and-billing.md "Cost in
+   * money"): images by count, size and quality, tokens the upstream reported, video seconds by
+   * resolution, plus a price per request. Present on every event of a priced model, the failures that
+   * cost nothing included (amount 0); absent when no pricing is set or the model has no price.
+   * @example cost: { amount: 0.08, currency: 'USD' }
+   */
+  cost?: { amount: number; currency: string };
 }
 
 /**

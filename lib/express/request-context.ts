@@ -8,6 +8,7 @@
 import type { Request as ExpressRequest, RequestHandler, Response as ExpressResponse } from 'express';
 import type { ResolvedOptions } from '../gateway/options.js';
 import type { Cancellation, Usage } from '../gateway/use-case.js';
+import { pricedWork } from '../gateway/tenancy/with-charge.js';
 import type { RequestTrace } from '../telemetry/telemetry.js';
 import type { CancelSignal } from '../transport/upstream-http.js';
 import type { Caller, RouteName } from '../types.js';
@@ -161,12 +162,20 @@ export class RequestContext implements Cancellation {
         ...(usage.imageSizes !== undefined ? { imageSizes: usage.imageSizes } : {}),
         ...(usage.upstreamUsage !== undefined ? { upstreamUsage: usage.upstreamUsage } : {}),
         ...(usage.tokens !== undefined ? { tokens: usage.tokens } : {}),
+        ...(usage.imageQuality !== undefined ? { imageQuality: usage.imageQuality } : {}),
         ...undeliveredOf(usage, status, this.workMayHaveBeenPaid),
+        ...costOf(options, usage, status),
       });
     } catch (error) {
       options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'onUsage threw');
     }
   }
+}
+
+/** The `cost` of the request's usage event, by the `pricing` option (docs/tenancy-and-billing.md "Cost in money"). */
+function costOf(options: ResolvedOptions, usage: Usage, status: number): { cost?: { amount: number; currency: string } } {
+  const cost = options.pricing?.costOf(pricedWork(usage, status));
+  return cost ? { cost } : {};
 }
 
 /**

@@ -64,8 +64,13 @@ function runPrepared(deps: GatewayDeps, request: ImageRequest, usage: Usage): Pr
   return prepare(deps, request).then(
     (prepared) => {
       usage.imagesAsked = prepared.asked;
+      const quality = qualityOf(request.input);
+      if (quality !== undefined) usage.imageQuality = quality;
+      // a money budget reserves the most the images may cost (docs/tenancy-and-billing.md "Cost in money")
+      const size = prepared.request?.parameters.size ?? sizeAsked(request.input);
+      const priced = { model: request.model, images: prepared.asked, ...(typeof size === 'string' ? { size } : {}), ...(quality !== undefined ? { quality } : {}) };
       // quotas after validation and the resolver, before any upstream call; the images come back when it fails
-      return withCharge(deps.quotas, from.caller, { requests: 1, images: prepared.asked }, usage, () =>
+      return withCharge(deps.quotas, from.caller, { requests: 1, images: prepared.asked, priced }, usage, () =>
         // one frame waits for the upstream: callUpstreams and the attempts are promise chains
         callUpstreams(deps, usage, request, prepared).then((attempted) => completeAnswer(deps, usage, request, prepared, attempted)),
       );
@@ -136,6 +141,17 @@ function forward(deps: GatewayDeps, request: ImageRequest, api: PassthroughCapab
   if (input.kind === 'form') return api.forwardMultipart(call, '/images/edits', rebuildForm(input.form, upstream.model ?? request.model), upstream);
   // an OpenAI-compatible upstream gets the body as is: its `image` URLs get the one URL check
   return api.forwardJson(call, '/images/generations', checkForwardedUrls('images.generations', input.body, { allowPrivate: deps.options.allowPrivateImageUrls }), upstream);
+}
+
+/** The `quality` the request asked for (gpt-image), a JSON value or a form field; it prices the images. */
+function qualityOf(input: ImageInput): string | undefined {
+  const quality = input.kind === 'json' ? input.body.quality : input.form.fields.quality;
+  return typeof quality === 'string' ? quality : undefined;
+}
+
+/** The `size` the request asked for at its top level (OpenAI shape, or the edit form). */
+function sizeAsked(input: ImageInput): unknown {
+  return input.kind === 'json' ? input.body.size : input.form.fields.size;
 }
 
 /** What the caller sent as `n` and `response_format` on the OpenAI-compatible path (a JSON value, or a form field). */

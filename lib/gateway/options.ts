@@ -18,6 +18,7 @@ import type { CallbackOptions, GatewayOptions, StorageOptions, TelemetryOptions 
 import type { CompressedBodiesOptions, GatewayLimits, ImageModelFamily } from '../options/request-limits.js';
 import type { ListModels, Logger, ResolveUpstream, VerifyKey } from '../options/host-hooks.js';
 import { type ModelCatalogue, resolveModelCatalogue } from '../models/model-catalogue.js';
+import { Pricing } from './tenancy/pricing.js';
 
 export interface ResolvedCallbacks {
   readonly signingSecret?: string;
@@ -75,6 +76,8 @@ export interface ResolvedOptions {
   readonly storage?: ResolvedStorage;
   readonly telemetry: Telemetry;
   readonly quotas?: ResolvedQuotas;
+  /** The `pricing` option: costs of usage events, the reservations of money budgets. */
+  readonly pricing?: Pricing;
   readonly idempotency?: ResolvedIdempotency;
 }
 
@@ -102,6 +105,7 @@ const OPTION_NAMES = {
   storage: true,
   telemetry: true,
   quotas: true,
+  pricing: true,
   idempotency: true,
 } as const satisfies Record<keyof GatewayOptions, true>;
 const KNOWN_OPTIONS = new Set(Object.keys(OPTION_NAMES));
@@ -155,6 +159,14 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
   checkInterface(options.scheduler, 'scheduler', ['start', 'schedulePoll', 'scheduleDelivery', 'close'], 'scheduler: bullmqScheduler({ connection: new Redis(process.env.REDIS_URL) })');
   const limits = resolveLimits(options.limits);
   const logger = resolveLogger(options.logger);
+  // a money budget is counted by the price table: without one it would silently count nothing
+  if (options.pricing === undefined && options.quotas?.limits && typeof options.quotas.limits === 'object' && options.quotas.limits.budget !== undefined) {
+    throw new GatewayConfigError(
+      'quotas_budget',
+      'quotas.limits.budget needs the pricing option: the budget reserves what the price table says a request may cost.',
+      "pricing: { currency: 'USD', models: { 'x-image-2.0*': { image: 0.035 } } }",
+    );
+  }
   return Object.freeze({
     verifyKey: options.verifyKey,
     resolveUpstream: options.resolveUpstream,
@@ -176,6 +188,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     storage: resolveStorage(options.storage),
     telemetry: resolveTelemetry(options.telemetry, logger),
     quotas: resolveQuotas(options.quotas),
+    pricing: Pricing.resolve(options.pricing),
     idempotency: resolveIdempotency(options.idempotency, limits),
   });
 }

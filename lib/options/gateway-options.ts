@@ -14,6 +14,7 @@ import type { Caller, UsageEvent } from '../types.js';
 import type { ListModels, Logger, ResolveUpstream, VerifyKey } from './host-hooks.js';
 import type { CompressedBodiesOptions, GatewayLimits, ImageModelFamily } from './request-limits.js';
 import type { ModelsOption } from './model-catalogue.js';
+import type { PricingOptions } from './pricing.js';
 
 export interface GatewayOptions {
   /**
@@ -137,6 +138,14 @@ export interface GatewayOptions {
    */
   quotas?: QuotaOptions;
   /**
+   * Cost in money (docs/tenancy-and-billing.md "Cost in money"): a price table per model, or a function
+   * of the usage event. Every usage event of a priced model carries `cost: { amount, currency }`, and
+   * the `quotas` limit `budget` reserves the most a request may cost and settles to what it did.
+   * Default: none (no costs).
+   * @example pricing: { currency: 'USD', models: { 'x-image-2.0*': { image: 0.035 }, 'x-video': { videoSecond: 0.05 } } }
+   */
+  pricing?: PricingOptions;
+  /**
    * `Idempotency-Key` on the paid creates (image generations and edits, video tasks, Ark native
    * images, CreateAsset): a retry with the same key and body gets the stored answer, the upstream is
    * not called again. Default: on, keys in memory for 24 h; `false` ignores the header.
@@ -236,6 +245,11 @@ export interface QuotaOptions {
   whenRedisDown?: 'refuse' | 'allow';
   /** Seconds a video task costs when its body names no duration. Default 5 (Seedance's default). @example defaultVideoSeconds: 10 */
   defaultVideoSeconds?: number;
+  /**
+   * The window of the money budget (limit `budget`), seconds: the budget refills when it ends.
+   * Default 86 400 (a day); at most 24 days. @example budgetWindowSeconds: 3600
+   */
+  budgetWindowSeconds?: number;
 }
 
 /**
@@ -257,6 +271,12 @@ export interface QuotaLimits {
   concurrentVideoTasks?: number;
   /** Requests in flight at once on this instance; overrides `limits.inFlightPerCaller` for this caller. @example inFlight: 16 */
   inFlight?: number;
+  /**
+   * Money per budget window (`budgetWindowSeconds`, default a day), in the `pricing` currency: a
+   * request reserves the most it may cost by the price table, and is settled to its cost when it ends
+   * (a video task at its terminal state); a 429 names the budget. Needs `pricing`. @example budget: 25
+   */
+  budget?: number;
 }
 
 /**
@@ -277,7 +297,7 @@ export interface QuotaRedisClient {
 
 /** What `router.quota(caller)` tells about the `quotas` limits: each configured limit, what is left of it now, and when it refills. */
 export interface QuotaState {
-  name: 'requests' | 'images' | 'video-seconds' | 'video-tasks';
+  name: 'requests' | 'images' | 'video-seconds' | 'video-tasks' | 'budget';
   limit: number;
   remaining: number;
   /** Seconds until the window resets (0 for concurrent video tasks: a slot frees when a task ends). */

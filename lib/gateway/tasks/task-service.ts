@@ -93,7 +93,9 @@ export class TaskService {
       if (!prepared.ok) return { ok: false, error: prepared.error, usage };
       const { videoSeconds } = prepared.answer;
       // quotas after validation and the resolver, before the upstream call (docs/tenancy-and-billing.md)
-      return withCharge(this.quotas, request.caller, { requests: 1, videoSeconds, videoTasks: 1 }, usage, (charge) => this.createCharged(request, body, prepared.answer, charge, usage));
+      // a money budget reserves the most the video may cost: its seconds (`-1`: the model's longest) at the asked resolution
+      const priced = { model: body.model, videoSeconds, ...(typeof body.resolution === 'string' ? { resolution: body.resolution } : {}) };
+      return withCharge(this.quotas, request.caller, { requests: 1, videoSeconds, videoTasks: 1, priced }, usage, (charge) => this.createCharged(request, body, prepared.answer, charge, usage));
     });
   }
 
@@ -148,7 +150,8 @@ export class TaskService {
             quota: {
               videoSeconds: charge.taken.includes('videoSeconds') ? videoSeconds : 0,
               slot: charge.taken.includes('videoTasks'),
-              windowEnds: { videoSeconds: charge.windowEnds.videoSeconds, videoTasks: charge.windowEnds.videoTasks },
+              windowEnds: { videoSeconds: charge.windowEnds.videoSeconds, videoTasks: charge.windowEnds.videoTasks, budget: charge.windowEnds.budget },
+              ...(charge.budget !== undefined ? { budget: charge.budget } : {}),
             },
           }
         : {}),

@@ -55,7 +55,9 @@ export interface TaskRecord {
     videoSeconds: number;
     slot: boolean;
     /** When the quota windows the create charged end (ms since the epoch): nothing is given back after (quotas.ts `reward`). */
-    windowEnds?: { videoSeconds?: number; videoTasks?: number };
+    windowEnds?: { videoSeconds?: number; videoTasks?: number; budget?: number };
+    /** The money budget the create reserved, in millionths of the pricing currency: settled to the video's cost at the terminal state. */
+    budget?: number;
   };
   /** Starts at 1, +1 on every applied update. */
   version: number;
