@@ -65,7 +65,7 @@ export interface UsageEvent {
   errorCode?: string;
   /** Bytes written to result storage for this request (`storage` option, durable results); absent when nothing was stored. */
   storedBytes?: number;
-  /** `WxH` of each returned image, in order, when the upstream said (Ark `data[].size`, OpenAI gpt-image `size`). */
+  /** `WxH` of each returned image, in order, when the upstream said (Ark `data[].size`, OpenAI gpt-image `size`, DashScope `usage.width`/`height`). */
   imageSizes?: string[];
   /** The upstream's own usage counters, numbers only, as it gave them (`total_tokens`, `generated_images`, ...). */
   upstreamUsage?: Record<string, number>;

@@ -234,6 +234,9 @@ async function completeAnswer(deps: GatewayDeps, usage: Usage, request: ImageReq
   usage.images = response.data.length;
   if (response.sizes) usage.imageSizes = response.sizes.slice(0, usage.images);
   if (response.usage) usage.upstreamUsage = response.usage;
+  // for the usage event only: the caller's answer is the contract §2.4 body
+  delete response.sizes;
+  delete response.usage;
   let images: Array<Buffer | undefined> | undefined;
   if (answer.request.responseFormat === 'b64_json') {
     const policy = { allowPrivate: deps.options.allowPrivateResultUrls };
