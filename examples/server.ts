@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import express from 'express';
-import { createGatewayRouter, type ModelEntry, modelEntry, staticKeys, type Upstream } from '../lib/index.js';
+import { createGatewayRouter, type ModelEntry, modelEntry, type PricingOptions, staticKeys, type Upstream } from '../lib/index.js';
 import { createPlayground } from '../lib/playground.js';
 import { localResultStorage } from '../lib/storage.js';
 import { type CallbackReceiver, createCallbackReceiver } from './callback-receiver.js';
@@ -98,6 +98,23 @@ export function dashscopeModelFor(model: string): string | undefined {
   // x-image-2.0-<snapshot> -> qwen-image-2.0-<snapshot>, and the same rule for other x-image-* names
   return `qwen-image-${model.slice('x-image-'.length)}`;
 }
+
+/**
+ * The example's prices (docs/tenancy-and-billing.md "Cost in money"): illustrative figures, not any
+ * vendor's list price, so the printed usage and the playground show what each request cost.
+ */
+export const EXAMPLE_PRICING: PricingOptions = {
+  currency: 'USD',
+  models: {
+    'x-image-2.0*': { image: 0.035 },
+    'x-image-max': { image: 0.075 },
+    'x-image-plus': { image: 0.03 },
+    'x-image-edit*': { image: 0.03 },
+    'x-seedream': { image: 0.03 },
+    'x-video': { videoSecond: { default: 0.05, by: { '1080p': 0.1 } } },
+    'x-chat': { tokens: { input: 0.15, output: 0.6 } },
+  },
+};
 
 /** Every caller-facing name of the example, in the order GET /v1/models lists them. */
 export const EXAMPLE_MODEL_NAMES: readonly string[] = [...Object.keys(EXACT_MODELS), SEEDREAM_MODEL, VIDEO_MODEL, CHAT_MODEL];
@@ -241,6 +258,7 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
       }
     },
     models,
+    pricing: EXAMPLE_PRICING,
     // the simulations serve their results on loopback, which the gateway refuses to download for
     // b64_json by default; with the real DashScope the result hosts are public and this stays off
     allowPrivateResultUrls: !dashscope.real,
@@ -255,7 +273,8 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
     // metering, the way a SaaS host would bill per tenant; keys never reach this line
     onUsage: (event) => {
       const stored = event.storedBytes !== undefined ? ` storedBytes=${event.storedBytes}` : '';
-      console.log(`[usage] caller=${event.caller.id} route=${event.route} model=${event.model} status=${event.status} latencyMs=${Math.round(event.latencyMs)}${stored}`);
+      const cost = event.cost ? ` cost=${event.cost.amount} ${event.cost.currency}` : '';
+      console.log(`[usage] caller=${event.caller.id} route=${event.route} model=${event.model} status=${event.status} latencyMs=${Math.round(event.latencyMs)}${stored}${cost}`);
     },
     // the gateway never hands its logger a key; info stays quiet to keep the console readable
     logger: { warn: (fields, message) => console.warn(`warn: ${message}`, fields), error: (fields, message) => console.error(`error: ${message}`, fields) },

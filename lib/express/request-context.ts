@@ -120,6 +120,16 @@ export class RequestContext implements Cancellation {
     this.usage = usage;
   }
 
+  /**
+   * `x-request-cost: <amount> <currency>` on a whole answer of a priced model, before it is written:
+   * what its usage event's `cost` will say (docs/tenancy-and-billing.md "Cost in money"). Streams and
+   * video tasks end later; their cost is on the usage event only.
+   */
+  announceCost(): void {
+    const cost = this.options.pricing?.costOf(pricedWork(this.usage, 200));
+    if (cost && !this.res.headersSent) this.res.setHeader('x-request-cost', `${cost.amount} ${cost.currency}`);
+  }
+
   private closed(): void {
     // an Idempotency-Key create keeps working after its client left: its answer is kept for the retry
     if (!this.res.writableFinished && !this.lifetime.held) {

@@ -47,6 +47,8 @@ describe('UsageEvent.cost', () => {
     const made = gateway.fakes.images.imagesMade() - before;
     expect(made).toBe(3);
     expect(lastEvent()).toMatchObject({ images: 3, cost: { amount: expect.closeTo(made * 0.05, 6), currency: 'USD' } });
+    // the same cost on the answer, for clients such as the playground
+    expect(response.headers['x-request-cost']).toBe(`${lastEvent().cost!.amount} USD`);
   });
 
   it('Seedream through the OpenAI route: per image returned', async () => {
@@ -69,6 +71,7 @@ describe('UsageEvent.cost', () => {
       .send({ model: 'x-chat', messages: [{ role: 'user', content: 'hi' }] });
     expect(response.status).toBe(200);
     expect(lastEvent()).toMatchObject({ tokens: { input: 5, output: 2 }, cost: { amount: expect.closeTo((5 * 1 + 2 * 2) / 1e6, 9), currency: 'USD' } });
+    expect(response.headers['x-request-cost']).toBe(`${lastEvent().cost!.amount} USD`);
   });
 
   it('a request that failed before any work: amount 0', async () => {

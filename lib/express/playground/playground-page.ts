@@ -93,7 +93,8 @@ export const PLAYGROUND_SCRIPT = `
       throw new Error(message + code);
     }
     if (data === undefined) throw new Error('The answer was not JSON.');
-    return { data: data, ms: Math.round(performance.now() - started) };
+    // the gateway prices the answer when the host set pricing (docs/tenancy-and-billing.md "Cost in money")
+    return { data: data, ms: Math.round(performance.now() - started), cost: response.headers.get('x-request-cost') };
   }
 
   // progress: a spinner and the seconds elapsed while a request is in flight
@@ -150,6 +151,7 @@ export const PLAYGROUND_SCRIPT = `
       if (item.revised_prompt) lines.push('Revised prompt: ' + item.revised_prompt);
       lines.push('Request id: ' + requestId);
       lines.push('Latency: ' + result.ms + ' ms');
+      if (result.cost && index === 0) lines.push('Cost of this request: ' + result.cost);
       caption.textContent = lines.join('\\n');
       caption.style.whiteSpace = 'pre-wrap';
       figure.appendChild(img);

@@ -21,6 +21,7 @@ export function serveImageRequest(deps: GatewayDeps, context: RequestContext, ca
       if (outcome.late && keepLate) keepLate(outcome.late.then((late) => (late.ok ? encodeAnswer(late.answer) : undefined)));
       throw outcome.error;
     }
+    context.announceCost();
     return writeAnswer(context, outcome.answer);
   });
 }
