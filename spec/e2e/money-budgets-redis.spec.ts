@@ -12,6 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { QuotaLimits, Upstream } from '../../lib/index.js';
 import { type FakeArk, startFakeArk } from '../helpers/fake-ark.js';
 import { type FakePaidImages, startFakePaidImages } from '../helpers/fake-paid-images.js';
+import { type FakeLlm, startFakeLlm } from '../helpers/fake-llm.js';
 import { KEY_A, type TestGateway, createTestGateway } from '../helpers/gateway-app.js';
 
 const REDIS_URL = process.env.REDIS_URL;
@@ -27,6 +28,7 @@ interface Instance extends TestGateway {
 describe.runIf(Boolean(REDIS_URL))('money budgets across instances sharing Redis', () => {
   let images: FakePaidImages;
   let ark: FakeArk;
+  let llm: FakeLlm;
   let namespace = '';
   const running: Instance[] = [];
 
@@ -36,6 +38,7 @@ describe.runIf(Boolean(REDIS_URL))('money budgets across instances sharing Redis
     const gateway = createTestGateway({
       resolveUpstream: ({ model, route }): Upstream => {
         if (route === 'video.tasks') return { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-key' };
+        if (route === 'chat.completions') return { provider: 'openai', baseURL: llm.baseURL, apiKey: 'llm-key' };
         // nothing listens on port 9: the call fails before any work starts
         if (model === 'x-image-2.0-down') return { provider: 'dashscope', baseURL: 'http://127.0.0.1:9/api/v1', apiKey: 'ds-key' };
         return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: 'ds-key' };
@@ -46,6 +49,8 @@ describe.runIf(Boolean(REDIS_URL))('money budgets across instances sharing Redis
           // the fake reports 1024x1024 images; a size no row names costs the default
           'x-image-2.0*': { image: { default: 0.1, by: { '1024x1024': 0.05 } } },
           'doubao-seedance-1-5-pro*': { videoSecond: { default: 0.05, by: { '720p': 0.02 } } },
+          // the fake answers 5 input and 2 output tokens: 0.05 + 0.04
+          'x-chat': { tokens: { input: 10_000, output: 20_000 } },
         },
       },
       quotas: { limits, redis: client, prefix: `${namespace}:quota:`, ...(budgetWindowSeconds ? { budgetWindowSeconds } : {}) },
@@ -68,6 +73,7 @@ describe.runIf(Boolean(REDIS_URL))('money budgets across instances sharing Redis
   beforeAll(async () => {
     images = await startFakePaidImages();
     ark = await startFakeArk();
+    llm = await startFakeLlm();
   });
   afterEach(async () => {
     await Promise.all(running.splice(0).map((gw) => gw.close()));
@@ -79,6 +85,7 @@ describe.runIf(Boolean(REDIS_URL))('money budgets across instances sharing Redis
   afterAll(async () => {
     await images.close();
     await ark.close();
+    await llm.close();
   });
 
   it('two instances draw from one budget: reserved at the most, settled to what was made, a 429 naming the budget', async () => {
@@ -130,6 +137,28 @@ describe.runIf(Boolean(REDIS_URL))('money budgets across instances sharing Redis
     while ((await budgetOf(b)).remaining < 0.1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await budgetOf(b)).toMatchObject({ remaining: 0.1 });
     expect((await request(b.app).post(GENERATIONS).set(auth).send({ model: 'x-image-2.0', prompt: 'a cat' })).status).toBe(200);
+  });
+
+  it('tokens cannot be reserved: each chat is settled to its tokens, and a caller past the budget is refused', async () => {
+    namespace = `gw-mb-${randomBytes(4).toString('hex')}`;
+    const a = instance({ budget: 0.1 });
+    const b = instance({ budget: 0.1 });
+    const chat = (gw: Instance) =>
+      request(gw.app)
+        .post('/v1/chat/completions')
+        .set(auth)
+        .send({ model: 'x-chat', messages: [{ role: 'user', content: 'hi' }] });
+    const calls = llm.requests.length;
+    expect((await chat(a)).status).toBe(200);
+    expect(await budgetOf(b)).toMatchObject({ remaining: expect.closeTo(0.01, 6) });
+    // 0.01 remains and nothing is reserved: it runs, and the budget is spent past its end
+    expect((await chat(b)).status).toBe(200);
+    expect(await budgetOf(a)).toMatchObject({ remaining: 0 });
+    const refused = await chat(a);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.message).toContain('(budget)');
+    expect(llm.requests.length - calls).toBe(2);
+    expect(costs(a, b)).toBeCloseTo(0.18, 6);
   });
 
   it('Seedance duration -1 reserves the model longest video and settles on the length Ark reports', async () => {

@@ -16,7 +16,7 @@ const gateway = await gatewayWith({
   fakes: { images: startFakePaidImages, ark: startFakeArk, llm: startFakeLlm },
   resolve: ({ model, route }, fakes): Upstream | null => {
     if (route === 'video.tasks') return { provider: 'ark', baseURL: fakes.ark.baseURL, apiKey: 'ark-key' };
-    if (route === 'chat.completions') return { provider: 'openai', baseURL: fakes.llm.baseURL, apiKey: 'llm-key' };
+    if (route === 'chat.completions' || route === 'responses') return { provider: 'openai', baseURL: fakes.llm.baseURL, apiKey: 'llm-key' };
     if (model === 'x-broken') return { provider: 'dashscope', baseURL: 'http://127.0.0.1:9/api/v1', apiKey: 'ds-key' };
     if (model.startsWith('doubao-seedream')) return { provider: 'ark', baseURL: fakes.images.arkBaseURL, apiKey: 'ark-key' };
     if (model.startsWith('gpt-image')) return { provider: 'openai', baseURL: fakes.images.openaiBaseURL, apiKey: 'oa-key' };
@@ -72,6 +72,15 @@ describe('UsageEvent.cost', () => {
     expect(response.status).toBe(200);
     expect(lastEvent()).toMatchObject({ tokens: { input: 5, output: 2 }, cost: { amount: expect.closeTo((5 * 1 + 2 * 2) / 1e6, 9), currency: 'USD' } });
     expect(response.headers['x-request-cost']).toBe(`${lastEvent().cost!.amount} USD`);
+  });
+
+  it('a stream: the tokens of its last event, on the event when the stream ended (no header: it began before)', async () => {
+    const response = await request(gateway.app).post('/v1/responses').set(auth).send({ model: 'x-chat', input: 'hi', stream: true });
+    expect(response.status).toBe(200);
+    expect(response.text).toContain('response.completed');
+    expect(response.headers['x-request-cost']).toBeUndefined();
+    await expect.poll(() => lastEvent().route).toBe('responses');
+    expect(lastEvent()).toMatchObject({ tokens: { input: 5, output: 2 }, cost: { amount: expect.closeTo((5 * 1 + 2 * 2) / 1e6, 9), currency: 'USD' } });
   });
 
   it('a request that failed before any work: amount 0', async () => {

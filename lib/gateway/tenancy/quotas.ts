@@ -132,7 +132,9 @@ export class Quotas {
       const most = this.pricing.mostMicros(cost.priced);
       if (most !== undefined) cost.budget = most;
     }
-    const kinds = (Object.keys(KINDS) as Kind[]).filter((kind) => (cost[kind] ?? 0) > 0 && limits[KINDS[kind].limit] !== undefined);
+    // a budget is taken even at 0 reserved (tokens cannot be foreseen): it is settled to the cost, and
+    // a caller already past it is refused
+    const kinds = (Object.keys(KINDS) as Kind[]).filter((kind) => ((cost[kind] ?? 0) > 0 || (kind === 'budget' && cost.budget !== undefined)) && limits[KINDS[kind].limit] !== undefined);
     if (kinds.length === 0) return NOTHING;
     const key = caller.id;
     // a lost connection fails now instead of holding the request in ioredis's offline queue
