@@ -92,6 +92,8 @@ interface Prepared {
   call: CallContext;
   /** The images charged: the most the request may be answered with. */
   asked: number;
+  /** The catalogue says the model is passed through on this endpoint: never translated, whatever the provider can do. */
+  passthrough: boolean;
 }
 
 /** Validation for the model's catalogue entry, then the resolver: nothing is charged or called before both passed. */
@@ -110,7 +112,7 @@ async function prepare(deps: GatewayDeps, request: ImageRequest): Promise<Prepar
   const upstreams = await resolveUpstreams(deps.options, { model: request.model, route: request.route, caller: request.from.caller, req: request.from.hostRequest });
   const call: CallContext = { http: deps.http, signal: request.from.cancel.clientGone, limits: deps.options.limits };
   const asked = family && read ? allowedImages(read, family) : forwardedCount(request.input);
-  return { family, request: read, upstreams, call, asked };
+  return { family, request: read, upstreams, call, asked, passthrough: serving === 'passthrough' };
 }
 
 /** The caller's request as the normalized multimodal request, for the model's family. */
@@ -188,7 +190,8 @@ function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageRequest, p
     // connection must still fail as not started, so the next upstream is tried (fallback.ts)
     const last = upstreams.indexOf(chosen) === upstreams.length - 1;
     const upstream = deadline && last ? lateWorkUpstream(deps, chosen, deadline) : chosen;
-    const images = capabilityOf(upstream, 'images');
+    // the catalogue decides how the endpoint is served (docs/models.md): a passthrough entry reaches the provider's OpenAI-compatible API
+    const images = prepared.passthrough ? undefined : capabilityOf(upstream, 'images');
     let attempted: Promise<Attempted>;
     if (images) {
       const sent = (read ??= readRequest(deps, request, GENERIC_IMAGE_FAMILY));

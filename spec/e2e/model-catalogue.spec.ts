@@ -224,6 +224,22 @@ describe('Seedream on POST /v1/images/generations', () => {
   });
 });
 
+describe('the catalogue decides how an endpoint is served', () => {
+  it('an Ark model listed as passthrough goes to Ark as the caller sent it, not translated', async () => {
+    // the host's entry replaces the default row of the same id
+    const raw = gateway.variant({
+      models: [{ id: 'doubao-seedream-4-5*', provider: 'ark', endpoints: { '/v1/images/generations': 'passthrough' }, supported_parameters: ['prompt', 'n'], streams: false }],
+    });
+    const response = await request(raw.app).post('/v1/images/generations').set(auth).send({ model: 'doubao-seedream-4-5', prompt: 'a cat', n: 2, vendor_field: 'kept' });
+    expect(response.status).toBe(200);
+    const sent = gateway.fakes.images.requests.find((item) => item.path === ARK_IMAGES)!;
+    // the body as sent, model renamed (here: kept), no sequential group made of `n`
+    expect(sent.json).toEqual({ model: 'doubao-seedream-4-5', prompt: 'a cat', n: 2, vendor_field: 'kept' });
+    // and relayed as the upstream answered (Ark's own body, `size` per image)
+    expect(response.body.data[0]).toMatchObject({ size: '1024x1024' });
+  });
+});
+
 describe('Seedance lengths', () => {
   it.each([
     { model: 'doubao-seedance-2-5', duration: -1, status: 200 },
