@@ -17,7 +17,7 @@ const MAX_MODEL_LABELS = 100;
 const OTHER = '_OTHER';
 
 /** `image_gateway.limit` values: which limit refused a request. */
-export type LimitName = 'in-flight' | 'requests' | 'images' | 'video-seconds' | 'video-tasks' | (string & {});
+export type LimitName = 'in-flight' | 'requests' | 'images' | 'video-seconds' | 'video-tasks' | 'budget' | (string & {});
 
 export interface Instruments {
   requestDuration: OtelHistogram;
