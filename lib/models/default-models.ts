@@ -33,7 +33,8 @@ function imageRoutes(limits: ModelEntry['limits']): ModelEntry['endpoints'] {
 /** A contract §1 family (`imageModels` option) as a catalogue entry served by DashScope's multimodal call. */
 export function familyEntry(family: ImageModelFamily): ModelEntry {
   const limits = { n: { min: 1, max: family.maxN }, reference_images: { min: family.minImages, max: family.maxImages } };
-  return { id: family.pattern, owned_by: 'dashscope', provider: 'dashscope', endpoints: imageRoutes(limits), supported_parameters: CONTRACT_PARAMETERS, limits, streams: false };
+  // no provider: the contract's names are the operator's to route anywhere (listed whichever provider serves them)
+  return { id: family.pattern, owned_by: 'dashscope', endpoints: imageRoutes(limits), supported_parameters: CONTRACT_PARAMETERS, limits, streams: false };
 }
 
 function dashscope(id: string, limits: ModelEntry['limits'], extra: readonly string[] = []): ModelEntry {
