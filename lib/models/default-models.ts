@@ -186,5 +186,19 @@ export const VENDOR_MODELS: readonly ModelEntry[] = [
   gptImage('gpt-image-2.6*', ['complexity']),
 ];
 
-/** The default catalogue: the contract's families, then the vendor rows. */
-export const DEFAULT_MODEL_CATALOGUE: readonly ModelEntry[] = Object.freeze([...DEFAULT_IMAGE_MODELS.map(familyEntry), ...VENDOR_MODELS]);
+// BytePlus ModelArk (Ark's international service) names the same models without `doubao-`, and
+// Seedance 2.0 `dreamina-` (upstreams §2.1): the same rows under those names
+const BYTEPLUS_NAMES: ReadonlyArray<[string, string]> = [
+  ['doubao-seedream-4-0*', 'seedream-4-0*'],
+  ['doubao-seedream-4-5*', 'seedream-4-5*'],
+  ['doubao-seedream-5-0-lite*', 'seedream-5-0-lite*'],
+  ['doubao-seedance-1-0-pro*', 'seedance-1-0-pro*'],
+  ['doubao-seedance-1-0-lite*', 'seedance-1-0-lite*'],
+  ['doubao-seedance-1-5-pro*', 'seedance-1-5-pro*'],
+  ['doubao-seedance-2-0*', 'dreamina-seedance-2-0*'],
+];
+
+const BYTEPLUS_MODELS: readonly ModelEntry[] = BYTEPLUS_NAMES.map(([row, id]) => ({ ...VENDOR_MODELS.find((entry) => entry.id === row)!, id }));
+
+/** The default catalogue: the contract's families, then the vendor rows (Ark's names, then BytePlus's). */
+export const DEFAULT_MODEL_CATALOGUE: readonly ModelEntry[] = Object.freeze([...DEFAULT_IMAGE_MODELS.map(familyEntry), ...VENDOR_MODELS, ...BYTEPLUS_MODELS]);

@@ -5,7 +5,8 @@ import { GatewayConfigError } from '../errors/config-error.js';
 import type { ModelEndpoint, ModelEntry, ModelRange, ModelsOption } from '../options/model-catalogue.js';
 import type { ImageModelFamily } from '../options/request-limits.js';
 import type { RouteName } from '../types.js';
-import { DEFAULT_MODEL_CATALOGUE, familyEntry, VENDOR_MODELS } from './default-models.js';
+import { DEFAULT_MODEL_CATALOGUE, familyEntry } from './default-models.js';
+import { DEFAULT_IMAGE_MODELS } from '../images/model-families.js';
 
 /** The route name of each endpoint a catalogue entry may list (docs/routes.md). */
 export const ENDPOINT_ROUTES: Readonly<Record<ModelEndpoint, RouteName>> = Object.freeze({
@@ -30,7 +31,8 @@ const EXAMPLE = "models: [{ id: 'x-seedream', provider: 'ark', endpoints: { '/v1
  * families; `models` then adds or overrides entries (a list) or returns the whole catalogue (a function).
  */
 export function resolveModelCatalogue(models: ModelsOption | undefined, families: readonly ImageModelFamily[] | undefined): ModelCatalogue {
-  const defaults = families ? Object.freeze([...families.map(familyEntry), ...VENDOR_MODELS]) : DEFAULT_MODEL_CATALOGUE;
+  // the contract's families replaced, the vendor rows kept
+  const defaults = families ? Object.freeze([...families.map(familyEntry), ...DEFAULT_MODEL_CATALOGUE.slice(DEFAULT_IMAGE_MODELS.length)]) : DEFAULT_MODEL_CATALOGUE;
   let entries: readonly ModelEntry[];
   if (models === undefined) entries = defaults;
   else if (typeof models === 'function') entries = models(defaults);

@@ -27,6 +27,8 @@ describe('find', () => {
     { model: 'doubao-seedream-5-0-lite-260128', id: 'doubao-seedream-5-0-lite*' },
     { model: 'doubao-seedream-5-0-pro-260128', id: 'doubao-seedream-5-0-pro*' },
     { model: 'doubao-seedance-1-0-pro-fast-251015', id: 'doubao-seedance-1-0-pro*' },
+    { model: 'dreamina-seedance-2-0-260128', id: 'dreamina-seedance-2-0*' },
+    { model: 'seedream-4-5-251128', id: 'seedream-4-5*' },
     { model: 'gpt-image-2.6-flare', id: 'gpt-image-2.6*' },
     { model: 'gpt-image-2', id: 'gpt-image-2*' },
     { model: 'gpt-image-1-mini', id: 'gpt-image-1*' },
