@@ -143,7 +143,7 @@ function gptImage(id: string, extra: readonly string[] = []): ModelEntry {
 }
 
 /** Today's vendor models under their vendor names (docs/models.md "Model rows"). */
-export const VENDOR_MODELS: readonly ModelEntry[] = [
+const VENDOR_MODELS: readonly ModelEntry[] = [
   // DashScope Qwen-Image and Wan (upstreams §1.3)
   dashscope('qwen-image-2.0*', { n: { min: 1, max: 6 }, reference_images: { min: 0, max: 3 }, pixels: { min: 512 * 512, max: 2048 * 2048 } }),
   // unconfirmed beyond the model's existence: the contract's own bounds, the upstream refuses the rest
