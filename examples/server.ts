@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import express from 'express';
-import { createGatewayRouter, type ListedModel, staticKeys, type Upstream, type UsageEvent } from '../lib/index.js';
+import { createGatewayRouter, type ModelEntry, modelEntry, type PricingOptions, staticKeys, type Upstream, type UsageEvent } from '../lib/index.js';
 import { createPlayground } from '../lib/playground.js';
 import { localResultStorage } from '../lib/storage.js';
 import { type CallbackReceiver, createCallbackReceiver } from './callback-receiver.js';
@@ -103,6 +103,59 @@ export function dashscopeModelFor(model: string): string | undefined {
   return `qwen-image-${model.slice('x-image-'.length)}`;
 }
 
+/**
+ * The example's prices (docs/tenancy-and-billing.md "Cost in money"): illustrative figures, not any
+ * vendor's list price, so the printed usage and the playground show what each request cost.
+ */
+export const EXAMPLE_PRICING: PricingOptions = {
+  currency: 'USD',
+  models: {
+    'x-image-2.0*': { image: 0.035 },
+    'x-image-max': { image: 0.075 },
+    'x-image-plus': { image: 0.03 },
+    'x-image-edit*': { image: 0.03 },
+    'x-seedream': { image: 0.03 },
+    'x-video': { videoSecond: { default: 0.05, by: { '1080p': 0.1 } } },
+    'x-chat': { tokens: { input: 0.15, output: 0.6 } },
+  },
+};
+
+/** Every caller-facing name of the example, in the order GET /v1/models lists them. */
+export const EXAMPLE_MODEL_NAMES: readonly string[] = [...Object.keys(EXACT_MODELS), SEEDREAM_MODEL, VIDEO_MODEL, CHAT_MODEL];
+
+/**
+ * The example's catalogue, in the order GET /v1/models lists it: its own names over the default rows of
+ * the models behind them. The contract's families cover the `x-image-*` names (`x-image-2.0-pro` gets
+ * its family's rules under its own name, so it is listed too); `x-seedream` and `x-video` take the rows
+ * of the Ark models they run on; `x-chat` is described here. The default vendor rows follow (the
+ * resolver routes none of them, so none is listed).
+ */
+export function exampleModels(defaults: readonly ModelEntry[], seedreamModel: string, videoModel: string): ModelEntry[] {
+  const families = defaults.filter((entry) => entry.id.startsWith('x-image-'));
+  const row = (vendorModel: string, id: string): ModelEntry => {
+    const found = modelEntry(vendorModel);
+    if (!found) throw new Error(`No catalogue row covers ${vendorModel}: add one with the models option (docs/models.md)`);
+    return { ...found, id };
+  };
+  const [first, ...others] = families;
+  return [
+    first!,
+    { ...first!, id: 'x-image-2.0-pro' },
+    ...others,
+    row(seedreamModel, SEEDREAM_MODEL),
+    row(videoModel, VIDEO_MODEL),
+    {
+      id: CHAT_MODEL,
+      owned_by: 'openai',
+      provider: 'openai',
+      endpoints: { '/v1/chat/completions': 'passthrough', '/v1/responses': 'passthrough' },
+      supported_parameters: ['model', 'messages', 'input', 'stream', 'stream_options', 'temperature', 'max_tokens', 'tools'],
+      streams: true,
+    },
+    ...defaults.filter((entry) => !entry.id.startsWith('x-image-')),
+  ];
+}
+
 /** True for 127.0.0.0/8, ::1 and `localhost`: the only binds where local callbacks stay local. */
 export function isLoopbackHost(host: string): boolean {
   if (host === 'localhost') return true;
@@ -161,7 +214,9 @@ export function demoKeyPolicy(host: string, env: Readonly<Record<string, string 
 /** The example's `[usage]` line: caller text (the model name) is JSON-quoted, so no value can start a line of its own. */
 export function usageLine(event: UsageEvent): string {
   const stored = event.storedBytes !== undefined ? ` storedBytes=${event.storedBytes}` : '';
-  return `[usage] caller=${JSON.stringify(String(event.caller.id))} route=${event.route} model=${JSON.stringify(event.model)} status=${event.status} latencyMs=${Math.round(event.latencyMs)}${stored}`;
+  const cost = event.cost ? ` cost=${event.cost.amount} ${event.cost.currency}` : '';
+  const task = event.task ? ` task=${event.task.id} ${event.task.status}` : '';
+  return `[usage] caller=${JSON.stringify(String(event.caller.id))} route=${event.route} model=${JSON.stringify(event.model)} status=${event.status} latencyMs=${Math.round(event.latencyMs)}${stored}${cost}${task}`;
 }
 
 export async function createExampleApp(options: ExampleAppOptions = {}): Promise<ExampleApp> {
@@ -221,12 +276,9 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
   const videoModel = env.ARK_VIDEO_MODEL || 'doubao-seedance-1-0-pro-250528';
   const seedreamModel = env.ARK_IMAGE_MODEL || 'doubao-seedream-4-0-250828';
   const chatModel = openai.simulated ? CHAT_MODEL : env.OPENAI_MODEL || 'gpt-4o-mini';
-  const models: ListedModel[] = [
-    ...Object.keys(EXACT_MODELS).map((id) => ({ id, owned_by: 'dashscope' })),
-    { id: SEEDREAM_MODEL, owned_by: 'ark' },
-    { id: VIDEO_MODEL, owned_by: 'ark' },
-    { id: CHAT_MODEL, owned_by: 'openai' },
-  ];
+  // the catalogue (docs/models.md): each caller-facing name with the rules of the model behind it, so
+  // GET /v1/models describes exactly what works; only what the resolver below routes is listed
+  const models = (defaults: readonly ModelEntry[]): ModelEntry[] => exampleModels(defaults, seedreamModel, videoModel);
   const signingSecret = env.GATEWAY_WEBHOOK_SECRET || `whsec_${randomBytes(24).toString('base64')}`;
   const callbacks = createCallbackReceiver(signingSecret);
 
@@ -248,6 +300,8 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
       switch (route) {
         case 'images.generations':
         case 'images.edits': {
+          // Seedream answers the OpenAI image routes too, in either request shape (docs/models.md)
+          if (model === SEEDREAM_MODEL) return { provider: 'ark', baseURL: ark.baseURL, apiKey: ark.apiKey, model: seedreamModel };
           const upstreamModel = dashscopeModelFor(model);
           return upstreamModel ? { provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: dashscope.apiKey, model: upstreamModel } : null;
         }
@@ -265,7 +319,8 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
           return null;
       }
     },
-    listModels: () => models,
+    models,
+    pricing: EXAMPLE_PRICING,
     // the simulations serve their results on loopback, which the gateway refuses to download for
     // b64_json by default; with the real DashScope the result hosts are public and this stays off
     allowPrivateResultUrls: !dashscope.real,
@@ -297,7 +352,7 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
   );
   // the host app's own routes: the gateway answers only its own paths
   app.get('/hello', (_req, res) => {
-    res.json({ hello: 'This host app serves the image gateway at its root.', gateway: { openai_base_url: '/v1', playground: '/', models: models.map((model) => model.id) } });
+    res.json({ hello: 'This host app serves the image gateway at its root.', gateway: { openai_base_url: '/v1', playground: '/', models: EXAMPLE_MODEL_NAMES } });
   });
   app.use(callbacks.router);
   app.use(gateway);

@@ -20,6 +20,10 @@ export type { AuthenticatedMiddleware, ListedModel, ListModels, Logger, ResolveU
 export type { Caller, ProviderName, RouteName, Upstream, UsageEvent } from './types.js';
 export { DEFAULT_LIMITS } from './default-limits.js';
 export { DEFAULT_IMAGE_MODELS } from './images/model-families.js';
+export type { ModelEndpoint, ModelEntry, ModelLimits, ModelRange, ModelServing, ModelsOption } from './options/model-catalogue.js';
+export { DEFAULT_MODEL_CATALOGUE } from './models/default-models.js';
+export { modelEntry } from './models/model-catalogue.js';
+export type { Cost, ModelPrice, PriceBy, PricingOptions } from './options/pricing.js';
 export { TEMPORARY_PROXY_HOSTS } from './security/callback-url.js';
 
 // what a host may replace, with the records each exchanges, and the in-memory defaults

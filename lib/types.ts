@@ -70,7 +70,7 @@ export interface UsageEvent {
   errorCode?: string;
   /** Bytes written to result storage for this request (`storage` option, durable results); absent when nothing was stored. */
   storedBytes?: number;
-  /** Upstream text: `WxH` of each returned image, in order, when the upstream said (Ark `data[].size`, OpenAI gpt-image `size`). */
+  /** Upstream text: `WxH` of each returned image, in order, when the upstream said (Ark `data[].size`, OpenAI gpt-image `size`, DashScope `usage.width`/`height`). */
   imageSizes?: string[];
   /** The upstream's own usage counters, numbers only, as it gave them (`total_tokens`, `generated_images`, ...). */
   upstreamUsage?: Record<string, number>;
@@ -95,6 +95,16 @@ export interface UsageEvent {
   task?: { id: string; /** Upstream text (the set of states is open, contract §3). */ status: string };
   /** On a succeeded task's terminal event: what Ark reports it generated. */
   video?: { seconds?: number; resolution?: string };
+  /** The `quality` an image request asked for (gpt-image `low`…`max`), when it named one: prices may depend on it. */
+  imageQuality?: string;
+  /**
+   * What this event's work cost in money, by the `pricing` option (docs/tenancy-and-billing.md "Cost in
+   * money"): images by count, size and quality, tokens the upstream reported, video seconds by
+   * resolution, plus a price per request. Present on every event of a priced model, the failures that
+   * cost nothing included (amount 0); absent when no pricing is set or the model has no price.
+   * @example cost: { amount: 0.08, currency: 'USD' }
+   */
+  cost?: { amount: number; currency: string };
 }
 
 /**

@@ -8,6 +8,7 @@
 import type { Request as ExpressRequest, RequestHandler, Response as ExpressResponse } from 'express';
 import type { ResolvedOptions } from '../gateway/options.js';
 import type { Cancellation, Usage } from '../gateway/use-case.js';
+import { pricedWork } from '../gateway/tenancy/with-charge.js';
 import type { RequestTrace } from '../telemetry/telemetry.js';
 import type { CancelSignal } from '../transport/upstream-http.js';
 import type { Caller, RouteName } from '../types.js';
@@ -125,6 +126,16 @@ export class RequestContext implements Cancellation {
     this.usage = usage;
   }
 
+  /**
+   * `x-request-cost: <amount> <currency>` on a whole answer of a priced model, before it is written:
+   * what its usage event's `cost` will say (docs/tenancy-and-billing.md "Cost in money"). Streams and
+   * video tasks end later; their cost is on the usage event only.
+   */
+  announceCost(): void {
+    const cost = this.options.pricing?.costOf(pricedWork(this.usage, 200));
+    if (cost && !this.res.headersSent) this.res.setHeader('x-request-cost', `${cost.amount} ${cost.currency}`);
+  }
+
   private closed(): void {
     // an Idempotency-Key create keeps working after its client left: its answer is kept for the retry
     if (!this.res.writableFinished && !this.lifetime.held) {
@@ -168,12 +179,20 @@ export class RequestContext implements Cancellation {
         ...(usage.imageSizes !== undefined ? { imageSizes: usage.imageSizes } : {}),
         ...(usage.upstreamUsage !== undefined ? { upstreamUsage: usage.upstreamUsage } : {}),
         ...(usage.tokens !== undefined ? { tokens: usage.tokens } : {}),
+        ...(usage.imageQuality !== undefined ? { imageQuality: usage.imageQuality } : {}),
         ...undeliveredOf(usage, status, this.workMayHaveBeenPaid),
+        ...costOf(options, usage, status),
       });
     } catch (error) {
       options.logger.error({ requestId: this.requestId, error: error instanceof Error ? error.message : String(error) }, 'onUsage threw');
     }
   }
+}
+
+/** The `cost` of the request's usage event, by the `pricing` option (docs/tenancy-and-billing.md "Cost in money"). */
+function costOf(options: ResolvedOptions, usage: Usage, status: number): { cost?: { amount: number; currency: string } } {
+  const cost = options.pricing?.costOf(pricedWork(usage, status));
+  return cost ? { cost } : {};
 }
 
 /**

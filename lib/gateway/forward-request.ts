@@ -9,6 +9,8 @@ import { readImageCount } from '../images/image-count.js';
 import { parseJsonBody } from '../json/json-values.js';
 import type { OpenedStream, PassthroughResponse } from '../providers/provider.js';
 import { nativeImageGroups, requireCapability } from '../providers/registry.js';
+import { checkRefusedFields, checkSize, refusesOn } from '../models/model-rules.js';
+import type { ModelEndpoint } from '../options/model-catalogue.js';
 import { promptTextOf, responseOfJson } from '../telemetry/genai-fields.js';
 import type { RouteName } from '../types.js';
 import { requestIdOf } from '../errors/request-id.js';
@@ -16,7 +18,8 @@ import { withFallback } from './fallback.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { resolveUpstreams } from './resolve-upstreams.js';
 import type { QuotaCharge, QuotaCost } from './tenancy/quotas.js';
-import { refundUnproduced, withCharge } from './tenancy/with-charge.js';
+import { settleProduced, withCharge } from './tenancy/with-charge.js';
+import type { Quotas } from './tenancy/quotas.js';
 import { type Outcome, type Usage, type UseCaseRequest, attempting, usageFor } from './use-case.js';
 import { StreamTokenReader, type TokenUsage, tokensOfAnswer } from '../json/token-usage.js';
 
@@ -38,14 +41,32 @@ export type ForwardAnswer =
    */
   | { kind: 'stream'; stream: OpenedStream; observe: (chunk: Buffer) => void; settled: Promise<Usage> };
 
+const FORWARD_ENDPOINTS: Readonly<Partial<Record<ForwardCall['route'], ModelEndpoint>>> = {
+  'chat.completions': '/v1/chat/completions',
+  responses: '/v1/responses',
+  'images.native': '/api/v3/images/generations',
+};
+
+/** The catalogue entry's refused fields (and, on the native image route, sizes) before anything runs: docs/models.md. */
+function checkCatalogue(deps: GatewayDeps, forward: ForwardCall): void {
+  const entry = deps.options.models.find(forward.model);
+  const endpoint = FORWARD_ENDPOINTS[forward.route];
+  if (!entry || !endpoint || !refusesOn(entry, endpoint)) return;
+  checkRefusedFields(entry, forward.model, forward.body);
+  if (forward.route === 'images.native') checkSize(entry, forward.model, forward.body.size, 'size');
+}
+
 export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forward: ForwardCall): Promise<Outcome<ForwardAnswer>> {
   const usage = usageFor(forward.model);
   // tokens are read only for a usage event: the JSON parse of each answer is not paid for nothing
-  const countsTokens = deps.options.onUsage !== undefined;
+  const countsTokens = deps.options.onUsage !== undefined || deps.options.pricing !== undefined;
   const groups = forward.route === 'images.native' ? nativeImageGroups() : undefined;
   let cost: QuotaCost;
   try {
+    checkCatalogue(deps, forward);
     cost = { requests: 1, ...(groups ? { images: nativeImagesAsked(groups, forward.body) } : {}) };
+    // a money budget reserves the most this may cost (docs/tenancy-and-billing.md "Cost in money")
+    cost.priced = { model: forward.model, ...(cost.images !== undefined ? { images: cost.images } : {}), ...(typeof forward.body.size === 'string' ? { size: forward.body.size } : {}) };
   } catch (error) {
     return Promise.resolve({ ok: false, error, usage });
   }
@@ -73,7 +94,7 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
             return withFallback(upstreams, deps.options, described, (upstream) => {
               attempting(usage, upstream.provider);
               return requireCapability(upstream, 'passthrough', route, deps.options.logger).openStream(call, upstreamPath, body, upstream);
-            }).then((stream) => streamed(usage, stream, groups?.streamCounter(), charge, cost, countsTokens));
+            }).then((stream) => streamed(deps.quotas, usage, stream, groups?.streamCounter(), charge, cost, countsTokens));
           }
           return withFallback(upstreams, deps.options, { ...described, response: (sent: PassthroughResponse) => responseOfJson(sent.body) }, (upstream) => {
             attempting(usage, upstream.provider);
@@ -136,13 +157,13 @@ function withImagesCut(body: Buffer, most: number): Buffer {
  * The stream answer: a streamed image group is billed by the images its events returned
  * (upstreams §2.6), settled when the upstream body closes (ended, failed, or cut with its client).
  */
-function streamed(usage: Usage, stream: OpenedStream, counter: ((chunk: Buffer) => number) | undefined, charge: QuotaCharge, cost: QuotaCost, countsTokens: boolean): ForwardAnswer {
+function streamed(quotas: Quotas, usage: Usage, stream: OpenedStream, counter: ((chunk: Buffer) => number) | undefined, charge: QuotaCharge, cost: QuotaCost, countsTokens: boolean): ForwardAnswer {
   usage.upstreamRequestId = stream.headers['x-request-id'];
   const tokens = countsTokens ? new StreamTokenReader() : undefined;
   const settled = new Promise<Usage>((resolve) => {
     stream.body.once('close', () => {
       if (tokens?.tokens) usage.tokens = tokens.tokens;
-      void refundUnproduced(charge, cost, usage.images).then(() => resolve(usage));
+      void settleProduced(quotas, charge, cost, usage).then(() => resolve(usage));
     });
   });
   const observe = (chunk: Buffer): void => {

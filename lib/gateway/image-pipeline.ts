@@ -18,6 +18,9 @@ import type { Upstream } from '../types.js';
 import type { ImageModelFamily } from '../options/request-limits.js';
 import { requestIdOf } from '../errors/request-id.js';
 import { withFallback } from './fallback.js';
+import { checkRefusedFields, checkSize, familyOf } from '../models/model-rules.js';
+import type { ModelEntry } from '../options/model-catalogue.js';
+import { isObject } from '../json/json-values.js';
 import type { AttemptInfo } from '../telemetry/telemetry.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { parseJsonBody } from '../json/json-values.js';
@@ -27,7 +30,8 @@ import type { FormBody } from '../transport/form-body.js';
 import { resolveUpstreams } from './resolve-upstreams.js';
 import { downloadImages } from './result-images.js';
 import { rehostImageAnswer, rehostPassthrough } from './rehost-images.js';
-import { refundUnproduced, withCharge } from './tenancy/with-charge.js';
+import { settleProduced, withCharge } from './tenancy/with-charge.js';
+import type { PriceAsk } from './tenancy/pricing.js';
 import type { QuotaCharge, QuotaCost } from './tenancy/quotas.js';
 import type { ImageStreamAsk } from '../images/image-stream-ask.js';
 import {
@@ -88,8 +92,9 @@ function runPrepared(deps: GatewayDeps, request: ImageRequest, usage: Usage): Pr
   return prepare(deps, request).then(
     (prepared) => {
       usage.imagesAsked = prepared.asked;
+      const priced = pricedAsk(request, prepared, usage);
       // quotas after validation and the resolver, before any upstream call; the images come back when it fails
-      const cost = { requests: 1, images: prepared.asked };
+      const cost = { requests: 1, images: prepared.asked, priced };
       return withCharge(
         deps.quotas,
         from.caller,
@@ -153,6 +158,22 @@ export function singleNativeCall(ready: PreparedImage): { upstream: Upstream; re
   return upstreams.length === 1 && upstream && request ? { upstream, request, call } : undefined;
 }
 
+/**
+ * What a money budget reserves for the call: the most its images may cost (docs/tenancy-and-billing.md
+ * "Cost in money"); the quality asked is recorded in the usage, for the price of what was made.
+ */
+function pricedAsk(request: ImageRequest, prepared: Prepared, usage: Usage): PriceAsk {
+  const quality = qualityOf(request.input);
+  if (quality !== undefined) usage.imageQuality = quality;
+  const size = prepared.request?.parameters.size ?? sizeAsked(request.input);
+  return { model: request.model, images: prepared.asked, ...(typeof size === 'string' ? { size } : {}), ...(quality !== undefined ? { quality } : {}) };
+}
+
+/** What a budget reserves for a prepared call (an image task charged at submit). */
+export function pricedAskOf(ready: PreparedImage, usage: Usage): PriceAsk {
+  return pricedAsk(ready.request, ready.prepared, usage);
+}
+
 /** The images a prepared call is charged for: the most it may be answered with. */
 export function imagesAskedOf(ready: PreparedImage): number {
   return ready.prepared.asked;
@@ -191,19 +212,27 @@ interface Prepared {
   call: CallContext;
   /** The images charged: the most the request may be answered with. */
   asked: number;
+  /** The catalogue says the model is passed through on this endpoint: never translated, whatever the provider can do. */
+  passthrough: boolean;
 }
 
-/** Validation for the model's family, then the resolver: nothing is charged or called before both passed. */
+/** Validation for the model's catalogue entry, then the resolver: nothing is charged or called before both passed. */
 async function prepare(deps: GatewayDeps, request: ImageRequest): Promise<Prepared> {
-  const family = deps.options.imageModels.find(request.model);
+  const entry = deps.options.models.find(request.model);
+  // the catalogue's rules where the gateway translates (docs/models.md); a passthrough entry is the upstream's to judge
+  // an edit of a model that lists no edit endpoint (text-to-image only) gets its generation rules: a 400 that says so
+  const serving = entry && (entry.endpoints[request.route === 'images.generations' ? '/v1/images/generations' : '/v1/images/edits'] ?? entry.endpoints['/v1/images/generations']);
+  const translated = serving === 'translated' ? entry : undefined;
+  const family = translated ? familyOf(translated) : undefined;
   // image-family models are validated before the resolver runs: bad input costs the host nothing
   const read = family ? readRequest(deps, request, family) : undefined;
+  if (translated && read) checkEntryRules(translated, request, read);
   // what an OpenAI-compatible upstream is sent is checked before the resolver too
   if (!family) forwardedCount(request.input);
   const upstreams = await resolveUpstreams(deps.options, { model: request.model, route: request.route, caller: request.from.caller, req: request.from.hostRequest });
   const call: CallContext = { http: deps.http, signal: request.from.cancel.clientGone, limits: deps.options.limits };
   const asked = family && read ? allowedImages(read, family) : forwardedCount(request.input);
-  return { family, request: read, upstreams, call, asked };
+  return { family, request: read, upstreams, call, asked, passthrough: serving === 'passthrough' };
 }
 
 /** The caller's request as the normalized multimodal request, for the model's family. */
@@ -218,12 +247,33 @@ function readRequest(deps: GatewayDeps, request: ImageRequest, family: ImageMode
   return readImageGenerationRequest(editAsGenerationBody(request.model, form), family, deps.imageRules, uploads);
 }
 
+/** The entry's refused fields and sizes (model-rules.ts), against the request as read. */
+function checkEntryRules(entry: ModelEntry, request: ImageRequest, read: ImageGenerationRequest): void {
+  checkRefusedFields(entry, request.model, { ...read.extra, parameters: read.parameters });
+  const { input } = request;
+  const inParameters = input.kind === 'json' && isObject(input.body.parameters) && input.body.parameters.size !== undefined;
+  // the size as the caller spelled it: a top-level `WxH` was read into `W*H`
+  const asSent = inParameters ? read.parameters.size : input.kind === 'json' ? input.body.size : input.form.fields.size;
+  checkSize(entry, request.model, asSent, inParameters ? 'parameters.size' : 'size');
+}
+
 /** Sends the caller's request, model renamed, to an OpenAI-compatible API. */
 function forward(deps: GatewayDeps, request: ImageRequest, api: PassthroughCapability, call: CallContext, upstream: Upstream): Promise<PassthroughResponse> {
   const { input } = request;
   if (input.kind === 'form') return api.forwardMultipart(call, '/images/edits', rebuildForm(input.form, upstream.model ?? request.model), upstream);
   // an OpenAI-compatible upstream gets the body as is: its `image` URLs get the one URL check
   return api.forwardJson(call, '/images/generations', checkForwardedUrls('images.generations', input.body, { allowPrivate: deps.options.allowPrivateImageUrls }), upstream);
+}
+
+/** The `quality` the request asked for (gpt-image), a JSON value or a form field; it prices the images. */
+function qualityOf(input: ImageInput): string | undefined {
+  const quality = input.kind === 'json' ? input.body.quality : input.form.fields.quality;
+  return typeof quality === 'string' ? quality : undefined;
+}
+
+/** The `size` the request asked for at its top level (OpenAI shape, or the edit form). */
+function sizeAsked(input: ImageInput): unknown {
+  return input.kind === 'json' ? input.body.size : input.form.fields.size;
 }
 
 /** What the caller sent as `n` and `response_format` on the OpenAI-compatible path (a JSON value, or a form field). */
@@ -269,7 +319,8 @@ function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageRequest, p
     // connection must still fail as not started, so the next upstream is tried (fallback.ts)
     const last = upstreams.indexOf(chosen) === upstreams.length - 1;
     const upstream = deadline && last ? lateWorkUpstream(deps, chosen, deadline) : chosen;
-    const images = capabilityOf(upstream, 'images');
+    // the catalogue decides how the endpoint is served (docs/models.md): a passthrough entry reaches the provider's OpenAI-compatible API
+    const images = prepared.passthrough ? undefined : capabilityOf(upstream, 'images');
     let attempted: Promise<Attempted>;
     if (images) {
       const sent = (read ??= readRequest(deps, request, GENERIC_IMAGE_FAMILY));
@@ -319,6 +370,11 @@ async function completeAnswer(deps: GatewayDeps, usage: Usage, request: ImageReq
   usage.upstreamImages = response.data.length;
   response.data = response.data.slice(0, allowedImages(answer.request, family ?? GENERIC_IMAGE_FAMILY));
   usage.images = response.data.length;
+  if (response.sizes) usage.imageSizes = response.sizes.slice(0, usage.images);
+  if (response.usage) usage.upstreamUsage = response.usage;
+  // for the usage event only: the caller's answer is the contract §2.4 body
+  delete response.sizes;
+  delete response.usage;
   let images: Array<Buffer | undefined> | undefined;
   if (answer.request.responseFormat === 'b64_json') {
     const policy = { allowPrivate: deps.options.allowPrivateResultUrls };
@@ -408,8 +464,8 @@ async function streamAnswer(deps: GatewayDeps, usage: Usage, request: ImageReque
   const policy = { allowPrivate: deps.options.allowPrivateResultUrls };
   if (attempted.kind === 'stream') {
     const { rules, stream } = attempted;
-    if (rules.kind === 'relay') return { kind: 'relay', relayed: relayedImages(usage, stream, charge, cost) };
-    const group = { rules, stream, provider, call: prepared.call, policy, settings, asked: prepared.asked, charge, cost };
+    if (rules.kind === 'relay') return { kind: 'relay', relayed: relayedImages(usage, stream, { quotas: deps.quotas, charge, cost }) };
+    const group = { rules, stream, provider, call: prepared.call, policy, settings, asked: prepared.asked, quotas: deps.quotas, charge, cost };
     return { kind: 'events', events: groupEvents(usage, group) };
   }
   const answer = await completeAnswer(deps, usage, request, prepared, attempted);
@@ -418,7 +474,7 @@ async function streamAnswer(deps: GatewayDeps, usage: Usage, request: ImageReque
   else if (answer.kind === 'image') images = imagesOfAnswer(answer.response, answer.images);
   // a stream with no image event would end as if nothing were asked: the caller is told instead
   if (images.length === 0) throw GatewayError.noImage(provider, '', usage.upstreamRequestId);
-  await refundUnproduced(charge, cost, usage.images);
+  await settleProduced(deps.quotas, charge, cost, usage);
   return { kind: 'events', events: eventsOf(images, settings) };
 }
 

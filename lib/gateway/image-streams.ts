@@ -18,7 +18,8 @@ import type { CallContext } from '../providers/call-context.js';
 import type { ImageStreamRules, OpenedStream } from '../providers/provider.js';
 import { downloadImages, type DownloadPolicy } from './result-images.js';
 import type { QuotaCharge, QuotaCost } from './tenancy/quotas.js';
-import { refundUnproduced } from './tenancy/with-charge.js';
+import { settleProduced } from './tenancy/with-charge.js';
+import type { Quotas } from './tenancy/quotas.js';
 import type { Usage } from './use-case.js';
 
 /** The settings an image event repeats (the openai SDK's ImageGenCompletedEvent fields but `type` and `b64_json`). */
@@ -130,7 +131,8 @@ export interface RelayedImages {
 const COMPLETED = /"type"\s*:\s*"image_(?:generation|edit)\.completed"/g;
 const CARRY = 64;
 
-export function relayedImages(usage: Usage, stream: OpenedStream, charge: QuotaCharge, cost: QuotaCost): RelayedImages {
+export function relayedImages(usage: Usage, stream: OpenedStream, charged: { quotas: Quotas; charge: QuotaCharge; cost: QuotaCost }): RelayedImages {
+  const { quotas, charge, cost } = charged;
   usage.upstreamRequestId = stream.headers['x-request-id'];
   let carry = '';
   const observe = (chunk: Buffer): void => {
@@ -139,7 +141,7 @@ export function relayedImages(usage: Usage, stream: OpenedStream, charge: QuotaC
     carry = text.slice(-CARRY);
   };
   const settled = new Promise<Usage>((resolve) => {
-    stream.body.once('close', () => void refundUnproduced(charge, cost, usage.images).then(() => resolve(usage)));
+    stream.body.once('close', () => void settleProduced(quotas, charge, cost, usage).then(() => resolve(usage)));
   });
   return { stream, observe, settled };
 }
@@ -153,6 +155,7 @@ interface GroupStream {
   settings: RequestedSettings;
   /** The images charged: more are not delivered (nor billed). */
   asked: number;
+  quotas: Quotas;
   charge: QuotaCharge;
   cost: QuotaCost;
 }
@@ -190,7 +193,7 @@ export async function* groupEvents(usage: Usage, group: GroupStream): AsyncGener
   } finally {
     // left early (the client went away, or an error): the upstream is not read any further
     stream.body.destroy();
-    await refundUnproduced(group.charge, group.cost, usage.images);
+    await settleProduced(group.quotas, group.charge, group.cost, usage);
   }
 }
 

@@ -19,6 +19,8 @@ import type { CallbackOptions, GatewayOptions, StorageOptions, TelemetryOptions 
 import { type ResolvedImageTasks, resolveImageTasks } from './image-tasks/image-task-options.js';
 import type { CompressedBodiesOptions, GatewayLimits, ImageModelFamily } from '../options/request-limits.js';
 import type { AuthenticatedMiddleware, ListModels, Logger, ResolveUpstream, VerifyKey } from '../options/host-hooks.js';
+import { type ModelCatalogue, resolveModelCatalogue } from '../models/model-catalogue.js';
+import { Pricing } from './tenancy/pricing.js';
 
 export interface ResolvedCallbacks {
   readonly signingSecret?: string;
@@ -61,6 +63,8 @@ export interface ResolvedOptions {
   /** false: compressed request bodies are refused (415). */
   readonly compressedBodies: Readonly<Required<CompressedBodiesOptions>> | false;
   readonly imageModels: ImageModelTable;
+  /** The model catalogue (`models` over the defaults, `imageModels` as its contract families): docs/models.md. */
+  readonly models: ModelCatalogue;
   readonly allowPrivateImageUrls: boolean;
   readonly allowPrivateResultUrls: boolean;
   readonly onUsage?: (event: UsageEvent) => void;
@@ -76,6 +80,8 @@ export interface ResolvedOptions {
   readonly storage?: ResolvedStorage;
   readonly telemetry: Telemetry;
   readonly quotas?: ResolvedQuotas;
+  /** The `pricing` option: costs of usage events, the reservations of money budgets. */
+  readonly pricing?: Pricing;
   readonly idempotency?: ResolvedIdempotency;
   readonly imageTasks: ResolvedImageTasks;
 }
@@ -90,6 +96,7 @@ const OPTION_NAMES = {
   limits: true,
   compressedBodies: true,
   imageModels: true,
+  models: true,
   allowPrivateImageUrls: true,
   allowPrivateResultUrls: true,
   onUsage: true,
@@ -104,6 +111,7 @@ const OPTION_NAMES = {
   storage: true,
   telemetry: true,
   quotas: true,
+  pricing: true,
   idempotency: true,
   imageTasks: true,
 } as const satisfies Record<keyof GatewayOptions, true>;
@@ -163,12 +171,22 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
   // the operator's model names label metrics as they are (telemetry/metrics.ts): a family's name
   // without its trailing `*`, and every exact name
   telemetry.reserveModelLabels((options.imageModels ?? DEFAULT_IMAGE_MODELS).map((family) => family.pattern.replace(/\*$/, '')).filter((name) => name !== ''));
+  // a money budget is counted by the price table: without one it would silently count nothing
+  if (options.pricing === undefined && options.quotas?.limits && typeof options.quotas.limits === 'object' && options.quotas.limits.budget !== undefined) {
+    throw new GatewayConfigError(
+      'quotas_budget',
+      'quotas.limits.budget needs the pricing option: the budget reserves what the price table says a request may cost.',
+      "pricing: { currency: 'USD', models: { 'x-image-2.0*': { image: 0.035 } } }",
+    );
+  }
   return Object.freeze({
     verifyKey: options.verifyKey,
     resolveUpstream: options.resolveUpstream,
     limits,
     compressedBodies: resolveCompressedBodies(options.compressedBodies),
     imageModels,
+    // after imageModels: its families were checked there
+    models: resolveModelCatalogue(options.models, options.imageModels),
     allowPrivateImageUrls: options.allowPrivateImageUrls ?? false,
     allowPrivateResultUrls: options.allowPrivateResultUrls ?? false,
     onUsage: options.onUsage,
@@ -183,6 +201,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     storage: resolveStorage(options.storage),
     telemetry,
     quotas: resolveQuotas(options.quotas),
+    pricing: Pricing.resolve(options.pricing),
     idempotency: resolveIdempotency(options.idempotency, limits),
     imageTasks: resolveImageTasks(options.imageTasks),
   });

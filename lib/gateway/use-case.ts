@@ -52,6 +52,8 @@ export interface Usage {
   tokens?: TokenUsage;
   /** The images charged: the most the request may be answered with (image routes). */
   imagesAsked?: number;
+  /** The `quality` an image request asked for, for its price. */
+  imageQuality?: string;
   /**
    * A call that starts paid upstream work was made: an error after it may have been paid for, so
    * the client is told not to retry blindly (`x-should-retry: false`) and the usage event says what

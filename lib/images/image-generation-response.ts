@@ -13,4 +13,8 @@ export interface ImageGenerationResponse {
   data: ImageData[];
   /** `storage_error`: set when durable results are on and the store failed (the URLs are the upstream's). */
   extra: { request_id: string; storage_error?: string };
+  /** `WxH` of each image, when the upstream said (Ark): for the usage event, never written to the caller. */
+  sizes?: string[];
+  /** The upstream's usage counters (Ark): for the usage event, never written to the caller. */
+  usage?: Record<string, number>;
 }

@@ -20,7 +20,15 @@ export interface ImageGenerationRequest {
   /** contract §2.3 plus any vendor parameter the caller sent (passed through). */
   parameters: Record<string, unknown>;
   responseFormat: 'url' | 'b64_json';
+  /**
+   * The body's other top-level fields (a vendor's own, sent in the OpenAI request shape): a provider
+   * whose native call takes them at its top level (Ark's Seedream) sends them on; DashScope does not.
+   */
+  extra?: Record<string, unknown>;
 }
+
+/** The top-level fields the reader itself consumes (contract §2.1 and the OpenAI-client compatibility). */
+const READ_FIELDS: ReadonlySet<string> = new Set(['model', 'prompt', 'input', 'parameters', 'response_format', 'size', 'n']);
 
 export interface ImageRequestRules {
   validate: Validator<ImageGenerationBody>;
@@ -75,12 +83,16 @@ export function readImageGenerationRequest(body: Json, family: ImageModelFamily,
   if (typeof n === 'number' && n > family.maxN) {
     throw GatewayError.invalidRequest(`parameters.n must be at most ${family.maxN} for model '${model}', got ${n}`, 'parameters.n');
   }
-  return {
-    model,
-    content,
-    parameters,
-    responseFormat: body.response_format === 'b64_json' ? 'b64_json' : 'url',
-  };
+  const read: ImageGenerationRequest = { model, content, parameters, responseFormat: body.response_format === 'b64_json' ? 'b64_json' : 'url' };
+  const extra = extraOf(body);
+  if (extra) read.extra = extra;
+  return read;
+}
+
+function extraOf(body: Json): Record<string, unknown> | undefined {
+  let extra: Record<string, unknown> | undefined;
+  for (const key of Object.keys(body)) if (!READ_FIELDS.has(key)) (extra ??= {})[key] = body[key];
+  return extra;
 }
 
 /** Shapes that the schema would accept or misname, answered with the fix the spec gives. */
@@ -113,7 +125,8 @@ function contentOf(body: ImageGenerationBody): ContentItem[] {
 function parametersOf(body: Json): Record<string, unknown> {
   const parameters: Record<string, unknown> = isObject(body.parameters) ? { ...body.parameters } : {};
   // docs/architecture.md compatibility: top-level size/n fill parameters only when parameters does not set them
-  if (parameters.size === undefined && typeof body.size === 'string') parameters.size = body.size.replace(/x/i, '*');
+  // a named size (`2K`) stays as it is: the vendors that have them read it so
+  if (parameters.size === undefined && typeof body.size === 'string') parameters.size = body.size.replace(/^(\d+)x(\d+)$/i, '$1*$2');
   if (parameters.n === undefined && typeof body.n === 'number') parameters.n = body.n;
   return parameters;
 }

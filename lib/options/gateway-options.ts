@@ -13,6 +13,8 @@ import type { TaskStore } from '../stores/tasks/task-store.js';
 import type { Caller, UsageEvent } from '../types.js';
 import type { AuthenticatedMiddleware, ListModels, Logger, ResolveUpstream, VerifyKey } from './host-hooks.js';
 import type { CompressedBodiesOptions, GatewayLimits, ImageModelFamily } from './request-limits.js';
+import type { ModelsOption } from './model-catalogue.js';
+import type { PricingOptions } from './pricing.js';
 
 export interface GatewayOptions {
   /**
@@ -43,6 +45,15 @@ export interface GatewayOptions {
    * @example imageModels: [...DEFAULT_IMAGE_MODELS, { pattern: 'my-image-*', minImages: 0, maxImages: 2, maxN: 4 }]
    */
   imageModels?: readonly ImageModelFamily[];
+  /**
+   * The model catalogue (docs/models.md): per caller-facing model, its endpoints and how each is
+   * served, its parameters, the ones refused, its limits, whether it streams. Validation and
+   * `GET /v1/models` read it. A list adds entries (same id: replaces a default); a function returns
+   * the whole catalogue. Default: `DEFAULT_MODEL_CATALOGUE` (the contract's families, then today's
+   * vendor models under their vendor names).
+   * @example models: [{ ...modelEntry('doubao-seedream-4-0-250828')!, id: 'x-seedream' }]
+   */
+  models?: ModelsOption;
   /**
    * Accept reference image URLs that name loopback, private or link-local hosts. Default false:
    * such URLs get a 400 (the upstream fetches them from the public internet, contract §4.1).
@@ -138,6 +149,14 @@ export interface GatewayOptions {
    * @example quotas: { limits: (caller) => plans[String(caller.plan)], redis: new Redis(process.env.REDIS_URL!) }
    */
   quotas?: QuotaOptions;
+  /**
+   * Cost in money (docs/tenancy-and-billing.md "Cost in money"): a price table per model, or a function
+   * of the usage event. Every usage event of a priced model carries `cost: { amount, currency }`, and
+   * the `quotas` limit `budget` reserves the most a request may cost and settles to what it did.
+   * Default: none (no costs).
+   * @example pricing: { currency: 'USD', models: { 'x-image-2.0*': { image: 0.035 }, 'x-video': { videoSecond: 0.05 } } }
+   */
+  pricing?: PricingOptions;
   /**
    * `Idempotency-Key` on the paid creates (image generations and edits, video tasks, Ark native
    * images, CreateAsset): a retry with the same key and body gets the stored answer, the upstream is
@@ -276,6 +295,11 @@ export interface QuotaOptions {
   whenRedisDown?: 'refuse' | 'allow';
   /** Seconds a video task costs when its body names no duration. Default 5 (Seedance's default). @example defaultVideoSeconds: 10 */
   defaultVideoSeconds?: number;
+  /**
+   * The window of the money budget (limit `budget`), seconds: the budget refills when it ends.
+   * Default 86 400 (a day); at most 24 days. @example budgetWindowSeconds: 3600
+   */
+  budgetWindowSeconds?: number;
 }
 
 /**
@@ -297,6 +321,12 @@ export interface QuotaLimits {
   concurrentVideoTasks?: number;
   /** Requests in flight at once on this instance; overrides `limits.inFlightPerCaller` for this caller. @example inFlight: 16 */
   inFlight?: number;
+  /**
+   * Money per budget window (`budgetWindowSeconds`, default a day), in the `pricing` currency: a
+   * request reserves the most it may cost by the price table, and is settled to its cost when it ends
+   * (a video task at its terminal state); a 429 names the budget. Needs `pricing`. @example budget: 25
+   */
+  budget?: number;
 }
 
 /**
@@ -317,7 +347,7 @@ export interface QuotaRedisClient {
 
 /** What `router.quota(caller)` tells about the `quotas` limits: each configured limit, what is left of it now, and when it refills. */
 export interface QuotaState {
-  name: 'requests' | 'images' | 'video-seconds' | 'video-tasks';
+  name: 'requests' | 'images' | 'video-seconds' | 'video-tasks' | 'budget';
   limit: number;
   remaining: number;
   /** Seconds until the window resets (0 for concurrent video tasks: a slot frees when a task ends). */

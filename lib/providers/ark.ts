@@ -10,6 +10,7 @@ import { upstreamUrl } from './upstream-url.js';
 import { volcengineAssets } from './volcengine-assets.js';
 import { arkImageGroups } from './ark-image-groups.js';
 import { arkImageStreams } from './ark-image-stream.js';
+import { generateArkImage } from './ark-images.js';
 
 const ARK_TASKS_PATH = '/contents/generations/tasks';
 
@@ -74,11 +75,15 @@ async function getArkTask(call: CallContext, upstream: Upstream, upstreamTaskId:
   return parsed;
 }
 
-/** Volcengine Ark: video tasks, its OpenAI-compatible `/api/v3` (native images, chat), and the asset library. */
+/**
+ * Volcengine Ark: Seedream behind the /v1 image routes (translated, ark-images.ts), video tasks, its
+ * OpenAI-compatible `/api/v3` (native images, chat), and the asset library.
+ */
 export const arkProvider: Provider = {
   name: 'ark',
   // a documented custom value: the GenAI conventions name no Volcengine provider
   genAiName: 'volcengine.ark',
+  images: { generate: generateArkImage },
   passthrough: openAICompatibleApi({ prefix: '/api/v3' }),
   tasks: { create: createArkTask, get: getArkTask, toCallerTask },
   assets: volcengineAssets,

@@ -9,6 +9,7 @@ import type { Upstream } from '../types.js';
 import type { UpstreamResponse } from '../transport/upstream-http.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
 import { rejectionOf } from '../errors/rejection-of.js';
+import { usageOf } from '../json/usage-fields.js';
 import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
 import { openAICompatibleApi } from './openai.js';
 import type { Provider } from './provider.js';
@@ -69,7 +70,12 @@ export function translateImageResponse(body: unknown, context: { now: number; he
     const finish = choices.map((choice) => (isObject(choice) ? stringOr(choice.finish_reason) : undefined)).find(Boolean);
     throw GatewayError.noImage('dashscope', `${finish ? ` (finish_reason ${finish})` : ''}; check the prompt is in input.messages[].content[]`, requestId || undefined);
   }
-  return { created: Math.floor(context.now / 1000), data, extra: { request_id: requestId } };
+  const response: ImageGenerationResponse = { created: Math.floor(context.now / 1000), data, extra: { request_id: requestId } };
+  // upstreams §1.3 `usage { width, height, image_count }`: the size of every image, for the usage event (and its price)
+  const { usage } = usageOf(body);
+  if (usage) response.usage = usage;
+  if (usage?.width && usage.height) response.sizes = data.map(() => `${usage.width}x${usage.height}`);
+  return response;
 }
 
 /**

@@ -47,7 +47,7 @@ export const imageGenerationSchema: ObjectSchema<ImageGenerationFields> = {
     prompt: { type: 'string' },
     response_format: { enum: ['url', 'b64_json'] },
     // OpenAI-client compatibility (docs/architecture.md): copied into parameters when parameters does not set them
-    size: { type: 'string', pattern: '^[1-9][0-9]{1,4}[x*][1-9][0-9]{1,4}$', message: "must look like '1024x1024' or '1024*1024'" },
+    size: { type: 'string', pattern: '^([1-9][0-9]{1,4}[x*][1-9][0-9]{1,4}|[1-9](\\.[0-9])?K)$', message: "must look like '1024x1024', '1024*1024' or a named size such as '2K'" },
     n: { type: 'integer', minimum: 1 },
     input: {
       type: 'object',
@@ -63,7 +63,7 @@ export const imageGenerationSchema: ObjectSchema<ImageGenerationFields> = {
             required: ['role', 'content'],
             properties: {
               role: { const: 'user' },
-              content: { type: 'array', minItems: 1, maxItems: 8, items: contentItem },
+              content: { type: 'array', minItems: 1, maxItems: 16, items: contentItem },
             },
           },
         },
@@ -73,7 +73,8 @@ export const imageGenerationSchema: ObjectSchema<ImageGenerationFields> = {
       type: 'object',
       properties: {
         // contract §2.3: '*' separates width and height; the 'x' form is answered before the schema runs
-        size: { type: 'string', pattern: '^[1-9][0-9]{1,4}\\*[1-9][0-9]{1,4}$', message: "must be '<width>*<height>', e.g. '1024*1024'" },
+        // named sizes (`2K`) are the vendors' own where they have them (Wan 2.7, Seedream): docs/models.md
+        size: { type: 'string', pattern: '^([1-9][0-9]{1,4}\\*[1-9][0-9]{1,4}|[1-9](\\.[0-9])?K)$', message: "must be '<width>*<height>', e.g. '1024*1024', or a named size such as '2K'" },
         n: { type: 'integer', minimum: 1 },
         watermark: { type: 'boolean' },
         prompt_extend: { type: 'boolean' },

@@ -23,7 +23,7 @@ const OTHER = '_OTHER';
 export type ModelAdmission = 'routed' | 'caller' | false;
 
 /** `image_gateway.limit` values: which limit refused a request. */
-export type LimitName = 'in-flight' | 'requests' | 'images' | 'video-seconds' | 'video-tasks' | (string & {});
+export type LimitName = 'in-flight' | 'requests' | 'images' | 'video-seconds' | 'video-tasks' | 'budget' | (string & {});
 
 export interface Instruments {
   requestDuration: OtelHistogram;

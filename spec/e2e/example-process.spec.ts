@@ -66,6 +66,15 @@ describe('npm start (examples/server.ts run directly)', () => {
     }
     const models = await fetch(`http://127.0.0.1:${port}/v1/models`, { headers: { authorization: 'Bearer sk-demo-local-only' } });
     expect(models.status).toBe(200);
+    // the example prices its models: the printed usage shows what a request cost
+    const image = await fetch(`http://127.0.0.1:${port}/v1/images/generations`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer sk-demo-local-only', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'x-image-2.0', prompt: 'a lighthouse', n: 2 }),
+    });
+    expect(image.status).toBe(200);
+    expect(image.headers.get('x-request-cost')).toBe('0.07 USD');
+    await waitFor(started, /^\[usage\] caller=demo-tenant route=images\.generations model=x-image-2\.0 status=200 .* cost=0\.07 USD$/m);
   });
 
   it('a busy port prints one clear line, no stack, and exits 1', async () => {

@@ -8,6 +8,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createExampleApp, type ExampleApp } from '../../examples/server.js';
 import { listen } from '../helpers/gateway-app.js';
+import { walkModels } from '../helpers/model-walk.js';
 
 const NO_VENDOR_KEYS = { GATEWAY_DEMO_KEY: 'sk-demo-local-only' };
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -60,6 +61,22 @@ describe('the example with no vendor key simulates every upstream', () => {
     const ids: string[] = [];
     for await (const model of client.models.list()) ids.push(model.id);
     expect(ids).toEqual(['x-image-2.0', 'x-image-2.0-pro', 'x-image-max', 'x-image-plus', 'x-image-edit', 'x-seedream', 'x-video', 'x-chat']);
+  });
+
+  it('GET /v1/models describes every model with working endpoints: each listed pair answers a minimal request', async () => {
+    const { models, pairs, failures } = await walkModels(example.app, example.demoKey);
+    expect(failures).toEqual([]);
+    expect(Object.fromEntries(models.map((model) => [model.id, model.endpoints]))).toEqual({
+      'x-image-2.0': ['/v1/images/generations', '/v1/images/edits'],
+      'x-image-2.0-pro': ['/v1/images/generations', '/v1/images/edits'],
+      'x-image-max': ['/v1/images/generations'],
+      'x-image-plus': ['/v1/images/generations'],
+      'x-image-edit': ['/v1/images/generations', '/v1/images/edits'],
+      'x-seedream': ['/v1/images/generations', '/v1/images/edits', '/api/v3/images/generations'],
+      'x-video': ['/api/v3/contents/generations/tasks'],
+      'x-chat': ['/v1/chat/completions', '/v1/responses'],
+    });
+    expect(pairs).toBe(14);
   });
 
   it('chat completions work through the official SDK, plain and streamed', async () => {

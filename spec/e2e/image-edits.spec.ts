@@ -283,7 +283,7 @@ describe('invalid uploads: the error object, and neither the resolver nor any up
     ['n=abc', () => png(form().field('n', 'abc')), 400, bad('n must be a whole number', 'n')],
     ['n=1.5', () => png(form().field('n', '1.5')), 400, bad('n must be a whole number', 'n')],
     ['n=0', () => png(form().field('n', '0')), 400, bad('n must be >= 1', 'n')],
-    ['size=big', () => png(form().field('size', 'big')), 400, bad("size must look like '1024x1024' or '1024*1024'", 'size')],
+    ['size=big', () => png(form().field('size', 'big')), 400, bad("size must look like '1024x1024', '1024*1024' or a named size such as '2K'", 'size')],
     ['watermark=yes', () => png(form().field('watermark', 'yes')), 400, bad("watermark must be 'true' or 'false'", 'watermark')],
     ['seed=-1', () => png(form().field('seed', '-1')), 400, bad('seed must be a whole number', 'seed')],
     ['response_format=png', () => png(form().field('response_format', 'png')), 400, bad("response_format must be one of 'url', 'b64_json'", 'response_format')],
@@ -548,6 +548,9 @@ describe('usage (onUsage)', () => {
         status: 200,
         latencyMs: expect.any(Number),
         upstreamRequestId: 'req-usage-ds',
+        // DashScope's usage { width, height, image_count }: each image's size
+        imageSizes: ['1664x928', '1664x928'],
+        upstreamUsage: { height: 928, image_count: 2, width: 1664 },
       },
       {
         caller: { id: 'tenant-a' },

@@ -286,7 +286,12 @@ describe('validation: 400 with the error object, and neither resolver nor upstre
       400,
       bad("parameters.size must use '*' between width and height: '1024*1024', not '1024x1024'", 'parameters.size'),
     ],
-    ['size nonsense', { model: 'x-image-2.0', input: textMessage('x'), parameters: { size: 'big' } }, 400, bad("parameters.size must be '<width>*<height>', e.g. '1024*1024'", 'parameters.size')],
+    [
+      'size nonsense',
+      { model: 'x-image-2.0', input: textMessage('x'), parameters: { size: 'big' } },
+      400,
+      bad("parameters.size must be '<width>*<height>', e.g. '1024*1024', or a named size such as '2K'", 'parameters.size'),
+    ],
     ['n zero', { model: 'x-image-2.0', input: textMessage('x'), parameters: { n: 0 } }, 400, bad('parameters.n must be >= 1', 'parameters.n')],
     ['n fractional', { model: 'x-image-2.0', input: textMessage('x'), parameters: { n: 1.5 } }, 400, bad('parameters.n must be an integer, got number', 'parameters.n')],
     ['n above the family limit', { model: 'x-image-max', input: textMessage('x'), parameters: { n: 2 } }, 400, bad("parameters.n must be at most 1 for model 'x-image-max', got 2", 'parameters.n')],
@@ -327,7 +332,7 @@ describe('validation: 400 with the error object, and neither resolver nor upstre
         'input.negative_prompt',
       ),
     ],
-    ['top-level size nonsense', { model: 'x-image-2.0', prompt: 'x', size: 'huge' }, 400, bad("size must look like '1024x1024' or '1024*1024'", 'size')],
+    ['top-level size nonsense', { model: 'x-image-2.0', prompt: 'x', size: 'huge' }, 400, bad("size must look like '1024x1024', '1024*1024' or a named size such as '2K'", 'size')],
     ['body is an array', [{ model: 'x-image-2.0' }], 400, bad('The request body must be a JSON object')],
   ];
 

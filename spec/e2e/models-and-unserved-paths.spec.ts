@@ -1,5 +1,5 @@
 // GET /v1/models (docs/routes.md): the OpenAI list shape, authenticated like every route, from the
-// `listModels(caller)` hook or by default from the image families the resolver accepts; and unserved
+// `listModels(caller)` hook or by default from the model catalogue as the resolver routes it; and unserved
 // paths under /v1 and /api/v3 answering the JSON error object (404 not_found), unless `fallthrough`.
 import OpenAI from 'openai';
 import request from 'supertest';
@@ -11,24 +11,52 @@ import { KEY_A, KEY_B, createTestGateway, listen } from '../helpers/gateway-app.
 const upstream = { provider: 'dashscope' as const, baseURL: 'http://127.0.0.1:9/api/v1', apiKey: 'k' };
 
 describe('GET /v1/models', () => {
-  it('lists, by default, the image-family names the resolver accepts for this caller', async () => {
+  it('lists, by default, the catalogue entries the resolver routes for this caller, with the endpoints it routes', async () => {
     const asked: ResolveUpstreamInput[] = [];
     const gw = createTestGateway({
       resolveUpstream: (input) => {
         asked.push(input);
-        // tenant-a may not use x-image-max; tenant-b may use nothing but x-image-2.0
-        if (input.caller.id === 'tenant-a') return input.model === 'x-image-max' ? null : upstream;
+        if (!input.model.startsWith('x-image-')) return null;
+        // tenant-a may not use x-image-max, nor edit with x-image-2.0; tenant-b may use nothing but x-image-2.0
+        if (input.caller.id === 'tenant-a') return input.model === 'x-image-max' || (input.model === 'x-image-2.0' && input.route === 'images.edits') ? null : upstream;
         return input.model === 'x-image-2.0' ? upstream : null;
       },
     });
     const a = await request(gw.app).get('/v1/models').set('Authorization', `Bearer ${KEY_A}`);
     const b = await request(gw.app).get('/v1/models').set('Authorization', `Bearer ${KEY_B}`);
     await gw.close();
-    const model = (id: string) => ({ id, object: 'model', created: 0, owned_by: 'gateway' });
+    const endpointsOf = (body: { data: Array<{ id: string; endpoints: string[] }> }) => body.data.map((model) => [model.id, model.endpoints]);
     expect(a.status).toBe(200);
-    expect(a.body).toEqual({ object: 'list', data: [model('x-image-2.0'), model('x-image-plus'), model('x-image-edit')] });
-    expect(b.body).toEqual({ object: 'list', data: [model('x-image-2.0')] });
-    expect(asked.every((input) => input.route === 'images.generations')).toBe(true);
+    expect(endpointsOf(a.body)).toEqual([
+      ['x-image-2.0', ['/v1/images/generations']],
+      ['x-image-plus', ['/v1/images/generations']],
+      ['x-image-edit', ['/v1/images/generations', '/v1/images/edits']],
+    ]);
+    expect(a.body.data[0]).toEqual({
+      id: 'x-image-2.0',
+      object: 'model',
+      created: 0,
+      owned_by: 'dashscope',
+      endpoints: ['/v1/images/generations'],
+      serving: { '/v1/images/generations': 'translated' },
+      supported_parameters: [
+        'prompt',
+        'input',
+        'response_format',
+        'size',
+        'n',
+        'parameters.size',
+        'parameters.n',
+        'parameters.watermark',
+        'parameters.prompt_extend',
+        'parameters.negative_prompt',
+        'parameters.seed',
+      ],
+      limits: { n: { min: 1, max: 6 }, reference_images: { min: 0, max: 3 } },
+      streams: false,
+    });
+    expect(endpointsOf(b.body)).toEqual([['x-image-2.0', ['/v1/images/generations', '/v1/images/edits']]]);
+    expect(new Set(asked.map((input) => input.route))).toEqual(new Set(['images.generations', 'images.edits', 'images.native', 'video.tasks']));
   });
 
   it('answers what listModels(caller) returns, and the official SDK reads it', async () => {
@@ -41,8 +69,9 @@ describe('GET /v1/models', () => {
       const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: KEY_A });
       const models = [];
       for await (const model of client.models.list()) models.push(model);
+      // a name the catalogue knows is described (here routed on both image endpoints); others stay bare
       expect(models).toEqual([
-        { id: 'x-image-2.0', object: 'model', created: 0, owned_by: 'gateway' },
+        expect.objectContaining({ id: 'x-image-2.0', object: 'model', created: 0, owned_by: 'gateway', endpoints: ['/v1/images/generations', '/v1/images/edits'], streams: false }),
         { id: 'x-video', object: 'model', created: 1700000000, owned_by: 'ark' },
       ]);
       const other = await request(gw.app).get('/v1/models').set('Authorization', `Bearer ${KEY_B}`);
@@ -83,7 +112,7 @@ describe('GET /v1/models', () => {
     const gw = createTestGateway({
       resolveUpstream: ({ model }) => {
         if (model === 'x-image-plus') throw new Error('boom');
-        return upstream;
+        return model.startsWith('x-image-') ? upstream : null;
       },
     });
     const response = await request(gw.app).get('/v1/models').set('Authorization', `Bearer ${KEY_A}`);

@@ -205,6 +205,9 @@ describe('the caller', () => {
         status: 200,
         latencyMs: expect.any(Number),
         upstreamRequestId: expect.stringMatching(/^ds-req-/),
+        // DashScope's usage { width, height, image_count }: each image's size
+        imageSizes: ['1664x928', '1664x928'],
+        upstreamUsage: { height: 928, image_count: 2, width: 1664 },
       },
       {
         caller: { id: 'tenant-a' },

@@ -79,7 +79,7 @@ describe.skipIf(!available)('the playground in Debian chromium', () => {
     expect(options).toContain('x-video');
   });
 
-  it('generates two images that load in the grid, with request id and latency', async () => {
+  it('generates two images that load in the grid, with request id, latency and cost', async () => {
     await page.fill('#image-prompt', 'A lighthouse at dawn, watercolour');
     await page.selectOption('#image-n', '2');
     await page.click('#generate button[type=submit]');
@@ -89,6 +89,8 @@ describe.skipIf(!available)('the playground in Debian chromium', () => {
     const caption = await page.textContent('#image-results figcaption');
     expect(caption).toMatch(/Request id: [0-9a-f-]{36}/);
     expect(caption).toMatch(/Latency: \d+ ms/);
+    // the example prices x-image-2.0 at 0.035 USD an image (examples/server.ts EXAMPLE_PRICING)
+    expect(caption).toContain('Cost of this request: 0.07 USD');
     await page.screenshot({ path: path.join(ARTIFACTS, 'playground-generate.png'), fullPage: true });
   });
 

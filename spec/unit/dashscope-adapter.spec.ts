@@ -128,6 +128,9 @@ describe('translateImageResponse', () => {
         created: 1_781_173_773,
         data: [{ url: CAPTURED_URL, b64_json: '', revised_prompt: '' }],
         extra: { request_id: '5795d646-7395-91d2-85d7-34d8b99a3d8d' },
+        // for the usage event (the pipeline takes them off the answer): usage.width x usage.height per image
+        sizes: ['1664x928'],
+        usage: { height: 928, image_count: 1, width: 1664 },
       },
     },
     {

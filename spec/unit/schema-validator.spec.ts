@@ -113,7 +113,7 @@ describe('imageGenerationSchema validator: refused bodies', () => {
     {
       name: "parameters.size 'big'",
       body: { model: 'x-image-2.0', prompt: 'a', parameters: { size: 'big' } },
-      expected: invalid("parameters.size must be '<width>*<height>', e.g. '1024*1024'", 'parameters.size'),
+      expected: invalid("parameters.size must be '<width>*<height>', e.g. '1024*1024', or a named size such as '2K'", 'parameters.size'),
     },
     {
       name: 'parameters.seed -1',
@@ -123,7 +123,7 @@ describe('imageGenerationSchema validator: refused bodies', () => {
     {
       name: "top-level size 'big'",
       body: { model: 'x-image-2.0', prompt: 'a', size: 'big' },
-      expected: invalid("size must look like '1024x1024' or '1024*1024'", 'size'),
+      expected: invalid("size must look like '1024x1024', '1024*1024' or a named size such as '2K'", 'size'),
     },
     { name: 'body an array', body: [{ model: 'x-image-2.0' }], expected: invalid('body must be an object, got an array', 'body') },
     { name: 'body null', body: null, expected: invalid('body must be an object, got null', 'body') },

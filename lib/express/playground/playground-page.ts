@@ -96,7 +96,8 @@ export const PLAYGROUND_SCRIPT = `
       throw new Error(message + code);
     }
     if (data === undefined) throw new Error('The answer was not JSON.');
-    return { data: data, ms: Math.round(performance.now() - started), status: response.status, retryAfter: Number(response.headers.get('retry-after')) || 3 };
+    // the gateway prices the answer when the host set pricing (docs/tenancy-and-billing.md "Cost in money")
+    return { data: data, ms: Math.round(performance.now() - started), status: response.status, retryAfter: Number(response.headers.get('retry-after')) || 3, cost: response.headers.get('x-request-cost') };
   }
 
   // a streamed answer (docs/routes.md "Streamed images"): OpenAI's image events, read as they arrive
@@ -189,6 +190,7 @@ export const PLAYGROUND_SCRIPT = `
       if (item.revised_prompt) lines.push('Revised prompt: ' + item.revised_prompt);
       lines.push('Request id: ' + requestId);
       lines.push('Latency: ' + result.ms + ' ms');
+      if (result.cost && index === 0) lines.push('Cost of this request: ' + result.cost);
       caption.textContent = lines.join('\\n');
       caption.style.whiteSpace = 'pre-wrap';
       figure.appendChild(img);

@@ -36,7 +36,10 @@ export function forwardJsonHandler(deps: GatewayDeps, config: ForwardRoute): Req
     context.recordUsage(outcome.usage);
     if (!outcome.ok) throw outcome.error;
     const { answer } = outcome;
-    if (answer.kind === 'json') return sendBody(context, answer.response.status, answer.response.contentType, answer.response.body);
+    if (answer.kind === 'json') {
+      context.announceCost();
+      return sendBody(context, answer.response.status, answer.response.contentType, answer.response.body);
+    }
     const failure = await relaySse(context, answer.stream, config.streamErrors, (error) => (context.errorCode = error.code), answer.observe);
     await answer.settled;
     // already told to the client as an error event; thrown so the error middleware logs it once

@@ -1,7 +1,10 @@
 // GET /v1/models: the OpenAI list shape (`{ object: 'list', data: [{ id, object: 'model', created,
-// owned_by }] }`), which `client.models.list()` and most OpenAI-compatible UIs call first. The names
-// come from the host's `listModels(caller)` hook, or by default from the image-family table, keeping
-// only the names `resolveUpstream` accepts for this caller, so the list never offers a 404.
+// owned_by }] }`), which `client.models.list()` and most OpenAI-compatible UIs call first, each entry
+// described by the model catalogue (docs/models.md): the endpoints this caller may use it on, how each
+// is served, its parameters, limits and whether it streams. An endpoint is listed only where
+// `resolveUpstream` routes the model for this caller (to the entry's provider, when it names one), so
+// the list never offers a 404. The host's `listModels(caller)` hook, when given, names the models
+// instead; those the catalogue knows are described the same way.
 import type { RequestHandler } from 'express';
 import { callerOf } from '../authenticate.js';
 import { GatewayError } from '../../errors/gateway-error.js';
@@ -10,28 +13,39 @@ import { sendJson } from '../send-body.js';
 import type { ResolvedOptions } from '../../gateway/options.js';
 import type { Caller } from '../../types.js';
 import type { ListedModel } from '../../options/host-hooks.js';
+import type { ModelEndpoint, ModelEntry, ModelLimits, ModelServing } from '../../options/model-catalogue.js';
+import { ENDPOINT_ROUTES } from '../../models/model-catalogue.js';
 
-/** One entry of the OpenAI `GET /v1/models` answer (openai-node `Model`). */
+/** One entry of the `GET /v1/models` answer: openai-node's `Model`, plus the catalogue's description. */
 export interface ModelObject {
   id: string;
   object: 'model';
   created: number;
   owned_by: string;
+  /** The request paths this caller can use the model on. */
+  endpoints?: ModelEndpoint[];
+  /** How each of those endpoints is served. */
+  serving?: Partial<Record<ModelEndpoint, ModelServing>>;
+  supported_parameters?: readonly string[];
+  refused_parameters?: readonly string[];
+  limits?: ModelLimits;
+  streams?: boolean;
 }
 
 const DEFAULT_OWNER = 'gateway';
+const IMAGE_ENDPOINTS: ReadonlySet<ModelEndpoint> = new Set(['/v1/images/generations', '/v1/images/edits', '/api/v3/images/generations']);
 
 export function listModelsHandler(options: ResolvedOptions): RequestHandler {
   return routeHandler('listModels', async (context) => {
     const caller = callerOf(context);
-    let listed: readonly (string | ListedModel)[];
+    let data: ModelObject[];
     try {
-      listed = options.listModels ? await options.listModels(caller) : await defaultModelNames(options, caller);
+      data = options.listModels ? await describeListed(options, caller, await options.listModels(caller)) : await describeCatalogue(options, caller);
     } catch (error) {
       options.logger.error({ requestId: context.requestId, error: error instanceof Error ? error.message : String(error) }, 'listModels threw; answering 500');
       throw GatewayError.internal();
     }
-    sendJson(context, 200, { object: 'list', data: toModelObjects(listed) });
+    sendJson(context, 200, { object: 'list', data });
   });
 }
 
@@ -53,22 +67,75 @@ export function toModelObjects(listed: readonly (string | ListedModel)[] | null 
   return models;
 }
 
-/**
- * The default list: each image family's name (a prefix pattern `x-image-2.0*` lists `x-image-2.0`),
- * kept when the resolver accepts it for this caller. A resolver that throws or returns null for a
- * name simply leaves the name out: listing must not fail because one model is unavailable.
- */
-async function defaultModelNames(options: ResolvedOptions, caller: Caller): Promise<string[]> {
-  const names = [...new Set(options.imageModels.families.map((family) => family.pattern.replace(/\*$/, '')))];
-  const accepted = await Promise.all(
-    names.map(async (model) => {
-      try {
-        const answer = await options.resolveUpstream({ model, route: 'images.generations', caller });
-        return answer == null || (Array.isArray(answer) && answer.length === 0) ? undefined : model;
-      } catch {
-        return undefined;
-      }
+/** The hook's names, each described by the catalogue where it knows the name and the resolver routes it. */
+async function describeListed(options: ResolvedOptions, caller: Caller, listed: readonly (string | ListedModel)[]): Promise<ModelObject[]> {
+  return Promise.all(
+    toModelObjects(listed).map(async (model) => {
+      const entry = options.models.find(model.id);
+      const described = entry ? await describe(options, caller, model.id, entry) : undefined;
+      return described ? { ...described, created: model.created, owned_by: model.owned_by } : model;
     }),
   );
-  return accepted.filter((model): model is string => model !== undefined);
+}
+
+/**
+ * The default list: each catalogue entry (a prefix `x-image-2.0*` lists `x-image-2.0`) with the
+ * endpoints the resolver routes for this caller; an entry with none is left out. A resolver that
+ * throws or returns null for a name leaves that endpoint out: listing must not fail because one model
+ * is unavailable.
+ */
+async function describeCatalogue(options: ResolvedOptions, caller: Caller): Promise<ModelObject[]> {
+  const seen = new Set<string>();
+  const named = options.models.entries.flatMap((entry) => {
+    const id = entry.id.replace(/\*$/, '');
+    if (seen.has(id)) return [];
+    seen.add(id);
+    return [{ id, entry }];
+  });
+  const described = await Promise.all(named.map(({ id, entry }) => describe(options, caller, id, entry)));
+  return described.filter((model): model is ModelObject => model !== undefined);
+}
+
+/** The entry for this caller: only the endpoints routed for it; undefined when there is none. */
+async function describe(options: ResolvedOptions, caller: Caller, id: string, entry: ModelEntry): Promise<ModelObject | undefined> {
+  const endpoints = Object.keys(entry.endpoints) as ModelEndpoint[];
+  const routed = await Promise.all(endpoints.map((endpoint) => routes(options, caller, id, endpoint, entry)));
+  const usable = endpoints.filter((_endpoint, index) => routed[index]);
+  if (usable.length === 0) return undefined;
+  const model: ModelObject = {
+    id,
+    object: 'model',
+    created: Number.isSafeInteger(entry.created) ? (entry.created as number) : 0,
+    owned_by: entry.owned_by || DEFAULT_OWNER,
+    endpoints: usable,
+    serving: Object.fromEntries(usable.map((endpoint) => [endpoint, entry.endpoints[endpoint]])),
+    supported_parameters: entry.supported_parameters,
+  };
+  if (entry.refused_parameters && entry.refused_parameters.length > 0) model.refused_parameters = entry.refused_parameters;
+  const limits = effectiveLimits(options, entry, usable);
+  if (limits) model.limits = limits;
+  model.streams = entry.streams;
+  return model;
+}
+
+/** The entry's limits as this router applies them: reference images never above `limits.imagesPerRequest`. */
+function effectiveLimits(options: ResolvedOptions, entry: ModelEntry, endpoints: readonly ModelEndpoint[]): ModelLimits | undefined {
+  const limits = entry.limits;
+  if (!limits) return undefined;
+  const images = limits.reference_images;
+  if (!images || !endpoints.some((endpoint) => IMAGE_ENDPOINTS.has(endpoint))) return limits;
+  const cap = options.limits.imagesPerRequest;
+  return images.max <= cap ? limits : { ...limits, reference_images: { min: Math.min(images.min, cap), max: cap } };
+}
+
+async function routes(options: ResolvedOptions, caller: Caller, model: string, endpoint: ModelEndpoint, entry: ModelEntry): Promise<boolean> {
+  try {
+    const answer = await options.resolveUpstream({ model, route: ENDPOINT_ROUTES[endpoint], caller });
+    const first: unknown = Array.isArray(answer) ? (answer as readonly unknown[])[0] : answer;
+    if (first == null) return false;
+    // the entry's rules are its provider's: routed to another, the description would be wrong
+    return entry.provider === undefined || (first as { provider?: unknown }).provider === entry.provider;
+  } catch {
+    return false;
+  }
 }

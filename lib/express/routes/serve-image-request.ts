@@ -38,6 +38,7 @@ export function serveImageRequest(deps: GatewayDeps, context: RequestContext, ca
       throw outcome.error;
     }
     if (!isWhole(outcome.answer)) throw new Error('a request without stream got a stream answer');
+    context.announceCost();
     return writeAnswer(context, outcome.answer);
   });
 }

@@ -20,6 +20,7 @@ import {
   firstUpstreamOf,
   imagesAskedOf,
   prepareImage,
+  pricedAskOf,
   rebasePrepared,
   runBudgetOf,
   runPreparedImage,
@@ -38,7 +39,9 @@ import type { TaskWatches } from '../tasks/task-jobs.js';
 import { eventIdFor } from '../tasks/task-keys.js';
 import { isTerminalStatus } from '../tasks/task-state-order.js';
 import type { QuotaCharge } from '../tenancy/quotas.js';
-import { withCharge } from '../tenancy/with-charge.js';
+import { pricedWork, withCharge } from '../tenancy/with-charge.js';
+import { Pricing } from '../tenancy/pricing.js';
+import type { Cost } from '../../options/pricing.js';
 import { type Cancellation, type Outcome, type Usage, type UseCaseRequest, attempting, mayHaveBeenPaid, settle, usageFor } from '../use-case.js';
 import { FairQueue } from './fair-queue.js';
 
@@ -142,7 +145,9 @@ export class ImageTaskService implements TaskWatches {
       const images = imagesAskedOf(ready);
       usage.imagesAsked = images;
       // charged now, settled at the terminal state (docs/image-tasks.md "What is charged")
-      return withCharge(this.deps.quotas, from.caller, { requests: 1, images }, usage, (charge) => this.create(from, call, ready, callbackUrl, charge), 'by-work').then((created) => {
+      // a money budget reserves the most the images may cost, settled when the task ends
+      const priced = pricedAskOf(ready, usage);
+      return withCharge(this.deps.quotas, from.caller, { requests: 1, images, priced }, usage, (charge) => this.create(from, call, ready, callbackUrl, charge, usage), 'by-work').then((created) => {
         // refused or not written: the place admit held in the queue is given back (queued by create otherwise)
         if (!created.ok) this.queue.release(from.caller.id);
         return created;
@@ -150,7 +155,7 @@ export class ImageTaskService implements TaskWatches {
     });
   }
 
-  private async create(from: UseCaseRequest, call: ImageTaskSubmit, ready: PreparedImage, callbackUrl: string | undefined, charge: QuotaCharge): Promise<SubmittedImageTask> {
+  private async create(from: UseCaseRequest, call: ImageTaskSubmit, ready: PreparedImage, callbackUrl: string | undefined, charge: QuotaCharge, usage: Usage): Promise<SubmittedImageTask> {
     const { options } = this.deps;
     const { caller } = from;
     const now = Date.now();
@@ -162,7 +167,16 @@ export class ImageTaskService implements TaskWatches {
       route: call.route,
       images,
       deadline: now + options.imageTasks.maxQueueMs,
-      ...(charge.taken.includes('images') ? { quota: { images, ...(charge.windowEnds.images !== undefined ? { imagesWindowEnd: charge.windowEnds.images } : {}) } } : {}),
+      ...(charge.taken.length > 0
+        ? {
+            quota: {
+              images: charge.taken.includes('images') ? images : 0,
+              ...(charge.windowEnds.images !== undefined ? { imagesWindowEnd: charge.windowEnds.images } : {}),
+              ...(charge.budget !== undefined ? { budget: charge.budget, ...(charge.windowEnds.budget !== undefined ? { budgetWindowEnd: charge.windowEnds.budget } : {}) } : {}),
+            },
+          }
+        : {}),
+      ...(usage.imageQuality !== undefined ? { quality: usage.imageQuality } : {}),
       ...(options.storage ? { durable: true } : {}),
     };
     const record: TaskRecord = {
@@ -459,6 +473,7 @@ export class ImageTaskService implements TaskWatches {
     // produce; one whose call may have made images (and been billed for them) keeps them charged
     const back = !how.paid ? image.images : view.status === 'succeeded' ? image.images - produced : 0;
     if (back > 0) await this.refundImages(record, back);
+    await this.settleBudget(record, view, how);
     options.telemetry.recordTaskTransition(view.status);
     this.report(record, view, how, produced);
     this.deliver(record, view);
@@ -471,6 +486,28 @@ export class ImageTaskService implements TaskWatches {
     // the charge object of this process knows the window; another instance gives back by the record
     if (local) return local.charge.refund(['images'], { images: Math.min(images, quota.images) });
     await this.deps.quotas.refundImages(record.owner, Math.min(images, quota.images), quota.imagesWindowEnd);
+  }
+
+  /**
+   * A money budget reserved at submit, settled to what the task cost: what it produced when it
+   * succeeded, nothing when nothing could have been made, the reservation kept when its upstream may
+   * have made (and billed) images it did not deliver (docs/tenancy-and-billing.md "Cost in money").
+   */
+  private async settleBudget(record: TaskRecord, view: ImageTaskView, how: { paid: boolean; usage: Usage | undefined }): Promise<void> {
+    const reserved = record.image?.quota?.budget;
+    if (reserved === undefined || (how.paid && view.status !== 'succeeded')) return;
+    const actual = view.status === 'succeeded' ? (Pricing.micros(this.costOf(record, view, how.usage)) ?? 0) : 0;
+    await this.deps.quotas.settleBudget(record.owner, reserved, actual, record.image?.quota?.budgetWindowEnd);
+  }
+
+  /** What the task cost by the `pricing` option: its images when it succeeded; nothing it did not deliver. */
+  private costOf(record: TaskRecord, view: ImageTaskView, usage: Usage | undefined): Cost | undefined {
+    const pricing = this.deps.options.pricing;
+    if (!pricing) return undefined;
+    const work = usage ?? usageFor(record.model);
+    if (record.image?.quality !== undefined) work.imageQuality = record.image.quality;
+    const cost = pricing.costOf(pricedWork({ ...work, model: record.model, images: view.status === 'succeeded' ? work.images : 0 }, 200));
+    return cost;
   }
 
   /** The task's one terminal usage event (docs/tenancy-and-billing.md "Billing from usage events"). */
@@ -496,6 +533,8 @@ export class ImageTaskService implements TaskWatches {
         ...(usage?.upstreamUsage !== undefined ? { upstreamUsage: usage.upstreamUsage } : {}),
         // paid work the caller did not get: the images the upstream answered, or, when its outcome is unknown, the most it may have made
         ...(view.status !== 'succeeded' && how.paid ? { undeliveredImages: usage && usage.images > 0 ? usage.images : record.image!.images } : {}),
+        ...(record.image?.quality !== undefined ? { imageQuality: record.image.quality } : {}),
+        ...costField(this.costOf(record, view, usage)),
         task: { id: record.id, status: view.status },
       });
     } catch (thrown) {
@@ -548,6 +587,10 @@ export class ImageTaskService implements TaskWatches {
 /** The task's fields every answer has, with its status and, when terminal, its result or error. */
 function viewOf(record: TaskRecord, status: string, extra: { result?: Record<string, unknown>; error?: Record<string, unknown> } = {}): ImageTaskView {
   return { id: record.id, object: 'image.task', status, created: Math.floor(record.createdAt / 1000), model: record.model, ...extra };
+}
+
+function costField(cost: Cost | undefined): { cost?: Cost } {
+  return cost ? { cost } : {};
 }
 
 /** What a followed upstream task did, for its terminal usage event. */

@@ -31,6 +31,7 @@ import type { TaskRecord } from '../../stores/tasks/task-store.js';
 import { TaskUsage } from './task-usage.js';
 import type { QuotaCharge, Quotas } from '../tenancy/quotas.js';
 import { videoSecondsOf } from '../tenancy/request-costs.js';
+import { checkDuration, checkRefusedFields, mostVideoSeconds, refusesOn } from '../../models/model-rules.js';
 import { UpstreamTaskState } from './upstream-task-state.js';
 
 const TASK_ID = /^task_[A-Za-z0-9_-]{22}$/;
@@ -96,15 +97,24 @@ export class TaskService {
       if (!prepared.ok) return { ok: false, error: prepared.error, usage };
       const { videoSeconds } = prepared.answer;
       // quotas after validation and the resolver, before the upstream call (docs/tenancy-and-billing.md)
-      return withCharge(this.quotas, request.caller, { requests: 1, videoSeconds, videoTasks: 1 }, usage, (charge) => this.createCharged(request, body, prepared.answer, charge, usage));
+      // a money budget reserves the most the video may cost: its seconds (`-1`: the model's longest) at the asked resolution
+      const priced = { model: body.model, videoSeconds, ...(typeof body.resolution === 'string' ? { resolution: body.resolution } : {}) };
+      return withCharge(this.quotas, request.caller, { requests: 1, videoSeconds, videoTasks: 1, priced }, usage, (charge) => this.createCharged(request, body, prepared.answer, charge, usage));
     });
   }
 
   /** What a create needs before anything is charged: the callback URL and references checked, the upstreams resolved. */
   private async prepareCreate(request: UseCaseRequest, body: VideoTaskBody, callerKey: string): Promise<PreparedCreate> {
     const { caller } = request;
-    // the length the quota is charged for; lengths that disagree are a 400 before anything else runs
-    const videoSeconds = videoSecondsOf(body, this.options.quotas?.defaultVideoSeconds ?? 5);
+    // the catalogue's rules for the model (docs/models.md) before anything else runs
+    const entry = this.options.models.find(body.model);
+    if (entry && refusesOn(entry, '/api/v3/contents/generations/tasks')) {
+      checkRefusedFields(entry, body.model, body);
+      checkDuration(entry, body.model, body.duration);
+    }
+    // the length the quota is charged for; lengths that disagree are a 400. `duration: -1` (the model
+    // picks) is charged the model's longest video
+    const videoSeconds = mostVideoSeconds(entry, body.duration) ?? videoSecondsOf(body, this.options.quotas?.defaultVideoSeconds ?? 5);
     const callbackUrl = await checkCallbackTarget(this.options, body.callback_url, callerKey);
     const content = await this.mapReferences(body.content, caller);
     const upstreams = await resolveUpstreams(this.options, { model: body.model, route: 'video.tasks', caller, req: request.hostRequest });
@@ -144,7 +154,8 @@ export class TaskService {
             quota: {
               videoSeconds: charge.taken.includes('videoSeconds') ? videoSeconds : 0,
               slot: charge.taken.includes('videoTasks'),
-              windowEnds: { videoSeconds: charge.windowEnds.videoSeconds, videoTasks: charge.windowEnds.videoTasks },
+              windowEnds: { videoSeconds: charge.windowEnds.videoSeconds, videoTasks: charge.windowEnds.videoTasks, budget: charge.windowEnds.budget },
+              ...(charge.budget !== undefined ? { budget: charge.budget } : {}),
             },
           }
         : {}),

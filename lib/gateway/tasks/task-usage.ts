@@ -7,6 +7,7 @@ import type { Quotas } from '../tenancy/quotas.js';
 import { usageOf } from '../../json/usage-fields.js';
 import { messageOf } from './background-work.js';
 import { callerOfTask } from './caller-snapshot.js';
+import { Pricing } from '../tenancy/pricing.js';
 
 export class TaskUsage {
   constructor(
@@ -40,11 +41,23 @@ export class TaskUsage {
     const failed = (error: unknown): void => this.options.logger.warn({ taskId: record.id, error: messageOf(error) }, 'quota release failed');
     const ends = record.quota?.windowEnds;
     if (record.quota?.slot) this.quotas.releaseVideoTask(record.owner, ends?.videoTasks).catch(failed);
-    if (record.quota && record.quota.videoSeconds > 0 && status !== 'succeeded') this.quotas.refundVideoSeconds(record.owner, record.quota.videoSeconds, ends?.videoSeconds).catch(failed);
+    const seconds = typeof result.duration === 'number' ? result.duration : undefined;
+    if (record.quota && record.quota.videoSeconds > 0) {
+      // nothing generated: every second back; a shorter video than reserved (`duration: -1`): the rest back
+      const unused = status !== 'succeeded' ? record.quota.videoSeconds : seconds !== undefined && seconds > 0 ? record.quota.videoSeconds - Math.ceil(seconds) : 0;
+      if (unused > 0) this.quotas.refundVideoSeconds(record.owner, unused, ends?.videoSeconds).catch(failed);
+    }
+    const video = status === 'succeeded' ? { video: { ...(seconds !== undefined ? { seconds } : {}), ...(typeof result.resolution === 'string' ? { resolution: result.resolution } : {}) } } : {};
+    const upstreamUsage = usageOf(result).usage;
+    const cost = this.options.pricing?.costOf({ model: record.model, status: 200, images: 0, ...video, ...(upstreamUsage ? { upstreamUsage } : {}) });
+    // the money reserved at create, settled to what the video cost (all of it back when none was made)
+    if (record.quota?.budget !== undefined) {
+      const actual = status === 'succeeded' ? (Pricing.micros(cost) ?? 0) : 0;
+      this.quotas.settleBudget(record.owner, record.quota.budget, actual, ends?.budget).catch(failed);
+    }
     const { onUsage } = this.options;
     if (!onUsage) return;
     const error = result.error as { code?: unknown } | null | undefined;
-    const seconds = typeof result.duration === 'number' ? result.duration : undefined;
     try {
       onUsage({
         caller: callerOfTask(record),
@@ -55,11 +68,13 @@ export class TaskUsage {
         status: 200,
         latencyMs: Date.now() - record.createdAt,
         task: { id: record.id, status },
-        ...(status === 'succeeded' ? { video: { ...(seconds !== undefined ? { seconds } : {}), ...(typeof result.resolution === 'string' ? { resolution: result.resolution } : {}) } } : {}),
-        ...(usageOf(result).usage ? { upstreamUsage: usageOf(result).usage } : {}),
+        ...video,
+        ...(upstreamUsage ? { upstreamUsage } : {}),
         ...(error && typeof error.code === 'string' ? { errorCode: error.code } : {}),
         // the task's durable copies, counted once with the task whichever request or poll stored them
         ...(record.stored ? { storedBytes: record.stored.bytes } : {}),
+        // a task that made nothing cost nothing; a priced model says so with amount 0
+        ...(cost ? { cost: status === 'succeeded' ? cost : { amount: 0, currency: cost.currency } } : {}),
       });
     } catch (thrown) {
       this.options.logger.error({ error: messageOf(thrown) }, 'onUsage threw');

@@ -11,6 +11,7 @@ import type { Caller } from '../../types.js';
 import type { Logger } from '../../options/host-hooks.js';
 import type { QuotaLimits, QuotaState } from '../../options/gateway-options.js';
 import { type ResolvedQuotas, checkQuotaLimits } from './resolve-tenancy.js';
+import { MICROS, type PriceAsk, type Pricing } from './pricing.js';
 
 /** What one request costs, per kind. */
 export interface QuotaCost {
@@ -18,9 +19,13 @@ export interface QuotaCost {
   images?: number;
   videoSeconds?: number;
   videoTasks?: number;
+  /** Money, in millionths of the pricing currency: filled by the charge from `priced` when the caller has a budget. */
+  budget?: number;
+  /** What the request asks for, for the most it may cost (a money budget's reservation). */
+  priced?: PriceAsk;
 }
 
-type Kind = keyof QuotaCost;
+type Kind = Exclude<keyof QuotaCost, 'priced'>;
 
 /** What a charge took, so the parts the caller did not get can be given back (never throws). */
 export interface QuotaCharge {
@@ -35,6 +40,10 @@ export interface QuotaCharge {
   readonly windowEnds: Readonly<Partial<Record<Kind, number>>>;
   /** Gives back `kinds`, whole or (`amounts`) in part; each kind at most once, and only within the window it was taken in. */
   refund(kinds: readonly Kind[], amounts?: QuotaCost): Promise<void>;
+  /** The money reserved, in millionths, when the caller has a budget. */
+  readonly budget?: number;
+  /** Settles the money budget to what the work cost (millionths): the rest back, or the excess taken. Once. */
+  settleBudget(actual: number): Promise<void>;
 }
 
 const KINDS: Record<Kind, { limit: keyof QuotaLimits; name: QuotaState['name']; unit: string }> = {
@@ -42,6 +51,7 @@ const KINDS: Record<Kind, { limit: keyof QuotaLimits; name: QuotaState['name']; 
   images: { limit: 'imagesPerMinute', name: 'images', unit: 'images per minute' },
   videoSeconds: { limit: 'videoSecondsPerDay', name: 'video-seconds', unit: 'video-seconds per day' },
   videoTasks: { limit: 'concurrentVideoTasks', name: 'video-tasks', unit: 'video tasks running at once' },
+  budget: { limit: 'budget', name: 'budget', unit: 'budget' },
 };
 // the counters count; the caller's limit decides. Far above any limit, so the counter never refuses.
 const COUNTER_POINTS = Number.MAX_SAFE_INTEGER;
@@ -49,7 +59,7 @@ const COUNTER_POINTS = Number.MAX_SAFE_INTEGER;
 // window would forget every charge immediately, so a slot is held 24 days at most
 const MAX_WINDOW_SECONDS = 24 * 86_400;
 const WINDOW_END_MARGIN_MS = 250;
-const NOTHING: QuotaCharge = { taken: [], rateLimit: [], windowEnds: {}, refund: async () => {} };
+const NOTHING: QuotaCharge = { taken: [], rateLimit: [], windowEnds: {}, refund: async () => {}, settleBudget: async () => {} };
 const CHARGED_NOTHING = Promise.resolve(NOTHING);
 
 export class Quotas {
@@ -61,14 +71,23 @@ export class Quotas {
     private readonly logger: Logger,
     /** How long a video-task slot is held at most (a task nobody sees end): callbacks.maxFollowMs. */
     videoSlotMs: number,
+    /** The `pricing` option: what a money budget reserves and settles. */
+    readonly pricing?: Pricing,
   ) {
-    this.windows = { requests: 60, images: 60, videoSeconds: 86_400, videoTasks: undefined };
-    const durations: Record<Kind, number> = { requests: 60, images: 60, videoSeconds: 86_400, videoTasks: Math.min(Math.ceil(videoSlotMs / 1000), MAX_WINDOW_SECONDS) };
+    const budgetWindow = config?.budgetWindowSeconds ?? 86_400;
+    this.windows = { requests: 60, images: 60, videoSeconds: 86_400, videoTasks: undefined, budget: budgetWindow };
+    const durations: Record<Kind, number> = {
+      requests: 60,
+      images: 60,
+      videoSeconds: 86_400,
+      videoTasks: Math.min(Math.ceil(videoSlotMs / 1000), MAX_WINDOW_SECONDS),
+      budget: budgetWindow,
+    };
     const make = (kind: Kind): RateLimiterAbstract => {
       const common = { points: COUNTER_POINTS, duration: durations[kind], keyPrefix: `${config?.prefix ?? 'gw:quota:'}${kind}` };
       return config?.redis ? new RateLimiterRedis({ ...common, storeClient: config.redis }) : new RateLimiterMemory(common);
     };
-    this.counters = { requests: make('requests'), images: make('images'), videoSeconds: make('videoSeconds'), videoTasks: make('videoTasks') };
+    this.counters = { requests: make('requests'), images: make('images'), videoSeconds: make('videoSeconds'), videoTasks: make('videoTasks'), budget: make('budget') };
   }
 
   /** False when no quotas are configured: every charge takes nothing (withCharge skips it). */
@@ -108,7 +127,14 @@ export class Quotas {
   private async chargeLimited(caller: Caller, cost: QuotaCost): Promise<QuotaCharge> {
     const limits = await this.limitsFor(caller);
     if (!limits) return NOTHING;
-    const kinds = (Object.keys(cost) as Kind[]).filter((kind) => (cost[kind] ?? 0) > 0 && limits[KINDS[kind].limit] !== undefined);
+    // a money budget reserves the most the request may cost by the price table (none: not counted)
+    if (limits.budget !== undefined && cost.priced && this.pricing) {
+      const most = this.pricing.mostMicros(cost.priced);
+      if (most !== undefined) cost.budget = most;
+    }
+    // a budget is taken even at 0 reserved (tokens cannot be foreseen): it is settled to the cost, and
+    // a caller already past it is refused
+    const kinds = (Object.keys(KINDS) as Kind[]).filter((kind) => ((cost[kind] ?? 0) > 0 || (kind === 'budget' && cost.budget !== undefined)) && limits[KINDS[kind].limit] !== undefined);
     if (kinds.length === 0) return NOTHING;
     const key = caller.id;
     // a lost connection fails now instead of holding the request in ioredis's offline queue
@@ -124,18 +150,25 @@ export class Quotas {
     }
     for (const [index, kind] of kinds.entries()) {
       const result = (settled[index] as PromiseFulfilledResult<RateLimiterRes>).value;
-      const limit = limits[KINDS[kind].limit]!;
+      const limit = limitOf(limits, kind);
       if (result.consumedPoints > limit) {
         await giveBack(taken);
         throw this.refusal(kind, limit, result, cost[kind]!);
       }
     }
     let refunded = new Set<Kind>();
-    const rateLimit = kinds.map((kind, index) => this.fields(kind, limits[KINDS[kind].limit]!, (settled[index] as PromiseFulfilledResult<RateLimiterRes>).value));
+    const rateLimit = kinds.map((kind, index) => this.fields(kind, limitOf(limits, kind), (settled[index] as PromiseFulfilledResult<RateLimiterRes>).value));
     return {
       taken,
       rateLimit,
       windowEnds,
+      ...(cost.budget !== undefined && taken.includes('budget') ? { budget: cost.budget } : {}),
+      settleBudget: async (actual) => {
+        if (!taken.includes('budget') || refunded.has('budget') || cost.budget === undefined) return;
+        refunded = new Set([...refunded, 'budget']);
+        if (actual < cost.budget) await giveBack(['budget'], { budget: cost.budget - actual });
+        else if (actual > cost.budget) await this.spend(key, actual - cost.budget, windowEnds.budget);
+      },
       refund: async (which, amounts) => {
         const now = which.filter((kind) => taken.includes(kind) && !refunded.has(kind));
         refunded = new Set([...refunded, ...now]);
@@ -164,6 +197,26 @@ export class Quotas {
     await this.reward(callerId, ['images'], { images }, { images: windowEnd });
   }
 
+  /**
+   * Settles a money budget reserved earlier (a video task at its terminal state): gives back what the
+   * work did not cost, or takes what it cost beyond the reservation (never refused: the work is done).
+   * Only within the window it was reserved in. Never throws.
+   */
+  async settleBudget(callerId: string, reserved: number, actual: number, windowEnd?: number): Promise<void> {
+    if (actual < reserved) await this.reward(callerId, ['budget'], { budget: reserved - actual }, { budget: windowEnd });
+    else if (actual > reserved) await this.spend(callerId, actual - reserved, windowEnd);
+  }
+
+  /** Counts money spent beyond a reservation, in its window (never refused, never throws). */
+  private async spend(key: string, micros: number, windowEnd: number | undefined): Promise<void> {
+    if (windowEnd !== undefined && windowEnd <= Date.now()) return;
+    try {
+      await this.counters.budget.penalty(key, micros);
+    } catch (error) {
+      this.logger.warn({ caller: key, quota: 'budget', error: error instanceof Error ? error.message : String(error) }, 'a budget settlement failed');
+    }
+  }
+
   /** Each configured limit of the caller with what is left now (docs/configuration.md "The router it returns": `router.quota(caller)`). */
   async state(caller: Caller): Promise<QuotaState[]> {
     const limits = await this.limitsFor(caller);
@@ -171,13 +224,15 @@ export class Quotas {
     const kinds = (Object.keys(KINDS) as Kind[]).filter((kind) => limits[KINDS[kind].limit] !== undefined);
     return Promise.all(
       kinds.map(async (kind) => {
-        const limit = limits[KINDS[kind].limit]!;
+        const limit = limitOf(limits, kind);
         const used = await this.counters[kind].get(caller.id);
         const consumed = Math.max(0, used?.consumedPoints ?? 0);
+        // a budget is told in money, counted in millionths
+        const scale = kind === 'budget' ? MICROS : 1;
         return {
           name: KINDS[kind].name,
-          limit,
-          remaining: Math.max(0, limit - consumed),
+          limit: limit / scale,
+          remaining: Math.max(0, limit - consumed) / scale,
           resetSeconds: this.windows[kind] === undefined || !used ? 0 : Math.ceil(used.msBeforeNext / 1000),
         };
       }),
@@ -238,12 +293,26 @@ export class Quotas {
     const remaining = Math.max(0, limit - (result.consumedPoints - asked));
     // a concurrency slot frees when a task ends, which no clock predicts: a minute is an honest hint
     const resetSeconds = window === undefined ? 60 : Math.max(1, Math.ceil(result.msBeforeNext / 1000));
+    if (kind === 'budget') {
+      const money = (micros: number): string => `${(micros / MICROS).toFixed(2)} ${this.pricing?.currency ?? ''}`.trim();
+      const message =
+        asked > limit
+          ? `This request may cost up to ${money(asked)}, more than your whole budget of ${money(limit)} per ${window} s.`
+          : `Budget exceeded: ${money(limit)} per ${window} s (budget); this request may cost up to ${money(asked)} and ${money(remaining)} remain. Retry in ${resetSeconds} s.`;
+      return new QuotaExceededError(message, { name, quota: limit, ...(window !== undefined ? { windowSeconds: window } : {}), remaining, resetSeconds });
+    }
     const message =
       asked > limit
         ? `This request needs ${asked} of your ${limit} ${unit}, more than the whole quota.`
         : `Quota exceeded: ${limit} ${unit} (${name}); this request needs ${asked} and ${remaining} remain. Retry in ${resetSeconds} s.`;
     return new QuotaExceededError(message, { name, quota: limit, ...(window !== undefined ? { windowSeconds: window } : {}), remaining, resetSeconds });
   }
+}
+
+/** A caller's limit of a kind in the counter's unit: a money budget in millionths. */
+function limitOf(limits: QuotaLimits, kind: Kind): number {
+  const limit = limits[KINDS[kind].limit]!;
+  return kind === 'budget' ? Math.floor(limit * MICROS) : limit;
 }
 
 /** When each consumed counter's window ends (no end for a counter without expiry). */

@@ -11,6 +11,7 @@ export interface ResolvedQuotas {
   readonly prefix: string;
   readonly whenRedisDown: 'refuse' | 'allow';
   readonly defaultVideoSeconds: number;
+  readonly budgetWindowSeconds: number;
 }
 
 export interface ResolvedIdempotency {
@@ -27,10 +28,13 @@ export interface ResolvedIdempotency {
 
 const QUOTA_EXAMPLE = 'quotas: { limits: { requestsPerMinute: 60, imagesPerMinute: 20, videoSecondsPerDay: 600, concurrentVideoTasks: 2 } }';
 /** Every quota limit name, once: tsc fails when QuotaLimits gains a limit that is missing here. */
-const QUOTA_LIMIT_NAMES = { requestsPerMinute: true, imagesPerMinute: true, videoSecondsPerDay: true, concurrentVideoTasks: true, inFlight: true } as const satisfies Record<keyof QuotaLimits, true>;
+const QUOTA_LIMIT_NAMES = { requestsPerMinute: true, imagesPerMinute: true, videoSecondsPerDay: true, concurrentVideoTasks: true, inFlight: true, budget: true } as const satisfies Record<
+  keyof QuotaLimits,
+  true
+>;
 const LIMIT_KEYS = Object.keys(QUOTA_LIMIT_NAMES) as ReadonlyArray<keyof QuotaLimits>;
 /** The names of the `quotas` and `idempotency` objects, checked against their types by tsc. */
-const QUOTA_OPTION_NAMES = { limits: true, redis: true, prefix: true, whenRedisDown: true, defaultVideoSeconds: true } as const satisfies Record<keyof QuotaOptions, true>;
+const QUOTA_OPTION_NAMES = { limits: true, redis: true, prefix: true, whenRedisDown: true, defaultVideoSeconds: true, budgetWindowSeconds: true } as const satisfies Record<keyof QuotaOptions, true>;
 const IDEMPOTENCY_OPTION_NAMES = { store: true, ttlSeconds: true, maxAnswerBytes: true, keptAnswerSeconds: true, keptWorkSeconds: true } as const satisfies Record<keyof IdempotencyOptions, true>;
 
 export function resolveQuotas(value: QuotaOptions | undefined): ResolvedQuotas | undefined {
@@ -54,7 +58,17 @@ export function resolveQuotas(value: QuotaOptions | undefined): ResolvedQuotas |
   if (!Number.isSafeInteger(defaultVideoSeconds) || defaultVideoSeconds <= 0) {
     throw new GatewayConfigError('quotas_value', 'quotas.defaultVideoSeconds must be a positive integer.', 'quotas: { limits, defaultVideoSeconds: 5 }');
   }
+  const budgetWindowSeconds = value.budgetWindowSeconds ?? 86_400;
+  // the memory counters expire by setTimeout, which cannot wait more than 24.8 days (quotas.ts)
+  if (!Number.isSafeInteger(budgetWindowSeconds) || budgetWindowSeconds <= 0 || budgetWindowSeconds > 24 * 86_400) {
+    throw new GatewayConfigError(
+      'quotas_value',
+      'quotas.budgetWindowSeconds must be a positive integer of at most 24 days (2073600).',
+      'quotas: { limits: { budget: 25 }, budgetWindowSeconds: 86400 }',
+    );
+  }
   return Object.freeze({
+    budgetWindowSeconds,
     limits: typeof value.limits === 'function' ? value.limits : Object.freeze({ ...value.limits }),
     ...(value.redis ? { redis: value.redis } : {}),
     prefix: value.prefix ?? 'gw:quota:',
@@ -68,7 +82,11 @@ export function checkQuotaLimits(limits: unknown, where: string): void {
   if (limits === null || typeof limits !== 'object') throw new GatewayConfigError('quotas_limits', `${where} must be an object or a function (caller) => limits.`, QUOTA_EXAMPLE);
   for (const [key, item] of Object.entries(limits)) {
     if (!LIMIT_KEYS.includes(key as keyof QuotaLimits)) throw new GatewayConfigError('quotas_limits', `Unknown limit '${key}' in ${where}.`, `use only: ${LIMIT_KEYS.join(', ')}.`);
-    if (item !== undefined && (typeof item !== 'number' || !Number.isSafeInteger(item) || item <= 0)) {
+    // a budget is money: any positive amount; every other limit counts whole units
+    if (key === 'budget' && item !== undefined && (typeof item !== 'number' || !Number.isFinite(item) || item <= 0)) {
+      throw new GatewayConfigError('quotas_limits', `${where}.budget must be a positive amount of money, got ${String(item)}.`, 'quotas: { limits: { budget: 25 } } (with pricing)');
+    }
+    if (key !== 'budget' && item !== undefined && (typeof item !== 'number' || !Number.isSafeInteger(item) || item <= 0)) {
       throw new GatewayConfigError('quotas_limits', `${where}.${key} must be a positive integer, got ${String(item)}.`, QUOTA_EXAMPLE);
     }
   }

@@ -4,7 +4,10 @@
 // - the work failed: everything but the request itself comes back (images, video-seconds, the task
 //   slot), except images the upstream may have made (an unknown outcome, or a failure after its answer)
 // - the work answered fewer images than charged: the rest come back (the quota counts what was made)
+// - a money budget reserved the most the request may cost: it is settled to the cost of what was
+//   made (a video task's at its terminal state, task-usage.ts)
 import type { Caller } from '../../types.js';
+import { Pricing, type PricedWork } from './pricing.js';
 import { type Outcome, type Usage, mayHaveBeenPaid, settle } from '../use-case.js';
 import { type QuotaCharge, type QuotaCost, Quotas } from './quotas.js';
 
@@ -28,27 +31,47 @@ export function withCharge<A>(quotas: Quotas, caller: Caller, cost: QuotaCost, u
     usage.rateLimit = charge.rateLimit;
     return settle(usage, () => work(charge)).then((outcome) => {
       if (outcome.ok && settlement === 'by-work') return outcome;
-      return settleCharge(charge, cost, outcome).then(() => outcome);
+      return settleCharge(quotas, charge, cost, outcome).then(() => outcome);
     });
   });
 }
 
 /** Gives back what the outcome did not use (never throws: a refund is best effort, see quotas.ts). */
-function settleCharge(charge: QuotaCharge, cost: QuotaCost, outcome: Outcome<unknown>): Promise<void> {
+function settleCharge(quotas: Quotas, charge: QuotaCharge, cost: QuotaCost, outcome: Outcome<unknown>): Promise<void> {
   // nothing charged (quotas off, or no limit for these kinds): nothing to give back
   if (charge.taken.length === 0) return Promise.resolve();
   if (!outcome.ok) {
-    // the upstream may have made the images (use-case.ts mayHaveBeenPaid): they stay charged, or a
-    // tenant could make unbilled generations by failing them on purpose; the rest comes back
+    // the upstream may have made the images (use-case.ts mayHaveBeenPaid): they, and the money they
+    // may cost, stay charged, or a tenant could make unbilled generations by failing them on purpose
     if (mayHaveBeenPaid(outcome.usage, outcome.error)) return charge.refund(REFUNDED_ON_FAILURE.filter((kind) => kind !== 'images'));
-    return charge.refund(REFUNDED_ON_FAILURE);
+    return charge.refund([...REFUNDED_ON_FAILURE, 'budget']);
   }
-  return refundUnproduced(charge, cost, outcome.usage.images);
+  return settleProduced(quotas, charge, cost, outcome.usage);
 }
 
-/** The images charged but not answered (a smaller group, a stream that ended early) come back. */
-export function refundUnproduced(charge: QuotaCharge, cost: QuotaCost, produced: number): Promise<void> {
+/**
+ * After a successful answer (or a stream's end): the images charged but not answered come back, and a
+ * money budget is settled to what the work cost. A video task's budget stays reserved until the task
+ * ends (task-usage.ts settles it with what Ark reports).
+ */
+export function settleProduced(quotas: Quotas, charge: QuotaCharge, cost: QuotaCost, usage: Usage): Promise<void> {
   if (charge.taken.length === 0) return Promise.resolve();
   const asked = cost.images ?? 0;
-  return produced < asked ? charge.refund(['images'], { images: asked - produced }) : Promise.resolve();
+  const images = usage.images < asked ? charge.refund(['images'], { images: asked - usage.images }) : Promise.resolve();
+  if (charge.budget === undefined || cost.videoTasks !== undefined || !quotas.pricing) return images;
+  const actual = Pricing.micros(quotas.pricing.costOf(pricedWork(usage, 200))) ?? 0;
+  return images.then(() => charge.settleBudget(actual));
+}
+
+/** What a use case did, as the pricing reads it. */
+export function pricedWork(usage: Usage, status: number): PricedWork {
+  return {
+    model: usage.model,
+    status,
+    images: usage.images,
+    ...(usage.imageSizes ? { imageSizes: usage.imageSizes } : {}),
+    ...(usage.upstreamUsage ? { upstreamUsage: usage.upstreamUsage } : {}),
+    ...(usage.tokens ? { tokens: usage.tokens } : {}),
+    ...(usage.imageQuality !== undefined ? { imageQuality: usage.imageQuality } : {}),
+  };
 }

@@ -55,7 +55,9 @@ export interface TaskRecord {
     videoSeconds: number;
     slot: boolean;
     /** When the quota windows the create charged end (ms since the epoch): nothing is given back after (quotas.ts `reward`). */
-    windowEnds?: { videoSeconds?: number; videoTasks?: number };
+    windowEnds?: { videoSeconds?: number; videoTasks?: number; budget?: number };
+    /** The money budget the create reserved, in millionths of the pricing currency: settled to the video's cost at the terminal state. */
+    budget?: number;
   };
   /** Starts at 1, +1 on every applied update. */
   version: number;
@@ -83,7 +85,15 @@ export interface ImageTaskState {
   /** The time (ms since the epoch) by which the task is terminal, or the watch ends it `failed` (task_interrupted). */
   deadline: number;
   /** What the submit charged to the owner's quotas, settled at the terminal state. */
-  quota?: { images: number; imagesWindowEnd?: number };
+  quota?: {
+    images: number;
+    imagesWindowEnd?: number;
+    /** The money reserved (millionths of the pricing currency) when the owner has a budget. */
+    budget?: number;
+    budgetWindowEnd?: number;
+  };
+  /** The `quality` the request asked for, for its price. */
+  quality?: string;
   /** True when the results were stored durably (`storage`): their URLs outlive the upstream's. */
   durable?: boolean;
   /** True once the work runs on the upstream's own task (`upstream.taskId`): any instance follows it. */

@@ -1,0 +1,204 @@
+// The default model catalogue (docs/models.md): the contract's four image families (contract §1), then
+// today's vendor models under their vendor names, each row checked against the vendor's documentation
+// where it could be (the source of every row, and what is unconfirmed, is in docs/models.md "Model
+// rows"). An unconfirmed fact is no rule: the row leaves it to the upstream to refuse.
+import type { ModelEntry, ModelServing } from '../options/model-catalogue.js';
+import type { ImageModelFamily } from '../options/request-limits.js';
+import { DEFAULT_IMAGE_MODELS } from '../images/model-families.js';
+
+/** Fields of the contract's request shape (contract §2.1-2.3) and the OpenAI-client compatibility of docs/architecture.md. */
+const CONTRACT_PARAMETERS = [
+  'prompt',
+  'input',
+  'response_format',
+  'size',
+  'n',
+  'parameters.size',
+  'parameters.n',
+  'parameters.watermark',
+  'parameters.prompt_extend',
+  'parameters.negative_prompt',
+  'parameters.seed',
+] as const;
+
+const IMAGE_ROUTES_TRANSLATED = { '/v1/images/generations': 'translated', '/v1/images/edits': 'translated' } as const satisfies Record<string, ModelServing>;
+// an edit uploads at least one image: a text-to-image only model answers on generations alone
+const TEXT_TO_IMAGE_ONLY = { '/v1/images/generations': 'translated' } as const satisfies Record<string, ModelServing>;
+
+/** The image endpoints of a translated model: edits only when it takes reference images. */
+function imageRoutes(limits: ModelEntry['limits']): ModelEntry['endpoints'] {
+  return limits?.reference_images?.max === 0 ? TEXT_TO_IMAGE_ONLY : IMAGE_ROUTES_TRANSLATED;
+}
+
+/** A contract §1 family (`imageModels` option) as a catalogue entry served by DashScope's multimodal call. */
+export function familyEntry(family: ImageModelFamily): ModelEntry {
+  const limits = { n: { min: 1, max: family.maxN }, reference_images: { min: family.minImages, max: family.maxImages } };
+  // no provider: the contract's names are the operator's to route anywhere (listed whichever provider serves them)
+  return { id: family.pattern, owned_by: 'dashscope', endpoints: imageRoutes(limits), supported_parameters: CONTRACT_PARAMETERS, limits, streams: false };
+}
+
+function dashscope(id: string, limits: ModelEntry['limits'], extra: readonly string[] = []): ModelEntry {
+  return { id, owned_by: 'dashscope', provider: 'dashscope', endpoints: imageRoutes(limits), supported_parameters: [...CONTRACT_PARAMETERS, ...extra], limits, streams: false };
+}
+
+// Ark's Seedream fields (upstreams §2.7), as a caller sends them on /api/v3/images/generations or at the top
+// level of an OpenAI-shaped /v1/images/generations body; `n` and `image` are the gateway's own translation
+const SEEDREAM_PARAMETERS = [
+  'prompt',
+  'input',
+  'image',
+  'n',
+  'size',
+  'response_format',
+  'seed',
+  'watermark',
+  'optimize_prompt_options',
+  'sequential_image_generation',
+  'sequential_image_generation_options',
+  'parameters.size',
+  'parameters.n',
+  'parameters.watermark',
+  'parameters.seed',
+] as const;
+
+const SEEDREAM_ENDPOINTS = { ...IMAGE_ROUTES_TRANSLATED, '/api/v3/images/generations': 'native' } as const satisfies Record<string, ModelServing>;
+
+function seedream(id: string, limits: ModelEntry['limits'], options: { streams: boolean; refused?: readonly string[]; extra?: readonly string[] }): ModelEntry {
+  const refused = options.refused ?? [];
+  const supported = [...SEEDREAM_PARAMETERS, ...(options.streams ? ['stream'] : []), ...(options.extra ?? [])].filter((name) => !refused.includes(name));
+  return {
+    id,
+    owned_by: 'ark',
+    provider: 'ark',
+    endpoints: SEEDREAM_ENDPOINTS,
+    supported_parameters: supported,
+    ...(refused.length > 0 ? { refused_parameters: refused } : {}),
+    limits,
+    streams: options.streams,
+  };
+}
+
+// the Ark create body (upstreams §2.2)
+const SEEDANCE_PARAMETERS = [
+  'content',
+  'duration',
+  'frames',
+  'resolution',
+  'ratio',
+  'seed',
+  'watermark',
+  'camera_fixed',
+  'generate_audio',
+  'return_last_frame',
+  'callback_url',
+  'safety_identifier',
+  'service_tier',
+  'execution_expires_after',
+  'draft',
+  'priority',
+  'tools',
+] as const;
+
+function seedance(id: string, durations: NonNullable<ModelEntry['limits']>['durations']): ModelEntry {
+  return {
+    id,
+    owned_by: 'ark',
+    provider: 'ark',
+    endpoints: { '/api/v3/contents/generations/tasks': 'native' },
+    supported_parameters: SEEDANCE_PARAMETERS,
+    ...(durations ? { limits: { durations } } : {}),
+    streams: false,
+  };
+}
+
+// OpenAI's image parameters (upstreams §4.1-4.2); passed through, never refused by the gateway
+const GPT_IMAGE_PARAMETERS = [
+  'prompt',
+  'n',
+  'size',
+  'quality',
+  'background',
+  'moderation',
+  'output_format',
+  'output_compression',
+  'partial_images',
+  'stream',
+  'user',
+  'image',
+  'mask',
+  'input_fidelity',
+] as const;
+
+function gptImage(id: string, extra: readonly string[] = []): ModelEntry {
+  return {
+    id,
+    owned_by: 'openai',
+    provider: 'openai',
+    endpoints: { '/v1/images/generations': 'passthrough', '/v1/images/edits': 'passthrough' },
+    supported_parameters: [...GPT_IMAGE_PARAMETERS, ...extra],
+    // OpenAI's own ceiling for n on its image routes
+    limits: { n: { min: 1, max: 10 } },
+    streams: true,
+  };
+}
+
+/** Today's vendor models under their vendor names (docs/models.md "Model rows"). */
+const VENDOR_MODELS: readonly ModelEntry[] = [
+  // DashScope Qwen-Image and Wan (upstreams §1.3)
+  dashscope('qwen-image-2.0*', { n: { min: 1, max: 6 }, reference_images: { min: 0, max: 3 }, pixels: { min: 512 * 512, max: 2048 * 2048 } }),
+  // unconfirmed beyond the model's existence: the contract's own bounds, the upstream refuses the rest
+  dashscope('qwen-image-3.0*', { n: { min: 1, max: 6 }, reference_images: { min: 0, max: 3 } }),
+  dashscope('qwen-image-max*', { n: { min: 1, max: 1 }, reference_images: { min: 0, max: 0 } }),
+  dashscope('qwen-image-plus*', { n: { min: 1, max: 1 }, reference_images: { min: 0, max: 0 } }),
+  dashscope('qwen-image', { n: { min: 1, max: 1 }, reference_images: { min: 0, max: 0 } }),
+  dashscope('qwen-image-edit', { n: { min: 1, max: 1 }, reference_images: { min: 1, max: 1 } }),
+  dashscope('qwen-image-edit-plus*', { n: { min: 1, max: 6 }, reference_images: { min: 1, max: 3 } }),
+  dashscope('qwen-image-edit-max*', { n: { min: 1, max: 6 }, reference_images: { min: 1, max: 3 } }),
+  // up to 9 inputs; sets of up to 12 with parameters.enable_sequential (1-4 without: the upstream refuses)
+  dashscope('wan2.7-image*', { n: { min: 1, max: 12 }, reference_images: { min: 0, max: 9 } }, ['parameters.enable_sequential', 'parameters.thinking_mode', 'parameters.bbox_list']),
+  // Ark Seedream (upstreams §2.7): reference images + generated images <= 15
+  seedream('doubao-seedream-4-0*', { n: { min: 1, max: 15 }, reference_images: { min: 0, max: 14 }, tiers: ['1K', '2K', '4K'], pixels: { min: 1280 * 720, max: 4096 * 4096 } }, { streams: true }),
+  seedream('doubao-seedream-4-5*', { n: { min: 1, max: 15 }, reference_images: { min: 0, max: 14 }, tiers: ['2K', '4K'], pixels: { min: 2560 * 1440, max: 4704 * 4704 } }, { streams: true }),
+  seedream(
+    'doubao-seedream-5-0-lite*',
+    { n: { min: 1, max: 15 }, reference_images: { min: 0, max: 14 }, tiers: ['2K', '3K'], pixels: { min: 2560 * 1440, max: 10_404_496 } },
+    { streams: false, extra: ['output_format'] },
+  ),
+  // the upstream answers 400 "the parameter `sequential_image_generation` is not supported by the current model"
+  seedream(
+    'doubao-seedream-5-0-pro*',
+    { n: { min: 1, max: 1 }, reference_images: { min: 0, max: 10 } },
+    { streams: false, refused: ['sequential_image_generation', 'sequential_image_generation_options'] },
+  ),
+  seedream('doubao-seedream-5-0-flash*', { n: { min: 1, max: 15 }, reference_images: { min: 0, max: 14 } }, { streams: false }),
+  seedream('doubao-seedream-5-5*', { n: { min: 1, max: 15 }, reference_images: { min: 0, max: 14 } }, { streams: false }),
+  // Ark Seedance (upstreams §2.2)
+  seedance('doubao-seedance-1-0-pro*', { min: 2, max: 12 }),
+  seedance('doubao-seedance-1-0-lite*', { min: 2, max: 12 }),
+  seedance('doubao-seedance-1-5-pro*', { min: 4, max: 12, auto: true }),
+  seedance('doubao-seedance-2-0*', { min: 4, max: 15, auto: true }),
+  // unconfirmed beyond `duration: -1`: 2.0's range, so a budget has a maximum to reserve
+  seedance('doubao-seedance-2-5*', { min: 4, max: 15, auto: true }),
+  // OpenAI-compatible gpt-image (upstreams §4.1-4.2)
+  gptImage('gpt-image-1*'),
+  gptImage('gpt-image-2*'),
+  gptImage('gpt-image-2.5*'),
+  gptImage('gpt-image-2.6*', ['complexity']),
+];
+
+// BytePlus ModelArk (Ark's international service) names the same models without `doubao-`, and
+// Seedance 2.0 `dreamina-` (upstreams §2.1): the same rows under those names
+const BYTEPLUS_NAMES: ReadonlyArray<[string, string]> = [
+  ['doubao-seedream-4-0*', 'seedream-4-0*'],
+  ['doubao-seedream-4-5*', 'seedream-4-5*'],
+  ['doubao-seedream-5-0-lite*', 'seedream-5-0-lite*'],
+  ['doubao-seedance-1-0-pro*', 'seedance-1-0-pro*'],
+  ['doubao-seedance-1-0-lite*', 'seedance-1-0-lite*'],
+  ['doubao-seedance-1-5-pro*', 'seedance-1-5-pro*'],
+  ['doubao-seedance-2-0*', 'dreamina-seedance-2-0*'],
+];
+
+const BYTEPLUS_MODELS: readonly ModelEntry[] = BYTEPLUS_NAMES.map(([row, id]) => ({ ...VENDOR_MODELS.find((entry) => entry.id === row)!, id }));
+
+/** The default catalogue: the contract's families, then the vendor rows (Ark's names, then BytePlus's). */
+export const DEFAULT_MODEL_CATALOGUE: readonly ModelEntry[] = Object.freeze([...DEFAULT_IMAGE_MODELS.map(familyEntry), ...VENDOR_MODELS, ...BYTEPLUS_MODELS]);

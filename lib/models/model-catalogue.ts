@@ -1,0 +1,129 @@
+// The model catalogue compiled once per router (docs/models.md): the `models` option over the default
+// rows, checked, frozen, and found by name: an exact id first, else the longest `*` prefix that
+// covers the name, so an added `my-*` never shadows a longer default prefix, nor the reverse.
+import { GatewayConfigError } from '../errors/config-error.js';
+import type { ModelEndpoint, ModelEntry, ModelRange, ModelsOption } from '../options/model-catalogue.js';
+import type { ImageModelFamily } from '../options/request-limits.js';
+import type { RouteName } from '../types.js';
+import { DEFAULT_MODEL_CATALOGUE, familyEntry } from './default-models.js';
+import { DEFAULT_IMAGE_MODELS } from '../images/model-families.js';
+
+/** The route name of each endpoint a catalogue entry may list (docs/routes.md). */
+export const ENDPOINT_ROUTES: Readonly<Record<ModelEndpoint, RouteName>> = Object.freeze({
+  '/v1/images/generations': 'images.generations',
+  '/v1/images/edits': 'images.edits',
+  '/api/v3/images/generations': 'images.native',
+  '/api/v3/contents/generations/tasks': 'video.tasks',
+  '/v1/chat/completions': 'chat.completions',
+  '/v1/responses': 'responses',
+});
+
+export interface ModelCatalogue {
+  readonly entries: readonly ModelEntry[];
+  /** The entry that covers a model name, or undefined. */
+  find(model: string): ModelEntry | undefined;
+}
+
+const EXAMPLE = "models: [{ id: 'x-seedream', provider: 'ark', endpoints: { '/v1/images/generations': 'translated' }, supported_parameters: ['prompt', 'size'], streams: false }]";
+
+/**
+ * The catalogue for a router. `imageModels` (the contract's families, short form) replaces the default
+ * families; `models` then adds or overrides entries (a list) or returns the whole catalogue (a function).
+ */
+export function resolveModelCatalogue(models: ModelsOption | undefined, families: readonly ImageModelFamily[] | undefined): ModelCatalogue {
+  // the contract's families replaced, the vendor rows kept
+  const defaults = families ? Object.freeze([...families.map(familyEntry), ...DEFAULT_MODEL_CATALOGUE.slice(DEFAULT_IMAGE_MODELS.length)]) : DEFAULT_MODEL_CATALOGUE;
+  let entries: readonly ModelEntry[];
+  if (models === undefined) entries = defaults;
+  else if (typeof models === 'function') entries = models(defaults);
+  else if (Array.isArray(models)) {
+    const given = new Set((models as readonly ModelEntry[]).map((entry) => entry?.id));
+    entries = [...(models as readonly ModelEntry[]), ...defaults.filter((entry) => !given.has(entry.id))];
+  } else throw new GatewayConfigError('models_type', 'options.models must be a list of model entries or a function (defaults) => entries.', EXAMPLE);
+  if (!Array.isArray(entries)) throw new GatewayConfigError('models_type', 'options.models, as a function, must return a list of model entries.', 'models: (defaults) => [...defaults, mine]');
+  const checked = entries.map((entry: ModelEntry, index: number) => checkEntry(entry, index));
+  return compileCatalogue(checked);
+}
+
+/** Entries found by exact id, else by the longest covering prefix; lookups cached (bounded). */
+export function compileCatalogue(entries: readonly ModelEntry[]): ModelCatalogue {
+  const frozen = Object.freeze(entries.map(freezeEntry));
+  const exact = new Map<string, ModelEntry>();
+  for (const entry of frozen) if (!entry.id.endsWith('*') && !exact.has(entry.id)) exact.set(entry.id, entry);
+  const prefixes = frozen.filter((entry) => entry.id.endsWith('*')).sort((a, b) => b.id.length - a.id.length);
+  const cache = new Map<string, ModelEntry | undefined>();
+  return Object.freeze({
+    entries: frozen,
+    find(model: string): ModelEntry | undefined {
+      if (cache.has(model)) return cache.get(model);
+      const found = exact.get(model) ?? prefixes.find((entry) => model.startsWith(entry.id.slice(0, -1)));
+      // arbitrary caller-chosen model names must not grow the cache without end
+      if (cache.size < 1024) cache.set(model, found);
+      return found;
+    },
+  });
+}
+
+/** The entry that covers a vendor model name in the default catalogue, to give it a name of the host's. */
+export function modelEntry(model: string): ModelEntry | undefined {
+  return DEFAULT_CATALOGUE.find(model);
+}
+
+const DEFAULT_CATALOGUE = compileCatalogue(DEFAULT_MODEL_CATALOGUE);
+
+function freezeEntry(entry: ModelEntry): ModelEntry {
+  return Object.freeze({
+    ...entry,
+    endpoints: Object.freeze({ ...entry.endpoints }),
+    supported_parameters: Object.freeze([...entry.supported_parameters]),
+    ...(entry.refused_parameters ? { refused_parameters: Object.freeze([...entry.refused_parameters]) } : {}),
+    ...(entry.limits ? { limits: Object.freeze({ ...entry.limits }) } : {}),
+  });
+}
+
+function checkEntry(entry: ModelEntry, index: number): ModelEntry {
+  const where = `options.models[${index}]`;
+  if (entry === null || typeof entry !== 'object') throw new GatewayConfigError('models_entry', `${where} must be a model entry object.`, EXAMPLE);
+  if (typeof entry.id !== 'string' || entry.id.replace(/\*$/, '') === '') throw new GatewayConfigError('models_entry', `${where}.id must be a model name or a prefix ending in '*'.`, EXAMPLE);
+  const at = `${where} ('${entry.id}')`;
+  if (entry.endpoints === null || typeof entry.endpoints !== 'object' || Object.keys(entry.endpoints).length === 0) {
+    throw new GatewayConfigError('models_entry', `${at}.endpoints must name at least one endpoint with how it is served.`, EXAMPLE);
+  }
+  for (const [endpoint, serving] of Object.entries(entry.endpoints)) {
+    if (!Object.hasOwn(ENDPOINT_ROUTES, endpoint)) {
+      throw new GatewayConfigError('models_entry', `${at}.endpoints has unknown endpoint '${endpoint}'.`, `use only: ${Object.keys(ENDPOINT_ROUTES).join(', ')}.`);
+    }
+    if (serving !== 'translated' && serving !== 'passthrough' && serving !== 'native') {
+      throw new GatewayConfigError('models_entry', `${at}.endpoints['${endpoint}'] must be 'translated', 'passthrough' or 'native'.`, EXAMPLE);
+    }
+  }
+  for (const key of ['supported_parameters', 'refused_parameters'] as const) {
+    const list = entry[key];
+    if (list === undefined && key === 'refused_parameters') continue;
+    if (!Array.isArray(list) || list.some((name) => typeof name !== 'string' || name === '')) {
+      throw new GatewayConfigError('models_entry', `${at}.${key} must be a list of field names.`, EXAMPLE);
+    }
+  }
+  if (typeof entry.streams !== 'boolean') throw new GatewayConfigError('models_entry', `${at}.streams must be a boolean.`, EXAMPLE);
+  const limits = entry.limits;
+  if (limits !== undefined) {
+    if (limits === null || typeof limits !== 'object') throw new GatewayConfigError('models_entry', `${at}.limits must be an object.`, EXAMPLE);
+    for (const key of ['n', 'reference_images', 'pixels', 'durations'] as const) {
+      const range = limits[key];
+      if (range !== undefined && !isRange(range, key === 'reference_images' ? 0 : 1)) {
+        throw new GatewayConfigError('models_entry', `${at}.limits.${key} must be { min, max }: whole numbers, min <= max.`, `limits: { ${key}: { min: 1, max: 4 } }`);
+      }
+    }
+    for (const key of ['sizes', 'tiers'] as const) {
+      const list = limits[key];
+      if (list !== undefined && (!Array.isArray(list) || list.some((item) => typeof item !== 'string'))) {
+        throw new GatewayConfigError('models_entry', `${at}.limits.${key} must be a list of strings.`, "limits: { sizes: ['1024x1024'] }");
+      }
+    }
+  }
+  return entry;
+}
+
+function isRange(range: ModelRange, least: number): boolean {
+  return typeof range === 'object' && range !== null && Number.isSafeInteger(range.min) && Number.isSafeInteger(range.max) && range.min >= least && range.min <= range.max;
+}

@@ -1,0 +1,61 @@
+// The GET /v1/models walk (docs/models.md): every listed model, on every endpoint it lists, is sent a
+// minimal valid request built from its own limits; the walk answers what did not come back 200.
+import type express from 'express';
+import request from 'supertest';
+import type { ModelEntry } from '../../lib/index.js';
+import { TINY_PNG, TINY_PNG_DATA_URL } from './images.js';
+
+/** One entry of the GET /v1/models answer, as the walk reads it. */
+export interface ListedModel {
+  id: string;
+  endpoints: string[];
+  limits?: ModelEntry['limits'];
+  supported_parameters: string[];
+  refused_parameters?: string[];
+  serving: Record<string, string>;
+}
+
+/** The fewest reference images a model takes (an edit uploads at least one). */
+function imagesFor(limits: ModelEntry['limits'], edit: boolean): number {
+  return Math.max(limits?.reference_images?.min ?? 0, edit ? 1 : 0);
+}
+
+/** A minimal valid JSON body of an endpoint for a listed model. */
+export function minimalBody(model: Pick<ListedModel, 'id' | 'limits'>, endpoint: string): Record<string, unknown> {
+  if (endpoint === '/api/v3/contents/generations/tasks') return { model: model.id, content: [{ type: 'text', text: 'a cat on a roof' }] };
+  if (endpoint === '/v1/chat/completions') return { model: model.id, messages: [{ role: 'user', content: 'Hello' }] };
+  if (endpoint === '/v1/responses') return { model: model.id, input: 'Hello' };
+  const images = imagesFor(model.limits, false);
+  if (images === 0) return { model: model.id, prompt: 'a cat on a roof' };
+  if (endpoint === '/api/v3/images/generations') return { model: model.id, prompt: 'a cat on a roof', image: TINY_PNG_DATA_URL };
+  const content = [...Array.from({ length: images }, () => ({ image: TINY_PNG_DATA_URL })), { text: 'a cat on a roof' }];
+  return { model: model.id, prompt: 'placeholder', input: { messages: [{ role: 'user', content }] } };
+}
+
+/** Sends one request of an endpoint: the JSON body given (default the minimal one), or the minimal edit form. */
+export function sendTo(app: express.Express, key: string, model: Pick<ListedModel, 'id' | 'limits'>, endpoint: string, body: Record<string, unknown> = minimalBody(model, endpoint)): request.Test {
+  const auth = { Authorization: `Bearer ${key}` };
+  if (endpoint === '/v1/images/edits') {
+    let form = request(app).post(endpoint).set(auth).field('model', model.id).field('prompt', 'a cat on a roof');
+    for (let index = 0; index < imagesFor(model.limits, true); index += 1) form = form.attach('image[]', TINY_PNG, { filename: `in-${index}.png`, contentType: 'image/png' });
+    return form;
+  }
+  return request(app).post(endpoint).set(auth).send(body);
+}
+
+/** GET /v1/models for the key, then every listed pair once: the models, the pairs, and each failure. */
+export async function walkModels(app: express.Express, key: string): Promise<{ models: ListedModel[]; pairs: number; failures: string[] }> {
+  const listed = await request(app).get('/v1/models').set('Authorization', `Bearer ${key}`);
+  if (listed.status !== 200) throw new Error(`GET /v1/models answered ${listed.status}`);
+  const models = listed.body.data as ListedModel[];
+  const failures: string[] = [];
+  let pairs = 0;
+  for (const model of models) {
+    for (const endpoint of model.endpoints) {
+      pairs += 1;
+      const response = await sendTo(app, key, model, endpoint);
+      if (response.status !== 200) failures.push(`${model.id} ${endpoint}: ${response.status} ${JSON.stringify(response.body).slice(0, 300)}`);
+    }
+  }
+  return { models, pairs, failures };
+}
