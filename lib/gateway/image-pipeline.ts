@@ -319,15 +319,17 @@ function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageRequest, p
     // connection must still fail as not started, so the next upstream is tried (fallback.ts)
     const last = upstreams.indexOf(chosen) === upstreams.length - 1;
     const upstream = deadline && last ? lateWorkUpstream(deps, chosen, deadline) : chosen;
-    // the catalogue decides how the endpoint is served (docs/models.md): a passthrough entry reaches the provider's OpenAI-compatible API
-    const images = prepared.passthrough ? undefined : capabilityOf(upstream, 'images');
+    // the catalogue decides how the endpoint is served (docs/models.md): a passthrough entry reaches the
+    // provider's OpenAI-compatible API; so does a stream to a provider whose image API streams events
+    // of its own (docs/routes.md "Streamed images")
+    const rules = request.stream ? capabilityOf(upstream, 'imageStreams') : undefined;
+    const images = prepared.passthrough || rules ? undefined : capabilityOf(upstream, 'images');
     let attempted: Promise<Attempted>;
     if (images) {
       const sent = (read ??= readRequest(deps, request, GENERIC_IMAGE_FAMILY));
       attempted = images.generate(call, sent, upstream).then((response) => ({ kind: 'image', provider: upstream.provider, request: sent, response }));
     } else {
       const api = requireCapability(upstream, 'passthrough', request.route, deps.options.logger);
-      const rules = request.stream ? capabilityOf(upstream, 'imageStreams') : undefined;
       attempted =
         rules && request.stream && streamsUpstream(rules, request.stream.input)
           ? openImageStream(deps, request, request.stream.input, api, rules, call, upstream)

@@ -55,13 +55,10 @@ export function checkSize(entry: ModelEntry, model: string, size: unknown, path:
   }
   const [width, height] = sides;
   if (sizes && !sizes.some((allowed) => sidesOf(allowed)?.join('x') === `${width}x${height}`)) {
-    throw GatewayError.invalidRequest(`${path} '${size}' is not a size model '${model}' takes: use one of ${sizes.join(', ')} (contract §7 "Size unsupported")`, path);
+    throw GatewayError.invalidRequest(`${path} '${size}' is not a size model '${model}' takes: use one of ${sizes.join(', ')}`, path);
   }
   if (pixels && (width * height < pixels.min || width * height > pixels.max)) {
-    throw GatewayError.invalidRequest(
-      `${path} '${size}' has ${width * height} pixels; model '${model}' takes ${pixels.min} to ${pixels.max} pixels (width x height) (contract §7 "Size unsupported")`,
-      path,
-    );
+    throw GatewayError.invalidRequest(`${path} '${size}' has ${width * height} pixels; model '${model}' takes ${pixels.min} to ${pixels.max} pixels (width x height)`, path);
   }
 }
 

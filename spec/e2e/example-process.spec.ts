@@ -74,7 +74,7 @@ describe('npm start (examples/server.ts run directly)', () => {
     });
     expect(image.status).toBe(200);
     expect(image.headers.get('x-request-cost')).toBe('0.07 USD');
-    await waitFor(started, /^\[usage\] caller=demo-tenant route=images\.generations model=x-image-2\.0 status=200 .* cost=0\.07 USD$/m);
+    await waitFor(started, /^\[usage\] caller="demo-tenant" route=images\.generations model="x-image-2\.0" status=200 .* cost=0\.07 USD$/m);
   });
 
   it('a busy port prints one clear line, no stack, and exits 1', async () => {

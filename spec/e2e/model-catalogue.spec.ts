@@ -109,8 +109,11 @@ function sampleOf(name: string, entry: ModelEntry): unknown {
 // callback host): covered by the edit and callback specs
 const NOT_IN_A_JSON_BODY = new Set(['mask', 'callback_url']);
 
+// fields that only mean something beside another: partial images are for streamed answers
+const NEEDS: Record<string, Record<string, unknown>> = { partial_images: { stream: true } };
+
 function withParameter(body: Record<string, unknown>, name: string, value: unknown): Record<string, unknown> {
-  if (!name.startsWith('parameters.')) return { ...body, [name]: value };
+  if (!name.startsWith('parameters.')) return { ...body, ...NEEDS[name], [name]: value };
   const parameters = { ...((body.parameters as Record<string, unknown> | undefined) ?? {}), [name.slice('parameters.'.length)]: value };
   // the contract shape for parameters: a text item when the base body is the OpenAI shape
   return body.input ? { ...body, parameters } : { ...body, input: { messages: [{ role: 'user', content: [{ text: 'a cat' }] }] }, parameters };

@@ -412,7 +412,7 @@ export function renderPlaygroundPage(config: PlaygroundPageConfig): string {
     <form id="generate">
       <div class="row">
         <div><label for="image-model">Model</label><input id="image-model" list="models" required></div>
-        <div><label for="image-size">Size</label><select id="image-size"><option value="1024*1024">1024×1024</option><option value="1280*720">1280×720</option><option value="720*1280">720×1280</option><option value="1024*768">1024×768</option><option value="768*1024">768×1024</option><option value="2048*2048">2048×2048 (takes minutes)</option></select></div>
+        <div><label for="image-size">Size</label><select id="image-size"><option value="1024*1024">1024×1024</option><option value="1280*720">1280×720</option><option value="720*1280">720×1280</option><option value="1024*768">1024×768</option><option value="768*1024">768×1024</option><option value="2048*2048" title="takes minutes: submitted as a task">2048×2048</option></select></div>
         <div><label for="image-n">Images (n)</label><select id="image-n"><option>1</option><option>2</option><option>3</option><option>4</option></select></div>
         <div><label for="image-mode">Answer</label><select id="image-mode"><option value="wait">at once (one request)</option><option value="task">as a task (Prefer: respond-async)</option><option value="stream">streamed (stream: true)</option></select></div>
       </div>
