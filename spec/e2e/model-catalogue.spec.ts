@@ -155,7 +155,7 @@ describe('the catalogue and the validator agree', () => {
     expect(response.status).toBe(400);
     expect(response.body).toEqual({
       error: {
-        message: "size '4096x4096' has 16777216 pixels; model 'qwen-image-2.0' takes 262144 to 4194304 pixels (width x height) (contract §7 \"Size unsupported\")",
+        message: "size '4096x4096' has 16777216 pixels; model 'qwen-image-2.0' takes 262144 to 4194304 pixels (width x height)",
         type: 'invalid_request_error',
         code: 'invalid_request_error',
         param: 'size',
