@@ -164,6 +164,20 @@ describe('submitting an image task', () => {
     expect(await quotaUsed(gw.router, 'images')).toBe(0);
   });
 
+  it('an edit whose form repeats response_format with b64_json among the values is refused the same way', async () => {
+    const gw = await start();
+    const res = await request(gw.app)
+      .post('/v1/images/edits/async')
+      .set(auth())
+      .field('model', DASHSCOPE_MODEL)
+      .field('prompt', 'make it blue')
+      .field('response_format', 'url')
+      .field('response_format', 'b64_json')
+      .attach('image', TINY_PNG, { filename: 'in.png', contentType: 'image/png' });
+    expect(res.status).toBe(400);
+    expect(gw.fakes.images.started()).toBe(0);
+  });
+
   it('with storage, an upstream that answers bytes only (gpt-image) ends with durable URLs, and no bytes are kept with the task', async () => {
     const gw = await start({ storage: localResultStorage({ directory: mkdtempSync(join(tmpdir(), 'image-tasks-')), secret: 'image-task-results-secret-0123456789' }) });
     // the listening server's own address: stored URLs are signed under the base the request reached

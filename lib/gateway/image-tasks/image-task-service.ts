@@ -128,7 +128,7 @@ export class ImageTaskService implements TaskWatches {
     const usage = usageFor(call.model);
     const { options } = this.deps;
     return settle(usage, async () => {
-      if (!options.storage && responseFormatOf(call) === 'b64_json') {
+      if (!options.storage && asksBase64(responseFormatOf(call))) {
         throw GatewayError.invalidRequest(
           "response_format 'b64_json' needs result storage for an asynchronous task: the gateway keeps no image bytes with a task. Ask for 'url', or configure the `storage` option.",
           'response_format',
@@ -280,8 +280,10 @@ export class ImageTaskService implements TaskWatches {
       if (!updated) continue;
       // the interruption is the gateway's fault, not the caller's: everything comes back
       await this.ended(updated, view, { paid: false, error, usage: undefined, caller: undefined });
-      // still waiting in this process's queue: its place (and the caller's share) is free at once
+      // still waiting in this process's queue: its place (and the caller's share) is free at once;
+      // still running here past its budget: its call is cut, so the slot frees too
       this.dropWaiting(record);
+      this.local.get(record.id)?.controller.abort(error);
       return undefined;
     }
     throw new Error(`task ${taskId} kept changing while it was watched`);
@@ -610,6 +612,11 @@ function watchKey(taskId: string, deadline: number): string {
 function runRequest(caller: Caller, controller: AbortController, resultBase: string): UseCaseRequest {
   const cancel: Cancellation = { clientGone: controller.signal, signal: controller.signal };
   return { caller, hostRequest: undefined, resultBase, cancel };
+}
+
+/** `b64_json` asked, in a JSON field or in any of a form's repeated fields. */
+function asksBase64(format: unknown): boolean {
+  return Array.isArray(format) ? format.includes('b64_json') : format === 'b64_json';
 }
 
 function responseFormatOf(call: ImageCall): unknown {
