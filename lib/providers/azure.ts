@@ -69,7 +69,7 @@ function noToken(): GatewayError {
   return new GatewayError({
     status: 502,
     code: ERROR_CODES.upstreamAuthFailed,
-    message: "The gateway could not obtain its own credentials for the upstream (azure token function failed: an operator configuration problem, not your key).",
+    message: 'The gateway could not obtain its own credentials for the upstream (azure token function failed: an operator configuration problem, not your key).',
     retryable: true,
     notStarted: true,
   });
