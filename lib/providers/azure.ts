@@ -13,6 +13,10 @@ import { normalizeOpenAIError, openAICompatibleApi } from './openai.js';
 import type { Provider } from './provider.js';
 import { upstreamUrl } from './upstream-url.js';
 
+// The paths Azure serves under a deployment on the deployment form (openai-node's `_deployments_endpoints`,
+// of those the gateway relays); the others (`/responses`) are `{endpoint}/openai{path}?api-version=…`.
+const DEPLOYMENT_PATHS: ReadonlySet<string> = new Set(['/images/generations', '/images/edits', '/chat/completions']);
+
 /**
  * The URL of an endpoint. A baseURL that already names a path is kept as it is (the SDK's `baseURL`
  * form, `…/openai/v1` or `…/openai/deployments/{name}`); a bare endpoint gets `/openai/v1`, or
@@ -21,7 +25,7 @@ import { upstreamUrl } from './upstream-url.js';
 export function azureUrl(upstream: Upstream, path: string, model: string | undefined): string {
   if (upstream.apiVersion === undefined) return upstreamUrl(upstream.baseURL, '/openai/v1', path);
   const base = upstream.baseURL.replace(/\/+$/, '');
-  const named = hasDeploymentSegment(base);
+  const named = !DEPLOYMENT_PATHS.has(path) || hasDeploymentSegment(base);
   const deployment = upstream.deployment ?? upstream.model ?? model;
   if (!named && !deployment) throw noDeployment();
   const url = upstreamUrl(base, '/openai', named ? path : `/deployments/${encodeURIComponent(deployment as string)}${path}`);

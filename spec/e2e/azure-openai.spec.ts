@@ -11,7 +11,7 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { localResultStorage } from '../../lib/storage.js';
 import type { Upstream } from '../../lib/index.js';
-import { AZURE_API_VERSION, AZURE_KEY, AZURE_TOKEN, type FakeAzure, azureCallOf, azureError, formOf, startFakeAzure } from '../helpers/fake-azure.js';
+import { AZURE_API_VERSION, AZURE_KEY, AZURE_TEXT, AZURE_TOKEN, type FakeAzure, azureCallOf, azureError, formOf, startFakeAzure } from '../helpers/fake-azure.js';
 import { KEY_A } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 import { TINY_PNG } from '../helpers/images.js';
@@ -49,6 +49,10 @@ function azureUpstream(model: string, azure: FakeAzure): Upstream | null {
           throw new Error('credential chain unavailable');
         },
       };
+    case 'az-chat':
+      return { ...base, apiKey: AZURE_KEY, apiVersion: AZURE_API_VERSION, deployment: 'chat-prod', model: 'gpt-4.1' };
+    case 'az-chat-v1':
+      return { ...base, apiKey: AZURE_KEY, model: 'gpt-4.1' };
     case 'az-wrong-key':
       return { ...base, apiKey: 'not-the-resource-key', model: 'gpt-image-1' };
     default:
@@ -88,7 +92,7 @@ describe('Azure OpenAI generations and edits through the openai SDK', () => {
     expect(result.data).toHaveLength(1);
     const sent = azure.apiRequests().at(-1)!;
     expect(sent.path).toBe(`/openai/deployments/${deployment}/images/generations?api-version=${AZURE_API_VERSION}`);
-    expect(azureCallOf(sent)).toEqual({ form: 'deployment', deployment, route: 'generations', apiVersion: AZURE_API_VERSION });
+    expect(azureCallOf(sent)).toEqual({ form: 'deployment', deployment, route: 'images/generations', apiVersion: AZURE_API_VERSION });
     expect(sent.json).toMatchObject({ model: 'gpt-image-1' });
   });
 
@@ -116,6 +120,29 @@ describe('Azure OpenAI generations and edits through the openai SDK', () => {
     expect(sent.headers.authorization).toBe(`Bearer ${AZURE_TOKEN}`);
     expect(sent.headers['api-key']).toBeUndefined();
     expect(sent.path).toBe(`/openai/deployments/gpt-image-1/images/generations?api-version=${AZURE_API_VERSION}`);
+  });
+});
+
+describe('chat completions and responses through Azure', () => {
+  it.each([
+    ['az-chat', `/openai/deployments/chat-prod/chat/completions?api-version=${AZURE_API_VERSION}`],
+    ['az-chat-v1', '/openai/v1/chat/completions'],
+  ])('chat.completions.create (%s) reaches %s', async (model, path) => {
+    const completion = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }] });
+    expect(completion.choices[0]?.message.content).toBe(AZURE_TEXT);
+    const sent = azure.apiRequests().at(-1)!;
+    expect(sent.path).toBe(path);
+    expect(sent.json).toMatchObject({ model: 'gpt-4.1' });
+    expect(sent.headers['api-key']).toBe(AZURE_KEY);
+  });
+
+  it.each([
+    ['az-chat', `/openai/responses?api-version=${AZURE_API_VERSION}`],
+    ['az-chat-v1', '/openai/v1/responses'],
+  ])('responses.create (%s) reaches %s', async (model, path) => {
+    const response = await client.responses.create({ model, input: 'hi' });
+    expect(response.output_text).toBe(AZURE_TEXT);
+    expect(azure.apiRequests().at(-1)?.path).toBe(path);
   });
 });
 

@@ -3,7 +3,7 @@
 // and `/openai/deployments/{deployment}/images/{generations,edits}?api-version=…`. It checks what a real
 // resource checks (the path form, the api-version of the deployment form, the `api-key` header or an
 // Entra bearer token) and answers as Azure does: gpt-image bytes as `b64_json`, OpenAI's streamed image
-// events, and Azure's own error bodies. It counts the generations it starts (the paid work).
+// events, and Azure's own error bodies. Chat completions and responses answer one fixed text. It counts the generations it starts (the paid work).
 import type { ServerResponse } from 'node:http';
 import { type FakeUpstream, type RecordedRequest, sendJson, startFakeUpstream } from './fake-upstream.js';
 import { TINY_PNG } from './images.js';
@@ -21,14 +21,18 @@ export interface FakeAzure extends FakeUpstream {
 
 /** Where an image call went: the URL form, the deployment it named, the route. */
 export interface AzureCall {
-  form: 'v1' | 'deployment';
+  /** `versioned`: `/openai{path}?api-version=…`, the deployment form's paths outside a deployment (responses). */
+  form: 'v1' | 'deployment' | 'versioned';
   deployment?: string;
-  route: 'generations' | 'edits';
+  route: AzureRoute;
   apiVersion: string | null;
 }
 
-const V1 = /^\/openai\/v1\/images\/(generations|edits)$/;
-const DEPLOYMENT = /^\/openai\/deployments\/([^/]+)\/images\/(generations|edits)$/;
+type AzureRoute = 'images/generations' | 'images/edits' | 'chat/completions' | 'responses';
+
+const V1 = /^\/openai\/v1\/(images\/generations|images\/edits|chat\/completions|responses)$/;
+const DEPLOYMENT = /^\/openai\/deployments\/([^/]+)\/(images\/generations|images\/edits|chat\/completions)$/;
+const VERSIONED = /^\/openai\/(responses)$/;
 const PNG_BASE64 = TINY_PNG.toString('base64');
 
 /** The call a recorded request made, or undefined for a path Azure does not serve. */
@@ -36,9 +40,11 @@ export function azureCallOf(request: RecordedRequest): AzureCall | undefined {
   const url = new URL(request.path, 'http://fake');
   const apiVersion = url.searchParams.get('api-version');
   const v1 = V1.exec(url.pathname);
-  if (v1) return { form: 'v1', route: v1[1] as AzureCall['route'], apiVersion };
+  if (v1) return { form: 'v1', route: v1[1] as AzureRoute, apiVersion };
   const named = DEPLOYMENT.exec(url.pathname);
-  if (named) return { form: 'deployment', deployment: decodeURIComponent(named[1]!), route: named[2] as AzureCall['route'], apiVersion };
+  if (named) return { form: 'deployment', deployment: decodeURIComponent(named[1]!), route: named[2] as AzureRoute, apiVersion };
+  const versioned = VERSIONED.exec(url.pathname);
+  if (versioned) return { form: 'versioned', route: versioned[1] as AzureRoute, apiVersion };
   return undefined;
 }
 
@@ -70,12 +76,16 @@ export async function startFakeAzure(): Promise<FakeAzure> {
       return;
     }
     // a deployment-form call without the api-version it was deployed under is not found, as on Azure
-    if (request.method !== 'POST' || !call || (call.form === 'deployment' && call.apiVersion !== AZURE_API_VERSION)) {
+    if (request.method !== 'POST' || !call || (call.form !== 'v1' && call.apiVersion !== AZURE_API_VERSION)) {
       azureError(res, 404, '404', 'Resource not found');
       return;
     }
-    const { stream, partials } = call.route === 'edits' ? await formAsk(request) : jsonAsk(request);
-    if (call.route === 'edits') {
+    if (call.route === 'chat/completions' || call.route === 'responses') {
+      answerText(request, res, call.route);
+      return;
+    }
+    const { stream, partials } = call.route === 'images/edits' ? await formAsk(request) : jsonAsk(request);
+    if (call.route === 'images/edits') {
       const form = await formOf(request);
       if (form.getAll('image').length + form.getAll('image[]').length === 0) {
         azureError(res, 400, 'invalid_request_error', "Missing required parameter: 'image'.");
@@ -86,7 +96,7 @@ export async function startFakeAzure(): Promise<FakeAzure> {
     generations += 1;
     const id = generations;
     if (stream) {
-      const prefix = call.route === 'edits' ? 'image_edit' : 'image_generation';
+      const prefix = call.route === 'images/edits' ? 'image_edit' : 'image_generation';
       res.writeHead(200, { 'content-type': 'text/event-stream', 'apim-request-id': `az-stream-${id}`, 'x-request-id': `az-stream-${id}` });
       const image = { b64_json: PNG_BASE64, created_at: 1713833628, size: '1024x1024', quality: 'low', background: 'opaque', output_format: 'png' };
       for (let index = 0; index < partials; index += 1)
@@ -103,6 +113,34 @@ export async function startFakeAzure(): Promise<FakeAzure> {
     );
   });
   return Object.assign(fake, { endpoint: fake.origin, started: () => fake.requests.filter((request) => paid.has(request)).length });
+}
+
+/** The text Azure's chat deployments answer here. */
+export const AZURE_TEXT = 'hello from azure';
+
+function answerText(request: RecordedRequest, res: ServerResponse, route: 'chat/completions' | 'responses'): void {
+  const model = String((request.json as { model?: unknown } | undefined)?.model);
+  const usage = { input_tokens: 3, output_tokens: 4, total_tokens: 7 };
+  if (route === 'chat/completions') {
+    sendJson(res, 200, {
+      id: 'chatcmpl-az',
+      object: 'chat.completion',
+      created: 1713833628,
+      model,
+      choices: [{ index: 0, message: { role: 'assistant', content: AZURE_TEXT }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
+    });
+    return;
+  }
+  sendJson(res, 200, {
+    id: 'resp_az',
+    object: 'response',
+    created_at: 1713833628,
+    status: 'completed',
+    model,
+    output: [{ type: 'message', id: 'msg_az', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: AZURE_TEXT, annotations: [] }] }],
+    usage,
+  });
 }
 
 function jsonAsk(request: RecordedRequest): { stream: boolean; partials: number } {

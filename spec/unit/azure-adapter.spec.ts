@@ -40,6 +40,19 @@ describe('azureUrl', () => {
       expected: `${ENDPOINT}/openai/deployments/a%2Fb%3Fc/images/generations?api-version=2024%2010%26x%3D1`,
     },
     {
+      name: 'deployment form: chat completions under the deployment',
+      upstream: { apiVersion: '2024-10-21', deployment: 'chat-prod' },
+      path: '/chat/completions',
+      expected: `${ENDPOINT}/openai/deployments/chat-prod/chat/completions?api-version=2024-10-21`,
+    },
+    {
+      name: 'deployment form: responses are not under a deployment',
+      upstream: { apiVersion: '2025-04-01-preview', deployment: 'chat-prod' },
+      path: '/responses',
+      expected: `${ENDPOINT}/openai/responses?api-version=2025-04-01-preview`,
+    },
+    { name: 'v1 form: chat completions', upstream: { model: 'gpt-4.1' }, path: '/chat/completions', expected: `${ENDPOINT}/openai/v1/chat/completions` },
+    {
       name: 'deployment form: a base that names its deployment gets no second one',
       upstream: { baseURL: `${ENDPOINT}/openai/deployments/img-prod`, apiVersion: '2024-10-21', deployment: 'other' },
       path: '/images/edits',
