@@ -53,6 +53,9 @@ function azureUpstream(model: string, azure: FakeAzure): Upstream | null {
       return { ...base, apiKey: AZURE_KEY, apiVersion: AZURE_API_VERSION, deployment: 'chat-prod', model: 'gpt-4.1' };
     case 'az-chat-v1':
       return { ...base, apiKey: AZURE_KEY, model: 'gpt-4.1' };
+    // a token given as a string, not a function: the operator's mistake, found before any call
+    case 'az-token-string':
+      return { ...base, model: 'gpt-image-1', token: AZURE_TOKEN as unknown as () => string };
     case 'az-wrong-key':
       return { ...base, apiKey: 'not-the-resource-key', model: 'gpt-image-1' };
     default:
@@ -153,6 +156,14 @@ describe("Azure's errors as the gateway's", () => {
     expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
     expect((error as InstanceType<typeof OpenAI.APIError>).code).toBe('upstream_auth_failed');
     expect((error as Error).message).not.toContain('credential chain');
+    expect(azure.apiRequests()).toHaveLength(0);
+  });
+
+  it('a resolver that gives token as a string: 500, Azure not called, the token not echoed', async () => {
+    const res = await request(gw.app).post('/v1/images/generations').set(auth).send({ model: 'az-token-string', prompt: 'x' });
+    expect(res.status).toBe(500);
+    expect(res.body.error.code).toBe('internal_error');
+    expect(JSON.stringify(res.body)).not.toContain(AZURE_TOKEN);
     expect(azure.apiRequests()).toHaveLength(0);
   });
 
