@@ -52,16 +52,23 @@ function noDeployment(): GatewayError {
 
 /**
  * The credentials: the host's token function first (as openai-node's `azureADTokenProvider`), else
- * the key in `api-key`. A token function that fails is the operator's problem, never the caller's 401;
- * the next upstream may be tried, as nothing was sent.
+ * the key in `api-key`. A token function that fails, or answers nothing within the upstream's
+ * deadline, is the operator's problem, never the caller's 401; the next upstream may be tried, as
+ * nothing was sent.
  */
-export async function azureAuth(upstream: Upstream): Promise<Record<string, string>> {
+export async function azureAuth(upstream: Upstream, timeoutMs: number): Promise<Record<string, string>> {
   if (upstream.token) {
     let token: unknown;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      token = await upstream.token();
+      const late = new Promise<undefined>((resolve) => {
+        timer = setTimeout(resolve, timeoutMs, undefined);
+      });
+      token = await Promise.race([Promise.resolve().then(upstream.token), late]);
     } catch {
       token = undefined;
+    } finally {
+      clearTimeout(timer);
     }
     if (typeof token !== 'string' || token === '' || /[\r\n]/.test(token)) throw noToken();
     return { authorization: `Bearer ${token}` };

@@ -23,8 +23,11 @@ export interface OpenAICompatibleUrlRule {
    * the upstream model a JSON body names; undefined for a multipart form.
    */
   url?: (upstream: Upstream, path: string, model: string | undefined) => string;
-  /** The credential headers, when they are not `Authorization: Bearer {apiKey}` (Azure's `api-key`, a host's token). */
-  auth?: (upstream: Upstream) => Promise<Record<string, string>>;
+  /**
+   * The credential headers, when they are not `Authorization: Bearer {apiKey}` (Azure's `api-key`, a
+   * host's token); `timeoutMs` bounds a host function it may wait for.
+   */
+  auth?: (upstream: Upstream, timeoutMs: number) => Promise<Record<string, string>>;
   /** The vendor's error reading, when OpenAI's envelope alone would miss its codes. */
   normalizeError?: typeof normalizeOpenAIError;
 }
@@ -64,12 +67,12 @@ export function retryAfterOf(headers: Readonly<Record<string, string | undefined
 /** POSTs a JSON body to the upstream's `{base}{path}` and returns its 2xx answer untouched. */
 async function forwardJson(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, body: Record<string, unknown>, upstream: Upstream): Promise<PassthroughResponse> {
   const model = upstream.model ?? String(body.model);
-  return sendPassthrough(rule, call, path, upstream, await headersOf(rule, upstream), JSON.stringify(translateOpenAIRequest(body, model)), model);
+  return sendPassthrough(rule, call, path, upstream, await headersOf(rule, call, upstream), JSON.stringify(translateOpenAIRequest(body, model)), model);
 }
 
 /** POSTs a multipart form (files intact, model renamed) to the upstream's `{base}{path}`. */
 async function forwardMultipart(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, form: FormBody, upstream: Upstream): Promise<PassthroughResponse> {
-  const headers = await headersOf(rule, upstream);
+  const headers = await headersOf(rule, call, upstream);
   // the form's own multipart content type names its boundary; its length is known before it is sent
   headers['content-type'] = form.contentType;
   headers['content-length'] = String(form.length);
@@ -77,10 +80,10 @@ async function forwardMultipart(rule: OpenAICompatibleUrlRule, call: CallContext
 }
 
 /** JSON headers with the rule's credentials in place of the Bearer key (an operator header of the same name gives way). */
-async function headersOf(rule: OpenAICompatibleUrlRule, upstream: Upstream): Promise<Record<string, string>> {
+async function headersOf(rule: OpenAICompatibleUrlRule, call: CallContext, upstream: Upstream): Promise<Record<string, string>> {
   if (!rule.auth) return jsonHeaders(upstream);
   const headers = jsonHeaders({ ...upstream, apiKey: undefined });
-  return Object.assign(headers, await rule.auth(upstream));
+  return Object.assign(headers, await rule.auth(upstream, timeoutOf(upstream, call.limits)));
 }
 
 async function sendPassthrough(
@@ -111,7 +114,7 @@ async function sendPassthrough(
 
 /** Opens a streamed (`stream: true`) call; a non-2xx answer is thrown normalized, before any byte is relayed. */
 async function openStream(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, body: Record<string, unknown> | FormBody, upstream: Upstream): Promise<OpenedStream> {
-  const headers = await headersOf(rule, upstream);
+  const headers = await headersOf(rule, call, upstream);
   const form = isFormBody(body) ? body : undefined;
   if (form) {
     // the form's own multipart content type names its boundary; its length is known before it is sent

@@ -19,7 +19,7 @@ import { TINY_PNG } from '../helpers/images.js';
 let tokenCalls = 0;
 
 /** Each caller-facing model name is one way of configuring an Azure upstream. */
-function azureUpstream(model: string, azure: FakeAzure): Upstream | null {
+function azureUpstream(model: string, azure: FakeAzure): Upstream | Upstream[] | null {
   const base = { provider: 'azure' as const, baseURL: azure.endpoint };
   switch (model) {
     // the v1 form: the deployment is named by `model` in the body, as on OpenAI
@@ -53,6 +53,9 @@ function azureUpstream(model: string, azure: FakeAzure): Upstream | null {
       return { ...base, apiKey: AZURE_KEY, apiVersion: AZURE_API_VERSION, deployment: 'chat-prod', model: 'gpt-4.1' };
     case 'az-chat-v1':
       return { ...base, apiKey: AZURE_KEY, model: 'gpt-4.1' };
+    // a failing token function first: nothing was sent, so the key upstream is tried
+    case 'az-fallback':
+      return [azureUpstream('az-token-fails', azure) as Upstream, azureUpstream('az-deployment', azure) as Upstream];
     // a token given as a string, not a function: the operator's mistake, found before any call
     case 'az-token-string':
       return { ...base, model: 'gpt-image-1', token: AZURE_TOKEN as unknown as () => string };
@@ -157,6 +160,13 @@ describe("Azure's errors as the gateway's", () => {
     expect((error as InstanceType<typeof OpenAI.APIError>).code).toBe('upstream_auth_failed');
     expect((error as Error).message).not.toContain('credential chain');
     expect(azure.apiRequests()).toHaveLength(0);
+  });
+
+  it('a token function that throws, then another upstream: the fallback serves it (the first sent nothing)', async () => {
+    const result = await client.images.generate({ model: 'az-fallback', prompt: 'x' });
+    expect(result.data).toHaveLength(1);
+    expect(azure.apiRequests()).toHaveLength(1);
+    expect(azure.apiRequests()[0]?.headers['api-key']).toBe(AZURE_KEY);
   });
 
   it('a resolver that gives token as a string: 500, Azure not called, the token not echoed', async () => {

@@ -74,15 +74,16 @@ describe('azureAuth', () => {
     { name: 'an async token function', upstream: { token: () => Promise.resolve('t2') }, expected: { authorization: 'Bearer t2' } },
     { name: 'neither: no credential header', upstream: {}, expected: {} },
   ])('$name', async ({ upstream, expected }) => {
-    expect(await azureAuth({ provider: 'azure', baseURL: ENDPOINT, ...upstream })).toEqual(expected);
+    expect(await azureAuth({ provider: 'azure', baseURL: ENDPOINT, ...upstream }, 60_000)).toEqual(expected);
   });
 
   it.each<{ name: string; token: () => string | Promise<string> }>([
     { name: 'throws', token: () => Promise.reject(new Error('no credential')) },
     { name: 'answers an empty token', token: () => '' },
     { name: 'answers a token with a line break', token: () => 'a\r\nx-injected: 1' },
+    { name: 'never answers within the deadline', token: () => new Promise<string>(() => {}) },
   ])('a token function that $name: 502 upstream_auth_failed, another upstream may be tried', async ({ token }) => {
-    const error = await azureAuth({ provider: 'azure', baseURL: ENDPOINT, token }).catch((caught: unknown) => caught);
+    const error = await azureAuth({ provider: 'azure', baseURL: ENDPOINT, token }, 20).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(GatewayError);
     expect({ status: (error as GatewayError).status, code: (error as GatewayError).code, notStarted: (error as GatewayError).notStarted }).toEqual({
       status: 502,
