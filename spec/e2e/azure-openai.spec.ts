@@ -87,7 +87,9 @@ describe('Azure OpenAI generations and edits through the openai SDK', () => {
     expect(sent.headers['api-key']).toBe(AZURE_KEY);
     expect(sent.headers.authorization).toBeUndefined();
     expect(sent.json).toMatchObject({ model: 'gpt-image-1', prompt: 'a paper crane' });
-    expect(gw.usage.at(-1)).toMatchObject({ route: 'images.generations', provider: 'azure', images: 1, status: 200 });
+    // what is reported for billing is the paid work the resource started
+    expect(gw.usage.at(-1)).toMatchObject({ route: 'images.generations', provider: 'azure', images: azure.started(), status: 200 });
+    expect(azure.started()).toBe(1);
   });
 
   it.each([
@@ -227,6 +229,9 @@ describe('streams, image tasks and the model list', () => {
     const sent = azure.apiRequests().at(-1)!;
     expect(sent.path).toBe(`/openai/deployments/img-prod/images/generations?api-version=${AZURE_API_VERSION}`);
     expect(sent.json).toMatchObject({ stream: true, partial_images: 1 });
+    await expect.poll(() => gw.usage.length).toBe(1);
+    expect(gw.usage[0]).toMatchObject({ provider: 'azure', images: azure.started() });
+    expect(azure.started()).toBe(1);
   });
 
   it('images.edit({ stream: true }) relays image_edit events from the deployment edits path', async () => {
