@@ -10,7 +10,7 @@ export interface Caller {
 /** The endpoint a request is for: a closed union, so resolvers can switch on it exhaustively. */
 export type RouteName = 'images.generations' | 'images.edits' | 'chat.completions' | 'responses' | 'video.tasks' | 'assets' | 'images.native';
 
-export type ProviderName = 'dashscope' | 'ark' | 'openai';
+export type ProviderName = 'dashscope' | 'ark' | 'openai' | 'azure';
 
 /** Where one request goes. Keys are used for the call only: never stored, never logged. */
 export interface Upstream {
@@ -18,10 +18,10 @@ export interface Upstream {
   /**
    * Each vendor SDK's own base, the adapter appends its paths:
    * dashscope `https://dashscope-intl.aliyuncs.com/api/v1`, ark `https://ark.cn-beijing.volces.com/api/v3`,
-   * openai `https://api.openai.com/v1`.
+   * openai `https://api.openai.com/v1`, azure the resource endpoint `https://{resource}.openai.azure.com`.
    */
   baseURL: string;
-  /** Bearer key sent upstream. */
+  /** Key sent upstream: as `Authorization: Bearer`, or in Azure's `api-key` header. */
   apiKey?: string;
   /** Upstream model name when it differs from the caller-facing one. */
   model?: string;
@@ -33,6 +33,16 @@ export interface Upstream {
   accessKeyId?: string;
   secretAccessKey?: string;
   region?: string;
+  /** Azure OpenAI: the deployment named in the deployment URL form (`apiVersion` given). Default: `model`. */
+  deployment?: string;
+  /** Azure OpenAI: the `api-version` of the deployment URL form; without it, the v1 form `/openai/v1/...`. */
+  apiVersion?: string;
+  /**
+   * Azure OpenAI: a Microsoft Entra ID access token, asked for each upstream call and sent as
+   * `Authorization: Bearer` (instead of `apiKey`). The host owns its credentials and their cache
+   * (e.g. `getBearerTokenProvider` of `@azure/identity`); the token is never stored or logged.
+   */
+  token?: () => string | Promise<string>;
 }
 
 /**

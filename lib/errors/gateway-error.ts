@@ -38,6 +38,8 @@ export interface UpstreamFailure {
   requestId?: string;
   /** The adapter's reading of the upstream code, where the status alone would mislead. */
   kind?: UpstreamErrorKind;
+  /** The upstream's own `Retry-After`, in seconds: kept on a 429 or 503 the caller gets. */
+  retryAfterSeconds?: number;
 }
 
 /**
@@ -223,13 +225,18 @@ export class GatewayError extends Error {
     const said = failure.upstreamMessage ? truncate(redactSecrets(failure.upstreamMessage), 500) : `HTTP ${status}`;
     const kind = failure.kind ?? kindFromStatus(status);
     const rule = UPSTREAM_ERROR_RULES[kind];
+    const callerStatus = rule.status(status);
+    const wait = failure.retryAfterSeconds;
+    // the upstream's own wait is what a client retrying sooner would hit again (docs/errors.md)
+    const retryAfterSeconds = (callerStatus === 429 || callerStatus === 503) && wait !== undefined && Number.isFinite(wait) ? Math.max(1, Math.ceil(wait)) : undefined;
     return new GatewayError({
-      status: rule.status(status),
+      status: callerStatus,
       code: rule.code,
       message: UPSTREAM_WORDING[kind](said, detail),
       retryable: rule.retryable,
       notStarted: rule.notStarted(status),
       upstreamRequestId: requestId,
+      ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
     });
   }
 }

@@ -62,6 +62,9 @@ const KIND_BY_CODE: Readonly<Record<string, UpstreamErrorKind>> = {
   invalid_api_key: 'auth',
   insufficient_quota: 'quota',
   rate_limit_exceeded: 'rate_limit',
+  // Azure OpenAI's content filter (its images answer content_policy_violation, above, with this inner code)
+  content_filter: 'content_policy',
+  ResponsibleAIPolicyViolation: 'content_policy',
 };
 
 const KIND_BY_PREFIX: ReadonlyArray<readonly [string, UpstreamErrorKind]> = [

@@ -38,5 +38,11 @@ function describeProblem(upstream: Upstream): string | undefined {
   if (upstream === null || typeof upstream !== 'object') return 'not an object';
   if (!isProviderName(upstream.provider)) return `provider must be one of ${PROVIDER_NAMES.join(', ')}`;
   if (typeof upstream.baseURL !== 'string' || !/^https?:\/\/[^/]/i.test(upstream.baseURL)) return 'baseURL must be an http(s) URL';
+  // Azure's own fields (docs/providers/azure.md): a wrong type would otherwise fail inside the call
+  if (upstream.token !== undefined && typeof upstream.token !== 'function') return 'token must be a function';
+  for (const field of ['apiVersion', 'deployment'] as const) {
+    const value = upstream[field];
+    if (value !== undefined && (typeof value !== 'string' || value === '')) return `${field} must be a non-empty string`;
+  }
   return undefined;
 }

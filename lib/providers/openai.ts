@@ -1,6 +1,7 @@
 // OpenAI-compatible adapter (upstreams §4): OpenAI itself, and the family of OpenAI-compatible APIs
 // other providers offer (DashScope compatible-mode, Ark /api/v3), each of which builds its passthrough
-// capability with openAICompatibleApi() and its own URL rule. Requests go through unchanged but for
+// capability with openAICompatibleApi() and its own URL rule (and Azure OpenAI, whose rule also names
+// its URLs, credentials and error reading: azure.ts). Requests go through unchanged but for
 // the model name; answers come back as the upstream sent them; errors are normalized.
 import type { Readable } from 'node:stream';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -17,6 +18,18 @@ export interface OpenAICompatibleUrlRule {
   prefix: string;
   /** Turns the operator's baseURL into the compatible API's base (e.g. a native `/api/v1` base). */
   base?: (baseURL: string) => string;
+  /**
+   * The whole URL of an endpoint, when it is not `{base}{path}` (Azure's deployment form). `model` is
+   * the upstream model a JSON body names; undefined for a multipart form.
+   */
+  url?: (upstream: Upstream, path: string, model: string | undefined) => string;
+  /**
+   * The credential headers, when they are not `Authorization: Bearer {apiKey}` (Azure's `api-key`, a
+   * host's token); `timeoutMs` bounds a host function it may wait for.
+   */
+  auth?: (upstream: Upstream, timeoutMs: number) => Promise<Record<string, string>>;
+  /** The vendor's error reading, when OpenAI's envelope alone would miss its codes. */
+  normalizeError?: typeof normalizeOpenAIError;
 }
 
 /** The caller's body with the model name the resolver chose; nothing else changes. */
@@ -25,7 +38,7 @@ export function translateOpenAIRequest(body: Record<string, unknown>, upstreamMo
 }
 
 /** upstreams §4.5 `{ error: { message, type, param, code } }` (Ark uses the same envelope, §2.8). */
-export function normalizeOpenAIError(status: number, body: unknown, headerRequestId?: string, provider = 'openai'): GatewayError {
+export function normalizeOpenAIError(status: number, body: unknown, headerRequestId?: string, provider = 'openai', retryAfterSeconds?: number): GatewayError {
   const error = isObject(body) && isObject(body.error) ? body.error : undefined;
   const code = error ? (stringOr(error.code) ?? stringOr(error.type)) : undefined;
   return GatewayError.fromUpstream({
@@ -35,21 +48,42 @@ export function normalizeOpenAIError(status: number, body: unknown, headerReques
     upstreamMessage: error ? stringOr(error.message) : isObject(body) ? stringOr(body.message) : undefined,
     requestId: headerRequestId,
     kind: classifyUpstreamCode(code),
+    retryAfterSeconds,
   });
+}
+
+/** Seconds an upstream's `Retry-After` (seconds or an HTTP date) or `retry-after-ms` asks to wait; undefined when it names none. */
+export function retryAfterOf(headers: Readonly<Record<string, string | undefined>>): number | undefined {
+  const value = headers['retry-after']?.trim();
+  if (value) {
+    if (/^\d+$/.test(value)) return Number(value);
+    const at = Date.parse(value);
+    if (Number.isFinite(at)) return Math.max(0, (at - Date.now()) / 1000);
+  }
+  const ms = headers['retry-after-ms']?.trim();
+  return ms && /^\d+(\.\d+)?$/.test(ms) ? Number(ms) / 1000 : undefined;
 }
 
 /** POSTs a JSON body to the upstream's `{base}{path}` and returns its 2xx answer untouched. */
 async function forwardJson(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, body: Record<string, unknown>, upstream: Upstream): Promise<PassthroughResponse> {
-  return sendPassthrough(rule, call, path, upstream, jsonHeaders(upstream), JSON.stringify(translateOpenAIRequest(body, upstream.model ?? String(body.model))));
+  const model = upstream.model ?? String(body.model);
+  return sendPassthrough(rule, call, path, upstream, await headersOf(rule, call, upstream), JSON.stringify(translateOpenAIRequest(body, model)), model);
 }
 
 /** POSTs a multipart form (files intact, model renamed) to the upstream's `{base}{path}`. */
 async function forwardMultipart(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, form: FormBody, upstream: Upstream): Promise<PassthroughResponse> {
-  const headers = jsonHeaders(upstream);
+  const headers = await headersOf(rule, call, upstream);
   // the form's own multipart content type names its boundary; its length is known before it is sent
   headers['content-type'] = form.contentType;
   headers['content-length'] = String(form.length);
-  return sendPassthrough(rule, call, path, upstream, headers, form.open());
+  return sendPassthrough(rule, call, path, upstream, headers, form.open(), undefined);
+}
+
+/** JSON headers with the rule's credentials in place of the Bearer key (an operator header of the same name gives way). */
+async function headersOf(rule: OpenAICompatibleUrlRule, call: CallContext, upstream: Upstream): Promise<Record<string, string>> {
+  if (!rule.auth) return jsonHeaders(upstream);
+  const headers = jsonHeaders({ ...upstream, apiKey: undefined });
+  return Object.assign(headers, await rule.auth(upstream, timeoutOf(upstream, call.limits)));
 }
 
 async function sendPassthrough(
@@ -59,11 +93,12 @@ async function sendPassthrough(
   upstream: Upstream,
   headers: Record<string, string>,
   body: string | Readable,
+  model: string | undefined,
 ): Promise<PassthroughResponse> {
   const response = await call.http.request({
     provider: upstream.provider,
     method: 'POST',
-    url: compatibleUrl(rule, upstream.baseURL, path),
+    url: compatibleUrl(rule, upstream, path, model),
     headers,
     body,
     timeoutMs: timeoutOf(upstream, call.limits),
@@ -72,14 +107,14 @@ async function sendPassthrough(
   });
   const requestId = response.headers['x-request-id'];
   if (response.status < 200 || response.status >= 300) {
-    throw normalizeOpenAIError(response.status, parseJsonBody(response.body), requestId, upstream.provider);
+    throw (rule.normalizeError ?? normalizeOpenAIError)(response.status, parseJsonBody(response.body), requestId, upstream.provider, retryAfterOf(response.headers));
   }
   return { status: response.status, contentType: response.headers['content-type'] ?? 'application/json', body: response.body, requestId };
 }
 
 /** Opens a streamed (`stream: true`) call; a non-2xx answer is thrown normalized, before any byte is relayed. */
 async function openStream(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, body: Record<string, unknown> | FormBody, upstream: Upstream): Promise<OpenedStream> {
-  const headers = jsonHeaders(upstream);
+  const headers = await headersOf(rule, call, upstream);
   const form = isFormBody(body) ? body : undefined;
   if (form) {
     // the form's own multipart content type names its boundary; its length is known before it is sent
@@ -92,14 +127,14 @@ async function openStream(rule: OpenAICompatibleUrlRule, call: CallContext, path
   const opened = await call.http.stream({
     provider: upstream.provider,
     method: 'POST',
-    url: compatibleUrl(rule, upstream.baseURL, path),
+    url: compatibleUrl(rule, upstream, path, form ? undefined : (upstream.model ?? String((body as Record<string, unknown>).model))),
     headers,
     body: form ? form.open() : jsonBodyOf(body as Record<string, unknown>, upstream),
     timeoutMs: timeoutOf(upstream, call.limits),
     signal: call.signal,
     maxBytes: call.limits.upstreamResponseBytes,
   });
-  if (!opened.ok) throw normalizeOpenAIError(opened.status, parseJsonBody(opened.body), opened.headers['x-request-id'], upstream.provider);
+  if (!opened.ok) throw (rule.normalizeError ?? normalizeOpenAIError)(opened.status, parseJsonBody(opened.body), opened.headers['x-request-id'], upstream.provider, retryAfterOf(opened.headers));
   return opened;
 }
 
@@ -111,9 +146,10 @@ function isFormBody(body: Record<string, unknown> | FormBody): body is FormBody 
   return typeof (body as Partial<FormBody>).open === 'function' && typeof (body as Partial<FormBody>).contentType === 'string';
 }
 
-/** The URL of an endpoint of the compatible API: the rule's base rewrite, then its prefix for a bare origin. */
-function compatibleUrl(rule: OpenAICompatibleUrlRule, baseURL: string, path: string): string {
-  return upstreamUrl(rule.base ? rule.base(baseURL) : baseURL, rule.prefix, path);
+/** The URL of an endpoint of the compatible API: the rule's own URLs, or its base rewrite, then its prefix for a bare origin. */
+function compatibleUrl(rule: OpenAICompatibleUrlRule, upstream: Upstream, path: string, model: string | undefined): string {
+  if (rule.url) return rule.url(upstream, path, model);
+  return upstreamUrl(rule.base ? rule.base(upstream.baseURL) : upstream.baseURL, rule.prefix, path);
 }
 
 /** The passthrough capability of an OpenAI-compatible API at the rule's URLs. */

@@ -128,6 +128,11 @@ export interface Provider {
   readonly imageTasks?: UpstreamImageTasks;
   /** How its image route streams; without it a streamed request is answered from the whole answer. */
   readonly imageStreams?: ImageStreamRules;
+  /**
+   * Another provider whose catalogue rows describe this one's models too (docs/models.md): Azure OpenAI
+   * serves OpenAI's models in OpenAI's format, so `/v1/models` lists the `openai` rows it is routed to.
+   */
+  readonly catalogueRowsOf?: ProviderName;
 }
 
 export type Capability = 'images' | 'passthrough' | 'tasks' | 'assets' | 'imageGroups' | 'imageTasks' | 'imageStreams';

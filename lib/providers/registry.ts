@@ -5,6 +5,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { ProviderName, RouteName, Upstream } from '../types.js';
 import type { Logger } from '../options/host-hooks.js';
 import { arkProvider } from './ark.js';
+import { azureProvider } from './azure.js';
 import { dashscopeProvider } from './dashscope.js';
 import { openaiProvider } from './openai.js';
 import type { Capability, Provider } from './provider.js';
@@ -13,6 +14,7 @@ const PROVIDERS: Readonly<Record<ProviderName, Provider>> = {
   dashscope: dashscopeProvider,
   ark: arkProvider,
   openai: openaiProvider,
+  azure: azureProvider,
 };
 
 /** Every provider name the resolver may return, in the order error messages list them. */
@@ -63,4 +65,9 @@ export function openAICompatiblePrefix(name: string): string {
 export function nativeImageGroups(): NonNullable<Provider['imageGroups']> | undefined {
   const name = providersWith('imageGroups')[0];
   return name ? PROVIDERS[name].imageGroups : undefined;
+}
+
+/** Whether a catalogue row of `rowProvider` describes a model the resolver routed to `routed` (the same provider, or one serving its rows). */
+export function servesRowsOf(routed: unknown, rowProvider: ProviderName): boolean {
+  return routed === rowProvider || (isProviderName(routed) && PROVIDERS[routed].catalogueRowsOf === rowProvider);
 }

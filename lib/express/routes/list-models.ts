@@ -15,6 +15,7 @@ import type { Caller } from '../../types.js';
 import type { ListedModel } from '../../options/host-hooks.js';
 import type { ModelEndpoint, ModelEntry, ModelLimits, ModelServing } from '../../options/model-catalogue.js';
 import { ENDPOINT_ROUTES } from '../../models/model-catalogue.js';
+import { servesRowsOf } from '../../providers/registry.js';
 
 /** One entry of the `GET /v1/models` answer: openai-node's `Model`, plus the catalogue's description. */
 export interface ModelObject {
@@ -134,7 +135,8 @@ async function routes(options: ResolvedOptions, caller: Caller, model: string, e
     const first: unknown = Array.isArray(answer) ? (answer as readonly unknown[])[0] : answer;
     if (first == null) return false;
     // the entry's rules are its provider's: routed to another, the description would be wrong
-    return entry.provider === undefined || (first as { provider?: unknown }).provider === entry.provider;
+    // (or to one that serves its provider's rows: Azure OpenAI serves the `openai` rows)
+    return entry.provider === undefined || servesRowsOf((first as { provider?: unknown }).provider, entry.provider);
   } catch {
     return false;
   }

@@ -1,0 +1,111 @@
+// Azure OpenAI adapter (docs/providers/azure.md): OpenAI's Images wire format (upstreams §4) at Azure's
+// URLs, with Azure's credentials. The passthrough machinery is openai.ts's; only the URL rule, the
+// credential headers and the error reading are Azure's, as openai-node's AzureOpenAI client builds them:
+// the v1 form `{endpoint}/openai/v1{path}`, or with `apiVersion` the deployment form
+// `{endpoint}/openai/deployments/{deployment}{path}?api-version=…` (edits included), and the key in the
+// `api-key` header or a host's Entra ID token as `Authorization: Bearer`.
+import { GatewayError } from '../errors/gateway-error.js';
+import { ERROR_CODES } from '../errors/error-codes.js';
+import { classifyUpstreamCode } from '../errors/status-policy.js';
+import { isObject, stringOr } from '../json/json-values.js';
+import type { Upstream } from '../types.js';
+import { normalizeOpenAIError, openAICompatibleApi } from './openai.js';
+import type { Provider } from './provider.js';
+import { upstreamUrl } from './upstream-url.js';
+
+// The paths Azure serves under a deployment on the deployment form (openai-node's `_deployments_endpoints`,
+// of those the gateway relays); the others (`/responses`) are `{endpoint}/openai{path}?api-version=…`.
+const DEPLOYMENT_PATHS: ReadonlySet<string> = new Set(['/images/generations', '/images/edits', '/chat/completions']);
+
+/**
+ * The URL of an endpoint. A baseURL that already names a path is kept as it is (the SDK's `baseURL`
+ * form, `…/openai/v1` or `…/openai/deployments/{name}`); a bare endpoint gets `/openai/v1`, or
+ * `/openai/deployments/{deployment}` when the upstream names an `apiVersion`.
+ */
+export function azureUrl(upstream: Upstream, path: string, model: string | undefined): string {
+  if (upstream.apiVersion === undefined) return upstreamUrl(upstream.baseURL, '/openai/v1', path);
+  const base = upstream.baseURL.replace(/\/+$/, '');
+  const named = !DEPLOYMENT_PATHS.has(path) || hasDeploymentSegment(base);
+  const deployment = upstream.deployment ?? upstream.model ?? model;
+  if (!named && !deployment) throw noDeployment();
+  const url = upstreamUrl(base, '/openai', named ? path : `/deployments/${encodeURIComponent(deployment as string)}${path}`);
+  return `${url}?api-version=${encodeURIComponent(upstream.apiVersion)}`;
+}
+
+function hasDeploymentSegment(baseURL: string): boolean {
+  try {
+    return new URL(baseURL).pathname.split('/').includes('deployments');
+  } catch {
+    return false;
+  }
+}
+
+/** A deployment-form upstream with neither `deployment` nor `model` on a multipart edit: the operator's mapping. */
+function noDeployment(): GatewayError {
+  return new GatewayError({
+    status: 500,
+    code: ERROR_CODES.internalError,
+    message: 'The gateway is misconfigured for this model: its Azure OpenAI upstream names no deployment (an operator configuration problem).',
+    notStarted: true,
+  });
+}
+
+/**
+ * The credentials: the host's token function first (as openai-node's `azureADTokenProvider`), else
+ * the key in `api-key`. A token function that fails, or answers nothing within the upstream's
+ * deadline, is the operator's problem, never the caller's 401; the next upstream may be tried, as
+ * nothing was sent.
+ */
+export async function azureAuth(upstream: Upstream, timeoutMs: number): Promise<Record<string, string>> {
+  if (upstream.token) {
+    let token: unknown;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const late = new Promise<undefined>((resolve) => {
+        timer = setTimeout(resolve, timeoutMs, undefined);
+      });
+      token = await Promise.race([Promise.resolve().then(upstream.token), late]);
+    } catch {
+      token = undefined;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (typeof token !== 'string' || token === '' || /[\r\n]/.test(token)) throw noToken();
+    return { authorization: `Bearer ${token}` };
+  }
+  return upstream.apiKey ? { 'api-key': upstream.apiKey } : {};
+}
+
+function noToken(): GatewayError {
+  return new GatewayError({
+    status: 502,
+    code: ERROR_CODES.upstreamAuthFailed,
+    message: 'The gateway could not obtain its own credentials for the upstream (azure token function failed: an operator configuration problem, not your key).',
+    retryable: true,
+    notStarted: true,
+  });
+}
+
+/**
+ * OpenAI's envelope, plus Azure's content filter: its image refusals carry the reason in
+ * `error.inner_error.code` (`ResponsibleAIPolicyViolation`) beside a code that may say less.
+ */
+export function normalizeAzureError(status: number, body: unknown, headerRequestId?: string, provider = 'azure', retryAfterSeconds?: number): GatewayError {
+  const error = isObject(body) && isObject(body.error) ? body.error : undefined;
+  const inner = error && isObject(error.inner_error) ? stringOr(error.inner_error.code) : undefined;
+  if (error && inner && classifyUpstreamCode(inner) === 'content_policy') {
+    return GatewayError.fromUpstream({ provider, status, upstreamCode: inner, upstreamMessage: stringOr(error.message), requestId: headerRequestId, kind: 'content_policy' });
+  }
+  return normalizeOpenAIError(status, body, headerRequestId, provider, retryAfterSeconds);
+}
+
+export const azureProvider: Provider = {
+  name: 'azure',
+  // the OpenTelemetry GenAI conventions' value for Azure OpenAI
+  genAiName: 'azure.ai.openai',
+  passthrough: openAICompatibleApi({ prefix: '/openai/v1', url: azureUrl, auth: azureAuth, normalizeError: normalizeAzureError }),
+  // Azure's image routes stream OpenAI's own events: relayed as they come
+  imageStreams: { kind: 'relay' },
+  // gpt-image deployments are OpenAI's models: the `openai` catalogue rows describe them
+  catalogueRowsOf: 'openai',
+};
