@@ -15,7 +15,7 @@ import type { Caller } from '../../types.js';
 import type { ListedModel } from '../../options/host-hooks.js';
 import type { ModelEndpoint, ModelEntry, ModelLimits, ModelServing } from '../../options/model-catalogue.js';
 import { ENDPOINT_ROUTES } from '../../models/model-catalogue.js';
-import { servesRowsOf } from '../../providers/registry.js';
+import { servesRowsOf } from '../../gateway/catalogue-routing.js';
 
 /** One entry of the `GET /v1/models` answer: openai-node's `Model`, plus the catalogue's description. */
 export interface ModelObject {
