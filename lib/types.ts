@@ -10,7 +10,7 @@ export interface Caller {
 /** The endpoint a request is for: a closed union, so resolvers can switch on it exhaustively. */
 export type RouteName = 'images.generations' | 'images.edits' | 'chat.completions' | 'responses' | 'video.tasks' | 'assets' | 'images.native';
 
-export type ProviderName = 'dashscope' | 'ark' | 'openai';
+export type ProviderName = 'dashscope' | 'ark' | 'openai' | 'gemini';
 
 /** Where one request goes. Keys are used for the call only: never stored, never logged. */
 export interface Upstream {
@@ -18,10 +18,10 @@ export interface Upstream {
   /**
    * Each vendor SDK's own base, the adapter appends its paths:
    * dashscope `https://dashscope-intl.aliyuncs.com/api/v1`, ark `https://ark.cn-beijing.volces.com/api/v3`,
-   * openai `https://api.openai.com/v1`.
+   * openai `https://api.openai.com/v1`, gemini `https://generativelanguage.googleapis.com/v1beta`.
    */
   baseURL: string;
-  /** Bearer key sent upstream. */
+  /** Key sent upstream: as a bearer token, or in the vendor's own header (gemini: `x-goog-api-key`). */
   apiKey?: string;
   /** Upstream model name when it differs from the caller-facing one. */
   model?: string;

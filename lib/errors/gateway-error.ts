@@ -38,6 +38,8 @@ export interface UpstreamFailure {
   requestId?: string;
   /** The adapter's reading of the upstream code, where the status alone would mislead. */
   kind?: UpstreamErrorKind;
+  /** When the upstream said how long to wait (a 429's `Retry-After`): passed on to the caller of a rate limit. */
+  retryAfterSeconds?: number;
 }
 
 /**
@@ -230,6 +232,9 @@ export class GatewayError extends Error {
       retryable: rule.retryable,
       notStarted: rule.notStarted(status),
       upstreamRequestId: requestId,
+      ...(kind === 'rate_limit' && failure.retryAfterSeconds !== undefined && Number.isFinite(failure.retryAfterSeconds)
+        ? { retryAfterSeconds: Math.max(1, Math.ceil(failure.retryAfterSeconds)) }
+        : {}),
     });
   }
 }

@@ -6,6 +6,7 @@ import type { ProviderName, RouteName, Upstream } from '../types.js';
 import type { Logger } from '../options/host-hooks.js';
 import { arkProvider } from './ark.js';
 import { dashscopeProvider } from './dashscope.js';
+import { geminiProvider } from './gemini.js';
 import { openaiProvider } from './openai.js';
 import type { Capability, Provider } from './provider.js';
 
@@ -13,6 +14,7 @@ const PROVIDERS: Readonly<Record<ProviderName, Provider>> = {
   dashscope: dashscopeProvider,
   ark: arkProvider,
   openai: openaiProvider,
+  gemini: geminiProvider,
 };
 
 /** Every provider name the resolver may return, in the order error messages list them. */
