@@ -144,20 +144,7 @@ function gptImage(id: string, extra: readonly string[] = []): ModelEntry {
 
 // Gemini's image models (docs/gemini.md): the fields the adapter translates or passes on; no `n`
 // upstream, so `n` is the gateway's fan-out of one call per image (at most 4, the gateway's own bound)
-const GEMINI_IMAGE_PARAMETERS = [
-  'prompt',
-  'input',
-  'image',
-  'n',
-  'size',
-  'response_format',
-  'stream',
-  'parameters.size',
-  'parameters.n',
-  'parameters.seed',
-  'generationConfig',
-  'safetySettings',
-] as const;
+const GEMINI_IMAGE_PARAMETERS = ['prompt', 'input', 'n', 'size', 'response_format', 'stream', 'parameters.size', 'parameters.n', 'parameters.seed', 'generationConfig', 'safetySettings'] as const;
 
 function geminiImage(id: string, limits: ModelEntry['limits']): ModelEntry {
   return {

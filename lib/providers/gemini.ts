@@ -28,6 +28,8 @@ const GENERATION_CONFIG_KEYS: ReadonlySet<string> = new Set(['responseModalities
 const IMAGE_CONFIG_KEYS: ReadonlySet<string> = new Set(['aspectRatio', 'imageSize']);
 /** Top-level fields of the caller's body passed on to Gemini as they are. */
 const PASSED_FIELDS: ReadonlySet<string> = new Set(['generationConfig', 'safetySettings']);
+/** The gateway's own fields: a stream is answered by the gateway (image-pipeline.ts), never asked of Gemini. */
+const GATEWAY_FIELDS: ReadonlySet<string> = new Set(['stream', 'partial_images']);
 
 type InlineData = { mimeType: string; data: string | InlineBase64 };
 export type GeminiPart = { text: string } | { inlineData: InlineData };
@@ -80,6 +82,7 @@ function inlinePart(image: string | UploadedImage | DataUrlText, index: number):
 function passedFields(extra: Record<string, unknown> | undefined): { generationConfig: Record<string, unknown>; safetySettings?: unknown } {
   const passed: { generationConfig: Record<string, unknown>; safetySettings?: unknown } = { generationConfig: {} };
   for (const [key, value] of Object.entries(extra ?? {})) {
+    if (GATEWAY_FIELDS.has(key)) continue;
     if (!PASSED_FIELDS.has(key)) throw GatewayError.invalidRequest(`${key} is not a field Gemini takes: leave it out (Gemini's own fields go in generationConfig or safetySettings)`, key);
     if (key === 'safetySettings') {
       if (!Array.isArray(value)) throw GatewayError.invalidRequest('safetySettings must be a list of { category, threshold }', key);
