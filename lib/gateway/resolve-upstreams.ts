@@ -38,5 +38,9 @@ function describeProblem(upstream: Upstream): string | undefined {
   if (upstream === null || typeof upstream !== 'object') return 'not an object';
   if (!isProviderName(upstream.provider)) return `provider must be one of ${PROVIDER_NAMES.join(', ')}`;
   if (typeof upstream.baseURL !== 'string' || !/^https?:\/\/[^/]/i.test(upstream.baseURL)) return 'baseURL must be an http(s) URL';
+  // docs/gemini.md "Vertex AI": the project is in every path, the token function is the only credential
+  if (upstream.provider === 'vertex' && (typeof upstream.project !== 'string' || upstream.project === '' || typeof upstream.getAccessToken !== 'function')) {
+    return "provider 'vertex' needs project and getAccessToken";
+  }
   return undefined;
 }

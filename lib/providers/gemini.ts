@@ -203,15 +203,16 @@ export function translateImageResponse(body: unknown, provider = 'gemini'): { da
 }
 
 /** The model path segment: the operator's id, with or without Google's `models/` prefix. */
-function modelSegment(model: string): string {
+export function modelSegment(model: string): string {
   return encodeURIComponent(model.replace(/^models\//, ''));
 }
 
-/** How a Google image API is reached: its URL for a model and its credentials (Gemini API here). */
+/** How a Google image API is reached: its URL for a model and its credentials (the Gemini API here, Vertex AI in vertex.ts). */
 export interface GoogleImageTransport {
-  provider: 'gemini';
+  provider: 'gemini' | 'vertex';
   url(upstream: Upstream, model: string): string;
-  headers(upstream: Upstream): Record<string, string>;
+  /** The request headers, credentials included; asked once per request, before any call. */
+  headers(upstream: Upstream): Record<string, string> | Promise<Record<string, string>>;
 }
 
 const GEMINI_TRANSPORT: GoogleImageTransport = {
@@ -226,9 +227,9 @@ const GEMINI_TRANSPORT: GoogleImageTransport = {
   },
 };
 
-function sendOne(transport: GoogleImageTransport, call: CallContext, request: ImageGenerationRequest, upstream: Upstream): Promise<UpstreamResponse> {
+function sendOne(transport: GoogleImageTransport, call: CallContext, request: ImageGenerationRequest, upstream: Upstream, credentials: Record<string, string>): Promise<UpstreamResponse> {
   const payload = encodeJsonWithUploads(translateImageRequest(request));
-  const headers = transport.headers(upstream);
+  const headers = { ...credentials };
   headers['content-length'] = String(payload.length);
   return call.http.request({
     provider: transport.provider,
@@ -257,9 +258,12 @@ function readOne(transport: GoogleImageTransport, response: UpstreamResponse): {
  */
 export function generateGoogleImages(transport: GoogleImageTransport, call: CallContext, request: ImageGenerationRequest, upstream: Upstream): Promise<ImageGenerationResponse> {
   // the body is checked once, before any call: a bad request starts no paid work
-  return new Promise<unknown>((resolve) => resolve(translateImageRequest(request))).then(() =>
-    Promise.allSettled(Array.from({ length: fanOutOf(request) }, () => rejectionOf(() => sendOne(transport, call, request, upstream)).then((response) => readOne(transport, response)))).then(
-      (settled): ImageGenerationResponse => {
+  return new Promise<unknown>((resolve) => resolve(translateImageRequest(request)))
+    .then(() => transport.headers(upstream))
+    .then((credentials) =>
+      Promise.allSettled(
+        Array.from({ length: fanOutOf(request) }, () => rejectionOf(() => sendOne(transport, call, request, upstream, credentials)).then((response) => readOne(transport, response))),
+      ).then((settled): ImageGenerationResponse => {
         const answers = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
         const data = answers.flatMap((answer) => answer.data);
         if (data.length === 0) {
@@ -269,9 +273,8 @@ export function generateGoogleImages(transport: GoogleImageTransport, call: Call
         }
         const requestId = answers.map((answer) => answer.responseId).find((id) => id !== '') ?? '';
         return { created: Math.floor(Date.now() / 1000), data, extra: { request_id: requestId } };
-      },
-    ),
-  );
+      }),
+    );
 }
 
 /** The Gemini API: native image generation and edits (no OpenAI-compatible passthrough). */

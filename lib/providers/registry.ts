@@ -8,6 +8,7 @@ import { arkProvider } from './ark.js';
 import { dashscopeProvider } from './dashscope.js';
 import { geminiProvider } from './gemini.js';
 import { openaiProvider } from './openai.js';
+import { vertexProvider } from './vertex.js';
 import type { Capability, Provider } from './provider.js';
 
 const PROVIDERS: Readonly<Record<ProviderName, Provider>> = {
@@ -15,6 +16,7 @@ const PROVIDERS: Readonly<Record<ProviderName, Provider>> = {
   ark: arkProvider,
   openai: openaiProvider,
   gemini: geminiProvider,
+  vertex: vertexProvider,
 };
 
 /** Every provider name the resolver may return, in the order error messages list them. */

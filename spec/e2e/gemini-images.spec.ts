@@ -1,7 +1,8 @@
 // The Gemini API behind the OpenAI image routes (docs/gemini.md), read by the official openai SDK: a
 // text-to-image call (the bytes Gemini sent, unchanged), an edit as inlineData parts, `n` as n calls
 // charged per image delivered, each class of Gemini error, a streamed request (the completed-event
-// form) and an asynchronous image task. The fake counts the paid calls it starts.
+// form) and an asynchronous image task; then Vertex AI (the same bodies, a bearer token from the host's
+// function). The fake counts the paid calls it starts.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import OpenAI, { toFile } from 'openai';
 import request from 'supertest';
 import { describe, expect, it, vi } from 'vitest';
 import { localResultStorage } from '../../lib/storage.js';
-import { GEMINI_KEY, geminiError, geminiImageAnswer, startFakeGemini } from '../helpers/fake-gemini.js';
+import { GEMINI_KEY, VERTEX_TOKEN, geminiError, geminiImageAnswer, startFakeGemini } from '../helpers/fake-gemini.js';
 import { sendJson } from '../helpers/fake-upstream.js';
 import { KEY_A } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
@@ -22,6 +23,10 @@ const GENERATE_PATH = `/v1beta/models/${MODEL}:generateContent`;
 const gw = await gatewayWith({
   fakes: { gemini: startFakeGemini },
   resolve: ({ model }, { gemini }) => {
+    const vertex = { provider: 'vertex', baseURL: gemini.vertexBaseURL, project: 'my-project', location: 'us-central1', model: MODEL } as const;
+    if (model === 'vertex-image') return { ...vertex, getAccessToken: () => Promise.resolve(VERTEX_TOKEN) };
+    if (model === 'vertex-no-token') return { ...vertex, getAccessToken: () => Promise.reject(new Error(`metadata server down, token ${VERTEX_TOKEN}`)) };
+    if (model === 'vertex-no-project') return { ...vertex, project: '', getAccessToken: () => VERTEX_TOKEN };
     if (model === 'gemini-wrong-key') return { provider: 'gemini', baseURL: gemini.baseURL, apiKey: 'not-the-key', model: MODEL };
     return { provider: 'gemini', baseURL: gemini.baseURL, apiKey: GEMINI_KEY, model: MODEL };
   },
@@ -270,5 +275,36 @@ describe('streamed and asynchronous', () => {
     const image = await fetch(url);
     expect(Buffer.from(await image.arrayBuffer()).equals(TINY_PNG)).toBe(true);
     expect(stored.fakes.gemini.imagesMade()).toBe(1);
+  });
+});
+
+describe('Vertex AI', () => {
+  it("sends the same body to the publisher-model path with the host function's token as a bearer", async () => {
+    const result = await client.images.generate({ model: 'vertex-image', prompt: 'a paper crane', size: '1024x1536', n: 2, response_format: 'b64_json' });
+    expect(result.data).toHaveLength(2);
+    expect(Buffer.from(result.data?.[0]?.b64_json ?? '', 'base64').equals(TINY_PNG)).toBe(true);
+    const sent = gemini.apiRequests();
+    expect(sent.map((call) => call.path)).toEqual(Array(2).fill(`/v1/projects/my-project/locations/us-central1/publishers/google/models/${MODEL}:generateContent`));
+    expect(sent[0]!.headers.authorization).toBe(`Bearer ${VERTEX_TOKEN}`);
+    expect(sent[0]!.headers['x-goog-api-key']).toBeUndefined();
+    expect(sent[0]!.json).toEqual({
+      contents: [{ role: 'user', parts: [{ text: 'a paper crane' }] }],
+      generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '2:3', imageSize: '2K' } },
+    });
+  });
+
+  it("a token function that fails is the operator's 502, with no call made and nothing of its error or token told", async () => {
+    const res = await request(gw.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'vertex-no-token', prompt: 'x' });
+    expect(res.status).toBe(502);
+    expect(res.body.error.code).toBe('upstream_auth_failed');
+    expect(JSON.stringify(res.body)).not.toContain(VERTEX_TOKEN);
+    expect(JSON.stringify(res.body)).not.toContain('metadata server');
+    expect(gemini.apiRequests()).toHaveLength(0);
+  });
+
+  it('an upstream without a project is the operator mistake: a 500, no call made', async () => {
+    const res = await request(gw.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'vertex-no-project', prompt: 'x' });
+    expect(res.status).toBe(500);
+    expect(gemini.apiRequests()).toHaveLength(0);
   });
 });

@@ -1,17 +1,22 @@
 // A fake Gemini API speaking the generateContent wire format of docs/gemini.md exactly (as @google/genai
 // sends and reads it): `POST /v1beta/models/{model}:generateContent` with `x-goog-api-key`, answered with
 // one image as a base64 `inlineData` part per call, Google's `{ error: { code, message, status } }`
-// envelopes for failures. It counts the paid calls it starts; tests script failures with `next()`.
+// envelopes for failures. The same server answers Vertex AI's publisher-model path with a bearer token.
+// It counts the paid calls it starts; tests script failures with `next()`.
 import type { ServerResponse } from 'node:http';
 import { type FakeUpstream, type RecordedRequest, sendJson, startFakeUpstream } from './fake-upstream.js';
 import { TINY_PNG } from './images.js';
 
 export const GEMINI_KEY = 'gemini-operator-key';
+export const VERTEX_TOKEN = 'ya29.vertex-operator-token';
 const GENERATE = /^\/v1beta\/models\/([^/:]+):generateContent$/;
+const VERTEX_GENERATE = /^\/v1\/projects\/[^/]+\/locations\/[^/]+\/publishers\/google\/models\/[^/:]+:generateContent$/;
 
 export interface FakeGemini extends FakeUpstream {
   /** The base a resolver gives the gateway: `${origin}/v1beta`, as @google/genai's own. */
   baseURL: string;
+  /** The Vertex AI base: `${origin}/v1`. */
+  vertexBaseURL: string;
   /** generateContent calls answered with an image (paid work made). */
   imagesMade(): number;
 }
@@ -36,6 +41,15 @@ export function geminiError(res: ServerResponse, code: number, status: string, m
 export async function startFakeGemini(): Promise<FakeGemini> {
   let made = 0;
   const fake = await startFakeUpstream((request: RecordedRequest, res: ServerResponse) => {
+    if (request.method === 'POST' && VERTEX_GENERATE.test(request.path)) {
+      if (request.headers.authorization !== `Bearer ${VERTEX_TOKEN}`) {
+        geminiError(res, 401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials. Expected OAuth 2 access token.');
+        return;
+      }
+      made += 1;
+      sendJson(res, 200, geminiImageAnswer());
+      return;
+    }
     if (request.method !== 'POST' || !GENERATE.test(request.path)) {
       geminiError(res, 404, 'NOT_FOUND', `no route ${request.path}`);
       return;
@@ -59,5 +73,5 @@ export async function startFakeGemini(): Promise<FakeGemini> {
     made += 1;
     sendJson(res, 200, geminiImageAnswer());
   });
-  return Object.assign(fake, { baseURL: `${fake.origin}/v1beta`, imagesMade: () => made });
+  return Object.assign(fake, { baseURL: `${fake.origin}/v1beta`, vertexBaseURL: `${fake.origin}/v1`, imagesMade: () => made });
 }
