@@ -175,7 +175,7 @@ export function normalizeGeminiError(status: number, body: unknown, headers: Rec
  * `thought` images are drafts, not answers), a candidate's text as its images' revised_prompt. A
  * blocked prompt or a refused image is a 400 content_policy_violation; no image otherwise is a 502.
  */
-export function translateImageResponse(body: unknown, provider = 'gemini'): { data: ImageData[]; responseId: string } {
+export function translateImageResponse(body: unknown, provider = 'gemini'): GoogleImageAnswer {
   const responseId = (isObject(body) && stringOr(body.responseId)) || '';
   const blockReason = isObject(body) && isObject(body.promptFeedback) ? stringOr(body.promptFeedback.blockReason) : undefined;
   const refused = (code: string, message: string | undefined): GatewayError =>
@@ -195,11 +195,26 @@ export function translateImageResponse(body: unknown, provider = 'gemini'): { da
       if (b64) data.push({ url: '', b64_json: b64, revised_prompt: said });
     }
   }
-  if (data.length > 0) return { data, responseId };
+  if (data.length > 0) return { data, responseId, usage: tokensOf(body) };
   if (finish && classifyUpstreamCode(finish) === 'content_policy') {
     throw refused(finish, isObject(candidates[0]) ? stringOr(candidates[0].finishMessage) : undefined);
   }
   throw GatewayError.noImage(provider, finish ? ` (finishReason ${finish})` : '', responseId || undefined);
+}
+
+/** One generateContent answer as the gateway reads it. */
+export interface GoogleImageAnswer {
+  data: ImageData[];
+  responseId: string;
+  /** `usageMetadata` under the names the pricing reads (gpt-image's: docs/tenancy-and-billing.md "Cost in money"). */
+  usage: { input_tokens: number; output_tokens: number };
+}
+
+/** `usageMetadata.promptTokenCount` and `candidatesTokenCount` (0 when absent). */
+function tokensOf(body: unknown): GoogleImageAnswer['usage'] {
+  const metadata = isObject(body) && isObject(body.usageMetadata) ? body.usageMetadata : {};
+  const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0);
+  return { input_tokens: count(metadata.promptTokenCount), output_tokens: count(metadata.candidatesTokenCount) };
 }
 
 /** The model path segment: the operator's id, with or without Google's `models/` prefix. */
@@ -243,7 +258,7 @@ function sendOne(transport: GoogleImageTransport, call: CallContext, request: Im
   });
 }
 
-function readOne(transport: GoogleImageTransport, response: UpstreamResponse): { data: ImageData[]; responseId: string } {
+function readOne(transport: GoogleImageTransport, response: UpstreamResponse): GoogleImageAnswer {
   const body = parseJsonBody(response.body);
   if (response.status < 200 || response.status >= 300) throw normalizeGeminiError(response.status, body, response.headers, transport.provider);
   if (body === undefined) throw GatewayError.badUpstreamResponse(transport.provider, 'the body is not JSON', response.headers['x-request-id']);
@@ -272,7 +287,13 @@ export function generateGoogleImages(transport: GoogleImageTransport, call: Call
           throw cause instanceof Error ? cause : GatewayError.noImage(transport.provider, '');
         }
         const requestId = answers.map((answer) => answer.responseId).find((id) => id !== '') ?? '';
-        return { created: Math.floor(Date.now() / 1000), data, extra: { request_id: requestId } };
+        // the tokens of every call that answered: what Google bills for the images delivered
+        const usage = { input_tokens: 0, output_tokens: 0 };
+        for (const answer of answers) {
+          usage.input_tokens += answer.usage.input_tokens;
+          usage.output_tokens += answer.usage.output_tokens;
+        }
+        return { created: Math.floor(Date.now() / 1000), data, extra: { request_id: requestId }, usage };
       }),
     );
 }

@@ -159,6 +159,8 @@ describe('n: one call per image, charged per image delivered', () => {
     expect(gemini.imagesMade() - made).toBe(3);
     expect((await quotaUsed(gw.router, 'images')) - charged).toBe(3);
     await vi.waitFor(() => expect(gw.usage.at(-1)?.images).toBe(3));
+    // the tokens of the three calls, under the names the pricing reads
+    expect(gw.usage.at(-1)?.upstreamUsage).toEqual({ input_tokens: 21, output_tokens: 3870 });
   });
 
   it('when one of three calls fails, the two images made are answered and charged, the third given back', async () => {

@@ -148,7 +148,11 @@ describe('translateImageResponse', () => {
       candidates: [{ content: { parts: [{ text: 'draft', thought: true }, image('DRAFT', { thought: true }), { text: 'final' }, image('AAAA')] }, finishReason: 'STOP' }],
       responseId: 'r1',
     });
-    expect(answer).toEqual({ data: [{ url: '', b64_json: 'AAAA', revised_prompt: 'final' }], responseId: 'r1' });
+    expect(translateImageResponse({ candidates: [{ content: { parts: [image('BBBB')] } }], usageMetadata: { promptTokenCount: 7, candidatesTokenCount: 1290 } }).usage).toEqual({
+      input_tokens: 7,
+      output_tokens: 1290,
+    });
+    expect(answer).toEqual({ data: [{ url: '', b64_json: 'AAAA', revised_prompt: 'final' }], responseId: 'r1', usage: { input_tokens: 0, output_tokens: 0 } });
   });
 
   it.each([
