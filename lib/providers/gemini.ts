@@ -17,7 +17,7 @@ import type { Provider } from './provider.js';
 import { upstreamUrl } from './upstream-url.js';
 
 /** The aspect ratios Gemini's `imageConfig.aspectRatio` takes (docs/gemini.md "Sizes"). */
-export const GEMINI_ASPECT_RATIOS = ['1:1', '2:3', '3:2', '3:4', '4:3', '4:5', '5:4', '9:16', '16:9', '21:9'] as const;
+const GEMINI_ASPECT_RATIOS = ['1:1', '2:3', '3:2', '3:4', '4:3', '4:5', '5:4', '9:16', '16:9', '21:9'] as const;
 const IMAGE_SIZES = ['1K', '2K', '4K'] as const;
 
 // a size whose ratio is further than this (as a log ratio, about 6%) from every Gemini ratio cannot map

@@ -9,7 +9,7 @@ import type { Provider } from './provider.js';
 import { upstreamUrl } from './upstream-url.js';
 
 /** `{base}/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent`; `location` defaults to `global`. */
-export function vertexUrl(upstream: Upstream, model: string): string {
+function vertexUrl(upstream: Upstream, model: string): string {
   const project = encodeURIComponent(upstream.project ?? '');
   const location = encodeURIComponent(upstream.location ?? 'global');
   return upstreamUrl(upstream.baseURL, '/v1', `/projects/${project}/locations/${location}/publishers/google/models/${modelSegment(model)}:generateContent`);
