@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import request from 'supertest';
 import { describe, expect, it, vi } from 'vitest';
+import { modelEntry } from '../../lib/index.js';
 import { localResultStorage } from '../../lib/storage.js';
 import { GEMINI_KEY, VERTEX_TOKEN, geminiError, geminiImageAnswer, startFakeGemini } from '../helpers/fake-gemini.js';
 import { sendJson } from '../helpers/fake-upstream.js';
@@ -308,5 +309,20 @@ describe('Vertex AI', () => {
     const res = await request(gw.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'vertex-no-project', prompt: 'x' });
     expect(res.status).toBe(500);
     expect(gemini.apiRequests()).toHaveLength(0);
+  });
+
+  it("GET /v1/models lists a Gemini row for Vertex once the host's row names provider vertex", async () => {
+    const vertex = await gatewayWith({
+      fakes: { gemini: startFakeGemini },
+      resolve: ({ model }, fakes) => (model.startsWith('gemini-3-pro-image') ? { provider: 'vertex', baseURL: fakes.gemini.vertexBaseURL, project: 'p', getAccessToken: () => VERTEX_TOKEN } : null),
+      models: [{ ...modelEntry('gemini-3-pro-image')!, provider: 'vertex' }],
+    });
+    const listed = await request(vertex.app).get('/v1/models').set('Authorization', `Bearer ${KEY_A}`);
+    expect((listed.body.data as Array<{ id: string }>).map((model) => model.id)).toContain('gemini-3-pro-image');
+    // and its rules still apply: a refused field never reaches Vertex
+    const refused = await request(vertex.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'gemini-3-pro-image-preview', prompt: 'x', watermark: true });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.param).toBe('watermark');
+    expect(vertex.fakes.gemini.apiRequests()).toHaveLength(0);
   });
 });
