@@ -10,7 +10,7 @@ export interface Caller {
 /** The endpoint a request is for: a closed union, so resolvers can switch on it exhaustively. */
 export type RouteName = 'images.generations' | 'images.edits' | 'chat.completions' | 'responses' | 'video.tasks' | 'assets' | 'images.native';
 
-export type ProviderName = 'dashscope' | 'ark' | 'openai' | 'azure';
+export type ProviderName = 'dashscope' | 'ark' | 'openai' | 'azure' | 'gemini' | 'vertex';
 
 /** Where one request goes. Keys are used for the call only: never stored, never logged. */
 export interface Upstream {
@@ -18,10 +18,11 @@ export interface Upstream {
   /**
    * Each vendor SDK's own base, the adapter appends its paths:
    * dashscope `https://dashscope-intl.aliyuncs.com/api/v1`, ark `https://ark.cn-beijing.volces.com/api/v3`,
-   * openai `https://api.openai.com/v1`, azure the resource endpoint `https://{resource}.openai.azure.com`.
+   * openai `https://api.openai.com/v1`, azure the resource endpoint `https://{resource}.openai.azure.com`,
+   * gemini `https://generativelanguage.googleapis.com/v1beta`, vertex `https://us-central1-aiplatform.googleapis.com/v1`.
    */
   baseURL: string;
-  /** Key sent upstream: as `Authorization: Bearer`, or in Azure's `api-key` header. */
+  /** Key sent upstream: as a bearer token, or in the vendor's own header (azure: `api-key`; gemini: `x-goog-api-key`). */
   apiKey?: string;
   /** Upstream model name when it differs from the caller-facing one. */
   model?: string;
@@ -43,6 +44,15 @@ export interface Upstream {
    * (e.g. `getBearerTokenProvider` of `@azure/identity`); the token is never stored or logged.
    */
   token?: () => string | Promise<string>;
+  /** Vertex AI: the Google Cloud project id (docs/gemini.md "Vertex AI"). */
+  project?: string;
+  /** Vertex AI: the location, as in `us-central1`. Default `global`. */
+  location?: string;
+  /**
+   * Vertex AI: the host's function for an OAuth2 access token (for example google-auth-library's
+   * `auth.getAccessToken()`), asked once per request; the token is sent as a bearer, never stored or logged.
+   */
+  getAccessToken?: () => string | null | undefined | Promise<string | null | undefined>;
 }
 
 /**

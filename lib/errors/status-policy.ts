@@ -56,6 +56,28 @@ const KIND_BY_CODE: Readonly<Record<string, UpstreamErrorKind>> = {
   // a wrong OpenAPI host, service or action is the operator's configuration, not the caller's request
   ServiceNotFound: 'server',
   InvalidActionOrVersion: 'server',
+  // Google's google.rpc.Code names in `error.status` (Gemini API and Vertex AI, docs/gemini.md "Errors");
+  // a key Google refuses comes as a 400 whose ErrorInfo reason says so: the operator's, never the caller's
+  INVALID_ARGUMENT: 'invalid',
+  OUT_OF_RANGE: 'invalid',
+  RESOURCE_EXHAUSTED: 'rate_limit',
+  UNAUTHENTICATED: 'auth',
+  PERMISSION_DENIED: 'auth',
+  API_KEY_INVALID: 'auth',
+  API_KEY_EXPIRED: 'auth',
+  // "enable billing", "not available in your country": the operator's account
+  FAILED_PRECONDITION: 'quota',
+  NOT_FOUND: 'server',
+  INTERNAL: 'server',
+  UNAVAILABLE: 'server',
+  DEADLINE_EXCEEDED: 'server',
+  // Gemini's refusals of the prompt or the image (promptFeedback.blockReason, a candidate's finishReason)
+  SAFETY: 'content_policy',
+  IMAGE_SAFETY: 'content_policy',
+  PROHIBITED_CONTENT: 'content_policy',
+  IMAGE_PROHIBITED_CONTENT: 'content_policy',
+  BLOCKLIST: 'content_policy',
+  SPII: 'content_policy',
   // OpenAI
   content_policy_violation: 'content_policy',
   moderation_blocked: 'content_policy',

@@ -5,6 +5,8 @@
 // plain strings (Data URLs sent as JSON) the same way: slice by slice, never one whole JSON string
 // plus its Buffer copy (docs/architecture.md "Security boundaries": peak memory per request within ~2x its body). A Data URL the JSON
 // parser kept in the body's bytes (DataUrlText) is sent as views of those bytes: no copy at all.
+// An API that takes bare base64 beside a MIME type (Gemini's inlineData, docs/gemini.md) gets the
+// same bytes wrapped in InlineBase64: no `data:` header, still never one whole string.
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { DataUrlText } from '../json/data-url-text.js';
@@ -17,6 +19,15 @@ export class UploadedImage {
     /** Their total length. */
     readonly size: number,
   ) {}
+}
+
+/** An upload's (or a Data URL view's) bytes sent as bare base64, without the `data:<mime>;base64,` header. */
+export class InlineBase64 {
+  constructor(readonly image: UploadedImage | DataUrlText) {}
+
+  get mime(): string {
+    return this.image.mime;
+  }
 }
 
 // a multiple of 3: slices encode without padding in the middle of the Data URL
@@ -33,14 +44,14 @@ export type EncodedJson = { body: string; length: number } | { body: Readable; l
  * every long plain-ASCII string sent in slices; `length` is the exact byte length of the whole.
  */
 export function encodeJsonWithUploads(value: unknown): EncodedJson {
-  const streamed: Array<UploadedImage | DataUrlText | string> = [];
+  const streamed: Array<UploadedImage | DataUrlText | InlineBase64 | string> = [];
   // a per-call nonce: caller text can never spell a placeholder. Drawn when the first placeholder is
   // needed: most bodies have none, and a randomBytes call per request was ~30 µs of every DashScope
   // image request's CPU in the benchmark's profile (docs/architecture.md "Performance")
   let nonce: string | undefined;
-  const placeholder = (item: UploadedImage | DataUrlText | string): string => `\u0000${(nonce ??= randomBytes(8).toString('hex'))}:${streamed.push(item) - 1}\u0000`;
+  const placeholder = (item: UploadedImage | DataUrlText | InlineBase64 | string): string => `\u0000${(nonce ??= randomBytes(8).toString('hex'))}:${streamed.push(item) - 1}\u0000`;
   const text = JSON.stringify(value, (_key, item: unknown) => {
-    if (item instanceof UploadedImage) return placeholder(item);
+    if (item instanceof UploadedImage || item instanceof InlineBase64) return placeholder(item);
     if (typeof item === 'string' && item.length >= LONG_STRING && isPlainAscii(item)) return placeholder(item);
     // JSON.stringify calls a value's toJSON before the replacer sees it: a DataUrlText is swapped
     // for its placeholder while its parent is visited, so its string copy is never made
@@ -57,6 +68,7 @@ export function encodeJsonWithUploads(value: unknown): EncodedJson {
       const item = streamed[Number(part)]!;
       if (typeof item === 'string') length += item.length;
       else if (item instanceof DataUrlText) length += item.text.length;
+      else if (item instanceof InlineBase64) length += inlineLength(item);
       else length += `data:${item.mime};base64,`.length + 4 * Math.ceil(item.size / 3);
     }
   });
@@ -72,6 +84,12 @@ export function encodeJsonWithUploads(value: unknown): EncodedJson {
         for (let start = 0; start < item.length; start += SLICE) yield Buffer.from(item.slice(start, start + SLICE), 'latin1');
         continue;
       }
+      if (item instanceof InlineBase64) {
+        const { image } = item;
+        if (image instanceof UploadedImage) yield* base64Of(image.chunks);
+        else for (let start = image.text.indexOf(0x2c) + 1; start < image.text.length; start += SLICE) yield image.text.subarray(start, Math.min(start + SLICE, image.text.length));
+        continue;
+      }
       if (item instanceof DataUrlText) {
         // checked ASCII already: views of the body's own bytes go out as they are
         for (let start = 0; start < item.text.length; start += SLICE) yield item.text.subarray(start, start + SLICE);
@@ -82,6 +100,12 @@ export function encodeJsonWithUploads(value: unknown): EncodedJson {
     }
   }
   return { body: Readable.from(pieces(), { objectMode: true, highWaterMark: 1 }), length };
+}
+
+/** The bytes of an InlineBase64 as sent: the base64 of an upload, or a Data URL view after its comma. */
+function inlineLength(item: InlineBase64): number {
+  const { image } = item;
+  return image instanceof UploadedImage ? 4 * Math.ceil(image.size / 3) : image.text.length - (image.text.indexOf(0x2c) + 1);
 }
 
 /**

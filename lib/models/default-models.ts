@@ -142,6 +142,25 @@ function gptImage(id: string, extra: readonly string[] = []): ModelEntry {
   };
 }
 
+// Gemini's image models (docs/gemini.md): the fields the adapter translates or passes on; no `n`
+// upstream, so `n` is the gateway's fan-out of one call per image (at most 4, the gateway's own bound)
+const GEMINI_IMAGE_PARAMETERS = ['prompt', 'input', 'n', 'size', 'response_format', 'stream', 'parameters.size', 'parameters.n', 'parameters.seed', 'generationConfig', 'safetySettings'] as const;
+
+function geminiImage(id: string, limits: ModelEntry['limits']): ModelEntry {
+  return {
+    id,
+    owned_by: 'google',
+    provider: 'gemini',
+    endpoints: IMAGE_ROUTES_TRANSLATED,
+    supported_parameters: GEMINI_IMAGE_PARAMETERS,
+    // the contract's parameters Gemini has nothing for: refused before the resolver, never dropped
+    refused_parameters: ['watermark', 'prompt_extend', 'negative_prompt'],
+    limits,
+    // answered in the completed-event form: the gateway writes the events from the whole answer
+    streams: false,
+  };
+}
+
 /** Today's vendor models under their vendor names (docs/models.md "Model rows"). */
 const VENDOR_MODELS: readonly ModelEntry[] = [
   // DashScope Qwen-Image and Wan (upstreams §1.3)
@@ -184,6 +203,10 @@ const VENDOR_MODELS: readonly ModelEntry[] = [
   gptImage('gpt-image-2*'),
   gptImage('gpt-image-2.5*'),
   gptImage('gpt-image-2.6*', ['complexity']),
+  // Gemini API image models (docs/gemini.md); the operator's resolver names the exact id
+  geminiImage('gemini-2.5-flash-image*', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 3 } }),
+  geminiImage('gemini-3-pro-image*', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 14 }, tiers: ['1K', '2K', '4K'] }),
+  geminiImage('gemini-3.1-flash-image*', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 14 }, tiers: ['1K', '2K', '4K'] }),
 ];
 
 // BytePlus ModelArk (Ark's international service) names the same models without `doubao-`, and

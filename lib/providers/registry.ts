@@ -7,7 +7,9 @@ import type { Logger } from '../options/host-hooks.js';
 import { arkProvider } from './ark.js';
 import { azureProvider } from './azure.js';
 import { dashscopeProvider } from './dashscope.js';
+import { geminiProvider } from './gemini.js';
 import { openaiProvider } from './openai.js';
+import { vertexProvider } from './vertex.js';
 import type { Capability, Provider } from './provider.js';
 
 const PROVIDERS: Readonly<Record<ProviderName, Provider>> = {
@@ -15,6 +17,8 @@ const PROVIDERS: Readonly<Record<ProviderName, Provider>> = {
   ark: arkProvider,
   openai: openaiProvider,
   azure: azureProvider,
+  gemini: geminiProvider,
+  vertex: vertexProvider,
 };
 
 /** Every provider name the resolver may return, in the order error messages list them. */

@@ -10,6 +10,7 @@ import { KEY_A } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 import { startFakeArk } from '../helpers/fake-ark.js';
 import { ARK_IMAGES, startFakePaidImages } from '../helpers/fake-paid-images.js';
+import { GEMINI_KEY, startFakeGemini } from '../helpers/fake-gemini.js';
 import { TINY_PNG_DATA_URL } from '../helpers/images.js';
 import { type ListedModel, minimalBody, sendTo, walkModels } from '../helpers/model-walk.js';
 import type { Upstream } from '../../lib/index.js';
@@ -17,7 +18,7 @@ import type { Upstream } from '../../lib/index.js';
 const catalogue = new Map(DEFAULT_MODEL_CATALOGUE.map((entry) => [entry.id.replace(/\*$/, ''), entry]));
 
 const gateway = await gatewayWith({
-  fakes: { images: startFakePaidImages, ark: startFakeArk },
+  fakes: { images: startFakePaidImages, ark: startFakeArk, gemini: startFakeGemini },
   // every default row routed to a fake of its provider, under its own name: the resolver is the routing authority
   resolve: ({ model, route }, fakes): Upstream | null => {
     const entry = catalogue.get(model);
@@ -25,6 +26,7 @@ const gateway = await gatewayWith({
     if (route === 'video.tasks') return entry.provider === 'ark' ? { provider: 'ark', baseURL: fakes.ark.baseURL, apiKey: 'ark-key' } : null;
     if (entry.provider === 'ark') return { provider: 'ark', baseURL: fakes.images.arkBaseURL, apiKey: 'ark-key' };
     if (entry.provider === 'openai') return { provider: 'openai', baseURL: fakes.images.openaiBaseURL, apiKey: 'oa-key' };
+    if (entry.provider === 'gemini') return { provider: 'gemini', baseURL: fakes.gemini.baseURL, apiKey: GEMINI_KEY };
     return { provider: 'dashscope', baseURL: fakes.images.dashscopeBaseURL, apiKey: 'ds-key' };
   },
   resetEach: true,
@@ -42,7 +44,7 @@ describe('GET /v1/models: the walk', () => {
     // every pair reached an upstream: the video creates at the fake Ark, the image calls at the image fake
     const videoPairs = models.filter((model) => model.endpoints.includes('/api/v3/contents/generations/tasks')).length;
     expect(gateway.fakes.ark.requests.filter((sent) => sent.method === 'POST')).toHaveLength(videoPairs);
-    expect(gateway.fakes.images.requests.filter((sent) => sent.method === 'POST')).toHaveLength(pairs - videoPairs);
+    expect(gateway.fakes.images.requests.filter((sent) => sent.method === 'POST').length + gateway.fakes.gemini.requests.length).toBe(pairs - videoPairs);
   });
 });
 
@@ -101,6 +103,8 @@ function sampleOf(name: string, entry: ModelEntry): unknown {
     draft: false,
     priority: 0,
     tools: [],
+    generationConfig: { temperature: 0.5, imageConfig: { aspectRatio: '16:9' } },
+    safetySettings: [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_ONLY_HIGH' }],
   };
   return samples[name];
 }
@@ -139,7 +143,7 @@ describe('the catalogue and the validator agree', () => {
       if (response.status !== 200) refusedHere.push(`${name}: ${response.status} ${JSON.stringify(response.body)}`);
     }
     expect(refusedHere).toEqual([]);
-    const calls = gateway.fakes.images.requests.length + gateway.fakes.ark.requests.length;
+    const calls = gateway.fakes.images.requests.length + gateway.fakes.ark.requests.length + gateway.fakes.gemini.requests.length;
     for (const name of entry.refused_parameters ?? []) {
       const response = await send(model, endpoint, { ...base, [name]: name === 'sequential_image_generation' ? 'auto' : { max_images: 2 } });
       expect(response.status).toBe(400);
@@ -147,7 +151,7 @@ describe('the catalogue and the validator agree', () => {
       expect(response.body.error.message).toContain(`Model '${id}' does not take '${name}'`);
     }
     // a refused request never reached an upstream
-    expect(gateway.fakes.images.requests.length + gateway.fakes.ark.requests.length).toBe(calls);
+    expect(gateway.fakes.images.requests.length + gateway.fakes.ark.requests.length + gateway.fakes.gemini.requests.length).toBe(calls);
   });
 
   it("a size outside a model's pixel range is a 400 naming the model, and the upstream is not called", async () => {

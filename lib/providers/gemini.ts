@@ -1,0 +1,307 @@
+// Gemini API adapter (docs/gemini.md): the gateway's image requests as `models/{model}:generateContent`
+// calls with an image response modality. Gemini has no `n`: n images are n calls, and the caller is
+// charged for the images delivered. Images come back as base64 `inlineData` parts, never URLs.
+// Pure translation functions first, then the transport that uses them.
+import { GatewayError } from '../errors/gateway-error.js';
+import { classifyUpstreamCode } from '../errors/status-policy.js';
+import type { ImageGenerationRequest } from '../images/image-request.js';
+import type { ImageData, ImageGenerationResponse } from '../images/image-generation-response.js';
+import { InlineBase64, UploadedImage, encodeJsonWithUploads } from '../images/uploaded-image.js';
+import { DataUrlText } from '../json/data-url-text.js';
+import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
+import { rejectionOf } from '../errors/rejection-of.js';
+import type { UpstreamResponse } from '../transport/upstream-http.js';
+import type { Upstream } from '../types.js';
+import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
+import type { Provider } from './provider.js';
+import { upstreamUrl } from './upstream-url.js';
+
+/** The aspect ratios Gemini's `imageConfig.aspectRatio` takes (docs/gemini.md "Sizes"). */
+const GEMINI_ASPECT_RATIOS = ['1:1', '2:3', '3:2', '3:4', '4:3', '4:5', '5:4', '9:16', '16:9', '21:9'] as const;
+const IMAGE_SIZES = ['1K', '2K', '4K'] as const;
+
+// a size whose ratio is further than this (as a log ratio, about 6%) from every Gemini ratio cannot map
+const RATIO_TOLERANCE = 0.06;
+
+/** `generationConfig` keys a caller may send (docs/gemini.md "Gemini's own fields"); anything else is a 400. */
+const GENERATION_CONFIG_KEYS: ReadonlySet<string> = new Set(['responseModalities', 'temperature', 'topP', 'topK', 'seed', 'imageConfig']);
+const IMAGE_CONFIG_KEYS: ReadonlySet<string> = new Set(['aspectRatio', 'imageSize']);
+/** Top-level fields of the caller's body passed on to Gemini as they are. */
+const PASSED_FIELDS: ReadonlySet<string> = new Set(['generationConfig', 'safetySettings']);
+/** The gateway's own fields: a stream is answered by the gateway (image-pipeline.ts), never asked of Gemini. */
+const GATEWAY_FIELDS: ReadonlySet<string> = new Set(['stream', 'partial_images']);
+
+type InlineData = { mimeType: string; data: string | InlineBase64 };
+export type GeminiPart = { text: string } | { inlineData: InlineData };
+
+export interface GeminiImageRequest {
+  contents: [{ role: 'user'; parts: GeminiPart[] }];
+  generationConfig: Record<string, unknown>;
+  safetySettings?: unknown;
+}
+
+/** `aspectRatio` and `imageSize` of an OpenAI `WxH` (or `W*H`) size, or a tier alone; a 400 naming `size` when it cannot map. */
+export function geminiImageConfig(size: unknown): { aspectRatio?: string; imageSize?: string } {
+  if (size === undefined || size === 'auto') return {};
+  const text = typeof size === 'string' ? size.trim() : '';
+  const tier = text.toUpperCase();
+  if ((IMAGE_SIZES as readonly string[]).includes(tier)) return tier === '1K' ? {} : { imageSize: tier };
+  const match = /^([1-9]\d{0,5})\s*[x*]\s*([1-9]\d{0,5})$/i.exec(text);
+  if (!match)
+    throw GatewayError.invalidRequest(`size '${typeof size === 'string' ? size : JSON.stringify(size)}' is not a size Gemini can make: use WIDTHxHEIGHT (e.g. 1536x1024), 1K, 2K, 4K or auto`, 'size');
+  const width = Number(match[1]);
+  const height = Number(match[2]);
+  let best: string = GEMINI_ASPECT_RATIOS[0];
+  let distance = Infinity;
+  for (const ratio of GEMINI_ASPECT_RATIOS) {
+    const [w, h] = ratio.split(':').map(Number) as [number, number];
+    const off = Math.abs(Math.log(width / height / (w / h)));
+    if (off < distance) [best, distance] = [ratio, off];
+  }
+  if (distance > RATIO_TOLERANCE) {
+    throw GatewayError.invalidRequest(`size '${text}' has no Gemini aspect ratio near it: use a size of ratio ${GEMINI_ASPECT_RATIOS.join(', ')}`, 'size');
+  }
+  const longer = Math.max(width, height);
+  // 1K is Gemini's default, and the only size some image models take: it is not sent
+  const imageSize = longer <= 1024 ? undefined : longer <= 2048 ? '2K' : '4K';
+  return imageSize ? { aspectRatio: best, imageSize } : { aspectRatio: best };
+}
+
+/** One content item's image as an inlineData part; a URL is refused (Gemini takes the bytes, docs/gemini.md "Edits"). */
+function inlinePart(image: string | UploadedImage | DataUrlText, index: number): GeminiPart {
+  if (image instanceof UploadedImage || image instanceof DataUrlText) return { inlineData: { mimeType: image.mime, data: new InlineBase64(image) } };
+  const match = /^data:([^;,]+);base64,/i.exec(image);
+  if (!match) {
+    const path = `input.messages[0].content[${index}].image`;
+    throw GatewayError.invalidRequest(`${path}: Gemini takes images as bytes, not URLs: upload the file (POST /v1/images/edits) or send a 'data:image/...;base64,' URL`, path);
+  }
+  return { inlineData: { mimeType: match[1]!.toLowerCase(), data: image.slice(match[0].length) } };
+}
+
+/** The caller's allow-listed Gemini fields, checked key by key (a 400 names the first unknown one). */
+function passedFields(extra: Record<string, unknown> | undefined): { generationConfig: Record<string, unknown>; safetySettings?: unknown } {
+  const passed: { generationConfig: Record<string, unknown>; safetySettings?: unknown } = { generationConfig: {} };
+  for (const [key, value] of Object.entries(extra ?? {})) {
+    if (GATEWAY_FIELDS.has(key)) continue;
+    if (!PASSED_FIELDS.has(key)) throw GatewayError.invalidRequest(`${key} is not a field Gemini takes: leave it out (Gemini's own fields go in generationConfig or safetySettings)`, key);
+    if (key === 'safetySettings') {
+      if (!Array.isArray(value)) throw GatewayError.invalidRequest('safetySettings must be a list of { category, threshold }', key);
+      passed.safetySettings = value;
+      continue;
+    }
+    if (!isObject(value)) throw GatewayError.invalidRequest('generationConfig must be an object', key);
+    for (const [name, inner] of Object.entries(value)) {
+      if (!GENERATION_CONFIG_KEYS.has(name))
+        throw GatewayError.invalidRequest(`generationConfig.${name} is not passed to Gemini: take one of ${[...GENERATION_CONFIG_KEYS].join(', ')}`, `generationConfig.${name}`);
+      if (name === 'imageConfig') {
+        if (!isObject(inner)) throw GatewayError.invalidRequest('generationConfig.imageConfig must be an object', 'generationConfig.imageConfig');
+        const unknown = Object.keys(inner).find((field) => !IMAGE_CONFIG_KEYS.has(field));
+        if (unknown) throw GatewayError.invalidRequest(`generationConfig.imageConfig.${unknown} is not passed to Gemini: take aspectRatio or imageSize`, `generationConfig.imageConfig.${unknown}`);
+      }
+      if (name === 'responseModalities' && !(Array.isArray(inner) && inner.includes('IMAGE'))) {
+        throw GatewayError.invalidRequest("generationConfig.responseModalities must include 'IMAGE'", 'generationConfig.responseModalities');
+      }
+    }
+    passed.generationConfig = value;
+  }
+  return passed;
+}
+
+/**
+ * The generateContent body of one call (one image asked): the content items in the caller's order as
+ * parts, `size` as `imageConfig`, `parameters.seed` as `seed`, the caller's Gemini fields on top.
+ * A contract parameter Gemini cannot honour is a 400 naming it, never dropped.
+ */
+export function translateImageRequest(request: ImageGenerationRequest): GeminiImageRequest {
+  for (const name of Object.keys(request.parameters)) {
+    if (name !== 'size' && name !== 'n' && name !== 'seed') throw GatewayError.invalidRequest(`parameters.${name} is not something Gemini can do: leave it out`, `parameters.${name}`);
+  }
+  const parts = request.content.map((item, index): GeminiPart => ('text' in item ? { text: item.text } : inlinePart(item.image, index)));
+  const passed = passedFields(request.extra);
+  const { imageConfig: callerImageConfig, ...callerConfig } = passed.generationConfig;
+  const imageConfig = { ...geminiImageConfig(request.parameters.size), ...(isObject(callerImageConfig) ? callerImageConfig : {}) };
+  const generationConfig: Record<string, unknown> = { responseModalities: ['IMAGE'] };
+  if (typeof request.parameters.seed === 'number') generationConfig.seed = request.parameters.seed;
+  Object.assign(generationConfig, callerConfig);
+  if (Object.keys(imageConfig).length > 0) generationConfig.imageConfig = imageConfig;
+  const body: GeminiImageRequest = { contents: [{ role: 'user', parts }], generationConfig };
+  if (passed.safetySettings !== undefined) body.safetySettings = passed.safetySettings;
+  return body;
+}
+
+/** The number of generateContent calls for a request: its `n` (Gemini makes one image per call). */
+export function fanOutOf(request: ImageGenerationRequest): number {
+  const n = request.parameters.n;
+  return typeof n === 'number' && Number.isSafeInteger(n) && n >= 1 ? n : 1;
+}
+
+/** Seconds of a google.rpc.RetryInfo `retryDelay` ("37s", "1.5s"), when the error carries one. */
+function retryDelayOf(details: unknown): number | undefined {
+  if (!Array.isArray(details)) return undefined;
+  for (const detail of details) {
+    const delay = isObject(detail) ? stringOr(detail.retryDelay) : undefined;
+    const match = delay ? /^(\d+(?:\.\d+)?)s$/.exec(delay) : null;
+    if (match) return Number(match[1]);
+  }
+  return undefined;
+}
+
+/**
+ * `{ error: { code, message, status, details } }` (docs/gemini.md "Errors"): the google.rpc.Code name
+ * decides, except that an ErrorInfo reason naming the key (API_KEY_INVALID, sent as a 400) is the
+ * operator's problem. A 429 keeps the wait Google asked for (`Retry-After`, else RetryInfo).
+ */
+export function normalizeGeminiError(status: number, body: unknown, headers: Record<string, string | undefined> = {}, provider = 'gemini'): GatewayError {
+  const error = isObject(body) && isObject(body.error) ? body.error : undefined;
+  const details = error?.details;
+  const reason = Array.isArray(details) ? details.map((detail) => (isObject(detail) ? stringOr(detail.reason) : undefined)).find((found) => found !== undefined) : undefined;
+  const reasonKind = classifyUpstreamCode(reason);
+  const code = reasonKind === 'auth' ? reason : (error && stringOr(error.status)) || reason;
+  const header = headers['retry-after'];
+  const retryAfter = header !== undefined && /^\d+$/.test(header.trim()) ? Number(header.trim()) : retryDelayOf(details);
+  return GatewayError.fromUpstream({
+    provider,
+    status,
+    upstreamCode: code,
+    upstreamMessage: error ? stringOr(error.message) : undefined,
+    requestId: headers['x-request-id'],
+    kind: classifyUpstreamCode(code),
+    ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
+  });
+}
+
+/**
+ * One generateContent answer as contract §2.4 entries: every image part of every candidate (Gemini 3's
+ * `thought` images are drafts, not answers), a candidate's text as its images' revised_prompt. A
+ * blocked prompt or a refused image is a 400 content_policy_violation; no image otherwise is a 502.
+ */
+export function translateImageResponse(body: unknown, provider = 'gemini'): GoogleImageAnswer {
+  const responseId = (isObject(body) && stringOr(body.responseId)) || '';
+  const blockReason = isObject(body) && isObject(body.promptFeedback) ? stringOr(body.promptFeedback.blockReason) : undefined;
+  const refused = (code: string, message: string | undefined): GatewayError =>
+    GatewayError.fromUpstream({ provider, status: 200, upstreamCode: code, upstreamMessage: message, requestId: responseId || undefined, kind: 'content_policy' });
+  if (blockReason) throw refused(blockReason, isObject(body) && isObject(body.promptFeedback) ? stringOr(body.promptFeedback.blockReasonMessage) : undefined);
+  const data: ImageData[] = [];
+  const candidates = isObject(body) && Array.isArray(body.candidates) ? body.candidates : [];
+  let finish: string | undefined;
+  for (const candidate of candidates) {
+    if (!isObject(candidate)) continue;
+    finish ??= stringOr(candidate.finishReason);
+    const parts = isObject(candidate.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts : [];
+    const said = parts.flatMap((part: unknown) => (isObject(part) && part.thought !== true && typeof part.text === 'string' ? [part.text] : [])).join('\n');
+    for (const part of parts) {
+      if (!isObject(part) || part.thought === true || !isObject(part.inlineData)) continue;
+      const b64 = stringOr(part.inlineData.data);
+      if (b64) data.push({ url: '', b64_json: b64, revised_prompt: said });
+    }
+  }
+  if (data.length > 0) return { data, responseId, usage: tokensOf(body) };
+  if (finish && classifyUpstreamCode(finish) === 'content_policy') {
+    throw refused(finish, isObject(candidates[0]) ? stringOr(candidates[0].finishMessage) : undefined);
+  }
+  throw GatewayError.noImage(provider, finish ? ` (finishReason ${finish})` : '', responseId || undefined);
+}
+
+/** One generateContent answer as the gateway reads it. */
+export interface GoogleImageAnswer {
+  data: ImageData[];
+  responseId: string;
+  /** `usageMetadata` under the names the pricing reads (gpt-image's: docs/tenancy-and-billing.md "Cost in money"). */
+  usage: { input_tokens: number; output_tokens: number };
+}
+
+/** `usageMetadata.promptTokenCount` and `candidatesTokenCount` (0 when absent). */
+function tokensOf(body: unknown): GoogleImageAnswer['usage'] {
+  const metadata = isObject(body) && isObject(body.usageMetadata) ? body.usageMetadata : {};
+  const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0);
+  return { input_tokens: count(metadata.promptTokenCount), output_tokens: count(metadata.candidatesTokenCount) };
+}
+
+/** The model path segment: the operator's id, with or without Google's `models/` prefix. */
+export function modelSegment(model: string): string {
+  return encodeURIComponent(model.replace(/^models\//, ''));
+}
+
+/** How a Google image API is reached: its URL for a model and its credentials (the Gemini API here, Vertex AI in vertex.ts). */
+export interface GoogleImageTransport {
+  provider: 'gemini' | 'vertex';
+  url(upstream: Upstream, model: string): string;
+  /** The request headers, credentials included; asked once per request, before any call. */
+  headers(upstream: Upstream): Record<string, string> | Promise<Record<string, string>>;
+}
+
+const GEMINI_TRANSPORT: GoogleImageTransport = {
+  provider: 'gemini',
+  url: (upstream, model) => upstreamUrl(upstream.baseURL, '/v1beta', `/models/${modelSegment(model)}:generateContent`),
+  headers(upstream) {
+    // the key goes in Google's own header, never as a bearer token
+    const headers = jsonHeaders({ ...upstream, apiKey: undefined });
+    delete headers['x-goog-api-key'];
+    if (upstream.apiKey) headers['x-goog-api-key'] = upstream.apiKey;
+    return headers;
+  },
+};
+
+function sendOne(transport: GoogleImageTransport, call: CallContext, request: ImageGenerationRequest, upstream: Upstream, credentials: Record<string, string>): Promise<UpstreamResponse> {
+  const payload = encodeJsonWithUploads(translateImageRequest(request));
+  const headers = { ...credentials };
+  headers['content-length'] = String(payload.length);
+  return call.http.request({
+    provider: transport.provider,
+    method: 'POST',
+    url: transport.url(upstream, upstream.model ?? request.model),
+    headers,
+    body: payload.body,
+    timeoutMs: timeoutOf(upstream, call.limits),
+    signal: call.signal,
+    maxBytes: call.limits.upstreamResponseBytes,
+  });
+}
+
+function readOne(transport: GoogleImageTransport, response: UpstreamResponse): GoogleImageAnswer {
+  const body = parseJsonBody(response.body);
+  if (response.status < 200 || response.status >= 300) throw normalizeGeminiError(response.status, body, response.headers, transport.provider);
+  if (body === undefined) throw GatewayError.badUpstreamResponse(transport.provider, 'the body is not JSON', response.headers['x-request-id']);
+  return translateImageResponse(body, transport.provider);
+}
+
+/**
+ * n images as n concurrent calls. The images that came are answered (the caller is charged for those,
+ * image-pipeline.ts settles by the images answered), so a call that failed beside ones that succeeded
+ * never makes the caller retry, and pay again for, the ones that were made. When every call failed,
+ * the error is one that may have started work if any did (the fallback rule then tries no other upstream).
+ */
+export function generateGoogleImages(transport: GoogleImageTransport, call: CallContext, request: ImageGenerationRequest, upstream: Upstream): Promise<ImageGenerationResponse> {
+  // the body is checked once, before any call: a bad request starts no paid work
+  return new Promise<unknown>((resolve) => resolve(translateImageRequest(request)))
+    .then(() => transport.headers(upstream))
+    .then((credentials) =>
+      Promise.allSettled(
+        Array.from({ length: fanOutOf(request) }, () => rejectionOf(() => sendOne(transport, call, request, upstream, credentials)).then((response) => readOne(transport, response))),
+      ).then((settled): ImageGenerationResponse => {
+        const answers = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+        const data = answers.flatMap((answer) => answer.data);
+        if (data.length === 0) {
+          const errors = settled.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
+          const cause = errors.find((error) => !GatewayError.is(error) || !error.notStarted) ?? errors[0];
+          throw cause instanceof Error ? cause : GatewayError.noImage(transport.provider, '');
+        }
+        const requestId = answers.map((answer) => answer.responseId).find((id) => id !== '') ?? '';
+        // the tokens of every call that answered: what Google bills for the images delivered
+        const usage = { input_tokens: 0, output_tokens: 0 };
+        for (const answer of answers) {
+          usage.input_tokens += answer.usage.input_tokens;
+          usage.output_tokens += answer.usage.output_tokens;
+        }
+        return { created: Math.floor(Date.now() / 1000), data, extra: { request_id: requestId }, usage };
+      }),
+    );
+}
+
+/** The Gemini API: native image generation and edits (no OpenAI-compatible passthrough). */
+export const geminiProvider: Provider = {
+  name: 'gemini',
+  // the OpenTelemetry GenAI conventions' value for the Gemini API (generativelanguage.googleapis.com)
+  genAiName: 'gcp.gemini',
+  images: { generate: (call, request, upstream) => generateGoogleImages(GEMINI_TRANSPORT, call, request, upstream) },
+};
