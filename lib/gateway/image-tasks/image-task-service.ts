@@ -36,7 +36,8 @@ import { NEVER_ABORTED, messageOf } from '../tasks/background-work.js';
 import { callerOfTask, snapshotCaller } from '../tasks/caller-snapshot.js';
 import { checkCallbackTarget } from '../tasks/callback-target.js';
 import type { TaskWatches } from '../tasks/task-jobs.js';
-import { eventIdFor } from '../tasks/task-keys.js';
+import { callbackJob } from '../tasks/task-keys.js';
+import { taskUpstreamAmong } from '../tasks/upstream-task-state.js';
 import { isTerminalStatus } from '../tasks/task-state-order.js';
 import type { QuotaCharge } from '../tenancy/quotas.js';
 import { pricedWork, withCharge } from '../tenancy/with-charge.js';
@@ -417,8 +418,7 @@ export class ImageTaskService implements TaskWatches {
   /** The resolver asked again with the task's caller (keys are never stored), for the provider and base the task runs on. */
   private async upstreamOf(record: TaskRecord): Promise<Upstream> {
     const upstreams = await resolveUpstreams(this.deps.options, { model: record.model, route: record.image!.route, caller: callerOfTask(record), req: undefined });
-    const same = upstreams.filter((upstream) => upstream.provider === record.upstream.provider);
-    const upstream = same.find((candidate) => candidate.baseURL.replace(/\/+$/, '') === record.upstream.baseURL.replace(/\/+$/, '')) ?? same[0];
+    const upstream = taskUpstreamAmong(upstreams, record);
     if (!upstream) throw new Error(`resolveUpstream no longer names a ${record.upstream.provider} upstream for image task ${record.id}`);
     return upstream;
   }
@@ -508,8 +508,7 @@ export class ImageTaskService implements TaskWatches {
     if (!pricing) return undefined;
     const work = usage ?? usageFor(record.model);
     if (record.image?.quality !== undefined) work.imageQuality = record.image.quality;
-    const cost = pricing.costOf(pricedWork({ ...work, model: record.model, images: view.status === 'succeeded' ? work.images : 0 }, 200));
-    return cost;
+    return pricing.costOf(pricedWork({ ...work, model: record.model, images: view.status === 'succeeded' ? work.images : 0 }, 200));
   }
 
   /** The task's one terminal usage event (docs/tenancy-and-billing.md "Billing from usage events"). */
@@ -550,14 +549,7 @@ export class ImageTaskService implements TaskWatches {
     if (!callback) return;
     const { options } = this.deps;
     options.scheduler
-      .scheduleDelivery({
-        eventId: eventIdFor(record.id, view.status),
-        taskId: record.id,
-        url: callback.url,
-        body: JSON.stringify(view),
-        status: view.status,
-        ...(record.trace ? { trace: record.trace } : {}),
-      })
+      .scheduleDelivery(callbackJob(record, callback.url, view.status, view))
       .catch((error: unknown) => options.logger.error({ taskId: record.id, error: messageOf(error) }, 'image task callback not queued'));
   }
 

@@ -2,6 +2,8 @@
 // every instance that sees the same transition, so a job queued twice is queued once and receivers
 // deduplicate; and the delay before a task's next poll, from the callback options.
 import { createHash } from 'node:crypto';
+import type { DeliveryJob } from '../../stores/scheduling/job-scheduler.js';
+import type { TaskRecord } from '../../stores/tasks/task-store.js';
 
 /** Same for every attempt at one state of one task: receivers deduplicate on it (contract §6.4). */
 export function eventIdFor(taskId: string, status: string): string {
@@ -15,4 +17,13 @@ export function pollKey(taskId: string, polls: number): string {
 /** The delay before the poll after `polls` polls: `pollIntervalsMs` in order, the last one repeating. */
 export function pollDelayOf(intervals: readonly number[], polls: number): number {
   return intervals[Math.min(polls, intervals.length - 1)]!;
+}
+
+/**
+ * The delivery of one state of a task to its callback URL (contract §6.2): the body a query returns,
+ * under the state's event id, in the task's trace. Video polls, video queries and image tasks all
+ * hand their states over through it.
+ */
+export function callbackJob(record: Pick<TaskRecord, 'id' | 'trace'>, url: string, status: string, body: unknown): DeliveryJob {
+  return { eventId: eventIdFor(record.id, status), taskId: record.id, url, body: JSON.stringify(body), status, ...(record.trace ? { trace: record.trace } : {}) };
 }

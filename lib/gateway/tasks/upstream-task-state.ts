@@ -51,9 +51,7 @@ export class UpstreamTaskState {
   private async taskUpstream(record: TaskRecord, caller: Caller, req: ResolveUpstreamInput['req']): Promise<Upstream> {
     // keys are never stored: the resolver is asked again, so they can rotate
     const upstreams = await resolveUpstreams(this.options, { model: record.model, route: 'video.tasks', caller, req });
-    // the provider that created the task is the one that knows it
-    const same = upstreams.filter((upstream) => upstream.provider === record.upstream.provider);
-    const upstream = same.find((candidate) => sameBase(candidate.baseURL, record.upstream.baseURL)) ?? same[0];
+    const upstream = taskUpstreamAmong(upstreams, record);
     if (!upstream) {
       this.options.logger.error({ model: record.model }, `resolveUpstream no longer names a ${record.upstream.provider} upstream for a stored task`);
       throw GatewayError.internal();
@@ -64,6 +62,15 @@ export class UpstreamTaskState {
   private call(signal: AbortSignal): CallContext {
     return { http: this.http, signal, limits: this.options.limits };
   }
+}
+
+/**
+ * Of the upstreams the resolver named now, the one a stored task runs on: the provider that created
+ * it (the one that knows its id), at the same base URL when several are named.
+ */
+export function taskUpstreamAmong(upstreams: readonly Upstream[], record: Pick<TaskRecord, 'upstream'>): Upstream | undefined {
+  const same = upstreams.filter((upstream) => upstream.provider === record.upstream.provider);
+  return same.find((candidate) => sameBase(candidate.baseURL, record.upstream.baseURL)) ?? same[0];
 }
 
 function sameBase(a: string, b: string): boolean {
