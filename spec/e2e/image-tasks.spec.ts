@@ -238,6 +238,16 @@ describe("on the upstream's own task", () => {
     }
   });
 
+  it('Prefer: wait gets the ordinary answer of a task that ends on the upstream task API within the wait', async () => {
+    const gw = await start();
+    gw.fakes.images.workMs = 300;
+    const res = await submit(gw, { model: ASYNC_MODEL, prompt: 'waited for' }, { Prefer: 'respond-async, wait=30' });
+    expect(res.status).toBe(200);
+    expect(res.body.object).toBeUndefined();
+    expect(res.body.data[0].url).toMatch(/\/results\/generation-1-0\.png$/);
+    expect(gw.fakes.images.started()).toBe(1);
+  });
+
   it('an upstream task does not hold a slot of the queue: with one slot, a second task starts while the first is followed', async () => {
     const gw = await start({ imageTasks: { concurrency: 1, pollSeconds: 1 } });
     const release = gw.fakes.images.hold();

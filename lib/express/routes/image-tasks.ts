@@ -14,6 +14,13 @@ import { sendJson } from '../send-body.js';
 
 // how soon a client should look again at a task that has not ended
 const RETRY_AFTER_SECONDS = 3;
+// how often a `Prefer: wait` request looks at a task followed on its upstream's task API
+const FOLLOWED_LOOK_MS = 500;
+
+const delay = (ms: number): Promise<undefined> =>
+  new Promise((resolve) => {
+    setTimeout(() => resolve(undefined), ms).unref();
+  });
 
 /**
  * Submits `call` as a task. `waitSeconds` (from `Prefer: wait`) holds the request that long for the
@@ -26,14 +33,20 @@ export async function serveImageTask(tasks: ImageTaskService, context: RequestCo
   if (!outcome.ok) throw outcome.error;
   const { task, finished } = outcome.answer;
   if (waitMs > 0) {
-    let timer: NodeJS.Timeout | undefined;
-    const waited = await Promise.race([finished, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), waitMs)))]);
-    clearTimeout(timer);
+    const until = Date.now() + waitMs;
+    const waited = await Promise.race([finished, delay(waitMs)]);
     if (waited?.ok) return writeAnswer(context, waited.answer);
     if (waited) {
       // a task that failed within the wait is answered as the synchronous route would; one that was
       // cancelled (or ended by its watch) is shown as it is now
-      const now = await tasks.query(callerOf(context), task.id);
+      let now = await tasks.query(callerOf(context), task.id);
+      // a task handed to its upstream's own task API ends on whichever instance follows it: its
+      // record is looked at until the wait is over (docs/image-tasks.md "Submitting")
+      while (waited.error instanceof TaskNotRun && now.ok && !isTerminalStatus(now.answer.status) && Date.now() + FOLLOWED_LOOK_MS < until) {
+        await delay(FOLLOWED_LOOK_MS);
+        now = await tasks.query(callerOf(context), task.id);
+      }
+      if (now.ok && now.answer.status === 'succeeded' && now.answer.result) return sendJson(context, 200, now.answer.result);
       if (now.ok && now.answer.status === 'failed' && !(waited.error instanceof TaskNotRun)) throw waited.error;
       if (now.ok) return accepted(context, now.answer);
     }
