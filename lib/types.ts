@@ -44,7 +44,7 @@ export interface Upstream {
    * (e.g. `getBearerTokenProvider` of `@azure/identity`); the token is never stored or logged.
    */
   token?: () => string | Promise<string>;
-  /** Vertex AI: the Google Cloud project id (docs/gemini.md "Vertex AI"). */
+  /** Vertex AI: the Google Cloud project id (docs/providers/gemini.md "Vertex AI"). */
   project?: string;
   /** Vertex AI: the location, as in `us-central1`. Default `global`. */
   location?: string;

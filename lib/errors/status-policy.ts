@@ -56,7 +56,7 @@ const KIND_BY_CODE: Readonly<Record<string, UpstreamErrorKind>> = {
   // a wrong OpenAPI host, service or action is the operator's configuration, not the caller's request
   ServiceNotFound: 'server',
   InvalidActionOrVersion: 'server',
-  // Google's google.rpc.Code names in `error.status` (Gemini API and Vertex AI, docs/gemini.md "Errors");
+  // Google's google.rpc.Code names in `error.status` (Gemini API and Vertex AI, docs/providers/gemini.md "Errors");
   // a key Google refuses comes as a 400 whose ErrorInfo reason says so: the operator's, never the caller's
   INVALID_ARGUMENT: 'invalid',
   OUT_OF_RANGE: 'invalid',

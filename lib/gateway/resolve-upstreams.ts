@@ -44,7 +44,7 @@ function describeProblem(upstream: Upstream): string | undefined {
     const value = upstream[field];
     if (value !== undefined && (typeof value !== 'string' || value === '')) return `${field} must be a non-empty string`;
   }
-  // docs/gemini.md "Vertex AI": the project is in every path, the token function is the only credential
+  // docs/providers/gemini.md "Vertex AI": the project is in every path, the token function is the only credential
   if (upstream.provider === 'vertex' && (typeof upstream.project !== 'string' || upstream.project === '' || typeof upstream.getAccessToken !== 'function')) {
     return "provider 'vertex' needs project and getAccessToken";
   }

@@ -5,7 +5,7 @@
 // plain strings (Data URLs sent as JSON) the same way: slice by slice, never one whole JSON string
 // plus its Buffer copy (docs/architecture.md "Security boundaries": peak memory per request within ~2x its body). A Data URL the JSON
 // parser kept in the body's bytes (DataUrlText) is sent as views of those bytes: no copy at all.
-// An API that takes bare base64 beside a MIME type (Gemini's inlineData, docs/gemini.md) gets the
+// An API that takes bare base64 beside a MIME type (Gemini's inlineData, docs/providers/gemini.md) gets the
 // same bytes wrapped in InlineBase64: no `data:` header, still never one whole string.
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';

@@ -142,7 +142,7 @@ function gptImage(id: string, extra: readonly string[] = []): ModelEntry {
   };
 }
 
-// Gemini's image models (docs/gemini.md): the fields the adapter translates or passes on; no `n`
+// Gemini's image models (docs/providers/gemini.md): the fields the adapter translates or passes on; no `n`
 // upstream, so `n` is the gateway's fan-out of one call per image (at most 4, the gateway's own bound)
 const GEMINI_IMAGE_PARAMETERS = ['prompt', 'input', 'n', 'size', 'response_format', 'stream', 'parameters.size', 'parameters.n', 'parameters.seed', 'generationConfig', 'safetySettings'] as const;
 
@@ -203,7 +203,7 @@ const VENDOR_MODELS: readonly ModelEntry[] = [
   gptImage('gpt-image-2*'),
   gptImage('gpt-image-2.5*'),
   gptImage('gpt-image-2.6*', ['complexity']),
-  // Gemini API image models (docs/gemini.md); the operator's resolver names the exact id
+  // Gemini API image models (docs/providers/gemini.md); the operator's resolver names the exact id
   geminiImage('gemini-2.5-flash-image*', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 3 } }),
   geminiImage('gemini-3-pro-image*', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 14 }, tiers: ['1K', '2K', '4K'] }),
   geminiImage('gemini-3.1-flash-image*', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 14 }, tiers: ['1K', '2K', '4K'] }),

@@ -1,4 +1,4 @@
-// Gemini API adapter (docs/gemini.md): the gateway's image requests as `models/{model}:generateContent`
+// Gemini API adapter (docs/providers/gemini.md): the gateway's image requests as `models/{model}:generateContent`
 // calls with an image response modality. Gemini has no `n`: n images are n calls, and the caller is
 // charged for the images delivered. Images come back as base64 `inlineData` parts, never URLs.
 // Pure translation functions first, then the transport that uses them.
@@ -16,14 +16,14 @@ import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
 import type { Provider } from './provider.js';
 import { upstreamUrl } from './upstream-url.js';
 
-/** The aspect ratios Gemini's `imageConfig.aspectRatio` takes (docs/gemini.md "Sizes"). */
+/** The aspect ratios Gemini's `imageConfig.aspectRatio` takes (docs/providers/gemini.md "Sizes"). */
 const GEMINI_ASPECT_RATIOS = ['1:1', '2:3', '3:2', '3:4', '4:3', '4:5', '5:4', '9:16', '16:9', '21:9'] as const;
 const IMAGE_SIZES = ['1K', '2K', '4K'] as const;
 
 // a size whose ratio is further than this (as a log ratio, about 6%) from every Gemini ratio cannot map
 const RATIO_TOLERANCE = 0.06;
 
-/** `generationConfig` keys a caller may send (docs/gemini.md "Gemini's own fields"); anything else is a 400. */
+/** `generationConfig` keys a caller may send (docs/providers/gemini.md "Gemini's own fields"); anything else is a 400. */
 const GENERATION_CONFIG_KEYS: ReadonlySet<string> = new Set(['responseModalities', 'temperature', 'topP', 'topK', 'seed', 'imageConfig']);
 const IMAGE_CONFIG_KEYS: ReadonlySet<string> = new Set(['aspectRatio', 'imageSize']);
 /** Top-level fields of the caller's body passed on to Gemini as they are. */
@@ -67,7 +67,7 @@ export function geminiImageConfig(size: unknown): { aspectRatio?: string; imageS
   return imageSize ? { aspectRatio: best, imageSize } : { aspectRatio: best };
 }
 
-/** One content item's image as an inlineData part; a URL is refused (Gemini takes the bytes, docs/gemini.md "Edits"). */
+/** One content item's image as an inlineData part; a URL is refused (Gemini takes the bytes, docs/providers/gemini.md "Edits"). */
 function inlinePart(image: string | UploadedImage | DataUrlText, index: number): GeminiPart {
   if (image instanceof UploadedImage || image instanceof DataUrlText) return { inlineData: { mimeType: image.mime, data: new InlineBase64(image) } };
   const match = /^data:([^;,]+);base64,/i.exec(image);
@@ -147,7 +147,7 @@ function retryDelayOf(details: unknown): number | undefined {
 }
 
 /**
- * `{ error: { code, message, status, details } }` (docs/gemini.md "Errors"): the google.rpc.Code name
+ * `{ error: { code, message, status, details } }` (docs/providers/gemini.md "Errors"): the google.rpc.Code name
  * decides, except that an ErrorInfo reason naming the key (API_KEY_INVALID, sent as a 400) is the
  * operator's problem. A 429 keeps the wait Google asked for (`Retry-After`, else RetryInfo).
  */

@@ -1,4 +1,4 @@
-// Vertex AI adapter (docs/gemini.md "Vertex AI"): the Gemini adapter's bodies, answers, fan-out and
+// Vertex AI adapter (docs/providers/gemini.md "Vertex AI"): the Gemini adapter's bodies, answers, fan-out and
 // errors, at Vertex's publisher-model path, with an OAuth2 access token the host's own function gives
 // (the host owns its Google credentials; the gateway neither refreshes nor keeps them).
 import { GatewayError } from '../errors/gateway-error.js';

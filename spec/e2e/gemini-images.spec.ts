@@ -1,4 +1,4 @@
-// The Gemini API behind the OpenAI image routes (docs/gemini.md), read by the official openai SDK: a
+// The Gemini API behind the OpenAI image routes (docs/providers/gemini.md), read by the official openai SDK: a
 // text-to-image call (the bytes Gemini sent, unchanged), an edit as inlineData parts, `n` as n calls
 // charged per image delivered, each class of Gemini error, a streamed request (the completed-event
 // form) and an asynchronous image task; then Vertex AI (the same bodies, a bearer token from the host's

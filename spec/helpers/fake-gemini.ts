@@ -1,4 +1,4 @@
-// A fake Gemini API speaking the generateContent wire format of docs/gemini.md exactly (as @google/genai
+// A fake Gemini API speaking the generateContent wire format of docs/providers/gemini.md exactly (as @google/genai
 // sends and reads it): `POST /v1beta/models/{model}:generateContent` with `x-goog-api-key`, answered with
 // one image as a base64 `inlineData` part per call, Google's `{ error: { code, message, status } }`
 // envelopes for failures. The same server answers Vertex AI's publisher-model path with a bearer token.

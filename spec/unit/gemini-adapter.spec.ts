@@ -1,4 +1,4 @@
-// The Gemini adapter's pure functions (docs/gemini.md): size to aspectRatio/imageSize, the request body,
+// The Gemini adapter's pure functions (docs/providers/gemini.md): size to aspectRatio/imageSize, the request body,
 // Google's error envelopes and the answer's images, refusals and missing images, table by table.
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../lib/errors/gateway-error.js';
