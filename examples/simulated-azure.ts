@@ -55,7 +55,15 @@ async function askOf(req: IncomingMessage, route: string): Promise<Ask> {
       const value = form.get(name);
       return typeof value === 'string' ? value : '';
     };
-    return { prompt: text('prompt'), n: Number(text('n') || 1), size: text('size') || 'auto', quality: text('quality') || 'auto', stream: text('stream') === 'true', partials: Number(text('partial_images') || 0), images };
+    return {
+      prompt: text('prompt'),
+      n: Number(text('n') || 1),
+      size: text('size') || 'auto',
+      quality: text('quality') || 'auto',
+      stream: text('stream') === 'true',
+      partials: Number(text('partial_images') || 0),
+      images,
+    };
   }
   const body = parseJson(bytes);
   if (!isObject(body)) throw new AzureFailure(400, 'invalid_request_error', 'The request body must be a JSON object.');
@@ -81,10 +89,11 @@ export async function startSimulatedAzure(): Promise<SimulatedAzure> {
     if (DEPLOYMENT.test(url.pathname) && !url.searchParams.get('api-version')) throw new AzureFailure(404, '404', 'Resource not found');
     const ask = await askOf(req, route);
     if (!ask.prompt.trim()) throw new AzureFailure(400, 'invalid_request_error', "Missing required parameter: 'prompt'.", 'prompt');
-    if (!SIZES.has(ask.size)) throw new AzureFailure(400, 'invalid_value', `Invalid value: '${ask.size.slice(0, 40)}'. Supported values are: 'auto', '1024x1024', '1536x1024', and '1024x1536'.`, 'size');
+    if (!SIZES.has(ask.size))
+      throw new AzureFailure(400, 'invalid_value', `Invalid value: '${ask.size.slice(0, 40)}'. Supported values are: 'auto', '1024x1024', '1536x1024', and '1024x1536'.`, 'size');
     if (!Number.isInteger(ask.n) || ask.n < 1 || ask.n > 10) throw new AzureFailure(400, 'integer_above_max_value', 'Invalid n: it must be from 1 to 10.', 'n');
     // Azure's content filter, so the example can show the refusal: a prompt naming it is refused
-    if (/content filter/i.test(ask.prompt)) throw new AzureFailure(400, 'content_filter', 'The response was filtered due to the prompt triggering Azure OpenAI\'s content management policy.', 'prompt');
+    if (/content filter/i.test(ask.prompt)) throw new AzureFailure(400, 'content_filter', "The response was filtered due to the prompt triggering Azure OpenAI's content management policy.", 'prompt');
     const [width, height] = ask.size === 'auto' ? [1024, 1024] : ask.size.split('x').map(Number);
     const size = `${width}x${height}`;
     served += 1;
