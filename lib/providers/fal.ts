@@ -11,7 +11,6 @@ import { encodeJsonWithUploads } from '../images/uploaded-image.js';
 import { isObject, stringOr } from '../json/json-values.js';
 import type { Upstream } from '../types.js';
 import type { CallContext } from './call-context.js';
-import { normalizeFalError } from './fal-errors.js';
 import { appIdOf, awaitFalResult, decodeFalTaskId, encodeFalTaskId, falResult, falStatus, submitFal } from './fal-queue.js';
 import { falVideoTasks } from './fal-video.js';
 import type { Provider, UpstreamImageState, UpstreamImageTasks } from './provider.js';
@@ -216,4 +215,3 @@ export const falProvider: Provider = {
   tasks: falVideoTasks,
 };
 
-export { normalizeFalError };

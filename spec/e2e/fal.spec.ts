@@ -42,12 +42,12 @@ const failureOf = (promise: Promise<unknown>): Promise<ApiError> =>
 describe('text to image', () => {
   it('submits to the endpoint with Authorization: Key, polls the app id, and answers the images as b64_json', async () => {
     const before = fal.submits();
-    const result = await client.images.generate({ model: 'fal-ai/flux/dev', prompt: 'a paper crane', size: '1024x768', n: 2, response_format: 'b64_json' });
+    const result = await client.images.generate({ model: 'fal-ai/flux/dev', prompt: 'a paper crane', size: '1536x1024', n: 2, response_format: 'b64_json' });
     expect(result.data).toHaveLength(2);
     for (const image of result.data ?? []) expect(Buffer.from(image.b64_json ?? '', 'base64').equals(TINY_PNG)).toBe(true);
     expect(fal.submits() - before).toBe(1);
     const { requestId, input } = fal.inputs().at(-1)!;
-    expect(input).toEqual({ prompt: 'a paper crane', image_size: { width: 1024, height: 768 }, num_images: 2 });
+    expect(input).toEqual({ prompt: 'a paper crane', image_size: { width: 1536, height: 1024 }, num_images: 2 });
     const sent = fal.apiRequests();
     expect(sent[0]!.path).toBe('/fal-ai/flux/dev');
     expect(sent[0]!.headers.authorization).toBe(`Key ${FAL_KEY}`);
@@ -118,7 +118,7 @@ describe('errors', () => {
 
   it('a 422 naming a field is a 400 naming it (the caller’s name for a translated field)', async () => {
     fal.script('result', (_req, res) => falError(res, 422, [{ loc: ['body', 'image_size'], msg: 'width must be a multiple of 16', type: 'value_error' }]));
-    const error = await failureOf(client.images.generate({ model: 'fal-ai/flux/dev', prompt: 'a fox', size: '1000x1000' }));
+    const error = await failureOf(client.images.generate({ model: 'fal-ai/flux/dev', prompt: 'a fox', size: '1024x1024' }));
     expect(error.status).toBe(400);
     expect(error.error).toMatchObject({ code: 'invalid_request_error', param: 'size' });
     expect((error.error as { message: string }).message).toContain('image_size: width must be a multiple of 16');
@@ -144,7 +144,9 @@ describe('errors', () => {
   });
 
   it('a content_policy_violation detail is a 400 content_policy_violation', async () => {
-    fal.script('result', (_req, res) => falError(res, 422, [{ loc: ['body', 'prompt'], msg: 'The content could not be processed because it contained material flagged by a content checker.', type: 'content_policy_violation' }]));
+    fal.script('result', (_req, res) =>
+      falError(res, 422, [{ loc: ['body', 'prompt'], msg: 'The content could not be processed because it contained material flagged by a content checker.', type: 'content_policy_violation' }]),
+    );
     const error = await failureOf(client.images.generate({ model: 'fal-ai/flux/dev', prompt: 'a fox' }));
     expect(error.status).toBe(400);
     expect(error.error).toMatchObject({ code: 'content_policy_violation' });
@@ -197,7 +199,6 @@ describe('image tasks', () => {
     };
     const options = { resolveUpstream: () => ({ provider: 'fal' as const, baseURL: fake.origin, apiKey: FAL_KEY, model: 'fal-ai/flux/dev' }), store, imageTasks: { pollSeconds: 1 } };
     const first = createTestGateway({ ...options, scheduler: sharedScheduler() });
-    const second = createTestGateway({ ...options, scheduler: sharedScheduler() });
     try {
       fake.setQueueReads(1_000);
       const submitted = await request(first.app).post('/v1/images/generations').set(auth).set('Prefer', 'respond-async').send({ model: 'fal-ai/flux/dev', prompt: 'a harbour' });
@@ -205,18 +206,19 @@ describe('image tasks', () => {
       await expect.poll(() => fake.apiRequests().filter((call) => call.path.endsWith('/status')).length, { timeout: 10_000 }).toBeGreaterThan(0);
       await first.close();
       fake.setQueueReads(0);
-      const third = createTestGateway({ ...options, scheduler: sharedScheduler() });
+      // the restarted instance: the same store and queue, nothing of the first one's memory
+      const second = createTestGateway({ ...options, scheduler: sharedScheduler() });
       try {
-        const task = await settled(third.app, `/v1/images/tasks/${String(submitted.body.id)}`);
+        const task = await settled(second.app, `/v1/images/tasks/${String(submitted.body.id)}`);
         expect(task.status).toBe('succeeded');
         const { requestId } = fake.inputs()[0]!;
         expect((task.result as { data: Array<{ url: string }> }).data[0]!.url).toBe(`${fake.origin}/files/${requestId}-0.png`);
       } finally {
-        await third.close();
+        await second.close();
       }
       expect(fake.submits()).toBe(1);
     } finally {
-      await second.close();
+      await first.close();
       await fake.close();
     }
   });
@@ -229,7 +231,15 @@ describe('video tasks', () => {
     const created = await request(gw.url)
       .post(TASKS)
       .set(auth)
-      .send({ model, content: [{ type: 'text', text: 'a paper boat drifts' }, { type: 'image_url', image_url: { url: 'https://images.example.com/boat.png' } }], ratio: '16:9', duration: 5 });
+      .send({
+        model,
+        content: [
+          { type: 'text', text: 'a paper boat drifts' },
+          { type: 'image_url', image_url: { url: 'https://images.example.com/boat.png' } },
+        ],
+        ratio: '16:9',
+        duration: 5,
+      });
     expect(created.status).toBe(200);
     const id = String(created.body.id);
     expect(id.startsWith('task_')).toBe(true);
