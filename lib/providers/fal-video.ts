@@ -133,7 +133,12 @@ export interface FalVideoState {
 
 async function getFalVideo(call: CallContext, upstream: Upstream, taskId: string): Promise<FalVideoState> {
   const ref = decodeFalTaskId(taskId);
-  const known: FalVideoState = { status: 'running', request_id: ref.request, ...(ref.seconds !== undefined ? { seconds: ref.seconds } : {}), ...(ref.resolution ? { resolution: ref.resolution } : {}) };
+  const known: FalVideoState = {
+    status: 'running',
+    request_id: ref.request,
+    ...(ref.seconds !== undefined ? { seconds: ref.seconds } : {}),
+    ...(ref.resolution ? { resolution: ref.resolution } : {}),
+  };
   const state = await falStatus(call, upstream, ref.app, ref.request);
   if (state.status === 'UNKNOWN') throw GatewayError.notFound('The task no longer exists upstream (unknown to fal, or past its retention).');
   if (state.status === 'IN_QUEUE') return { ...known, status: 'queued' };

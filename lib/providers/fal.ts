@@ -80,7 +80,8 @@ export function falAspectRatio(size: unknown): Record<string, unknown> {
   const text = typeof size === 'string' ? size.trim() : '';
   if ((FAL_ASPECT_RATIOS as readonly string[]).includes(text)) return { aspect_ratio: text };
   const match = /^([1-9]\d{0,5})\s*[x*]\s*([1-9]\d{0,5})$/i.exec(text);
-  if (!match) throw GatewayError.invalidRequest(`size '${sizeText(size)}' is not a size this fal model can make: use WIDTHxHEIGHT (e.g. 1536x1024), auto, or a ratio ${FAL_ASPECT_RATIOS.join(', ')}`, 'size');
+  if (!match)
+    throw GatewayError.invalidRequest(`size '${sizeText(size)}' is not a size this fal model can make: use WIDTHxHEIGHT (e.g. 1536x1024), auto, or a ratio ${FAL_ASPECT_RATIOS.join(', ')}`, 'size');
   const ratio = Number(match[1]) / Number(match[2]);
   let best: string = FAL_ASPECT_RATIOS[0];
   let distance = Infinity;
@@ -151,7 +152,14 @@ export function translateFalImageResponse(body: unknown, requestId: string): Ima
     if (isObject(image) && typeof image.width === 'number' && typeof image.height === 'number') sizes.push(`${image.width}x${image.height}`);
   });
   if (data.length === 0 && flagged > 0) {
-    throw GatewayError.fromUpstream({ provider: 'fal', status: 200, upstreamCode: 'has_nsfw_concepts', upstreamMessage: 'the safety checker flagged the generated image', requestId, kind: 'content_policy' });
+    throw GatewayError.fromUpstream({
+      provider: 'fal',
+      status: 200,
+      upstreamCode: 'has_nsfw_concepts',
+      upstreamMessage: 'the safety checker flagged the generated image',
+      requestId,
+      kind: 'content_policy',
+    });
   }
   if (data.length === 0) throw GatewayError.noImage('fal', '', requestId || undefined);
   const response: ImageGenerationResponse = { created: Math.floor(Date.now() / 1000), data, extra: { request_id: requestId } };
@@ -214,4 +222,3 @@ export const falProvider: Provider = {
   imageTasks: falImageTasks,
   tasks: falVideoTasks,
 };
-

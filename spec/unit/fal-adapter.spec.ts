@@ -183,9 +183,17 @@ describe('video', () => {
   const last = { type: 'image_url', image_url: { url: 'https://a.example/last.png' }, role: 'last_frame' };
 
   it.each([
-    ['fal-ai/kling-video/v2.1/pro/image-to-video', { content: [text, first, last], ratio: '16:9', duration: 10, watermark: false }, { prompt: 'a boat', image_url: 'https://a.example/first.png', tail_image_url: 'https://a.example/last.png', aspect_ratio: '16:9', duration: '10' }],
+    [
+      'fal-ai/kling-video/v2.1/pro/image-to-video',
+      { content: [text, first, last], ratio: '16:9', duration: 10, watermark: false },
+      { prompt: 'a boat', image_url: 'https://a.example/first.png', tail_image_url: 'https://a.example/last.png', aspect_ratio: '16:9', duration: '10' },
+    ],
     ['fal-ai/veo3', { content: [text], duration: 8, resolution: '1080p', generate_audio: true, seed: 3 }, { prompt: 'a boat', duration: '8s', resolution: '1080p', generate_audio: true, seed: 3 }],
-    ['fal-ai/bytedance/seedance/v1/pro/image-to-video', { content: [text, first], ratio: 'adaptive', duration: 5, camera_fixed: true }, { prompt: 'a boat', image_url: 'https://a.example/first.png', duration: '5', camera_fixed: true }],
+    [
+      'fal-ai/bytedance/seedance/v1/pro/image-to-video',
+      { content: [text, first], ratio: 'adaptive', duration: 5, camera_fixed: true },
+      { prompt: 'a boat', image_url: 'https://a.example/first.png', duration: '5', camera_fixed: true },
+    ],
   ])('%s', (endpoint, body, input) => expect(translateFalVideoRequest({ model: 'm', callback_url: 'https://cb.example', ...body }, endpoint)).toEqual(input));
 
   it.each([
