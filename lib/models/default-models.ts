@@ -201,7 +201,21 @@ function falImage(id: string, limits: ModelEntry['limits']): ModelEntry {
 }
 
 // fal's video endpoints (docs/providers/fal.md "Video tasks"): Ark's create shape, mapped by family
-const FAL_VIDEO_PARAMETERS = ['content', 'ratio', 'duration', 'resolution', 'seed', 'generate_audio', 'camera_fixed', 'watermark', 'callback_url', 'negative_prompt', 'cfg_scale', 'prompt_optimizer', 'enhance_prompt'] as const;
+const FAL_VIDEO_PARAMETERS = [
+  'content',
+  'ratio',
+  'duration',
+  'resolution',
+  'seed',
+  'generate_audio',
+  'camera_fixed',
+  'watermark',
+  'callback_url',
+  'negative_prompt',
+  'cfg_scale',
+  'prompt_optimizer',
+  'enhance_prompt',
+] as const;
 
 function falVideo(id: string, durations: NonNullable<ModelEntry['limits']>['durations']): ModelEntry {
   return { id, owned_by: 'fal', provider: 'fal', endpoints: { '/api/v3/contents/generations/tasks': 'translated' }, supported_parameters: FAL_VIDEO_PARAMETERS, limits: { durations }, streams: false };
