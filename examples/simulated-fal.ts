@@ -124,7 +124,7 @@ export async function startSimulatedFal(options: SimulatedFalOptions = {}): Prom
     }
     const [width, height] = sidesOf(request.input);
     const scale = Math.min(1, RENDER_SIDE / Math.max(width, height));
-    const prompt = String(request.input.prompt ?? '');
+    const prompt = typeof request.input.prompt === 'string' ? request.input.prompt : '';
     const references = Array.isArray(request.input.image_urls) ? request.input.image_urls.map(String) : typeof request.input.image_url === 'string' ? [request.input.image_url] : [];
     const count = typeof request.input.num_images === 'number' ? request.input.num_images : 1;
     const made = Array.from({ length: count }, (_, index) => {

@@ -18,8 +18,8 @@ const NAMESPACES: ReadonlySet<string> = new Set(['workflows', 'comfy']);
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /** The first poll waits this long; each next one half as long again, up to POLL_MAX_MS. */
-export const POLL_FIRST_MS = 500;
-export const POLL_MAX_MS = 2000;
+const POLL_FIRST_MS = 500;
+const POLL_MAX_MS = 2000;
 /** Status polls that fail in a row (a network error, 429, 5xx) before the wait gives up. */
 const POLL_FAILURES = 8;
 
@@ -27,7 +27,7 @@ const POLL_FAILURES = 8;
  * An endpoint id's segments, checked: `owner/alias[/path...]` (`workflows/owner/alias/...` too), each
  * segment plain text, so configuration cannot reshape a URL. A bad id is the operator's mistake.
  */
-export function endpointSegments(endpointId: string): string[] {
+function endpointSegments(endpointId: string): string[] {
   const segments = endpointId.split('/');
   const least = NAMESPACES.has(segments[0] ?? '') ? 3 : 2;
   if (segments.length < least || !segments.every((segment) => SEGMENT.test(segment) && !/^\.+$/.test(segment))) {
@@ -56,24 +56,24 @@ function falUrl(upstream: Upstream, path: string): string {
 }
 
 /** The status URL of a request (queue.ts `status`). */
-export function statusUrl(upstream: Upstream, appId: string, requestId: string): string {
+function statusUrl(upstream: Upstream, appId: string, requestId: string): string {
   return falUrl(upstream, `${appId}/requests/${encodeURIComponent(requestId)}/status`);
 }
 
 /** The result URL of a request (queue.ts `result`). */
-export function resultUrl(upstream: Upstream, appId: string, requestId: string): string {
+function resultUrl(upstream: Upstream, appId: string, requestId: string): string {
   return falUrl(upstream, `${appId}/requests/${encodeURIComponent(requestId)}`);
 }
 
 /** The key as fal takes it: `Authorization: Key <key>` (@fal-ai/client config.ts credentials), never a bearer. */
-export function falHeaders(upstream: Upstream): Record<string, string> {
+function falHeaders(upstream: Upstream): Record<string, string> {
   const headers = jsonHeaders({ ...upstream, apiKey: undefined });
   if (upstream.apiKey) headers.authorization = `Key ${upstream.apiKey}`;
   return headers;
 }
 
 /** The JSON of a 2xx answer; a failed answer as the gateway's error. */
-export function readFalBody(response: UpstreamResponse): unknown {
+function readFalBody(response: UpstreamResponse): unknown {
   const body = parseJsonBody(response.body);
   if (response.status < 200 || response.status >= 300) throw normalizeFalError(response.status, body, response.headers);
   if (body === undefined) throw GatewayError.badUpstreamResponse('fal', 'the body is not JSON', response.headers['x-fal-request-id']);

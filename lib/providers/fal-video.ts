@@ -24,7 +24,7 @@ export interface FalVideoFamily {
 }
 
 /** The family of a video endpoint id (docs/providers/fal.md "Video families"). */
-export function falVideoFamilyOf(endpointId: string): FalVideoFamily {
+function falVideoFamilyOf(endpointId: string): FalVideoFamily {
   if (/(?:^|\/)veo\d/.test(endpointId)) return { duration: 'seconds', resolution: true, seed: true, audio: true, cameraFixed: false };
   if (/(?:^|\/)kling-video\//.test(endpointId)) return { duration: 'number', resolution: false, seed: false, audio: false, cameraFixed: false, lastFrame: 'tail_image_url' };
   if (/\/seedance\//.test(endpointId)) return { duration: 'number', resolution: true, seed: true, audio: false, cameraFixed: true, lastFrame: 'end_image_url' };
@@ -33,7 +33,7 @@ export function falVideoFamilyOf(endpointId: string): FalVideoFamily {
 }
 
 /** fal's own video fields a caller may send, passed on as they are. */
-export const FAL_VIDEO_FIELDS: ReadonlySet<string> = new Set(['negative_prompt', 'cfg_scale', 'prompt_optimizer', 'enhance_prompt', 'auto_fix']);
+const FAL_VIDEO_FIELDS: ReadonlySet<string> = new Set(['negative_prompt', 'cfg_scale', 'prompt_optimizer', 'enhance_prompt', 'auto_fix']);
 /** The gateway's fields (the model is the gateway's, the callback is delivered by the gateway). */
 const GATEWAY_FIELDS: ReadonlySet<string> = new Set(['model', 'callback_url']);
 

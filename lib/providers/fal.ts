@@ -16,9 +16,9 @@ import { falVideoTasks } from './fal-video.js';
 import type { Provider, UpstreamImageState, UpstreamImageTasks } from './provider.js';
 
 /** fal's named `image_size` values (FLUX-style endpoints), passed as they are when the caller names one. */
-export const FAL_IMAGE_SIZES = ['square_hd', 'square', 'portrait_4_3', 'portrait_16_9', 'landscape_4_3', 'landscape_16_9'] as const;
+const FAL_IMAGE_SIZES = ['square_hd', 'square', 'portrait_4_3', 'portrait_16_9', 'landscape_4_3', 'landscape_16_9'] as const;
 /** The `aspect_ratio` values of the aspect-ratio endpoints (nano-banana, FLUX1.1 [pro] ultra, Kontext, Imagen 4). */
-export const FAL_ASPECT_RATIOS = ['21:9', '16:9', '3:2', '4:3', '5:4', '1:1', '4:5', '3:4', '2:3', '9:16', '9:21'] as const;
+const FAL_ASPECT_RATIOS = ['21:9', '16:9', '3:2', '4:3', '5:4', '1:1', '4:5', '3:4', '2:3', '9:16', '9:21'] as const;
 // a size whose ratio is further than this (as a log ratio, about 6%) from every fal ratio cannot map
 const RATIO_TOLERANCE = 0.06;
 
@@ -26,7 +26,7 @@ const RATIO_TOLERANCE = 0.06;
  * fal's own fields a caller may send at the top level of the body (docs/providers/fal.md "fal's own
  * fields"), passed on as they are; anything else is a 400 naming it.
  */
-export const FAL_FIELDS: ReadonlySet<string> = new Set([
+const FAL_FIELDS: ReadonlySet<string> = new Set([
   'guidance_scale',
   'num_inference_steps',
   'output_format',
@@ -192,7 +192,7 @@ async function generateFalImages(call: CallContext, request: ImageGenerationRequ
  * Image tasks on fal's queue (docs/image-tasks.md): the stored id holds the app id and fal's request
  * id, so any instance reads it after a restart with nothing else.
  */
-export const falImageTasks: UpstreamImageTasks = {
+const falImageTasks: UpstreamImageTasks = {
   offers: () => true,
   submit: (call, request, upstream) => submitImages(call, request, upstream).then(encodeFalTaskId),
   read: async (call, upstream, taskId): Promise<UpstreamImageState> => {
