@@ -201,24 +201,19 @@ function falImage(id: string, limits: ModelEntry['limits']): ModelEntry {
 }
 
 // fal's video endpoints (docs/providers/fal.md "Video tasks"): Ark's create shape, mapped by family
-const FAL_VIDEO_PARAMETERS = [
-  'content',
-  'ratio',
-  'duration',
-  'resolution',
-  'seed',
-  'generate_audio',
-  'camera_fixed',
-  'watermark',
-  'callback_url',
-  'negative_prompt',
-  'cfg_scale',
-  'prompt_optimizer',
-  'enhance_prompt',
-] as const;
+const FAL_VIDEO_PARAMETERS = ['content', 'ratio', 'duration', 'watermark', 'callback_url', 'negative_prompt', 'cfg_scale', 'prompt_optimizer', 'enhance_prompt'] as const;
 
-function falVideo(id: string, durations: NonNullable<ModelEntry['limits']>['durations']): ModelEntry {
-  return { id, owned_by: 'fal', provider: 'fal', endpoints: { '/api/v3/contents/generations/tasks': 'translated' }, supported_parameters: FAL_VIDEO_PARAMETERS, limits: { durations }, streams: false };
+// `extra`: the fields the family has an input for (docs/providers/fal.md "Video tasks")
+function falVideo(id: string, durations: NonNullable<ModelEntry['limits']>['durations'], extra: readonly string[] = []): ModelEntry {
+  return {
+    id,
+    owned_by: 'fal',
+    provider: 'fal',
+    endpoints: { '/api/v3/contents/generations/tasks': 'translated' },
+    supported_parameters: [...FAL_VIDEO_PARAMETERS, ...extra],
+    limits: { durations },
+    streams: false,
+  };
 }
 
 /** Today's vendor models under their vendor names (docs/models.md "Model rows"). */
@@ -275,8 +270,8 @@ const VENDOR_MODELS: readonly ModelEntry[] = [
   falImage('fal-ai/flux-pro/kontext', { n: { min: 1, max: 4 }, reference_images: { min: 1, max: 1 } }),
   falImage('fal-ai/nano-banana', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 0 } }),
   falImage('fal-ai/nano-banana/edit', { n: { min: 1, max: 4 }, reference_images: { min: 1, max: 10 } }),
-  falVideo('fal-ai/kling-video/*', { min: 5, max: 10 }),
-  falVideo('fal-ai/veo3*', { min: 4, max: 8 }),
+  falVideo('fal-ai/kling-video*', { min: 5, max: 10 }),
+  falVideo('fal-ai/veo3*', { min: 4, max: 8 }, ['resolution', 'seed', 'generate_audio']),
 ];
 
 // BytePlus ModelArk (Ark's international service) names the same models without `doubao-`, and
