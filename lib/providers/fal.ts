@@ -216,7 +216,7 @@ const falImageTasks: UpstreamImageTasks = {
 /** fal.ai: images (generations and edits) and image tasks on its queue, and video tasks. */
 export const falProvider: Provider = {
   name: 'fal',
-  // a documented custom value: the GenAI conventions name no fal provider
+  // a documented custom value (docs/observability.md): the GenAI conventions name no fal provider
   genAiName: 'fal',
   images: { generate: generateFalImages },
   imageTasks: falImageTasks,
