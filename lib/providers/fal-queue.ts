@@ -175,7 +175,33 @@ function sleep(ms: number, call: CallContext): Promise<void> {
  * and while the caller waits. A failed poll is polled again (never submitted again: the work is paid);
  * the wait ends at the deadline, or after POLL_FAILURES failed polls in a row.
  */
-export async function awaitFalResult(call: CallContext, upstream: Upstream, appId: string, requestId: string): Promise<unknown> {
+export function awaitFalResult(call: CallContext, upstream: Upstream, appId: string, requestId: string): Promise<unknown> {
+  return pollUntilDone(call, upstream, appId, requestId).catch((error: unknown) => {
+    throw asStarted(error);
+  });
+}
+
+/**
+ * An error met after the submit, as one of work that started: a poll refused before it was read
+ * (a 429, a connection never made) says nothing of the request, which runs at fal and is billed, so
+ * the fallback rule must not submit it to another upstream.
+ */
+export function asStarted(error: unknown): unknown {
+  if (!GatewayError.is(error) || !error.notStarted) return error;
+  return new GatewayError({
+    status: error.status,
+    code: error.code,
+    message: error.message,
+    ...(error.param !== undefined ? { param: error.param } : {}),
+    retryable: error.retryable,
+    notStarted: false,
+    ...(error.upstreamRequestId !== undefined ? { upstreamRequestId: error.upstreamRequestId } : {}),
+    ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
+    type: error.type,
+  });
+}
+
+async function pollUntilDone(call: CallContext, upstream: Upstream, appId: string, requestId: string): Promise<unknown> {
   const timeoutMs = timeoutOf(upstream, call.limits);
   const deadline = Date.now() + timeoutMs;
   let wait = POLL_FIRST_MS;

@@ -6,7 +6,7 @@ import { GatewayError } from '../../lib/errors/gateway-error.js';
 import type { ImageGenerationRequest } from '../../lib/images/image-request.js';
 import { falFieldOf, normalizeFalError } from '../../lib/providers/fal-errors.js';
 import { falAspectRatio, falFamilyOf, falImageSize, translateFalImageRequest, translateFalImageResponse } from '../../lib/providers/fal.js';
-import { appIdOf, decodeFalTaskId, encodeFalTaskId, readFalStatus } from '../../lib/providers/fal-queue.js';
+import { appIdOf, asStarted, decodeFalTaskId, encodeFalTaskId, readFalStatus } from '../../lib/providers/fal-queue.js';
 import { toCallerTask, translateFalVideoRequest } from '../../lib/providers/fal-video.js';
 
 const request = (parameters: Record<string, unknown> = {}, extra?: Record<string, unknown>, images: string[] = []): ImageGenerationRequest => ({
@@ -170,6 +170,15 @@ describe('the queue', () => {
     [{ status: 'COMPLETED' }, 'COMPLETED'],
     [{ status: 'SOMETHING_NEW' }, 'IN_PROGRESS'],
   ])('status %j', (body, status) => expect(readFalStatus(body).status).toBe(status));
+
+  it('an error met after the submit is one of started work: the fallback rule submits nowhere else', () => {
+    const refused = normalizeFalError(429, { detail: 'slow down' }, { 'retry-after': '3' });
+    expect(refused.notStarted).toBe(true);
+    const after = asStarted(refused) as GatewayError;
+    expect([after.status, after.code, after.notStarted, after.retryAfterSeconds]).toEqual([429, 'rate_limit_exceeded', false, 3]);
+    const plain = new Error('x');
+    expect(asStarted(plain)).toBe(plain);
+  });
 
   it('a COMPLETED status with an error is that failure', () => {
     const state = readFalStatus({ status: 'COMPLETED', error: 'Out of memory', error_type: 'internal_error' });
