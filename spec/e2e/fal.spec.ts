@@ -248,6 +248,11 @@ describe('video tasks', () => {
     expect(task).toMatchObject({ id, model, status: 'succeeded', duration: 5 });
     const url = (task.content as { video_url: string }).video_url;
     expect(Buffer.from(await (await fetch(url)).arrayBuffer()).equals(FAKE_VIDEO)).toBe(true);
+    // the create's event and the terminal one name the provider that made the video
+    const events = gw.usage.filter((event) => event.route === 'video.tasks' && event.task === undefined);
+    expect(events.length).toBeGreaterThan(1);
+    expect(new Set(events.map((event) => event.provider))).toEqual(new Set(['fal']));
+    await expect.poll(() => gw.usage.find((event) => event.task?.status === 'succeeded')).toMatchObject({ provider: 'fal', video: { seconds: 5 } });
   });
 
   it('sends duration as "8s" to Veo, and refuses a field the family has no input for, before any submit', async () => {
