@@ -172,11 +172,11 @@ function sleep(ms: number, call: CallContext): Promise<void> {
 
 /**
  * Polls a submitted request until it completes, then reads its result, within the upstream's deadline
- * and while the caller waits. A failed poll is polled again (never submitted again: the work is paid);
+ * (from `startedAt`, before the submit) and while the caller waits. A failed poll is polled again (never submitted again: the work is paid);
  * the wait ends at the deadline, or after POLL_FAILURES failed polls in a row.
  */
-export function awaitFalResult(call: CallContext, upstream: Upstream, appId: string, requestId: string): Promise<unknown> {
-  return pollUntilDone(call, upstream, appId, requestId).catch((error: unknown) => {
+export function awaitFalResult(call: CallContext, upstream: Upstream, appId: string, requestId: string, startedAt = Date.now()): Promise<unknown> {
+  return pollUntilDone(call, upstream, appId, requestId, startedAt).catch((error: unknown) => {
     throw asStarted(error);
   });
 }
@@ -201,9 +201,10 @@ export function asStarted(error: unknown): unknown {
   });
 }
 
-async function pollUntilDone(call: CallContext, upstream: Upstream, appId: string, requestId: string): Promise<unknown> {
+async function pollUntilDone(call: CallContext, upstream: Upstream, appId: string, requestId: string, startedAt: number): Promise<unknown> {
   const timeoutMs = timeoutOf(upstream, call.limits);
-  const deadline = Date.now() + timeoutMs;
+  // one deadline for the whole request: the submit's time counts too
+  const deadline = startedAt + timeoutMs;
   let wait = POLL_FIRST_MS;
   let failures = 0;
   for (;;) {

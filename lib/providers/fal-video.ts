@@ -23,7 +23,7 @@ export interface FalVideoFamily {
   lastFrame?: string;
 }
 
-/** The family of a video endpoint id (docs/providers/fal.md "Video families"). */
+/** The family of a video endpoint id (docs/providers/fal.md "Video tasks"). */
 function falVideoFamilyOf(endpointId: string): FalVideoFamily {
   if (/(?:^|\/)veo\d/.test(endpointId)) return { duration: 'seconds', resolution: true, seed: true, audio: true, cameraFixed: false };
   if (/(?:^|\/)kling-video\//.test(endpointId)) return { duration: 'number', resolution: false, seed: false, audio: false, cameraFixed: false, lastFrame: 'tail_image_url' };

@@ -43,9 +43,9 @@ const FAL_FIELDS: ReadonlySet<string> = new Set([
 const GATEWAY_FIELDS: ReadonlySet<string> = new Set(['stream', 'partial_images']);
 
 // endpoints that size by `aspect_ratio` (their fal input schemas have no image_size)
-const ASPECT_FAMILY = /(?:^|\/)(?:nano-banana|gemini-[\w.-]*image|imagen\d)|flux-pro\/(?:v1\.1-ultra|kontext)|flux-pro\/v1\.1-ultra/;
+const ASPECT_FAMILY = /(?:^|\/)(?:nano-banana|gemini-[\w.-]*image|imagen\d)|flux-pro\/(?:v1\.1-ultra|kontext)/;
 // endpoints that take input images, and of those the ones that take a list (`image_urls`)
-const TAKES_IMAGES = /\/(?:edit|image-to-image|img2img|kontext|redux|multi|inpainting)(?:\/|$)|\/kontext(?:\/|$)/;
+const TAKES_IMAGES = /\/(?:edit|image-to-image|img2img|kontext|redux|multi|inpainting)(?:\/|$)/;
 const TAKES_IMAGE_LIST = /(?:^|\/)(?:nano-banana|gemini-[\w.-]*image|seedream)|\/multi(?:\/|$)|qwen-image-edit-plus/;
 
 /** How an endpoint is asked: its size field and its input-image field (none for text-to-image). */
@@ -54,7 +54,7 @@ export interface FalFamily {
   images: 'image_url' | 'image_urls' | undefined;
 }
 
-/** The family of a fal endpoint id, read from the id (docs/providers/fal.md "Families"). */
+/** The family of a fal endpoint id, read from the id (docs/providers/fal.md "What fal is sent (images)"). */
 export function falFamilyOf(endpointId: string): FalFamily {
   const images = TAKES_IMAGES.test(endpointId) ? (TAKES_IMAGE_LIST.test(endpointId) ? 'image_urls' : 'image_url') : undefined;
   return { size: ASPECT_FAMILY.test(endpointId) ? 'aspect_ratio' : 'image_size', images };
@@ -183,8 +183,9 @@ function submitImages(call: CallContext, request: ImageGenerationRequest, upstre
 
 /** The synchronous image routes: submit, poll within the upstream's deadline, read the result. */
 async function generateFalImages(call: CallContext, request: ImageGenerationRequest, upstream: Upstream): Promise<ImageGenerationResponse> {
+  const startedAt = Date.now();
   const submitted = await submitImages(call, request, upstream);
-  const result = await awaitFalResult(call, upstream, submitted.app, submitted.request);
+  const result = await awaitFalResult(call, upstream, submitted.app, submitted.request, startedAt);
   return translateFalImageResponse(result, submitted.request);
 }
 
