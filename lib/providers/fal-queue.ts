@@ -172,8 +172,9 @@ function sleep(ms: number, call: CallContext): Promise<void> {
 
 /**
  * Polls a submitted request until it completes, then reads its result, within the upstream's deadline
- * (from `startedAt`, before the submit) and while the caller waits. A failed poll is polled again (never submitted again: the work is paid);
- * the wait ends at the deadline, or after POLL_FAILURES failed polls in a row.
+ * (counted from `startedAt`, before the submit) and while the caller waits. A failed poll is polled
+ * again, never submitted again (the work is paid); the wait ends at the deadline, or after
+ * POLL_FAILURES failed polls in a row.
  */
 export function awaitFalResult(call: CallContext, upstream: Upstream, appId: string, requestId: string, startedAt = Date.now()): Promise<unknown> {
   return pollUntilDone(call, upstream, appId, requestId, startedAt).catch((error: unknown) => {
