@@ -152,6 +152,16 @@ describe('errors', () => {
     expect(error.error).toMatchObject({ code: 'content_policy_violation' });
   });
 
+  it('a request fal reports failed on its status is a 502 upstream_error, submitted once', async () => {
+    const before = fal.submits();
+    fal.script('status', (req, res) => sendJson(res, 200, { status: 'COMPLETED', request_id: 'x', error: 'Out of GPU memory', error_type: 'internal_error' }));
+    const res = await request(gw.url).post('/v1/images/generations').set(auth).send({ model: 'fal-ai/flux/dev', prompt: 'a fox' });
+    expect(res.status).toBe(502);
+    expect(res.body.error).toMatchObject({ code: 'upstream_error' });
+    expect(res.body.error.message).toContain('Out of GPU memory');
+    expect(fal.submits() - before).toBe(1);
+  });
+
   it('a status poll that fails once is polled again: the request is not submitted twice', async () => {
     const before = fal.submits();
     fal.script('status', (_req, res) => falError(res, 500, 'Internal Server Error'));
@@ -253,6 +263,17 @@ describe('video tasks', () => {
     expect(events.length).toBeGreaterThan(1);
     expect(new Set(events.map((event) => event.provider))).toEqual(new Set(['fal']));
     await expect.poll(() => gw.usage.find((event) => event.task?.status === 'succeeded')).toMatchObject({ provider: 'fal', video: { seconds: 5 } });
+  });
+
+  it('a video fal refused ends the task failed with the error in Ark’s shape', async () => {
+    fal.script('result', (_req, res) => falError(res, 422, [{ loc: ['body', 'prompt'], msg: 'flagged by a content checker', type: 'content_policy_violation' }]));
+    const created = await request(gw.url)
+      .post(TASKS)
+      .set(auth)
+      .send({ model: 'fal-ai/veo3', content: [{ type: 'text', text: 'waves' }] });
+    const task = await settled(gw.url, `${TASKS}/${String(created.body.id)}`);
+    expect(task).toMatchObject({ status: 'failed', error: { code: 'content_policy_violation' } });
+    expect(task.content).toBeUndefined();
   });
 
   it('sends duration as "8s" to Veo, and refuses a field the family has no input for, before any submit', async () => {
