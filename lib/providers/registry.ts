@@ -7,6 +7,7 @@ import type { Logger } from '../options/host-hooks.js';
 import { arkProvider } from './ark.js';
 import { azureProvider } from './azure.js';
 import { dashscopeProvider } from './dashscope.js';
+import { falProvider } from './fal.js';
 import { geminiProvider } from './gemini.js';
 import { openaiProvider } from './openai.js';
 import { vertexProvider } from './vertex.js';
@@ -19,6 +20,7 @@ const PROVIDERS: Readonly<Record<ProviderName, Provider>> = {
   azure: azureProvider,
   gemini: geminiProvider,
   vertex: vertexProvider,
+  fal: falProvider,
 };
 
 /** Every provider name the resolver may return, in the order error messages list them. */

@@ -11,6 +11,7 @@ import { gatewayWith } from '../helpers/gateway-with.js';
 import { startFakeArk } from '../helpers/fake-ark.js';
 import { ARK_IMAGES, startFakePaidImages } from '../helpers/fake-paid-images.js';
 import { GEMINI_KEY, startFakeGemini } from '../helpers/fake-gemini.js';
+import { FAL_KEY, startFakeFal } from '../helpers/fake-fal.js';
 import { TINY_PNG_DATA_URL } from '../helpers/images.js';
 import { type ListedModel, minimalBody, sendTo, walkModels } from '../helpers/model-walk.js';
 import type { Upstream } from '../../lib/index.js';
@@ -18,11 +19,12 @@ import type { Upstream } from '../../lib/index.js';
 const catalogue = new Map(DEFAULT_MODEL_CATALOGUE.map((entry) => [entry.id.replace(/\*$/, ''), entry]));
 
 const gateway = await gatewayWith({
-  fakes: { images: startFakePaidImages, ark: startFakeArk, gemini: startFakeGemini },
+  fakes: { images: startFakePaidImages, ark: startFakeArk, gemini: startFakeGemini, fal: startFakeFal },
   // every default row routed to a fake of its provider, under its own name: the resolver is the routing authority
   resolve: ({ model, route }, fakes): Upstream | null => {
     const entry = catalogue.get(model);
     if (!entry) return null;
+    if (entry.provider === 'fal') return { provider: 'fal', baseURL: fakes.fal.origin, apiKey: FAL_KEY };
     if (route === 'video.tasks') return entry.provider === 'ark' ? { provider: 'ark', baseURL: fakes.ark.baseURL, apiKey: 'ark-key' } : null;
     if (entry.provider === 'ark') return { provider: 'ark', baseURL: fakes.images.arkBaseURL, apiKey: 'ark-key' };
     if (entry.provider === 'openai') return { provider: 'openai', baseURL: fakes.images.openaiBaseURL, apiKey: 'oa-key' };
@@ -43,8 +45,10 @@ describe('GET /v1/models: the walk', () => {
     expect(failures).toEqual([]);
     // every pair reached an upstream: the video creates at the fake Ark, the image calls at the image fake
     const videoPairs = models.filter((model) => model.endpoints.includes('/api/v3/contents/generations/tasks')).length;
-    expect(gateway.fakes.ark.requests.filter((sent) => sent.method === 'POST')).toHaveLength(videoPairs);
-    expect(gateway.fakes.images.requests.filter((sent) => sent.method === 'POST').length + gateway.fakes.gemini.requests.length).toBe(pairs - videoPairs);
+    const falSubmits = gateway.fakes.fal.requests.filter((sent) => sent.method === 'POST');
+    const falVideos = falSubmits.filter((sent) => /video|veo/.test(sent.path)).length;
+    expect(gateway.fakes.ark.requests.filter((sent) => sent.method === 'POST').length + falVideos).toBe(videoPairs);
+    expect(gateway.fakes.images.requests.filter((sent) => sent.method === 'POST').length + gateway.fakes.gemini.requests.length + falSubmits.length - falVideos).toBe(pairs - videoPairs);
   });
 });
 
@@ -105,6 +109,17 @@ function sampleOf(name: string, entry: ModelEntry): unknown {
     tools: [],
     generationConfig: { temperature: 0.5, imageConfig: { aspectRatio: '16:9' } },
     safetySettings: [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_ONLY_HIGH' }],
+    guidance_scale: 3.5,
+    num_inference_steps: 28,
+    enable_safety_checker: true,
+    safety_tolerance: '2',
+    negative_prompt: 'blurry',
+    acceleration: 'regular',
+    enhance_prompt: false,
+    raw: false,
+    strength: 0.9,
+    cfg_scale: 0.5,
+    prompt_optimizer: true,
   };
   return samples[name];
 }
@@ -143,7 +158,7 @@ describe('the catalogue and the validator agree', () => {
       if (response.status !== 200) refusedHere.push(`${name}: ${response.status} ${JSON.stringify(response.body)}`);
     }
     expect(refusedHere).toEqual([]);
-    const calls = gateway.fakes.images.requests.length + gateway.fakes.ark.requests.length + gateway.fakes.gemini.requests.length;
+    const calls = gateway.fakes.images.requests.length + gateway.fakes.ark.requests.length + gateway.fakes.gemini.requests.length + gateway.fakes.fal.requests.length;
     for (const name of entry.refused_parameters ?? []) {
       const response = await send(model, endpoint, { ...base, [name]: name === 'sequential_image_generation' ? 'auto' : { max_images: 2 } });
       expect(response.status).toBe(400);
@@ -151,7 +166,7 @@ describe('the catalogue and the validator agree', () => {
       expect(response.body.error.message).toContain(`Model '${id}' does not take '${name}'`);
     }
     // a refused request never reached an upstream
-    expect(gateway.fakes.images.requests.length + gateway.fakes.ark.requests.length + gateway.fakes.gemini.requests.length).toBe(calls);
+    expect(gateway.fakes.images.requests.length + gateway.fakes.ark.requests.length + gateway.fakes.gemini.requests.length + gateway.fakes.fal.requests.length).toBe(calls);
   });
 
   it("a size outside a model's pixel range is a 400 naming the model, and the upstream is not called", async () => {

@@ -132,6 +132,8 @@ export class TaskService {
       usage.attempted = true;
       return { upstream, taskId: await tasks.create(call, { ...body, content }, upstream, upstream.model ?? model) };
     });
+    // the provider that created it (the task providers are several: Ark, fal)
+    usage.provider = created.upstream.provider;
     // background polls ask the resolver with this caller, not a bare { id } (caller-snapshot.ts)
     const snapshot = snapshotCaller(caller, prepared.callerKey);
     if (!snapshot.ok) this.options.logger.warn({ owner: caller.id, reason: snapshot.reason }, 'the caller is not stored with the task; background polls see { id } only');
@@ -170,21 +172,22 @@ export class TaskService {
   /** contract §4.2: the task by the id from creation, as Ark reports it, with the caller's id and model. */
   query(request: UseCaseRequest, id: string): Promise<Outcome<Record<string, unknown>>> {
     const usage = usageFor('');
-    return settle(usage, () => this.queryTask(request, id)).then((outcome) => {
+    return settle(usage, () => this.queryTask(request, id, usage)).then((outcome) => {
       if (outcome.ok) {
         usage.model = typeof outcome.answer.model === 'string' ? outcome.answer.model : '';
-        usage.provider = TASK_PROVIDER;
+        usage.provider ??= TASK_PROVIDER;
       }
       return outcome;
     });
   }
 
-  private async queryTask(request: UseCaseRequest, id: string): Promise<Record<string, unknown>> {
+  private async queryTask(request: UseCaseRequest, id: string, usage: Usage): Promise<Record<string, unknown>> {
     const { caller } = request;
     const req = request.hostRequest;
     let record = TASK_ID.test(id) ? await this.options.store.getTask(id) : undefined;
     // another tenant's task gets exactly the answer of one that never existed
     if (!record || record.owner !== caller.id) throw GatewayError.notFound(`Task '${id.slice(0, 64)}' was not found.`);
+    usage.provider = record.upstream.provider;
     if (record.result) {
       // a terminal state recorded before its usage event was (an older record): reported now, once
       if (!record.usageReported) await this.reportTerminal(record, record.result);
