@@ -9,6 +9,7 @@ import { azureProvider } from './azure.js';
 import { dashscopeProvider } from './dashscope.js';
 import { geminiProvider } from './gemini.js';
 import { openaiProvider } from './openai.js';
+import { replicateProvider } from './replicate.js';
 import { vertexProvider } from './vertex.js';
 import type { Capability, Provider } from './provider.js';
 
@@ -19,6 +20,7 @@ const PROVIDERS: Readonly<Record<ProviderName, Provider>> = {
   azure: azureProvider,
   gemini: geminiProvider,
   vertex: vertexProvider,
+  replicate: replicateProvider,
 };
 
 /** Every provider name the resolver may return, in the order error messages list them. */
