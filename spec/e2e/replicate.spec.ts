@@ -153,6 +153,15 @@ describe('edits', () => {
     expect(error.status).toBe(400);
     expect(replicate.created()).toBe(1);
   });
+  it('a Data URL and an https URL of the contract shape go to image_input as they are', async () => {
+    const dataUrl = `data:image/jpeg;base64,${TINY_JPEG.toString('base64')}`;
+    const res = await request(gw.app)
+      .post('/v1/images/generations')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ model: NANO, input: { messages: [{ role: 'user', content: [{ text: 'blend them' }, { image: dataUrl }, { image: 'https://images.example.com/subject.png' }] }] } });
+    expect(res.status, res.text).toBe(200);
+    expect(inputOf()).toEqual({ prompt: 'blend them', image_input: [dataUrl, 'https://images.example.com/subject.png'] });
+  });
 });
 
 describe('n', () => {
