@@ -40,7 +40,7 @@ export interface Prediction {
 
 const STATUSES: ReadonlySet<string> = new Set(['starting', 'processing', 'succeeded', 'failed', 'canceled']);
 
-export function isTerminal(status: PredictionStatus): boolean {
+function isTerminal(status: PredictionStatus): boolean {
   return status === 'succeeded' || status === 'failed' || status === 'canceled';
 }
 
@@ -165,7 +165,7 @@ export function getPrediction(call: CallContext, upstream: Upstream, id: string)
 }
 
 /** `POST /predictions/{id}/cancel`, best effort: a prediction nobody will read stops costing. */
-export function cancelPrediction(call: CallContext, upstream: Upstream, id: string): void {
+function cancelPrediction(call: CallContext, upstream: Upstream, id: string): void {
   call.http
     .request({
       provider: PROVIDER,

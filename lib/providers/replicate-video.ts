@@ -31,7 +31,7 @@ const OTHER_VIDEO: VideoFamily = { label: 'this Replicate video model', firstFra
 /** Fields of the task body the gateway itself reads (model, the callback it delivers, the content mapped below). */
 const GATEWAY_FIELDS: ReadonlySet<string> = new Set(['model', 'content', 'callback_url']);
 
-export function videoFamilyOf(model: string): VideoFamily {
+function videoFamilyOf(model: string): VideoFamily {
   const ref = parseModelRef(model);
   const id = ref ? `${ref.owner}/${ref.name}` : model;
   return VIDEO_FAMILIES.find(([pattern]) => pattern.test(id))?.[1] ?? OTHER_VIDEO;

@@ -43,7 +43,7 @@ function onePrediction(call: CallContext, upstream: Upstream, model: string, inp
  * ones that succeeded never makes the caller pay again for those. When all failed, the error of one
  * that may have started work wins (the fallback rule then tries no other upstream).
  */
-export function generateReplicateImages(call: CallContext, request: ImageGenerationRequest, upstream: Upstream): Promise<ImageGenerationResponse> {
+function generateReplicateImages(call: CallContext, request: ImageGenerationRequest, upstream: Upstream): Promise<ImageGenerationResponse> {
   const model = upstream.model ?? request.model;
   // the input is checked once, before any call: a bad request starts no paid work
   return new Promise<ReturnType<typeof translateImageInput>>((resolve) => resolve(translateImageInput(request, model))).then((plan) =>
@@ -76,7 +76,7 @@ export function imageStateOf(prediction: Prediction): UpstreamImageState {
  * prediction id is recorded, and any instance reads it until it ends. Offered when the request is one
  * prediction (a fan-out of n predictions has no one id to follow).
  */
-export const replicateImageTasks: UpstreamImageTasks = {
+const replicateImageTasks: UpstreamImageTasks = {
   offers(upstreamModel, request) {
     try {
       return translateImageInput(request, upstreamModel).predictions === 1;
