@@ -267,7 +267,8 @@ const VENDOR_MODELS: readonly ModelEntry[] = [
   replicateImage('black-forest-labs/flux-kontext-*', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 1 } }, ['output_format', 'safety_tolerance', 'prompt_upsampling']),
   replicateImage('google/nano-banana*', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 14 } }, ['output_format', 'resolution', 'safety_filter_level'], false),
   replicateVideo('kwaivgi/kling-*', ['ratio', 'duration', 'negative_prompt', 'mode', 'cfg_scale'], { min: 5, max: 10 }),
-  replicateVideo('minimax/video-01*', ['duration', 'resolution', 'prompt_optimizer'], undefined),
+  // video-01 makes 6 s videos and takes no duration
+  replicateVideo('minimax/video-01*', ['prompt_optimizer'], undefined),
   replicateVideo('minimax/hailuo-*', ['duration', 'resolution', 'prompt_optimizer'], { min: 6, max: 10 }),
 ];
 
