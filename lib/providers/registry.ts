@@ -10,6 +10,7 @@ import { dashscopeProvider } from './dashscope.js';
 import { falProvider } from './fal.js';
 import { geminiProvider } from './gemini.js';
 import { openaiProvider } from './openai.js';
+import { replicateProvider } from './replicate.js';
 import { vertexProvider } from './vertex.js';
 import type { Capability, Provider } from './provider.js';
 
@@ -21,6 +22,7 @@ const PROVIDERS: Readonly<Record<ProviderName, Provider>> = {
   gemini: geminiProvider,
   vertex: vertexProvider,
   fal: falProvider,
+  replicate: replicateProvider,
 };
 
 /** Every provider name the resolver may return, in the order error messages list them. */
