@@ -15,6 +15,7 @@ import type { Upstream } from '../types.js';
 import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
 import type { Provider } from './provider.js';
 import { upstreamUrl } from './upstream-url.js';
+import { type GoogleVideoTransport, googleVideoTasks, sameOrigin } from './google-video.js';
 
 /** The aspect ratios Gemini's `imageConfig.aspectRatio` takes (docs/providers/gemini.md "Sizes"). */
 const GEMINI_ASPECT_RATIOS = ['1:1', '2:3', '3:2', '3:4', '4:3', '4:5', '5:4', '9:16', '16:9', '21:9'] as const;
@@ -298,10 +299,21 @@ export function generateGoogleImages(transport: GoogleImageTransport, call: Call
     );
 }
 
-/** The Gemini API: native image generation and edits (no OpenAI-compatible passthrough). */
+/** Veo on the Gemini API: `{base}/models/{model}:predictLongRunning`, the operation at `GET {base}/{name}`; a result URI on Google's origin needs the key. */
+const GEMINI_VIDEO: GoogleVideoTransport = {
+  api: 'gemini',
+  createUrl: (upstream, model) => upstreamUrl(upstream.baseURL, '/v1beta', `/models/${modelSegment(model)}:predictLongRunning`),
+  // the name is Google's (`models/{model}/operations/{id}`); each segment is encoded so no name reshapes the URL
+  readCall: (upstream, name) => ({ method: 'GET', url: upstreamUrl(upstream.baseURL, '/v1beta', `/${name.split('/').map(encodeURIComponent).join('/')}`) }),
+  headers: (upstream) => GEMINI_TRANSPORT.headers(upstream),
+  resultHeaders: (upstream, url) => Promise.resolve(upstream.apiKey && sameOrigin(url, upstream.baseURL) ? { 'x-goog-api-key': upstream.apiKey } : undefined),
+};
+
+/** The Gemini API: native image generation and edits (no OpenAI-compatible passthrough), and Veo video tasks. */
 export const geminiProvider: Provider = {
   name: 'gemini',
   // the OpenTelemetry GenAI conventions' value for the Gemini API (generativelanguage.googleapis.com)
   genAiName: 'gcp.gemini',
   images: { generate: (call, request, upstream) => generateGoogleImages(GEMINI_TRANSPORT, call, request, upstream) },
+  tasks: googleVideoTasks(GEMINI_VIDEO),
 };

@@ -14,6 +14,8 @@ export interface DownloadOptions {
   allowPrivate: boolean;
   /** DNS, replaceable in tests. */
   resolve?: Resolver;
+  /** Request headers: the credentials a provider gives for its own result origin (task-results.ts). */
+  headers?: Record<string, string>;
 }
 
 const RESULT_URL_WORDING = {
