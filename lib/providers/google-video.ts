@@ -68,10 +68,7 @@ export interface VeoAsked {
 function veoImage(url: string, path: string): VeoImage {
   const match = /^data:(image\/[a-z0-9.+-]+)(?:;[^,;]*)*;base64,/i.exec(url);
   if (!match) {
-    throw GatewayError.invalidRequest(
-      `${path}: Veo takes images as bytes, not URLs or assets: send a 'data:image/...;base64,' URL (the gateway does not fetch images for Veo)`,
-      path,
-    );
+    throw GatewayError.invalidRequest(`${path}: Veo takes images as bytes, not URLs or assets: send a 'data:image/...;base64,' URL (the gateway does not fetch images for Veo)`, path);
   }
   return { bytesBase64Encoded: url.slice(match[0].length), mimeType: match[1]!.toLowerCase() };
 }
@@ -127,7 +124,8 @@ export function translateVideoRequest(body: Record<string, unknown>, api: Google
   if (body.resolution !== undefined) parameters.resolution = resolution;
   if (body.seed !== undefined) {
     if (api !== 'vertex') throw GatewayError.invalidRequest('seed is not taken by Veo on the Gemini API (only on Vertex AI): leave it out', 'seed');
-    if (typeof body.seed !== 'number' || !Number.isInteger(body.seed) || body.seed < 0 || body.seed > 4294967295) throw GatewayError.invalidRequest('seed must be a whole number from 0 to 4294967295', 'seed');
+    if (typeof body.seed !== 'number' || !Number.isInteger(body.seed) || body.seed < 0 || body.seed > 4294967295)
+      throw GatewayError.invalidRequest('seed must be a whole number from 0 to 4294967295', 'seed');
     parameters.seed = body.seed;
   }
   if (body.negative_prompt !== undefined) {

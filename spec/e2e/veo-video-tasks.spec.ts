@@ -106,7 +106,12 @@ describe('Veo on the Gemini API', () => {
 
   it('sends a first_frame data: URL as the instance image bytes', async () => {
     const dataUrl = `data:image/png;base64,${TINY_PNG.toString('base64')}`;
-    const created = await create({ content: [{ type: 'text', text: 'it moves' }, { type: 'image_url', image_url: { url: dataUrl }, role: 'first_frame' }] });
+    const created = await create({
+      content: [
+        { type: 'text', text: 'it moves' },
+        { type: 'image_url', image_url: { url: dataUrl }, role: 'first_frame' },
+      ],
+    });
     expect(created.status, created.text).toBe(200);
     expect(veo.creates().at(-1)?.instances).toEqual([{ prompt: 'it moves', image: { bytesBase64Encoded: TINY_PNG.toString('base64'), mimeType: 'image/png' } }]);
   });
@@ -114,7 +119,15 @@ describe('Veo on the Gemini API', () => {
   it('refuses what Veo cannot honour with a 400 naming the field, and starts no operation', async () => {
     const before = veo.operationsStarted();
     const cases: Array<[Record<string, unknown>, string]> = [
-      [{ content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: 'https://example.com/cat.png' }, role: 'first_frame' }] }, 'content[1].image_url.url'],
+      [
+        {
+          content: [
+            { type: 'text', text: 'x' },
+            { type: 'image_url', image_url: { url: 'https://example.com/cat.png' }, role: 'first_frame' },
+          ],
+        },
+        'content[1].image_url.url',
+      ],
       [{ ratio: '1:1' }, 'ratio'],
       [{ duration: 12 }, 'duration'],
       [{ resolution: '480p' }, 'resolution'],
@@ -150,9 +163,7 @@ describe('Veo on the Gemini API', () => {
   });
 
   it('a 429 on create is a 429 with Retry-After, and no task', async () => {
-    veo.next((_req, res) =>
-      geminiError(res, 429, 'RESOURCE_EXHAUSTED', 'Quota exceeded.', [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '21s' }]),
-    );
+    veo.next((_req, res) => geminiError(res, 429, 'RESOURCE_EXHAUSTED', 'Quota exceeded.', [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '21s' }]));
     const res = await create({});
     expect(res.status).toBe(429);
     expect(res.headers['retry-after']).toBe('21');

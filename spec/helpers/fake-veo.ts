@@ -52,8 +52,7 @@ function operationBody(operation: Operation, origin: string): Record<string, unk
   if (operation.outcome === 'error') return { name: operation.name, done: true, error: { code: 3, message: 'The prompt could not be processed.', status: 'INVALID_ARGUMENT' } };
   const rai = { raiMediaFilteredCount: 1, raiMediaFilteredReasons: ["The video was filtered because it violates Google's Responsible AI practices."] };
   if (operation.api === 'gemini') {
-    const generateVideoResponse =
-      operation.outcome === 'rai' ? rai : { generatedSamples: [{ video: { uri: `${origin}/v1beta/files/${operation.fileId}:download?alt=media` } }] };
+    const generateVideoResponse = operation.outcome === 'rai' ? rai : { generatedSamples: [{ video: { uri: `${origin}/v1beta/files/${operation.fileId}:download?alt=media` } }] };
     return { name: operation.name, done: true, response: { '@type': 'type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse', generateVideoResponse } };
   }
   const response = operation.outcome === 'rai' ? rai : { videos: [{ bytesBase64Encoded: VEO_VIDEO.toString('base64'), mimeType: 'video/mp4' }] };

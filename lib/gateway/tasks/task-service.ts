@@ -131,7 +131,10 @@ export class TaskService {
     if (this.options.storage) return upstreams;
     const kept = upstreams.filter((upstream) => !capabilityOf(upstream, 'tasks')?.resultsNeedStorage);
     if (kept.length > 0) return kept;
-    this.options.logger.error({ model, provider: String(upstreams[0]?.provider) }, `video tasks on provider '${String(upstreams[0]?.provider)}' need the storage option: its videos are downloadable only with the operator's credentials`);
+    this.options.logger.error(
+      { model, provider: String(upstreams[0]?.provider) },
+      `video tasks on provider '${String(upstreams[0]?.provider)}' need the storage option: its videos are downloadable only with the operator's credentials`,
+    );
     throw new GatewayError({
       status: 500,
       code: ERROR_CODES.internalError,
