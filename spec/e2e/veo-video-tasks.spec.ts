@@ -76,6 +76,8 @@ describe('Veo on the Gemini API', () => {
     expect(created.status, created.text).toBe(200);
     expect(created.body.id).toMatch(/^task_/);
     expect(veo.operationsStarted()).toBe(before + 1);
+    // the create's usage event names the provider that runs the task
+    expect(gw.usage.find((event) => event.route === 'video.tasks')?.provider).toBe('gemini');
     const sent = veo.apiRequests()[0]!;
     expect(sent.path).toBe(`/v1beta/models/${VEO_MODEL}:predictLongRunning`);
     expect(sent.headers['x-goog-api-key']).toBe(GEMINI_KEY);

@@ -12,7 +12,7 @@ import { checkCallbackTarget } from './callback-target.js';
 import type { VideoContentItem, VideoTaskBody } from '../../schemas/video-task-schema.js';
 import type { Caller, Upstream } from '../../types.js';
 import type { ResolveUpstreamInput } from '../../options/host-hooks.js';
-import { type Outcome, type Usage, type UseCaseRequest, settle, usageFor } from '../use-case.js';
+import { type Outcome, type Usage, type UseCaseRequest, attempting, settle, usageFor } from '../use-case.js';
 import { withCharge } from '../tenancy/with-charge.js';
 import type { CallContext } from '../../providers/call-context.js';
 import { capabilityOf, providersWith, requireCapability } from '../../providers/registry.js';
@@ -150,7 +150,8 @@ export class TaskService {
     const attempt = { route: 'video.tasks' as const, model, tenant: caller.id, requestId: request.hostRequest && requestIdOf(request.hostRequest), prompt: () => videoPromptOf(content) };
     const created = await withFallback(upstreams, this.options, attempt, async (upstream) => {
       const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
-      usage.attempted = true;
+      // the provider that runs the task (Ark or Veo), not the first one that serves tasks
+      attempting(usage, upstream.provider);
       return { upstream, taskId: await tasks.create(call, { ...body, content }, upstream, upstream.model ?? model) };
     });
     // background polls ask the resolver with this caller, not a bare { id } (caller-snapshot.ts)
