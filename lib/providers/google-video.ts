@@ -25,6 +25,9 @@ const DEFAULT_SECONDS = 8;
 const DEFAULT_RESOLUTION = '720p';
 const DEFAULT_RATIO = '16:9';
 
+/** The most a read of an operation that carries its video as base64 may be: a video of about 48 MB. */
+const VIDEO_OPERATION_BYTES = 64 * 1024 * 1024;
+
 /** Ark's content roles and the Veo instance field each image becomes. */
 const IMAGE_ROLES: Readonly<Record<string, 'image' | 'lastFrame' | 'referenceImages'>> = { first_frame: 'image', last_frame: 'lastFrame', reference_image: 'referenceImages' };
 
@@ -244,6 +247,8 @@ export interface GoogleVideoTransport {
   /** The operation read: the Gemini API's `GET {base}/{name}`, Vertex AI's `POST {model}:fetchPredictOperation`. */
   readCall: (upstream: Upstream, operationName: string) => { method: 'GET' | 'POST'; url: string; body?: string };
   headers: (upstream: Upstream) => Record<string, string> | Promise<Record<string, string>>;
+  /** The finished operation carries the video's bytes (Vertex AI without a storageUri): its read may be larger than other answers. */
+  videoInOperation?: boolean;
   /** The credentials a result download needs (only for the vendor's own origin), if any. */
   resultHeaders?: (upstream: Upstream, url: string) => Promise<Record<string, string> | undefined>;
 }
@@ -279,7 +284,7 @@ async function getVideoTask(transport: GoogleVideoTransport, call: CallContext, 
     ...(read.body !== undefined ? { body: read.body } : {}),
     timeoutMs: timeoutOf(upstream, call.limits),
     signal: call.signal,
-    maxBytes: call.limits.upstreamResponseBytes,
+    maxBytes: transport.videoInOperation ? Math.max(call.limits.upstreamResponseBytes, VIDEO_OPERATION_BYTES) : call.limits.upstreamResponseBytes,
   });
   const parsed = parseJsonBody(response.body);
   if (response.status === 404) throw GatewayError.notFound('The task no longer exists upstream (deleted or expired).');

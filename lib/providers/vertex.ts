@@ -63,6 +63,7 @@ const VERTEX_VIDEO: GoogleVideoTransport = {
     };
   },
   headers: vertexHeaders,
+  videoInOperation: true,
 };
 
 /** Vertex AI: Gemini's image models and Veo video tasks in the operator's Google Cloud project. */

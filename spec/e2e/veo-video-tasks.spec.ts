@@ -8,7 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { memoryTaskStore } from '../../lib/index.js';
 import { localResultStorage } from '../../lib/storage.js';
 import { startCallbackReceiver } from '../helpers/callback-receiver.js';
@@ -23,14 +23,25 @@ const TASKS = '/api/v3/contents/generations/tasks';
 type App = string | TestGateway['app'];
 const VEO_MODEL = 'veo-3.0-generate-001';
 const store = memoryTaskStore();
+// every log line of the file, checked for keys at the end
+const logs: string[] = [];
+const capture = (fields: Record<string, unknown>, message: string): void => void logs.push(`${message} ${JSON.stringify(fields)}`);
+afterAll(() => {
+  const all = logs.join('\n');
+  expect(all).not.toContain(GEMINI_KEY);
+  expect(all).not.toContain(VERTEX_TOKEN);
+  expect(all).not.toContain('not-the-key');
+});
 
 const gw = await gatewayWith({
   fakes: { veo: startFakeVeo, receiver: () => startCallbackReceiver() },
   store,
   storage: localResultStorage({ directory: mkdtempSync(join(tmpdir(), 'veo-results-')), secret: 'a-results-signing-secret-of-more-than-32-chars' }),
   callbacks: { allowLocal: true, pollIntervalsMs: [30], retryBaseMs: 20, retryMaxMs: 40 },
+  logger: { info: capture, warn: capture, error: capture },
   pricing: { currency: 'USD', models: { 'veo-*': { videoSecond: { default: 0.4, by: { '1080p': 0.5 } } } } },
   resolve: ({ model }, { veo }) => {
+    if (model === 'veo-wrong-key') return { provider: 'gemini', baseURL: veo.baseURL, apiKey: 'not-the-key', model: VEO_MODEL };
     if (model === 'veo-vertex') {
       return { provider: 'vertex', baseURL: veo.vertexBaseURL, project: 'my-project', location: 'us-central1', model: VEO_MODEL, getAccessToken: () => Promise.resolve(VERTEX_TOKEN) };
     }
@@ -170,6 +181,15 @@ describe('Veo on the Gemini API', () => {
     expect(res.status).toBe(429);
     expect(res.headers['retry-after']).toBe('21');
     expect(res.body.error.code).toBe('rate_limit_exceeded');
+  });
+
+  it("Google's 403 for the operator's key is a 502 upstream_auth_failed, never the caller's 401 or 403", async () => {
+    const before = veo.operationsStarted();
+    const res = await create({ model: 'veo-wrong-key' });
+    expect(res.status).toBe(502);
+    expect(res.body.error.code).toBe('upstream_auth_failed');
+    expect(res.text).not.toContain('not-the-key');
+    expect(veo.operationsStarted()).toBe(before);
   });
 
   it('delivers the terminal state to callback_url with the storage URL', async () => {
