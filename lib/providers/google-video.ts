@@ -10,7 +10,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
 import type { Upstream } from '../types.js';
 import { type CallContext, timeoutOf } from './call-context.js';
-import { normalizeGeminiError } from './gemini.js';
+import { normalizeGeminiError } from './google-errors.js';
 import type { TaskCapability } from './provider.js';
 
 /** Aspect ratios Veo takes (`parameters.aspectRatio`). */
@@ -175,7 +175,7 @@ export function parseVideoTaskId(taskId: string): { operationName: string; asked
 }
 
 /** The operation `{ name }` a predictLongRunning call answers. */
-export function readOperationName(body: unknown, api: GoogleVideoApi): string {
+function readOperationName(body: unknown, api: GoogleVideoApi): string {
   const name = isObject(body) ? stringOr(body.name) : undefined;
   if (!name) throw GatewayError.badUpstreamResponse(api, 'the operation has no name');
   return name;
