@@ -54,6 +54,9 @@ export class StorageFailure extends Error {
   override readonly name = 'StorageFailure';
 }
 
+// the redirects a credentialed result download follows
+const MAX_REDIRECTS = 3;
+
 // enough for every signature sniffImageType and sniffVideoType read
 const HEAD_BYTES = 32;
 
@@ -66,7 +69,8 @@ export async function storeFromUrl(context: RehostContext, url: string, kind: 'i
   try {
     const headers = await context.headersFor?.(url);
     source = await context.http.downloadStream(url, {
-      ...(headers ? { headers } : {}),
+      // a provider's own result URL (Veo's) redirects to the file, as `curl -L` follows it in Google's docs
+      ...(headers ? { headers, redirects: MAX_REDIRECTS } : {}),
       provider: context.provider,
       maxBytes: kind === 'image' ? limits.downloadBytes : storage.maxVideoBytes,
       timeoutMs: kind === 'image' ? limits.downloadTimeoutMs : Math.max(limits.downloadTimeoutMs, storage.timeoutMs),

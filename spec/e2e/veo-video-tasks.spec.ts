@@ -106,6 +106,8 @@ describe('Veo on the Gemini API', () => {
     expect(url.startsWith(`${gw.url}/v1/results/`)).toBe(true);
     expect((await download(url)).equals(VEO_VIDEO)).toBe(true);
     expect(veo.downloads()).toBeGreaterThanOrEqual(1);
+    // the download followed Google's redirect to the file's host, which never saw the key
+    expect(veo.keyLeaks()).toBe(0);
     // the operation read and the download carried the key; the caller saw neither it nor Veo's URI
     expect(veo.requests.filter((r) => r.method === 'GET').every((r) => r.headers['x-goog-api-key'] === GEMINI_KEY)).toBe(true);
     noSecrets(running.text + done.text);

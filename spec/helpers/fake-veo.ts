@@ -1,7 +1,8 @@
 // A fake Veo speaking the long-running operation wire format of docs/providers/gemini.md "Video (Veo)"
 // (as @google/genai sends and reads it): on the Gemini API, `POST /v1beta/models/{model}:predictLongRunning`
 // with `x-goog-api-key`, the operation at `GET /v1beta/{name}`, and the video at a `files/...:download`
-// URI that answers only with the key; on Vertex AI, the same create at the publisher-model path with a
+// URI that answers only with the key, by a redirect to a file host of another origin (which must never
+// see the key); on Vertex AI, the same create at the publisher-model path with a
 // bearer token and `POST {model}:fetchPredictOperation` `{ operationName }`, the video as base64 bytes.
 // An operation is done at its second read. It counts the paid operations it started; `outcome` scripts
 // how the next operations end, `next()` answers the next request instead.
@@ -39,8 +40,10 @@ export interface FakeVeo extends FakeUpstream {
   outcomes: VeoOutcome[];
   /** predictLongRunning calls that started an operation (paid work). */
   operationsStarted(): number;
-  /** Video downloads answered with the bytes. */
+  /** Video downloads answered with the bytes (by the file host the download URI redirects to). */
   downloads(): number;
+  /** Requests that reached the file host with the key (it must stay with Google's origin). */
+  keyLeaks(): number;
   /** The create bodies received, in order. */
   creates(): Array<Record<string, unknown>>;
 }
@@ -66,7 +69,17 @@ export async function startFakeVeo(): Promise<FakeVeo> {
   const creates: Array<Record<string, unknown>> = [];
   let started = 0;
   let downloads = 0;
+  let keyLeaks = 0;
   let origin = '';
+  // Google's download answers a redirect to the file's storage, another origin
+  const fileHost = await startFakeUpstream((request: RecordedRequest, res: ServerResponse) => {
+    if (request.headers['x-goog-api-key'] !== undefined) keyLeaks += 1;
+    const id = /^\/veo-files\/([^/?]+)\?sig=ok$/.exec(request.path)?.[1];
+    if (!id || !files.has(id)) return geminiError(res, 404, 'NOT_FOUND', 'no such file');
+    downloads += 1;
+    res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': VEO_VIDEO.length });
+    res.end(VEO_VIDEO);
+  });
   const start = (api: 'gemini' | 'vertex', name: string, request: RecordedRequest): Operation => {
     started += 1;
     creates.push((request.json ?? {}) as Record<string, unknown>);
@@ -109,14 +122,16 @@ export async function startFakeVeo(): Promise<FakeVeo> {
     if (request.method === 'GET' && operation) return read(res, operation[1]!);
     const download = DOWNLOAD.exec(request.path);
     if (request.method === 'GET' && download && files.has(download[1]!)) {
-      downloads += 1;
-      res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': VEO_VIDEO.length });
-      return void res.end(VEO_VIDEO);
+      res.writeHead(302, { location: `${fileHost.origin}/veo-files/${download[1]!}?sig=ok`, 'content-length': 0 });
+      return void res.end();
     }
     geminiError(res, 404, 'NOT_FOUND', `no route ${request.path}`);
   });
   origin = fake.origin;
+  const closeApi = (): Promise<void> => fake.close();
   return Object.assign(fake, {
+    close: () => Promise.all([closeApi(), fileHost.close()]).then(() => undefined),
+    keyLeaks: () => keyLeaks,
     baseURL: `${fake.origin}/v1beta`,
     vertexBaseURL: `${fake.origin}/v1`,
     outcomes,
