@@ -162,17 +162,17 @@ function geminiImage(id: string, limits: ModelEntry['limits']): ModelEntry {
 }
 
 // Veo on the video task route (docs/providers/gemini.md "Video (Veo)"): the Ark create fields the adapter
-// translates and Veo's own `parameters` it passes; served by the `gemini` and `vertex` providers
-const VEO_PARAMETERS = ['content', 'duration', 'resolution', 'ratio', 'seed', 'negative_prompt', 'generate_audio', 'callback_url', 'negativePrompt', 'personGeneration', 'enhancePrompt'] as const;
+// translates and Veo's own `parameters` it passes, as the Gemini API takes them (Vertex AI takes `seed`
+// and `generate_audio` too)
+const VEO_PARAMETERS = ['content', 'duration', 'resolution', 'ratio', 'negative_prompt', 'callback_url', 'negativePrompt', 'personGeneration', 'enhancePrompt'] as const;
 
-function veo(id: string, durations: { min: number; max: number }, refused: readonly string[] = []): ModelEntry {
+function veo(id: string, durations: { min: number; max: number }): ModelEntry {
   return {
     id,
     owned_by: 'google',
     provider: 'gemini',
     endpoints: { '/api/v3/contents/generations/tasks': 'native' },
-    supported_parameters: VEO_PARAMETERS.filter((name) => !refused.includes(name)),
-    ...(refused.length > 0 ? { refused_parameters: refused } : {}),
+    supported_parameters: VEO_PARAMETERS,
     limits: { durations },
     streams: false,
   };
@@ -224,12 +224,12 @@ const VENDOR_MODELS: readonly ModelEntry[] = [
   geminiImage('gemini-2.5-flash-image*', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 3 } }),
   geminiImage('gemini-3-pro-image*', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 14 }, tiers: ['1K', '2K', '4K'] }),
   geminiImage('gemini-3.1-flash-image*', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 14 }, tiers: ['1K', '2K', '4K'] }),
-  // Veo (docs/providers/gemini.md "Video (Veo)"): 4, 6 or 8 seconds for Veo 3 and 3.1, 5 to 8 for Veo 2 (no audio)
+  // Veo (docs/providers/gemini.md "Video (Veo)"): 4, 6 or 8 seconds for Veo 3 and 3.1, 5 to 8 for Veo 2
   veo('veo-3.1-generate*', { min: 4, max: 8 }),
   veo('veo-3.1-fast-generate*', { min: 4, max: 8 }),
   veo('veo-3.0-generate*', { min: 4, max: 8 }),
   veo('veo-3.0-fast-generate*', { min: 4, max: 8 }),
-  veo('veo-2.0-generate*', { min: 5, max: 8 }, ['generate_audio']),
+  veo('veo-2.0-generate*', { min: 5, max: 8 }),
 ];
 
 // BytePlus ModelArk (Ark's international service) names the same models without `doubao-`, and

@@ -73,11 +73,13 @@ export class TaskResults {
   }
 
   /**
-   * The state a terminal record keeps: stored media are named by their keys (present() signs them),
-   * so the upstream's own URLs (or a whole video as bytes) are not kept beside them.
+   * The state a terminal record keeps. For a provider whose results the caller may not be given as
+   * they came (Veo), stored media are named by their keys alone (present() signs them): its URI, or a
+   * whole video as bytes, is not kept beside them. Others keep their URLs, which a query answers when
+   * the store cannot sign (storage.onFailure).
    */
   recordable(record: TaskRecord, state: Record<string, unknown>): Record<string, unknown> {
-    if (!record.stored || !isObject(state.content)) return state;
+    if (!record.stored || !isObject(state.content) || !capabilityOfProvider(record.upstream.provider, 'tasks')?.resultsNeedStorage) return state;
     const content: Record<string, unknown> = { ...state.content };
     for (const field of Object.keys(record.stored.keys)) delete content[field];
     return { ...state, content };
