@@ -128,7 +128,7 @@ export async function startFakeVeo(): Promise<FakeVeo> {
     geminiError(res, 404, 'NOT_FOUND', `no route ${request.path}`);
   });
   origin = fake.origin;
-  const closeApi = (): Promise<void> => fake.close();
+  const closeApi = fake.close.bind(fake);
   return Object.assign(fake, {
     close: () => Promise.all([closeApi(), fileHost.close()]).then(() => undefined),
     keyLeaks: () => keyLeaks,
