@@ -161,6 +161,23 @@ function geminiImage(id: string, limits: ModelEntry['limits']): ModelEntry {
   };
 }
 
+// Veo on the video task route (docs/providers/gemini.md "Video (Veo)"): the Ark create fields the adapter
+// translates and Veo's own `parameters` it passes, as the Gemini API takes them (Vertex AI takes `seed`
+// and `generate_audio` too)
+const VEO_PARAMETERS = ['content', 'duration', 'resolution', 'ratio', 'negative_prompt', 'callback_url', 'negativePrompt', 'personGeneration', 'enhancePrompt'] as const;
+
+function veo(id: string, durations: { min: number; max: number }): ModelEntry {
+  return {
+    id,
+    owned_by: 'google',
+    provider: 'gemini',
+    endpoints: { '/api/v3/contents/generations/tasks': 'native' },
+    supported_parameters: VEO_PARAMETERS,
+    limits: { durations },
+    streams: false,
+  };
+}
+
 // fal's image endpoints (docs/providers/fal.md): the caller names fal's endpoint id; the adapter maps
 // size, n and seed by family and passes the allow-listed fal fields (its FAL_FIELDS)
 const FAL_IMAGE_PARAMETERS = [
@@ -294,6 +311,12 @@ const VENDOR_MODELS: readonly ModelEntry[] = [
   geminiImage('gemini-2.5-flash-image*', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 3 } }),
   geminiImage('gemini-3-pro-image*', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 14 }, tiers: ['1K', '2K', '4K'] }),
   geminiImage('gemini-3.1-flash-image*', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 14 }, tiers: ['1K', '2K', '4K'] }),
+  // Veo (docs/providers/gemini.md "Video (Veo)"): 4, 6 or 8 seconds for Veo 3 and 3.1, 5 to 8 for Veo 2
+  veo('veo-3.1-generate*', { min: 4, max: 8 }),
+  veo('veo-3.1-fast-generate*', { min: 4, max: 8 }),
+  veo('veo-3.0-generate*', { min: 4, max: 8 }),
+  veo('veo-3.0-fast-generate*', { min: 4, max: 8 }),
+  veo('veo-2.0-generate*', { min: 5, max: 8 }),
   // fal.ai endpoints under fal's endpoint ids (docs/providers/fal.md); num_images is at most 4 on these
   falImage('fal-ai/flux/dev', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 0 } }),
   falImage('fal-ai/flux/schnell', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 0 } }),

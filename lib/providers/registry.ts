@@ -42,6 +42,11 @@ export function capabilityOf<C extends Capability>(upstream: Upstream, capabilit
   return isProviderName(upstream.provider) ? PROVIDERS[upstream.provider][capability] : undefined;
 }
 
+/** The capability of a provider named in a stored record (a task's), or undefined. */
+export function capabilityOfProvider<C extends Capability>(name: string, capability: C): Provider[C] | undefined {
+  return isProviderName(name) ? PROVIDERS[name][capability] : undefined;
+}
+
 /**
  * The capability a route needs from the upstream the resolver chose. A provider without it is the
  * operator's mistake: told to the operator (log), and to the caller only as a 500.
