@@ -1,7 +1,8 @@
 // The runnable example (`npm start`): a host Express app with the playground at `/`, its own callback
 // receiver, and the gateway mounted at the root. Every upstream the gateway speaks is simulated on a
 // free loopback port unless that vendor's key is set (DASHSCOPE_API_KEY, ARK_API_KEY,
-// VOLCENGINE_ACCESS_KEY_ID + VOLCENGINE_SECRET_ACCESS_KEY, OPENAI_API_KEY), so the example works with
+// VOLCENGINE_ACCESS_KEY_ID + VOLCENGINE_SECRET_ACCESS_KEY, OPENAI_API_KEY, AZURE_OPENAI_API_KEY +
+// AZURE_OPENAI_ENDPOINT), so the example works with
 // no account and no internet. It exports the app and listens only when run directly (the express
 // examples' pattern): spec/e2e imports it, so what the docs show cannot silently stop working.
 import { randomBytes } from 'node:crypto';
@@ -16,11 +17,12 @@ import { createPlayground } from '../lib/playground.js';
 import { localResultStorage } from '../lib/storage.js';
 import { type CallbackReceiver, createCallbackReceiver } from './callback-receiver.js';
 import { startSimulatedArk } from './simulated-ark.js';
+import { startSimulatedAzure } from './simulated-azure.js';
 import { startSimulatedDashscope } from './simulated-dashscope.js';
 import { startSimulatedLlm } from './simulated-llm.js';
 import { startSimulatedVolcengine } from './simulated-volcengine.js';
 
-export type Vendor = 'dashscope' | 'ark' | 'volcengine' | 'openai';
+export type Vendor = 'dashscope' | 'ark' | 'volcengine' | 'openai' | 'azure';
 
 export interface ExampleAppOptions {
   /** DashScope base (SDK convention, ending in /api/v1). Given: used as is, no simulation started. */
@@ -74,6 +76,8 @@ export const DASHSCOPE_INTL_BASE_URL = 'https://dashscope-intl.aliyuncs.com/api/
 export const ARK_BASE_URL = 'https://ark.cn-beijing.volces.com/api/v3';
 export const VOLCENGINE_OPENAPI_URL = 'https://ark.cn-beijing.volcengineapi.com';
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+/** The Azure OpenAI deployment behind `x-gpt-image` unless AZURE_OPENAI_IMAGE_DEPLOYMENT names another. */
+export const AZURE_IMAGE_DEPLOYMENT = 'gpt-image-1';
 // the simulations accept any non-empty key, so a placeholder is enough
 const SIMULATED_KEY = 'sk-simulated-upstream';
 const SIMULATED_AK = 'AKLTsimulated';
@@ -91,6 +95,8 @@ const EXACT_MODELS: Readonly<Record<string, string>> = {
 export const CHAT_MODEL = 'x-chat';
 export const VIDEO_MODEL = 'x-video';
 export const SEEDREAM_MODEL = 'x-seedream';
+/** gpt-image on an Azure OpenAI resource (docs/providers/azure.md). */
+export const AZURE_IMAGE_MODEL = 'x-gpt-image';
 
 /** The DashScope model behind a caller-facing `x-image-*` name, or undefined for any other name. */
 export function dashscopeModelFor(model: string): string | undefined {
@@ -115,22 +121,23 @@ export const EXAMPLE_PRICING: PricingOptions = {
     'x-image-plus': { image: 0.03 },
     'x-image-edit*': { image: 0.03 },
     'x-seedream': { image: 0.03 },
+    'x-gpt-image': { image: 0.04 },
     'x-video': { videoSecond: { default: 0.05, by: { '1080p': 0.1 } } },
     'x-chat': { tokens: { input: 0.15, output: 0.6 } },
   },
 };
 
 /** Every caller-facing name of the example, in the order GET /v1/models lists them. */
-export const EXAMPLE_MODEL_NAMES: readonly string[] = [...Object.keys(EXACT_MODELS), SEEDREAM_MODEL, VIDEO_MODEL, CHAT_MODEL];
+export const EXAMPLE_MODEL_NAMES: readonly string[] = [...Object.keys(EXACT_MODELS), SEEDREAM_MODEL, AZURE_IMAGE_MODEL, VIDEO_MODEL, CHAT_MODEL];
 
 /**
  * The example's catalogue, in the order GET /v1/models lists it: its own names over the default rows of
  * the models behind them. The contract's families cover the `x-image-*` names (`x-image-2.0-pro` gets
  * its family's rules under its own name, so it is listed too); `x-seedream` and `x-video` take the rows
- * of the Ark models they run on; `x-chat` is described here. The default vendor rows follow (the
+ * of the Ark models they run on, `x-gpt-image` the row of the gpt-image deployment behind it; `x-chat` is described here. The default vendor rows follow (the
  * resolver routes none of them, so none is listed).
  */
-export function exampleModels(defaults: readonly ModelEntry[], seedreamModel: string, videoModel: string): ModelEntry[] {
+export function exampleModels(defaults: readonly ModelEntry[], seedreamModel: string, videoModel: string, azureImageModel = AZURE_IMAGE_DEPLOYMENT): ModelEntry[] {
   const families = defaults.filter((entry) => entry.id.startsWith('x-image-'));
   const row = (vendorModel: string, id: string): ModelEntry => {
     const found = modelEntry(vendorModel);
@@ -143,6 +150,7 @@ export function exampleModels(defaults: readonly ModelEntry[], seedreamModel: st
     { ...first!, id: 'x-image-2.0-pro' },
     ...others,
     row(seedreamModel, SEEDREAM_MODEL),
+    row(azureImageModel, AZURE_IMAGE_MODEL),
     row(videoModel, VIDEO_MODEL),
     {
       id: CHAT_MODEL,
@@ -164,7 +172,7 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /** The variables that make the example spend a real vendor account. */
-export const REAL_VENDOR_VARIABLES: readonly string[] = ['DASHSCOPE_API_KEY', 'ARK_API_KEY', 'VOLCENGINE_ACCESS_KEY_ID', 'OPENAI_API_KEY'];
+export const REAL_VENDOR_VARIABLES: readonly string[] = ['DASHSCOPE_API_KEY', 'ARK_API_KEY', 'VOLCENGINE_ACCESS_KEY_ID', 'OPENAI_API_KEY', 'AZURE_OPENAI_API_KEY'];
 export const DEFAULT_DEMO_KEY = 'sk-demo-local-only';
 
 /** Which caller key the example accepts and whether its page hands it out, or why it must not start. */
@@ -273,12 +281,22 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
     openai = { baseURL: simulation.baseURL, apiKey: SIMULATED_KEY, simulated: true };
   }
 
+  // Azure OpenAI: the resource endpoint and its key (the openai SDK's AzureOpenAI variables), else a simulation
+  let azure: { endpoint: string; apiKey: string; simulated: boolean };
+  if (env.AZURE_OPENAI_API_KEY && env.AZURE_OPENAI_ENDPOINT) azure = { endpoint: env.AZURE_OPENAI_ENDPOINT, apiKey: env.AZURE_OPENAI_API_KEY, simulated: false };
+  else {
+    const simulation = await startSimulatedAzure();
+    closers.push(() => simulation.close());
+    azure = { endpoint: simulation.endpoint, apiKey: SIMULATED_KEY, simulated: true };
+  }
+  const azureDeployment = env.AZURE_OPENAI_IMAGE_DEPLOYMENT || AZURE_IMAGE_DEPLOYMENT;
+
   const videoModel = env.ARK_VIDEO_MODEL || 'doubao-seedance-1-0-pro-250528';
   const seedreamModel = env.ARK_IMAGE_MODEL || 'doubao-seedream-4-0-250828';
   const chatModel = openai.simulated ? CHAT_MODEL : env.OPENAI_MODEL || 'gpt-4o-mini';
   // the catalogue (docs/models.md): each caller-facing name with the rules of the model behind it, so
   // GET /v1/models describes exactly what works; only what the resolver below routes is listed
-  const models = (defaults: readonly ModelEntry[]): ModelEntry[] => exampleModels(defaults, seedreamModel, videoModel);
+  const models = (defaults: readonly ModelEntry[]): ModelEntry[] => exampleModels(defaults, seedreamModel, videoModel, azureDeployment);
   const signingSecret = env.GATEWAY_WEBHOOK_SECRET || `whsec_${randomBytes(24).toString('base64')}`;
   const callbacks = createCallbackReceiver(signingSecret);
 
@@ -302,6 +320,8 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
         case 'images.edits': {
           // Seedream answers the OpenAI image routes too, in either request shape (docs/models.md)
           if (model === SEEDREAM_MODEL) return { provider: 'ark', baseURL: ark.baseURL, apiKey: ark.apiKey, model: seedreamModel };
+          // the v1 URL form (no apiVersion); the deployment is the model (docs/providers/azure.md)
+          if (model === AZURE_IMAGE_MODEL) return { provider: 'azure', baseURL: azure.endpoint, apiKey: azure.apiKey, model: azureDeployment };
           const upstreamModel = dashscopeModelFor(model);
           return upstreamModel ? { provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: dashscope.apiKey, model: upstreamModel } : null;
         }
@@ -362,6 +382,7 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
     ark: { simulated: ark.simulated, baseURL: ark.baseURL, keyVariables: 'ARK_API_KEY' },
     volcengine: { simulated: volcengine.simulated, baseURL: volcengine.baseURL, keyVariables: 'VOLCENGINE_ACCESS_KEY_ID and VOLCENGINE_SECRET_ACCESS_KEY' },
     openai: { simulated: openai.simulated, baseURL: openai.baseURL, keyVariables: 'OPENAI_API_KEY' },
+    azure: { simulated: azure.simulated, baseURL: azure.endpoint, keyVariables: 'AZURE_OPENAI_API_KEY and AZURE_OPENAI_ENDPOINT' },
   };
 
   let closed = false;
@@ -389,6 +410,7 @@ const VENDOR_NAMES: Readonly<Record<Vendor, string>> = {
   ark: 'Ark (x-video, x-seedream)',
   volcengine: 'Volcengine assets (CreateAsset)',
   openai: 'OpenAI-compatible (x-chat)',
+  azure: 'Azure OpenAI (x-gpt-image)',
 };
 
 /** The startup lines: where it listens, and for each vendor whether it is simulated and how to switch. */

@@ -153,6 +153,8 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     if (closed) return;
     closed = true;
     await started;
+    // before the scheduler stops: the waiting image tasks' callbacks are queued on it
+    await imageTasks.close().catch((error: unknown) => resolved.logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'image tasks not all ended at close'));
     await resolved.scheduler.close();
     http.close();
     await store?.close?.();

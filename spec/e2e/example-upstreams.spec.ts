@@ -60,7 +60,7 @@ describe('the example with no vendor key simulates every upstream', () => {
     const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: example.demoKey });
     const ids: string[] = [];
     for await (const model of client.models.list()) ids.push(model.id);
-    expect(ids).toEqual(['x-image-2.0', 'x-image-2.0-pro', 'x-image-max', 'x-image-plus', 'x-image-edit', 'x-seedream', 'x-video', 'x-chat']);
+    expect(ids).toEqual(['x-image-2.0', 'x-image-2.0-pro', 'x-image-max', 'x-image-plus', 'x-image-edit', 'x-seedream', 'x-gpt-image', 'x-video', 'x-chat']);
   });
 
   it('GET /v1/models describes every model with working endpoints: each listed pair answers a minimal request', async () => {
@@ -73,10 +73,28 @@ describe('the example with no vendor key simulates every upstream', () => {
       'x-image-plus': ['/v1/images/generations'],
       'x-image-edit': ['/v1/images/generations', '/v1/images/edits'],
       'x-seedream': ['/v1/images/generations', '/v1/images/edits', '/api/v3/images/generations'],
+      'x-gpt-image': ['/v1/images/generations', '/v1/images/edits'],
       'x-video': ['/api/v3/contents/generations/tasks'],
       'x-chat': ['/v1/chat/completions', '/v1/responses'],
     });
-    expect(pairs).toBe(14);
+    expect(pairs).toBe(16);
+  });
+
+  it('gpt-image on the simulated Azure OpenAI resource: a generation, an upload edit and a stream through the official SDK; its content filter is a 400', async () => {
+    const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: example.demoKey });
+    const generated = await client.images.generate({ model: 'x-gpt-image', prompt: 'A lighthouse at dawn', size: '1536x1024', n: 2 });
+    expect(generated.data).toHaveLength(2);
+    for (const image of generated.data ?? []) expect(Buffer.from(image.b64_json ?? '', 'base64').subarray(0, 8)).toEqual(PNG_SIGNATURE);
+    const upload = await OpenAI.toFile(Buffer.from(generated.data![0]!.b64_json!, 'base64'), 'lighthouse.png', { type: 'image/png' });
+    const edited = await client.images.edit({ model: 'x-gpt-image', image: upload, prompt: 'Add a boat' });
+    expect(Buffer.from(edited.data?.[0]?.b64_json ?? '', 'base64').subarray(0, 8)).toEqual(PNG_SIGNATURE);
+    const stream = await client.images.generate({ model: 'x-gpt-image', prompt: 'A lighthouse at dusk', stream: true, partial_images: 1 });
+    const types: string[] = [];
+    for await (const event of stream) types.push(event.type);
+    expect(types).toEqual(['image_generation.partial_image', 'image_generation.completed']);
+    const refused = await client.images.generate({ model: 'x-gpt-image', prompt: 'trip the content filter' }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((refused as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('content_policy_violation');
   });
 
   it('chat completions work through the official SDK, plain and streamed', async () => {

@@ -343,6 +343,25 @@ describe('cancelling', () => {
     ).toEqual(['cancelled', 'succeeded']);
   });
 
+  it('close() ends the tasks still waiting at once: failed task_interrupted, refunded, reported once, never started', async () => {
+    const gw = await start({ imageTasks: { concurrency: 1 } });
+    const release = gw.fakes.images.hold();
+    const first = await submit(gw, { model: DASHSCOPE_MODEL, prompt: 'running' });
+    await expect.poll(() => gw.fakes.images.started()).toBe(1);
+    const second = await submit(gw, { model: DASHSCOPE_MODEL, prompt: 'waiting', n: 3 });
+    expect(await quotaUsed(gw.router, 'images')).toBe(4);
+    await gw.router.close();
+    const waiting = await request(gw.app).get(`/v1/images/tasks/${second.body.id}`).set(auth());
+    expect(waiting.body).toMatchObject({ id: second.body.id, status: 'failed', error: { code: 'task_interrupted' } });
+    // the waiting task's three images come back; the running one's stay charged (its call was made)
+    expect(await quotaUsed(gw.router, 'images')).toBe(1);
+    const events = taskEvents(gw).filter((event) => event.task!.id === second.body.id);
+    expect(events.map((event) => [event.task!.status, event.images])).toEqual([['failed', 0]]);
+    release();
+    expect(first.status).toBe(202);
+    expect(gw.fakes.images.started()).toBe(1);
+  });
+
   it('a running task cancelled mid-call stays cancelled whatever the call answers; its images stay charged, since the upstream may bill them', async () => {
     const gw = await start();
     const release = gw.fakes.images.hold();

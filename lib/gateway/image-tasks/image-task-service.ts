@@ -106,6 +106,8 @@ export class ImageTaskService implements TaskWatches {
   private readonly queue: FairQueue;
   /** Tasks accepted by this process and not yet ended, by id. */
   private readonly local = new Map<string, LocalRun>();
+  /** Set by close(): a slot that frees now starts nothing (the waiting tasks are ended instead). */
+  private closing = false;
 
   constructor(private readonly deps: GatewayDeps) {
     const config = deps.options.imageTasks;
@@ -268,26 +270,53 @@ export class ImageTaskService implements TaskWatches {
       if (record.image.onUpstream && record.upstream.taskId) return await this.follow(record);
       const left = record.image.deadline - Date.now();
       if (left > 0) return { delayMs: left + WATCH_MARGIN_MS, key: watchKey(taskId, record.image.deadline) };
-      const error = new GatewayError({
-        status: 502,
-        code: ERROR_CODES.taskInterrupted,
-        message:
-          record.image.startedAt === undefined
-            ? 'The task waited too long for an upstream slot, or the gateway instance holding it stopped; nothing was generated and its charge was given back.'
-            : 'The gateway instance running the task stopped before the upstream answered; its outcome is unknown, and its charge was given back.',
-      });
-      const view = viewOf(record, 'failed', { error: error.toJSON().error });
-      const updated = await this.deps.options.store.updateTask(record.id, record.version, { status: 'failed', result: { ...view }, usageReported: true });
-      if (!updated) continue;
-      // the interruption is the gateway's fault, not the caller's: everything comes back
-      await this.ended(updated, view, { paid: false, error, usage: undefined, caller: undefined });
-      // still waiting in this process's queue: its place (and the caller's share) is free at once;
-      // still running here past its budget: its call is cut, so the slot frees too
-      this.dropWaiting(record);
-      this.local.get(record.id)?.controller.abort(error);
-      return undefined;
+      if (await this.interrupt(record)) return undefined;
     }
     throw new Error(`task ${taskId} kept changing while it was watched`);
+  }
+
+  /**
+   * Ends an unfinished task `failed` (task_interrupted) and refunds it: its watch found it past its
+   * deadline, or this process closed while it waited. False when the record changed meanwhile.
+   */
+  private async interrupt(record: TaskRecord): Promise<boolean> {
+    const error = new GatewayError({
+      status: 502,
+      code: ERROR_CODES.taskInterrupted,
+      message:
+        record.image?.startedAt === undefined
+          ? 'The task waited too long for an upstream slot, or the gateway instance holding it stopped; nothing was generated and its charge was given back.'
+          : 'The gateway instance running the task stopped before the upstream answered; its outcome is unknown, and its charge was given back.',
+    });
+    const view = viewOf(record, 'failed', { error: error.toJSON().error });
+    const updated = await this.deps.options.store.updateTask(record.id, record.version, { status: 'failed', result: { ...view }, usageReported: true });
+    if (!updated) return false;
+    // the interruption is the gateway's fault, not the caller's: everything comes back
+    await this.ended(updated, view, { paid: false, error, usage: undefined, caller: undefined });
+    // still waiting in this process's queue: its place (and the caller's share) is free at once;
+    // still running here past its budget: its call is cut, so the slot frees too
+    this.dropWaiting(record);
+    this.local.get(record.id)?.controller.abort(error);
+    return true;
+  }
+
+  /**
+   * The gateway closes (docs/image-tasks.md "Restarts and several instances"): the tasks still waiting
+   * in this process would never start, so each ends now, `task_interrupted` and refunded, its callback
+   * queued, rather than when its watch fires. Tasks already running keep their call until the sockets close.
+   */
+  async close(): Promise<void> {
+    this.closing = true;
+    const waiting = [...this.local.entries()].filter(([, run]) => run.usage === undefined).map(([id]) => id);
+    await Promise.all(
+      waiting.map(async (id) => {
+        for (let round = 0; round < 8; round += 1) {
+          const record = await this.deps.options.store.getTask(id).catch(() => undefined);
+          if (!record?.image || record.status !== 'queued') return;
+          if (await this.interrupt(record).catch(() => true)) return;
+        }
+      }),
+    );
   }
 
   /** A task ended by a cancel or its watch while it waited here: its run will never start, so this process lets go of it now. */
@@ -305,7 +334,7 @@ export class ImageTaskService implements TaskWatches {
     const { options } = this.deps;
     const usage = usageFor('');
     local.usage = usage;
-    let record = await options.store.getTask(taskId).catch(() => undefined);
+    let record = this.closing ? undefined : await options.store.getTask(taskId).catch(() => undefined);
     if (!record?.image || record.status !== 'queued') {
       // cancelled while it waited, or ended by the watch: nothing to run
       this.local.delete(taskId);
