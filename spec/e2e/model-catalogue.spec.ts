@@ -58,7 +58,9 @@ describe('GET /v1/models: the walk', () => {
     const replicateVideos = models.filter((model) => model.endpoints.includes('/api/v3/contents/generations/tasks') && catalogue.get(model.id)?.provider === 'replicate').length;
     expect(gateway.fakes.ark.requests.filter((sent) => sent.method === 'POST').length + falVideos + replicateVideos).toBe(videoPairs);
     const replicatePredictions = gateway.fakes.replicate.created();
-    expect(gateway.fakes.images.requests.filter((sent) => sent.method === 'POST').length + gateway.fakes.gemini.requests.length + falSubmits.length - falVideos + replicatePredictions - replicateVideos).toBe(pairs - videoPairs);
+    expect(
+      gateway.fakes.images.requests.filter((sent) => sent.method === 'POST').length + gateway.fakes.gemini.requests.length + falSubmits.length - falVideos + replicatePredictions - replicateVideos,
+    ).toBe(pairs - videoPairs);
   });
 });
 
@@ -179,7 +181,8 @@ describe('the catalogue and the validator agree', () => {
       if (response.status !== 200) refusedHere.push(`${name}: ${response.status} ${JSON.stringify(response.body)}`);
     }
     expect(refusedHere).toEqual([]);
-    const calls = gateway.fakes.images.requests.length + gateway.fakes.ark.requests.length + gateway.fakes.gemini.requests.length + gateway.fakes.fal.requests.length + gateway.fakes.replicate.requests.length;
+    const calls =
+      gateway.fakes.images.requests.length + gateway.fakes.ark.requests.length + gateway.fakes.gemini.requests.length + gateway.fakes.fal.requests.length + gateway.fakes.replicate.requests.length;
     for (const name of entry.refused_parameters ?? []) {
       const response = await send(model, endpoint, { ...base, [name]: name === 'sequential_image_generation' ? 'auto' : { max_images: 2 } });
       expect(response.status).toBe(400);
@@ -187,7 +190,9 @@ describe('the catalogue and the validator agree', () => {
       expect(response.body.error.message).toContain(`Model '${id}' does not take '${name}'`);
     }
     // a refused request never reached an upstream
-    expect(gateway.fakes.images.requests.length + gateway.fakes.ark.requests.length + gateway.fakes.gemini.requests.length + gateway.fakes.fal.requests.length + gateway.fakes.replicate.requests.length).toBe(calls);
+    expect(
+      gateway.fakes.images.requests.length + gateway.fakes.ark.requests.length + gateway.fakes.gemini.requests.length + gateway.fakes.fal.requests.length + gateway.fakes.replicate.requests.length,
+    ).toBe(calls);
   });
 
   it("a size outside a model's pixel range is a 400 naming the model, and the upstream is not called", async () => {
