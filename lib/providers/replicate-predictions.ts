@@ -7,6 +7,7 @@
 // never followed: every read is built from the id on the operator's base (no request to a host the
 // upstream chose).
 import { ClientGoneError } from '../errors/client-gone-error.js';
+import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { redactSecrets } from '../errors/redact.js';
 import { encodeJsonWithUploads } from '../images/uploaded-image.js';
@@ -178,9 +179,19 @@ function cancelPrediction(call: CallContext, upstream: Upstream, id: string): vo
     .catch(() => undefined);
 }
 
-/** A poll failure worth another poll: the upstream busy or unreachable, never a refusal of the key or the id. */
+/** The failures of a read worth another read: the upstream busy, failing or unreachable. */
+const READ_AGAIN: ReadonlySet<string> = new Set([
+  ERROR_CODES.upstreamError,
+  ERROR_CODES.upstreamUnreachable,
+  ERROR_CODES.upstreamTimeout,
+  ERROR_CODES.upstreamBusy,
+  ERROR_CODES.upstreamBadResponse,
+  ERROR_CODES.rateLimitExceeded,
+]);
+
+/** A poll failure worth another poll; never a refusal of the token, the account or the id. */
 function pollAgain(error: unknown): boolean {
-  return GatewayError.is(error) && (error.status >= 500 || error.status === 429);
+  return GatewayError.is(error) && READ_AGAIN.has(error.code);
 }
 
 /** Resolves after `ms`, or rejects with ClientGoneError when the client goes first. */
@@ -226,9 +237,29 @@ export async function awaitPrediction(call: CallContext, upstream: Upstream, cre
     }
   } catch (error) {
     cancelPrediction(call, upstream, prediction.id);
-    throw error;
+    throw asStarted(error);
   }
   return prediction;
+}
+
+/**
+ * An error met after the create, as one of work that started: a read refused before it was made (the
+ * token refused, a connection never made) says nothing of the prediction, which was created and is
+ * paid, so the fallback rule must not create it again at another upstream.
+ */
+function asStarted(error: unknown): unknown {
+  if (!GatewayError.is(error) || !error.notStarted) return error;
+  return new GatewayError({
+    status: error.status,
+    code: error.code,
+    message: error.message,
+    ...(error.param !== undefined ? { param: error.param } : {}),
+    retryable: error.retryable,
+    notStarted: false,
+    ...(error.upstreamRequestId !== undefined ? { upstreamRequestId: error.upstreamRequestId } : {}),
+    ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
+    type: error.type,
+  });
 }
 
 /** The output URLs of a succeeded prediction: one URL, or a list of them (per model). */

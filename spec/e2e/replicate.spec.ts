@@ -30,12 +30,18 @@ const gw = await gatewayWith({
   fakes: { replicate: startFakeReplicate },
   resolve: ({ model }, { replicate }) => {
     if (model === 'flux-wrong-key') return { provider: 'replicate', baseURL: replicate.baseURL, apiKey: 'r8_not-the-token', model: SCHNELL };
+    // two upstreams: the fallback rule may try the second only when the first certainly started nothing
+    if (model === 'flux-with-fallback')
+      return [
+        { provider: 'replicate', baseURL: replicate.baseURL, apiKey: REPLICATE_TOKEN, model: NANO },
+        { provider: 'replicate', baseURL: replicate.baseURL, apiKey: REPLICATE_TOKEN, model: NANO },
+      ];
     if (model === 'flux-bare-origin') return { provider: 'replicate', baseURL: replicate.origin, apiKey: REPLICATE_TOKEN, model: SCHNELL };
     if (model === 'flux-versioned')
       return { provider: 'replicate', baseURL: replicate.baseURL, apiKey: REPLICATE_TOKEN, model: `${SCHNELL}:5599ed30703defd1d160a25a63321b4dec97101d98b4674bcc56e41f62f35637` };
     return { provider: 'replicate', baseURL: replicate.baseURL, apiKey: REPLICATE_TOKEN, model };
   },
-  models: ['flux-wrong-key', 'flux-bare-origin', 'flux-versioned'].map((id) => ({ ...modelEntry(SCHNELL)!, id })),
+  models: [...['flux-wrong-key', 'flux-bare-origin', 'flux-versioned'].map((id) => ({ ...modelEntry(SCHNELL)!, id })), { ...modelEntry(NANO)!, id: 'flux-with-fallback' }],
   quotas: { limits: { imagesPerMinute: 100_000 } },
   imageTasks: { pollSeconds: 1 },
   resetEach: true,
@@ -225,6 +231,24 @@ describe('polling', () => {
       expect(result.data).toHaveLength(1);
       expect(replicate.created()).toBe(1);
       expect(replicate.polls().length).toBeGreaterThanOrEqual(2);
+    } finally {
+      release();
+      replicate.settings.waitCapMs = undefined;
+    }
+  });
+  it('a read refused after the create (the token refused mid-way) is an error of started work: no other upstream creates it again', async () => {
+    replicate.settings.waitCapMs = 0;
+    const release = replicate.hold();
+    try {
+      replicate.failNextPoll(401);
+      // one request (the SDK would retry a 502 by itself)
+      const answer = request(gw.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'flux-with-fallback', prompt: 'slow' });
+      const res = await answer;
+      expect(res.status).toBe(502);
+      expect(res.body.error.code).toBe('upstream_auth_failed');
+      expect(replicate.created()).toBe(1);
+      // the prediction nobody will read is canceled
+      await vi.waitFor(() => expect(replicate.requests.some((sent) => sent.method === 'POST' && sent.path.endsWith('/cancel'))).toBe(true));
     } finally {
       release();
       replicate.settings.waitCapMs = undefined;
