@@ -11,6 +11,7 @@ import { isObject, stringOr } from '../json/json-values.js';
 import type { Upstream } from '../types.js';
 import { normalizeOpenAIError, openAICompatibleApi } from './openai.js';
 import type { Provider } from './provider.js';
+import { hostToken } from './host-token.js';
 import { upstreamUrl } from './upstream-url.js';
 
 // The paths Azure serves under a deployment on the deployment form (openai-node's `_deployments_endpoints`,
@@ -28,6 +29,11 @@ export function azureUrl(upstream: Upstream, path: string, model: string | undef
   const named = !DEPLOYMENT_PATHS.has(path) || hasDeploymentSegment(base);
   const deployment = upstream.deployment ?? upstream.model ?? model;
   if (!named && !deployment) throw noDeployment();
+  // a dot segment would be resolved away by the URL parser: `/deployments/../images/…` leaves the deployment path
+  if (!named && (deployment === '.' || deployment === '..')) {
+    if (upstream.deployment === undefined && upstream.model === undefined) throw GatewayError.invalidRequest(`model '${deployment}' cannot name an Azure deployment`, 'model');
+    throw noDeployment();
+  }
   const url = upstreamUrl(base, '/openai', named ? path : `/deployments/${encodeURIComponent(deployment as string)}${path}`);
   return `${url}?api-version=${encodeURIComponent(upstream.apiVersion)}`;
 }
@@ -58,19 +64,8 @@ function noDeployment(): GatewayError {
  */
 export async function azureAuth(upstream: Upstream, timeoutMs: number): Promise<Record<string, string>> {
   if (upstream.token) {
-    let token: unknown;
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const late = new Promise<undefined>((resolve) => {
-        timer = setTimeout(resolve, timeoutMs, undefined);
-      });
-      token = await Promise.race([Promise.resolve().then(upstream.token), late]);
-    } catch {
-      token = undefined;
-    } finally {
-      clearTimeout(timer);
-    }
-    if (typeof token !== 'string' || token === '' || /[\r\n]/.test(token)) throw noToken();
+    const token = await hostToken(upstream.token, timeoutMs);
+    if (token === undefined) throw noToken();
     return { authorization: `Bearer ${token}` };
   }
   return upstream.apiKey ? { 'api-key': upstream.apiKey } : {};

@@ -5,7 +5,7 @@ import type { ServerResponse } from 'node:http';
 import OpenAI from 'openai';
 import pino from 'pino';
 import request from 'supertest';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AZURE_API_VERSION, AZURE_KEY, azureCallOf, startFakeAzure } from '../helpers/fake-azure.js';
 import { GEMINI_KEY, VERTEX_TOKEN, geminiError, startFakeGemini } from '../helpers/fake-gemini.js';
 import { sendJson } from '../helpers/fake-upstream.js';
@@ -21,7 +21,12 @@ const gw = await gatewayWith({
   fakes: { gemini: startFakeGemini, azure: startFakeAzure },
   resolve: ({ model }, { gemini, azure }) => {
     const vertex = { provider: 'vertex', baseURL: gemini.vertexBaseURL, project: 'my-project', location: 'us-central1', model: MODEL, timeoutMs: 300 } as const;
-    if (model === 'vertex-hangs') return { ...vertex, getAccessToken: () => new Promise<string>(() => undefined) };
+    // a token function that never answers, then a working upstream
+    if (model === 'vertex-hangs')
+      return [
+        { ...vertex, getAccessToken: () => new Promise<string>(() => undefined) },
+        { ...vertex, getAccessToken: () => VERTEX_TOKEN },
+      ];
     if (model === 'vertex-crlf') return { ...vertex, getAccessToken: () => `${VERTEX_TOKEN}\r\nx-injected: 1` };
     // the deployment form with no deployment nor model: the caller's model names the deployment
     if (model === 'az-edit') return { provider: 'azure', baseURL: azure.endpoint, apiKey: AZURE_KEY, apiVersion: AZURE_API_VERSION, model: 'gpt-image-1' };
@@ -80,8 +85,7 @@ describe('Gemini: hostile input never reaches Gemini', () => {
       .send(`{"model":"${MODEL}","prompt":"x","generationConfig":{"__proto__":{"responseModalities":["TEXT"]},"constructor":{}}}`);
     expect(proto.status).toBe(400);
     expect((await post({ model: MODEL, prompt: 'x', n: 1000 })).status).toBe(400);
-    for (const size of ['1e9x1', '0x0', '１０２４x１０２４', 'auto ', '-1x-1', '1000000x1'])
-      expect((await post({ model: MODEL, prompt: 'x', size })).status, size).toBe(400);
+    for (const size of ['1e9x1', '0x0', '１０２４x１０２４', 'auto ', '-1x-1', '1000000x1']) expect((await post({ model: MODEL, prompt: 'x', size })).status, size).toBe(400);
     expect((await post({ model: MODEL, prompt: 'x', generationConfig: { responseModalities: ['TEXT'] } })).status).toBe(400);
     expect(gemini.apiRequests()).toHaveLength(0);
   });
@@ -96,15 +100,16 @@ describe('Gemini: hostile input never reaches Gemini', () => {
 });
 
 describe('Gemini: lying answers', () => {
-  it('inlineData that is not base64 of an image is a 502, not charged, never handed on', async () => {
-    const before = await quotaUsed(gw.router, 'images');
+  it('inlineData that is not base64 of an image is a 502, never handed on, reported as not delivered', async () => {
     for (const data of ['<html>not base64</html>', Buffer.from('<html>an error page</html>').toString('base64')]) {
       gemini.next((_req, res) => sendJson(res, 200, { candidates: [{ content: { parts: [{ inlineData: { mimeType: 'image/png', data } }] }, finishReason: 'STOP' }] }));
       const res = await post({ model: MODEL, prompt: 'x', response_format: 'b64_json' });
       expect(res.status).toBe(502);
       expect(res.text).not.toContain('html');
+      expect(res.body.error.code).toBe('upstream_bad_response');
     }
-    expect((await quotaUsed(gw.router, 'images')) - before).toBe(0);
+    // Gemini answered (and billed): the charge stands as for any unusable answer (docs/tenancy-and-billing.md "Retries")
+    await vi.waitFor(() => expect(gw.usage.filter((event) => event.route === 'images.generations').map((event) => event.images)).toEqual([0, 0]));
   });
 
   it('a thought image only, no candidates, or an error in a 200 body: 502, not charged', async () => {
@@ -156,11 +161,12 @@ describe('Gemini: lying answers', () => {
 });
 
 describe('Vertex AI: operator mistakes', () => {
-  it("a getAccessToken that never answers is the operator's 502 upstream_auth_failed within the upstream's timeout, no call made", async () => {
-    const res = await post({ model: 'vertex-hangs', prompt: 'x' });
-    expect(res.status).toBe(502);
-    expect(res.body.error.code).toBe('upstream_auth_failed');
-    expect(gemini.apiRequests()).toHaveLength(0);
+  it("a getAccessToken that never answers is given up within the upstream's timeout, no call made: the next upstream serves it", async () => {
+    const res = await post({ model: 'vertex-hangs', prompt: 'x', response_format: 'b64_json' });
+    expect(res.status).toBe(200);
+    // one call: the second upstream's; the first sent nothing
+    expect(gemini.apiRequests()).toHaveLength(1);
+    expect(gemini.apiRequests()[0]!.headers.authorization).toBe(`Bearer ${VERTEX_TOKEN}`);
   });
 
   it("a token with a line break is the operator's 502 upstream_auth_failed, no call made, the token not told", async () => {
@@ -213,7 +219,7 @@ describe('Azure: lying streams', () => {
     expect((await quotaUsed(gw.router, 'images')) - before).toBe(0);
   });
 
-  it("an error event quoting the resource key is relayed without it, and charged nothing", async () => {
+  it('an error event quoting the resource key is relayed without it, and charged nothing', async () => {
     const before = await quotaUsed(gw.router, 'images');
     azure.next((_req, res) => eventStream(res, { type: 'error', error: { type: 'server_error', code: 'server_error', message: `boom for ${AZURE_KEY}` } }));
     const res = await post({ model: 'az-d', prompt: 'x', stream: true });
