@@ -29,7 +29,8 @@ export function azureUrl(upstream: Upstream, path: string, model: string | undef
   const named = !DEPLOYMENT_PATHS.has(path) || hasDeploymentSegment(base);
   const deployment = upstream.deployment ?? upstream.model ?? model;
   if (!named && !deployment) throw noDeployment();
-  // a dot segment would be resolved away by the URL parser: `/deployments/../images/…` leaves the deployment path
+  // a dot segment would be resolved away by the URL parser: `/deployments/../images/…` leaves the deployment
+  // path (openai-node refuses the same values in its path tag: src/internal/utils/path.ts)
   if (!named && (deployment === '.' || deployment === '..')) {
     if (upstream.deployment === undefined && upstream.model === undefined) throw GatewayError.invalidRequest(`model '${deployment}' cannot name an Azure deployment`, 'model');
     throw noDeployment();

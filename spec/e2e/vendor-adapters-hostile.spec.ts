@@ -236,3 +236,25 @@ describe('no key in any log line', () => {
     for (const secret of [GEMINI_KEY, AZURE_KEY, VERTEX_TOKEN]) expect(all).not.toContain(secret);
   });
 });
+
+describe('the fake Gemini is as strict as Google', () => {
+  it('refuses an unknown field, a snake_case twin, bytes that are not base64 and a nested imageConfig value', async () => {
+    const parts = [{ text: 'x' }];
+    const made = gemini.imagesMade();
+    for (const body of [
+      { contents: [{ parts }], n: 2 },
+      { contents: [{ parts }], generation_config: {} },
+      { contents: [{ parts: [{ inlineData: { mimeType: 'image/png', data: '<html>' } }] }] },
+      { contents: [{ parts }], generationConfig: { imageConfig: { aspectRatio: { a: 1 } } } },
+    ]) {
+      const res = await fetch(`${gemini.baseURL}/models/${MODEL}:generateContent`, {
+        method: 'POST',
+        headers: { 'x-goog-api-key': GEMINI_KEY, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(((await res.json()) as { error: { status: string } }).error.status).toBe('INVALID_ARGUMENT');
+    }
+    expect(gemini.imagesMade()).toBe(made);
+  });
+});
