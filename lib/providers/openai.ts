@@ -11,6 +11,7 @@ import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
 import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
 import { classifyUpstreamCode } from '../errors/status-policy.js';
 import type { OpenedStream, PassthroughCapability, PassthroughResponse, Provider } from './provider.js';
+import { secretFreeBody } from '../transport/secret-free-body.js';
 import { upstreamUrl } from './upstream-url.js';
 
 /** Where a provider's OpenAI-compatible API lives: its bare-origin prefix, and its base rewrite if any. */
@@ -135,7 +136,14 @@ async function openStream(rule: OpenAICompatibleUrlRule, call: CallContext, path
     maxBytes: call.limits.upstreamResponseBytes,
   });
   if (!opened.ok) throw (rule.normalizeError ?? normalizeOpenAIError)(opened.status, parseJsonBody(opened.body), opened.headers['x-request-id'], upstream.provider, retryAfterOf(opened.headers));
-  return opened;
+  // relayed byte for byte: an error event quoting the credentials sent must not carry them to the caller
+  return { ...opened, body: secretFreeBody(opened.body, credentialsSent(upstream, headers)) };
+}
+
+/** The secret values a request carried: the key, a host's bearer token, the operator's own headers. */
+function credentialsSent(upstream: Upstream, headers: Record<string, string>): Array<string | undefined> {
+  const bearer = /^Bearer\s+(.+)$/i.exec(headers.authorization ?? '')?.[1];
+  return [upstream.apiKey, bearer, headers['api-key'], ...Object.values(upstream.headers ?? {})];
 }
 
 function jsonBodyOf(body: Record<string, unknown>, upstream: Upstream): string {
