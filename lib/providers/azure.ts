@@ -18,15 +18,22 @@ import { upstreamUrl } from './upstream-url.js';
 // of those the gateway relays); the others (`/responses`) are `{endpoint}/openai{path}?api-version=…`.
 const DEPLOYMENT_PATHS: ReadonlySet<string> = new Set(['/images/generations', '/images/edits', '/chat/completions']);
 
+// openai-node's AzureOpenAI client takes `{endpoint}/openai` as its baseURL (src/azure.ts), and the v1
+// client `{endpoint}/openai/v1`: a base ending so names the resource endpoint, whichever form is used
+const OPENAI_ROOT = /\/openai(?:\/v1)?$/i;
+
 /**
- * The URL of an endpoint. A baseURL that already names a path is kept as it is (the SDK's `baseURL`
- * form, `…/openai/v1` or `…/openai/deployments/{name}`); a bare endpoint gets `/openai/v1`, or
- * `/openai/deployments/{deployment}` when the upstream names an `apiVersion`.
+ * The URL of an endpoint. A base ending in `/openai` or `/openai/v1` is read as its endpoint; another
+ * base that already names a path (`…/openai/deployments/{name}`, a proxy's own path) is kept as it
+ * is; a bare endpoint gets `/openai/v1`, or `/openai/deployments/{deployment}` when the upstream
+ * names an `apiVersion`.
  */
 export function azureUrl(upstream: Upstream, path: string, model: string | undefined): string {
-  if (upstream.apiVersion === undefined) return upstreamUrl(upstream.baseURL, '/openai/v1', path);
-  const base = upstream.baseURL.replace(/\/+$/, '');
-  const named = !DEPLOYMENT_PATHS.has(path) || hasDeploymentSegment(base);
+  const given = upstream.baseURL.replace(/\/+$/, '');
+  const endpoint = OPENAI_ROOT.test(given) && !hasDeploymentSegment(given) ? given.replace(OPENAI_ROOT, '') : undefined;
+  const under = (prefix: string, rest: string): string => (endpoint !== undefined ? `${endpoint}${prefix}${rest}` : upstreamUrl(given, prefix, rest));
+  if (upstream.apiVersion === undefined) return under('/openai/v1', path);
+  const named = !DEPLOYMENT_PATHS.has(path) || hasDeploymentSegment(given);
   const deployment = upstream.deployment ?? upstream.model ?? model;
   if (!named && !deployment) throw noDeployment();
   // a dot segment would be resolved away by the URL parser: `/deployments/../images/…` leaves the deployment
@@ -35,7 +42,7 @@ export function azureUrl(upstream: Upstream, path: string, model: string | undef
     if (upstream.deployment === undefined && upstream.model === undefined) throw GatewayError.invalidRequest(`model '${deployment}' cannot name an Azure deployment`, 'model');
     throw noDeployment();
   }
-  const url = upstreamUrl(base, '/openai', named ? path : `/deployments/${encodeURIComponent(deployment as string)}${path}`);
+  const url = under('/openai', named ? path : `/deployments/${encodeURIComponent(deployment as string)}${path}`);
   return `${url}?api-version=${encodeURIComponent(upstream.apiVersion)}`;
 }
 

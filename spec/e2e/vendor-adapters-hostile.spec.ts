@@ -7,7 +7,7 @@ import pino from 'pino';
 import request from 'supertest';
 import { describe, expect, it, vi } from 'vitest';
 import { AZURE_API_VERSION, AZURE_KEY, azureCallOf, startFakeAzure } from '../helpers/fake-azure.js';
-import { GEMINI_KEY, VERTEX_TOKEN, geminiError, startFakeGemini } from '../helpers/fake-gemini.js';
+import { GEMINI_KEY, VERTEX_TOKEN, geminiError, geminiImageAnswer, startFakeGemini } from '../helpers/fake-gemini.js';
 import { sendJson } from '../helpers/fake-upstream.js';
 import { KEY_A } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
@@ -256,5 +256,29 @@ describe('the fake Gemini is as strict as Google', () => {
       expect(((await res.json()) as { error: { status: string } }).error.status).toBe('INVALID_ARGUMENT');
     }
     expect(gemini.imagesMade()).toBe(made);
+  });
+});
+
+describe('Gemini: a caller who leaves mid fan-out', () => {
+  it("the n calls go on, and the client's retry gets their images: Gemini makes them once", async () => {
+    const held: Array<() => void> = [];
+    for (let index = 0; index < 3; index += 1) gemini.next((_req, res) => void held.push(() => sendJson(res, 200, geminiImageAnswer())));
+    const body = JSON.stringify({ model: MODEL, prompt: 'three cats, once', n: 3, response_format: 'b64_json' });
+    const controller = new AbortController();
+    const headers = { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' };
+    const sent = fetch(`${gw.url}/v1/images/generations`, { method: 'POST', headers, body, signal: controller.signal }).catch(() => undefined);
+    await expect.poll(() => held.length).toBe(3);
+    const charged = await quotaUsed(gw.router, 'images');
+    controller.abort();
+    await sent;
+    // as postAndLeave (spec/helpers/paid-work.ts): a retry sent while the gateway still sees the client is new work
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    for (const release of held) release();
+    // the retry the official SDK would send: the same body, answered by the work already made
+    const retried = await request(gw.app).post('/v1/images/generations').set(headers).send(body);
+    expect(retried.status).toBe(200);
+    expect(retried.body.data).toHaveLength(3);
+    expect(gemini.apiRequests()).toHaveLength(3);
+    expect(await quotaUsed(gw.router, 'images')).toBe(charged);
   });
 });

@@ -15,6 +15,27 @@ describe('azureUrl', () => {
     { name: 'v1 form from a bare endpoint', upstream: {}, path: '/images/generations', expected: `${ENDPOINT}/openai/v1/images/generations` },
     { name: 'v1 form, a trailing slash', upstream: { baseURL: `${ENDPOINT}/` }, path: '/images/edits', expected: `${ENDPOINT}/openai/v1/images/edits` },
     { name: 'v1 form, a base that names its path is kept', upstream: { baseURL: `${ENDPOINT}/openai/v1` }, path: '/images/edits', expected: `${ENDPOINT}/openai/v1/images/edits` },
+    // openai-node's AzureOpenAI baseURL: the endpoint and `/openai`
+    { name: "v1 form, the SDK's `{endpoint}/openai` base", upstream: { baseURL: `${ENDPOINT}/openai/` }, path: '/images/generations', expected: `${ENDPOINT}/openai/v1/images/generations` },
+    {
+      name: 'deployment form, a `{endpoint}/openai/v1` base',
+      upstream: { baseURL: `${ENDPOINT}/openai/v1`, apiVersion: '2024-10-21', deployment: 'img' },
+      path: '/images/generations',
+      expected: `${ENDPOINT}/openai/deployments/img/images/generations?api-version=2024-10-21`,
+    },
+    {
+      name: 'deployment form, a `{endpoint}/openai` base',
+      upstream: { baseURL: `${ENDPOINT}/openai`, apiVersion: '2024-10-21', deployment: 'img' },
+      path: '/responses',
+      expected: `${ENDPOINT}/openai/responses?api-version=2024-10-21`,
+    },
+    { name: "v1 form, a proxy's own path is kept", upstream: { baseURL: 'https://proxy.example.com/azure' }, path: '/images/edits', expected: 'https://proxy.example.com/azure/images/edits' },
+    {
+      name: "deployment form behind a proxy's `/openai` path",
+      upstream: { baseURL: 'https://proxy.example.com/azure/openai', apiVersion: '2024-10-21', deployment: 'img' },
+      path: '/images/generations',
+      expected: 'https://proxy.example.com/azure/openai/deployments/img/images/generations?api-version=2024-10-21',
+    },
     {
       name: 'deployment form: the deployment, then the api-version',
       upstream: { apiVersion: '2025-04-01-preview', deployment: 'img-prod', model: 'gpt-image-1' },
