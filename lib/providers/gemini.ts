@@ -27,6 +27,8 @@ const RATIO_TOLERANCE = 0.06;
 
 /** `generationConfig` keys a caller may send (docs/providers/gemini.md "Gemini's own fields"); anything else is a 400. */
 const GENERATION_CONFIG_KEYS: ReadonlySet<string> = new Set(['responseModalities', 'temperature', 'topP', 'topK', 'seed', 'imageConfig']);
+/** The numeric generationConfig keys and what they take (js-genai's GenerationConfig: temperature and topP are floats). */
+const NUMBER_KEYS: Readonly<Record<string, 'number' | 'integer'>> = { temperature: 'number', topP: 'number', topK: 'integer', seed: 'integer' };
 const IMAGE_CONFIG_KEYS: ReadonlySet<string> = new Set(['aspectRatio', 'imageSize']);
 /** Top-level fields of the caller's body passed on to Gemini as they are. */
 const PASSED_FIELDS: ReadonlySet<string> = new Set(['generationConfig', 'safetySettings']);
@@ -135,8 +137,12 @@ function passedFields(extra: Record<string, unknown> | undefined): { generationC
         checkImageConfigValue(inner.aspectRatio, GEMINI_ASPECT_RATIOS, 'aspectRatio');
         checkImageConfigValue(inner.imageSize, IMAGE_SIZES, 'imageSize');
       }
-      if (name === 'responseModalities' && !(Array.isArray(inner) && inner.includes('IMAGE'))) {
-        throw GatewayError.invalidRequest("generationConfig.responseModalities must include 'IMAGE'", 'generationConfig.responseModalities');
+      if (name === 'responseModalities' && !(Array.isArray(inner) && inner.includes('IMAGE') && inner.every((modality) => modality === 'IMAGE' || modality === 'TEXT'))) {
+        throw GatewayError.invalidRequest("generationConfig.responseModalities must be a list of 'IMAGE' and 'TEXT' that includes 'IMAGE'", 'generationConfig.responseModalities');
+      }
+      const kind = NUMBER_KEYS[name];
+      if (kind && !(typeof inner === 'number' && Number.isFinite(inner) && (kind === 'number' || Number.isSafeInteger(inner)))) {
+        throw GatewayError.invalidRequest(`generationConfig.${name} must be ${kind === 'number' ? 'a number' : 'an integer'}`, `generationConfig.${name}`);
       }
     }
     passed.generationConfig = value;

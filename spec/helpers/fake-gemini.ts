@@ -102,6 +102,14 @@ export function geminiBodyProblem(body: unknown): string | undefined {
     if (!isRecord(config)) return "Invalid value at 'generation_config'";
     const found = unknownIn(config, GENERATION_FIELDS, 'generation_config');
     if (found) return found;
+    const modalities = config.responseModalities;
+    if (modalities !== undefined && !(Array.isArray(modalities) && modalities.every((modality) => ['TEXT', 'IMAGE', 'AUDIO'].includes(modality as string))))
+      return "Invalid value at 'generation_config.response_modalities' (type.googleapis.com/google.ai.generativelanguage.v1beta.GenerationConfig.Modality)";
+    for (const name of ['temperature', 'topP', 'topK', 'seed'] as const) {
+      const value = config[name];
+      if (value !== undefined && (typeof value !== 'number' || ((name === 'topK' || name === 'seed') && !Number.isInteger(value))))
+        return `Invalid value at 'generation_config.${name}' (${name === 'topK' || name === 'seed' ? 'TYPE_INT32' : 'TYPE_FLOAT'})`;
+    }
     if (config.imageConfig !== undefined) {
       if (!isRecord(config.imageConfig)) return "Invalid value at 'generation_config.image_config'";
       const inner = unknownIn(config.imageConfig, IMAGE_FIELDS, 'generation_config.image_config');
