@@ -282,3 +282,14 @@ describe('Gemini: a caller who leaves mid fan-out', () => {
     expect(await quotaUsed(gw.router, 'images')).toBe(charged);
   });
 });
+
+describe('the fake Azure is as strict as Azure', () => {
+  it("refuses a field the image API does not know; through the gateway that is the caller's 400, charged nothing", async () => {
+    const before = await quotaUsed(gw.router, 'images');
+    const res = await post({ model: 'az-d', prompt: 'x', watermark: true });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toContain('Unrecognized request argument supplied: watermark');
+    expect(azure.started()).toBe(0);
+    expect((await quotaUsed(gw.router, 'images')) - before).toBe(0);
+  });
+});
