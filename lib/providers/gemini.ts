@@ -13,7 +13,7 @@ import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
 import { rejectionOf } from '../errors/rejection-of.js';
 import type { UpstreamResponse } from '../transport/upstream-http.js';
 import type { Upstream } from '../types.js';
-import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
+import { type CallContext, jsonHeaders, secretsOfHeaders, timeoutOf } from './call-context.js';
 import type { Provider } from './provider.js';
 import { retryAfterOf } from './openai.js';
 import { upstreamUrl } from './upstream-url.js';
@@ -327,7 +327,14 @@ export function generateGoogleImages(transport: GoogleImageTransport, call: Call
     .then(() => transport.headers(upstream, timeoutOf(upstream, call.limits)))
     .then((credentials) =>
       Promise.allSettled(
-        Array.from({ length: fanOutOf(request) }, () => rejectionOf(() => sendOne(transport, call, request, upstream, credentials)).then((response) => readOne(transport, response))),
+        Array.from({ length: fanOutOf(request) }, () =>
+          rejectionOf(() => sendOne(transport, call, request, upstream, credentials))
+            .then((response) => readOne(transport, response))
+            // Google's message may quote the credentials it got (a Vertex token the fallback rule does not know)
+            .catch((error: unknown) => {
+              throw GatewayError.is(error) ? error.withoutSecrets(secretsOfHeaders(credentials)) : error;
+            }),
+        ),
       ).then((settled): ImageGenerationResponse => {
         const answers = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
         const data = answers.flatMap((answer) => answer.data);

@@ -6,7 +6,7 @@ import OpenAI from 'openai';
 import pino from 'pino';
 import request from 'supertest';
 import { describe, expect, it, vi } from 'vitest';
-import { AZURE_API_VERSION, AZURE_KEY, azureCallOf, startFakeAzure } from '../helpers/fake-azure.js';
+import { AZURE_API_VERSION, AZURE_KEY, AZURE_TOKEN, azureCallOf, azureError, startFakeAzure } from '../helpers/fake-azure.js';
 import { GEMINI_KEY, VERTEX_TOKEN, geminiError, geminiImageAnswer, startFakeGemini } from '../helpers/fake-gemini.js';
 import { sendJson } from '../helpers/fake-upstream.js';
 import { KEY_A } from '../helpers/gateway-app.js';
@@ -29,6 +29,8 @@ const gw = await gatewayWith({
       ];
     if (model === 'vertex-crlf') return { ...vertex, getAccessToken: () => `${VERTEX_TOKEN}\r\nx-injected: 1` };
     // the deployment form with no deployment nor model: the caller's model names the deployment
+    if (model === 'vertex-image') return { ...vertex, getAccessToken: () => VERTEX_TOKEN };
+    if (model === 'az-token') return { provider: 'azure', baseURL: azure.endpoint, token: () => AZURE_TOKEN, apiVersion: AZURE_API_VERSION, model: 'gpt-image-1' };
     if (model === 'az-edit') return { provider: 'azure', baseURL: azure.endpoint, apiKey: AZURE_KEY, apiVersion: AZURE_API_VERSION, model: 'gpt-image-1' };
     if (model.startsWith('az') || model === '..' || model === '.') return { provider: 'azure', baseURL: azure.endpoint, apiKey: AZURE_KEY, apiVersion: AZURE_API_VERSION };
     return { provider: 'gemini', baseURL: gemini.baseURL, apiKey: GEMINI_KEY, model: MODEL };
@@ -157,6 +159,26 @@ describe('Gemini: lying answers', () => {
     const res = await post({ model: MODEL, prompt: 'x' });
     expect(res.status).toBe(400);
     expect(res.text).not.toContain(GEMINI_KEY);
+  });
+});
+
+describe('tokens quoted back', () => {
+  it("a Vertex token quoted in Vertex's error is never told", async () => {
+    gemini.next((_req, res) => geminiError(res, 400, 'INVALID_ARGUMENT', `token ${VERTEX_TOKEN} cannot be used here`));
+    const res = await post({ model: 'vertex-image', prompt: 'x' });
+    expect(res.status).toBe(400);
+    expect(res.text).not.toContain(VERTEX_TOKEN);
+  });
+
+  it("an Entra token quoted in Azure's error, or in a stream's error event, is never told", async () => {
+    azure.next((_req, res) => azureError(res, 400, 'invalid_request_error', `token ${AZURE_TOKEN} has no access to this deployment`));
+    const res = await post({ model: 'az-token', prompt: 'x' });
+    expect(res.status).toBe(400);
+    expect(res.text).not.toContain(AZURE_TOKEN);
+    azure.next((_req, res) => eventStream(res, { type: 'error', error: { type: 'server_error', code: 'server_error', message: `token ${AZURE_TOKEN}` } }));
+    const streamed = await post({ model: 'az-token', prompt: 'x', stream: true });
+    expect(streamed.text).toContain('[redacted]');
+    expect(streamed.text).not.toContain(AZURE_TOKEN);
   });
 });
 
