@@ -315,3 +315,19 @@ describe('the fake Azure is as strict as Azure', () => {
     expect((await quotaUsed(gw.router, 'images')) - before).toBe(0);
   });
 });
+
+describe('Gemini: Idempotency-Key with fan-out', () => {
+  it('a retry with the same key replays the n images: no second fan-out, no second charge', async () => {
+    const key = `fan-out-${Date.now()}`;
+    const body = { model: MODEL, prompt: 'two dogs', n: 2, response_format: 'url' };
+    const before = await quotaUsed(gw.router, 'images');
+    const first = await post(body).set('Idempotency-Key', key);
+    expect(first.status).toBe(200);
+    const again = await post(body).set('Idempotency-Key', key);
+    expect(again.status).toBe(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect(gemini.apiRequests()).toHaveLength(2);
+    expect((await quotaUsed(gw.router, 'images')) - before).toBe(2);
+  });
+});
