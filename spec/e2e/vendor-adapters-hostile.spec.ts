@@ -1,11 +1,15 @@
 // Hostile callers, lying upstreams and operator mistakes against the Azure OpenAI, Gemini and Vertex AI
 // adapters (docs/providers/azure.md, docs/providers/gemini.md), through the official openai SDK and raw
 // HTTP: nothing bad is sent upstream, nothing is charged that was not delivered, no key is told.
+import { mkdtempSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import OpenAI from 'openai';
 import pino from 'pino';
 import request from 'supertest';
 import { describe, expect, it, vi } from 'vitest';
+import { localResultStorage } from '../../lib/storage.js';
 import { AZURE_API_VERSION, AZURE_KEY, AZURE_TOKEN, azureCallOf, azureError, startFakeAzure } from '../helpers/fake-azure.js';
 import { GEMINI_KEY, VERTEX_TOKEN, geminiError, geminiImageAnswer, startFakeGemini } from '../helpers/fake-gemini.js';
 import { sendJson } from '../helpers/fake-upstream.js';
@@ -321,6 +325,48 @@ describe('Gemini: Idempotency-Key with fan-out', () => {
     expect(again.body).toEqual(first.body);
     expect(gemini.apiRequests()).toHaveLength(2);
     expect((await quotaUsed(gw.router, 'images')) - before).toBe(2);
+  });
+});
+
+describe('Gemini: streams and image tasks charge the images delivered', () => {
+  it('a stream of n 3 with one call refused: two completed events, charged two', async () => {
+    const before = await quotaUsed(gw.router, 'images');
+    gemini.next((_req, res) => geminiError(res, 500, 'INTERNAL', 'An internal error has occurred.'));
+    const res = await post({ model: MODEL, prompt: 'x', n: 3, stream: true });
+    expect(res.status).toBe(200);
+    expect(res.text.match(/event: image_generation\.completed/g)).toHaveLength(2);
+    expect(gemini.apiRequests()).toHaveLength(3);
+    expect((await quotaUsed(gw.router, 'images')) - before).toBe(2);
+  });
+
+  it('an image task of n 2 with one call rate limited: succeeded with one image, charged one', async () => {
+    const stored = await gatewayWith({
+      fakes: { gemini: startFakeGemini },
+      resolve: (_input, fakes) => ({ provider: 'gemini', baseURL: fakes.gemini.baseURL, apiKey: GEMINI_KEY, model: MODEL }),
+      storage: localResultStorage({ directory: mkdtempSync(join(tmpdir(), 'gemini-hostile-tasks-')), secret: 'gemini-hostile-task-secret-0123456789' }),
+      imageTasks: { pollSeconds: 1 },
+      quotas: { limits: { imagesPerMinute: 100 } },
+    });
+    stored.fakes.gemini.next((_req, res) => geminiError(res, 429, 'RESOURCE_EXHAUSTED', 'quota', undefined, { 'retry-after': '30' }));
+    const submitted = await request(stored.url).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Prefer', 'respond-async').send({ model: MODEL, prompt: 'x', n: 2 });
+    expect(submitted.status).toBe(202);
+    let task: Record<string, unknown> = {};
+    await expect
+      .poll(
+        async () => {
+          task = (
+            await request(stored.url)
+              .get(`/v1/images/tasks/${String(submitted.body.id)}`)
+              .set('Authorization', `Bearer ${KEY_A}`)
+          ).body as Record<string, unknown>;
+          return task.status;
+        },
+        { timeout: 10_000, interval: 50 },
+      )
+      .toBe('succeeded');
+    expect((task.result as { data: unknown[] }).data).toHaveLength(1);
+    expect(stored.fakes.gemini.apiRequests()).toHaveLength(2);
+    await expect.poll(() => quotaUsed(stored.router, 'images')).toBe(1);
   });
 });
 
