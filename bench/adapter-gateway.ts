@@ -16,6 +16,8 @@ export const ADAPTER_MODELS = {
   vertex: 'as gemini, with a bearer token from the host',
   dashscope: 'translates to multimodal generation, answers its URL',
   ark: 'translates to Seedream, answers its URL',
+  fal: "submits to fal's queue, reads the status, then the result",
+  replicate: 'creates a prediction with Prefer: wait, answers its output URL',
 } as const;
 
 export function adapterUpstream(model: string, origin: string): Upstream | null {
@@ -32,6 +34,10 @@ export function adapterUpstream(model: string, origin: string): Upstream | null 
       return { provider: 'dashscope', baseURL: `${origin}/api/v1`, apiKey: 'k', model: 'qwen-image-2.0' };
     case 'ark':
       return { provider: 'ark', baseURL: `${origin}/api/v3`, apiKey: 'k', model: 'doubao-seedream-4-0-250828' };
+    case 'fal':
+      return { provider: 'fal', baseURL: origin, apiKey: 'k', model: 'fal-ai/flux/dev' };
+    case 'replicate':
+      return { provider: 'replicate', baseURL: `${origin}/v1`, apiKey: 'k', model: 'black-forest-labs/flux-schnell' };
     default:
       return null;
   }

@@ -45,7 +45,51 @@ const ROUTES: Route[] = [
     match: /^\/api\/v3\/images\/generations$/,
     answer: () => ({ body: { model: 'seedream', created: 1795000000, data: [{ url: `http://127.0.0.1:${port}/image.png`, size: '1024x1024' }], usage: { generated_images: 1 } } }),
   },
+  // fal's queue (docs/providers/fal.md): the submit, a status read that is already COMPLETED, the result
+  {
+    method: 'POST',
+    match: /^\/fal-ai\/flux\/dev$/,
+    answer: () => {
+      const id = `req-${(requests += 1)}`;
+      const base = `http://127.0.0.1:${port}/fal-ai/flux/requests/${id}`;
+      return { body: { request_id: id, status: 'IN_QUEUE', status_url: `${base}/status`, response_url: base, cancel_url: `${base}/cancel` } };
+    },
+  },
+  { method: 'GET', match: /^\/fal-ai\/flux\/requests\/[^/]+\/status$/, answer: () => ({ body: { status: 'COMPLETED', logs: null, metrics: { inference_time: 0.1 } } }) },
+  {
+    method: 'GET',
+    match: /^\/fal-ai\/flux\/requests\/[^/]+$/,
+    answer: () => ({
+      body: { images: [{ url: `http://127.0.0.1:${port}/image.png`, width: 1024, height: 1024, content_type: 'image/png' }], seed: 1, has_nsfw_concepts: [false], prompt: 'a lighthouse at dawn' },
+    }),
+  },
+  // Replicate: a prediction that succeeded within its `Prefer: wait`
+  {
+    method: 'POST',
+    match: /^\/v1\/models\/black-forest-labs\/flux-schnell\/predictions$/,
+    answer: () => {
+      const id = `p${(requests += 1)}`;
+      return {
+        status: 201,
+        body: {
+          id,
+          model: 'black-forest-labs/flux-schnell',
+          version: 'hidden',
+          input: {},
+          logs: '',
+          output: [`http://127.0.0.1:${port}/image.png`],
+          data_removed: false,
+          error: null,
+          status: 'succeeded',
+          created_at: new Date().toISOString(),
+          urls: { get: `https://api.replicate.com/v1/predictions/${id}`, cancel: `https://api.replicate.com/v1/predictions/${id}/cancel` },
+          metrics: { predict_time: 0.1 },
+        },
+      };
+    },
+  },
 ];
+let requests = 0;
 
 const server = http.createServer((req, res) => {
   const chunks: Buffer[] = [];

@@ -2,7 +2,7 @@
 // receiver, and the gateway mounted at the root. Every upstream the gateway speaks is simulated on a
 // free loopback port unless that vendor's key is set (DASHSCOPE_API_KEY, ARK_API_KEY,
 // VOLCENGINE_ACCESS_KEY_ID + VOLCENGINE_SECRET_ACCESS_KEY, OPENAI_API_KEY, AZURE_OPENAI_API_KEY +
-// AZURE_OPENAI_ENDPOINT), so the example works with
+// AZURE_OPENAI_ENDPOINT, GEMINI_API_KEY, FAL_KEY, REPLICATE_API_TOKEN), so the example works with
 // no account and no internet. It exports the app and listens only when run directly (the express
 // examples' pattern): spec/e2e imports it, so what the docs show cannot silently stop working.
 import { randomBytes } from 'node:crypto';
@@ -19,10 +19,13 @@ import { type CallbackReceiver, createCallbackReceiver } from './callback-receiv
 import { startSimulatedArk } from './simulated-ark.js';
 import { startSimulatedAzure } from './simulated-azure.js';
 import { startSimulatedDashscope } from './simulated-dashscope.js';
+import { startSimulatedFal } from './simulated-fal.js';
+import { SIMULATED_GEMINI_KEY, startSimulatedGemini } from './simulated-gemini.js';
+import { startSimulatedReplicate } from './simulated-replicate.js';
 import { startSimulatedLlm } from './simulated-llm.js';
 import { startSimulatedVolcengine } from './simulated-volcengine.js';
 
-export type Vendor = 'dashscope' | 'ark' | 'volcengine' | 'openai' | 'azure';
+export type Vendor = 'dashscope' | 'ark' | 'volcengine' | 'openai' | 'azure' | 'gemini' | 'fal' | 'replicate';
 
 export interface ExampleAppOptions {
   /** DashScope base (SDK convention, ending in /api/v1). Given: used as is, no simulation started. */
@@ -78,6 +81,24 @@ export const VOLCENGINE_OPENAPI_URL = 'https://ark.cn-beijing.volcengineapi.com'
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 /** The Azure OpenAI deployment behind `x-gpt-image` unless AZURE_OPENAI_IMAGE_DEPLOYMENT names another. */
 export const AZURE_IMAGE_DEPLOYMENT = 'gpt-image-1';
+export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta';
+export const FAL_BASE_URL = 'https://queue.fal.run';
+export const REPLICATE_BASE_URL = 'https://api.replicate.com/v1';
+
+/**
+ * The vendor model behind each caller-facing name of the newer vendors (docs/providers/), each one
+ * replaceable by a variable (GEMINI_IMAGE_MODEL, ...): vendors rename models every few months, so the
+ * ids are configuration, never code.
+ */
+export const VENDOR_MODELS = {
+  'x-gemini-image': { vendor: 'gemini', model: 'gemini-2.5-flash-image', variable: 'GEMINI_IMAGE_MODEL', route: 'images' },
+  'x-veo': { vendor: 'gemini', model: 'veo-3.1-generate-preview', variable: 'GEMINI_VIDEO_MODEL', route: 'video' },
+  'x-flux': { vendor: 'fal', model: 'fal-ai/flux/dev', variable: 'FAL_IMAGE_MODEL', route: 'images' },
+  'x-kling': { vendor: 'fal', model: 'fal-ai/kling-video/v2.1/standard/text-to-video', variable: 'FAL_VIDEO_MODEL', route: 'video' },
+  'x-flux-schnell': { vendor: 'replicate', model: 'black-forest-labs/flux-schnell', variable: 'REPLICATE_IMAGE_MODEL', route: 'images' },
+  'x-kling-replicate': { vendor: 'replicate', model: 'kwaivgi/kling-v2.1', variable: 'REPLICATE_VIDEO_MODEL', route: 'video' },
+} as const satisfies Record<string, { vendor: Vendor; model: string; variable: string; route: 'images' | 'video' }>;
+type VendorModelName = keyof typeof VENDOR_MODELS;
 // the simulations accept any non-empty key, so a placeholder is enough
 const SIMULATED_KEY = 'sk-simulated-upstream';
 const SIMULATED_AK = 'AKLTsimulated';
@@ -122,22 +143,47 @@ export const EXAMPLE_PRICING: PricingOptions = {
     'x-image-edit*': { image: 0.03 },
     'x-seedream': { image: 0.03 },
     'x-gpt-image': { image: 0.04 },
+    'x-gemini-image': { image: 0.039 },
+    'x-flux': { image: 0.025 },
+    'x-flux-schnell': { image: 0.003 },
+    'x-veo': { videoSecond: { default: 0.4 } },
+    'x-kling': { videoSecond: { default: 0.05 } },
+    'x-kling-replicate': { videoSecond: { default: 0.05 } },
     'x-video': { videoSecond: { default: 0.05, by: { '1080p': 0.1 } } },
     'x-chat': { tokens: { input: 0.15, output: 0.6 } },
   },
 };
 
 /** Every caller-facing name of the example, in the order GET /v1/models lists them. */
-export const EXAMPLE_MODEL_NAMES: readonly string[] = [...Object.keys(EXACT_MODELS), SEEDREAM_MODEL, AZURE_IMAGE_MODEL, VIDEO_MODEL, CHAT_MODEL];
+export const EXAMPLE_MODEL_NAMES: readonly string[] = [
+  ...Object.keys(EXACT_MODELS),
+  SEEDREAM_MODEL,
+  AZURE_IMAGE_MODEL,
+  'x-gemini-image',
+  'x-flux',
+  'x-flux-schnell',
+  VIDEO_MODEL,
+  'x-veo',
+  'x-kling',
+  'x-kling-replicate',
+  CHAT_MODEL,
+];
 
 /**
  * The example's catalogue, in the order GET /v1/models lists it: its own names over the default rows of
  * the models behind them. The contract's families cover the `x-image-*` names (`x-image-2.0-pro` gets
  * its family's rules under its own name, so it is listed too); `x-seedream` and `x-video` take the rows
- * of the Ark models they run on, `x-gpt-image` the row of the gpt-image deployment behind it; `x-chat` is described here. The default vendor rows follow (the
+ * of the Ark models they run on, `x-gpt-image` the row of the gpt-image deployment behind it, and the
+ * newer vendors' names ({@link VENDOR_MODELS}) the rows of theirs; `x-chat` is described here. The default vendor rows follow (the
  * resolver routes none of them, so none is listed).
  */
-export function exampleModels(defaults: readonly ModelEntry[], seedreamModel: string, videoModel: string, azureImageModel = AZURE_IMAGE_DEPLOYMENT): ModelEntry[] {
+export function exampleModels(
+  defaults: readonly ModelEntry[],
+  seedreamModel: string,
+  videoModel: string,
+  azureImageModel = AZURE_IMAGE_DEPLOYMENT,
+  vendorModel: (name: VendorModelName) => string = (name) => VENDOR_MODELS[name].model,
+): ModelEntry[] {
   const families = defaults.filter((entry) => entry.id.startsWith('x-image-'));
   const row = (vendorModel: string, id: string): ModelEntry => {
     const found = modelEntry(vendorModel);
@@ -151,7 +197,13 @@ export function exampleModels(defaults: readonly ModelEntry[], seedreamModel: st
     ...others,
     row(seedreamModel, SEEDREAM_MODEL),
     row(azureImageModel, AZURE_IMAGE_MODEL),
+    row(vendorModel('x-gemini-image'), 'x-gemini-image'),
+    row(vendorModel('x-flux'), 'x-flux'),
+    row(vendorModel('x-flux-schnell'), 'x-flux-schnell'),
     row(videoModel, VIDEO_MODEL),
+    row(vendorModel('x-veo'), 'x-veo'),
+    row(vendorModel('x-kling'), 'x-kling'),
+    row(vendorModel('x-kling-replicate'), 'x-kling-replicate'),
     {
       id: CHAT_MODEL,
       owned_by: 'openai',
@@ -172,7 +224,16 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /** The variables that make the example spend a real vendor account. */
-export const REAL_VENDOR_VARIABLES: readonly string[] = ['DASHSCOPE_API_KEY', 'ARK_API_KEY', 'VOLCENGINE_ACCESS_KEY_ID', 'OPENAI_API_KEY', 'AZURE_OPENAI_API_KEY'];
+export const REAL_VENDOR_VARIABLES: readonly string[] = [
+  'DASHSCOPE_API_KEY',
+  'ARK_API_KEY',
+  'VOLCENGINE_ACCESS_KEY_ID',
+  'OPENAI_API_KEY',
+  'AZURE_OPENAI_API_KEY',
+  'GEMINI_API_KEY',
+  'FAL_KEY',
+  'REPLICATE_API_TOKEN',
+];
 export const DEFAULT_DEMO_KEY = 'sk-demo-local-only';
 
 /** Which caller key the example accepts and whether its page hands it out, or why it must not start. */
@@ -291,12 +352,45 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
   }
   const azureDeployment = env.AZURE_OPENAI_IMAGE_DEPLOYMENT || AZURE_IMAGE_DEPLOYMENT;
 
+  // the Gemini API (images and Veo), fal's queue and Replicate: each real with its SDK's key variable, else simulated
+  let gemini: { baseURL: string; apiKey: string; simulated: boolean };
+  if (env.GEMINI_API_KEY) gemini = { baseURL: env.GEMINI_BASE_URL || GEMINI_BASE_URL, apiKey: env.GEMINI_API_KEY, simulated: false };
+  else {
+    const simulation = await startSimulatedGemini();
+    closers.push(() => simulation.close());
+    gemini = { baseURL: simulation.baseURL, apiKey: SIMULATED_GEMINI_KEY, simulated: true };
+  }
+  let fal: { baseURL: string; apiKey: string; simulated: boolean };
+  if (env.FAL_KEY) fal = { baseURL: env.FAL_BASE_URL || FAL_BASE_URL, apiKey: env.FAL_KEY, simulated: false };
+  else {
+    const simulation = await startSimulatedFal();
+    closers.push(() => simulation.close());
+    fal = { baseURL: simulation.baseURL, apiKey: SIMULATED_KEY, simulated: true };
+  }
+  let replicate: { baseURL: string; apiKey: string; simulated: boolean };
+  if (env.REPLICATE_API_TOKEN) replicate = { baseURL: env.REPLICATE_BASE_URL || REPLICATE_BASE_URL, apiKey: env.REPLICATE_API_TOKEN, simulated: false };
+  else {
+    const simulation = await startSimulatedReplicate();
+    closers.push(() => simulation.close());
+    replicate = { baseURL: simulation.baseURL, apiKey: SIMULATED_KEY, simulated: true };
+  }
+  const vendors = { gemini, fal, replicate };
+  const vendorModel = (name: VendorModelName): string => env[VENDOR_MODELS[name].variable] || VENDOR_MODELS[name].model;
+  /** The upstream of a newer vendor's caller-facing name on its route, or undefined. */
+  const vendorUpstream = (model: string, route: 'images' | 'video'): Upstream | undefined => {
+    if (!Object.hasOwn(VENDOR_MODELS, model)) return undefined;
+    const entry = VENDOR_MODELS[model as VendorModelName];
+    if (entry.route !== route) return undefined;
+    const vendor = vendors[entry.vendor];
+    return { provider: entry.vendor, baseURL: vendor.baseURL, apiKey: vendor.apiKey, model: vendorModel(model as VendorModelName) };
+  };
+
   const videoModel = env.ARK_VIDEO_MODEL || 'doubao-seedance-1-0-pro-250528';
   const seedreamModel = env.ARK_IMAGE_MODEL || 'doubao-seedream-4-0-250828';
   const chatModel = openai.simulated ? CHAT_MODEL : env.OPENAI_MODEL || 'gpt-4o-mini';
   // the catalogue (docs/models.md): each caller-facing name with the rules of the model behind it, so
   // GET /v1/models describes exactly what works; only what the resolver below routes is listed
-  const models = (defaults: readonly ModelEntry[]): ModelEntry[] => exampleModels(defaults, seedreamModel, videoModel, azureDeployment);
+  const models = (defaults: readonly ModelEntry[]): ModelEntry[] => exampleModels(defaults, seedreamModel, videoModel, azureDeployment, vendorModel);
   const signingSecret = env.GATEWAY_WEBHOOK_SECRET || `whsec_${randomBytes(24).toString('base64')}`;
   const callbacks = createCallbackReceiver(signingSecret);
 
@@ -322,6 +416,8 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
           if (model === SEEDREAM_MODEL) return { provider: 'ark', baseURL: ark.baseURL, apiKey: ark.apiKey, model: seedreamModel };
           // the v1 URL form (no apiVersion); the deployment is the model (docs/providers/azure.md)
           if (model === AZURE_IMAGE_MODEL) return { provider: 'azure', baseURL: azure.endpoint, apiKey: azure.apiKey, model: azureDeployment };
+          const vendor = vendorUpstream(model, 'images');
+          if (vendor) return vendor;
           const upstreamModel = dashscopeModelFor(model);
           return upstreamModel ? { provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: dashscope.apiKey, model: upstreamModel } : null;
         }
@@ -329,7 +425,7 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
         case 'responses':
           return model === CHAT_MODEL ? { provider: 'openai', baseURL: openai.baseURL, apiKey: openai.apiKey, model: chatModel } : null;
         case 'video.tasks':
-          return model === VIDEO_MODEL ? { provider: 'ark', baseURL: ark.baseURL, apiKey: ark.apiKey, model: videoModel } : null;
+          return model === VIDEO_MODEL ? { provider: 'ark', baseURL: ark.baseURL, apiKey: ark.apiKey, model: videoModel } : (vendorUpstream(model, 'video') ?? null);
         case 'images.native':
           return model === SEEDREAM_MODEL ? { provider: 'ark', baseURL: ark.baseURL, apiKey: ark.apiKey, model: seedreamModel } : null;
         case 'assets':
@@ -342,8 +438,8 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
     models,
     pricing: EXAMPLE_PRICING,
     // the simulations serve their results on loopback, which the gateway refuses to download for
-    // b64_json by default; with the real DashScope the result hosts are public and this stays off
-    allowPrivateResultUrls: !dashscope.real,
+    // b64_json by default; with every vendor that answers URLs real, the result hosts are public and this stays off
+    allowPrivateResultUrls: !dashscope.real || ark.simulated || fal.simulated || replicate.simulated,
     callbacks: {
       signingSecret,
       // the video example of docs/video-tasks-and-callbacks.md calls back this app's own receiver on loopback; bound elsewhere,
@@ -383,6 +479,9 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
     volcengine: { simulated: volcengine.simulated, baseURL: volcengine.baseURL, keyVariables: 'VOLCENGINE_ACCESS_KEY_ID and VOLCENGINE_SECRET_ACCESS_KEY' },
     openai: { simulated: openai.simulated, baseURL: openai.baseURL, keyVariables: 'OPENAI_API_KEY' },
     azure: { simulated: azure.simulated, baseURL: azure.endpoint, keyVariables: 'AZURE_OPENAI_API_KEY and AZURE_OPENAI_ENDPOINT' },
+    gemini: { simulated: gemini.simulated, baseURL: gemini.baseURL, keyVariables: 'GEMINI_API_KEY' },
+    fal: { simulated: fal.simulated, baseURL: fal.baseURL, keyVariables: 'FAL_KEY' },
+    replicate: { simulated: replicate.simulated, baseURL: replicate.baseURL, keyVariables: 'REPLICATE_API_TOKEN' },
   };
 
   let closed = false;
@@ -411,6 +510,9 @@ const VENDOR_NAMES: Readonly<Record<Vendor, string>> = {
   volcengine: 'Volcengine assets (CreateAsset)',
   openai: 'OpenAI-compatible (x-chat)',
   azure: 'Azure OpenAI (x-gpt-image)',
+  gemini: 'Gemini API (x-gemini-image, x-veo)',
+  fal: 'fal.ai (x-flux, x-kling)',
+  replicate: 'Replicate (x-flux-schnell, x-kling-replicate)',
 };
 
 /** The startup lines: where it listens, and for each vendor whether it is simulated and how to switch. */

@@ -10,7 +10,7 @@ export interface Caller {
 /** The endpoint a request is for: a closed union, so resolvers can switch on it exhaustively. */
 export type RouteName = 'images.generations' | 'images.edits' | 'chat.completions' | 'responses' | 'video.tasks' | 'assets' | 'images.native';
 
-export type ProviderName = 'dashscope' | 'ark' | 'openai' | 'azure' | 'gemini' | 'vertex';
+export type ProviderName = 'dashscope' | 'ark' | 'openai' | 'azure' | 'gemini' | 'vertex' | 'fal' | 'replicate';
 
 /** Where one request goes. Keys are used for the call only: never stored, never logged. */
 export interface Upstream {
@@ -19,10 +19,12 @@ export interface Upstream {
    * Each vendor SDK's own base, the adapter appends its paths:
    * dashscope `https://dashscope-intl.aliyuncs.com/api/v1`, ark `https://ark.cn-beijing.volces.com/api/v3`,
    * openai `https://api.openai.com/v1`, azure the resource endpoint `https://{resource}.openai.azure.com`,
-   * gemini `https://generativelanguage.googleapis.com/v1beta`, vertex `https://us-central1-aiplatform.googleapis.com/v1`.
+   * gemini `https://generativelanguage.googleapis.com/v1beta`, vertex `https://us-central1-aiplatform.googleapis.com/v1`,
+   * fal the queue origin `https://queue.fal.run`,
+   * replicate `https://api.replicate.com/v1`.
    */
   baseURL: string;
-  /** Key sent upstream: as a bearer token, or in the vendor's own header (azure: `api-key`; gemini: `x-goog-api-key`). */
+  /** Key sent upstream: as a bearer token, or in the vendor's own header (azure: `api-key`; gemini: `x-goog-api-key`; fal: `Authorization: Key`). */
   apiKey?: string;
   /** Upstream model name when it differs from the caller-facing one. */
   model?: string;

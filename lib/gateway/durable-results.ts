@@ -37,6 +37,11 @@ export interface RehostContext {
   caller: Caller;
   provider: string;
   signal: AbortSignal;
+  /**
+   * The headers a download of `url` needs (a provider's `resultHeaders`: its key, for its own origin
+   * only); never logged, never part of an error.
+   */
+  headersFor?: (url: string) => Promise<Record<string, string> | undefined>;
 }
 
 export interface Stored {
@@ -49,15 +54,23 @@ export class StorageFailure extends Error {
   override readonly name = 'StorageFailure';
 }
 
+// the redirects a credentialed result download follows
+const MAX_REDIRECTS = 3;
+
 // enough for every signature sniffImageType and sniffVideoType read
 const HEAD_BYTES = 32;
 
 /** Streams the result at `url` into the store. */
 export async function storeFromUrl(context: RehostContext, url: string, kind: 'image' | 'video'): Promise<Stored> {
   const { limits, storage } = context;
+  // an upstream that answers the bytes themselves (Veo on Vertex AI) gives them as a data: URL
+  if (/^data:/i.test(url)) return storeDataUrl(context, url, kind);
   let source: Readable;
   try {
+    const headers = await context.headersFor?.(url);
     source = await context.http.downloadStream(url, {
+      // a provider's own result URL (Veo's) redirects to the file, as `curl -L` follows it in Google's docs
+      ...(headers ? { headers, redirects: MAX_REDIRECTS } : {}),
       provider: context.provider,
       maxBytes: kind === 'image' ? limits.downloadBytes : storage.maxVideoBytes,
       timeoutMs: kind === 'image' ? limits.downloadTimeoutMs : Math.max(limits.downloadTimeoutMs, storage.timeoutMs),
@@ -94,6 +107,17 @@ export async function storeFromUrl(context: RehostContext, url: string, kind: 'i
     if (downloadError !== undefined) throw downloadFailed(downloadError, kind);
     throw error;
   }
+}
+
+/** A base64 data: URL's bytes, bounded like a download, stored when they are the media asked for. */
+async function storeDataUrl(context: RehostContext, url: string, kind: 'image' | 'video'): Promise<Stored> {
+  const comma = url.indexOf(',');
+  const max = kind === 'image' ? context.limits.downloadBytes : context.storage.maxVideoBytes;
+  if (comma === -1 || !/;base64$/i.test(url.slice(0, comma)) || ((url.length - comma - 1) * 3) / 4 > max + 3) throw notMedia(context.provider, kind);
+  const bytes = Buffer.from(url.slice(comma + 1), 'base64');
+  const contentType = kind === 'image' ? sniffImageType(bytes) : (sniffVideoType(bytes) ?? sniffImageType(bytes));
+  if (!contentType || bytes.length > max) throw notMedia(context.provider, kind);
+  return put(context, Readable.from([bytes]), contentType);
 }
 
 /** Stores bytes the gateway already holds (a b64_json download or an upstream's base64). */

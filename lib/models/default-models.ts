@@ -161,6 +161,110 @@ function geminiImage(id: string, limits: ModelEntry['limits']): ModelEntry {
   };
 }
 
+// Veo on the video task route (docs/providers/gemini.md "Video (Veo)"): the Ark create fields the adapter
+// translates and Veo's own `parameters` it passes, as the Gemini API takes them (Vertex AI takes `seed`
+// and `generate_audio` too)
+const VEO_PARAMETERS = ['content', 'duration', 'resolution', 'ratio', 'negative_prompt', 'callback_url', 'negativePrompt', 'personGeneration', 'enhancePrompt'] as const;
+
+function veo(id: string, durations: { min: number; max: number }): ModelEntry {
+  return {
+    id,
+    owned_by: 'google',
+    provider: 'gemini',
+    endpoints: { '/api/v3/contents/generations/tasks': 'native' },
+    supported_parameters: VEO_PARAMETERS,
+    limits: { durations },
+    streams: false,
+  };
+}
+
+// fal's image endpoints (docs/providers/fal.md): the caller names fal's endpoint id; the adapter maps
+// size, n and seed by family and passes the allow-listed fal fields (its FAL_FIELDS)
+const FAL_IMAGE_PARAMETERS = [
+  'prompt',
+  'input',
+  'n',
+  'size',
+  'response_format',
+  'stream',
+  'parameters.size',
+  'parameters.n',
+  'parameters.seed',
+  'guidance_scale',
+  'num_inference_steps',
+  'output_format',
+  'enable_safety_checker',
+  'safety_tolerance',
+  'negative_prompt',
+  'acceleration',
+  'enhance_prompt',
+  'raw',
+  'strength',
+  'resolution',
+] as const;
+
+function falImage(id: string, limits: ModelEntry['limits']): ModelEntry {
+  return {
+    id,
+    owned_by: 'fal',
+    provider: 'fal',
+    endpoints: imageRoutes(limits),
+    supported_parameters: FAL_IMAGE_PARAMETERS,
+    // the contract's parameters fal's endpoints have no input for: refused before the resolver
+    refused_parameters: ['watermark', 'prompt_extend'],
+    limits,
+    streams: false,
+  };
+}
+
+// Replicate's models under their `owner/name` ids (docs/providers/replicate.md): the fields the adapter
+// maps for each family and the own fields it passes; `n` is `num_outputs` where the model has it (1-4),
+// the gateway's fan-out of one prediction per image otherwise (at most 4, the gateway's own bound)
+const REPLICATE_IMAGE_PARAMETERS = ['prompt', 'input', 'n', 'size', 'response_format', 'stream', 'parameters.size', 'parameters.n'] as const;
+
+function replicateImage(id: string, limits: ModelEntry['limits'], own: readonly string[], seed = true): ModelEntry {
+  return {
+    id,
+    owned_by: 'replicate',
+    provider: 'replicate',
+    endpoints: imageRoutes(limits),
+    supported_parameters: [...REPLICATE_IMAGE_PARAMETERS, ...(seed ? ['parameters.seed'] : []), ...own],
+    // the contract's parameters Replicate's image models have no field for: refused before the resolver
+    refused_parameters: ['watermark', 'prompt_extend', ...(own.includes('negative_prompt') ? [] : ['negative_prompt'])],
+    limits,
+    streams: false,
+  };
+}
+
+// fal's video endpoints (docs/providers/fal.md "Video tasks"): Ark's create shape, mapped by family
+const FAL_VIDEO_PARAMETERS = ['content', 'ratio', 'duration', 'watermark', 'callback_url', 'negative_prompt', 'cfg_scale', 'prompt_optimizer', 'enhance_prompt'] as const;
+
+// `extra`: the fields the family has an input for (docs/providers/fal.md "Video tasks")
+function falVideo(id: string, durations: NonNullable<ModelEntry['limits']>['durations'], extra: readonly string[] = []): ModelEntry {
+  return {
+    id,
+    owned_by: 'fal',
+    provider: 'fal',
+    endpoints: { '/api/v3/contents/generations/tasks': 'translated' },
+    supported_parameters: [...FAL_VIDEO_PARAMETERS, ...extra],
+    limits: { durations },
+    streams: false,
+  };
+}
+
+// the task body in Ark's shape, as the adapter maps it to a Replicate video model's input
+function replicateVideo(id: string, fields: readonly string[], durations: NonNullable<ModelEntry['limits']>['durations']): ModelEntry {
+  return {
+    id,
+    owned_by: 'replicate',
+    provider: 'replicate',
+    endpoints: { '/api/v3/contents/generations/tasks': 'native' },
+    supported_parameters: ['content', 'callback_url', ...fields],
+    ...(durations ? { limits: { durations } } : {}),
+    streams: false,
+  };
+}
+
 /** Today's vendor models under their vendor names (docs/models.md "Model rows"). */
 const VENDOR_MODELS: readonly ModelEntry[] = [
   // DashScope Qwen-Image and Wan (upstreams §1.3)
@@ -207,6 +311,53 @@ const VENDOR_MODELS: readonly ModelEntry[] = [
   geminiImage('gemini-2.5-flash-image*', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 3 } }),
   geminiImage('gemini-3-pro-image*', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 14 }, tiers: ['1K', '2K', '4K'] }),
   geminiImage('gemini-3.1-flash-image*', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 14 }, tiers: ['1K', '2K', '4K'] }),
+  // Veo (docs/providers/gemini.md "Video (Veo)"): 4, 6 or 8 seconds for Veo 3 and 3.1, 5 to 8 for Veo 2
+  veo('veo-3.1-generate*', { min: 4, max: 8 }),
+  veo('veo-3.1-fast-generate*', { min: 4, max: 8 }),
+  veo('veo-3.0-generate*', { min: 4, max: 8 }),
+  veo('veo-3.0-fast-generate*', { min: 4, max: 8 }),
+  veo('veo-2.0-generate*', { min: 5, max: 8 }),
+  // fal.ai endpoints under fal's endpoint ids (docs/providers/fal.md); num_images is at most 4 on these
+  falImage('fal-ai/flux/dev', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 0 } }),
+  falImage('fal-ai/flux/schnell', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 0 } }),
+  falImage('fal-ai/flux-pro/v1.1', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 0 } }),
+  falImage('fal-ai/flux-pro/v1.1-ultra', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 0 } }),
+  falImage('fal-ai/flux-pro/kontext', { n: { min: 1, max: 4 }, reference_images: { min: 1, max: 1 } }),
+  falImage('fal-ai/nano-banana', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 0 } }),
+  falImage('fal-ai/nano-banana/edit', { n: { min: 1, max: 4 }, reference_images: { min: 1, max: 10 } }),
+  falVideo('fal-ai/kling-video*', { min: 5, max: 10 }),
+  falVideo('fal-ai/veo3*', { min: 4, max: 8 }, ['resolution', 'seed', 'generate_audio']),
+  // Replicate (docs/providers/replicate.md); the operator's resolver names the `owner/name` id
+  replicateImage('black-forest-labs/flux-schnell', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 0 } }, [
+    'output_format',
+    'output_quality',
+    'go_fast',
+    'num_inference_steps',
+    'megapixels',
+  ]),
+  replicateImage('black-forest-labs/flux-dev', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 1 } }, [
+    'output_format',
+    'output_quality',
+    'go_fast',
+    'num_inference_steps',
+    'megapixels',
+    'guidance',
+    'prompt_strength',
+  ]),
+  replicateImage('black-forest-labs/flux-1.1-pro*', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 1 } }, [
+    'output_format',
+    'output_quality',
+    'safety_tolerance',
+    'prompt_upsampling',
+    'raw',
+    'image_prompt_strength',
+  ]),
+  replicateImage('black-forest-labs/flux-kontext-*', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 1 } }, ['output_format', 'safety_tolerance', 'prompt_upsampling']),
+  replicateImage('google/nano-banana*', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 14 } }, ['output_format', 'resolution', 'safety_filter_level'], false),
+  replicateVideo('kwaivgi/kling-*', ['ratio', 'duration', 'negative_prompt', 'mode', 'cfg_scale'], { min: 5, max: 10 }),
+  // video-01 makes 6 s videos and takes no duration
+  replicateVideo('minimax/video-01*', ['prompt_optimizer'], undefined),
+  replicateVideo('minimax/hailuo-*', ['duration', 'resolution', 'prompt_optimizer'], { min: 6, max: 10 }),
 ];
 
 // BytePlus ModelArk (Ark's international service) names the same models without `doubao-`, and

@@ -15,8 +15,9 @@ import type { UpstreamResponse } from '../transport/upstream-http.js';
 import type { Upstream } from '../types.js';
 import { type CallContext, jsonHeaders, secretsOfHeaders, timeoutOf } from './call-context.js';
 import type { Provider } from './provider.js';
-import { retryAfterOf } from './openai.js';
 import { upstreamUrl } from './upstream-url.js';
+import { normalizeGeminiError } from './google-errors.js';
+import { type GoogleVideoTransport, googleVideoTasks, sameOrigin } from './google-video.js';
 
 /** The aspect ratios Gemini's `imageConfig.aspectRatio` takes (docs/providers/gemini.md "Sizes"). */
 const GEMINI_ASPECT_RATIOS = ['1:1', '2:3', '3:2', '3:4', '4:3', '4:5', '5:4', '9:16', '16:9', '21:9'] as const;
@@ -178,41 +179,6 @@ export function fanOutOf(request: ImageGenerationRequest): number {
   return typeof n === 'number' && Number.isSafeInteger(n) && n >= 1 ? n : 1;
 }
 
-/** Seconds of a google.rpc.RetryInfo `retryDelay` ("37s", "1.5s"), when the error carries one. */
-function retryDelayOf(details: unknown): number | undefined {
-  if (!Array.isArray(details)) return undefined;
-  for (const detail of details) {
-    const delay = isObject(detail) ? stringOr(detail.retryDelay) : undefined;
-    const match = delay ? /^(\d+(?:\.\d+)?)s$/.exec(delay) : null;
-    if (match) return Number(match[1]);
-  }
-  return undefined;
-}
-
-/**
- * `{ error: { code, message, status, details } }` (docs/providers/gemini.md "Errors"): the google.rpc.Code name
- * decides, except that an ErrorInfo reason naming the key (API_KEY_INVALID, sent as a 400) is the
- * operator's problem. A 429 keeps the wait Google asked for (`Retry-After`, else RetryInfo).
- */
-export function normalizeGeminiError(status: number, body: unknown, headers: Record<string, string | undefined> = {}, provider = 'gemini'): GatewayError {
-  const error = isObject(body) && isObject(body.error) ? body.error : undefined;
-  const details = error?.details;
-  const reason = Array.isArray(details) ? details.map((detail) => (isObject(detail) ? stringOr(detail.reason) : undefined)).find((found) => found !== undefined) : undefined;
-  const reasonKind = classifyUpstreamCode(reason);
-  const code = reasonKind === 'auth' ? reason : (error && stringOr(error.status)) || reason;
-  // Retry-After in seconds or as an HTTP date (RFC 9110), else RetryInfo's retryDelay
-  const retryAfter = retryAfterOf(headers) ?? retryDelayOf(details);
-  return GatewayError.fromUpstream({
-    provider,
-    status,
-    upstreamCode: code,
-    upstreamMessage: error ? stringOr(error.message) : undefined,
-    requestId: headers['x-request-id'],
-    kind: classifyUpstreamCode(code),
-    ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
-  });
-}
-
 /**
  * One generateContent answer as contract §2.4 entries: every image part of every candidate (Gemini 3's
  * `thought` images are drafts, not answers), a candidate's text as its images' revised_prompt. A
@@ -277,7 +243,7 @@ export interface GoogleImageTransport {
   provider: 'gemini' | 'vertex';
   url(upstream: Upstream, model: string): string;
   /** The request headers, credentials included; asked once per request, before any call (a host function waited for at most `timeoutMs`). */
-  headers(upstream: Upstream, timeoutMs: number): Record<string, string> | Promise<Record<string, string>>;
+  headers(upstream: Upstream, timeoutMs?: number): Record<string, string> | Promise<Record<string, string>>;
 }
 
 const GEMINI_TRANSPORT: GoogleImageTransport = {
@@ -355,10 +321,21 @@ export function generateGoogleImages(transport: GoogleImageTransport, call: Call
     );
 }
 
-/** The Gemini API: native image generation and edits (no OpenAI-compatible passthrough). */
+/** Veo on the Gemini API: `{base}/models/{model}:predictLongRunning`, the operation at `GET {base}/{name}`; a result URI on Google's origin needs the key. */
+const GEMINI_VIDEO: GoogleVideoTransport = {
+  api: 'gemini',
+  createUrl: (upstream, model) => upstreamUrl(upstream.baseURL, '/v1beta', `/models/${modelSegment(model)}:predictLongRunning`),
+  // the name is Google's (`models/{model}/operations/{id}`); each segment is encoded so no name reshapes the URL
+  readCall: (upstream, name) => ({ method: 'GET', url: upstreamUrl(upstream.baseURL, '/v1beta', `/${name.split('/').map(encodeURIComponent).join('/')}`) }),
+  headers: (upstream) => GEMINI_TRANSPORT.headers(upstream),
+  resultHeaders: (upstream, url) => Promise.resolve(upstream.apiKey && sameOrigin(url, upstream.baseURL) ? { 'x-goog-api-key': upstream.apiKey } : undefined),
+};
+
+/** The Gemini API: native image generation and edits (no OpenAI-compatible passthrough), and Veo video tasks. */
 export const geminiProvider: Provider = {
   name: 'gemini',
   // the OpenTelemetry GenAI conventions' value for the Gemini API (generativelanguage.googleapis.com)
   genAiName: 'gcp.gemini',
   images: { generate: (call, request, upstream) => generateGoogleImages(GEMINI_TRANSPORT, call, request, upstream) },
+  tasks: googleVideoTasks(GEMINI_VIDEO),
 };

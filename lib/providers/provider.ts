@@ -57,13 +57,20 @@ export interface UpstreamImageTasks {
 }
 
 /** Asynchronous generation tasks (contract §2.6, §3): create upstream, read one back for the caller. */
-interface TaskCapability {
+export interface TaskCapability {
   /** Creates the task upstream and answers the upstream's task id. */
   create(call: CallContext, body: Record<string, unknown>, upstream: Upstream, upstreamModel: string): Promise<string>;
   /** The upstream's task object; a task the upstream no longer knows is a 404 GatewayError. */
   get(call: CallContext, upstream: Upstream, upstreamTaskId: string): Promise<unknown>;
   /** The task object as the caller sees it: the gateway's id and the caller's model name. */
   toCallerTask(body: unknown, gatewayId: string, model: string): Record<string, unknown>;
+  /**
+   * The upstream's result media are not for the caller as they come (they need the operator's
+   * credentials, or are bytes): a create needs `storage`, and only the stored copies are answered.
+   */
+  readonly resultsNeedStorage?: boolean;
+  /** Headers (credentials) a result download needs; only for the vendor's own origin, undefined elsewhere. */
+  resultHeaders?(upstream: Upstream, url: string): Promise<Record<string, string> | undefined>;
 }
 
 export interface CreatedAsset {

@@ -7,8 +7,10 @@ import type { Logger } from '../options/host-hooks.js';
 import { arkProvider } from './ark.js';
 import { azureProvider } from './azure.js';
 import { dashscopeProvider } from './dashscope.js';
+import { falProvider } from './fal.js';
 import { geminiProvider } from './gemini.js';
 import { openaiProvider } from './openai.js';
+import { replicateProvider } from './replicate.js';
 import { vertexProvider } from './vertex.js';
 import type { Capability, Provider } from './provider.js';
 
@@ -19,6 +21,8 @@ const PROVIDERS: Readonly<Record<ProviderName, Provider>> = {
   azure: azureProvider,
   gemini: geminiProvider,
   vertex: vertexProvider,
+  fal: falProvider,
+  replicate: replicateProvider,
 };
 
 /** Every provider name the resolver may return, in the order error messages list them. */
@@ -36,6 +40,11 @@ export function isProviderName(name: unknown): name is ProviderName {
 /** The capability of this upstream's provider, or undefined when it has none. */
 export function capabilityOf<C extends Capability>(upstream: Upstream, capability: C): Provider[C] | undefined {
   return isProviderName(upstream.provider) ? PROVIDERS[upstream.provider][capability] : undefined;
+}
+
+/** The capability of a provider named in a stored record (a task's), or undefined. */
+export function capabilityOfProvider<C extends Capability>(name: string, capability: C): Provider[C] | undefined {
+  return isProviderName(name) ? PROVIDERS[name][capability] : undefined;
 }
 
 /**

@@ -5,15 +5,21 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { Upstream } from '../types.js';
 import { jsonHeaders } from './call-context.js';
 import { type GoogleImageTransport, generateGoogleImages, modelSegment } from './gemini.js';
+import { type GoogleVideoTransport, googleVideoTasks } from './google-video.js';
 import { hostToken } from './host-token.js';
 import type { Provider } from './provider.js';
 import { upstreamUrl } from './upstream-url.js';
 
-/** `{base}/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent`; `location` defaults to `global`. */
-function vertexUrl(upstream: Upstream, model: string): string {
+/** `{base}/projects/{project}/locations/{location}/publishers/google/models/{model}`. */
+function vertexModelPath(upstream: Upstream, model: string): string {
   const project = encodeURIComponent(upstream.project ?? '');
   const location = encodeURIComponent(upstream.location ?? 'global');
-  return upstreamUrl(upstream.baseURL, '/v1', `/projects/${project}/locations/${location}/publishers/google/models/${modelSegment(model)}:generateContent`);
+  return `/projects/${project}/locations/${location}/publishers/google/models/${modelSegment(model)}`;
+}
+
+/** `{base}/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent`; `location` defaults to `global`. */
+function vertexUrl(upstream: Upstream, model: string): string {
+  return upstreamUrl(upstream.baseURL, '/v1', `${vertexModelPath(upstream, model)}:generateContent`);
 }
 
 /**
@@ -21,7 +27,10 @@ function vertexUrl(upstream: Upstream, model: string): string {
  * that fails, gives no token or none within the upstream's timeout is the operator's problem (502, no call made, so the fallback rule
  * may try the next upstream); neither the token nor the function's error is ever written anywhere.
  */
-function vertexHeaders(upstream: Upstream, timeoutMs: number): Promise<Record<string, string>> {
+// the attempt's deadline when a caller does not give one (a video task's create and reads)
+const DEFAULT_TOKEN_DEADLINE_MS = 60_000;
+
+function vertexHeaders(upstream: Upstream, timeoutMs = upstream.timeoutMs ?? DEFAULT_TOKEN_DEADLINE_MS): Promise<Record<string, string>> {
   const { getAccessToken } = upstream;
   const refused = (): GatewayError => GatewayError.fromUpstream({ provider: 'vertex', status: 401, upstreamMessage: 'no access token', kind: 'auth' });
   if (typeof getAccessToken !== 'function') return Promise.reject(refused());
@@ -36,10 +45,32 @@ function vertexHeaders(upstream: Upstream, timeoutMs: number): Promise<Record<st
 
 const VERTEX_TRANSPORT: GoogleImageTransport = { provider: 'vertex', url: vertexUrl, headers: vertexHeaders };
 
-/** Vertex AI: Gemini's image models in the operator's Google Cloud project. */
+/**
+ * Veo on Vertex AI: `{model}:predictLongRunning`, and the operation read as `POST {model}:fetchPredictOperation`
+ * with `{ operationName }` (@google/genai src/operations.ts). The model is the one the operation name
+ * carries (`projects/.../models/{model}/operations/{id}`). Without a storageUri, videos come back as bytes.
+ */
+const VERTEX_VIDEO: GoogleVideoTransport = {
+  api: 'vertex',
+  createUrl: (upstream, model) => upstreamUrl(upstream.baseURL, '/v1', `${vertexModelPath(upstream, model)}:predictLongRunning`),
+  readCall: (upstream, operationName) => {
+    const model = /\/models\/([^/]+)\/operations\/[^/]+$/.exec(operationName)?.[1];
+    if (!model) throw GatewayError.badUpstreamResponse('vertex', 'the operation name names no model');
+    return {
+      method: 'POST',
+      url: upstreamUrl(upstream.baseURL, '/v1', `${vertexModelPath(upstream, decodeURIComponent(model))}:fetchPredictOperation`),
+      body: JSON.stringify({ operationName }),
+    };
+  },
+  headers: vertexHeaders,
+  videoInOperation: true,
+};
+
+/** Vertex AI: Gemini's image models and Veo video tasks in the operator's Google Cloud project. */
 export const vertexProvider: Provider = {
   name: 'vertex',
   // the OpenTelemetry GenAI conventions' value for Vertex AI
   genAiName: 'gcp.vertex_ai',
   images: { generate: (call, request, upstream) => generateGoogleImages(VERTEX_TRANSPORT, call, request, upstream) },
+  tasks: googleVideoTasks(VERTEX_VIDEO),
 };

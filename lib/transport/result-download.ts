@@ -14,6 +14,13 @@ export interface DownloadOptions {
   allowPrivate: boolean;
   /** DNS, replaceable in tests. */
   resolve?: Resolver;
+  /** Request headers: the credentials a provider gives for its own result origin (task-results.ts). */
+  headers?: Record<string, string>;
+  /**
+   * Redirects to follow (downloadStream only; default none). Each target passes the same URL rules,
+   * and `headers` go only to the first URL's origin.
+   */
+  redirects?: number;
 }
 
 const RESULT_URL_WORDING = {
@@ -23,7 +30,7 @@ const RESULT_URL_WORDING = {
 
 /** The GET of a result URL, public-only unless allowed; a URL the rules refuse throws a 502 that says why. */
 export function resultDownloadCall(url: string, options: DownloadOptions): UpstreamRequest {
-  const { allowPrivate, resolve, ...limits } = options;
+  const { allowPrivate, resolve, redirects: _redirects, ...limits } = options;
   const check = checkPublicUrl(url, { allowPrivate });
   if (!check.ok) {
     throw GatewayError.badUpstreamResponse(options.provider, `the result URL was refused: it ${describeProblem(check, RESULT_URL_WORDING)}`);

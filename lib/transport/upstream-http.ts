@@ -26,6 +26,9 @@ import { upstreamFailure } from './upstream-failure.js';
 
 export type { CancelSignal, UpstreamRequest, UpstreamResponse, UpstreamStream } from './upstream-call.js';
 
+/** The statuses a download follows when it is allowed redirects. */
+const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+
 export class UpstreamHttp {
   private readonly pools: OriginPools;
   private readonly targets = new RequestTargets();
@@ -115,7 +118,8 @@ export class UpstreamHttp {
    * download() without the buffer, for re-hosting into storage (docs/durable-results.md): the same URL
    * rules, the same deadline (`timeoutMs` for the whole transfer), and a body that fails with a
    * GatewayError as soon as it passes `maxBytes` (a declared Content-Length over the cap is refused
-   * before any byte is read). The caller must consume or destroy the body.
+   * before any byte is read). The caller must consume or destroy the body. It follows redirects only
+   * when `options.redirects` allows them (a provider's own result URLs, which redirect to the file).
    */
   async downloadStream(url: string, options: DownloadOptions): Promise<Readable> {
     const call = resultDownloadCall(url, options);
@@ -125,6 +129,16 @@ export class UpstreamHttp {
       const answer = await this.send(call, deadline);
       response = answer.body;
       const declared = declaredLength(answer.headers);
+      const location = answer.headers.location;
+      if (REDIRECTS.has(answer.status) && location && (options.redirects ?? 0) > 0) {
+        response.destroy();
+        deadline.clear();
+        const next = new URL(location, call.url);
+        // credentials stay with the origin they were given for
+        const { headers, ...rest } = options;
+        const sameOrigin = next.origin === new URL(call.url).origin;
+        return await this.downloadStream(next.href, { ...rest, ...(sameOrigin && headers ? { headers } : {}), redirects: (options.redirects ?? 0) - 1 });
+      }
       if (answer.status < 200 || answer.status >= 300) {
         response.destroy();
         throw GatewayError.badUpstreamResponse(options.provider, `the result could not be downloaded (HTTP ${answer.status})`);

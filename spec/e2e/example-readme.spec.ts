@@ -78,6 +78,7 @@ describe('the curl commands of README.md and docs/ against the example', () => {
     }
   });
 
+  // the blocks wait as a reader would (sleep) for the simulated video tasks, so this takes more than the default timeout
   it('runs each block verbatim (port aside) with no HTTP error and no error object', async () => {
     const port = new URL(server.url).port;
     const env = { PATH: process.env.PATH, HOME: work, CURL_HOME: work, LANG: 'C.UTF-8' };
@@ -96,7 +97,7 @@ describe('the curl commands of README.md and docs/ against the example', () => {
     expect(all).toContain('data: [DONE]');
     expect(all).toContain('event: response.completed');
     expect(all).toMatch(/"status":"succeeded".*"video_url":"http:\/\/127\.0\.0\.1:\d+\/v1\/results\/[^"]+\.webm\?[^"]+"/);
-  });
+  }, 180_000);
 
   it("delivered the video task's states to the example's own receiver, signed", async () => {
     const deadline = Date.now() + 15_000;

@@ -20,7 +20,7 @@ async function download(url: string): Promise<{ status: number; type: string; bo
 }
 
 /** Polls a task through the gateway until it is terminal; records each status seen, in order. */
-async function followTask(app: ExampleApp['app'], auth: string, id: string): Promise<{ statuses: string[]; task: Record<string, unknown> }> {
+async function followTask(app: ExampleApp['app'] | string, auth: string, id: string): Promise<{ statuses: string[]; task: Record<string, unknown> }> {
   const statuses: string[] = [];
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
@@ -60,7 +60,23 @@ describe('the example with no vendor key simulates every upstream', () => {
     const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: example.demoKey });
     const ids: string[] = [];
     for await (const model of client.models.list()) ids.push(model.id);
-    expect(ids).toEqual(['x-image-2.0', 'x-image-2.0-pro', 'x-image-max', 'x-image-plus', 'x-image-edit', 'x-seedream', 'x-gpt-image', 'x-video', 'x-chat']);
+    expect(ids).toEqual([
+      'x-image-2.0',
+      'x-image-2.0-pro',
+      'x-image-max',
+      'x-image-plus',
+      'x-image-edit',
+      'x-seedream',
+      'x-gpt-image',
+      'x-gemini-image',
+      'x-flux',
+      'x-flux-schnell',
+      'x-video',
+      'x-veo',
+      'x-kling',
+      'x-kling-replicate',
+      'x-chat',
+    ]);
   });
 
   it('GET /v1/models describes every model with working endpoints: each listed pair answers a minimal request', async () => {
@@ -74,10 +90,16 @@ describe('the example with no vendor key simulates every upstream', () => {
       'x-image-edit': ['/v1/images/generations', '/v1/images/edits'],
       'x-seedream': ['/v1/images/generations', '/v1/images/edits', '/api/v3/images/generations'],
       'x-gpt-image': ['/v1/images/generations', '/v1/images/edits'],
+      'x-gemini-image': ['/v1/images/generations', '/v1/images/edits'],
+      'x-flux': ['/v1/images/generations'],
+      'x-flux-schnell': ['/v1/images/generations'],
       'x-video': ['/api/v3/contents/generations/tasks'],
+      'x-veo': ['/api/v3/contents/generations/tasks'],
+      'x-kling': ['/api/v3/contents/generations/tasks'],
+      'x-kling-replicate': ['/api/v3/contents/generations/tasks'],
       'x-chat': ['/v1/chat/completions', '/v1/responses'],
     });
-    expect(pairs).toBe(16);
+    expect(pairs).toBe(23);
   });
 
   it('gpt-image on the simulated Azure OpenAI resource: a generation, an upload edit and a stream through the official SDK; its content filter is a 400', async () => {
@@ -95,6 +117,39 @@ describe('the example with no vendor key simulates every upstream', () => {
     const refused = await client.images.generate({ model: 'x-gpt-image', prompt: 'trip the content filter' }).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
     expect((refused as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('content_policy_violation');
+  });
+
+  it('Gemini, fal and Replicate images through the official SDK: PNGs at durable URLs, n images each', async () => {
+    const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: example.demoKey });
+    const answers = await Promise.all(['x-gemini-image', 'x-flux', 'x-flux-schnell'].map((model) => client.images.generate({ model, prompt: 'A lighthouse at dawn', size: '1024x1024', n: 2 })));
+    for (const answer of answers) {
+      expect(answer.data).toHaveLength(2);
+      for (const image of answer.data ?? []) {
+        expect(image.url).toMatch(/\/v1\/results\//);
+        const file = await download(image.url!);
+        expect(file.body.subarray(0, 8)).toEqual(PNG_SIGNATURE);
+      }
+    }
+  });
+
+  it('Veo, fal and Replicate video tasks go to succeeded, each with a playable WebM kept by the gateway', async () => {
+    const created = await Promise.all(
+      ['x-veo', 'x-kling', 'x-kling-replicate'].map((model) =>
+        // through the listening server: the kept video's URL is signed for the base the request came in on
+        request(server.url)
+          .post('/api/v3/contents/generations/tasks')
+          .set('Authorization', auth)
+          .send({ model, content: [{ type: 'text', text: 'A cat on a skateboard' }], duration: 5 })
+          .expect(200),
+      ),
+    );
+    const ended = await Promise.all(created.map((response) => followTask(server.url, auth, String(response.body.id))));
+    for (const { statuses, task } of ended) {
+      expect(statuses.at(-1)).toBe('succeeded');
+      const video = await download(String((task.content as { video_url: string }).video_url));
+      expect(video.status).toBe(200);
+      expect(video.body.subarray(0, 4)).toEqual(EBML_MAGIC);
+    }
   });
 
   it('chat completions work through the official SDK, plain and streamed', async () => {

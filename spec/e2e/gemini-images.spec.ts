@@ -251,7 +251,7 @@ describe('streamed and asynchronous', () => {
     expect(gemini.apiRequests().map((sent) => sent.path)).toEqual([GENERATE_PATH]);
   });
 
-  it('an image task (Prefer: respond-async) succeeds with the image stored, since Gemini sends no URL', async () => {
+  it('with storage, an image task succeeds with the image stored (Gemini sends no URL), and a url request gets the stored URL without the bytes', async () => {
     const stored = await gatewayWith({
       fakes: { gemini: startFakeGemini },
       resolve: (_input, fakes) => ({ provider: 'gemini', baseURL: fakes.gemini.baseURL, apiKey: GEMINI_KEY, model: MODEL }),
@@ -278,6 +278,14 @@ describe('streamed and asynchronous', () => {
     const image = await fetch(url);
     expect(Buffer.from(await image.arrayBuffer()).equals(TINY_PNG)).toBe(true);
     expect(stored.fakes.gemini.imagesMade()).toBe(1);
+    // the synchronous route with storage: a url request gets the stored URL alone, the bytes left out
+    const sync = await request(stored.url).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: MODEL, prompt: 'a harbour', response_format: 'url' });
+    expect(sync.status).toBe(200);
+    expect(sync.body.data[0].b64_json).toBe('');
+    expect(Buffer.from(await (await fetch(String(sync.body.data[0].url))).arrayBuffer()).equals(TINY_PNG)).toBe(true);
+    // and a b64_json request gets both, the bytes and their stored URL
+    const bytes = await request(stored.url).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: MODEL, prompt: 'a harbour', response_format: 'b64_json' });
+    expect(Buffer.from(String(bytes.body.data[0].b64_json), 'base64').equals(TINY_PNG)).toBe(true);
   });
 });
 

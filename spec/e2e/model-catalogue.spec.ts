@@ -3,6 +3,9 @@
 // agreement (every supported parameter of a translated or native endpoint accepted, every refused one a
 // 400 naming the model and the parameter with no upstream call), Seedream on /v1/images/generations in
 // both request shapes, and Seedance lengths.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_CATALOGUE, type ModelEntry } from '../../lib/index.js';
@@ -11,18 +14,31 @@ import { gatewayWith } from '../helpers/gateway-with.js';
 import { startFakeArk } from '../helpers/fake-ark.js';
 import { ARK_IMAGES, startFakePaidImages } from '../helpers/fake-paid-images.js';
 import { GEMINI_KEY, startFakeGemini } from '../helpers/fake-gemini.js';
+import { FAL_KEY, startFakeFal } from '../helpers/fake-fal.js';
+import { REPLICATE_TOKEN, startFakeReplicate } from '../helpers/fake-replicate.js';
+import { startFakeVeo } from '../helpers/fake-veo.js';
 import { TINY_PNG_DATA_URL } from '../helpers/images.js';
 import { type ListedModel, minimalBody, sendTo, walkModels } from '../helpers/model-walk.js';
 import type { Upstream } from '../../lib/index.js';
+import { localResultStorage } from '../../lib/storage.js';
 
 const catalogue = new Map(DEFAULT_MODEL_CATALOGUE.map((entry) => [entry.id.replace(/\*$/, ''), entry]));
+// Replicate's prefix rows as a model of each (the adapter maps fields by the full `owner/name`)
+const REPLICATE_MODELS: Record<string, string> = {
+  'black-forest-labs/flux-kontext-': 'black-forest-labs/flux-kontext-pro',
+  'kwaivgi/kling-': 'kwaivgi/kling-v2.1',
+  'minimax/hailuo-': 'minimax/hailuo-02',
+};
 
 const gateway = await gatewayWith({
-  fakes: { images: startFakePaidImages, ark: startFakeArk, gemini: startFakeGemini },
+  fakes: { images: startFakePaidImages, ark: startFakeArk, gemini: startFakeGemini, fal: startFakeFal, replicate: startFakeReplicate, veo: startFakeVeo },
   // every default row routed to a fake of its provider, under its own name: the resolver is the routing authority
   resolve: ({ model, route }, fakes): Upstream | null => {
     const entry = catalogue.get(model);
     if (!entry) return null;
+    if (route === 'video.tasks' && entry.provider === 'gemini') return { provider: 'gemini', baseURL: fakes.veo.baseURL, apiKey: GEMINI_KEY };
+    if (entry.provider === 'fal') return { provider: 'fal', baseURL: fakes.fal.origin, apiKey: FAL_KEY };
+    if (entry.provider === 'replicate') return { provider: 'replicate', baseURL: fakes.replicate.baseURL, apiKey: REPLICATE_TOKEN, model: REPLICATE_MODELS[model] ?? model };
     if (route === 'video.tasks') return entry.provider === 'ark' ? { provider: 'ark', baseURL: fakes.ark.baseURL, apiKey: 'ark-key' } : null;
     if (entry.provider === 'ark') return { provider: 'ark', baseURL: fakes.images.arkBaseURL, apiKey: 'ark-key' };
     if (entry.provider === 'openai') return { provider: 'openai', baseURL: fakes.images.openaiBaseURL, apiKey: 'oa-key' };
@@ -33,18 +49,31 @@ const gateway = await gatewayWith({
 });
 
 const auth = { Authorization: `Bearer ${KEY_A}` };
-const send = (model: Pick<ListedModel, 'id' | 'limits'>, endpoint: string, body?: Record<string, unknown>): request.Test => sendTo(gateway.app, KEY_A, model, endpoint, body);
+// Veo's videos are kept in storage (docs/providers/gemini.md "Video (Veo)"): its rows are sent to an
+// instance with storage (without it a Veo create is refused), the others to the one without
+const withStorage = gateway.variant({
+  storage: localResultStorage({ directory: mkdtempSync(join(tmpdir(), 'catalogue-results-')), secret: 'a-results-signing-secret-of-more-than-32-chars' }),
+});
+const appFor = (model: Pick<ListedModel, 'id'>) => (model.id.startsWith('veo-') ? withStorage.app : gateway.app);
+
+const send = (model: Pick<ListedModel, 'id' | 'limits'>, endpoint: string, body?: Record<string, unknown>): request.Test => sendTo(appFor(model), KEY_A, model, endpoint, body);
 
 describe('GET /v1/models: the walk', () => {
   it('describes every default row the resolver routes, and every listed pair answers a minimal valid request', async () => {
-    const { models, pairs, failures } = await walkModels(gateway.app, KEY_A);
+    const { models, pairs, failures } = await walkModels(gateway.app, KEY_A, appFor);
     expect(models.map((model) => model.id)).toEqual([...catalogue.keys()]);
     expect(pairs).toBeGreaterThan(50);
     expect(failures).toEqual([]);
     // every pair reached an upstream: the video creates at the fake Ark, the image calls at the image fake
     const videoPairs = models.filter((model) => model.endpoints.includes('/api/v3/contents/generations/tasks')).length;
-    expect(gateway.fakes.ark.requests.filter((sent) => sent.method === 'POST')).toHaveLength(videoPairs);
-    expect(gateway.fakes.images.requests.filter((sent) => sent.method === 'POST').length + gateway.fakes.gemini.requests.length).toBe(pairs - videoPairs);
+    const falSubmits = gateway.fakes.fal.requests.filter((sent) => sent.method === 'POST');
+    const falVideos = falSubmits.filter((sent) => /video|veo/.test(sent.path)).length;
+    const replicateVideos = models.filter((model) => model.endpoints.includes('/api/v3/contents/generations/tasks') && catalogue.get(model.id)?.provider === 'replicate').length;
+    expect(gateway.fakes.ark.requests.filter((sent) => sent.method === 'POST').length + falVideos + replicateVideos + gateway.fakes.veo.operationsStarted()).toBe(videoPairs);
+    const replicatePredictions = gateway.fakes.replicate.created();
+    expect(
+      gateway.fakes.images.requests.filter((sent) => sent.method === 'POST').length + gateway.fakes.gemini.requests.length + falSubmits.length - falVideos + replicatePredictions - replicateVideos,
+    ).toBe(pairs - videoPairs);
   });
 });
 
@@ -105,6 +134,31 @@ function sampleOf(name: string, entry: ModelEntry): unknown {
     tools: [],
     generationConfig: { temperature: 0.5, imageConfig: { aspectRatio: '16:9' } },
     safetySettings: [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_ONLY_HIGH' }],
+    guidance_scale: 3.5,
+    num_inference_steps: entry.provider === 'replicate' ? 4 : 28,
+    enable_safety_checker: true,
+    // fal takes it as a string, Replicate as a number
+    safety_tolerance: entry.provider === 'replicate' ? 2 : '2',
+    negative_prompt: 'blurry',
+    negativePrompt: 'blurry',
+    personGeneration: 'allow_adult',
+    enhancePrompt: true,
+    acceleration: 'regular',
+    enhance_prompt: false,
+    raw: false,
+    strength: 0.9,
+    // Replicate's own input fields (docs/providers/replicate.md)
+    output_quality: 80,
+    go_fast: true,
+    megapixels: '1',
+    guidance: 3,
+    prompt_strength: 0.8,
+    prompt_upsampling: true,
+    image_prompt_strength: 0.1,
+    safety_filter_level: 'block_only_high',
+    mode: 'standard',
+    cfg_scale: 0.5,
+    prompt_optimizer: true,
   };
   return samples[name];
 }
@@ -143,7 +197,13 @@ describe('the catalogue and the validator agree', () => {
       if (response.status !== 200) refusedHere.push(`${name}: ${response.status} ${JSON.stringify(response.body)}`);
     }
     expect(refusedHere).toEqual([]);
-    const calls = gateway.fakes.images.requests.length + gateway.fakes.ark.requests.length + gateway.fakes.gemini.requests.length;
+    const calls =
+      gateway.fakes.images.requests.length +
+      gateway.fakes.ark.requests.length +
+      gateway.fakes.gemini.requests.length +
+      gateway.fakes.fal.requests.length +
+      gateway.fakes.replicate.requests.length +
+      gateway.fakes.veo.requests.length;
     for (const name of entry.refused_parameters ?? []) {
       const response = await send(model, endpoint, { ...base, [name]: name === 'sequential_image_generation' ? 'auto' : { max_images: 2 } });
       expect(response.status).toBe(400);
@@ -151,7 +211,14 @@ describe('the catalogue and the validator agree', () => {
       expect(response.body.error.message).toContain(`Model '${id}' does not take '${name}'`);
     }
     // a refused request never reached an upstream
-    expect(gateway.fakes.images.requests.length + gateway.fakes.ark.requests.length + gateway.fakes.gemini.requests.length).toBe(calls);
+    expect(
+      gateway.fakes.images.requests.length +
+        gateway.fakes.ark.requests.length +
+        gateway.fakes.gemini.requests.length +
+        gateway.fakes.fal.requests.length +
+        gateway.fakes.replicate.requests.length +
+        gateway.fakes.veo.requests.length,
+    ).toBe(calls);
   });
 
   it("a size outside a model's pixel range is a 400 naming the model, and the upstream is not called", async () => {

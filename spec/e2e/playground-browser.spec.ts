@@ -72,11 +72,29 @@ describe.skipIf(!available)('the playground in Debian chromium', () => {
     await example?.close();
   });
 
-  it('loads with the demo key and fills the model pickers from GET /v1/models', async () => {
-    await expect.poll(() => page.textContent('#models-note'), { timeout: STATE_TIMEOUT }).toBe('8 models');
+  it('loads with the demo key and fills each model picker with the models of its route from GET /v1/models', async () => {
+    await expect.poll(() => page.textContent('#models-note'), { timeout: STATE_TIMEOUT }).toBe('15 models');
     expect(await page.inputValue('#key')).toBe('sk-demo-local-only');
-    const options = await page.$$eval('#models option', (nodes) => nodes.map((node) => (node as unknown as { value: string }).value));
-    expect(options).toContain('x-video');
+    const optionsOf = (list: string) => page.$$eval(`#${list} option`, (nodes) => nodes.map((node) => (node as unknown as { value: string }).value));
+    const images = await optionsOf('models-image');
+    expect(images).toEqual(expect.arrayContaining(['x-image-2.0', 'x-gpt-image', 'x-gemini-image', 'x-flux', 'x-flux-schnell']));
+    expect(images).not.toContain('x-video');
+    expect(await optionsOf('models-edit')).toEqual(expect.arrayContaining(['x-image-edit', 'x-gpt-image', 'x-gemini-image']));
+    expect(await optionsOf('models-edit')).not.toContain('x-flux');
+    expect(await optionsOf('models-video')).toEqual(['x-video', 'x-veo', 'x-kling', 'x-kling-replicate']);
+  });
+
+  it("offers the video lengths the chosen model takes (Veo: 4 to 8 s), and goes back to the default model's", async () => {
+    const seconds = () => page.$$eval('#video-duration option', (nodes) => nodes.map((node) => Number((node as unknown as { textContent: string }).textContent)));
+    await page.click('nav button[data-panel=panel-video]');
+    await page.fill('#video-model', 'x-veo');
+    await page.dispatchEvent('#video-model', 'change');
+    expect(await seconds()).toEqual([4, 5, 8]);
+    expect(await page.inputValue('#video-duration')).toBe('5');
+    await page.fill('#video-model', 'x-video');
+    await page.dispatchEvent('#video-model', 'change');
+    expect(await seconds()).toContain(10);
+    await page.click('nav button[data-panel=panel-generate]');
   });
 
   it('generates two images that load in the grid, with request id, latency and cost', async () => {

@@ -43,8 +43,12 @@ export function sendTo(app: express.Express, key: string, model: Pick<ListedMode
   return request(app).post(endpoint).set(auth).send(body);
 }
 
-/** GET /v1/models for the key, then every listed pair once: the models, the pairs, and each failure. */
-export async function walkModels(app: express.Express, key: string): Promise<{ models: ListedModel[]; pairs: number; failures: string[] }> {
+/** GET /v1/models for the key, then every listed pair once (sent to `appFor`'s app): the models, the pairs, and each failure. */
+export async function walkModels(
+  app: express.Express,
+  key: string,
+  appFor: (model: ListedModel) => express.Express = () => app,
+): Promise<{ models: ListedModel[]; pairs: number; failures: string[] }> {
   const listed = await request(app).get('/v1/models').set('Authorization', `Bearer ${key}`);
   if (listed.status !== 200) throw new Error(`GET /v1/models answered ${listed.status}`);
   const models = listed.body.data as ListedModel[];
@@ -53,7 +57,7 @@ export async function walkModels(app: express.Express, key: string): Promise<{ m
   for (const model of models) {
     for (const endpoint of model.endpoints) {
       pairs += 1;
-      const response = await sendTo(app, key, model, endpoint);
+      const response = await sendTo(appFor(model), key, model, endpoint);
       if (response.status !== 200) failures.push(`${model.id} ${endpoint}: ${response.status} ${JSON.stringify(response.body).slice(0, 300)}`);
     }
   }

@@ -5,7 +5,8 @@ import { GatewayError } from '../../lib/errors/gateway-error.js';
 import type { ImageGenerationRequest } from '../../lib/images/image-request.js';
 import { InlineBase64, UploadedImage, encodeJsonWithUploads } from '../../lib/images/uploaded-image.js';
 import { DataUrlText } from '../../lib/json/data-url-text.js';
-import { fanOutOf, geminiImageConfig, normalizeGeminiError, translateImageRequest, translateImageResponse } from '../../lib/providers/gemini.js';
+import { fanOutOf, geminiImageConfig, translateImageRequest, translateImageResponse } from '../../lib/providers/gemini.js';
+import { normalizeGeminiError } from '../../lib/providers/google-errors.js';
 import { TINY_PNG } from '../helpers/images.js';
 
 const request = (parameters: Record<string, unknown> = {}, extra?: Record<string, unknown>): ImageGenerationRequest => ({

@@ -159,19 +159,47 @@ export const PLAYGROUND_SCRIPT = `
     });
   });
 
-  // models: GET /v1/models fills the pickers; typing any other name still works
+  // models: GET /v1/models fills each picker with the models listed on its route (docs/models.md);
+  // typing any other name still works
+  var PICKERS = { 'models-image': '/v1/images/generations', 'models-edit': '/v1/images/edits', 'models-video': '/api/v3/contents/generations/tasks' };
+  var listed = {};
   async function loadModels() {
     var note = $('models-note');
     // no key, no request: the page would only collect a 401
     if (!keyInput.value.trim()) { note.textContent = 'Paste an API key to list the models'; return; }
     try {
       var list = (await call('GET', '/v1/models')).data.data || [];
-      var datalist = $('models');
-      datalist.textContent = '';
-      list.forEach(function (model) { var option = document.createElement('option'); option.value = model.id; datalist.appendChild(option); });
+      listed = {};
+      list.forEach(function (model) { listed[model.id] = model; });
+      Object.keys(PICKERS).forEach(function (id) {
+        var datalist = $(id);
+        datalist.textContent = '';
+        list.forEach(function (model) {
+          // a row without endpoints (a host's own /v1/models) is offered everywhere
+          if (Array.isArray(model.endpoints) && model.endpoints.indexOf(PICKERS[id]) < 0) return;
+          var option = document.createElement('option'); option.value = model.id; datalist.appendChild(option);
+        });
+      });
       note.textContent = list.length + ' models';
+      offerDurations();
     } catch (e) { note.textContent = e.message; }
   }
+  // the video lengths offered: 5 and 10 s, and the chosen model's shortest and longest (its limits.durations)
+  function offerDurations() {
+    var select = $('video-duration');
+    var model = listed[$('video-model').value.trim()];
+    var range = model && model.limits && model.limits.durations;
+    var seconds = [5, 10];
+    if (range && typeof range.min === 'number' && typeof range.max === 'number') {
+      seconds = seconds.concat([range.min, range.max]).filter(function (value) { return value >= range.min && value <= range.max; });
+    }
+    seconds = seconds.filter(function (value, index) { return seconds.indexOf(value) === index; }).sort(function (a, b) { return a - b; });
+    var kept = Number(select.value);
+    select.textContent = '';
+    seconds.forEach(function (value) { var option = document.createElement('option'); option.textContent = String(value); select.appendChild(option); });
+    select.value = String(seconds.indexOf(kept) >= 0 ? kept : seconds.indexOf(5) >= 0 ? 5 : seconds[0]);
+  }
+  $('video-model').addEventListener('change', offerDurations);
   keyInput.addEventListener('change', function () { sessionStorage.setItem('gateway-playground-key', keyInput.value.trim()); loadModels(); });
   $('image-model').value = config.models.image;
   $('edit-model').value = config.models.edit;
@@ -401,7 +429,7 @@ export function renderPlaygroundPage(config: PlaygroundPageConfig): string {
   <div class="key"><label for="key" style="margin:0">API key</label><input id="key" type="password" autocomplete="off" placeholder="sk-…" spellcheck="false"><span id="models-note" class="meta" style="margin:0"></span></div>
 </header>
 <main>
-  <datalist id="models"></datalist>
+  <datalist id="models-image"></datalist><datalist id="models-edit"></datalist><datalist id="models-video"></datalist>
   <nav role="tablist">
     <button type="button" role="tab" data-panel="panel-generate" aria-selected="true">Generate</button>
     <button type="button" role="tab" data-panel="panel-edit" aria-selected="false">Edit</button>
@@ -411,7 +439,7 @@ export function renderPlaygroundPage(config: PlaygroundPageConfig): string {
   <section id="panel-generate" class="panel card">
     <form id="generate">
       <div class="row">
-        <div><label for="image-model">Model</label><input id="image-model" list="models" required></div>
+        <div><label for="image-model">Model</label><input id="image-model" list="models-image" required></div>
         <div><label for="image-size">Size</label><select id="image-size"><option value="1024*1024">1024×1024</option><option value="1280*720">1280×720</option><option value="720*1280">720×1280</option><option value="1024*768">1024×768</option><option value="768*1024">768×1024</option><option value="2048*2048" title="takes minutes: submitted as a task">2048×2048</option></select></div>
         <div><label for="image-n">Images (n)</label><select id="image-n"><option>1</option><option>2</option><option>3</option><option>4</option></select></div>
         <div><label for="image-mode">Answer</label><select id="image-mode"><option value="wait">at once (one request)</option><option value="task">as a task (Prefer: respond-async)</option><option value="stream">streamed (stream: true)</option></select></div>
@@ -429,7 +457,7 @@ export function renderPlaygroundPage(config: PlaygroundPageConfig): string {
   <section id="panel-edit" class="panel card" hidden>
     <form id="edit">
       <div class="row">
-        <div><label for="edit-model">Model</label><input id="edit-model" list="models" required></div>
+        <div><label for="edit-model">Model</label><input id="edit-model" list="models-edit" required></div>
         <div><label for="edit-size">Size</label><select id="edit-size"><option value="">as the model chooses</option><option value="1024x1024">1024×1024</option><option value="1280x720">1280×720</option><option value="720x1280">720×1280</option><option value="1024x768">1024×768</option><option value="768x1024">768×1024</option></select></div>
       </div>
       <label for="edit-prompt">Instruction</label><textarea id="edit-prompt" required>Turn the scene into a snowy winter night</textarea>
@@ -446,7 +474,7 @@ export function renderPlaygroundPage(config: PlaygroundPageConfig): string {
   <section id="panel-video" class="panel card" hidden>
     <form id="video">
       <div class="row">
-        <div><label for="video-model">Model</label><input id="video-model" list="models" required></div>
+        <div><label for="video-model">Model</label><input id="video-model" list="models-video" required></div>
         <div><label for="video-ratio">Ratio</label><select id="video-ratio"><option>16:9</option><option>1:1</option><option>9:16</option></select></div>
         <div><label for="video-duration">Seconds</label><select id="video-duration"><option>5</option><option>10</option></select></div>
       </div>

@@ -88,7 +88,7 @@ export class TaskFollower {
       }
       const reports = terminal && !record.usageReported;
       const updated = await this.options.store.updateTask(record.id, record.version, {
-        ...(passed ? {} : { status, ...(terminal ? { result: state } : {}) }),
+        ...(passed ? {} : { status, ...(terminal ? { result: this.results.recordable(record, state) } : {}) }),
         ...(reports ? { usageReported: true } : {}),
         callback: { ...callback, polls, ...(changed ? { notifiedStatus: status } : {}), done: terminal || expired },
       });

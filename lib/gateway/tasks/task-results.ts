@@ -9,6 +9,8 @@ import { type RehostContext, StorageFailure, storageFallback, storeFromUrl, urlO
 import type { ResolvedOptions } from '../options.js';
 import { CAS_ROUNDS, NEVER_ABORTED } from './background-work.js';
 import { callerOfTask } from './caller-snapshot.js';
+import { capabilityOfProvider } from '../../providers/registry.js';
+import type { UpstreamTaskState } from './upstream-task-state.js';
 
 export class TaskResults {
   /** Re-hostings in progress on this instance, by task id: a query polling meanwhile joins it. */
@@ -17,6 +19,7 @@ export class TaskResults {
   constructor(
     private readonly options: ResolvedOptions,
     private readonly http: UpstreamHttp,
+    private readonly reader: UpstreamTaskState,
   ) {}
 
   /** True when durable results are on and this succeeded task's results are not stored yet. */
@@ -43,7 +46,7 @@ export class TaskResults {
    */
   async present(record: TaskRecord, state: Record<string, unknown>, resultBase?: string): Promise<Record<string, unknown>> {
     const storage = this.options.storage;
-    if (!storage || !record.stored || !isObject(state.content)) return state;
+    if (!storage || !record.stored || !isObject(state.content)) return this.withoutPrivateMedia(record, state);
     const content: Record<string, unknown> = { ...state.content };
     try {
       for (const [field, key] of Object.entries(record.stored.keys)) content[field] = await urlOf(storage, key, resultBase ?? record.resultBase);
@@ -52,8 +55,33 @@ export class TaskResults {
       // storage.onFailure says (the upstream's URLs with a note, or 502 storage_failed); a callback's
       // poll (no request) throws, so it is retried with backoff like the re-hosting itself
       if (resultBase === undefined) throw error;
-      return { ...state, storage_error: this.storageProblem(record, error) };
+      return this.withoutPrivateMedia(record, { ...state, storage_error: this.storageProblem(record, error) });
     }
+    return { ...state, content };
+  }
+
+  /**
+   * The state without the result media the caller may not be given as they came (a provider whose
+   * results need the operator's credentials, or are bytes: Veo), when they are not stored: a storage
+   * failure answers the note alone, never the vendor's URL.
+   */
+  withoutPrivateMedia(record: TaskRecord, state: Record<string, unknown>): Record<string, unknown> {
+    if (!capabilityOfProvider(record.upstream.provider, 'tasks')?.resultsNeedStorage || !isObject(state.content)) return state;
+    const content: Record<string, unknown> = { ...state.content };
+    for (const field of MEDIA_FIELDS) if (!record.stored?.keys[field]) delete content[field];
+    return { ...state, content };
+  }
+
+  /**
+   * The state a terminal record keeps. For a provider whose results the caller may not be given as
+   * they came (Veo), stored media are named by their keys alone (present() signs them): its URI, or a
+   * whole video as bytes, is not kept beside them. Others keep their URLs, which a query answers when
+   * the store cannot sign (storage.onFailure).
+   */
+  recordable(record: TaskRecord, state: Record<string, unknown>): Record<string, unknown> {
+    if (!record.stored || !isObject(state.content) || !capabilityOfProvider(record.upstream.provider, 'tasks')?.resultsNeedStorage) return state;
+    const content: Record<string, unknown> = { ...state.content };
+    for (const field of Object.keys(record.stored.keys)) delete content[field];
     return { ...state, content };
   }
 
@@ -83,6 +111,7 @@ export class TaskResults {
       caller: callerOfTask(record),
       provider: record.upstream.provider,
       signal: NEVER_ABORTED,
+      ...(await this.downloadHeaders(record)),
     };
     const keys: Record<string, string> = {};
     let bytes = 0;
@@ -116,6 +145,14 @@ export class TaskResults {
     for (const key of Object.values(keys)) void storage.store.delete(key).catch(() => undefined);
     if (current?.stored) return { record: current };
     throw new Error(`task record kept changing during ${CAS_ROUNDS} compare-and-set rounds`);
+  }
+
+  /** A provider's download credentials for its own result URLs, with the upstream the resolver names for the task now (keys are never stored). */
+  private async downloadHeaders(record: TaskRecord): Promise<Pick<RehostContext, 'headersFor'>> {
+    const tasks = capabilityOfProvider(record.upstream.provider, 'tasks');
+    if (!tasks?.resultHeaders) return {};
+    const upstream = await this.reader.pollUpstream(record);
+    return { headersFor: (url) => tasks.resultHeaders!(upstream, url) };
   }
 }
 

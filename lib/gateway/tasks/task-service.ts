@@ -12,10 +12,11 @@ import { checkCallbackTarget } from './callback-target.js';
 import type { VideoContentItem, VideoTaskBody } from '../../schemas/video-task-schema.js';
 import type { Caller, Upstream } from '../../types.js';
 import type { ResolveUpstreamInput } from '../../options/host-hooks.js';
-import { type Outcome, type Usage, type UseCaseRequest, settle, usageFor } from '../use-case.js';
+import { type Outcome, type Usage, type UseCaseRequest, attempting, settle, usageFor } from '../use-case.js';
 import { withCharge } from '../tenancy/with-charge.js';
 import type { CallContext } from '../../providers/call-context.js';
-import { providersWith, requireCapability } from '../../providers/registry.js';
+import { capabilityOf, providersWith, requireCapability } from '../../providers/registry.js';
+import { ERROR_CODES } from '../../errors/error-codes.js';
 import { requestIdOf } from '../../errors/request-id.js';
 import { withFallback } from '../fallback.js';
 import { resolveUpstreams } from '../resolve-upstreams.js';
@@ -70,7 +71,7 @@ export class TaskService {
     private readonly quotas: Quotas,
   ) {
     this.reader = new UpstreamTaskState(options, http);
-    this.results = new TaskResults(options, http);
+    this.results = new TaskResults(options, http, this.reader);
     this.usage = new TaskUsage(options, quotas);
     this.follower = new TaskFollower(options, this.reader, this.results, this.usage);
     this.deliveries = new DeliveryJobs(options, http);
@@ -117,8 +118,28 @@ export class TaskService {
     const videoSeconds = mostVideoSeconds(entry, body.duration) ?? videoSecondsOf(body, this.options.quotas?.defaultVideoSeconds ?? 5);
     const callbackUrl = await checkCallbackTarget(this.options, body.callback_url, callerKey);
     const content = await this.mapReferences(body.content, caller);
-    const upstreams = await resolveUpstreams(this.options, { model: body.model, route: 'video.tasks', caller, req: request.hostRequest });
+    const upstreams = this.withResultsKept(await resolveUpstreams(this.options, { model: body.model, route: 'video.tasks', caller, req: request.hostRequest }), body.model);
     return { content, callbackUrl, upstreams, videoSeconds, callerKey };
+  }
+
+  /**
+   * Without `storage`, the upstreams whose results the caller cannot be given as they come (Veo's need
+   * the operator's key) are left out, before any paid work; when none is left the create is refused
+   * (docs/providers/gemini.md "Video (Veo)"), and the operator is told why.
+   */
+  private withResultsKept(upstreams: readonly Upstream[], model: string): readonly Upstream[] {
+    if (this.options.storage) return upstreams;
+    const kept = upstreams.filter((upstream) => !capabilityOf(upstream, 'tasks')?.resultsNeedStorage);
+    if (kept.length > 0) return kept;
+    this.options.logger.error(
+      { model, provider: String(upstreams[0]?.provider) },
+      `video tasks on provider '${String(upstreams[0]?.provider)}' need the storage option: its videos are downloadable only with the operator's credentials`,
+    );
+    throw new GatewayError({
+      status: 500,
+      code: ERROR_CODES.internalError,
+      message: `Model '${model.slice(0, 100)}' makes videos the gateway must keep in its result storage, and none is configured (the operator's 'storage' option). Ask the operator to configure it.`,
+    });
   }
 
   private async createCharged(request: UseCaseRequest, body: VideoTaskBody, prepared: PreparedCreate, charge: QuotaCharge, usage: Usage): Promise<{ id: string }> {
@@ -129,9 +150,12 @@ export class TaskService {
     const attempt = { route: 'video.tasks' as const, model, tenant: caller.id, requestId: request.hostRequest && requestIdOf(request.hostRequest), prompt: () => videoPromptOf(content) };
     const created = await withFallback(upstreams, this.options, attempt, async (upstream) => {
       const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
-      usage.attempted = true;
+      // the provider that runs the task (Ark or Veo), not the first one that serves tasks
+      attempting(usage, upstream.provider);
       return { upstream, taskId: await tasks.create(call, { ...body, content }, upstream, upstream.model ?? model) };
     });
+    // the provider that created it (the task providers are several: Ark, fal)
+    usage.provider = created.upstream.provider;
     // background polls ask the resolver with this caller, not a bare { id } (caller-snapshot.ts)
     const snapshot = snapshotCaller(caller, prepared.callerKey);
     if (!snapshot.ok) this.options.logger.warn({ owner: caller.id, reason: snapshot.reason }, 'the caller is not stored with the task; background polls see { id } only');
@@ -170,21 +194,22 @@ export class TaskService {
   /** contract §4.2: the task by the id from creation, as Ark reports it, with the caller's id and model. */
   query(request: UseCaseRequest, id: string): Promise<Outcome<Record<string, unknown>>> {
     const usage = usageFor('');
-    return settle(usage, () => this.queryTask(request, id)).then((outcome) => {
+    return settle(usage, () => this.queryTask(request, id, usage)).then((outcome) => {
       if (outcome.ok) {
         usage.model = typeof outcome.answer.model === 'string' ? outcome.answer.model : '';
-        usage.provider = TASK_PROVIDER;
+        usage.provider ??= TASK_PROVIDER;
       }
       return outcome;
     });
   }
 
-  private async queryTask(request: UseCaseRequest, id: string): Promise<Record<string, unknown>> {
+  private async queryTask(request: UseCaseRequest, id: string, usage: Usage): Promise<Record<string, unknown>> {
     const { caller } = request;
     const req = request.hostRequest;
     let record = TASK_ID.test(id) ? await this.options.store.getTask(id) : undefined;
     // another tenant's task gets exactly the answer of one that never existed
     if (!record || record.owner !== caller.id) throw GatewayError.notFound(`Task '${id.slice(0, 64)}' was not found.`);
+    usage.provider = record.upstream.provider;
     if (record.result) {
       // a terminal state recorded before its usage event was (an older record): reported now, once
       if (!record.usageReported) await this.reportTerminal(record, record.result);
@@ -201,8 +226,9 @@ export class TaskService {
         const stored = await this.storeResultsOnce(record, state);
         record = stored.record;
       } catch (error) {
-        // answered with the upstream's URLs and not recorded as terminal, so the next query tries again
-        return { ...state, storage_error: this.storageProblem(record, error) };
+        // answered with the upstream's URLs (where the caller may have them) and not recorded as
+        // terminal, so the next query tries again
+        return this.results.withoutPrivateMedia(record, { ...state, storage_error: this.storageProblem(record, error) });
       }
     }
     let seen: TaskRecord | undefined = record;
@@ -210,7 +236,7 @@ export class TaskService {
       // a lost compare-and-set only means another writer recorded the same upstream state; the winner
       // of the write that makes the task terminal is the one instance that reports its usage
       const terminal = isTerminalStatus(status);
-      const updated = await this.options.store.updateTask(record.id, record.version, { status, ...(terminal ? { result: state, usageReported: true } : {}) });
+      const updated = await this.options.store.updateTask(record.id, record.version, { status, ...(terminal ? { result: this.results.recordable(record, state), usageReported: true } : {}) });
       if (updated && status !== record.status) this.recordTransition(record, state);
       if (updated && terminal) this.terminalReached(updated, state);
       seen = updated;

@@ -1,0 +1,260 @@
+// fal's queue API (docs/providers/fal.md "The queue"), as @fal-ai/client speaks it
+// (libs/client/src/queue.ts, utils.ts): `POST {base}/{endpoint_id}` submits (paid from here) and answers
+// `{ request_id, status_url, response_url, cancel_url }`; `GET {base}/{owner}/{alias}/requests/{id}/status`
+// answers IN_QUEUE, IN_PROGRESS or COMPLETED; `GET {base}/{owner}/{alias}/requests/{id}` the result. The
+// status and result URLs name only the app id (owner/alias), not the endpoint's sub-path, and are built
+// here as the SDK builds them: URLs in fal's answers are never followed (another host would be SSRF).
+import { ClientGoneError } from '../errors/client-gone-error.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
+import type { EncodedJson } from '../images/uploaded-image.js';
+import type { UpstreamResponse } from '../transport/upstream-http.js';
+import type { Upstream } from '../types.js';
+import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
+import { normalizeFalError } from './fal-errors.js';
+
+// @fal-ai/client utils.ts: ids under these namespaces have one more leading segment
+const NAMESPACES: ReadonlySet<string> = new Set(['workflows', 'comfy']);
+const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** The first poll waits this long; each next one half as long again, up to POLL_MAX_MS. */
+const POLL_FIRST_MS = 500;
+const POLL_MAX_MS = 2000;
+/** Status polls that fail in a row (a network error, 429, 5xx) before the wait gives up. */
+const POLL_FAILURES = 8;
+
+/**
+ * An endpoint id's segments, checked: `owner/alias[/path...]` (`workflows/owner/alias/...` too), each
+ * segment plain text, so configuration cannot reshape a URL. A bad id is the operator's mistake.
+ */
+function endpointSegments(endpointId: string): string[] {
+  const segments = endpointId.split('/');
+  const least = NAMESPACES.has(segments[0] ?? '') ? 3 : 2;
+  if (segments.length < least || !segments.every((segment) => SEGMENT.test(segment) && !/^\.+$/.test(segment))) {
+    throw GatewayError.badUpstreamResponse('fal', `the configured model '${endpointId}' is not a fal endpoint id (owner/alias[/path])`);
+  }
+  return segments;
+}
+
+/** The app id of an endpoint id (parseEndpointId): `owner/alias`, the path the status and result URLs use. */
+export function appIdOf(endpointId: string): string {
+  const segments = endpointSegments(endpointId);
+  return segments.slice(0, NAMESPACES.has(segments[0]!) ? 3 : 2).join('/');
+}
+
+function isAppId(app: string): boolean {
+  try {
+    return appIdOf(app) === app;
+  } catch {
+    return false;
+  }
+}
+
+/** `{base}/{path}`: the base is the bare queue origin (`https://queue.fal.run`), or one with a path prefix. */
+function falUrl(upstream: Upstream, path: string): string {
+  return `${upstream.baseURL.replace(/\/+$/, '')}/${path}`;
+}
+
+/** The status URL of a request (queue.ts `status`). */
+function statusUrl(upstream: Upstream, appId: string, requestId: string): string {
+  return falUrl(upstream, `${appId}/requests/${encodeURIComponent(requestId)}/status`);
+}
+
+/** The result URL of a request (queue.ts `result`). */
+function resultUrl(upstream: Upstream, appId: string, requestId: string): string {
+  return falUrl(upstream, `${appId}/requests/${encodeURIComponent(requestId)}`);
+}
+
+/** The key as fal takes it: `Authorization: Key <key>` (@fal-ai/client config.ts credentials), never a bearer. */
+function falHeaders(upstream: Upstream): Record<string, string> {
+  const headers = jsonHeaders({ ...upstream, apiKey: undefined });
+  if (upstream.apiKey) headers.authorization = `Key ${upstream.apiKey}`;
+  return headers;
+}
+
+/** The JSON of a 2xx answer; a failed answer as the gateway's error. */
+function readFalBody(response: UpstreamResponse): unknown {
+  const body = parseJsonBody(response.body);
+  if (response.status < 200 || response.status >= 300) throw normalizeFalError(response.status, body, response.headers);
+  if (body === undefined) throw GatewayError.badUpstreamResponse('fal', 'the body is not JSON', response.headers['x-fal-request-id']);
+  return body;
+}
+
+/** Submits the input to the endpoint's queue (paid from here); answers fal's request id. */
+export async function submitFal(call: CallContext, upstream: Upstream, endpointId: string, input: EncodedJson): Promise<string> {
+  const headers = falHeaders(upstream);
+  headers['content-length'] = String(input.length);
+  const response = await call.http.request({
+    provider: 'fal',
+    method: 'POST',
+    url: falUrl(upstream, endpointSegments(endpointId).join('/')),
+    headers,
+    body: input.body,
+    timeoutMs: timeoutOf(upstream, call.limits),
+    signal: call.signal,
+    maxBytes: call.limits.upstreamResponseBytes,
+  });
+  const body = readFalBody(response);
+  const id = isObject(body) ? stringOr(body.request_id) : undefined;
+  if (!id) throw GatewayError.badUpstreamResponse('fal', 'the submit answered no request_id', response.headers['x-fal-request-id']);
+  return id;
+}
+
+/** A request's queue state: waiting, running, or done (a failure fal reports on the status itself as `error`). */
+export type FalQueueState = { status: 'IN_QUEUE' } | { status: 'IN_PROGRESS' } | { status: 'COMPLETED'; error?: GatewayError } | { status: 'UNKNOWN' };
+
+/** A status answer as the gateway reads it; an unknown status is one more poll. */
+export function readFalStatus(body: unknown, requestId?: string): FalQueueState {
+  const status = isObject(body) ? stringOr(body.status) : undefined;
+  if (status === 'IN_QUEUE') return { status };
+  if (status !== 'COMPLETED') return { status: 'IN_PROGRESS' };
+  const said = isObject(body) ? stringOr(body.error) : undefined;
+  if (!said) return { status: 'COMPLETED' };
+  const type = isObject(body) ? stringOr(body.error_type) : undefined;
+  // a failed request: fal names the kind in `error_type` where it has one
+  return { status: 'COMPLETED', error: normalizeFalError(type && /content_policy|nsfw|moderation/i.test(type) ? 422 : 500, { detail: said, error_type: type }, { 'x-fal-request-id': requestId }) };
+}
+
+/** One status read; a request fal does not know (404: never made, or past its retention) is UNKNOWN. */
+export async function falStatus(call: CallContext, upstream: Upstream, appId: string, requestId: string, timeoutMs = timeoutOf(upstream, call.limits)): Promise<FalQueueState> {
+  const response = await call.http.request({
+    provider: 'fal',
+    method: 'GET',
+    url: statusUrl(upstream, appId, requestId),
+    headers: falHeaders(upstream),
+    timeoutMs,
+    signal: call.signal,
+    maxBytes: call.limits.upstreamResponseBytes,
+  });
+  if (response.status === 404) return { status: 'UNKNOWN' };
+  return readFalStatus(readFalBody(response), requestId);
+}
+
+/** The result of a completed request: fal's output JSON (an error status is its failure). */
+export async function falResult(call: CallContext, upstream: Upstream, appId: string, requestId: string): Promise<unknown> {
+  const response = await call.http.request({
+    provider: 'fal',
+    method: 'GET',
+    url: resultUrl(upstream, appId, requestId),
+    headers: falHeaders(upstream),
+    timeoutMs: timeoutOf(upstream, call.limits),
+    signal: call.signal,
+    maxBytes: call.limits.upstreamResponseBytes,
+  });
+  return readFalBody(response);
+}
+
+/** A poll failure worth another poll: the request runs on at fal whatever a status read met. */
+function pollMayRetry(error: unknown): boolean {
+  if (error instanceof ClientGoneError) return false;
+  if (!GatewayError.is(error)) return true;
+  return error.status === 429 || error.status >= 500;
+}
+
+function sleep(ms: number, call: CallContext): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (call.signal.aborted) {
+      reject(new ClientGoneError());
+      return;
+    }
+    const timer = setTimeout(() => {
+      call.signal.removeEventListener('abort', aborted);
+      resolve();
+    }, ms);
+    timer.unref();
+    function aborted(): void {
+      clearTimeout(timer);
+      reject(new ClientGoneError());
+    }
+    call.signal.addEventListener('abort', aborted, { once: true });
+  });
+}
+
+/**
+ * Polls a submitted request until it completes, then reads its result, within the upstream's deadline
+ * (counted from `startedAt`, before the submit) and while the caller waits. A failed poll is polled
+ * again, never submitted again (the work is paid); the wait ends at the deadline, or after
+ * POLL_FAILURES failed polls in a row.
+ */
+export function awaitFalResult(call: CallContext, upstream: Upstream, appId: string, requestId: string, startedAt = Date.now()): Promise<unknown> {
+  return pollUntilDone(call, upstream, appId, requestId, startedAt).catch((error: unknown) => {
+    throw asStarted(error);
+  });
+}
+
+/**
+ * An error met after the submit, as one of work that started: a poll refused before it was read
+ * (a 429, a connection never made) says nothing of the request, which runs at fal and is billed, so
+ * the fallback rule must not submit it to another upstream.
+ */
+export function asStarted(error: unknown): unknown {
+  if (!GatewayError.is(error) || !error.notStarted) return error;
+  return new GatewayError({
+    status: error.status,
+    code: error.code,
+    message: error.message,
+    ...(error.param !== undefined ? { param: error.param } : {}),
+    retryable: error.retryable,
+    notStarted: false,
+    ...(error.upstreamRequestId !== undefined ? { upstreamRequestId: error.upstreamRequestId } : {}),
+    ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
+    type: error.type,
+  });
+}
+
+async function pollUntilDone(call: CallContext, upstream: Upstream, appId: string, requestId: string, startedAt: number): Promise<unknown> {
+  const timeoutMs = timeoutOf(upstream, call.limits);
+  // one deadline for the whole request: the submit's time counts too
+  const deadline = startedAt + timeoutMs;
+  let wait = POLL_FIRST_MS;
+  let failures = 0;
+  for (;;) {
+    const left = deadline - Date.now();
+    if (left <= 0) throw GatewayError.upstreamTimeout('fal', timeoutMs);
+    let state: FalQueueState | undefined;
+    try {
+      state = await falStatus(call, upstream, appId, requestId, left);
+      failures = 0;
+    } catch (error) {
+      failures += 1;
+      if (!pollMayRetry(error) || failures >= POLL_FAILURES) throw error;
+    }
+    if (state?.status === 'UNKNOWN') throw GatewayError.badUpstreamResponse('fal', `the queue does not know request ${requestId}`, requestId);
+    if (state?.status === 'COMPLETED') {
+      if (state.error) throw state.error;
+      return falResult(call, upstream, appId, requestId);
+    }
+    await sleep(Math.min(wait, Math.max(0, deadline - Date.now())), call);
+    wait = Math.min(POLL_MAX_MS, Math.round(wait * 1.5));
+  }
+}
+
+/** What a stored task id holds: the app id the status URL needs, fal's request id, and what a video task asked. */
+export interface FalTaskRef {
+  app: string;
+  request: string;
+  seconds?: number;
+  resolution?: string;
+}
+
+/** The stored task id: a query string, so a later read (any instance, after a restart) needs nothing else. */
+export function encodeFalTaskId(ref: FalTaskRef): string {
+  const params = new URLSearchParams({ app: ref.app, request: ref.request });
+  if (ref.seconds !== undefined) params.set('seconds', String(ref.seconds));
+  if (ref.resolution !== undefined) params.set('resolution', ref.resolution);
+  return params.toString();
+}
+
+/** A stored task id read back; an id this adapter did not write is a 404 (the gateway cannot follow it). */
+export function decodeFalTaskId(taskId: string): FalTaskRef {
+  const params = new URLSearchParams(taskId);
+  const app = params.get('app') ?? '';
+  const request = params.get('request') ?? '';
+  if (!request || !isAppId(app)) throw GatewayError.notFound('The task is not a fal request the gateway can follow.');
+  const ref: FalTaskRef = { app, request };
+  const seconds = Number(params.get('seconds'));
+  if (params.has('seconds') && Number.isFinite(seconds)) ref.seconds = seconds;
+  const resolution = params.get('resolution');
+  if (resolution) ref.resolution = resolution;
+  return ref;
+}
