@@ -11,24 +11,38 @@ import { isObject, stringOr } from '../json/json-values.js';
 import type { Upstream } from '../types.js';
 import { normalizeOpenAIError, openAICompatibleApi } from './openai.js';
 import type { Provider } from './provider.js';
+import { hostToken } from './host-token.js';
 import { upstreamUrl } from './upstream-url.js';
 
 // The paths Azure serves under a deployment on the deployment form (openai-node's `_deployments_endpoints`,
 // of those the gateway relays); the others (`/responses`) are `{endpoint}/openai{path}?api-version=…`.
 const DEPLOYMENT_PATHS: ReadonlySet<string> = new Set(['/images/generations', '/images/edits', '/chat/completions']);
 
+// openai-node's AzureOpenAI client takes `{endpoint}/openai` as its baseURL (src/azure.ts), and the v1
+// client `{endpoint}/openai/v1`: a base ending so names the resource endpoint, whichever form is used
+const OPENAI_ROOT = /\/openai(?:\/v1)?$/i;
+
 /**
- * The URL of an endpoint. A baseURL that already names a path is kept as it is (the SDK's `baseURL`
- * form, `…/openai/v1` or `…/openai/deployments/{name}`); a bare endpoint gets `/openai/v1`, or
- * `/openai/deployments/{deployment}` when the upstream names an `apiVersion`.
+ * The URL of an endpoint. A base ending in `/openai` or `/openai/v1` is read as its endpoint; another
+ * base that already names a path (`…/openai/deployments/{name}`, a proxy's own path) is kept as it
+ * is; a bare endpoint gets `/openai/v1`, or `/openai/deployments/{deployment}` when the upstream
+ * names an `apiVersion`.
  */
 export function azureUrl(upstream: Upstream, path: string, model: string | undefined): string {
-  if (upstream.apiVersion === undefined) return upstreamUrl(upstream.baseURL, '/openai/v1', path);
-  const base = upstream.baseURL.replace(/\/+$/, '');
-  const named = !DEPLOYMENT_PATHS.has(path) || hasDeploymentSegment(base);
+  const given = upstream.baseURL.replace(/\/+$/, '');
+  const endpoint = OPENAI_ROOT.test(given) && !hasDeploymentSegment(given) ? given.replace(OPENAI_ROOT, '') : undefined;
+  const under = (prefix: string, rest: string): string => (endpoint !== undefined ? `${endpoint}${prefix}${rest}` : upstreamUrl(given, prefix, rest));
+  if (upstream.apiVersion === undefined) return under('/openai/v1', path);
+  const named = !DEPLOYMENT_PATHS.has(path) || hasDeploymentSegment(given);
   const deployment = upstream.deployment ?? upstream.model ?? model;
   if (!named && !deployment) throw noDeployment();
-  const url = upstreamUrl(base, '/openai', named ? path : `/deployments/${encodeURIComponent(deployment as string)}${path}`);
+  // a dot segment would be resolved away by the URL parser: `/deployments/../images/…` leaves the deployment
+  // path (openai-node refuses the same values in its path tag: src/internal/utils/path.ts)
+  if (!named && (deployment === '.' || deployment === '..')) {
+    if (upstream.deployment === undefined && upstream.model === undefined) throw GatewayError.invalidRequest(`model '${deployment}' cannot name an Azure deployment`, 'model');
+    throw noDeployment();
+  }
+  const url = under('/openai', named ? path : `/deployments/${encodeURIComponent(deployment as string)}${path}`);
   return `${url}?api-version=${encodeURIComponent(upstream.apiVersion)}`;
 }
 
@@ -58,19 +72,8 @@ function noDeployment(): GatewayError {
  */
 export async function azureAuth(upstream: Upstream, timeoutMs: number): Promise<Record<string, string>> {
   if (upstream.token) {
-    let token: unknown;
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const late = new Promise<undefined>((resolve) => {
-        timer = setTimeout(resolve, timeoutMs, undefined);
-      });
-      token = await Promise.race([Promise.resolve().then(upstream.token), late]);
-    } catch {
-      token = undefined;
-    } finally {
-      clearTimeout(timer);
-    }
-    if (typeof token !== 'string' || token === '' || /[\r\n]/.test(token)) throw noToken();
+    const token = await hostToken(upstream.token, timeoutMs);
+    if (token === undefined) throw noToken();
     return { authorization: `Bearer ${token}` };
   }
   return upstream.apiKey ? { 'api-key': upstream.apiKey } : {};

@@ -28,3 +28,16 @@ export function jsonHeaders(upstream: Upstream): Record<string, string> {
 export function timeoutOf(upstream: Upstream, limits: Readonly<GatewayLimits>): number {
   return upstream.timeoutMs ?? limits.upstreamTimeoutMs;
 }
+
+/**
+ * The secret values among request headers: a bearer token (without its scheme) and every other
+ * header's value, the operator's own ones included. An upstream's error may quote them; they are cut
+ * out of what the caller is told (GatewayError.withoutSecrets keeps only the long ones).
+ */
+export function secretsOfHeaders(headers: Readonly<Record<string, string>>): string[] {
+  return Object.entries(headers).flatMap(([name, value]) => {
+    if (name === 'content-type' || name === 'content-length' || name === 'accept' || name === 'accept-encoding') return [];
+    const bearer = name === 'authorization' ? /^Bearer\s+(.+)$/i.exec(value)?.[1] : undefined;
+    return bearer ? [bearer, value] : [value];
+  });
+}

@@ -8,11 +8,12 @@ import type { ImageGenerationRequest } from '../images/image-request.js';
 import type { ImageData, ImageGenerationResponse } from '../images/image-generation-response.js';
 import { InlineBase64, UploadedImage, encodeJsonWithUploads } from '../images/uploaded-image.js';
 import { DataUrlText } from '../json/data-url-text.js';
+import { sniffImageType } from '../images/sniff-image-type.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
 import { rejectionOf } from '../errors/rejection-of.js';
 import type { UpstreamResponse } from '../transport/upstream-http.js';
 import type { Upstream } from '../types.js';
-import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
+import { type CallContext, jsonHeaders, secretsOfHeaders, timeoutOf } from './call-context.js';
 import type { Provider } from './provider.js';
 import { upstreamUrl } from './upstream-url.js';
 import { normalizeGeminiError } from './google-errors.js';
@@ -27,6 +28,8 @@ const RATIO_TOLERANCE = 0.06;
 
 /** `generationConfig` keys a caller may send (docs/providers/gemini.md "Gemini's own fields"); anything else is a 400. */
 const GENERATION_CONFIG_KEYS: ReadonlySet<string> = new Set(['responseModalities', 'temperature', 'topP', 'topK', 'seed', 'imageConfig']);
+/** The numeric generationConfig keys and what they take (js-genai's GenerationConfig: temperature and topP are floats). */
+const NUMBER_KEYS: Readonly<Record<string, 'number' | 'integer'>> = { temperature: 'number', topP: 'number', topK: 'integer', seed: 'integer' };
 const IMAGE_CONFIG_KEYS: ReadonlySet<string> = new Set(['aspectRatio', 'imageSize']);
 /** Top-level fields of the caller's body passed on to Gemini as they are. */
 const PASSED_FIELDS: ReadonlySet<string> = new Set(['generationConfig', 'safetySettings']);
@@ -77,7 +80,40 @@ function inlinePart(image: string | UploadedImage | DataUrlText, index: number):
     const path = `input.messages[0].content[${index}].image`;
     throw GatewayError.invalidRequest(`${path}: Gemini takes images as bytes, not URLs: upload the file (POST /v1/images/edits) or send a 'data:image/...;base64,' URL`, path);
   }
-  return { inlineData: { mimeType: match[1]!.toLowerCase(), data: image.slice(match[0].length) } };
+  const data = image.slice(match[0].length);
+  // the bytes decide, not the label: Gemini is told what the image is, and what is none never leaves
+  const mimeType = sniffImageType(Buffer.from(data.slice(0, 64), 'base64'));
+  if (!mimeType) {
+    const path = `input.messages[0].content[${index}].image`;
+    throw GatewayError.invalidRequest(`${path}: the data: URL's bytes are not an image (PNG, JPEG, WebP, GIF, …)`, path);
+  }
+  return { inlineData: { mimeType, data } };
+}
+
+/** An imageConfig value of the caller's: one of the values Gemini documents (a string), else a 400 naming it. */
+function checkImageConfigValue(value: unknown, allowed: readonly string[], name: string): void {
+  if (value === undefined || (typeof value === 'string' && allowed.includes(value))) return;
+  throw GatewayError.invalidRequest(`generationConfig.imageConfig.${name} must be one of ${allowed.join(', ')}`, `generationConfig.imageConfig.${name}`);
+}
+
+// js-genai's SafetySetting (src/types.ts): { category, threshold, method? }, each an enum name; Gemini
+// has about a dozen categories, so a longer list is no list Gemini takes (and each entry is sent n times)
+const SAFETY_SETTING_KEYS: ReadonlySet<string> = new Set(['category', 'threshold', 'method']);
+const MAX_SAFETY_SETTINGS = 32;
+const ENUM_NAME = /^[A-Z][A-Z0-9_]{0,63}$/;
+
+/** safetySettings as Gemini reads them: a short list of `{ category, threshold }` enum names, else a 400 naming the entry. */
+function checkSafetySettings(value: unknown): void {
+  if (!Array.isArray(value) || value.length > MAX_SAFETY_SETTINGS)
+    throw GatewayError.invalidRequest(`safetySettings must be a list of at most ${MAX_SAFETY_SETTINGS} { category, threshold }`, 'safetySettings');
+  value.forEach((entry: unknown, index) => {
+    const valid = isObject(entry) && Object.entries(entry).every(([name, inner]) => SAFETY_SETTING_KEYS.has(name) && typeof inner === 'string' && ENUM_NAME.test(inner));
+    if (!valid)
+      throw GatewayError.invalidRequest(
+        `safetySettings[${index}] must be { category, threshold } with Gemini's enum names (e.g. HARM_CATEGORY_HARASSMENT, BLOCK_ONLY_HIGH)`,
+        `safetySettings[${index}]`,
+      );
+  });
 }
 
 /** The caller's allow-listed Gemini fields, checked key by key (a 400 names the first unknown one). */
@@ -87,7 +123,7 @@ function passedFields(extra: Record<string, unknown> | undefined): { generationC
     if (GATEWAY_FIELDS.has(key)) continue;
     if (!PASSED_FIELDS.has(key)) throw GatewayError.invalidRequest(`${key} is not a field Gemini takes: leave it out (Gemini's own fields go in generationConfig or safetySettings)`, key);
     if (key === 'safetySettings') {
-      if (!Array.isArray(value)) throw GatewayError.invalidRequest('safetySettings must be a list of { category, threshold }', key);
+      checkSafetySettings(value);
       passed.safetySettings = value;
       continue;
     }
@@ -99,9 +135,15 @@ function passedFields(extra: Record<string, unknown> | undefined): { generationC
         if (!isObject(inner)) throw GatewayError.invalidRequest('generationConfig.imageConfig must be an object', 'generationConfig.imageConfig');
         const unknown = Object.keys(inner).find((field) => !IMAGE_CONFIG_KEYS.has(field));
         if (unknown) throw GatewayError.invalidRequest(`generationConfig.imageConfig.${unknown} is not passed to Gemini: take aspectRatio or imageSize`, `generationConfig.imageConfig.${unknown}`);
+        checkImageConfigValue(inner.aspectRatio, GEMINI_ASPECT_RATIOS, 'aspectRatio');
+        checkImageConfigValue(inner.imageSize, IMAGE_SIZES, 'imageSize');
       }
-      if (name === 'responseModalities' && !(Array.isArray(inner) && inner.includes('IMAGE'))) {
-        throw GatewayError.invalidRequest("generationConfig.responseModalities must include 'IMAGE'", 'generationConfig.responseModalities');
+      if (name === 'responseModalities' && !(Array.isArray(inner) && inner.includes('IMAGE') && inner.every((modality) => modality === 'IMAGE' || modality === 'TEXT'))) {
+        throw GatewayError.invalidRequest("generationConfig.responseModalities must be a list of 'IMAGE' and 'TEXT' that includes 'IMAGE'", 'generationConfig.responseModalities');
+      }
+      const kind = NUMBER_KEYS[name];
+      if (kind && !(typeof inner === 'number' && Number.isFinite(inner) && (kind === 'number' || Number.isSafeInteger(inner)))) {
+        throw GatewayError.invalidRequest(`generationConfig.${name} must be ${kind === 'number' ? 'a number' : 'an integer'}`, `generationConfig.${name}`);
       }
     }
     passed.generationConfig = value;
@@ -159,7 +201,11 @@ export function translateImageResponse(body: unknown, provider = 'gemini'): Goog
     for (const part of parts) {
       if (!isObject(part) || part.thought === true || !isObject(part.inlineData)) continue;
       const b64 = stringOr(part.inlineData.data);
-      if (b64) data.push({ url: '', b64_json: b64, revised_prompt: said });
+      if (!b64) continue;
+      // what is handed on (and charged) as an image is one: base64 of known image bytes
+      if (!BASE64.test(b64) || !sniffImageType(Buffer.from(b64.slice(0, 64), 'base64')))
+        throw GatewayError.badUpstreamResponse(provider, 'an inlineData part is not base64 of an image', responseId || undefined);
+      data.push({ url: '', b64_json: b64, revised_prompt: said });
     }
   }
   if (data.length > 0) return { data, responseId, usage: tokensOf(body) };
@@ -168,6 +214,9 @@ export function translateImageResponse(body: unknown, provider = 'gemini'): Goog
   }
   throw GatewayError.noImage(provider, finish ? ` (finishReason ${finish})` : '', responseId || undefined);
 }
+
+// proto3 JSON bytes: standard base64 (the URL-safe alphabet is accepted on input too)
+const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
 
 /** One generateContent answer as the gateway reads it. */
 export interface GoogleImageAnswer {
@@ -193,8 +242,8 @@ export function modelSegment(model: string): string {
 export interface GoogleImageTransport {
   provider: 'gemini' | 'vertex';
   url(upstream: Upstream, model: string): string;
-  /** The request headers, credentials included; asked once per request, before any call. */
-  headers(upstream: Upstream): Record<string, string> | Promise<Record<string, string>>;
+  /** The request headers, credentials included; asked once per request, before any call (a host function waited for at most `timeoutMs`). */
+  headers(upstream: Upstream, timeoutMs?: number): Record<string, string> | Promise<Record<string, string>>;
 }
 
 const GEMINI_TRANSPORT: GoogleImageTransport = {
@@ -241,10 +290,17 @@ function readOne(transport: GoogleImageTransport, response: UpstreamResponse): G
 export function generateGoogleImages(transport: GoogleImageTransport, call: CallContext, request: ImageGenerationRequest, upstream: Upstream): Promise<ImageGenerationResponse> {
   // the body is checked once, before any call: a bad request starts no paid work
   return new Promise<unknown>((resolve) => resolve(translateImageRequest(request)))
-    .then(() => transport.headers(upstream))
+    .then(() => transport.headers(upstream, timeoutOf(upstream, call.limits)))
     .then((credentials) =>
       Promise.allSettled(
-        Array.from({ length: fanOutOf(request) }, () => rejectionOf(() => sendOne(transport, call, request, upstream, credentials)).then((response) => readOne(transport, response))),
+        Array.from({ length: fanOutOf(request) }, () =>
+          rejectionOf(() => sendOne(transport, call, request, upstream, credentials))
+            .then((response) => readOne(transport, response))
+            // Google's message may quote the credentials it got (a Vertex token the fallback rule does not know)
+            .catch((error: unknown) => {
+              throw GatewayError.is(error) ? error.withoutSecrets(secretsOfHeaders(credentials)) : error;
+            }),
+        ),
       ).then((settled): ImageGenerationResponse => {
         const answers = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
         const data = answers.flatMap((answer) => answer.data);

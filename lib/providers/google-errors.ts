@@ -4,6 +4,7 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import { classifyUpstreamCode } from '../errors/status-policy.js';
 import { isObject, stringOr } from '../json/json-values.js';
+import { retryAfterOf } from './openai.js';
 
 /** Seconds of a google.rpc.RetryInfo `retryDelay` ("37s", "1.5s"), when the error carries one. */
 function retryDelayOf(details: unknown): number | undefined {
@@ -27,8 +28,8 @@ export function normalizeGeminiError(status: number, body: unknown, headers: Rec
   const reason = Array.isArray(details) ? details.map((detail) => (isObject(detail) ? stringOr(detail.reason) : undefined)).find((found) => found !== undefined) : undefined;
   const reasonKind = classifyUpstreamCode(reason);
   const code = reasonKind === 'auth' ? reason : (error && stringOr(error.status)) || reason;
-  const header = headers['retry-after'];
-  const retryAfter = header !== undefined && /^\d+$/.test(header.trim()) ? Number(header.trim()) : retryDelayOf(details);
+  // Retry-After in seconds or as an HTTP date (RFC 9110), else RetryInfo's retryDelay
+  const retryAfter = retryAfterOf(headers) ?? retryDelayOf(details);
   return GatewayError.fromUpstream({
     provider,
     status,

@@ -8,9 +8,10 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { FormBody } from '../transport/form-body.js';
 import type { Upstream } from '../types.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
-import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
+import { type CallContext, jsonHeaders, secretsOfHeaders, timeoutOf } from './call-context.js';
 import { classifyUpstreamCode } from '../errors/status-policy.js';
 import type { OpenedStream, PassthroughCapability, PassthroughResponse, Provider } from './provider.js';
+import { secretFreeBody } from '../transport/secret-free-body.js';
 import { upstreamUrl } from './upstream-url.js';
 
 /** Where a provider's OpenAI-compatible API lives: its bare-origin prefix, and its base rewrite if any. */
@@ -107,7 +108,10 @@ async function sendPassthrough(
   });
   const requestId = response.headers['x-request-id'];
   if (response.status < 200 || response.status >= 300) {
-    throw (rule.normalizeError ?? normalizeOpenAIError)(response.status, parseJsonBody(response.body), requestId, upstream.provider, retryAfterOf(response.headers));
+    // the upstream's message may quote a credential the fallback rule does not know (a host's token)
+    throw (rule.normalizeError ?? normalizeOpenAIError)(response.status, parseJsonBody(response.body), requestId, upstream.provider, retryAfterOf(response.headers)).withoutSecrets(
+      credentialsSent(upstream, headers),
+    );
   }
   return { status: response.status, contentType: response.headers['content-type'] ?? 'application/json', body: response.body, requestId };
 }
@@ -134,8 +138,26 @@ async function openStream(rule: OpenAICompatibleUrlRule, call: CallContext, path
     signal: call.signal,
     maxBytes: call.limits.upstreamResponseBytes,
   });
-  if (!opened.ok) throw (rule.normalizeError ?? normalizeOpenAIError)(opened.status, parseJsonBody(opened.body), opened.headers['x-request-id'], upstream.provider, retryAfterOf(opened.headers));
-  return opened;
+  if (!opened.ok)
+    throw (rule.normalizeError ?? normalizeOpenAIError)(opened.status, parseJsonBody(opened.body), opened.headers['x-request-id'], upstream.provider, retryAfterOf(opened.headers)).withoutSecrets(
+      credentialsSent(upstream, headers),
+    );
+  // relayed byte for byte: an error event quoting the credentials sent must not carry them to the caller
+  return { ...opened, body: secretFreeBody(opened.body, credentialsIn(upstream, headers)) };
+}
+
+/** The secret values a request carried: the key, a host's bearer token, the operator's own headers. */
+function credentialsSent(upstream: Upstream, headers: Record<string, string>): Array<string | undefined> {
+  return [upstream.apiKey, ...secretsOfHeaders(headers)];
+}
+
+// the headers whose values are credentials: only these are cut out of a relayed body, where an
+// operator header of another kind (a feature flag) may be the stream's own words
+const CREDENTIAL_HEADER = /^authorization$|key|token|secret|auth/i;
+
+/** The key and the credential headers' values (a bearer token also without its scheme). */
+function credentialsIn(upstream: Upstream, headers: Record<string, string>): Array<string | undefined> {
+  return [upstream.apiKey, ...secretsOfHeaders(Object.fromEntries(Object.entries(headers).filter(([name]) => CREDENTIAL_HEADER.test(name))))];
 }
 
 function jsonBodyOf(body: Record<string, unknown>, upstream: Upstream): string {

@@ -6,6 +6,7 @@ import type { Upstream } from '../types.js';
 import { jsonHeaders } from './call-context.js';
 import { type GoogleImageTransport, generateGoogleImages, modelSegment } from './gemini.js';
 import { type GoogleVideoTransport, googleVideoTasks } from './google-video.js';
+import { hostToken } from './host-token.js';
 import type { Provider } from './provider.js';
 import { upstreamUrl } from './upstream-url.js';
 
@@ -23,24 +24,23 @@ function vertexUrl(upstream: Upstream, model: string): string {
 
 /**
  * The headers with `Authorization: Bearer <token>` from the upstream's `getAccessToken`. A function
- * that fails or gives no token is the operator's problem (502, no call made, so the fallback rule
+ * that fails, gives no token or none within the upstream's timeout is the operator's problem (502, no call made, so the fallback rule
  * may try the next upstream); neither the token nor the function's error is ever written anywhere.
  */
-function vertexHeaders(upstream: Upstream): Promise<Record<string, string>> {
+// the attempt's deadline when a caller does not give one (a video task's create and reads)
+const DEFAULT_TOKEN_DEADLINE_MS = 60_000;
+
+function vertexHeaders(upstream: Upstream, timeoutMs = upstream.timeoutMs ?? DEFAULT_TOKEN_DEADLINE_MS): Promise<Record<string, string>> {
   const { getAccessToken } = upstream;
   const refused = (): GatewayError => GatewayError.fromUpstream({ provider: 'vertex', status: 401, upstreamMessage: 'no access token', kind: 'auth' });
   if (typeof getAccessToken !== 'function') return Promise.reject(refused());
-  return new Promise<unknown>((resolve) => resolve(getAccessToken())).then(
-    (token) => {
-      if (typeof token !== 'string' || token === '') throw refused();
-      const headers = jsonHeaders({ ...upstream, apiKey: undefined });
-      headers.authorization = `Bearer ${token}`;
-      return headers;
-    },
-    () => {
-      throw refused();
-    },
-  );
+  // bounded by the upstream's deadline, as Azure's token function is (host-token.ts)
+  return hostToken(getAccessToken, timeoutMs).then((token) => {
+    if (token === undefined) throw refused();
+    const headers = jsonHeaders({ ...upstream, apiKey: undefined });
+    headers.authorization = `Bearer ${token}`;
+    return headers;
+  });
 }
 
 const VERTEX_TRANSPORT: GoogleImageTransport = { provider: 'vertex', url: vertexUrl, headers: vertexHeaders };

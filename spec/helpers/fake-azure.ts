@@ -2,7 +2,7 @@
 // two URL forms, as openai-node's AzureOpenAI client calls them: `/openai/v1/images/{generations,edits}`,
 // and `/openai/deployments/{deployment}/images/{generations,edits}?api-version=…`. It checks what a real
 // resource checks (the path form, the api-version of the deployment form, the `api-key` header or an
-// Entra bearer token) and answers as Azure does: gpt-image bytes as `b64_json`, OpenAI's streamed image
+// Entra bearer token, the image API's own field names) and answers as Azure does: gpt-image bytes as `b64_json`, OpenAI's streamed image
 // events, and Azure's own error bodies. Chat completions and responses answer one fixed text. It counts the generations it starts (the paid work).
 import type { ServerResponse } from 'node:http';
 import { type FakeUpstream, type RecordedRequest, sendJson, startFakeUpstream } from './fake-upstream.js';
@@ -34,6 +34,42 @@ const V1 = /^\/openai\/v1\/(images\/generations|images\/edits|chat\/completions|
 const DEPLOYMENT = /^\/openai\/deployments\/([^/]+)\/(images\/generations|images\/edits|chat\/completions)$/;
 const VERSIONED = /^\/openai\/(responses)$/;
 const PNG_BASE64 = TINY_PNG.toString('base64');
+// openai-node's ImageGenerateParamsBase and ImageEditParamsBase (src/resources/images.ts); a form's files as `image` or `image[]`
+const GENERATE_FIELDS = new Set([
+  'prompt',
+  'background',
+  'model',
+  'moderation',
+  'n',
+  'output_compression',
+  'output_format',
+  'partial_images',
+  'quality',
+  'response_format',
+  'size',
+  'stream',
+  'style',
+  'user',
+]);
+const EDIT_FIELDS = new Set([
+  'image',
+  'image[]',
+  'prompt',
+  'background',
+  'input_fidelity',
+  'mask',
+  'model',
+  'n',
+  'output_compression',
+  'output_format',
+  'partial_images',
+  'quality',
+  'response_format',
+  'size',
+  'stream',
+  'user',
+]);
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The call a recorded request made, or undefined for a path Azure does not serve. */
 export function azureCallOf(request: RecordedRequest): AzureCall | undefined {
@@ -82,6 +118,15 @@ export async function startFakeAzure(): Promise<FakeAzure> {
     }
     if (call.route === 'chat/completions' || call.route === 'responses') {
       answerText(request, res, call.route);
+      return;
+    }
+    // as Azure (and OpenAI) do: a field the image API does not know is refused, not ignored
+    const unknown =
+      call.route === 'images/edits'
+        ? [...(await formOf(request)).keys()].find((name) => !EDIT_FIELDS.has(name))
+        : Object.keys(isRecord(request.json) ? request.json : {}).find((name) => !GENERATE_FIELDS.has(name));
+    if (unknown !== undefined) {
+      azureError(res, 400, 'invalid_request_error', `Unrecognized request argument supplied: ${unknown}`);
       return;
     }
     const { stream, partials } = call.route === 'images/edits' ? await formAsk(request) : jsonAsk(request);

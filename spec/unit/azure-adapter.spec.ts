@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../lib/errors/gateway-error.js';
 import { azureAuth, azureUrl, normalizeAzureError } from '../../lib/providers/azure.js';
+import { tokenBudgetMs } from '../../lib/providers/host-token.js';
 import { retryAfterOf } from '../../lib/providers/openai.js';
 import { servesRowsOf } from '../../lib/providers/registry.js';
 import type { Upstream } from '../../lib/types.js';
@@ -14,6 +15,27 @@ describe('azureUrl', () => {
     { name: 'v1 form from a bare endpoint', upstream: {}, path: '/images/generations', expected: `${ENDPOINT}/openai/v1/images/generations` },
     { name: 'v1 form, a trailing slash', upstream: { baseURL: `${ENDPOINT}/` }, path: '/images/edits', expected: `${ENDPOINT}/openai/v1/images/edits` },
     { name: 'v1 form, a base that names its path is kept', upstream: { baseURL: `${ENDPOINT}/openai/v1` }, path: '/images/edits', expected: `${ENDPOINT}/openai/v1/images/edits` },
+    // openai-node's AzureOpenAI baseURL: the endpoint and `/openai`
+    { name: "v1 form, the SDK's `{endpoint}/openai` base", upstream: { baseURL: `${ENDPOINT}/openai/` }, path: '/images/generations', expected: `${ENDPOINT}/openai/v1/images/generations` },
+    {
+      name: 'deployment form, a `{endpoint}/openai/v1` base',
+      upstream: { baseURL: `${ENDPOINT}/openai/v1`, apiVersion: '2024-10-21', deployment: 'img' },
+      path: '/images/generations',
+      expected: `${ENDPOINT}/openai/deployments/img/images/generations?api-version=2024-10-21`,
+    },
+    {
+      name: 'deployment form, a `{endpoint}/openai` base',
+      upstream: { baseURL: `${ENDPOINT}/openai`, apiVersion: '2024-10-21', deployment: 'img' },
+      path: '/responses',
+      expected: `${ENDPOINT}/openai/responses?api-version=2024-10-21`,
+    },
+    { name: "v1 form, a proxy's own path is kept", upstream: { baseURL: 'https://proxy.example.com/azure' }, path: '/images/edits', expected: 'https://proxy.example.com/azure/images/edits' },
+    {
+      name: "deployment form behind a proxy's `/openai` path",
+      upstream: { baseURL: 'https://proxy.example.com/azure/openai', apiVersion: '2024-10-21', deployment: 'img' },
+      path: '/images/generations',
+      expected: 'https://proxy.example.com/azure/openai/deployments/img/images/generations?api-version=2024-10-21',
+    },
     {
       name: 'deployment form: the deployment, then the api-version',
       upstream: { apiVersion: '2025-04-01-preview', deployment: 'img-prod', model: 'gpt-image-1' },
@@ -64,6 +86,20 @@ describe('azureUrl', () => {
 
   it('deployment form without deployment, model or a JSON model (a multipart edit): 500, the operator told', () => {
     expect(() => azureUrl({ provider: 'azure', baseURL: ENDPOINT, apiVersion: '2024-10-21' }, '/images/edits', undefined)).toThrow(GatewayError);
+  });
+
+  it.each<{ name: string; upstream: Partial<Upstream>; model: string; status: number; param?: string }>([
+    { name: "the caller's model '..'", upstream: {}, model: '..', status: 400, param: 'model' },
+    { name: "the caller's model '.'", upstream: {}, model: '.', status: 400, param: 'model' },
+    { name: "the operator's deployment '..'", upstream: { deployment: '..' }, model: 'gpt-image-1', status: 500 },
+  ])('a deployment that is a dot segment ($name) never becomes a URL: $status', ({ upstream, model, status, param }) => {
+    const error = thrown(() => azureUrl({ provider: 'azure', baseURL: ENDPOINT, apiVersion: '2024-10-21', ...upstream }, '/images/generations', model));
+    expect([error.status, error.param]).toEqual([status, param]);
+  });
+
+  it.each(['..x', '...', 'a..b', '%2e%2e'])('a deployment %s that is no dot segment stays one encoded path segment', (model) => {
+    const url = new URL(azureUrl({ provider: 'azure', baseURL: ENDPOINT, apiVersion: '2024-10-21' }, '/images/generations', model));
+    expect(url.pathname).toBe(`/openai/deployments/${encodeURIComponent(model)}/images/generations`);
   });
 });
 
@@ -148,3 +184,23 @@ describe('servesRowsOf', () => {
     expect(servesRowsOf(routed, row)).toBe(expected);
   });
 });
+
+describe('tokenBudgetMs', () => {
+  it.each([
+    [300, 150],
+    [60_000, 30_000],
+    [600_000, 30_000],
+  ])('an attempt of %i ms waits %i ms for a host token', (timeoutMs, budget) => {
+    expect(tokenBudgetMs(timeoutMs)).toBe(budget);
+  });
+});
+
+function thrown(run: () => unknown): GatewayError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof GatewayError) return error;
+    throw error;
+  }
+  throw new Error('expected a GatewayError');
+}

@@ -85,10 +85,30 @@ describe('translateImageRequest', () => {
     ['generationConfig.imageConfig.personGeneration', request({}, { generationConfig: { imageConfig: { personGeneration: 'ALLOW_ALL' } } }), 'generationConfig.imageConfig.personGeneration'],
     ['responseModalities without IMAGE', request({}, { generationConfig: { responseModalities: ['TEXT'] } }), 'generationConfig.responseModalities'],
     ['safetySettings that are not a list', request({}, { safetySettings: { category: 'x' } }), 'safetySettings'],
+    ['a responseModalities entry that is no modality', request({}, { generationConfig: { responseModalities: ['IMAGE', { a: 1 }] } }), 'generationConfig.responseModalities'],
+    ['a temperature that is a string', request({}, { generationConfig: { temperature: '0.5' } }), 'generationConfig.temperature'],
+    ['a seed that is no integer', request({}, { generationConfig: { seed: 1.5 } }), 'generationConfig.seed'],
+    ['a topK that is an object', request({}, { generationConfig: { topK: { valueOf: 3 } } }), 'generationConfig.topK'],
+    ['an imageConfig.aspectRatio Gemini has not', request({}, { generationConfig: { imageConfig: { aspectRatio: '7:3' } } }), 'generationConfig.imageConfig.aspectRatio'],
+    ['an object as imageConfig.aspectRatio', request({}, { generationConfig: { imageConfig: { aspectRatio: { ratio: '1:1' } } } }), 'generationConfig.imageConfig.aspectRatio'],
+    ['an imageConfig.imageSize Gemini has not', request({}, { generationConfig: { imageConfig: { imageSize: '1k ' } } }), 'generationConfig.imageConfig.imageSize'],
+    ['safetySettings longer than Gemini has categories', request({}, { safetySettings: Array(33).fill({ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'OFF' }) }), 'safetySettings'],
+    ['a safety setting with another field', request({}, { safetySettings: [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'OFF', x: 1 }] }), 'safetySettings[0]'],
+    ['a safety setting whose value is no enum name', request({}, { safetySettings: [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: { off: true } }] }), 'safetySettings[0]'],
+    [
+      'a data: URL whose bytes are no image',
+      { ...request(), content: [{ text: 'x' }, { image: `data:image/png;base64,${Buffer.from('<html></html>').toString('base64')}` }] },
+      'input.messages[0].content[1].image',
+    ],
   ])('%s is a 400 naming it', (_name, input, param) => {
     const error = thrown(() => translateImageRequest(input));
     expect(error.status).toBe(400);
     expect(error.param).toBe(param);
+  });
+
+  it('tells Gemini the type the bytes of a data: URL are, whatever its label says', () => {
+    const body = translateImageRequest({ ...request(), content: [{ image: `data:image/jpeg;base64,${TINY_PNG.toString('base64')}` }] });
+    expect(body.contents[0].parts[0]).toEqual({ inlineData: { mimeType: 'image/png', data: TINY_PNG.toString('base64') } });
   });
 
   it.each([
@@ -135,25 +155,34 @@ describe('normalizeGeminiError', () => {
     [{}, [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '37s' }], 37],
     [{}, [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '1.2s' }], 2],
     [{}, undefined, undefined],
+    [{ 'retry-after': 'soon' }, [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '5s' }], 5],
   ])('a 429 with headers %j and details %j waits %s seconds', (headers, details, seconds) => {
     const error = normalizeGeminiError(429, { error: { code: 429, message: 'quota', status: 'RESOURCE_EXHAUSTED', ...(details ? { details } : {}) } }, headers);
     expect(error.retryAfterSeconds).toBe(seconds);
+  });
+
+  it('a 429 with Retry-After as an HTTP date waits until then', () => {
+    const error = normalizeGeminiError(429, { error: { code: 429, message: 'quota', status: 'RESOURCE_EXHAUSTED' } }, { 'retry-after': new Date(Date.now() + 3_600_000).toUTCString() });
+    // the date has whole seconds: an hour ahead, give or take the second it was cut to
+    expect(error.retryAfterSeconds).toBeGreaterThanOrEqual(3599);
+    expect(error.retryAfterSeconds).toBeLessThanOrEqual(3601);
   });
 });
 
 describe('translateImageResponse', () => {
   const image = (data: string, extra: Record<string, unknown> = {}) => ({ inlineData: { mimeType: 'image/png', data }, ...extra });
+  const PNG = TINY_PNG.toString('base64');
 
   it('answers every image part of every candidate, skipping thought drafts, with the text as revised_prompt', () => {
     const answer = translateImageResponse({
-      candidates: [{ content: { parts: [{ text: 'draft', thought: true }, image('DRAFT', { thought: true }), { text: 'final' }, image('AAAA')] }, finishReason: 'STOP' }],
+      candidates: [{ content: { parts: [{ text: 'draft', thought: true }, image('DRAFT', { thought: true }), { text: 'final' }, image(PNG)] }, finishReason: 'STOP' }],
       responseId: 'r1',
     });
-    expect(translateImageResponse({ candidates: [{ content: { parts: [image('BBBB')] } }], usageMetadata: { promptTokenCount: 7, candidatesTokenCount: 1290 } }).usage).toEqual({
+    expect(translateImageResponse({ candidates: [{ content: { parts: [image(PNG)] } }], usageMetadata: { promptTokenCount: 7, candidatesTokenCount: 1290 } }).usage).toEqual({
       input_tokens: 7,
       output_tokens: 1290,
     });
-    expect(answer).toEqual({ data: [{ url: '', b64_json: 'AAAA', revised_prompt: 'final' }], responseId: 'r1', usage: { input_tokens: 0, output_tokens: 0 } });
+    expect(answer).toEqual({ data: [{ url: '', b64_json: PNG, revised_prompt: 'final' }], responseId: 'r1', usage: { input_tokens: 0, output_tokens: 0 } });
   });
 
   it.each([
@@ -162,6 +191,8 @@ describe('translateImageResponse', () => {
     ['prohibited content', { candidates: [{ finishReason: 'PROHIBITED_CONTENT' }] }, 400, 'content_policy_violation'],
     ['text and no image', { candidates: [{ content: { parts: [{ text: 'no' }] }, finishReason: 'STOP' }] }, 502, 'upstream_no_image'],
     ['no candidates', {}, 502, 'upstream_no_image'],
+    ['inlineData that is not base64', { candidates: [{ content: { parts: [image('<html>')] } }] }, 502, 'upstream_bad_response'],
+    ['inlineData whose bytes are no image', { candidates: [{ content: { parts: [image(Buffer.from('<html>error</html>').toString('base64'))] } }] }, 502, 'upstream_bad_response'],
   ])('%s is %s %s', (_name, body, status, code) => {
     const error = thrown(() => translateImageResponse(body));
     expect([error.status, error.code]).toEqual([status, code]);
