@@ -65,6 +65,28 @@ function resultUrl(upstream: Upstream, appId: string, requestId: string): string
   return falUrl(upstream, `${appId}/requests/${encodeURIComponent(requestId)}`);
 }
 
+/** The cancel URL of a request (queue.ts `cancel`, a PUT). */
+function cancelUrl(upstream: Upstream, appId: string, requestId: string): string {
+  return `${resultUrl(upstream, appId, requestId)}/cancel`;
+}
+
+/**
+ * Cancels a request nobody will read (the caller left, or the deadline passed), best effort, as fal's
+ * own client does when it stops waiting: a request still IN_QUEUE is then never run nor billed.
+ */
+function cancelFal(call: CallContext, upstream: Upstream, appId: string, requestId: string): void {
+  call.http
+    .request({
+      provider: 'fal',
+      method: 'PUT',
+      url: cancelUrl(upstream, appId, requestId),
+      headers: falHeaders(upstream),
+      timeoutMs: Math.min(10_000, timeoutOf(upstream, call.limits)),
+      maxBytes: 64 * 1024,
+    })
+    .catch(() => undefined);
+}
+
 /** The key as fal takes it: `Authorization: Key <key>` (@fal-ai/client config.ts credentials), never a bearer. */
 function falHeaders(upstream: Upstream): Record<string, string> {
   const headers = jsonHeaders({ ...upstream, apiKey: undefined });
@@ -208,24 +230,35 @@ async function pollUntilDone(call: CallContext, upstream: Upstream, appId: strin
   const deadline = startedAt + timeoutMs;
   let wait = POLL_FIRST_MS;
   let failures = 0;
-  for (;;) {
-    const left = deadline - Date.now();
-    if (left <= 0) throw GatewayError.upstreamTimeout('fal', timeoutMs);
-    let state: FalQueueState | undefined;
-    try {
-      state = await falStatus(call, upstream, appId, requestId, left);
-      failures = 0;
-    } catch (error) {
-      failures += 1;
-      if (!pollMayRetry(error) || failures >= POLL_FAILURES) throw error;
+  let completed = false;
+  try {
+    return await pollToTheEnd();
+  } catch (error) {
+    // stopped waiting before fal finished (the caller left, the deadline, polls that kept failing)
+    if (!completed) cancelFal(call, upstream, appId, requestId);
+    throw error;
+  }
+  async function pollToTheEnd(): Promise<unknown> {
+    for (;;) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw GatewayError.upstreamTimeout('fal', timeoutMs);
+      let state: FalQueueState | undefined;
+      try {
+        state = await falStatus(call, upstream, appId, requestId, left);
+        failures = 0;
+      } catch (error) {
+        failures += 1;
+        if (!pollMayRetry(error) || failures >= POLL_FAILURES) throw error;
+      }
+      if (state?.status === 'UNKNOWN') throw GatewayError.badUpstreamResponse('fal', `the queue does not know request ${requestId}`, requestId);
+      if (state?.status === 'COMPLETED') {
+        completed = true;
+        if (state.error) throw state.error;
+        return falResult(call, upstream, appId, requestId);
+      }
+      await sleep(Math.min(wait, Math.max(0, deadline - Date.now())), call);
+      wait = Math.min(POLL_MAX_MS, Math.round(wait * 1.5));
     }
-    if (state?.status === 'UNKNOWN') throw GatewayError.badUpstreamResponse('fal', `the queue does not know request ${requestId}`, requestId);
-    if (state?.status === 'COMPLETED') {
-      if (state.error) throw state.error;
-      return falResult(call, upstream, appId, requestId);
-    }
-    await sleep(Math.min(wait, Math.max(0, deadline - Date.now())), call);
-    wait = Math.min(POLL_MAX_MS, Math.round(wait * 1.5));
   }
 }
 

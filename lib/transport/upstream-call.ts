@@ -17,7 +17,7 @@ export interface CancelSignal {
 export interface UpstreamRequest {
   /** Provider name, for error messages. */
   provider: string;
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   url: string;
   headers?: Record<string, string>;
   /** A multipart form is a Readable with its own content type and length (form-body.ts). */

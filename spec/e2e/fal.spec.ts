@@ -21,6 +21,8 @@ const gw = await gatewayWith({
   fakes: { fal: startFakeFal },
   resolve: ({ model }, { fal }) => {
     if (model === 'fal-ai/flux/schnell') return { provider: 'fal', baseURL: fal.origin, apiKey: 'not-the-key', model };
+    // a short deadline, for the request that is still queued when it passes
+    if (model === 'fal-ai/flux-pro/v1.1') return { provider: 'fal', baseURL: fal.origin, apiKey: FAL_KEY, model, timeoutMs: 1500 };
     return { provider: 'fal', baseURL: fal.origin, apiKey: FAL_KEY, model };
   },
   quotas: { limits: { imagesPerMinute: 100_000 } },
@@ -160,6 +162,29 @@ describe('errors', () => {
     expect(res.body.error).toMatchObject({ code: 'upstream_error' });
     expect(res.body.error.message).toContain('Out of GPU memory');
     expect(fal.submits() - before).toBe(1);
+  });
+
+  it("a request still queued when the upstream's deadline passes is a 504, and is cancelled at fal (as its client does when it stops waiting), submitted once", async () => {
+    const before = fal.submits();
+    fal.setQueueReads(10_000);
+    try {
+      // with Idempotency-Key replays off, no late work is kept: the call ends at the deadline
+      const noReplays = gw.variant({ idempotency: false });
+      const answer = await request(noReplays.app).post('/v1/images/generations').set(auth).send({ model: 'fal-ai/flux-pro/v1.1', prompt: 'too slow' });
+      expect(answer.status).toBe(504);
+      const { requestId } = fal.inputs().at(-1)!;
+      await expect
+        .poll(() =>
+          fal
+            .apiRequests()
+            .filter((sent) => sent.method === 'PUT')
+            .map((sent) => sent.path),
+        )
+        .toContain(`/fal-ai/flux-pro/requests/${requestId}/cancel`);
+      expect(fal.submits() - before).toBe(1);
+    } finally {
+      fal.setQueueReads(1);
+    }
   });
 
   it('a status poll that fails once is polled again: the request is not submitted twice', async () => {

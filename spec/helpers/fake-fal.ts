@@ -102,6 +102,11 @@ export async function startFakeFal(): Promise<FakeFal> {
       sendJson(res, 200, resultOf(id), { 'x-fal-request-id': id });
       return;
     }
+    // queue.ts `cancel`: a PUT on the request; fal answers 202 while it was still queued
+    if (request.method === 'PUT' && request.path.endsWith('/cancel')) {
+      sendJson(res, 202, { status: 'CANCELLATION_REQUESTED' });
+      return;
+    }
     if (request.method === 'POST') {
       const endpoint = request.path.replace(/^\//, '').replace(/\?.*$/, '');
       const id = `fal-req-${++sequence}-0000-4a1b`;
