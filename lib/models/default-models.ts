@@ -180,16 +180,8 @@ function veo(id: string, durations: { min: number; max: number }): ModelEntry {
 
 // fal's image endpoints (docs/providers/fal.md): the caller names fal's endpoint id; the adapter maps
 // size, n and seed by family and passes the allow-listed fal fields (its FAL_FIELDS)
-const FAL_IMAGE_PARAMETERS = [
-  'prompt',
-  'input',
-  'n',
-  'size',
-  'response_format',
-  'stream',
-  'parameters.size',
-  'parameters.n',
-  'parameters.seed',
+/** fal's own fields the adapter passes on as they are (lib/providers/fal.ts reads this list): the one allow-list. */
+export const FAL_OWN_FIELDS = [
   'guidance_scale',
   'num_inference_steps',
   'output_format',
@@ -202,6 +194,8 @@ const FAL_IMAGE_PARAMETERS = [
   'strength',
   'resolution',
 ] as const;
+
+const FAL_IMAGE_PARAMETERS = ['prompt', 'input', 'n', 'size', 'response_format', 'stream', 'parameters.size', 'parameters.n', 'parameters.seed', ...FAL_OWN_FIELDS] as const;
 
 function falImage(id: string, limits: ModelEntry['limits']): ModelEntry {
   return {

@@ -4,6 +4,7 @@
 // answers IN_QUEUE, IN_PROGRESS or COMPLETED; `GET {base}/{owner}/{alias}/requests/{id}` the result. The
 // status and result URLs name only the app id (owner/alias), not the endpoint's sub-path, and are built
 // here as the SDK builds them: URLs in fal's answers are never followed (another host would be SSRF).
+import { asStartedWork, pauseBetweenReads } from './submitted-work.js';
 import { ClientGoneError } from '../errors/client-gone-error.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
@@ -173,25 +174,6 @@ function pollMayRetry(error: unknown): boolean {
   return error.status === 429 || error.status >= 500;
 }
 
-function sleep(ms: number, call: CallContext): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (call.signal.aborted) {
-      reject(new ClientGoneError());
-      return;
-    }
-    const timer = setTimeout(() => {
-      call.signal.removeEventListener('abort', aborted);
-      resolve();
-    }, ms);
-    timer.unref();
-    function aborted(): void {
-      clearTimeout(timer);
-      reject(new ClientGoneError());
-    }
-    call.signal.addEventListener('abort', aborted, { once: true });
-  });
-}
-
 /**
  * Polls a submitted request until it completes, then reads its result, within the upstream's deadline
  * (counted from `startedAt`, before the submit) and while the caller waits. A failed poll is polled
@@ -200,27 +182,7 @@ function sleep(ms: number, call: CallContext): Promise<void> {
  */
 export function awaitFalResult(call: CallContext, upstream: Upstream, appId: string, requestId: string, startedAt = Date.now()): Promise<unknown> {
   return pollUntilDone(call, upstream, appId, requestId, startedAt).catch((error: unknown) => {
-    throw asStarted(error);
-  });
-}
-
-/**
- * An error met after the submit, as one of work that started: a poll refused before it was read
- * (a 429, a connection never made) says nothing of the request, which runs at fal and is billed, so
- * the fallback rule must not submit it to another upstream.
- */
-export function asStarted(error: unknown): unknown {
-  if (!GatewayError.is(error) || !error.notStarted) return error;
-  return new GatewayError({
-    status: error.status,
-    code: error.code,
-    message: error.message,
-    ...(error.param !== undefined ? { param: error.param } : {}),
-    retryable: error.retryable,
-    notStarted: false,
-    ...(error.upstreamRequestId !== undefined ? { upstreamRequestId: error.upstreamRequestId } : {}),
-    ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
-    type: error.type,
+    throw asStartedWork(error);
   });
 }
 
@@ -256,7 +218,7 @@ async function pollUntilDone(call: CallContext, upstream: Upstream, appId: strin
         if (state.error) throw state.error;
         return falResult(call, upstream, appId, requestId);
       }
-      await sleep(Math.min(wait, Math.max(0, deadline - Date.now())), call);
+      await pauseBetweenReads(Math.min(wait, Math.max(0, deadline - Date.now())), call);
       wait = Math.min(POLL_MAX_MS, Math.round(wait * 1.5));
     }
   }

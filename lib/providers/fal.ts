@@ -2,6 +2,7 @@
 // (fal-queue.ts: submit, poll the status, read the result), image tasks followed on fal's queue by id,
 // and video tasks (fal-video.ts). `model` is fal's endpoint id (`fal-ai/flux/dev`); the fields are
 // mapped by the model's family, read from the endpoint id. Pure translation first, then the transport.
+import { FAL_OWN_FIELDS } from '../models/default-models.js';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { rejectionOf } from '../errors/rejection-of.js';
@@ -26,19 +27,7 @@ const RATIO_TOLERANCE = 0.06;
  * fal's own fields a caller may send at the top level of the body (docs/providers/fal.md "fal's own
  * fields"), passed on as they are; anything else is a 400 naming it.
  */
-const FAL_FIELDS: ReadonlySet<string> = new Set([
-  'guidance_scale',
-  'num_inference_steps',
-  'output_format',
-  'enable_safety_checker',
-  'safety_tolerance',
-  'negative_prompt',
-  'acceleration',
-  'enhance_prompt',
-  'raw',
-  'strength',
-  'resolution',
-]);
+const FAL_FIELDS: ReadonlySet<string> = new Set(FAL_OWN_FIELDS);
 /** The gateway's own fields: a stream is answered by the gateway (image-pipeline.ts), never asked of fal. */
 const GATEWAY_FIELDS: ReadonlySet<string> = new Set(['stream', 'partial_images']);
 

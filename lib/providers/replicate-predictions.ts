@@ -6,7 +6,7 @@
 // starting, processing, succeeded, failed, canceled. The URLs a prediction names (`urls.get`) are
 // never followed: every read is built from the id on the operator's base (no request to a host the
 // upstream chose).
-import { ClientGoneError } from '../errors/client-gone-error.js';
+import { asStartedWork, pauseBetweenReads } from './submitted-work.js';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { redactSecrets } from '../errors/redact.js';
@@ -194,26 +194,6 @@ function pollAgain(error: unknown): boolean {
   return GatewayError.is(error) && READ_AGAIN.has(error.code);
 }
 
-/** Resolves after `ms`, or rejects with ClientGoneError when the client goes first. */
-function pause(ms: number, call: CallContext): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (call.signal.aborted) {
-      reject(new ClientGoneError());
-      return;
-    }
-    const gone = (): void => {
-      clearTimeout(timer);
-      reject(new ClientGoneError());
-    };
-    const timer = setTimeout(() => {
-      call.signal.removeEventListener('abort', gone);
-      resolve();
-    }, ms);
-    timer.unref();
-    call.signal.addEventListener('abort', gone, { once: true });
-  });
-}
-
 /**
  * Reads a prediction by id until it ends, with a growing delay, within the upstream's deadline from
  * `startedAt`. A failed read is read again, never created again (a new prediction is paid twice). When
@@ -227,7 +207,7 @@ export async function awaitPrediction(call: CallContext, upstream: Upstream, cre
     while (!isTerminal(prediction.status)) {
       const left = startedAt + timeoutMs - Date.now();
       if (left <= 0) throw GatewayError.upstreamTimeout(PROVIDER, timeoutMs);
-      await pause(Math.min(delay, left), call);
+      await pauseBetweenReads(Math.min(delay, left), call);
       delay = Math.min(LONGEST_POLL_MS, delay * 2);
       try {
         prediction = await getPrediction(call, upstream, prediction.id);
@@ -237,29 +217,9 @@ export async function awaitPrediction(call: CallContext, upstream: Upstream, cre
     }
   } catch (error) {
     cancelPrediction(call, upstream, prediction.id);
-    throw asStarted(error);
+    throw asStartedWork(error);
   }
   return prediction;
-}
-
-/**
- * An error met after the create, as one of work that started: a read refused before it was made (the
- * token refused, a connection never made) says nothing of the prediction, which was created and is
- * paid, so the fallback rule must not create it again at another upstream.
- */
-function asStarted(error: unknown): unknown {
-  if (!GatewayError.is(error) || !error.notStarted) return error;
-  return new GatewayError({
-    status: error.status,
-    code: error.code,
-    message: error.message,
-    ...(error.param !== undefined ? { param: error.param } : {}),
-    retryable: error.retryable,
-    notStarted: false,
-    ...(error.upstreamRequestId !== undefined ? { upstreamRequestId: error.upstreamRequestId } : {}),
-    ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
-    type: error.type,
-  });
 }
 
 /** The output URLs of a succeeded prediction: one URL, or a list of them (per model). */

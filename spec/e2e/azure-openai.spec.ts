@@ -15,6 +15,7 @@ import { AZURE_API_VERSION, AZURE_KEY, AZURE_TEXT, AZURE_TOKEN, type FakeAzure, 
 import { KEY_A } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 import { TINY_PNG } from '../helpers/images.js';
+import { imageTaskEnded } from '../helpers/image-task-ended.js';
 
 let tokenCalls = 0;
 
@@ -245,20 +246,8 @@ describe('streams, image tasks and the model list', () => {
   it('an image task (Prefer: respond-async) runs in the queue and ends with a stored image', async () => {
     const submitted = await request(gw.url).post('/v1/images/generations').set(auth).set('Prefer', 'respond-async').send({ model: 'az-deployment', prompt: 'a lighthouse' });
     expect(submitted.status).toBe(202);
-    let task: Record<string, unknown> = {};
-    await expect
-      .poll(
-        async () => {
-          task = (
-            await request(gw.app)
-              .get(`/v1/images/tasks/${String(submitted.body.id)}`)
-              .set(auth)
-          ).body as Record<string, unknown>;
-          return task.status;
-        },
-        { timeout: 10_000, interval: 50 },
-      )
-      .toBe('succeeded');
+    const task = await imageTaskEnded(gw.app, String(submitted.body.id), KEY_A);
+    expect(task.status).toBe('succeeded');
     const url = String((task.result as { data: Array<{ url: string }> }).data[0]!.url);
     expect(Buffer.from(await (await fetch(url)).arrayBuffer())).toEqual(TINY_PNG);
     expect(azure.started()).toBe(1);

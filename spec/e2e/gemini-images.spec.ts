@@ -17,6 +17,7 @@ import { KEY_A } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 import { TINY_GIF, TINY_JPEG, TINY_PNG } from '../helpers/images.js';
 import { quotaUsed } from '../helpers/paid-work.js';
+import { imageTaskEnded } from '../helpers/image-task-ended.js';
 
 const MODEL = 'gemini-3-pro-image-preview';
 const GENERATE_PATH = `/v1beta/models/${MODEL}:generateContent`;
@@ -260,20 +261,8 @@ describe('streamed and asynchronous', () => {
     });
     const submitted = await request(stored.url).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Prefer', 'respond-async').send({ model: MODEL, prompt: 'a harbour' });
     expect(submitted.status).toBe(202);
-    let task: Record<string, unknown> = {};
-    await expect
-      .poll(
-        async () => {
-          task = (
-            await request(stored.url)
-              .get(`/v1/images/tasks/${String(submitted.body.id)}`)
-              .set('Authorization', `Bearer ${KEY_A}`)
-          ).body as Record<string, unknown>;
-          return task.status;
-        },
-        { timeout: 10_000, interval: 50 },
-      )
-      .toBe('succeeded');
+    const task = await imageTaskEnded(stored.url, String(submitted.body.id), KEY_A);
+    expect(task.status).toBe('succeeded');
     const url = String((task.result as { data: Array<{ url: string }> }).data[0]!.url);
     const image = await fetch(url);
     expect(Buffer.from(await image.arrayBuffer()).equals(TINY_PNG)).toBe(true);

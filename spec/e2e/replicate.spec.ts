@@ -16,6 +16,7 @@ import { KEY_A } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 import { TINY_JPEG, TINY_PNG } from '../helpers/images.js';
 import { quotaUsed } from '../helpers/paid-work.js';
+import { imageTaskEnded } from '../helpers/image-task-ended.js';
 
 const SCHNELL = 'black-forest-labs/flux-schnell';
 const NANO = 'google/nano-banana';
@@ -330,20 +331,8 @@ describe('image tasks', () => {
     });
     const submitted = await request(stored.url).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Prefer', 'respond-async').send({ model: KONTEXT, prompt: 'a harbour' });
     expect(submitted.status).toBe(202);
-    let task: Record<string, unknown> = {};
-    await expect
-      .poll(
-        async () => {
-          task = (
-            await request(stored.url)
-              .get(`/v1/images/tasks/${String(submitted.body.id)}`)
-              .set('Authorization', `Bearer ${KEY_A}`)
-          ).body as Record<string, unknown>;
-          return task.status;
-        },
-        { timeout: 10_000, interval: 50 },
-      )
-      .toBe('succeeded');
+    const task = await imageTaskEnded(stored.url, String(submitted.body.id), KEY_A);
+    expect(task.status).toBe('succeeded');
     const creates = stored.fakes.replicate.creates();
     expect(creates).toHaveLength(1);
     expect(creates[0]!.headers.prefer).toBeUndefined();

@@ -17,6 +17,7 @@ import { KEY_A } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 import { TINY_PNG } from '../helpers/images.js';
 import { quotaUsed } from '../helpers/paid-work.js';
+import { imageTaskEnded } from '../helpers/image-task-ended.js';
 
 const MODEL = 'gemini-3-pro-image-preview';
 const lines: string[] = [];
@@ -350,20 +351,8 @@ describe('Gemini: streams and image tasks charge the images delivered', () => {
     stored.fakes.gemini.next((_req, res) => geminiError(res, 429, 'RESOURCE_EXHAUSTED', 'quota', undefined, { 'retry-after': '30' }));
     const submitted = await request(stored.url).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Prefer', 'respond-async').send({ model: MODEL, prompt: 'x', n: 2 });
     expect(submitted.status).toBe(202);
-    let task: Record<string, unknown> = {};
-    await expect
-      .poll(
-        async () => {
-          task = (
-            await request(stored.url)
-              .get(`/v1/images/tasks/${String(submitted.body.id)}`)
-              .set('Authorization', `Bearer ${KEY_A}`)
-          ).body as Record<string, unknown>;
-          return task.status;
-        },
-        { timeout: 10_000, interval: 50 },
-      )
-      .toBe('succeeded');
+    const task = await imageTaskEnded(stored.url, String(submitted.body.id), KEY_A);
+    expect(task.status).toBe('succeeded');
     expect((task.result as { data: unknown[] }).data).toHaveLength(1);
     expect(stored.fakes.gemini.apiRequests()).toHaveLength(2);
     await expect.poll(() => quotaUsed(stored.router, 'images')).toBe(1);

@@ -7,6 +7,7 @@ import { tokenBudgetMs } from '../../lib/providers/host-token.js';
 import { retryAfterOf } from '../../lib/providers/openai.js';
 import { servesRowsOf } from '../../lib/providers/registry.js';
 import type { Upstream } from '../../lib/types.js';
+import { thrown } from '../helpers/thrown.js';
 
 const ENDPOINT = 'https://contoso.openai.azure.com';
 
@@ -194,13 +195,3 @@ describe('tokenBudgetMs', () => {
     expect(tokenBudgetMs(timeoutMs)).toBe(budget);
   });
 });
-
-function thrown(run: () => unknown): GatewayError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof GatewayError) return error;
-    throw error;
-  }
-  throw new Error('expected a GatewayError');
-}

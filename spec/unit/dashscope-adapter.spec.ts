@@ -4,16 +4,7 @@ import { GatewayError, type GatewayErrorBody } from '../../lib/errors/gateway-er
 import type { ImageGenerationResponse } from '../../lib/images/image-generation-response.js';
 import type { ImageGenerationRequest } from '../../lib/images/image-request.js';
 import { type DashscopeImageRequest, normalizeDashscopeError, translateImageRequest, translateImageResponse } from '../../lib/providers/dashscope.js';
-
-function thrown(fn: () => unknown): GatewayError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(GatewayError);
-    return error as GatewayError;
-  }
-  throw new Error('expected the call to throw');
-}
+import { thrown } from '../helpers/thrown.js';
 
 /** The whole client-visible error plus the fields the router acts on. */
 function summary(error: GatewayError): { status: number; retryable: boolean; upstreamRequestId?: string; body: GatewayErrorBody } {

@@ -6,8 +6,10 @@ import { GatewayError } from '../../lib/errors/gateway-error.js';
 import type { ImageGenerationRequest } from '../../lib/images/image-request.js';
 import { falFieldOf, normalizeFalError } from '../../lib/providers/fal-errors.js';
 import { falAspectRatio, falFamilyOf, falImageSize, translateFalImageRequest, translateFalImageResponse } from '../../lib/providers/fal.js';
-import { appIdOf, asStarted, decodeFalTaskId, encodeFalTaskId, readFalStatus } from '../../lib/providers/fal-queue.js';
+import { appIdOf, decodeFalTaskId, encodeFalTaskId, readFalStatus } from '../../lib/providers/fal-queue.js';
+import { asStartedWork } from '../../lib/providers/submitted-work.js';
 import { toCallerTask, translateFalVideoRequest } from '../../lib/providers/fal-video.js';
+import { thrown } from '../helpers/thrown.js';
 
 const request = (parameters: Record<string, unknown> = {}, extra?: Record<string, unknown>, images: string[] = []): ImageGenerationRequest => ({
   model: 'fal-ai/flux/dev',
@@ -16,16 +18,6 @@ const request = (parameters: Record<string, unknown> = {}, extra?: Record<string
   responseFormat: 'url',
   ...(extra ? { extra } : {}),
 });
-
-function thrown(run: () => unknown): GatewayError {
-  try {
-    run();
-  } catch (error) {
-    if (GatewayError.is(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a GatewayError');
-}
 
 describe('falFamilyOf', () => {
   it.each([
@@ -174,10 +166,10 @@ describe('the queue', () => {
   it('an error met after the submit is one of started work: the fallback rule submits nowhere else', () => {
     const refused = normalizeFalError(429, { detail: 'slow down' }, { 'retry-after': '3' });
     expect(refused.notStarted).toBe(true);
-    const after = asStarted(refused) as GatewayError;
+    const after = asStartedWork(refused) as GatewayError;
     expect([after.status, after.code, after.notStarted, after.retryAfterSeconds]).toEqual([429, 'rate_limit_exceeded', false, 3]);
     const plain = new Error('x');
-    expect(asStarted(plain)).toBe(plain);
+    expect(asStartedWork(plain)).toBe(plain);
   });
 
   it('a COMPLETED status with an error is that failure', () => {

@@ -1,13 +1,13 @@
 // The Gemini adapter's pure functions (docs/providers/gemini.md): size to aspectRatio/imageSize, the request body,
 // Google's error envelopes and the answer's images, refusals and missing images, table by table.
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../lib/errors/gateway-error.js';
 import type { ImageGenerationRequest } from '../../lib/images/image-request.js';
 import { InlineBase64, UploadedImage, encodeJsonWithUploads } from '../../lib/images/uploaded-image.js';
 import { DataUrlText } from '../../lib/json/data-url-text.js';
 import { fanOutOf, geminiImageConfig, translateImageRequest, translateImageResponse } from '../../lib/providers/gemini.js';
 import { normalizeGeminiError } from '../../lib/providers/google-errors.js';
 import { TINY_PNG } from '../helpers/images.js';
+import { thrown } from '../helpers/thrown.js';
 
 const request = (parameters: Record<string, unknown> = {}, extra?: Record<string, unknown>): ImageGenerationRequest => ({
   model: 'gemini-3-pro-image-preview',
@@ -16,16 +16,6 @@ const request = (parameters: Record<string, unknown> = {}, extra?: Record<string
   responseFormat: 'b64_json',
   ...(extra ? { extra } : {}),
 });
-
-function thrown(run: () => unknown): GatewayError {
-  try {
-    run();
-  } catch (error) {
-    if (GatewayError.is(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a GatewayError');
-}
 
 describe('geminiImageConfig', () => {
   it.each([

@@ -2,22 +2,12 @@
 // predictLongRunning body per API, the refusals naming their field, the stored task id, and the
 // operation read back as Ark's task object, table by table.
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../lib/errors/gateway-error.js';
 import { parseVideoTaskId, sameOrigin, toCallerVideoTask, translateVideoRequest, videoTaskId } from '../../lib/providers/google-video.js';
+import { thrown } from '../helpers/thrown.js';
 
 const PNG_B64 = 'iVBORw0KGgo=';
 const text = (value: string) => ({ type: 'text', text: value });
 const image = (url: string, role?: string) => ({ type: 'image_url', image_url: { url }, ...(role ? { role } : {}) });
-
-function thrown(run: () => unknown): GatewayError {
-  try {
-    run();
-  } catch (error) {
-    if (GatewayError.is(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a GatewayError');
-}
 
 describe('translateVideoRequest', () => {
   it.each([

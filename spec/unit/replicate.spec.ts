@@ -1,12 +1,12 @@
 // The Replicate adapter's pure parts (docs/providers/replicate.md): the input of each model family, the
 // size mapping, model ids, prediction reading, error normalisation, and the video task translation.
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../lib/errors/gateway-error.js';
 import type { ImageGenerationRequest } from '../../lib/images/image-request.js';
 import { imageStateOf, imagesOf } from '../../lib/providers/replicate.js';
 import { familyOf, parseModelRef, sizeInput, translateImageInput } from '../../lib/providers/replicate-inputs.js';
 import { createTarget, normalizeReplicateError, outputUrls, predictionFailure, readPrediction, waitSecondsFor } from '../../lib/providers/replicate-predictions.js';
 import { toCallerVideoTask, translateVideoInput } from '../../lib/providers/replicate-video.js';
+import { thrown } from '../helpers/thrown.js';
 
 const text = (prompt: string, parameters: Record<string, unknown> = {}, extra?: Record<string, unknown>): ImageGenerationRequest => ({
   model: 'm',
@@ -15,16 +15,6 @@ const text = (prompt: string, parameters: Record<string, unknown> = {}, extra?: 
   responseFormat: 'url',
   ...(extra ? { extra } : {}),
 });
-
-const thrown = (run: () => unknown): GatewayError => {
-  try {
-    run();
-  } catch (error) {
-    if (GatewayError.is(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a GatewayError');
-};
 
 describe('parseModelRef', () => {
   it.each([
