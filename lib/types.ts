@@ -57,6 +57,35 @@ export interface Upstream {
   getAccessToken?: () => string | null | undefined | Promise<string | null | undefined>;
 }
 
+/** How a vendor call ended, for the vendor's bill: it made its work, may have made it, or refused before any. */
+export type VendorOutcome = 'made' | 'unknown' | 'refused';
+
+/** One upstream call of paid work (docs/tenancy-and-billing.md "The books"). */
+export interface VendorAttempt {
+  provider: ProviderName;
+  /** Upstream text: the vendor's request, task or prediction id, to join events with the vendor's usage export. */
+  id?: string;
+  /** Images the vendor may bill for this call: what it answered (`made`), the most it could have made (`unknown`), 0 (`refused`). */
+  images: number;
+  /** Video seconds the vendor may bill for this call. */
+  seconds?: number;
+  outcome: VendorOutcome;
+}
+
+/** What the vendors may bill the operator for one event's work: the sum of its attempts. */
+export interface VendorWork {
+  images: number;
+  seconds?: number;
+  attempts: VendorAttempt[];
+}
+
+/**
+ * Why vendor work did not reach the caller: the tenant's own acts (`client_left`, `stream_cut`,
+ * `cancelled`), charged to the tenant; the vendor's or the gateway's failures (`upstream`, `gateway`),
+ * the operator's cost unless `billing.chargeFailedWork`.
+ */
+export type LostBy = 'client_left' | 'stream_cut' | 'cancelled' | 'upstream' | 'gateway';
+
 /**
  * One billable outcome, for metering and billing (docs/tenancy-and-billing.md, the billing contract): one
  * per finished request, and one more per video task when it reaches a terminal state. Fields report
@@ -115,6 +144,32 @@ export interface UsageEvent {
    * is then the time since the task was created. Bill tasks on these events, not on the create request's.
    */
   task?: { id: string; /** Upstream text (the set of states is open, contract §3). */ status: string };
+  /**
+   * What the vendors may bill the operator for this event's work, call by call: on every event of a
+   * request that reached an upstream, and on a task's terminal event. Kept apart from what the tenant
+   * is charged (`images`, `undeliveredImages`, `cost`): the difference is `absorbedImages`, and work
+   * kept for a retry (`keptImages`). Sum it to reconcile with the vendors' invoices.
+   */
+  vendorWork?: VendorWork;
+  /** The size (`WxH`) of each undelivered image, as asked (else as the vendor reported it): what `cost` priced them at. */
+  undeliveredSizes?: string[];
+  /**
+   * Images the vendor may bill that the tenant is not charged for: lost by the vendor or the gateway (a
+   * 5xx after the request was written, an unknown outcome, a failed download or store, a crash), and
+   * images beyond what the request asked for. The operator's cost (`billing.chargeFailedWork` charges
+   * the lost ones to the tenant instead).
+   */
+  absorbedImages?: number;
+  /** Why some of this event's vendor work did not reach the caller. */
+  lostBy?: LostBy;
+  /**
+   * Images this request's vendor work made and kept for the client's retry (its client left, or was
+   * answered 504 while the work went on). Not charged here: the event that delivers them to a retry
+   * charges them (`images`, with `kept`), or, when nobody takes them in time, their expiry's event.
+   */
+  keptImages?: number;
+  /** On an event that settles kept work (its delivery to a retry, or its expiry): the images that came from an earlier request's vendor work. */
+  kept?: { images: number };
   /** On a succeeded task's terminal event: what Ark reports it generated. */
   video?: { seconds?: number; resolution?: string };
   /** The `quality` an image request asked for (gpt-image `low`…`max`), when it named one: prices may depend on it. */

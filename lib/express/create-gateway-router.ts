@@ -55,7 +55,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   const compile = createSchemaCompiler();
   const { telemetry } = resolved;
   const http = new UpstreamHttp({ sockets: resolved.limits.upstreamSockets, queue: resolved.limits.upstreamQueue }, telemetry.enabled ? (headers) => telemetry.inject(headers) : undefined);
-  const quotas = new Quotas(resolved.quotas, resolved.logger, resolved.callbacks.maxFollowMs, resolved.pricing);
+  const quotas = new Quotas(resolved.quotas, resolved.logger, resolved.callbacks.maxFollowMs, resolved.ledger);
   const deps: GatewayDeps = {
     options: resolved,
     http,

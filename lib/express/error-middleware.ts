@@ -8,7 +8,6 @@ import type { ResolvedOptions } from '../gateway/options.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { QuotaExceededError } from '../errors/quota-exceeded-error.js';
 import { RequestContext, findContext } from './request-context.js';
-import { mayHaveBeenPaid } from '../gateway/use-case.js';
 import { bearerKeyOf } from './authenticate.js';
 import { redactSecrets } from '../errors/redact.js';
 
@@ -16,6 +15,8 @@ export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHan
   return function renderGatewayError(error: unknown, req, res, _next) {
     // an error of a host layer hung on the router comes without a context: one is made to answer it
     const context = findContext(res) ?? new RequestContext(undefined, req, res, options);
+    // the ledger reads what the vendor may have made from the failure (ledger/reckoning.ts)
+    context.failure ??= error;
     // an Idempotency-Key request that failed frees its key, also when its client has left
     context.recorder?.fail();
     // a client that left gets nothing and is no failure; a response that finished (a stream whose error
@@ -26,7 +27,6 @@ export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHan
     // an upstream may have started (and billed) the work: a blind retry would pay for it again
     // (docs/tenancy-and-billing.md "Retries"); the OpenAI SDKs honour x-should-retry
     if (context.usage.attempted && !gatewayError.notStarted) context.workMayHaveStarted = true;
-    if (mayHaveBeenPaid(context.usage, error)) context.workMayHaveBeenPaid = true;
     if (gatewayError.status >= 500 || res.headersSent) logFailure(options, res, context, gatewayError, error);
     if (res.headersSent) {
       // a response already under way cannot change its status; end it so the client is not left hanging

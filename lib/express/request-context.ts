@@ -8,7 +8,7 @@
 import type { Request as ExpressRequest, RequestHandler, Response as ExpressResponse } from 'express';
 import type { ResolvedOptions } from '../gateway/options.js';
 import type { Cancellation, Usage } from '../gateway/use-case.js';
-import { pricedWork } from '../gateway/tenancy/with-charge.js';
+import { type WorkEnd, bookFields } from '../gateway/ledger/reckoning.js';
 import type { RequestTrace } from '../telemetry/telemetry.js';
 import type { CancelSignal } from '../transport/upstream-http.js';
 import type { Caller, RouteName } from '../types.js';
@@ -57,6 +57,13 @@ export class RequestContext implements Cancellation {
   caller?: Caller;
   /** The `error.code` of the GatewayError the request ended with (set by the error middleware). */
   errorCode?: string;
+  /** What the request failed with (set by the error middleware): the ledger reads whether the vendor may have made its work. */
+  failure?: unknown;
+  /**
+   * The work's answer was kept for the client's retry (kept-work.ts): its images are not charged on
+   * this request's event, but on the event that delivers them, or on their expiry.
+   */
+  keptForRetry = false;
   /** The answer is an Idempotency-Key replay: nothing was billed, no usage event, the span marked. */
   replayed?: boolean;
   /** The status of an Idempotency-Key answer kept for the retry although its client had left. */
@@ -118,8 +125,6 @@ export class RequestContext implements Cancellation {
    * before work began, or a client that left): set by the error middleware and on a lost client.
    */
   workMayHaveStarted = false;
-  /** The upstream may have made, and billed, the work it failed (use-case.ts mayHaveBeenPaid): reported as not delivered. */
-  workMayHaveBeenPaid = false;
 
   /** Takes a use case's usage as the request's (by reference: a stream's keeps counting as it is relayed). */
   recordUsage(usage: Usage): void {
@@ -132,8 +137,9 @@ export class RequestContext implements Cancellation {
    * video tasks end later; their cost is on the usage event only.
    */
   announceCost(): void {
-    const cost = this.options.pricing?.costOf(pricedWork(this.usage, 200));
-    if (cost && !this.res.headersSent) this.res.setHeader('x-request-cost', `${cost.amount} ${cost.currency}`);
+    if (!this.options.pricing || this.res.headersSent) return;
+    const { cost } = bookFields(this.usage, {}, this.options.ledger);
+    if (cost) this.res.setHeader('x-request-cost', `${cost.amount} ${cost.currency}`);
   }
 
   private closed(): void {
@@ -163,13 +169,24 @@ export class RequestContext implements Cancellation {
     });
     // usage is per caller: a request that never authenticated has nobody to bill
     if (!options.onUsage || !this.caller || this.replayed) return;
+    // a stream's images went out one by one: those sent were received, the rest were cut (ledger/reckoning.ts)
+    const streamed = res.headersSent && String(res.getHeader('content-type') ?? '').startsWith('text/event-stream');
+    const unfinished = !res.writableFinished && this.keptStatus === undefined;
+    if (streamed && unfinished) usage.lostBy ??= 'stream_cut';
+    const end: WorkEnd = {
+      ...(this.failure !== undefined ? { error: this.failure } : {}),
+      clientLeft: unfinished && !streamed,
+      kept: this.keptForRetry,
+      streamed,
+      // a read (a task query) is no billable request: no per-request fee
+      noFee: this.req.method !== 'POST',
+    };
     try {
       options.onUsage({
         caller: this.caller,
         route,
         model: usage.model,
         provider: usage.provider,
-        images: usage.images,
         ...(usage.upstreamImages !== undefined ? { upstreamImages: usage.upstreamImages } : {}),
         status,
         latencyMs,
@@ -180,30 +197,12 @@ export class RequestContext implements Cancellation {
         ...(usage.upstreamUsage !== undefined ? { upstreamUsage: usage.upstreamUsage } : {}),
         ...(usage.tokens !== undefined ? { tokens: usage.tokens } : {}),
         ...(usage.imageQuality !== undefined ? { imageQuality: usage.imageQuality } : {}),
-        ...undeliveredOf(usage, status, this.workMayHaveBeenPaid),
-        ...costOf(options, usage, status),
+        ...bookFields(usage, end, options.ledger),
       });
     } catch (error) {
       options.logger.error({ requestId: this.requestId, error: error instanceof Error ? error.message : String(error) }, 'onUsage threw');
     }
   }
-}
-
-/** The `cost` of the request's usage event, by the `pricing` option (docs/tenancy-and-billing.md "Cost in money"). */
-function costOf(options: ResolvedOptions, usage: Usage, status: number): { cost?: { amount: number; currency: string } } {
-  const cost = options.pricing?.costOf(pricedWork(usage, status));
-  return cost ? { cost } : {};
-}
-
-/**
- * What the caller did not receive of paid work: the images the upstream answered when a write failed,
- * the client left or the deadline passed, or the most it may have made when its outcome is unknown (a
- * timeout, a reset). Those images are then not `images` too: each is counted once.
- */
-function undeliveredOf(usage: Usage, status: number, mayHaveBeenPaid: boolean): { images?: number; undeliveredImages?: number } {
-  if (!usage.attempted || status < 400 || usage.imagesAsked === undefined) return {};
-  if (usage.images > 0) return { images: 0, undeliveredImages: usage.images };
-  return mayHaveBeenPaid || status === CLIENT_CLOSED ? { undeliveredImages: usage.imagesAsked } : {};
 }
 
 /** `http.route`: the mount path and the route's declared pattern, never the caller's spelling of it. */

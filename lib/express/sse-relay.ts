@@ -52,8 +52,11 @@ export function relaySse(
   upstream: OpenStream,
   format: SseErrorFormat,
   onFailure?: (error: GatewayError) => void,
-  /** Sees each relayed chunk, as sent (what a stream returned, for the usage event). */
-  onChunk?: (chunk: Buffer) => void,
+  /**
+   * Sees each chunk as it came (what a stream returned, for the usage event); a Buffer it returns is
+   * sent instead of the chunk (an image stream cut to the images charged, image-streams.ts).
+   */
+  onChunk?: (chunk: Buffer) => Buffer | void,
   options: RelayOptions = {},
 ): Promise<GatewayError | undefined> {
   const { res } = context;
@@ -88,10 +91,11 @@ export function relaySse(
       res.off('close', onClose);
       resolve(failed);
     };
-    const onData = (chunk: Buffer): void => {
+    const onData = (received: Buffer): void => {
+      const chunk = onChunk?.(received) ?? received;
+      if (chunk.length === 0) return;
       wrote = true;
       if (format === 'event') lastSequence = lastSequenceIn(chunk, lastSequence);
-      onChunk?.(chunk);
       tail = chunk.length >= 2 ? chunk.toString('latin1', chunk.length - 2) : tail.slice(-1) + chunk.toString('latin1');
       joinTheEnd(res);
       if (!res.write(chunk)) {

@@ -17,9 +17,9 @@ import { requestIdOf } from '../errors/request-id.js';
 import { withFallback } from './fallback.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { resolveUpstreams } from './resolve-upstreams.js';
-import type { QuotaCharge, QuotaCost } from './tenancy/quotas.js';
-import { settleProduced, withCharge } from './tenancy/with-charge.js';
-import type { Quotas } from './tenancy/quotas.js';
+import type { QuotaCost } from './tenancy/quotas.js';
+import { settleBooks, withCharge } from './tenancy/with-charge.js';
+import type { StreamCharge } from './image-streams.js';
 import { type Outcome, type Usage, type UseCaseRequest, attempting, usageFor } from './use-case.js';
 import { StreamTokenReader, type TokenUsage, tokensOfAnswer } from '../json/token-usage.js';
 
@@ -94,7 +94,7 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
             return withFallback(upstreams, deps.options, described, (upstream) => {
               attempting(usage, upstream.provider);
               return requireCapability(upstream, 'passthrough', route, deps.options.logger).openStream(call, upstreamPath, body, upstream);
-            }).then((stream) => streamed(deps.quotas, usage, stream, groups?.streamCounter(), charge, cost, countsTokens));
+            }).then((stream) => streamed({ quotas: deps.quotas, charge, cost, clientGone: () => request.cancel.clientGone.aborted }, usage, stream, groups?.streamCounter(), countsTokens));
           }
           return withFallback(upstreams, deps.options, { ...described, response: (sent: PassthroughResponse) => responseOfJson(sent.body) }, (upstream) => {
             attempting(usage, upstream.provider);
@@ -155,15 +155,27 @@ function withImagesCut(body: Buffer, most: number): Buffer {
 
 /**
  * The stream answer: a streamed image group is billed by the images its events returned
- * (upstreams §2.6), settled when the upstream body closes (ended, failed, or cut with its client).
+ * (upstreams §2.6), settled by the ledger when the upstream body closes: ended, failed, or cut by its
+ * client (the images the vendor may have made for a cut stream are the caller's, ledger/reckoning.ts).
  */
-function streamed(quotas: Quotas, usage: Usage, stream: OpenedStream, counter: ((chunk: Buffer) => number) | undefined, charge: QuotaCharge, cost: QuotaCost, countsTokens: boolean): ForwardAnswer {
+function streamed(charged: StreamCharge, usage: Usage, stream: OpenedStream, counter: ((chunk: Buffer) => number) | undefined, countsTokens: boolean): ForwardAnswer {
   usage.upstreamRequestId = stream.headers['x-request-id'];
   const tokens = countsTokens ? new StreamTokenReader() : undefined;
+  const attempt = usage.attempts?.at(-1);
+  let ended = false;
+  stream.body.once('end', () => (ended = true));
   const settled = new Promise<Usage>((resolve) => {
     stream.body.once('close', () => {
       if (tokens?.tokens) usage.tokens = tokens.tokens;
-      void settleProduced(quotas, charge, cost, usage).then(() => resolve(usage));
+      if (attempt && counter) {
+        attempt.outcome = ended ? 'made' : 'unknown';
+        attempt.images = ended ? usage.images : Math.max(usage.images, usage.imagesAsked ?? 0);
+        if (usage.upstreamRequestId) attempt.id = usage.upstreamRequestId;
+      }
+      const cut = !ended && charged.clientGone();
+      if (cut) usage.lostBy = 'stream_cut';
+      const end = ended || cut ? { streamed: true } : { error: stream.failure(new Error('the upstream stream closed before its end')), streamed: true };
+      void settleBooks(charged.quotas, charged.charge, charged.cost, usage, end).then(() => resolve(usage));
     });
   });
   const observe = (chunk: Buffer): void => {

@@ -30,7 +30,7 @@ import type { FormBody } from '../transport/form-body.js';
 import { resolveUpstreams } from './resolve-upstreams.js';
 import { downloadImages } from './result-images.js';
 import { rehostImageAnswer, rehostPassthrough } from './rehost-images.js';
-import { settleProduced, withCharge } from './tenancy/with-charge.js';
+import { settleBooks, withCharge } from './tenancy/with-charge.js';
 import type { PriceAsk } from './tenancy/pricing.js';
 import type { QuotaCharge, QuotaCost } from './tenancy/quotas.js';
 import type { ImageStreamAsk } from '../images/image-stream-ask.js';
@@ -166,6 +166,7 @@ function pricedAsk(request: ImageRequest, prepared: Prepared, usage: Usage): Pri
   const quality = qualityOf(request.input);
   if (quality !== undefined) usage.imageQuality = quality;
   const size = prepared.request?.parameters.size ?? sizeAsked(request.input);
+  if (typeof size === 'string' && /^\d+[x*]\d+$/.test(size)) usage.sizeAsked = size.replace('*', 'x');
   return { model: request.model, images: prepared.asked, ...(typeof size === 'string' ? { size } : {}), ...(quality !== undefined ? { quality } : {}) };
 }
 
@@ -471,7 +472,10 @@ async function streamAnswer(deps: GatewayDeps, usage: Usage, request: ImageReque
   const policy = { allowPrivate: deps.options.allowPrivateResultUrls };
   if (attempted.kind === 'stream') {
     const { rules, stream } = attempted;
-    if (rules.kind === 'relay') return { kind: 'relay', relayed: relayedImages(usage, stream, { quotas: deps.quotas, charge, cost }) };
+    if (rules.kind === 'relay') {
+      const clientGone = (): boolean => request.from.cancel.clientGone.aborted;
+      return { kind: 'relay', relayed: relayedImages(usage, stream, { quotas: deps.quotas, charge, cost, clientGone }, prepared.asked) };
+    }
     const group = { rules, stream, provider, call: prepared.call, policy, settings, asked: prepared.asked, quotas: deps.quotas, charge, cost };
     return { kind: 'events', events: groupEvents(usage, group) };
   }
@@ -481,7 +485,7 @@ async function streamAnswer(deps: GatewayDeps, usage: Usage, request: ImageReque
   else if (answer.kind === 'image') images = imagesOfAnswer(answer.response, answer.images);
   // a stream with no image event would end as if nothing were asked: the caller is told instead
   if (images.length === 0) throw GatewayError.noImage(provider, '', usage.upstreamRequestId);
-  await settleProduced(deps.quotas, charge, cost, usage);
+  await settleBooks(deps.quotas, charge, cost, usage, {});
   return { kind: 'events', events: eventsOf(images, settings) };
 }
 

@@ -18,7 +18,7 @@ import type { CallContext } from '../providers/call-context.js';
 import type { ImageStreamRules, OpenedStream } from '../providers/provider.js';
 import { downloadImages, type DownloadPolicy } from './result-images.js';
 import type { QuotaCharge, QuotaCost } from './tenancy/quotas.js';
-import { settleProduced } from './tenancy/with-charge.js';
+import { settleBooks } from './tenancy/with-charge.js';
 import type { Quotas } from './tenancy/quotas.js';
 import type { Usage } from './use-case.js';
 
@@ -119,31 +119,85 @@ function checkedImage(bytes: Buffer, provider: string): Buffer {
   return bytes;
 }
 
-/** A relayed stream of OpenAI's image events, with the images it delivered counted as they go by. */
+/** A relayed stream of OpenAI's image events, cut to the images charged, with those it delivered counted as they go by. */
 export interface RelayedImages {
   stream: OpenedStream;
-  observe: (chunk: Buffer) => void;
+  /** Takes each upstream chunk, and gives the bytes to send: whole events, none past the last image charged. */
+  observe: (chunk: Buffer) => Buffer;
   /** Resolves once the upstream body closed, with the usage of what was streamed and the charge settled. */
   settled: Promise<Usage>;
 }
 
-// the event that carries one final image, on either route; the carry keeps a marker cut by a chunk edge
-const COMPLETED = /"type"\s*:\s*"image_(?:generation|edit)\.completed"/g;
-const CARRY = 64;
+// the event that carries one final image, on either route
+const COMPLETED = /"type"\s*:\s*"image_(?:generation|edit)\.completed"/;
+// one event of the stream ends at a blank line (WHATWG server-sent events; CRLF or LF)
+const EVENT_END = /\r?\n\r?\n/g;
+const NOTHING = Buffer.alloc(0);
 
-export function relayedImages(usage: Usage, stream: OpenedStream, charged: { quotas: Quotas; charge: QuotaCharge; cost: QuotaCost }): RelayedImages {
-  const { quotas, charge, cost } = charged;
+/** Where a stream's charge is settled: the quotas, the charge, and whether its client cut it. */
+export interface StreamCharge {
+  quotas: Quotas;
+  charge: QuotaCharge;
+  cost: QuotaCost;
+  /** True once the client went away: a stream that ends then was cut by the caller. */
+  clientGone: () => boolean;
+}
+
+/**
+ * The upstream's events relayed whole, the completed images counted; once the images charged were
+ * delivered, nothing more is sent (an upstream that answers more images than `n` does not hand them
+ * out unbilled: they are the vendor's excess, `upstreamImages`). Settled when the upstream body closes:
+ * a stream that did not reach its end was cut (by the client, or failed), and what the vendor may have
+ * made for it is in the books either way (ledger/reckoning.ts).
+ */
+export function relayedImages(usage: Usage, stream: OpenedStream, charged: StreamCharge, asked: number): RelayedImages {
   usage.upstreamRequestId = stream.headers['x-request-id'];
+  const attempt = usage.attempts?.at(-1);
   let carry = '';
-  const observe = (chunk: Buffer): void => {
+  let completed = 0;
+  let ended = false;
+  const observe = (chunk: Buffer): Buffer => {
     const text = carry + chunk.toString('latin1');
-    for (const match of text.matchAll(COMPLETED)) if (match.index + match[0].length > carry.length) usage.images += 1;
-    carry = text.slice(-CARRY);
+    let sent = '';
+    let from = 0;
+    for (const match of text.matchAll(EVENT_END)) {
+      const end = match.index + match[0].length;
+      const event = text.slice(from, end);
+      from = end;
+      if (completed >= asked) {
+        if (COMPLETED.test(event)) completed += 1;
+        continue;
+      }
+      if (COMPLETED.test(event)) {
+        completed += 1;
+        usage.images = completed;
+      }
+      sent += event;
+    }
+    carry = text.slice(from);
+    return sent === '' ? NOTHING : Buffer.from(sent, 'latin1');
   };
+  stream.body.once('end', () => (ended = true));
   const settled = new Promise<Usage>((resolve) => {
-    stream.body.once('close', () => void settleProduced(quotas, charge, cost, usage).then(() => resolve(usage)));
+    stream.body.once('close', () => {
+      usage.upstreamImages = completed;
+      if (attempt) {
+        // a stream read to its end made what it sent; one cut short may have made what was asked
+        attempt.outcome = ended || completed >= asked ? 'made' : 'unknown';
+        attempt.images = Math.max(completed, ended ? 0 : asked);
+        if (usage.upstreamRequestId) attempt.id = usage.upstreamRequestId;
+      }
+      const cut = !ended && charged.clientGone();
+      if (cut) usage.lostBy = 'stream_cut';
+      void settleBooks(charged.quotas, charged.charge, charged.cost, usage, ended || cut ? { streamed: true } : { error: streamFailure(stream), streamed: true }).then(() => resolve(usage));
+    });
   });
   return { stream, observe, settled };
+}
+
+/** The failure of a stream that closed before its end while its client was there. */
+function streamFailure(stream: OpenedStream): unknown {
+  return stream.failure(new Error('the upstream stream closed before its end'));
 }
 
 interface GroupStream {
@@ -168,8 +222,12 @@ interface GroupStream {
 export async function* groupEvents(usage: Usage, group: GroupStream): AsyncGenerator<ImageStreamEvent> {
   const { rules, stream, provider } = group;
   usage.upstreamRequestId = stream.headers['x-request-id'];
+  const attempt = usage.attempts?.at(-1);
   const reader = new SseReader(group.call.limits.upstreamResponseBytes);
   let failure: GatewayError | undefined;
+  let made = 0;
+  let ended = false;
+  let thrown: unknown;
   try {
     for await (const chunk of readChunks(stream)) {
       for (const sse of reader.take(chunk)) {
@@ -180,20 +238,34 @@ export async function* groupEvents(usage: Usage, group: GroupStream): AsyncGener
         else if (event.kind === 'done') {
           if (event.usage) usage.upstreamUsage = event.usage;
         } else if (usage.images < group.asked) {
+          made += 1;
           const bytes = event.b64 ? checkedImage(Buffer.from(event.b64, 'base64'), provider) : await downloadOne(event.url!, group);
           usage.images += 1;
           if (event.size) (usage.imageSizes ??= []).push(event.size);
           yield completedEvent(event.size ? { bytes, size: event.size } : { bytes }, group.settings);
         } else {
+          made += 1;
           usage.upstreamImages = (usage.upstreamImages ?? usage.images) + 1;
         }
       }
     }
+    ended = true;
     if (usage.images === 0) throw failure ?? GatewayError.noImage(provider, ' (the stream ended without one)', usage.upstreamRequestId);
+  } catch (error) {
+    thrown = error;
+    throw error;
   } finally {
     // left early (the client went away, or an error): the upstream is not read any further
     stream.body.destroy();
-    await settleProduced(group.quotas, group.charge, group.cost, usage);
+    if (attempt) {
+      // a group read to its end made the images it sent (a failed one is not billed); one cut short may have made what was asked
+      attempt.outcome = ended ? 'made' : 'unknown';
+      attempt.images = ended ? made : Math.max(made, group.asked);
+      if (usage.upstreamRequestId) attempt.id = usage.upstreamRequestId;
+    }
+    const cut = !ended && thrown === undefined;
+    if (cut) usage.lostBy = 'stream_cut';
+    await settleBooks(group.quotas, group.charge, group.cost, usage, thrown === undefined || ended ? { streamed: true } : { error: thrown, streamed: true });
   }
 }
 

@@ -21,6 +21,8 @@ import type { CompressedBodiesOptions, GatewayLimits, ImageModelFamily } from '.
 import type { AuthenticatedMiddleware, ListModels, Logger, ResolveUpstream, VerifyKey } from '../options/host-hooks.js';
 import { type ModelCatalogue, resolveModelCatalogue } from '../models/model-catalogue.js';
 import { Pricing } from './tenancy/pricing.js';
+import type { LedgerPolicy } from './ledger/reckoning.js';
+import type { BillingOptions } from '../options/pricing.js';
 
 export interface ResolvedCallbacks {
   readonly signingSecret?: string;
@@ -82,6 +84,8 @@ export interface ResolvedOptions {
   readonly quotas?: ResolvedQuotas;
   /** The `pricing` option: costs of usage events, the reservations of money budgets. */
   readonly pricing?: Pricing;
+  /** The one ledger rule's policy (ledger/reckoning.ts): who pays for lost work, and the price table. */
+  readonly ledger: LedgerPolicy;
   readonly idempotency?: ResolvedIdempotency;
   readonly imageTasks: ResolvedImageTasks;
 }
@@ -112,6 +116,7 @@ const OPTION_NAMES = {
   telemetry: true,
   quotas: true,
   pricing: true,
+  billing: true,
   idempotency: true,
   imageTasks: true,
 } as const satisfies Record<keyof GatewayOptions, true>;
@@ -179,6 +184,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
       "pricing: { currency: 'USD', models: { 'x-image-2.0*': { image: 0.035 } } }",
     );
   }
+  const pricing = Pricing.resolve(options.pricing);
   return Object.freeze({
     verifyKey: options.verifyKey,
     resolveUpstream: options.resolveUpstream,
@@ -201,10 +207,24 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     storage: resolveStorage(options.storage),
     telemetry,
     quotas: resolveQuotas(options.quotas),
-    pricing: Pricing.resolve(options.pricing),
+    pricing,
+    ledger: { pricing, chargeFailedWork: resolveBilling(options.billing) },
     idempotency: resolveIdempotency(options.idempotency, limits),
     imageTasks: resolveImageTasks(options.imageTasks),
   });
+}
+
+/** `billing.chargeFailedWork`, checked. */
+function resolveBilling(billing: BillingOptions | undefined): boolean {
+  if (billing === undefined) return false;
+  if (billing === null || typeof billing !== 'object') throw new GatewayConfigError('billing_type', 'options.billing must be an object.', 'billing: { chargeFailedWork: true }');
+  for (const key of Object.keys(billing)) {
+    if (key !== 'chargeFailedWork') throw new GatewayConfigError('billing_unknown', `Unknown billing option '${key}'.`, 'use only: chargeFailedWork.');
+  }
+  if (billing.chargeFailedWork !== undefined && typeof billing.chargeFailedWork !== 'boolean') {
+    throw new GatewayConfigError('billing_value', 'billing.chargeFailedWork must be true or false.', 'billing: { chargeFailedWork: true }');
+  }
+  return billing.chargeFailedWork ?? false;
 }
 
 /** The names of the long `storage` form, checked against StorageOptions by tsc as OPTION_NAMES is. */

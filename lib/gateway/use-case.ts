@@ -12,6 +12,8 @@ import type { TokenUsage } from '../json/token-usage.js';
 import { rejectionOf } from '../errors/rejection-of.js';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import type { LossCause } from './ledger/reckoning.js';
+import { type AttemptRecord, startAttempt } from './ledger/vendor-work.js';
 
 /** How a use case learns that its client went away. */
 export interface Cancellation {
@@ -60,12 +62,19 @@ export interface Usage {
    * was not delivered (docs/tenancy-and-billing.md "Billing from usage events").
    */
   attempted?: boolean;
+  /** Each upstream call that may start paid work, in order: what the vendors may bill (ledger/vendor-work.ts). */
+  attempts?: AttemptRecord[];
+  /** Why work the vendor made did not reach the caller, when the place it was lost knows (a cut stream, a cancel). */
+  lostBy?: LossCause;
+  /** The image size asked (`WxH`): the price of images not delivered, and of those whose size the vendor did not say. */
+  sizeAsked?: string;
 }
 
-/** Records that `upstream` is being called for paid work (the provider of the usage event). */
-export function attempting(usage: Usage, provider: ProviderName): void {
+/** Records that `upstream` is being called for paid work (the provider of the usage event, and one attempt of the ledger). */
+export function attempting(usage: Usage, provider: ProviderName): AttemptRecord {
   usage.provider = provider;
   usage.attempted = true;
+  return startAttempt((usage.attempts ??= []), provider);
 }
 
 /** A use case's result: the answer, or the error the caller is answered with; the usage either way. */

@@ -14,7 +14,7 @@ import type { Caller, UsageEvent } from '../types.js';
 import type { AuthenticatedMiddleware, ListModels, Logger, ResolveUpstream, VerifyKey } from './host-hooks.js';
 import type { CompressedBodiesOptions, GatewayLimits, ImageModelFamily } from './request-limits.js';
 import type { ModelsOption } from './model-catalogue.js';
-import type { PricingOptions } from './pricing.js';
+import type { BillingOptions, PricingOptions } from './pricing.js';
 
 export interface GatewayOptions {
   /**
@@ -157,6 +157,15 @@ export interface GatewayOptions {
    * @example pricing: { currency: 'USD', models: { 'x-image-2.0*': { image: 0.035 }, 'x-video': { videoSecond: 0.05 } } }
    */
   pricing?: PricingOptions;
+  /**
+   * Who pays for work lost on the way (docs/tenancy-and-billing.md "The books"). The tenant always pays
+   * for what it received and for what it lost by its own act (it left, cut a stream, cancelled running
+   * work). Work the vendor or the gateway lost (a 5xx after the request was written, an unknown
+   * outcome, a failed download or store, a crash) is the operator's cost by default, reported as
+   * `absorbedImages`; `chargeFailedWork: true` charges it to the tenant as `undeliveredImages`.
+   * @example billing: { chargeFailedWork: true }
+   */
+  billing?: BillingOptions;
   /**
    * `Idempotency-Key` on the paid creates (image generations and edits, video tasks, Ark native
    * images, CreateAsset): a retry with the same key and body gets the stored answer, the upstream is

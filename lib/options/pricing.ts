@@ -54,3 +54,9 @@ export interface PricingOptions {
    */
   price?: (event: UsageEvent) => number | undefined;
 }
+
+/** The `billing` option: who pays for vendor work the caller did not receive. */
+export interface BillingOptions {
+  /** Charge the tenant for work the vendor or the gateway lost, as `undeliveredImages`. Default false (the operator absorbs it). @example chargeFailedWork: true */
+  chargeFailedWork?: boolean;
+}

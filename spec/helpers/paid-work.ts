@@ -8,9 +8,15 @@ import { undeliveredImagesOf } from './paid-work-names.js';
 
 const IMAGE_ROUTES = new Set(['images.generations', 'images.edits', 'images.native']);
 
-/** Images the image routes' usage events bill: given to the caller plus made and not delivered. */
+/** Images the image routes' usage events say the vendors may bill the operator for (`vendorWork.images`). */
 export function imagesAccounted(events: readonly UsageEvent[]): number {
-  return events.filter((event) => IMAGE_ROUTES.has(event.route)).reduce((sum, event) => sum + event.images + undeliveredImagesOf(event), 0);
+  return events.filter((event) => IMAGE_ROUTES.has(event.route)).reduce((sum, event) => sum + (event.vendorWork?.images ?? 0), 0);
+}
+
+/** Images the image routes' usage events charge the tenant for: given, lost by its own act, or kept for its retry and not yet settled. */
+export function imagesCharged(events: readonly UsageEvent[]): number {
+  const routes = events.filter((event) => IMAGE_ROUTES.has(event.route));
+  return routes.reduce((sum, event) => sum + event.images + undeliveredImagesOf(event) + (event.keptImages ?? 0) - (event.kept ? event.images : 0), 0);
 }
 
 /** How much of a configured quota the caller has used: its limit less what remains (0 when not configured). */

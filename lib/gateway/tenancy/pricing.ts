@@ -62,10 +62,14 @@ export class Pricing {
     return this.exact.get(model) ?? this.prefixes.find(([prefix]) => model.startsWith(prefix))?.[1];
   }
 
-  /** What a finished event's work cost: the table's row, else the host's function; undefined when unpriced. */
-  costOf(work: PricedWork): Cost | undefined {
+  /**
+   * What a finished event's work cost: the table's row, else the host's function; undefined when
+   * unpriced. `fee: false`: without the per-request price (a task's terminal event, a read: the
+   * request was priced once, at its submit).
+   */
+  costOf(work: PricedWork, how: { fee?: boolean } = {}): Cost | undefined {
     const row = this.priceOf(work.model);
-    if (row) return { amount: round(amountOf(row, work)), currency: this.currency };
+    if (row) return { amount: round(amountOf(row, work, how.fee !== false)), currency: this.currency };
     if (!this.options.price) return undefined;
     const amount = this.options.price(work as UsageEvent);
     return typeof amount === 'number' && Number.isFinite(amount) && amount >= 0 ? { amount: round(amount), currency: this.currency } : undefined;
@@ -90,9 +94,9 @@ export class Pricing {
 }
 
 /** The event's amount by the row: nothing for a failed request (it made nothing the caller got). */
-function amountOf(row: ModelPrice, work: PricedWork): number {
+function amountOf(row: ModelPrice, work: PricedWork, fee: boolean): number {
   if (work.status >= 400) return 0;
-  let amount = row.request ?? 0;
+  let amount = fee ? (row.request ?? 0) : 0;
   const quality = work.imageQuality !== undefined ? (row.imageQuality?.[work.imageQuality] ?? 1) : 1;
   for (let index = 0; index < work.images; index += 1) amount += priceFor(row.image, sizeOf(work, index)) * quality;
   const tokens = work.tokens ?? tokensOf(work.upstreamUsage);
@@ -105,7 +109,7 @@ function amountOf(row: ModelPrice, work: PricedWork): number {
 /** The size of the index-th image: as the upstream reported it (Ark, OpenAI `size`; DashScope `usage.width`/`height`). */
 function sizeOf(work: PricedWork, index: number): string | undefined {
   const reported = work.imageSizes?.[index];
-  if (reported) return reported;
+  if (reported) return reported.replace('*', 'x');
   const usage = work.upstreamUsage;
   return usage?.width && usage.height ? `${usage.width}x${usage.height}` : undefined;
 }

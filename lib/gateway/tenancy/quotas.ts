@@ -12,6 +12,7 @@ import type { Logger } from '../../options/host-hooks.js';
 import type { QuotaLimits, QuotaState } from '../../options/gateway-options.js';
 import { type ResolvedQuotas, checkQuotaLimits } from './resolve-tenancy.js';
 import { MICROS, type PriceAsk, type Pricing } from './pricing.js';
+import type { LedgerPolicy } from '../ledger/reckoning.js';
 
 /** What one request costs, per kind. */
 export interface QuotaCost {
@@ -71,8 +72,8 @@ export class Quotas {
     private readonly logger: Logger,
     /** How long a video-task slot is held at most (a task nobody sees end): callbacks.maxFollowMs. */
     videoSlotMs: number,
-    /** The `pricing` option: what a money budget reserves and settles. */
-    readonly pricing?: Pricing,
+    /** The ledger's policy: the `pricing` option (what a money budget reserves and settles) and who pays for lost work. */
+    readonly ledger: LedgerPolicy = { pricing: undefined, chargeFailedWork: false },
   ) {
     const budgetWindow = config?.budgetWindowSeconds ?? 86_400;
     this.windows = { requests: 60, images: 60, videoSeconds: 86_400, videoTasks: undefined, budget: budgetWindow };
@@ -88,6 +89,11 @@ export class Quotas {
       return config?.redis ? new RateLimiterRedis({ ...common, storeClient: config.redis }) : new RateLimiterMemory(common);
     };
     this.counters = { requests: make('requests'), images: make('images'), videoSeconds: make('videoSeconds'), videoTasks: make('videoTasks'), budget: make('budget') };
+  }
+
+  /** The `pricing` option: what a money budget reserves and settles. */
+  get pricing(): Pricing | undefined {
+    return this.ledger.pricing;
   }
 
   /** False when no quotas are configured: every charge takes nothing (withCharge skips it). */

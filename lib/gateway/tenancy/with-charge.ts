@@ -1,18 +1,15 @@
-// The one place a request is charged against the caller's quotas and given back what it did not use
-// (docs/architecture.md "One use-case shape"; docs/tenancy-and-billing.md). Charged after validation and
-// the resolver, before any upstream call; a refused charge is the quota's 429 and nothing runs.
-// - the work failed: everything but the request itself comes back (images, video-seconds, the task
-//   slot), except images the upstream may have made (an unknown outcome, or a failure after its answer)
-// - the work answered fewer images than charged: the rest come back (the quota counts what was made)
-// - a money budget reserved the most the request may cost: it is settled to the cost of what was
-//   made (a video task's at its terminal state, task-usage.ts)
+// The one place a request is charged against the caller's quotas, and settled by the ledger's books
+// (docs/architecture.md "One use-case shape"; docs/tenancy-and-billing.md "The books"). Charged after
+// validation and the resolver, before any upstream call; a refused charge is the quota's 429 and nothing
+// runs. When the work ends, the quotas keep exactly what the ledger charges the tenant (ledger/reckoning.ts):
+// the images it received, lost by its own act, or kept for its retry; the rest comes back, and a money
+// budget is settled to what those cost. A video task's seconds and budget are settled at its terminal
+// state (task-usage.ts); a stream settles when it ends (settleBooks).
 import type { Caller } from '../../types.js';
 import { Pricing, type PricedWork } from './pricing.js';
-import { type Outcome, type Usage, mayHaveBeenPaid, settle } from '../use-case.js';
+import { type Outcome, type Usage, settle } from '../use-case.js';
 import { type QuotaCharge, type QuotaCost, Quotas } from './quotas.js';
-
-// a failed request still counts as a request; everything it would have produced is given back
-const REFUNDED_ON_FAILURE = ['images', 'videoSeconds', 'videoTasks'] as const;
+import { type WorkEnd, costOfBooks, reckon } from '../ledger/reckoning.js';
 
 /** When a successful outcome is settled: at once, or by the work itself later (a stream, when it ends). */
 export type Settlement = 'at-answer' | 'by-work';
@@ -20,7 +17,7 @@ export type Settlement = 'at-answer' | 'by-work';
 /**
  * Charges `cost`, runs `work` with the charge, and settles: the outcome carries `usage`, with the
  * RateLimit fields of the charge. Work whose answer is still producing when it returns (a stream)
- * says `by-work` and settles itself with `refundUnproduced`; a failure is always settled here.
+ * says `by-work` and settles itself with `settleBooks`; a failure is always settled here.
  */
 export function withCharge<A>(quotas: Quotas, caller: Caller, cost: QuotaCost, usage: Usage, work: (charge: QuotaCharge) => Promise<A>, settlement: Settlement = 'at-answer'): Promise<Outcome<A>> {
   // no quotas configured: nothing to take or give back, and no promise spent on it per request
@@ -31,39 +28,35 @@ export function withCharge<A>(quotas: Quotas, caller: Caller, cost: QuotaCost, u
     usage.rateLimit = charge.rateLimit;
     return settle(usage, () => work(charge)).then((outcome) => {
       if (outcome.ok && settlement === 'by-work') return outcome;
-      return settleCharge(quotas, charge, cost, outcome).then(() => outcome);
+      return settleBooks(quotas, charge, cost, usage, outcome.ok ? {} : { error: outcome.error }).then(() => outcome);
     });
   });
 }
 
-/** Gives back what the outcome did not use (never throws: a refund is best effort, see quotas.ts). */
-function settleCharge(quotas: Quotas, charge: QuotaCharge, cost: QuotaCost, outcome: Outcome<unknown>): Promise<void> {
+/**
+ * Settles a charge to the ledger's books of the work as it ended (never throws: a refund is best
+ * effort, see quotas.ts). A failed video create gives back its seconds and its task slot (no task
+ * runs); a video task that runs keeps them until its terminal state.
+ */
+export function settleBooks(quotas: Quotas, charge: QuotaCharge, cost: QuotaCost, usage: Usage, end: WorkEnd): Promise<void> {
   // nothing charged (quotas off, or no limit for these kinds): nothing to give back
   if (charge.taken.length === 0) return Promise.resolve();
-  if (!outcome.ok) {
-    // the upstream may have made the images (use-case.ts mayHaveBeenPaid): they, and the money they
-    // may cost, stay charged, or a tenant could make unbilled generations by failing them on purpose
-    if (mayHaveBeenPaid(outcome.usage, outcome.error)) return charge.refund(REFUNDED_ON_FAILURE.filter((kind) => kind !== 'images'));
-    return charge.refund([...REFUNDED_ON_FAILURE, 'budget']);
-  }
-  return settleProduced(quotas, charge, cost, outcome.usage);
-}
-
-/**
- * After a successful answer (or a stream's end): the images charged but not answered come back, and a
- * money budget is settled to what the work cost. A video task's budget stays reserved until the task
- * ends (task-usage.ts settles it with what Ark reports).
- */
-export function settleProduced(quotas: Quotas, charge: QuotaCharge, cost: QuotaCost, usage: Usage): Promise<void> {
-  if (charge.taken.length === 0) return Promise.resolve();
+  const books = reckon(usage, end, quotas.ledger);
   const asked = cost.images ?? 0;
-  const images = usage.images < asked ? charge.refund(['images'], { images: asked - usage.images }) : Promise.resolve();
-  if (charge.budget === undefined || cost.videoTasks !== undefined || !quotas.pricing) return images;
-  const actual = Pricing.micros(quotas.pricing.costOf(pricedWork(usage, 200))) ?? 0;
-  return images.then(() => charge.settleBudget(actual));
+  const refunds: Array<'images' | 'videoSeconds' | 'videoTasks'> = [];
+  if (asked > books.charged) refunds.push('images');
+  if (end.error !== undefined) refunds.push('videoSeconds', 'videoTasks');
+  const given = refunds.length > 0 ? charge.refund(refunds, { images: asked - books.charged }) : Promise.resolve();
+  if (charge.budget === undefined || !quotas.pricing) return given;
+  // a video task that runs is settled when it ends; a failed create made nothing
+  if (cost.videoTasks !== undefined && end.error === undefined) return given;
+  // the money of what the tenant is charged; images kept for its retry stay reserved until they are settled
+  const held = { ...books, undelivered: books.undelivered + books.kept };
+  const actual = Pricing.micros(costOfBooks(usage, held, end, quotas.pricing)) ?? 0;
+  return given.then(() => charge.settleBudget(actual));
 }
 
-/** What a use case did, as the pricing reads it. */
+/** What a use case did, as the pricing reads it (the `x-request-cost` of a whole answer). */
 export function pricedWork(usage: Usage, status: number): PricedWork {
   return {
     model: usage.model,

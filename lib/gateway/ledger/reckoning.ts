@@ -1,0 +1,206 @@
+// The one ledger rule (docs/tenancy-and-billing.md "The books"): what a request's upstream attempts may
+// cost the operator (`vendorWork`), what reached the caller, and why the rest did not, turned into what
+// the tenant is charged. Every path reckons here: the usage event of a request, the settlement of its
+// quota and budget charge, a stream when it ends, an image task at its terminal state, kept work when
+// it is delivered or expires. Nothing else decides who pays.
+// - the tenant pays for what it received, and for what was lost by its own act: it left, cut a stream,
+//   cancelled running work (`undeliveredImages`);
+// - work lost by the vendor or the gateway (a 5xx, an unknown outcome, a failed download or store, a
+//   crash) is the operator's cost (`absorbedImages`), unless `billing.chargeFailedWork` says otherwise;
+// - images beyond what the request asked for are the vendor's excess: never the tenant's;
+// - work kept for the client's retry is not charged yet (`keptImages`): the event that delivers it, or
+//   its expiry, settles it.
+import { ClientGoneError } from '../../errors/client-gone-error.js';
+import { ERROR_CODES } from '../../errors/error-codes.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { Cost } from '../../options/pricing.js';
+import type { Pricing, PricedWork } from '../tenancy/pricing.js';
+import type { LostBy, VendorAttempt, VendorWork } from '../../types.js';
+import type { Usage } from '../use-case.js';
+import { type AttemptRecord, outcomeOfFailure } from './vendor-work.js';
+
+/** Why vendor work did not reach the caller. */
+export type LossCause = LostBy;
+
+// causes that are the tenant's own act: the tenant pays for what they lost
+const TENANT_ACTS: ReadonlySet<LossCause> = new Set(['client_left', 'stream_cut', 'cancelled']);
+
+// failures of the gateway's own, after the vendor's work: the rest are the vendor's
+const GATEWAY_FAILURES: ReadonlySet<string> = new Set([ERROR_CODES.storageFailed, ERROR_CODES.resultNotKept, ERROR_CODES.internalError, ERROR_CODES.taskInterrupted]);
+
+/** How the work ended, as far as the ledger needs it. */
+export interface WorkEnd {
+  /** The failure the request or task ended with; undefined when it answered. */
+  error?: unknown;
+  /** The caller did not receive the answer: it left before the response was finished. */
+  clientLeft?: boolean;
+  /** The answer was kept for the client's retry (kept-work.ts): charged when delivered or expired. */
+  kept?: boolean;
+  /** A task's terminal event, or a read: no per-request fee (it was charged on the submit). */
+  noFee?: boolean;
+  /** A stream: the images it sent reached the caller, whatever ended it (a failure, a cut). */
+  streamed?: boolean;
+}
+
+/** What the billing policy lets the ledger charge. */
+export interface LedgerPolicy {
+  /** Work lost by the vendor or the gateway is charged to the tenant too (`billing.chargeFailedWork`). */
+  chargeFailedWork: boolean;
+  pricing: Pricing | undefined;
+}
+
+/** The books of one event. */
+export interface Reckoning {
+  vendorWork: VendorWork;
+  /** Images the caller received, charged. */
+  images: number;
+  /** Images charged that the caller did not receive. */
+  undelivered: number;
+  /** Images the vendor may bill that the tenant is not charged for. */
+  absorbed: number;
+  /** Images kept for the client's retry, charged later. */
+  kept: number;
+  lostBy?: LossCause;
+  /** The size of each undelivered image, as asked (else as the vendor reported). */
+  undeliveredSizes?: string[];
+  /** Images charged against the tenant's quota: received, lost by its act, and kept for it. */
+  charged: number;
+  /** A billable request: it answered, or charged the tenant something. */
+  billable: boolean;
+}
+
+/** The vendor work of a request's attempts: earlier ones were refusals (the fallback rule), the last one as it ended. */
+export function vendorWorkOf(usage: Usage, end: WorkEnd): VendorWork {
+  const records = usage.attempts ?? [];
+  const attempts: VendorAttempt[] = [];
+  records.forEach((record, index) => {
+    if (record.calls) attempts.push(...record.calls);
+    else attempts.push(settledAttempt(record, index === records.length - 1 ? usage : undefined, end));
+  });
+  let images = 0;
+  let seconds = 0;
+  for (const attempt of attempts) {
+    images += attempt.images;
+    seconds += attempt.seconds ?? 0;
+  }
+  return seconds > 0 ? { images, seconds, attempts } : { images, attempts };
+}
+
+/** An attempt's outcome: as settled where the call ended, else read from how the request ended. */
+function settledAttempt(record: AttemptRecord, last: Usage | undefined, end: WorkEnd): VendorAttempt {
+  const base = { provider: record.provider, ...(record.id ? { id: record.id } : {}), ...(record.seconds !== undefined ? { seconds: record.seconds } : {}) };
+  if (record.outcome) return { ...base, images: record.outcome === 'refused' ? 0 : (record.images ?? 0), outcome: record.outcome };
+  // an earlier attempt that nobody settled was one the fallback rule left: refused before any work
+  if (!last) return { ...base, images: 0, outcome: 'refused' };
+  const asked = last.imagesAsked ?? 0;
+  const id = base.id ?? last.upstreamRequestId;
+  const withId = id ? { ...base, id } : base;
+  if (last.upstreamImages !== undefined) return { ...withId, images: last.upstreamImages, outcome: 'made' };
+  if (end.error === undefined) return { ...withId, images: last.images, outcome: 'made' };
+  const outcome = outcomeOfFailure(end.error);
+  return { ...withId, images: outcome === 'refused' ? 0 : Math.max(asked, last.images), outcome };
+}
+
+/** Why the work that did not reach the caller was lost, when the place it was lost did not say. */
+function causeOf(usage: Usage, end: WorkEnd): LossCause {
+  if (usage.lostBy) return usage.lostBy;
+  if (end.clientLeft || end.error instanceof ClientGoneError) return 'client_left';
+  if (GatewayError.is(end.error)) return GATEWAY_FAILURES.has(end.error.code) ? 'gateway' : 'upstream';
+  // a failure that is no GatewayError while the client is still there: the gateway's own
+  if (end.error !== undefined) return 'gateway';
+  // an answer with fewer images than the vendor's calls may have made (a fan-out call that failed)
+  return 'upstream';
+}
+
+/** The one ledger rule: the books of a request (or a task) that ended as `end`. */
+export function reckon(usage: Usage, end: WorkEnd, policy: LedgerPolicy): Reckoning {
+  const vendorWork = vendorWorkOf(usage, end);
+  const asked = usage.imagesAsked;
+  // a whole answer that failed reached nobody; a stream's images went out one by one as they came
+  const answered = end.error === undefined || end.streamed ? usage.images : 0;
+  if (asked === undefined) {
+    return { vendorWork, images: answered, undelivered: 0, absorbed: vendorWork.images, kept: 0, charged: answered, billable: end.error === undefined && !end.clientLeft };
+  }
+  // what the tenant asked for of what the vendor may have made; the vendor's excess is its own
+  const forTenant = Math.min(asked, Math.max(vendorWork.images, answered));
+  const excess = vendorWork.images - forTenant;
+  const received = end.clientLeft || end.kept ? 0 : Math.min(answered, forTenant);
+  const lost = forTenant - received;
+  const books: Reckoning = { vendorWork, images: received, undelivered: 0, absorbed: Math.max(0, excess), kept: 0, charged: received, billable: received > 0 || (end.error === undefined && !end.clientLeft) };
+  if (lost <= 0) return books;
+  if (end.kept) {
+    books.kept = lost;
+    books.charged += lost;
+    books.lostBy = 'client_left';
+    return books;
+  }
+  const cause = causeOf(usage, end);
+  books.lostBy = cause;
+  if (TENANT_ACTS.has(cause) || policy.chargeFailedWork) {
+    books.undelivered = lost;
+    books.charged += lost;
+    books.billable = true;
+    const size = usage.sizeAsked ?? usage.imageSizes?.[0];
+    if (size) books.undeliveredSizes = Array.from({ length: lost }, (_, index) => usage.imageSizes?.[received + index] ?? size);
+  } else books.absorbed += lost;
+  return books;
+}
+
+/** What the tenant is charged in money for the books: the images it pays for, tokens, seconds, the fee once. */
+export function costOfBooks(usage: Usage, books: Reckoning, end: WorkEnd, pricing: Pricing | undefined, video?: PricedWork['video']): Cost | undefined {
+  if (!pricing) return undefined;
+  const paid = books.images + books.undelivered;
+  const sizes = paid > 0 ? sizesOf(usage, books) : undefined;
+  const work: PricedWork = {
+    model: usage.model,
+    // a request that charged nothing costs nothing (its price row still says so, with amount 0)
+    status: books.billable ? 200 : 500,
+    images: paid,
+    ...(sizes ? { imageSizes: sizes } : {}),
+    ...(usage.upstreamUsage ? { upstreamUsage: usage.upstreamUsage } : {}),
+    ...(usage.tokens && books.billable ? { tokens: usage.tokens } : {}),
+    ...(usage.imageQuality !== undefined ? { imageQuality: usage.imageQuality } : {}),
+    ...(video ? { video } : {}),
+  };
+  return pricing.costOf(work, { fee: !end.noFee });
+}
+
+/**
+ * The size of each image the tenant pays for: as the vendor reported the received ones, as asked the
+ * lost ones; '' where neither is known (the price row's default).
+ */
+function sizesOf(usage: Usage, books: Reckoning): string[] {
+  const reported = usage.imageSizes ?? [];
+  const sizes: string[] = [];
+  for (let index = 0; index < books.images; index += 1) sizes.push(reported[index] ?? usage.sizeAsked ?? '');
+  for (let index = 0; index < books.undelivered; index += 1) sizes.push(books.undeliveredSizes?.[index] ?? usage.sizeAsked ?? '');
+  return sizes;
+}
+
+/** The billing fields of a usage event: the books, their cost, the vendor work (docs/tenancy-and-billing.md "The books"). */
+export interface BookFields {
+  images: number;
+  undeliveredImages?: number;
+  undeliveredSizes?: string[];
+  absorbedImages?: number;
+  keptImages?: number;
+  lostBy?: LostBy;
+  vendorWork?: VendorWork;
+  cost?: Cost;
+}
+
+/** The usage event's billing fields for work that ended as `end`. */
+export function bookFields(usage: Usage, end: WorkEnd, policy: LedgerPolicy, video?: PricedWork['video']): BookFields {
+  const books = reckon(usage, end, policy);
+  const cost = costOfBooks(usage, books, end, policy.pricing, video);
+  return {
+    images: books.images,
+    ...(books.undelivered > 0 ? { undeliveredImages: books.undelivered } : {}),
+    ...(books.undeliveredSizes ? { undeliveredSizes: books.undeliveredSizes } : {}),
+    ...(books.absorbed > 0 ? { absorbedImages: books.absorbed } : {}),
+    ...(books.kept > 0 ? { keptImages: books.kept } : {}),
+    ...(books.lostBy && (books.undelivered > 0 || books.absorbed > 0 || books.kept > 0) ? { lostBy: books.lostBy } : {}),
+    ...(usage.attempts && usage.attempts.length > 0 ? { vendorWork: books.vendorWork } : {}),
+    ...(cost ? { cost } : {}),
+  };
+}
