@@ -30,6 +30,8 @@ import { cancelImageTaskHandler, queryImageTaskHandler } from './routes/image-ta
 import { createSchemaCompiler } from '../schemas/validator.js';
 import { listModelsHandler } from './routes/list-models.js';
 import { GATEWAY_PREFIXES, notFoundHandler } from './routes/not-found.js';
+import { KeptWorkExpiry } from '../gateway/kept-work-expiry.js';
+import { allWatches } from '../gateway/tasks/task-jobs.js';
 import { Quotas } from '../gateway/tenancy/quotas.js';
 import type { QuotaState } from '../options/gateway-options.js';
 import { createIdempotency } from './idempotency.js';
@@ -83,7 +85,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   const tasks = new TaskService(resolved, http, quotas);
   const imageTasks = new ImageTaskService(deps);
   // polls, deliveries and image tasks' watches start now; a failure to start (Redis down) is logged, requests still work
-  const started = tasks.start(imageTasks).catch((error: unknown) => {
+  const started = tasks.start(allWatches(imageTasks, new KeptWorkExpiry(resolved, quotas))).catch((error: unknown) => {
     resolved.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'the task scheduler did not start');
   });
   // no RouteName (it is a closed public union) and no upstream call: authenticated, but no usage event

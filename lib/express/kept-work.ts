@@ -8,8 +8,11 @@
 //   once (then it is gone), and work still running is joined (the retry waits for its answer);
 // - two requests whose clients stay connected are two requests: nothing is kept for an answer its
 //   client received. A request with an Idempotency-Key is kept by its key instead (idempotency.ts).
-// The first request's usage event bills the work once, as made and not delivered (its client left, or
-// it was answered 504): `undeliveredImages`. The retry that receives it has no event of its own.
+// The books (docs/tenancy-and-billing.md "The books"): the first request's usage event reports the
+// vendor work and `keptImages`, not charged yet; the retry that receives the answer has an event that
+// charges it (`images`, `kept`); a kept answer nobody takes is settled by its expiry, on whichever
+// instance the scheduler runs it (gateway/kept-work-expiry.ts). A retry that leaves before the kept
+// answer reached it puts it back, so the next retry still finds it.
 import { createHash } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { ResolvedOptions } from '../gateway/options.js';
@@ -22,6 +25,34 @@ import { sendBody } from './send-body.js';
 import { preferenceOf } from './prefer-header.js';
 import { backgroundWrites, doneRecord } from './kept-answers.js';
 import { type StreamFields, asksStream } from '../images/image-stream-ask.js';
+import type { KeptWorkRecord } from '../stores/idempotency/idempotency-store.js';
+import { type KeptWork, costOfBooks, reckon } from '../gateway/ledger/reckoning.js';
+import { keptWorkJobId } from '../gateway/kept-work-expiry.js';
+import { snapshotCaller } from '../gateway/tasks/caller-snapshot.js';
+import { Pricing } from '../gateway/tenancy/pricing.js';
+import { bearerKeyOf } from './authenticate.js';
+
+/** The books of the work kept for the retry: what it holds, for whom, and where its charge was counted. */
+function keptRecordOf(context: RequestContext, lostBy: KeptWorkRecord['lostBy'], options: ResolvedOptions): KeptWorkRecord {
+  const { usage } = context;
+  const caller = callerOf(context);
+  const books = reckon(usage, { kept: true }, options.ledger);
+  const images = books.kept;
+  const sizes = Array.from({ length: images }, (_, index) => usage.imageSizes?.[index] ?? usage.sizeAsked ?? '');
+  const money = usage.held?.budget !== undefined ? Pricing.micros(costOfBooks(usage, { ...books, undelivered: images, kept: 0 }, { noFee: true }, options.pricing)) : undefined;
+  return {
+    caller: snapshotCaller(caller, bearerKeyOf(context.req) ?? '').caller,
+    route: context.route!,
+    model: usage.model,
+    ...(usage.provider ? { provider: usage.provider } : {}),
+    images,
+    ...(sizes.every((size) => size !== '') && sizes.length > 0 ? { sizes } : {}),
+    ...(usage.imageQuality !== undefined ? { quality: usage.imageQuality } : {}),
+    lostBy,
+    ...(usage.held ? { windowEnds: usage.held.windowEnds } : {}),
+    ...(money !== undefined ? { budgetMicros: money } : {}),
+  };
+}
 
 // the response header that marks an answer a retry received from its abandoned first try
 const KEPT_HEADER = 'x-kept-answer';
@@ -52,8 +83,8 @@ export function createKeptWork(route: RouteName, options: ResolvedOptions): Requ
     keeping.peek(key).then(
       (record) => {
         if (!record) return run();
-        if (record.state === 'done') return void deliver(context, keeping, key, run);
-        return void join(context, keeping, key, config.runningTtlMs, run);
+        if (record.state === 'done') return void deliver(context, keeping, key, run, options);
+        return void join(context, keeping, key, config.runningTtlMs, run, options);
       },
       (error: unknown) => {
         // the store is down: the request runs as if nothing were kept
@@ -64,8 +95,12 @@ export function createKeptWork(route: RouteName, options: ResolvedOptions): Requ
   });
 }
 
-/** Hands out a kept answer (once: `take` removes it); when another retry took it first, runs. */
-async function deliver(context: RequestContext, store: KeepingStore, key: string, run: () => void): Promise<void> {
+/**
+ * Hands out a kept answer (once: `take` removes it); when another retry took it first, runs. The
+ * request's usage event charges what it delivers; a client that leaves before the answer reached it
+ * puts it back, for the next retry, with a fresh expiry.
+ */
+async function deliver(context: RequestContext, store: KeepingStore, key: string, run: () => void, options: ResolvedOptions): Promise<void> {
   let taken: IdempotencyRecord | undefined;
   try {
     taken = await store.take(key);
@@ -73,15 +108,50 @@ async function deliver(context: RequestContext, store: KeepingStore, key: string
     taken = undefined;
   }
   if (taken?.state !== 'done') return run();
-  const { status, contentType, body } = taken.answer;
-  // nothing new happened upstream: no usage event for this request (the first one billed the work)
-  context.replayed = true;
+  const record = taken;
+  const { status, contentType, body } = record.answer;
+  // the delivery is this request's work: its event charges the kept images (a record without books: nothing new to bill)
+  if (record.kept) context.keptDelivery = keptWorkOf(record.kept);
+  else context.replayed = true;
+  context.lifetime.whenResponseCloses(() => {
+    if (context.res.writableFinished) return;
+    // the answer did not reach this client: it goes back for the next retry, and is billed there
+    context.keptDelivery = undefined;
+    context.replayed = true;
+    const config = options.idempotency!;
+    backgroundWrites(options.logger, 'kept-work')(() => store.finish(key, record, keptRecordMs(config.keptAnswerMs!)).then(() => scheduleExpiry(options, key, config.keptAnswerMs!)));
+  });
   context.res.setHeader(KEPT_HEADER, 'true');
   sendBody(context, status, contentType, Buffer.from(body, 'base64'));
 }
 
+/** The books a kept record carries, as the ledger charges them. */
+function keptWorkOf(kept: KeptWorkRecord): KeptWork {
+  return {
+    model: kept.model,
+    ...(kept.provider ? { provider: kept.provider } : {}),
+    images: kept.images,
+    ...(kept.sizes ? { sizes: kept.sizes } : {}),
+    ...(kept.quality !== undefined ? { quality: kept.quality } : {}),
+    lostBy: kept.lostBy,
+  };
+}
+
+// a kept record outlives its answer time by this much: its expiry job, not the store's ttl, settles it
+const EXPIRY_GRACE_MS = 60_000;
+
+function keptRecordMs(keptAnswerMs: number): number {
+  return keptAnswerMs + EXPIRY_GRACE_MS;
+}
+
+/** The expiry of a kept answer, on the scheduler (any instance runs it): gateway/kept-work-expiry.ts. */
+function scheduleExpiry(options: ResolvedOptions, key: string, delayMs: number): Promise<void> {
+  const id = keptWorkJobId(key);
+  return options.scheduler.schedulePoll(id, delayMs, `${id}:expiry:${Date.now()}`);
+}
+
 /** Waits for the running work's answer; when the work ends without one, or the wait runs out, runs. */
-async function join(context: RequestContext, store: KeepingStore, key: string, waitMs: number, run: () => void): Promise<void> {
+async function join(context: RequestContext, store: KeepingStore, key: string, waitMs: number, run: () => void, options: ResolvedOptions): Promise<void> {
   const until = Date.now() + waitMs;
   while (Date.now() < until) {
     await new Promise((resolve) => setTimeout(resolve, JOIN_POLL_MS).unref());
@@ -92,7 +162,7 @@ async function join(context: RequestContext, store: KeepingStore, key: string, w
     } catch {
       record = undefined;
     }
-    if (record?.state === 'done') return deliver(context, store, key, run);
+    if (record?.state === 'done') return deliver(context, store, key, run, options);
     if (record?.state !== 'running') break;
   }
   run();
@@ -124,7 +194,12 @@ function keep(context: RequestContext, store: KeepingStore, key: string, options
     if (settled || (late && !fromLateWork)) return;
     settled = true;
     clearTimeout(safety);
-    if (abandoned) write(() => (record ? store.finish(key, record, config.keptAnswerMs!) : store.release(key)));
+    if (abandoned && record?.state === 'done') {
+      // kept for the retry: charged when delivered or when it expires, not on this request's event
+      const kept: IdempotencyRecord = { ...record, kept: keptRecordOf(context, late ? 'upstream' : 'client_left', options) };
+      context.keptForRetry = true;
+      write(() => store.finish(key, kept, keptRecordMs(config.keptAnswerMs!)).then(() => scheduleExpiry(options, key, config.keptAnswerMs!)));
+    } else if (abandoned) write(() => store.release(key));
     hold.release();
   };
   context.keepLate = (answer) => {

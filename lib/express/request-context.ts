@@ -8,7 +8,7 @@
 import type { Request as ExpressRequest, RequestHandler, Response as ExpressResponse } from 'express';
 import type { ResolvedOptions } from '../gateway/options.js';
 import type { Cancellation, Usage } from '../gateway/use-case.js';
-import { type WorkEnd, bookFields } from '../gateway/ledger/reckoning.js';
+import { type KeptWork, type WorkEnd, bookFields, keptBookFields } from '../gateway/ledger/reckoning.js';
 import type { RequestTrace } from '../telemetry/telemetry.js';
 import type { CancelSignal } from '../transport/upstream-http.js';
 import type { Caller, RouteName } from '../types.js';
@@ -64,6 +64,8 @@ export class RequestContext implements Cancellation {
    * this request's event, but on the event that delivers them, or on their expiry.
    */
   keptForRetry = false;
+  /** The kept work this request delivered (kept-work.ts): its usage event charges it. */
+  keptDelivery?: KeptWork;
   /** The answer is an Idempotency-Key replay: nothing was billed, no usage event, the span marked. */
   replayed?: boolean;
   /** The status of an Idempotency-Key answer kept for the retry although its client had left. */
@@ -168,25 +170,19 @@ export class RequestContext implements Cancellation {
       idempotentReplay: this.replayed,
     });
     // usage is per caller: a request that never authenticated has nobody to bill
-    if (!options.onUsage || !this.caller || this.replayed) return;
-    // a stream's images went out one by one: those sent were received, the rest were cut (ledger/reckoning.ts)
-    const streamed = res.headersSent && String(res.getHeader('content-type') ?? '').startsWith('text/event-stream');
-    const unfinished = !res.writableFinished && this.keptStatus === undefined;
-    if (streamed && unfinished) usage.lostBy ??= 'stream_cut';
-    const end: WorkEnd = {
-      ...(this.failure !== undefined ? { error: this.failure } : {}),
-      clientLeft: unfinished && !streamed,
-      kept: this.keptForRetry,
-      streamed,
-      // a read (a task query) is no billable request: no per-request fee
-      noFee: this.req.method !== 'POST',
-    };
+    const reports = options.onUsage !== undefined && this.caller !== undefined && !this.replayed;
+    if (!reports && !usage.settleLater) return;
+    const end = this.workEnd();
+    // late work settles its charge by the books of its end (with-charge.ts), whether or not an event goes out
+    if (usage.settleLater) void usage.settleLater(end);
+    if (!reports || !options.onUsage || !this.caller) return;
+    const kept = this.keptDelivery;
     try {
       options.onUsage({
         caller: this.caller,
         route,
-        model: usage.model,
-        provider: usage.provider,
+        model: kept ? kept.model : usage.model,
+        provider: kept ? kept.provider : usage.provider,
         ...(usage.upstreamImages !== undefined ? { upstreamImages: usage.upstreamImages } : {}),
         status,
         latencyMs,
@@ -197,11 +193,28 @@ export class RequestContext implements Cancellation {
         ...(usage.upstreamUsage !== undefined ? { upstreamUsage: usage.upstreamUsage } : {}),
         ...(usage.tokens !== undefined ? { tokens: usage.tokens } : {}),
         ...(usage.imageQuality !== undefined ? { imageQuality: usage.imageQuality } : {}),
-        ...bookFields(usage, end, options.ledger),
+        ...(this.keptDelivery ? keptBookFields(this.keptDelivery, 'delivered', options.ledger) : bookFields(usage, end, options.ledger)),
       });
     } catch (error) {
       options.logger.error({ requestId: this.requestId, error: error instanceof Error ? error.message : String(error) }, 'onUsage threw');
     }
+  }
+
+  /** How the request's work ended, for the ledger (ledger/reckoning.ts). */
+  private workEnd(): WorkEnd {
+    const { res, usage } = this;
+    // a stream's images went out one by one: those sent were received, the rest were cut (ledger/reckoning.ts)
+    const streamed = res.headersSent && String(res.getHeader('content-type') ?? '').startsWith('text/event-stream');
+    const unfinished = !res.writableFinished && this.keptStatus === undefined;
+    if (streamed && unfinished) usage.lostBy ??= 'stream_cut';
+    return {
+      ...(this.failure !== undefined ? { error: this.failure } : {}),
+      clientLeft: unfinished && !streamed,
+      kept: this.keptForRetry,
+      streamed,
+      // a read (a task query) is no billable request: no per-request fee
+      noFee: this.req.method !== 'POST',
+    };
   }
 }
 

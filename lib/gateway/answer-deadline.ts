@@ -25,7 +25,10 @@ export class AnswerDeadline {
   /** `work`'s outcome, or at the deadline a 504 whose `late` is `work`'s outcome when it comes. */
   race<A>(work: Promise<Outcome<A>>, usage: Usage): Promise<Outcome<A>> {
     return new Promise((resolve) => {
-      this.expire = (error) => resolve({ ok: false, error, usage, late: work });
+      this.expire = (error) => {
+        usage.lateAnswer = true;
+        resolve({ ok: false, error, usage, late: work });
+      };
       void work.then((outcome) => {
         this.disarm();
         resolve(outcome);

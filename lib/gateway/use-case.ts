@@ -12,7 +12,7 @@ import type { TokenUsage } from '../json/token-usage.js';
 import { rejectionOf } from '../errors/rejection-of.js';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { LossCause } from './ledger/reckoning.js';
+import type { LossCause, WorkEnd } from './ledger/reckoning.js';
 import { type AttemptRecord, startAttempt } from './ledger/vendor-work.js';
 
 /** How a use case learns that its client went away. */
@@ -68,6 +68,19 @@ export interface Usage {
   lostBy?: LossCause;
   /** The image size asked (`WxH`): the price of images not delivered, and of those whose size the vendor did not say. */
   sizeAsked?: string;
+  /** The caller was answered at the deadline while the work went on (answer-deadline.ts): its charge is settled when the request ends. */
+  lateAnswer?: boolean;
+  /** Settles the quota charge by the books of the request's end (set for late work, called once by the request's usage event). */
+  settleLater?: (end: WorkEnd) => Promise<void>;
+  /** Where the images and money of the charge were counted: kept work given back at its expiry (kept-work.ts). */
+  held?: HeldCharge;
+}
+
+/** The windows of a quota charge, and the money it reserved: enough to give part of it back later, on any instance. */
+export interface HeldCharge {
+  windowEnds: { images?: number; budget?: number };
+  /** Millionths of the currency reserved, when the caller has a budget. */
+  budget?: number;
 }
 
 /** Records that `upstream` is being called for paid work (the provider of the usage event, and one attempt of the ledger). */

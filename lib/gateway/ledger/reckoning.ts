@@ -15,7 +15,7 @@ import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Cost } from '../../options/pricing.js';
 import type { Pricing, PricedWork } from '../tenancy/pricing.js';
-import type { LostBy, VendorAttempt, VendorWork } from '../../types.js';
+import type { LostBy, ProviderName, VendorAttempt, VendorWork } from '../../types.js';
 import type { Usage } from '../use-case.js';
 import { type AttemptRecord, outcomeOfFailure } from './vendor-work.js';
 
@@ -201,6 +201,48 @@ export function bookFields(usage: Usage, end: WorkEnd, policy: LedgerPolicy, vid
     ...(books.kept > 0 ? { keptImages: books.kept } : {}),
     ...(books.lostBy && (books.undelivered > 0 || books.absorbed > 0 || books.kept > 0) ? { lostBy: books.lostBy } : {}),
     ...(usage.attempts && usage.attempts.length > 0 ? { vendorWork: books.vendorWork } : {}),
+    ...(cost ? { cost } : {}),
+  };
+}
+
+/**
+ * Work kept for the client's retry (kept-work.ts), as its record keeps it: enough to charge it on the
+ * event that delivers it, or on its expiry's, on whichever instance that happens.
+ */
+export interface KeptWork {
+  model: string;
+  provider?: ProviderName;
+  /** Images the kept answer holds. */
+  images: number;
+  /** Their sizes (`WxH`) as reported, else as asked. */
+  sizes?: string[];
+  quality?: string;
+  /** Why its first request did not deliver it: the client left (the tenant's act), or the deadline passed (the vendor was slow). */
+  lostBy: 'client_left' | 'upstream';
+}
+
+/** The billing fields of the event that settles kept work: delivered to a retry (charged), or expired (by why it was lost). */
+export function keptBookFields(kept: KeptWork, how: 'delivered' | 'expired', policy: LedgerPolicy): BookFields & { kept: { images: number } } {
+  const charged = how === 'delivered' || kept.lostBy === 'client_left' || policy.chargeFailedWork;
+  const usage: Usage = { model: kept.model, images: kept.images, imagesAsked: kept.images, ...(kept.sizes ? { imageSizes: kept.sizes } : {}), ...(kept.quality !== undefined ? { imageQuality: kept.quality } : {}) };
+  const books: Reckoning = {
+    vendorWork: { images: 0, attempts: [] },
+    images: how === 'delivered' ? kept.images : 0,
+    undelivered: how === 'expired' && charged ? kept.images : 0,
+    absorbed: charged ? 0 : kept.images,
+    kept: 0,
+    charged: charged ? kept.images : 0,
+    billable: charged,
+    ...(kept.sizes && how === 'expired' && charged ? { undeliveredSizes: kept.sizes } : {}),
+  };
+  const cost = costOfBooks(usage, books, {}, policy.pricing);
+  return {
+    images: books.images,
+    ...(books.undelivered > 0 ? { undeliveredImages: books.undelivered, lostBy: kept.lostBy } : {}),
+    ...(books.undeliveredSizes ? { undeliveredSizes: books.undeliveredSizes } : {}),
+    ...(books.absorbed > 0 ? { absorbedImages: books.absorbed, lostBy: kept.lostBy } : {}),
+    vendorWork: books.vendorWork,
+    kept: { images: kept.images },
     ...(cost ? { cost } : {}),
   };
 }

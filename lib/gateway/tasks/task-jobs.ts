@@ -16,6 +16,15 @@ export interface TaskWatches {
   watch(taskId: string): Promise<NextPoll | undefined>;
 }
 
+/** Several kinds of scheduled jobs as one: each job goes to the kind that owns its id. */
+export function allWatches(...kinds: TaskWatches[]): TaskWatches {
+  const ownerOf = (taskId: string): TaskWatches | undefined => kinds.find((kind) => kind.owns(taskId));
+  return {
+    owns: (taskId) => ownerOf(taskId) !== undefined,
+    watch: (taskId) => ownerOf(taskId)!.watch(taskId),
+  };
+}
+
 /** Starts `options.scheduler` with the follower's polls, the delivery jobs and, when given, the watches of image tasks. */
 export async function startTaskJobs(options: ResolvedOptions, follower: TaskFollower, deliveries: DeliveryJobs, watches?: TaskWatches): Promise<void> {
   const { callbacks, logger, telemetry } = options;

@@ -26,8 +26,15 @@ export function withCharge<A>(quotas: Quotas, caller: Caller, cost: QuotaCost, u
     if (!charged.ok) return { ok: false, error: charged.error, usage };
     const charge = charged.answer;
     usage.rateLimit = charge.rateLimit;
+    usage.held = { windowEnds: { images: charge.windowEnds.images, budget: charge.windowEnds.budget }, ...(charge.budget !== undefined ? { budget: charge.budget } : {}) };
     return settle(usage, () => work(charge)).then((outcome) => {
       if (outcome.ok && settlement === 'by-work') return outcome;
+      // answered at its deadline while the work went on: whether its answer is kept for the retry is
+      // known when the request ends, where its usage event settles it by the same books
+      if (usage.lateAnswer) {
+        usage.settleLater = (end) => settleBooks(quotas, charge, cost, usage, end);
+        return outcome;
+      }
       return settleBooks(quotas, charge, cost, usage, outcome.ok ? {} : { error: outcome.error }).then(() => outcome);
     });
   });

@@ -2,6 +2,7 @@
 // taken atomically by the first request (SET NX semantics) with the body's fingerprint, then holds
 // the stored answer until it expires. memoryIdempotencyStore is the default (one instance);
 // redisIdempotencyStore shares the keys between instances.
+import type { Caller, ProviderName, RouteName } from '../../types.js';
 
 /** An answer kept for replays: exactly what the first request got. */
 export interface StoredAnswer {
@@ -13,10 +14,28 @@ export interface StoredAnswer {
   headers?: Record<string, string>;
 }
 
+/**
+ * The books of an answer kept for a client's retry (docs/tenancy-and-billing.md "Retries"): who it is
+ * for and what it holds, so the event that delivers it, or its expiry's, charges it on any instance.
+ */
+export interface KeptWorkRecord {
+  caller: Caller;
+  route: RouteName;
+  model: string;
+  provider?: ProviderName;
+  images: number;
+  sizes?: string[];
+  quality?: string;
+  lostBy: 'client_left' | 'upstream';
+  /** The quota windows the images and money were counted in, and the money they hold (millionths). */
+  windowEnds?: { images?: number; budget?: number };
+  budgetMicros?: number;
+}
+
 /** One key's record. `running` until the first request has its answer. */
 export type IdempotencyRecord =
   | { state: 'running'; fingerprint: string }
-  | { state: 'done'; fingerprint: string; answer: StoredAnswer }
+  | { state: 'done'; fingerprint: string; answer: StoredAnswer; kept?: KeptWorkRecord }
   /** The first request succeeded, but its answer was larger than `idempotency.maxAnswerBytes`. */
   | { state: 'too-large'; fingerprint: string; bytes: number };
 
