@@ -22,6 +22,13 @@ export interface FakeGemini extends FakeUpstream {
   vertexBaseURL: string;
   /** generateContent calls answered with an image (paid work made). */
   imagesMade(): number;
+  /** The requests of the calls that made an image (paid), in order: a spec attributes them to a tenant or a call. */
+  made: RecordedRequest[];
+  /**
+   * Chooses, per call, to make the image and then answer `500 INTERNAL` instead of it (paid work the caller
+   * never sees, as a call of a fan-out that fails after Gemini generated). Default none.
+   */
+  failAfterMaking?: (request: RecordedRequest) => boolean;
 }
 
 let sequence = 0;
@@ -131,6 +138,8 @@ export function geminiBodyProblem(body: unknown): string | undefined {
 
 export async function startFakeGemini(): Promise<FakeGemini> {
   let made = 0;
+  // eslint-disable-next-line prefer-const -- assigned once, after the server whose responder reads it exists
+  let self: FakeGemini;
   const fake = await startFakeUpstream((request: RecordedRequest, res: ServerResponse) => {
     if (request.method === 'POST' && VERTEX_GENERATE.test(request.path)) {
       if (request.headers.authorization !== `Bearer ${VERTEX_TOKEN}`) {
@@ -143,6 +152,11 @@ export async function startFakeGemini(): Promise<FakeGemini> {
         return;
       }
       made += 1;
+      self.made.push(request);
+      if (self.failAfterMaking?.(request)) {
+        geminiError(res, 500, 'INTERNAL', 'An internal error has occurred.');
+        return;
+      }
       sendJson(res, 200, geminiImageAnswer());
       return;
     }
@@ -172,7 +186,13 @@ export async function startFakeGemini(): Promise<FakeGemini> {
       return;
     }
     made += 1;
+    self.made.push(request);
+    if (self.failAfterMaking?.(request)) {
+      geminiError(res, 500, 'INTERNAL', 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting');
+      return;
+    }
     sendJson(res, 200, geminiImageAnswer());
   });
-  return Object.assign(fake, { baseURL: `${fake.origin}/v1beta`, vertexBaseURL: `${fake.origin}/v1`, imagesMade: () => made });
+  self = Object.assign(fake, { baseURL: `${fake.origin}/v1beta`, vertexBaseURL: `${fake.origin}/v1`, imagesMade: () => made, made: [] as RecordedRequest[] });
+  return self;
 }

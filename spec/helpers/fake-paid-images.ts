@@ -34,6 +34,29 @@ export interface Generation {
   cut: boolean;
   /** Resolves when the generation's work is over and its connection let go of the answer (written, or cut). */
   done: Promise<void>;
+  /** The request that started it (its headers and body: a spec attributes the generation to a tenant or a call). */
+  request: RecordedRequest;
+  /** The script it ran under, when `script` gave one. */
+  script?: GenerationScript;
+}
+
+/**
+ * How one request is answered, chosen per request by `script` (the ledger specs: many calls at once, each
+ * with its own behaviour). Every field is optional; absent fields keep the fake's defaults.
+ */
+export interface GenerationScript {
+  /** Answer this status (4xx, 429, 503) before any work: nothing is made, nothing is paid. */
+  refuse?: number;
+  /** How long this generation works, ms, instead of `workMs`. */
+  workMs?: number;
+  /** Images answered beyond what was asked, instead of `extraImages`. */
+  extraImages?: number;
+  /** After the work (its images made, so paid), answer this 5xx instead of the images. */
+  failAfterWork?: number;
+  /** DashScope asynchronous synthesis: the upstream task ends FAILED and makes nothing. */
+  taskFails?: boolean;
+  /** Holds the answer (the async submit's answer included) until it resolves: the work is paid from the start. */
+  gate?: Promise<void>;
 }
 
 export interface FakePaidImages extends FakeUpstream {
@@ -60,6 +83,8 @@ export interface FakePaidImages extends FakeUpstream {
   hold(): () => void;
   /** Resolves when every generation started so far has ended its work. */
   settled(): Promise<void>;
+  /** Chooses how each request is answered (see GenerationScript); default none, the fake's defaults. */
+  script?: (request: RecordedRequest) => GenerationScript | undefined;
 }
 
 const GENERATION_PATHS = new Set([OPENAI_IMAGES, OPENAI_EDITS, DASHSCOPE_GENERATION, ARK_IMAGES, DASHSCOPE_SYNTHESIS]);
@@ -106,8 +131,9 @@ export async function startFakePaidImages(): Promise<FakePaidImages> {
   const box: { self?: FakePaidImages } = {};
   let gate: Promise<void> | undefined;
 
-  const plan = async (request: RecordedRequest): Promise<{ asked: number; images: number; nValues: string[] }> => {
-    const self = box.self!;
+  const plan = async (request: RecordedRequest, script: GenerationScript | undefined): Promise<{ asked: number; images: number; nValues: string[] }> => {
+    const self = { extraImages: script?.extraImages ?? box.self!.extraImages, sequenceReturns: box.self!.sequenceReturns };
+    if (script?.taskFails) return { asked: 1, images: 0, nValues: [] };
     const body = (request.json ?? {}) as Record<string, unknown>;
     if (request.path === OPENAI_EDITS) {
       const nValues = await formNValues(request);
@@ -190,13 +216,16 @@ export async function startFakePaidImages(): Promise<FakePaidImages> {
     }
     await sleep(workMs / (partials + 1));
     if (gate) await gate;
+    if (generation.script?.gate) await generation.script.gate;
     if (res.destroyed) return;
     const completed = {
       type: `${prefix}.completed`,
       ...image,
       usage: { input_tokens: 10, output_tokens: 100, total_tokens: 110, input_tokens_details: { image_tokens: 0, text_tokens: 10 } },
     };
-    res.end(`event: ${completed.type}\ndata: ${JSON.stringify(completed)}\n\n`);
+    // one completed event per image made, as OpenAI streams `n: 2` (and an upstream that makes extra ones)
+    const text = `event: ${completed.type}\ndata: ${JSON.stringify(completed)}\n\n`;
+    res.end(text.repeat(Math.max(1, generation.images)));
   };
 
   /** Ark's streamed group (upstreams §2.7): one event per image as it is made, the failed ones last, then completed. */
@@ -251,6 +280,8 @@ export async function startFakePaidImages(): Promise<FakePaidImages> {
         if (!generation) return sendJson(res, 200, { request_id: 'rq-unknown', output: { task_id: taskRead[1], task_status: 'UNKNOWN' } });
         const over = await Promise.race([generation.done.then(() => true), sleep(0).then(() => false)]);
         if (!over) return sendJson(res, 200, { request_id: `rq-${generation.id}`, output: { task_id: taskRead[1], task_status: 'RUNNING' } });
+        if (generation.script?.taskFails)
+          return sendJson(res, 200, { request_id: `rq-${generation.id}`, output: { task_id: taskRead[1], task_status: 'FAILED', code: 'InternalError', message: 'Generation failed.' } });
         const results = Array.from({ length: generation.images }, (_item, index) => ({ url: `${self.origin}/results/generation-${generation.id}-${index}.png` }));
         return sendJson(res, 200, { request_id: `rq-${generation.id}`, output: { task_id: taskRead[1], task_status: 'SUCCEEDED', results }, usage: { image_count: generation.images } });
       }
@@ -266,28 +297,38 @@ export async function startFakePaidImages(): Promise<FakePaidImages> {
         });
         return;
       }
+      const script = self.script?.(request);
+      // a refusal before any work (a 4xx, a 429, a 503): nothing made, nothing paid
+      if (script?.refuse !== undefined) {
+        const status = script.refuse;
+        sendJson(res, status, {
+          error: { message: `refused with ${status}`, type: status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code: status === 429 ? 'rate_limit_exceeded' : null },
+        });
+        return;
+      }
       // paid from here on, whatever becomes of the connection
-      const planned = await plan(request);
+      const planned = await plan(request, script);
       let worked!: () => void;
       let closed!: () => void;
       const work = new Promise<void>((resolve) => (worked = resolve));
       const exchange = new Promise<void>((resolve) => (closed = resolve));
       // over once the work is done and the connection let go of the answer (written whole, or cut)
       const done = Promise.all([work, exchange]).then(() => undefined);
-      const generation: Generation = { id: self.generations.length + 1, path: request.path, ...planned, delivered: false, cut: false, done };
+      const generation: Generation = { id: self.generations.length + 1, path: request.path, ...planned, delivered: false, cut: false, done, request, ...(script ? { script } : {}) };
       self.generations.push(generation);
       res.on('close', () => {
         if (res.writableFinished) generation.delivered = true;
         else generation.cut = true;
         closed();
       });
-      const workMs = self.workMs;
+      const workMs = script?.workMs ?? self.workMs;
       if (request.path === DASHSCOPE_SYNTHESIS) {
         if (request.headers['x-dashscope-async'] !== 'enable') {
           worked();
           return sendJson(res, 400, { request_id: 'rq-sync', code: 'InvalidParameter', message: 'current user api does not support synchronous calls' });
         }
-        // answered at once; the work goes on, paid, and its end is read at GET /api/v1/tasks/{id}
+        // answered at once (or when the script's gate opens); the work goes on, paid, and its end is read at GET /api/v1/tasks/{id}
+        if (script?.gate) await script.gate;
         sendJson(res, 200, { request_id: `rq-${generation.id}`, output: { task_status: 'PENDING', task_id: `ds-task-${generation.id}` } });
         void sleep(workMs)
           .then(() => gate)
@@ -305,7 +346,14 @@ export async function startFakePaidImages(): Promise<FakePaidImages> {
         }
         await sleep(workMs);
         if (gate) await gate;
-        if (!res.destroyed) answer(request, generation, res);
+        if (script?.gate) await script.gate;
+        if (res.destroyed) return;
+        // made and paid, then a server error: the vendor bills the work the caller never sees
+        if (script?.failAfterWork !== undefined) {
+          sendJson(res, script.failAfterWork, { error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: null } });
+          return;
+        }
+        answer(request, generation, res);
       } finally {
         worked();
       }
