@@ -64,6 +64,8 @@ export class RequestContext implements Cancellation {
    * this request's event, but on the event that delivers them, or on their expiry.
    */
   keptForRetry = false;
+  /** The request asked for a stream (`stream: true`): its images are received one by one, as they are sent. */
+  streaming = false;
   /** The kept work this request delivered (kept-work.ts): its usage event charges it. */
   keptDelivery?: KeptWork;
   /** The answer is an Idempotency-Key replay: nothing was billed, no usage event, the span marked. */
@@ -128,6 +130,26 @@ export class RequestContext implements Cancellation {
    */
   workMayHaveStarted = false;
 
+  /**
+   * Work whose books the usage event waits for while it runs: the route's use case (a client that
+   * leaves closes the response before the work it started has ended), a stream's settlement (when its
+   * upstream body closes). Undefined once all of it is done, so most requests bill at once.
+   */
+  private books?: Promise<void>;
+
+  /** The usage event goes out once `work` is done too (its failure is the route's own, handled there). */
+  awaitBooks(work: Promise<unknown>): void {
+    const books: Promise<void> = Promise.all([this.books, work]).then(
+      () => {
+        if (this.books === books) this.books = undefined;
+      },
+      () => {
+        if (this.books === books) this.books = undefined;
+      },
+    );
+    this.books = books;
+  }
+
   /** Takes a use case's usage as the request's (by reference: a stream's keeps counting as it is relayed). */
   recordUsage(usage: Usage): void {
     this.usage = usage;
@@ -169,10 +191,19 @@ export class RequestContext implements Cancellation {
       durationMs: latencyMs,
       idempotentReplay: this.replayed,
     });
+    // whether the answer reached the client is decided now: a write after this (kept work) reached nobody
+    const finished = res.writableFinished || this.keptStatus !== undefined;
+    if (this.books) void this.books.then(() => this.bill(route, status, latencyMs, finished));
+    else this.bill(route, status, latencyMs, finished);
+  }
+
+  /** The books of the request: its charge settled when late, and its one usage event. */
+  private bill(route: RouteName, status: number, latencyMs: number, finished: boolean): void {
+    const { options, usage } = this;
     // usage is per caller: a request that never authenticated has nobody to bill
     const reports = options.onUsage !== undefined && this.caller !== undefined && !this.replayed;
     if (!reports && !usage.settleLater) return;
-    const end = this.workEnd();
+    const end = this.workEnd(finished);
     // late work settles its charge by the books of its end (with-charge.ts), whether or not an event goes out
     if (usage.settleLater) void usage.settleLater(end);
     if (!reports || !options.onUsage || !this.caller) return;
@@ -201,15 +232,14 @@ export class RequestContext implements Cancellation {
   }
 
   /** How the request's work ended, for the ledger (ledger/reckoning.ts). */
-  private workEnd(): WorkEnd {
-    const { res, usage } = this;
+  private workEnd(finished: boolean): WorkEnd {
+    const { usage } = this;
     // a stream's images went out one by one: those sent were received, the rest were cut (ledger/reckoning.ts)
-    const streamed = res.headersSent && String(res.getHeader('content-type') ?? '').startsWith('text/event-stream');
-    const unfinished = !res.writableFinished && this.keptStatus === undefined;
-    if (streamed && unfinished) usage.lostBy ??= 'stream_cut';
+    const streamed = this.streaming;
+    if (streamed && !finished) usage.lostBy ??= 'stream_cut';
     return {
       ...(this.failure !== undefined ? { error: this.failure } : {}),
-      clientLeft: unfinished && !streamed,
+      clientLeft: !finished && !streamed,
       kept: this.keptForRetry,
       streamed,
       // a read (a task query) is no billable request: no per-request fee

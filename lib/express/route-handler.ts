@@ -22,7 +22,8 @@ export function routeHandler(name: string, handler: (context: RequestContext) =>
       next(error);
       return;
     }
-    done.catch(next);
+    // the request's usage event waits for its work, whose books a client that left does not end (request-context.ts)
+    context.awaitBooks(done.catch(next));
   };
   Object.defineProperty(routed, 'name', { value: name });
   return routed;

@@ -303,7 +303,7 @@ type WholeAttempt = Exclude<Attempted, { kind: 'stream' }>;
  * attempt's failure.
  */
 function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageRequest, prepared: Prepared): Promise<Attempted> {
-  const { upstreams, call } = prepared;
+  const { upstreams } = prepared;
   let read = prepared.request;
   const attempt: AttemptInfo = {
     route: request.route,
@@ -315,7 +315,9 @@ function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageRequest, p
   };
   const { deadline } = request;
   return withFallback(upstreams, deps.options, attempt, (chosen): Promise<Attempted> => {
-    attempting(usage, chosen.provider);
+    // a provider that fans out records each of its vendor calls in the attempt (ledger/vendor-work.ts)
+    const record = attempting(usage, chosen.provider);
+    const call = { ...prepared.call, vendorCalls: (record.calls = []) };
     // only the last upstream's call outlives its deadline: before it, a call that times out without a
     // connection must still fail as not started, so the next upstream is tried (fallback.ts)
     const last = upstreams.indexOf(chosen) === upstreams.length - 1;

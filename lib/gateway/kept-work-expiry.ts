@@ -5,7 +5,7 @@
 // lost to the gateway's deadline are the operator's (`absorbedImages`, given back to the quotas), unless
 // `billing.chargeFailedWork`. The retry that takes the answer first settles it instead, by delivering it.
 import type { NextPoll } from '../stores/scheduling/job-scheduler.js';
-import type { IdempotencyStore, KeptWorkRecord } from '../stores/idempotency/idempotency-store.js';
+import type { KeptWorkRecord } from '../stores/idempotency/idempotency-store.js';
 import { keptBookFields } from './ledger/reckoning.js';
 import type { ResolvedOptions } from './options.js';
 import { messageOf } from './tasks/background-work.js';

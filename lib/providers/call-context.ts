@@ -1,7 +1,7 @@
 // What an adapter needs to make its upstream call: the shared HTTP module, the client's abort
 // signal and the limits. Built once per request by the route.
 import type { CancelSignal, UpstreamHttp } from '../transport/upstream-http.js';
-import type { Upstream } from '../types.js';
+import type { Upstream, VendorAttempt } from '../types.js';
 import type { GatewayLimits } from '../options/request-limits.js';
 
 export interface CallContext {
@@ -9,6 +9,12 @@ export interface CallContext {
   /** Aborted when the client disconnects (an AbortSignal, or a route's cheaper client-gone watch). */
   signal: CancelSignal;
   limits: Readonly<GatewayLimits>;
+  /**
+   * A provider that makes several vendor calls for one request (n images as n calls) records each
+   * here, with its outcome, for the vendor's bill (gateway/ledger/vendor-work.ts): one that failed
+   * beside ones that answered may still have been paid.
+   */
+  vendorCalls?: VendorAttempt[];
 }
 
 /** Authorization and JSON headers, after the operator's own headers (which may not replace them). */

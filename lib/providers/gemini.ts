@@ -2,6 +2,7 @@
 // calls with an image response modality. Gemini has no `n`: n images are n calls, and the caller is
 // charged for the images delivered. Images come back as base64 `inlineData` parts, never URLs.
 // Pure translation functions first, then the transport that uses them.
+import { recordCall } from '../errors/vendor-outcome.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { classifyUpstreamCode } from '../errors/status-policy.js';
 import type { ImageGenerationRequest } from '../images/image-request.js';
@@ -302,6 +303,9 @@ export function generateGoogleImages(transport: GoogleImageTransport, call: Call
             }),
         ),
       ).then((settled): ImageGenerationResponse => {
+        if (settled.length > 1) {
+          for (const result of settled) recordCall(call.vendorCalls, transport.provider, result.status === 'fulfilled' ? { images: result.value.data.length, id: result.value.responseId } : { error: result.reason }, 1);
+        }
         const answers = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
         const data = answers.flatMap((answer) => answer.data);
         if (data.length === 0) {

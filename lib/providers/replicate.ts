@@ -3,6 +3,7 @@
 // it by id until it ends; a model without `num_outputs` makes `n` images as n predictions, charged per
 // image delivered (as generateGoogleImages in gemini.ts settles). Replicate answers URLs that it
 // deletes after an hour: the gateway's b64_json and result storage apply to them as to any URL.
+import { recordCall } from '../errors/vendor-outcome.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { rejectionOf } from '../errors/rejection-of.js';
 import type { ImageData, ImageGenerationResponse } from '../images/image-generation-response.js';
@@ -48,6 +49,9 @@ function generateReplicateImages(call: CallContext, request: ImageGenerationRequ
   // the input is checked once, before any call: a bad request starts no paid work
   return new Promise<ReturnType<typeof translateImageInput>>((resolve) => resolve(translateImageInput(request, model))).then((plan) =>
     Promise.allSettled(Array.from({ length: plan.predictions }, () => onePrediction(call, upstream, model, plan.input))).then((settled): ImageGenerationResponse => {
+      if (settled.length > 1) {
+        for (const result of settled) recordCall(call.vendorCalls, PROVIDER, result.status === 'fulfilled' ? { images: result.value.data.length, id: result.value.id } : { error: result.reason }, 1);
+      }
       const answers = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
       const data = answers.flatMap((answer) => answer.data);
       if (data.length === 0) {

@@ -40,6 +40,9 @@ export function forwardJsonHandler(deps: GatewayDeps, config: ForwardRoute): Req
       context.announceCost();
       return sendBody(context, answer.response.status, answer.response.contentType, answer.response.body);
     }
+    // the usage event waits for the stream's books: a client that cuts it closes the response first
+    context.streaming = true;
+    context.awaitBooks(answer.settled);
     const failure = await relaySse(context, answer.stream, config.streamErrors, (error) => (context.errorCode = error.code), answer.observe);
     await answer.settled;
     // already told to the client as an error event; thrown so the error middleware logs it once

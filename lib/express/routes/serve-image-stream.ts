@@ -10,12 +10,14 @@ import { type ImageCall, runImageRequest } from '../../gateway/image-pipeline.js
 import type { GatewayDeps } from '../../gateway/gateway-deps.js';
 import type { ImageStreamAsk } from '../../images/image-stream-ask.js';
 import { ImageEventWriter } from '../image-event-writer.js';
+import type { ImageStreamEvent } from '../../gateway/image-streams.js';
 import { UseCaseView } from '../request-base.js';
 import type { RequestContext } from '../request-context.js';
 import { relaySse } from '../sse-relay.js';
 
 export async function serveImageStream(deps: GatewayDeps, context: RequestContext, call: Omit<ImageCall, 'keepsLateWork' | 'stream'>, ask: ImageStreamAsk): Promise<void> {
   const keepAliveMs = deps.options.limits.streamKeepAliveMs;
+  context.streaming = true;
   const writer = new ImageEventWriter(context, call.route === 'images.edits' ? 'image_edit' : 'image_generation', keepAliveMs);
   writer.start();
   try {
@@ -27,6 +29,8 @@ export async function serveImageStream(deps: GatewayDeps, context: RequestContex
     if (answer.kind === 'relay') {
       writer.stop();
       const { relayed } = answer;
+      // the usage event waits for the stream's books (image-streams.ts): a client that cuts it closes the response first
+      context.awaitBooks(relayed.settled);
       const failure = await relaySse(context, relayed.stream, 'image', (error) => (context.errorCode = error.code), relayed.observe, { keepAliveMs });
       await relayed.settled;
       // already told to the client as an error event; thrown so the error middleware logs it once
@@ -34,7 +38,10 @@ export async function serveImageStream(deps: GatewayDeps, context: RequestContex
       return;
     }
     if (answer.kind !== 'events') throw GatewayError.internal();
-    for await (const event of answer.events) await writer.write(event);
+    const written = writeEvents(writer, answer.events);
+    // the generator settles the stream's charge when it stops (image-streams.ts): the usage event waits for it
+    context.awaitBooks(written);
+    await written;
     writer.end();
   } catch (error) {
     writer.stop();
@@ -46,4 +53,9 @@ export async function serveImageStream(deps: GatewayDeps, context: RequestContex
     }
     throw error;
   }
+}
+
+/** Writes each event as it comes; the generator's own end (its books settled) is this promise's. */
+async function writeEvents(writer: ImageEventWriter, events: AsyncGenerator<ImageStreamEvent>): Promise<void> {
+  for await (const event of events) await writer.write(event);
 }

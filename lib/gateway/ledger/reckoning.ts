@@ -74,7 +74,7 @@ export function vendorWorkOf(usage: Usage, end: WorkEnd): VendorWork {
   const records = usage.attempts ?? [];
   const attempts: VendorAttempt[] = [];
   records.forEach((record, index) => {
-    if (record.calls) attempts.push(...record.calls);
+    if (record.calls && record.calls.length > 0) attempts.push(...record.calls);
     else attempts.push(settledAttempt(record, index === records.length - 1 ? usage : undefined, end));
   });
   let images = 0;

@@ -58,7 +58,7 @@ export function settleBooks(quotas: Quotas, charge: QuotaCharge, cost: QuotaCost
   // a video task that runs is settled when it ends; a failed create made nothing
   if (cost.videoTasks !== undefined && end.error === undefined) return given;
   // the money of what the tenant is charged; images kept for its retry stay reserved until they are settled
-  const held = { ...books, undelivered: books.undelivered + books.kept };
+  const held = { ...books, undelivered: books.undelivered + books.kept, billable: books.billable || books.kept > 0 };
   const actual = Pricing.micros(costOfBooks(usage, held, end, quotas.pricing)) ?? 0;
   return given.then(() => charge.settleBudget(actual));
 }
