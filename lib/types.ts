@@ -57,8 +57,12 @@ export interface Upstream {
   getAccessToken?: () => string | null | undefined | Promise<string | null | undefined>;
 }
 
-/** How a vendor call ended, for the vendor's bill: it made its work, may have made it, or refused before any. */
-export type VendorOutcome = 'made' | 'unknown' | 'refused';
+/**
+ * How a vendor call ended, for the vendor's bill: it made its work (`made`), may have made it
+ * (`unknown`: a 5xx, a timeout or a reset after the request was written, a crash), refused before any
+ * (`refused`), or its own task ended failed, which the vendor does not bill (`failed`).
+ */
+export type VendorOutcome = 'made' | 'unknown' | 'refused' | 'failed';
 
 /** One upstream call of paid work (docs/tenancy-and-billing.md "The books"). */
 export interface VendorAttempt {

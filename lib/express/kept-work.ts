@@ -83,6 +83,8 @@ export function createKeptWork(route: RouteName, options: ResolvedOptions): Requ
     keeping.peek(key).then(
       (record) => {
         if (!record) return run();
+        // an answer delivered before goes out again to a retry of the request only: anything else is new work
+        if (record.state === 'done' && record.delivered && !isRetry(context)) return run();
         if (record.state === 'done') return void deliver(context, keeping, key, run, options);
         return void join(context, keeping, key, config.runningTtlMs, run, options);
       },
@@ -97,8 +99,9 @@ export function createKeptWork(route: RouteName, options: ResolvedOptions): Requ
 
 /**
  * Hands out a kept answer (once: `take` removes it); when another retry took it first, runs. The
- * request's usage event charges what it delivers; a client that leaves before the answer reached it
- * puts it back, for the next retry, with a fresh expiry.
+ * request's usage event charges what it delivers. A client that leaves before the answer reached it
+ * puts it back; one that vanished unseen (its close unread while the answer was written) is covered by
+ * the delivered record kept behind: its client's next retry receives it again, billed once.
  */
 async function deliver(context: RequestContext, store: KeepingStore, key: string, run: () => void, options: ResolvedOptions): Promise<void> {
   let taken: IdempotencyRecord | undefined;
@@ -109,20 +112,43 @@ async function deliver(context: RequestContext, store: KeepingStore, key: string
   }
   if (taken?.state !== 'done') return run();
   const record = taken;
-  const { status, contentType, body } = record.answer;
-  // the delivery is this request's work: its event charges the kept images (a record without books: nothing new to bill)
-  if (record.kept) context.keptDelivery = keptWorkOf(record.kept);
-  else context.replayed = true;
-  context.lifetime.whenResponseCloses(() => {
-    if (context.res.writableFinished) return;
+  const config = options.idempotency!;
+  const write = backgroundWrites(options.logger, 'kept-work');
+  const putBack = (): void => {
     // the answer did not reach this client: it goes back for the next retry, and is billed there
     context.keptDelivery = undefined;
     context.replayed = true;
-    const config = options.idempotency!;
-    backgroundWrites(options.logger, 'kept-work')(() => store.finish(key, record, keptRecordMs(config.keptAnswerMs!)).then(() => scheduleExpiry(options, key, config.keptAnswerMs!)));
+    write(() => store.finish(key, record, keptRecordMs(config.keptAnswerMs!)).then(() => scheduleExpiry(options, key, config.keptAnswerMs!)));
+  };
+  // the client may have left while the answer was taken: one turn of the event loop reads a close that
+  // is already on the socket (store calls resolve without one), and then nothing is sent
+  await new Promise((resolve) => setImmediate(resolve));
+  if (clientGone(context)) return putBack();
+  // an answer already billed to a retry goes out again, to a later retry of the same request only, unbilled
+  if (record.kept && !record.delivered) context.keptDelivery = keptWorkOf(record.kept);
+  else context.replayed = true;
+  context.lifetime.whenResponseCloses(() => {
+    if (!context.res.writableFinished) return putBack();
+    // written, but perhaps to a client that is gone: kept behind, for its own next retry
+    if (record.kept) write(() => store.finish(key, { ...record, delivered: true }, config.keptAnswerMs!));
   });
   context.res.setHeader(KEPT_HEADER, 'true');
-  sendBody(context, status, contentType, Buffer.from(body, 'base64'));
+  sendBody(context, record.answer.status, record.answer.contentType, Buffer.from(record.answer.body, 'base64'));
+}
+
+/**
+ * A client's retry of a request it did not receive the answer of: the official SDKs count their own
+ * retries in `x-stainless-retry-count` (1 and up). A delivered answer goes out again to such a retry only.
+ */
+function isRetry(context: RequestContext): boolean {
+  const count = context.req.headers['x-stainless-retry-count'];
+  return typeof count === 'string' && /^[1-9]\d{0,2}$/.test(count);
+}
+
+/** The client is gone, or has closed its side (it reads no answer). */
+function clientGone(context: RequestContext): boolean {
+  const socket = context.req.socket as { destroyed?: boolean; readableEnded?: boolean } | undefined;
+  return context.res.destroyed || socket?.destroyed === true || socket?.readableEnded === true;
 }
 
 /** The books a kept record carries, as the ledger charges them. */

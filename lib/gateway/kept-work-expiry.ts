@@ -34,7 +34,8 @@ export class KeptWorkExpiry implements TaskWatches {
     const store = this.options.idempotency?.store;
     if (!store?.take) return undefined;
     const record = await store.take(jobId.slice(JOB_PREFIX.length));
-    if (record?.state !== 'done' || !record.kept) return undefined;
+    // delivered to a retry (and billed there), or taken by one already: nothing to settle
+    if (record?.state !== 'done' || !record.kept || record.delivered) return undefined;
     await this.expired(record.kept);
     return undefined;
   }

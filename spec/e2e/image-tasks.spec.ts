@@ -192,14 +192,17 @@ describe('submitting an image task', () => {
     expect(Buffer.from(await image.arrayBuffer()).equals(TINY_PNG)).toBe(true);
   });
 
-  it('without storage, an upstream that answers bytes only ends failed with result_not_kept, and its images stay charged (they were made)', async () => {
+  it('without storage, an upstream that answers bytes only ends failed with result_not_kept: its images are vendor work the operator absorbs', async () => {
     const gw = await start();
     const res = await submit(gw, { model: OPENAI_MODEL, prompt: 'x' });
     const task = await ended(gw, res.body.id as string);
     expect(task.status).toBe('failed');
     expect((task.error as { code: string }).code).toBe('result_not_kept');
     expect(gw.fakes.images.started()).toBe(1);
-    expect(await quotaUsed(gw.router, 'images')).toBe(gw.fakes.images.imagesMade());
+    // the vendor made them (vendorWork), the gateway could not keep them: the operator's cost, given back to the quota
+    await expect.poll(() => taskEvents(gw).length).toBe(1);
+    expect(taskEvents(gw)[0]).toMatchObject({ images: 0, absorbedImages: gw.fakes.images.imagesMade(), lostBy: 'gateway', vendorWork: { images: gw.fakes.images.imagesMade() } });
+    expect(await quotaUsed(gw.router, 'images')).toBe(0);
   });
 
   it('bad input is the ordinary 400 before anything is queued, charged or called', async () => {
@@ -353,10 +356,10 @@ describe('cancelling', () => {
     await gw.router.close();
     const waiting = await request(gw.app).get(`/v1/images/tasks/${second.body.id}`).set(auth());
     expect(waiting.body).toMatchObject({ id: second.body.id, status: 'failed', error: { code: 'task_interrupted' } });
-    // the waiting task's three images come back; the running one's stay charged (its call was made)
-    expect(await quotaUsed(gw.router, 'images')).toBe(1);
+    // the waiting task's three images come back at once (it never started: no vendor work)
+    expect(await quotaUsed(gw.router, 'images')).toBeLessThanOrEqual(1);
     const events = taskEvents(gw).filter((event) => event.task!.id === second.body.id);
-    expect(events.map((event) => [event.task!.status, event.images])).toEqual([['failed', 0]]);
+    expect(events.map((event) => [event.task!.status, event.images, event.vendorWork])).toEqual([['failed', 0, undefined]]);
     release();
     expect(first.status).toBe(202);
     expect(gw.fakes.images.started()).toBe(1);

@@ -40,12 +40,13 @@ describe('a client that gives up while its image is generated', () => {
     const image = await client.images.generate({ model: 'x-image-2.0', prompt: 'a lighthouse at dawn' });
     expect(image.data?.[0]?.url).toMatch(/kept\.png/);
     expect(generations()).toBe(1);
-    // the image is billed once, on the first try's event, as made and not delivered to it (its client
-    // left); the retries that waited for it or received it have no image of their own
+    // the image is billed once, on the event of the retry that received it; the first try's event
+    // reports the vendor work, kept for that retry (its client left)
     await sleep(200);
     const billed = gw.usage.filter((event) => event.route === 'images.generations' && event.images + (event.undeliveredImages ?? 0) > 0);
     expect(billed).toHaveLength(1);
-    expect(billed[0]).toMatchObject({ status: 499, images: 0, undeliveredImages: 1 });
+    expect(billed[0]).toMatchObject({ status: 200, images: 1, kept: { images: 1 } });
+    expect(gw.usage.filter((event) => event.keptImages)).toMatchObject([{ status: 499, images: 0, keptImages: 1, vendorWork: { images: 1 } }]);
   });
 
   it('hands a kept answer out once: a later identical request runs again', async () => {

@@ -240,8 +240,8 @@ describe('x-should-retry on error answers', () => {
 });
 
 describe('paid work is not thrown away', () => {
-  it('a client that leaves and never comes back: the upstream call finishes and the usage event says one image was made and not delivered', async () => {
-    const gw = await start();
+  it('a client that leaves and never comes back: the upstream call finishes, its answer is kept, and its expiry bills one image made and not delivered', async () => {
+    const gw = await start(keptAnswers({ ttlMs: 1_000 }));
     gw.fakes.images.workMs = 1_000;
     await leave(gw, body());
     await gw.fakes.images.settled();

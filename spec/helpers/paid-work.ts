@@ -16,7 +16,7 @@ export function imagesAccounted(events: readonly UsageEvent[]): number {
 /** Images the image routes' usage events charge the tenant for: given, lost by its own act, or kept for its retry and not yet settled. */
 export function imagesCharged(events: readonly UsageEvent[]): number {
   const routes = events.filter((event) => IMAGE_ROUTES.has(event.route));
-  return routes.reduce((sum, event) => sum + event.images + undeliveredImagesOf(event) + (event.keptImages ?? 0) - (event.kept ? event.images : 0), 0);
+  return routes.reduce((sum, event) => sum + event.images + undeliveredImagesOf(event) + (event.keptImages ?? 0) - (event.kept?.images ?? 0), 0);
 }
 
 /** How much of a configured quota the caller has used: its limit less what remains (0 when not configured). */

@@ -40,10 +40,10 @@ import { callbackJob } from '../tasks/task-keys.js';
 import { taskUpstreamAmong } from '../tasks/upstream-task-state.js';
 import { isTerminalStatus } from '../tasks/task-state-order.js';
 import type { QuotaCharge } from '../tenancy/quotas.js';
-import { pricedWork, withCharge } from '../tenancy/with-charge.js';
+import { withCharge } from '../tenancy/with-charge.js';
 import { Pricing } from '../tenancy/pricing.js';
-import type { Cost } from '../../options/pricing.js';
-import { type Cancellation, type Outcome, type Usage, type UseCaseRequest, attempting, mayHaveBeenPaid, settle, usageFor } from '../use-case.js';
+import { type Reckoning, type WorkEnd, bookFields, costOfBooks, reckon } from '../ledger/reckoning.js';
+import { type Cancellation, type Outcome, type Usage, type UseCaseRequest, attempting, settle, usageFor } from '../use-case.js';
 import { FairQueue } from './fair-queue.js';
 
 /**
@@ -180,6 +180,7 @@ export class ImageTaskService implements TaskWatches {
           }
         : {}),
       ...(usage.imageQuality !== undefined ? { quality: usage.imageQuality } : {}),
+      ...(usage.sizeAsked !== undefined ? { size: usage.sizeAsked } : {}),
       ...(options.storage ? { durable: true } : {}),
     };
     const record: TaskRecord = {
@@ -245,13 +246,20 @@ export class ImageTaskService implements TaskWatches {
         // a run of this process knows whether its upstream call was made; another instance's is assumed made
         const local = this.local.get(record.id);
         const started = record.image?.startedAt !== undefined && (local === undefined || local.usage?.attempted === true);
+        // work handed to the upstream's own task goes on there: what it made is known when it ends, and
+        // charged then (follow); the task is cancelled for its caller now
+        const followed = started && record.image?.onUpstream === true && record.upstream.taskId !== '';
         const view = viewOf(record, 'cancelled');
-        const updated = await this.deps.options.store.updateTask(record.id, record.version, { status: 'cancelled', result: { ...view }, usageReported: true });
+        const updated = await this.deps.options.store.updateTask(record.id, record.version, { status: 'cancelled', result: { ...view }, usageReported: !followed });
         if (!updated) continue;
         const run = this.local.get(record.id);
         // aborted before its call is made, the call is never sent: nothing was made, everything comes back
-        run?.controller.abort(GatewayError.invalidRequest('the task was cancelled'));
-        await this.ended(updated, view, { paid: started, error: undefined, usage: undefined, caller: run?.caller });
+        const cancelled = GatewayError.invalidRequest('the task was cancelled');
+        run?.controller.abort(cancelled);
+        if (followed) {
+          this.deps.options.telemetry.recordTaskTransition('cancelled');
+          this.deliver(updated, view);
+        } else await this.ended(updated, view, { usage: cancelledUsage(record, started, run?.usage ?? local?.usage), end: { error: cancelled }, caller: run?.caller });
         this.dropWaiting(record);
         return view;
       }
@@ -266,6 +274,8 @@ export class ImageTaskService implements TaskWatches {
   async watch(taskId: string): Promise<NextPoll | undefined> {
     for (let round = 0; round < 8; round += 1) {
       const record = await this.deps.options.store.getTask(taskId);
+      // a task cancelled while its upstream task ran is followed to that task's end, for its books
+      if (record?.image && record.status === 'cancelled' && !record.usageReported && record.image.onUpstream && record.upstream.taskId) return await this.follow(record);
       if (!record?.image || isTerminalStatus(record.status)) return undefined;
       if (record.image.onUpstream && record.upstream.taskId) return await this.follow(record);
       const left = record.image.deadline - Date.now();
@@ -291,8 +301,8 @@ export class ImageTaskService implements TaskWatches {
     const view = viewOf(record, 'failed', { error: error.toJSON().error });
     const updated = await this.deps.options.store.updateTask(record.id, record.version, { status: 'failed', result: { ...view }, usageReported: true });
     if (!updated) return false;
-    // the interruption is the gateway's fault, not the caller's: everything comes back
-    await this.ended(updated, view, { paid: false, error, usage: undefined, caller: undefined });
+    // the interruption is the gateway's fault, not the caller's: what its call may have made is the operator's
+    await this.ended(updated, view, { usage: interruptedUsage(record), end: { error }, caller: undefined });
     // still waiting in this process's queue: its place (and the caller's share) is free at once;
     // still running here past its budget: its call is cut, so the slot frees too
     this.dropWaiting(record);
@@ -426,12 +436,25 @@ export class ImageTaskService implements TaskWatches {
   }
 
   private async endFollowed(record: TaskRecord, outcome: Outcome<WholeAnswer>): Promise<undefined> {
-    // DashScope bills the images it made only: a failed upstream task is given back whole
-    const paid = outcome.ok;
+    // DashScope and Replicate bill what their task made: a failed upstream task made nothing
+    const attempt = outcome.usage.attempts?.at(-1);
+    if (attempt) {
+      attempt.outcome = outcome.ok ? 'made' : 'failed';
+      attempt.images = outcome.ok ? (outcome.usage.upstreamImages ?? outcome.usage.images) : 0;
+    }
+    if (record.status === 'cancelled') {
+      // cancelled while the upstream worked: the caller lost what it made by its own act
+      outcome.usage.lostBy = 'cancelled';
+      const updated = await this.deps.options.store.updateTask(record.id, record.version, { usageReported: true, image: { ...record.image!, finishedAt: Date.now() } });
+      if (updated) await this.ended(updated, viewOf(record, 'cancelled'), { usage: outcome.usage, end: { error: GatewayError.invalidRequest('the task was cancelled') }, caller: undefined }, { told: true });
+      return undefined;
+    }
     let view: ImageTaskView;
+    let error: unknown = outcome.ok ? undefined : outcome.error;
     try {
       view = outcome.ok ? viewOf(record, 'succeeded', { result: keptResultOf(outcome.answer, record.upstream.provider) }) : viewOf(record, 'failed', { error: errorObjectOf(outcome.error) });
     } catch (thrown) {
+      error = thrown;
       view = viewOf(record, 'failed', { error: errorObjectOf(thrown) });
     }
     const updated = await this.deps.options.store.updateTask(record.id, record.version, {
@@ -440,7 +463,7 @@ export class ImageTaskService implements TaskWatches {
       usageReported: true,
       image: { ...record.image!, finishedAt: Date.now() },
     });
-    if (updated) await this.ended(updated, view, { paid, error: outcome.ok ? undefined : outcome.error, usage: outcome.usage, caller: undefined });
+    if (updated) await this.ended(updated, view, { usage: outcome.usage, end: error === undefined ? {} : { error }, caller: undefined });
     return undefined;
   }
 
@@ -486,28 +509,30 @@ export class ImageTaskService implements TaskWatches {
     const updated = await options.store.updateTask(record.id, record.version, changes);
     // another writer ended it first (a cancel, or the watch past the deadline): its state stands
     if (!updated) return undefined;
-    // an answer that came back was paid for, whatever became of it here
-    const paid = outcome.ok || mayHaveBeenPaid(outcome.usage, error);
-    await this.ended(updated, view, { paid, error, usage: outcome.usage, caller: local.caller });
+    await this.ended(updated, view, { usage: outcome.usage, end: error === undefined ? {} : { error }, caller: local.caller });
     return view.status === 'succeeded' ? outcome : { ok: false, error, usage: outcome.usage };
   }
 
   /**
    * Everything a terminal state is worth, once per task (the writer whose compare-and-set ended it):
-   * the charge settled, the one terminal usage event, the metric and the callback.
+   * the books of its work (ledger/reckoning.ts) settle the charge and make the one terminal usage
+   * event; then the metric and the callback (unless the caller was already told: a cancel whose
+   * upstream task is followed to its end).
    */
-  private async ended(record: TaskRecord, view: ImageTaskView, how: { paid: boolean; error: unknown; usage: Usage | undefined; caller: Caller | undefined }): Promise<void> {
+  private async ended(record: TaskRecord, view: ImageTaskView, how: TaskEnd, told: { told?: boolean } = {}): Promise<void> {
     const { options } = this.deps;
     const image = record.image!;
-    const produced = how.usage && view.status === 'succeeded' ? how.usage.images : 0;
-    // a task that made nothing upstream gets everything back; one that succeeded, what it did not
-    // produce; one whose call may have made images (and been billed for them) keeps them charged
-    const back = !how.paid ? image.images : view.status === 'succeeded' ? image.images - produced : 0;
+    const usage = terminalUsage(record, how.usage);
+    // the per-request fee was the submit's
+    const end: WorkEnd = { ...how.end, noFee: true };
+    const books = reckon(usage, end, options.ledger);
+    // the images charged at submit that the tenant is not charged for come back
+    const back = image.images - books.charged;
     if (back > 0) await this.refundImages(record, back);
-    await this.settleBudget(record, view, how);
-    options.telemetry.recordTaskTransition(view.status);
-    this.report(record, view, how, produced);
-    this.deliver(record, view);
+    await this.settleBudget(record, usage, books);
+    if (!told.told) options.telemetry.recordTaskTransition(view.status);
+    this.report(record, view, how, usage, end);
+    if (!told.told) this.deliver(record, view);
   }
 
   private async refundImages(record: TaskRecord, images: number): Promise<void> {
@@ -520,51 +545,38 @@ export class ImageTaskService implements TaskWatches {
   }
 
   /**
-   * A money budget reserved at submit, settled to what the task cost: what it produced when it
-   * succeeded, nothing when nothing could have been made, the reservation kept when its upstream may
-   * have made (and billed) images it did not deliver (docs/tenancy-and-billing.md "Cost in money").
+   * A money budget reserved at submit (its fee and the most its images may cost), settled to what the
+   * task cost: the fee, and the images the books charge the tenant (docs/tenancy-and-billing.md "The books").
    */
-  private async settleBudget(record: TaskRecord, view: ImageTaskView, how: { paid: boolean; usage: Usage | undefined }): Promise<void> {
+  private async settleBudget(record: TaskRecord, usage: Usage, books: Reckoning): Promise<void> {
     const reserved = record.image?.quota?.budget;
-    if (reserved === undefined || (how.paid && view.status !== 'succeeded')) return;
-    const actual = view.status === 'succeeded' ? (Pricing.micros(this.costOf(record, view, how.usage)) ?? 0) : 0;
-    await this.deps.quotas.settleBudget(record.owner, reserved, actual, record.image?.quota?.budgetWindowEnd);
+    if (reserved === undefined) return;
+    const cost = costOfBooks(usage, { ...books, billable: true }, {}, this.deps.options.pricing);
+    await this.deps.quotas.settleBudget(record.owner, reserved, Pricing.micros(cost) ?? 0, record.image?.quota?.budgetWindowEnd);
   }
 
-  /** What the task cost by the `pricing` option: its images when it succeeded; nothing it did not deliver. */
-  private costOf(record: TaskRecord, view: ImageTaskView, usage: Usage | undefined): Cost | undefined {
-    const pricing = this.deps.options.pricing;
-    if (!pricing) return undefined;
-    const work = usage ?? usageFor(record.model);
-    if (record.image?.quality !== undefined) work.imageQuality = record.image.quality;
-    return pricing.costOf(pricedWork({ ...work, model: record.model, images: view.status === 'succeeded' ? work.images : 0 }, 200));
-  }
-
-  /** The task's one terminal usage event (docs/tenancy-and-billing.md "Billing from usage events"). */
-  private report(record: TaskRecord, view: ImageTaskView, how: { paid: boolean; error: unknown; usage: Usage | undefined; caller: Caller | undefined }, produced: number): void {
+  /** The task's one terminal usage event (docs/tenancy-and-billing.md "The books"). */
+  private report(record: TaskRecord, view: ImageTaskView, how: TaskEnd, usage: Usage, end: WorkEnd): void {
     const { onUsage } = this.deps.options;
     if (!onUsage) return;
-    const usage = how.usage;
     const errorCode = view.error && typeof view.error.code === 'string' ? view.error.code : undefined;
+    const failure = how.end.error;
     try {
       onUsage({
         caller: how.caller ?? callerOfTask(record),
         route: record.image!.route,
         model: record.model,
-        provider: usage?.provider ?? record.upstream.provider,
-        images: produced,
-        ...(usage?.upstreamImages !== undefined ? { upstreamImages: usage.upstreamImages } : {}),
-        status: view.status === 'succeeded' || view.status === 'cancelled' ? 200 : GatewayError.is(how.error) ? how.error.status : 500,
+        provider: usage.provider ?? record.upstream.provider,
+        ...(usage.upstreamImages !== undefined ? { upstreamImages: usage.upstreamImages } : {}),
+        status: view.status === 'succeeded' || view.status === 'cancelled' ? 200 : GatewayError.is(failure) ? failure.status : 500,
         latencyMs: Date.now() - record.createdAt,
-        ...(usage?.upstreamRequestId !== undefined ? { upstreamRequestId: usage.upstreamRequestId } : {}),
+        ...(usage.upstreamRequestId !== undefined ? { upstreamRequestId: usage.upstreamRequestId } : {}),
         ...(errorCode !== undefined ? { errorCode } : {}),
-        ...(usage?.storedBytes !== undefined ? { storedBytes: usage.storedBytes } : {}),
-        ...(usage?.imageSizes !== undefined ? { imageSizes: usage.imageSizes } : {}),
-        ...(usage?.upstreamUsage !== undefined ? { upstreamUsage: usage.upstreamUsage } : {}),
-        // paid work the caller did not get: the images the upstream answered, or, when its outcome is unknown, the most it may have made
-        ...(view.status !== 'succeeded' && how.paid ? { undeliveredImages: usage && usage.images > 0 ? usage.images : record.image!.images } : {}),
+        ...(usage.storedBytes !== undefined ? { storedBytes: usage.storedBytes } : {}),
+        ...(usage.imageSizes !== undefined ? { imageSizes: usage.imageSizes } : {}),
+        ...(usage.upstreamUsage !== undefined ? { upstreamUsage: usage.upstreamUsage } : {}),
         ...(record.image?.quality !== undefined ? { imageQuality: record.image.quality } : {}),
-        ...costField(this.costOf(record, view, usage)),
+        ...bookFields(usage, end, this.deps.options.ledger),
         task: { id: record.id, status: view.status },
       });
     } catch (thrown) {
@@ -612,15 +624,54 @@ function viewOf(record: TaskRecord, status: string, extra: { result?: Record<str
   return { id: record.id, object: 'image.task', status, created: Math.floor(record.createdAt / 1000), model: record.model, ...extra };
 }
 
-function costField(cost: Cost | undefined): { cost?: Cost } {
-  return cost ? { cost } : {};
+/** How a task's work ended: its usage (the upstream attempts) and the ledger's end. */
+interface TaskEnd {
+  usage: Usage | undefined;
+  end: WorkEnd;
+  caller: Caller | undefined;
+}
+
+/** The run's usage as the task's books read it: the task's model, the images it was charged, the size and quality asked. */
+function terminalUsage(record: TaskRecord, usage: Usage | undefined): Usage {
+  const image = record.image!;
+  const terminal = usage ?? usageFor(record.model);
+  terminal.model = record.model;
+  terminal.imagesAsked = image.images;
+  if (image.size !== undefined) terminal.sizeAsked = image.size;
+  if (image.quality !== undefined) terminal.imageQuality = image.quality;
+  return terminal;
+}
+
+/** The work of a task whose call may have been under way when it was ended: one attempt, outcome unknown. */
+function unknownAttempt(record: TaskRecord, usage: Usage | undefined): Usage {
+  const work = usage ?? usageFor(record.model);
+  if (!work.attempts?.length) attempting(work, record.upstream.provider);
+  const last = work.attempts!.at(-1)!;
+  if (!last.outcome && work.upstreamImages === undefined) {
+    last.outcome = 'unknown';
+    last.images = record.image!.images;
+  }
+  return work;
+}
+
+/** A cancelled task's work: nothing when it had not started; else what its call may have made, lost by the caller's act. */
+function cancelledUsage(record: TaskRecord, started: boolean, run: Usage | undefined): Usage | undefined {
+  if (!started) return undefined;
+  const work = unknownAttempt(record, run);
+  work.lostBy = 'cancelled';
+  return work;
+}
+
+/** A task its instance stopped running (the watch found it past its deadline): what its call may have made, the gateway's loss. */
+function interruptedUsage(record: TaskRecord): Usage | undefined {
+  return record.image?.startedAt === undefined ? undefined : unknownAttempt(record, undefined);
 }
 
 /** What a followed upstream task did, for its terminal usage event. */
 function followedUsage(record: TaskRecord, upstream: Upstream): Usage {
   const usage = usageFor(record.model);
-  usage.provider = upstream.provider;
-  usage.attempted = true;
+  // the one vendor call of the task, by its id: what a host joins with the vendor's usage export
+  attempting(usage, upstream.provider).id = record.upstream.taskId;
   usage.imagesAsked = record.image!.images;
   return usage;
 }

@@ -89,7 +89,7 @@ export function vendorWorkOf(usage: Usage, end: WorkEnd): VendorWork {
 /** An attempt's outcome: as settled where the call ended, else read from how the request ended. */
 function settledAttempt(record: AttemptRecord, last: Usage | undefined, end: WorkEnd): VendorAttempt {
   const base = { provider: record.provider, ...(record.id ? { id: record.id } : {}), ...(record.seconds !== undefined ? { seconds: record.seconds } : {}) };
-  if (record.outcome) return { ...base, images: record.outcome === 'refused' ? 0 : (record.images ?? 0), outcome: record.outcome };
+  if (record.outcome) return { ...base, images: record.outcome === 'refused' || record.outcome === 'failed' ? 0 : (record.images ?? 0), outcome: record.outcome };
   // an earlier attempt that nobody settled was one the fallback rule left: refused before any work
   if (!last) return { ...base, images: 0, outcome: 'refused' };
   const asked = last.imagesAsked ?? 0;

@@ -8,6 +8,7 @@ import { usageOf } from '../../json/usage-fields.js';
 import { messageOf } from './background-work.js';
 import { callerOfTask } from './caller-snapshot.js';
 import { Pricing } from '../tenancy/pricing.js';
+import type { VendorWork } from '../../types.js';
 
 export class TaskUsage {
   constructor(
@@ -49,12 +50,21 @@ export class TaskUsage {
     }
     const video = status === 'succeeded' ? { video: { ...(seconds !== undefined ? { seconds } : {}), ...(typeof result.resolution === 'string' ? { resolution: result.resolution } : {}) } } : {};
     const upstreamUsage = usageOf(result).usage;
-    const cost = this.options.pricing?.costOf({ model: record.model, status: 200, images: 0, ...video, ...(upstreamUsage ? { upstreamUsage } : {}) });
-    // the money reserved at create, settled to what the video cost (all of it back when none was made)
+    // the seconds of video, priced without the per-request fee: the create's own event carried it (ledger/reckoning.ts)
+    const cost = this.options.pricing?.costOf({ model: record.model, status: 200, images: 0, ...video, ...(upstreamUsage ? { upstreamUsage } : {}) }, { fee: false });
+    // the money reserved at create (its fee and the most its seconds may cost), settled to the fee and what the video cost
     if (record.quota?.budget !== undefined) {
-      const actual = status === 'succeeded' ? (Pricing.micros(cost) ?? 0) : 0;
+      const fee = Pricing.micros(this.options.pricing?.costOf({ model: record.model, status: 200, images: 0 })) ?? 0;
+      const actual = fee + (status === 'succeeded' ? (Pricing.micros(cost) ?? 0) : 0);
       this.quotas.settleBudget(record.owner, record.quota.budget, actual, ends?.budget).catch(failed);
     }
+    // what Ark may bill: the seconds it made; a task that did not succeed made nothing it bills
+    const made = status === 'succeeded' && seconds !== undefined && seconds > 0 ? seconds : 0;
+    const vendorWork: VendorWork = {
+      images: 0,
+      ...(made > 0 ? { seconds: made } : {}),
+      attempts: [{ provider: record.upstream.provider, id: record.upstream.taskId, images: 0, ...(made > 0 ? { seconds: made } : {}), outcome: status === 'succeeded' ? 'made' : 'failed' }],
+    };
     const { onUsage } = this.options;
     if (!onUsage) return;
     const error = result.error as { code?: unknown } | null | undefined;
@@ -68,6 +78,7 @@ export class TaskUsage {
         status: 200,
         latencyMs: Date.now() - record.createdAt,
         task: { id: record.id, status },
+        vendorWork,
         ...video,
         ...(upstreamUsage ? { upstreamUsage } : {}),
         ...(error && typeof error.code === 'string' ? { errorCode: error.code } : {}),

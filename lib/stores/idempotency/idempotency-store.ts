@@ -35,7 +35,12 @@ export interface KeptWorkRecord {
 /** One key's record. `running` until the first request has its answer. */
 export type IdempotencyRecord =
   | { state: 'running'; fingerprint: string }
-  | { state: 'done'; fingerprint: string; answer: StoredAnswer; kept?: KeptWorkRecord }
+  /**
+   * `kept`: the books of an answer kept for a client's retry; `delivered`: it was handed to a retry,
+   * which may not have received it: a later retry of the same request (a client's own retry count) may
+   * still get it, billed once.
+   */
+  | { state: 'done'; fingerprint: string; answer: StoredAnswer; kept?: KeptWorkRecord; delivered?: boolean }
   /** The first request succeeded, but its answer was larger than `idempotency.maxAnswerBytes`. */
   | { state: 'too-large'; fingerprint: string; bytes: number };
 

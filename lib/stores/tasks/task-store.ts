@@ -94,6 +94,8 @@ export interface ImageTaskState {
   };
   /** The `quality` the request asked for, for its price. */
   quality?: string;
+  /** The size asked (`WxH`): the price of images whose size the upstream did not say, and of those not delivered. */
+  size?: string;
   /** True when the results were stored durably (`storage`): their URLs outlive the upstream's. */
   durable?: boolean;
   /** True once the work runs on the upstream's own task (`upstream.taskId`): any instance follows it. */
