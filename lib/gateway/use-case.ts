@@ -31,6 +31,11 @@ export interface UseCaseRequest {
   /** The base URL the client reached the router at: stored results are signed under it (localResultStorage). */
   resultBase: string;
   cancel: Cancellation;
+  /**
+   * Given the use case's usage as it starts, to read while it runs: an Idempotency-Key's lease records
+   * what the request charged and whether its upstream call started (idempotency-leases.ts).
+   */
+  track?(usage: Usage): void;
 }
 
 /** What a use case did, for the request's usage event (UsageEvent) and its RateLimit headers. */
@@ -68,13 +73,19 @@ export interface Usage {
   lostBy?: LossCause;
   /** The image size asked (`WxH`): the price of images not delivered, and of those whose size the vendor did not say. */
   sizeAsked?: string;
+  /** What the request took from the caller's quotas (with-charge.ts): given back by another instance if this one stops. */
+  charged?: { images?: number; imagesWindowEnd?: number; budget?: number; budgetWindowEnd?: number };
+  /** Told when an upstream call that may start paid work is made (a tracker's, see UseCaseRequest.track). */
+  onAttempt?: () => void;
 }
 
 /** Records that `upstream` is being called for paid work (the provider of the usage event, and one attempt of the ledger). */
 export function attempting(usage: Usage, provider: ProviderName): AttemptRecord {
   usage.provider = provider;
   usage.attempted = true;
-  return startAttempt((usage.attempts ??= []), provider);
+  const attempt = startAttempt((usage.attempts ??= []), provider);
+  usage.onAttempt?.();
+  return attempt;
 }
 
 /** A use case's result: the answer, or the error the caller is answered with; the usage either way. */

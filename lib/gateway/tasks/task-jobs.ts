@@ -16,6 +16,14 @@ export interface TaskWatches {
   watch(taskId: string): Promise<NextPoll | undefined>;
 }
 
+/** The watches of several kinds, each taking the ids it owns (image tasks, Idempotency-Key leases). */
+export function eitherWatches(...kinds: TaskWatches[]): TaskWatches {
+  return {
+    owns: (taskId) => kinds.some((kind) => kind.owns(taskId)),
+    watch: (taskId) => kinds.find((kind) => kind.owns(taskId))!.watch(taskId),
+  };
+}
+
 /** Starts `options.scheduler` with the follower's polls, the delivery jobs and, when given, the watches of image tasks. */
 export async function startTaskJobs(options: ResolvedOptions, follower: TaskFollower, deliveries: DeliveryJobs, watches?: TaskWatches): Promise<void> {
   const { callbacks, logger, telemetry } = options;
