@@ -1,7 +1,7 @@
 // One gateway instance on Redis (redisTaskStore + bullmqScheduler), as several would run in
 // production: each with its own ioredis client, all sharing the prefixes and queue name.
 import { Redis } from 'ioredis';
-import { bullmqScheduler, redisTaskStore } from '../../lib/redis.js';
+import { bullmqScheduler, redisIdempotencyStore, redisTaskStore } from '../../lib/redis.js';
 import { type TestGateway, createTestGateway } from './gateway-app.js';
 
 export interface RedisInstanceConfig {
@@ -14,6 +14,14 @@ export interface RedisInstanceConfig {
   imagesBaseURL?: string;
   /** Quotas on this Redis (images per minute), shared by every instance. */
   imagesPerMinute?: number;
+  /** The image upstream's deadline, ms. Default 3 000. */
+  upstreamTimeoutMs?: number;
+  /** `imageTasks.leaseSeconds` and `idempotency.leaseSeconds`: how soon another instance finds this one stopped. */
+  leaseSeconds?: number;
+  /** `imageTasks.concurrency`: 1 keeps a second task queued behind a running one. */
+  imageTasksConcurrency?: number;
+  /** Idempotency-Key records on this Redis (redisIdempotencyStore), shared by every instance. */
+  idempotency?: boolean;
 }
 
 export interface RedisInstance extends TestGateway {
@@ -29,10 +37,28 @@ export function startRedisInstance(config: RedisInstanceConfig): RedisInstance {
       if (route === 'video.tasks') return { provider: 'ark', baseURL: config.arkBaseURL, apiKey: 'ark-key' };
       // x-image-plus runs on DashScope's asynchronous synthesis (upstreams §1.5), any other image model synchronously
       if (config.imagesBaseURL && route.startsWith('images.'))
-        return { provider: 'dashscope', baseURL: config.imagesBaseURL, apiKey: 'ds-key', model: model === 'x-image-plus' ? 'qwen-image-plus' : 'qwen-image-2.0', timeoutMs: 3_000 };
+        return {
+          provider: 'dashscope',
+          baseURL: config.imagesBaseURL,
+          apiKey: 'ds-key',
+          model: model === 'x-image-plus' ? 'qwen-image-plus' : 'qwen-image-2.0',
+          timeoutMs: config.upstreamTimeoutMs ?? 3_000,
+        };
       return null;
     },
-    ...(config.imagesBaseURL ? { limits: { downloadTimeoutMs: 1_000 }, imageTasks: { pollSeconds: 1 } } : {}),
+    ...(config.imagesBaseURL
+      ? {
+          limits: { downloadTimeoutMs: 1_000 },
+          imageTasks: {
+            pollSeconds: 1,
+            ...(config.leaseSeconds !== undefined ? { leaseSeconds: config.leaseSeconds } : {}),
+            ...(config.imageTasksConcurrency !== undefined ? { concurrency: config.imageTasksConcurrency } : {}),
+          },
+        }
+      : {}),
+    ...(config.idempotency
+      ? { idempotency: { store: redisIdempotencyStore({ client, prefix: `${config.namespace}:idem:` }), ...(config.leaseSeconds !== undefined ? { leaseSeconds: config.leaseSeconds } : {}) } }
+      : {}),
     ...(config.imagesPerMinute !== undefined ? { quotas: { limits: { imagesPerMinute: config.imagesPerMinute }, redis: client, prefix: `${config.namespace}:quota:` } } : {}),
     callbacks: { allowLocal: true, pollIntervalsMs: [60], retryBaseMs: 300, retryMaxMs: 600, timeoutMs: 30_000, signingSecret: config.signingSecret },
   });
