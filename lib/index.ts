@@ -30,5 +30,12 @@ export { TEMPORARY_PROXY_HOSTS } from './security/callback-url.js';
 export { AssetCapacityError, type AssetRecord, type ImageTaskState, type TaskChanges, type TaskRecord, type TaskStore } from './stores/tasks/task-store.js';
 export { memoryTaskStore, type MemoryTaskStoreOptions } from './stores/tasks/memory-task-store.js';
 export { memoryScheduler, type DeliveryJob, type JobHandlers, type JobScheduler, type NextPoll, type RetryPolicy } from './stores/scheduling/job-scheduler.js';
-export { memoryIdempotencyStore, type IdempotencyRecord, type IdempotencyStore, type MemoryIdempotencyStoreOptions } from './stores/idempotency/idempotency-store.js';
+export {
+  memoryIdempotencyStore,
+  type IdempotencyRecord,
+  type IdempotencyStore,
+  type LeasedWork,
+  type RunningLease,
+  type MemoryIdempotencyStoreOptions,
+} from './stores/idempotency/idempotency-store.js';
 export type { ResultStorage } from './stores/results/result-storage.js';

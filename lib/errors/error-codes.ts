@@ -20,6 +20,8 @@ export const ERROR_CODES = {
   idempotencyKeyReused: 'idempotency_key_reused',
   /** 409: the request with this Idempotency-Key succeeded but its answer was too large to keep for replays. */
   idempotencyAnswerNotKept: 'idempotency_answer_not_kept',
+  /** 409: the gateway instance running the request with this Idempotency-Key stopped; its outcome is unknown, and the key is free again. */
+  idempotencyKeyInterrupted: 'idempotency_key_interrupted',
   /** 503: the idempotency store cannot be reached, so a paid create with a key is not run uncounted. */
   idempotencyUnavailable: 'idempotency_unavailable',
   upstreamError: 'upstream_error',

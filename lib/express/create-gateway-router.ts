@@ -35,6 +35,7 @@ import { allWatches } from '../gateway/tasks/task-jobs.js';
 import { Quotas } from '../gateway/tenancy/quotas.js';
 import type { QuotaState } from '../options/gateway-options.js';
 import { createIdempotency } from './idempotency.js';
+import { LapsedKeys } from '../gateway/tenancy/lapsed-keys.js';
 import { createKeptWork } from './kept-work.js';
 import { createInFlightLimiter } from './in-flight-limiter.js';
 import { hostMiddleware } from './host-middleware.js';
@@ -84,15 +85,17 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   const multipartBody = createMultipartBody(resolved.limits, resolved.logger);
   const tasks = new TaskService(resolved, http, quotas);
   const imageTasks = new ImageTaskService(deps);
-  // polls, deliveries and image tasks' watches start now; a failure to start (Redis down) is logged, requests still work
-  const started = tasks.start(allWatches(imageTasks, new KeptWorkExpiry(resolved, quotas))).catch((error: unknown) => {
+  // Idempotency-Key requests whose instance stopped: found by their lease's watch (lapsed-keys.ts)
+  const lapsedKeys = new LapsedKeys(resolved, quotas);
+  // polls, deliveries, and the watches of image tasks, kept answers and keys' leases start now; a failure to start (Redis down) is logged, requests still work
+  const started = tasks.start(allWatches(imageTasks, new KeptWorkExpiry(resolved, quotas), lapsedKeys)).catch((error: unknown) => {
     resolved.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'the task scheduler did not start');
   });
   // no RouteName (it is a closed public union) and no upstream call: authenticated, but no usage event
   const unrouted = beginRequest(undefined, resolved);
   const json = (route: RouteName, body = jsonBody): RequestHandler[] => [beginRequest(route, resolved), ...authenticate, body];
   // the paid creates: an Idempotency-Key is checked once the body is read (idempotency.ts)
-  const paid = (route: RouteName, body = jsonBody): RequestHandler[] => [...json(route, body), createIdempotency(route, resolved)];
+  const paid = (route: RouteName, body = jsonBody): RequestHandler[] => [...json(route, body), createIdempotency(route, resolved, lapsedKeys)];
 
   // the POST routes, each a chain of named handlers: begin (the request's context), authenticate, the
   // in-flight cap, the body, Idempotency-Key on the paid creates, the route handler
@@ -105,14 +108,14 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
         beginRequest('images.edits', resolved),
         ...authenticate,
         multipartBody,
-        createIdempotency('images.edits', resolved),
+        createIdempotency('images.edits', resolved, lapsedKeys),
         createKeptWork('images.edits', resolved),
         imageEditsHandler(deps, { service: imageTasks, always: false }),
       ],
     ],
     [
       '/v1/images/edits/async',
-      [beginRequest('images.edits', resolved), ...authenticate, multipartBody, createIdempotency('images.edits', resolved), imageEditsHandler(deps, { service: imageTasks, always: true })],
+      [beginRequest('images.edits', resolved), ...authenticate, multipartBody, createIdempotency('images.edits', resolved, lapsedKeys), imageEditsHandler(deps, { service: imageTasks, always: true })],
     ],
     ['/v1/images/tasks/:id/cancel', [unrouted, ...authenticate, cancelImageTaskHandler(imageTasks)]],
     [

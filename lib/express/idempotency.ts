@@ -8,14 +8,22 @@
 //   SDKs retry a 409 by themselves, so a client retrying too early simply waits)
 // - same key, another body: 422 `idempotency_key_reused` (the draft's answer)
 // - a streamed answer (`stream: true`) cannot be replayed: the key is refused with 400
-import { createHash } from 'node:crypto';
+// - the instance running the first request stopped (its key's lease lapsed, tenancy/lapsed-keys.ts):
+//   the lost request is booked once, and the next request with the key gets 409
+//   `idempotency_key_interrupted` with `x-should-retry: false` (its outcome is unknown: the upstream
+//   may have made, and billed, the images); the key is then free for a deliberate new attempt
+import { createHash, randomBytes } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ResolvedOptions } from '../gateway/options.js';
-import type { IdempotencyRecord, StoredAnswer } from '../stores/idempotency/idempotency-store.js';
+import type { IdempotencyRecord, LeasedWork, RunningLease, StoredAnswer } from '../stores/idempotency/idempotency-store.js';
 import type { RouteName } from '../types.js';
-import { callerOf } from './authenticate.js';
+import type { Usage } from '../gateway/use-case.js';
+import { leaseEnd } from '../gateway/leases/lease-terms.js';
+import type { LapsedKeys } from '../gateway/tenancy/lapsed-keys.js';
+import { snapshotCaller } from '../gateway/tasks/caller-snapshot.js';
+import { bearerKeyOf, callerOf } from './authenticate.js';
 import { bodyFingerprint } from './body/body-fingerprint.js';
 import { type RequestContext, withContext } from './request-context.js';
 import { sendBody } from './send-body.js';
@@ -27,9 +35,14 @@ const REPLAYED_HEADER = 'idempotent-replayed';
 // the draft's key is an sf-string; printable ASCII, bounded so a key cannot be a payload
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 
-export function createIdempotency(route: RouteName, options: ResolvedOptions): RequestHandler {
+// rounds of begin when the record met changes under the request (a lapse claimed, an interrupted key freed)
+const BEGIN_ROUNDS = 4;
+
+export function createIdempotency(route: RouteName, options: ResolvedOptions, lapsed?: LapsedKeys): RequestHandler {
   const config = options.idempotency;
   if (!config) return withContext('idempotencyOff', (_context, next) => next());
+  // leases with a store that keeps them (both built-in ones); a host's store without them frees a stopped instance's keys when they expire
+  const leases = lapsed?.enabled ? lapsed : undefined;
   return withContext('idempotency', (context, next) => {
     const { req } = context;
     // most requests carry none: headersDistinct (an array per header) is built only for those that do
@@ -46,16 +59,21 @@ export function createIdempotency(route: RouteName, options: ResolvedOptions): R
     const caller = callerOf(context);
     const scoped = createHash('sha256').update(`${caller.id}\0${route}\0${key}`).digest('base64url');
     const fingerprint = bodyFingerprint(context);
-    config.store.begin(scoped, fingerprint, config.runningTtlMs).then(
+    const lease: RunningLease | undefined = leases ? { holder: randomBytes(12).toString('base64url'), leaseUntil: leaseEnd(config.lease, Date.now()), work: workOf(context, route) } : undefined;
+    beginOrResolve(scoped, fingerprint, lease, leases, options).then(
       (held) => {
         if (!held) {
-          keepAnswer(context, scoped, fingerprint, options);
+          keepAnswer(context, scoped, fingerprint, options, lease && leases ? { lease, leases } : undefined);
           return next();
         }
         // a host store's malformed record must fail this request, not become an unhandled rejection
         try {
           const refusal = refusalFor(held, fingerprint);
-          if (refusal) return next(refusal);
+          if (refusal) {
+            // the earlier attempt may have been paid: a blind retry would pay again (error-middleware.ts)
+            if (refusal.code === ERROR_CODES.idempotencyKeyInterrupted) context.workMayHaveStarted = true;
+            return next(refusal);
+          }
           replay(context, (held as { answer: StoredAnswer }).answer);
         } catch (error) {
           next(error);
@@ -77,6 +95,53 @@ export function createIdempotency(route: RouteName, options: ResolvedOptions): R
   });
 }
 
+/**
+ * Takes the key, or returns the record that holds it. A running key whose lease lapsed is claimed and
+ * booked (lapsed-keys.ts), and an interrupted key is freed: this request is then answered that the
+ * earlier one was interrupted (the record returned is `interrupted`), and the next one runs.
+ */
+async function beginOrResolve(key: string, fingerprint: string, lease: RunningLease | undefined, leases: LapsedKeys | undefined, options: ResolvedOptions): Promise<IdempotencyRecord | undefined> {
+  const { store, runningTtlMs } = options.idempotency!;
+  for (let round = 0; round < BEGIN_ROUNDS; round += 1) {
+    const held = await store.begin(key, fingerprint, runningTtlMs, lease);
+    if (!held) {
+      // the key's watch ends the request if this instance stops before it does
+      if (lease && leases)
+        leases.arm(key, lease.leaseUntil).catch((error: unknown) => options.logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'idempotency key watch not scheduled'));
+      return undefined;
+    }
+    if (!leases || held.fingerprint !== fingerprint) return held;
+    const now = Date.now();
+    // claimed here or by another instance a moment ago: either way the key is interrupted now
+    if (held.state === 'running' && held.lease && held.lease.leaseUntil <= now) await leases.claim(key, now);
+    else if (held.state !== 'interrupted') return held;
+    // the first request that meets the interrupted key is told, and frees it; a concurrent one begins again
+    if (await store.clearInterrupted!(key)) return { state: 'interrupted', fingerprint };
+  }
+  throw new Error('the Idempotency-Key record kept changing');
+}
+
+/** What the request is, for the instance that books it if this one stops: what the body says, until the use case says more. */
+function workOf(context: RequestContext, route: RouteName): LeasedWork {
+  const body = context.req.body as { model?: unknown } | undefined;
+  const caller = snapshotCaller(callerOf(context), bearerKeyOf(context.req)).caller;
+  return { caller, route, model: typeof body?.model === 'string' ? body.model : '', startedAt: Date.now() };
+}
+
+/** The work as the use case has it so far: what it charged, and whether its upstream call started. */
+function trackedWork(work: LeasedWork, usage: Usage): LeasedWork {
+  return {
+    ...work,
+    model: usage.model || work.model,
+    ...(usage.provider !== undefined ? { provider: usage.provider } : {}),
+    ...(usage.imagesAsked !== undefined ? { imagesAsked: usage.imagesAsked } : {}),
+    ...(usage.sizeAsked !== undefined ? { sizeAsked: usage.sizeAsked } : {}),
+    ...(usage.imageQuality !== undefined ? { quality: usage.imageQuality } : {}),
+    ...(usage.attempted ? { attempted: true } : {}),
+    ...(usage.charged !== undefined ? { charged: usage.charged } : {}),
+  };
+}
+
 function refusalFor(held: IdempotencyRecord, fingerprint: string): GatewayError | undefined {
   if (held.fingerprint !== fingerprint) {
     return new GatewayError({
@@ -93,6 +158,15 @@ function refusalFor(held: IdempotencyRecord, fingerprint: string): GatewayError 
       message: 'A request with this Idempotency-Key is still running. Retry after it has finished to get its answer.',
       param: 'Idempotency-Key',
       retryAfterSeconds: 1,
+    });
+  }
+  if (held.state === 'interrupted') {
+    return new GatewayError({
+      status: 409,
+      code: ERROR_CODES.idempotencyKeyInterrupted,
+      message:
+        'The request with this Idempotency-Key was interrupted: the gateway instance running it stopped before it answered, so its outcome is unknown (the upstream may have generated, and billed, the images). It is not run again by this request; the key is now free: send the request again with it to generate anew.',
+      param: 'Idempotency-Key',
     });
   }
   if (held.state === 'too-large') {
@@ -125,22 +199,45 @@ function replay(context: RequestContext, answer: StoredAnswer): void {
  *
  * The running key is renewed while the work runs: its hold (idempotency.runningTtlMs) is a guess
  * from the limits, and an Upstream's own `timeoutMs` (or a storage timeout) may be longer. A key
- * that expired under a live request would let a retry generate, and bill, a second time; a crashed
- * instance stops renewing, so its keys still free within runningTtlMs.
+ * that expired under a live request would let a retry generate, and bill, a second time. With a
+ * store that keeps leases, the renewal is the lease's (idempotency.leaseSeconds, with what the use
+ * case charged and whether its call started): a crashed instance stops renewing, and another finds
+ * the lapse about one lease later (tenancy/lapsed-keys.ts); without, its keys free within runningTtlMs.
  */
-function keepAnswer(context: RequestContext, scoped: string, fingerprint: string, options: ResolvedOptions): void {
+function keepAnswer(context: RequestContext, scoped: string, fingerprint: string, options: ResolvedOptions, leased?: { lease: RunningLease; leases: LapsedKeys }): void {
   const config = options.idempotency!;
   const hold = context.lifetime.hold();
   let settled = false;
+  // the lease was claimed by another instance (this one could not renew it in time): the key is no longer this request's
+  let lost = false;
   const write = backgroundWrites(options.logger, 'idempotency');
   const startedAt = Date.now();
+  let tracked: Usage | undefined;
+  const renew = async (): Promise<void> => {
+    if (!leased || lost || settled) return;
+    const { lease } = leased;
+    lease.leaseUntil = leaseEnd(config.lease, Date.now());
+    if (tracked) lease.work = trackedWork(lease.work, tracked);
+    if (await config.store.renew!(scoped, lease, config.runningTtlMs)) return;
+    if (settled) return;
+    lost = true;
+    clearInterval(renewal);
+    options.logger.warn({ requestId: context.requestId }, 'idempotency key lease lost: another instance found it lapsed');
+  };
+  if (leased) {
+    // the use case's usage as it starts: its charge and its upstream call go into the lease at once
+    context.tracker = (usage) => {
+      tracked = usage;
+      usage.onAttempt = () => write(renew);
+    };
+  }
   const renewal = setInterval(
     () => {
       // a request that never ends is not held past the kept answers' own lifetime
       if (Date.now() - startedAt >= config.ttlMs) return clearInterval(renewal);
-      write(() => config.store.finish(scoped, { state: 'running', fingerprint }, config.runningTtlMs));
+      write(() => (leased ? renew() : config.store.finish(scoped, { state: 'running', fingerprint }, config.runningTtlMs)));
     },
-    Math.max(50, Math.floor(config.runningTtlMs / 3)),
+    leased ? config.lease.renewMs : Math.max(50, Math.floor(config.runningTtlMs / 3)),
   );
   renewal.unref();
   let late = false;
@@ -151,7 +248,7 @@ function keepAnswer(context: RequestContext, scoped: string, fingerprint: string
     settled = true;
     clearTimeout(safety);
     clearInterval(renewal);
-    if (record !== 'unknown') write(() => (record ? config.store.finish(scoped, record, config.ttlMs) : config.store.release(scoped)));
+    if (record !== 'unknown' && !lost) write(() => (record ? config.store.finish(scoped, record, config.ttlMs) : config.store.release(scoped)));
     hold.release();
   };
   // the upstream missed its deadline but works on (answer-deadline.ts): the key stays taken, and the

@@ -39,7 +39,7 @@ function keptRecordOf(context: RequestContext, lostBy: KeptWorkRecord['lostBy'],
   const books = reckon(usage, { kept: true }, options.ledger);
   const images = books.kept;
   const sizes = Array.from({ length: images }, (_, index) => usage.imageSizes?.[index] ?? usage.sizeAsked ?? '');
-  const money = usage.held?.budget !== undefined ? Pricing.micros(costOfBooks(usage, { ...books, undelivered: images, kept: 0 }, { noFee: true }, options.pricing)) : undefined;
+  const money = usage.charged?.budget !== undefined ? Pricing.micros(costOfBooks(usage, { ...books, undelivered: images, kept: 0 }, { noFee: true }, options.pricing)) : undefined;
   return {
     caller: snapshotCaller(caller, bearerKeyOf(context.req) ?? '').caller,
     route: context.route!,
@@ -49,7 +49,7 @@ function keptRecordOf(context: RequestContext, lostBy: KeptWorkRecord['lostBy'],
     ...(sizes.every((size) => size !== '') && sizes.length > 0 ? { sizes } : {}),
     ...(usage.imageQuality !== undefined ? { quality: usage.imageQuality } : {}),
     lostBy,
-    ...(usage.held ? { windowEnds: usage.held.windowEnds } : {}),
+    ...(usage.charged ? { windowEnds: { images: usage.charged.imagesWindowEnd, budget: usage.charged.budgetWindowEnd } } : {}),
     ...(money !== undefined ? { budgetMicros: money } : {}),
   };
 }

@@ -3,7 +3,7 @@
 // as the request reached it (scheme, Host, mount path), under which stores that serve their own
 // objects (localResultStorage) sign result URLs.
 import type { Request } from 'express';
-import type { Cancellation, UseCaseRequest } from '../gateway/use-case.js';
+import type { Cancellation, Usage, UseCaseRequest } from '../gateway/use-case.js';
 import type { Caller } from '../types.js';
 import { callerOf } from './authenticate.js';
 import type { RequestContext } from './request-context.js';
@@ -39,5 +39,9 @@ export class UseCaseView implements UseCaseRequest {
 
   get cancel(): Cancellation {
     return this.context;
+  }
+
+  track(usage: Usage): void {
+    this.context.tracker?.(usage);
   }
 }

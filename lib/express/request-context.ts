@@ -76,6 +76,8 @@ export class RequestContext implements Cancellation {
   fingerprint?: string;
   /** Set by the Idempotency-Key guard: every writer hands it the exact answer it sends. */
   recorder?: AnswerRecorder;
+  /** Set by the Idempotency-Key guard: given the use case's usage as it starts, for the key's lease (idempotency-leases.ts). */
+  tracker?: (usage: Usage) => void;
   /**
    * Set by the kept-work guard (kept-work.ts): takes the answer of work that goes on after the
    * caller was answered (a missed deadline), to keep it for the retry. Once called, `workKept` is true.

@@ -58,6 +58,7 @@ function checkCatalogue(deps: GatewayDeps, forward: ForwardCall): void {
 
 export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forward: ForwardCall): Promise<Outcome<ForwardAnswer>> {
   const usage = usageFor(forward.model);
+  request.track?.(usage);
   // tokens are read only for a usage event: the JSON parse of each answer is not paid for nothing
   const countsTokens = deps.options.onUsage !== undefined || deps.options.pricing !== undefined;
   const groups = forward.route === 'images.native' ? nativeImageGroups() : undefined;

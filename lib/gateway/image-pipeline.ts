@@ -80,6 +80,7 @@ export type WholeAnswer = Extract<ImageAnswer, { kind: 'passthrough' | 'image' }
 
 export function runImageRequest(deps: GatewayDeps, from: UseCaseRequest, call: ImageCall): Promise<Outcome<ImageAnswer>> {
   const usage = usageFor(call.model);
+  from.track?.(usage);
   const deadline = call.keepsLateWork ? new AnswerDeadline() : undefined;
   const request: ImageRequest = { from, route: call.route, model: call.model, input: call.stream ? unstreamed(call.input) : call.input, deadline };
   if (call.stream) request.stream = { input: call.input, settings: settingsOf(call.input) };

@@ -31,6 +31,11 @@ export interface UseCaseRequest {
   /** The base URL the client reached the router at: stored results are signed under it (localResultStorage). */
   resultBase: string;
   cancel: Cancellation;
+  /**
+   * Given the use case's usage as it starts, to read while it runs: an Idempotency-Key's lease records
+   * what the request charged and whether its upstream call started (idempotency-leases.ts).
+   */
+  track?(usage: Usage): void;
 }
 
 /** What a use case did, for the request's usage event (UsageEvent) and its RateLimit headers. */
@@ -72,22 +77,19 @@ export interface Usage {
   lateAnswer?: boolean;
   /** Settles the quota charge by the books of the request's end (set for late work, called once by the request's usage event). */
   settleLater?: (end: WorkEnd) => Promise<void>;
-  /** Where the images and money of the charge were counted: kept work given back at its expiry (kept-work.ts). */
-  held?: HeldCharge;
-}
-
-/** The windows of a quota charge, and the money it reserved: enough to give part of it back later, on any instance. */
-export interface HeldCharge {
-  windowEnds: { images?: number; budget?: number };
-  /** Millionths of the currency reserved, when the caller has a budget. */
-  budget?: number;
+  /** What the request took from the caller's quotas (with-charge.ts): given back by another instance if this one stops. */
+  charged?: { images?: number; imagesWindowEnd?: number; budget?: number; budgetWindowEnd?: number };
+  /** Told when an upstream call that may start paid work is made (a tracker's, see UseCaseRequest.track). */
+  onAttempt?: () => void;
 }
 
 /** Records that `upstream` is being called for paid work (the provider of the usage event, and one attempt of the ledger). */
 export function attempting(usage: Usage, provider: ProviderName): AttemptRecord {
   usage.provider = provider;
   usage.attempted = true;
-  return startAttempt((usage.attempts ??= []), provider);
+  const attempt = startAttempt((usage.attempts ??= []), provider);
+  usage.onAttempt?.();
+  return attempt;
 }
 
 /** A use case's result: the answer, or the error the caller is answered with; the usage either way. */

@@ -211,6 +211,13 @@ export interface ImageTaskOptions {
    * asynchronous synthesis, for the models that offer it). Default 5. @example pollSeconds: 10
    */
   pollSeconds?: number;
+  /**
+   * Seconds of the lease an instance holds on each task it has queued or is running, renewed every
+   * third of it: a task whose instance stopped (a crash, a SIGKILL) is ended by another instance
+   * about one lease later, `failed` with `task_interrupted`, instead of at its deadline
+   * (docs/image-tasks.md "Restarts and several instances"). Default 30. @example leaseSeconds: 20
+   */
+  leaseSeconds?: number;
 }
 
 /**
@@ -395,4 +402,12 @@ export interface IdempotencyOptions {
    * @example idempotency: { keptWorkSeconds: 300 }
    */
   keptWorkSeconds?: number;
+  /**
+   * Seconds of the lease a running request holds on its key, renewed every third of it while it
+   * runs, with a store that keeps leases (both built-in stores do). When the instance running it
+   * stops, the lease lapses: another instance books the request's possibly paid work once, and the
+   * next request with the key is answered 409 `idempotency_key_interrupted` instead of waiting or
+   * paying again (docs/tenancy-and-billing.md "Retries"). Default 30. @example leaseSeconds: 20
+   */
+  leaseSeconds?: number;
 }

@@ -81,6 +81,8 @@ export interface FakePaidImages extends FakeUpstream {
   imagesMade(): number;
   /** Holds every generation (after its work) until the returned function is called. */
   hold(): () => void;
+  /** With a hold, DashScope's asynchronous submit is held too: the task is made (paid), its id not yet answered. */
+  holdSubmits: boolean;
   /** Resolves when every generation started so far has ended its work. */
   settled(): Promise<void>;
   /** Chooses how each request is answered (see GenerationScript); default none, the fake's defaults. */
@@ -327,8 +329,13 @@ export async function startFakePaidImages(): Promise<FakePaidImages> {
           worked();
           return sendJson(res, 400, { request_id: 'rq-sync', code: 'InvalidParameter', message: 'current user api does not support synchronous calls' });
         }
-        // answered at once (or when the script's gate opens); the work goes on, paid, and its end is read at GET /api/v1/tasks/{id}
+        // answered at once (or when the script's gate opens, or once released, holdSubmits); the work goes on, paid, and its end is read at GET /api/v1/tasks/{id}
         if (script?.gate) await script.gate;
+        if (self.holdSubmits && gate) await gate;
+        if (res.destroyed) {
+          void sleep(workMs).finally(worked);
+          return;
+        }
         sendJson(res, 200, { request_id: `rq-${generation.id}`, output: { task_status: 'PENDING', task_id: `ds-task-${generation.id}` } });
         void sleep(workMs)
           .then(() => gate)
@@ -368,6 +375,7 @@ export async function startFakePaidImages(): Promise<FakePaidImages> {
     workMs: 0,
     extraImages: 0,
     sequenceFailures: 0,
+    holdSubmits: false,
     generations: [] as Generation[],
     started: () => box.self!.generations.length,
     imagesMade: () => box.self!.generations.reduce((sum, generation) => sum + generation.images, 0),

@@ -18,6 +18,14 @@ export interface RedisInstanceConfig {
   imageTimeoutMs?: number | null;
   /** Idempotency-Keys and kept answers on this Redis too, shared by every instance. Default: each instance's own memory. */
   sharedIdempotency?: boolean;
+  /** The image upstream's deadline, ms. Default 3 000. */
+  upstreamTimeoutMs?: number;
+  /** `imageTasks.leaseSeconds` and `idempotency.leaseSeconds`: how soon another instance finds this one stopped. */
+  leaseSeconds?: number;
+  /** `imageTasks.concurrency`: 1 keeps a second task queued behind a running one. */
+  imageTasksConcurrency?: number;
+  /** Idempotency-Key records on this Redis (redisIdempotencyStore), shared by every instance: the same as `sharedIdempotency`. */
+  idempotency?: boolean;
 }
 
 export interface RedisInstance extends TestGateway {
@@ -38,13 +46,24 @@ export function startRedisInstance(config: RedisInstanceConfig): RedisInstance {
           baseURL: config.imagesBaseURL,
           apiKey: 'ds-key',
           model: model === 'x-image-plus' ? 'qwen-image-plus' : 'qwen-image-2.0',
-          ...(config.imageTimeoutMs === null ? {} : { timeoutMs: config.imageTimeoutMs ?? 3_000 }),
+          ...(config.imageTimeoutMs === null ? {} : { timeoutMs: config.imageTimeoutMs ?? config.upstreamTimeoutMs ?? 3_000 }),
         };
       return null;
     },
-    ...(config.imagesBaseURL ? { limits: { downloadTimeoutMs: 1_000 }, imageTasks: { pollSeconds: 1 } } : {}),
+    ...(config.imagesBaseURL
+      ? {
+          limits: { downloadTimeoutMs: 1_000 },
+          imageTasks: {
+            pollSeconds: 1,
+            ...(config.leaseSeconds !== undefined ? { leaseSeconds: config.leaseSeconds } : {}),
+            ...(config.imageTasksConcurrency !== undefined ? { concurrency: config.imageTasksConcurrency } : {}),
+          },
+        }
+      : {}),
+    ...(config.idempotency || config.sharedIdempotency
+      ? { idempotency: { store: redisIdempotencyStore({ client, prefix: `${config.namespace}:idem:` }), ...(config.leaseSeconds !== undefined ? { leaseSeconds: config.leaseSeconds } : {}) } }
+      : {}),
     ...(config.imagesPerMinute !== undefined ? { quotas: { limits: { imagesPerMinute: config.imagesPerMinute }, redis: client, prefix: `${config.namespace}:quota:` } } : {}),
-    ...(config.sharedIdempotency ? { idempotency: { store: redisIdempotencyStore({ client, prefix: `${config.namespace}:idem:` }) } } : {}),
     callbacks: { allowLocal: true, pollIntervalsMs: [60], retryBaseMs: 300, retryMaxMs: 600, timeoutMs: 30_000, signingSecret: config.signingSecret },
   });
   return {

@@ -2,6 +2,7 @@
 // checked as a positive whole number, defaults filled in, milliseconds where the code counts them.
 import { GatewayConfigError } from '../../errors/config-error.js';
 import type { ImageTaskOptions } from '../../options/gateway-options.js';
+import { type LeaseTerms, leaseTerms } from '../leases/lease-terms.js';
 
 export interface ResolvedImageTasks {
   keepMs: number;
@@ -13,6 +14,8 @@ export interface ResolvedImageTasks {
   maxWaitMs: number;
   upstreamUrlMs: number;
   pollMs: number;
+  /** The lease an instance holds on each task it queues or runs (leases/lease-terms.ts). */
+  lease: LeaseTerms;
 }
 
 const NAMES = {
@@ -25,6 +28,7 @@ const NAMES = {
   maxWaitSeconds: true,
   upstreamUrlSeconds: true,
   pollSeconds: true,
+  leaseSeconds: true,
 } as const satisfies Record<keyof ImageTaskOptions, true>;
 
 export function resolveImageTasks(options: ImageTaskOptions | undefined): ResolvedImageTasks {
@@ -53,5 +57,6 @@ export function resolveImageTasks(options: ImageTaskOptions | undefined): Resolv
     maxWaitMs: read('maxWaitSeconds', 60) * 1000,
     upstreamUrlMs: read('upstreamUrlSeconds', 3_600) * 1000,
     pollMs: read('pollSeconds', 5) * 1000,
+    lease: leaseTerms(read('leaseSeconds', 30)),
   };
 }

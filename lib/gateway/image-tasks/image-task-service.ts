@@ -2,8 +2,10 @@
 // synchronous request, then answered at once with a task; the work runs here, in this process's fair
 // queue (fair-queue.ts), through the same image use case (image-pipeline.ts), and its terminal state is
 // recorded in the TaskStore with the compare-and-set every task write uses. A watch job on the
-// configured scheduler ends a task that nobody finishes (its instance stopped) as `failed`, on
-// whichever instance runs it, so no task stays `running` for ever. The store never holds image bytes.
+// configured scheduler ends a task that nobody finishes as `failed`, on whichever instance runs it:
+// the instance holding a task renews a lease on its record, and a watch that finds the lease lapsed
+// (the instance stopped) ends it about one lease later, booking the upstream call it may have made as
+// possibly paid (ledger/lost-work.ts); so no task stays `running` for ever. The store never holds image bytes.
 import { randomBytes } from 'node:crypto';
 import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
@@ -41,6 +43,9 @@ import { taskUpstreamAmong } from '../tasks/upstream-task-state.js';
 import { isTerminalStatus } from '../tasks/task-state-order.js';
 import type { QuotaCharge } from '../tenancy/quotas.js';
 import { withCharge } from '../tenancy/with-charge.js';
+import { lostWorkUsage } from '../ledger/lost-work.js';
+import { hasLapsed, leaseEnd, nextLookAt } from '../leases/lease-terms.js';
+import { LeaseRenewer } from '../leases/lease-renewer.js';
 import { Pricing } from '../tenancy/pricing.js';
 import { type Reckoning, type WorkEnd, bookFields, costOfBooks, reckon } from '../ledger/reckoning.js';
 import { type Cancellation, type Outcome, type Usage, type UseCaseRequest, attempting, settle, usageFor } from '../use-case.js';
@@ -108,10 +113,13 @@ export class ImageTaskService implements TaskWatches {
   private readonly local = new Map<string, LocalRun>();
   /** Set by close(): a slot that frees now starts nothing (the waiting tasks are ended instead). */
   private closing = false;
+  /** Renews the lease of every task this process holds, queued or running (docs/image-tasks.md "Restarts and several instances"). */
+  private readonly leases: LeaseRenewer;
 
   constructor(private readonly deps: GatewayDeps) {
     const config = deps.options.imageTasks;
     this.queue = new FairQueue({ concurrency: config.concurrency, perCaller: config.perCallerConcurrency, maxQueued: config.maxQueued, maxQueuedPerCaller: config.maxQueuedPerCaller });
+    this.leases = new LeaseRenewer(config.lease.renewMs, (id) => this.renewLease(id), deps.options.logger);
   }
 
   owns(taskId: string): boolean {
@@ -182,6 +190,7 @@ export class ImageTaskService implements TaskWatches {
       ...(usage.imageQuality !== undefined ? { quality: usage.imageQuality } : {}),
       ...(usage.sizeAsked !== undefined ? { size: usage.sizeAsked } : {}),
       ...(options.storage ? { durable: true } : {}),
+      leaseUntil: leaseEnd(options.imageTasks.lease, now),
     };
     const record: TaskRecord = {
       id: `imgtask_${randomBytes(16).toString('base64url')}`,
@@ -200,7 +209,7 @@ export class ImageTaskService implements TaskWatches {
     // the watch runs on whichever instance the scheduler picks; if this one stops, it ends the task. It
     // is armed before the record is written: a scheduler that is down leaves no task nothing would end,
     // and a watch whose record was never written finds nothing to do
-    await this.watchAt(record.id, state.deadline);
+    await this.watchAt(record.id, nextLookAt(state.leaseUntil, state.deadline));
     // no record, nothing to settle later: a failure here is refunded by withCharge
     await options.store.createTask(record);
     options.telemetry.recordTaskTransition('queued');
@@ -210,6 +219,7 @@ export class ImageTaskService implements TaskWatches {
     // the run is made for the task, not the request: the request (its sockets, its body) can go
     const taskFrom = runRequest(caller, controller, from.resultBase);
     this.local.set(record.id, { ready: rebasePrepared(ready, taskFrom), caller, controller, settle: settleRun, charge });
+    this.leases.hold(record.id);
     this.queue.push(caller.id, record.id, () => options.telemetry.detached(() => options.telemetry.taskRun(record.model, record.trace, () => this.run(record.id))));
     return { task: viewOf(record, record.status), finished };
   }
@@ -268,8 +278,9 @@ export class ImageTaskService implements TaskWatches {
   }
 
   /**
-   * The scheduler's watch of an image task (task-jobs.ts): nothing to do once it is terminal; past its
-   * deadline, it is ended `failed` (task_interrupted) and refunded, whichever instance ran it.
+   * The scheduler's watch of an image task (task-jobs.ts): nothing to do once it is terminal; once the
+   * lease of the instance holding it lapsed (that instance stopped), or past its deadline, it is ended
+   * `failed` (task_interrupted), whichever instance ran it; else it looks again when the lease ends.
    */
   async watch(taskId: string): Promise<NextPoll | undefined> {
     for (let round = 0; round < 8; round += 1) {
@@ -278,31 +289,41 @@ export class ImageTaskService implements TaskWatches {
       if (record?.image && record.status === 'cancelled' && !record.usageReported && record.image.onUpstream && record.upstream.taskId) return await this.follow(record);
       if (!record?.image || isTerminalStatus(record.status)) return undefined;
       if (record.image.onUpstream && record.upstream.taskId) return await this.follow(record);
-      const left = record.image.deadline - Date.now();
-      if (left > 0) return { delayMs: left + WATCH_MARGIN_MS, key: watchKey(taskId, record.image.deadline) };
-      if (await this.interrupt(record)) return undefined;
+      const now = Date.now();
+      const lapsed = hasLapsed(record.image.leaseUntil, now);
+      const next = nextLookAt(record.image.leaseUntil, record.image.deadline);
+      if (!lapsed && next > now) return { delayMs: next - now + WATCH_MARGIN_MS, key: watchKey(taskId, next) };
+      if (await this.interrupt(record, lapsed ? 'lapsed' : 'deadline')) return undefined;
     }
     throw new Error(`task ${taskId} kept changing while it was watched`);
   }
 
   /**
-   * Ends an unfinished task `failed` (task_interrupted) and refunds it: its watch found it past its
-   * deadline, or this process closed while it waited. False when the record changed meanwhile.
+   * Ends an unfinished task `failed` (task_interrupted): its watch found the lease of the instance
+   * holding it lapsed or its deadline passed, or this process closed while it waited. A task whose
+   * upstream call had started is booked as possibly paid, the gateway's loss (ledger/lost-work.ts);
+   * one that never reached its upstream costs nothing. False when the record changed meanwhile.
    */
-  private async interrupt(record: TaskRecord): Promise<boolean> {
-    const error = new GatewayError({
-      status: 502,
-      code: ERROR_CODES.taskInterrupted,
-      message:
-        record.image?.startedAt === undefined
-          ? 'The task waited too long for an upstream slot, or the gateway instance holding it stopped; nothing was generated and its charge was given back.'
-          : 'The gateway instance running the task stopped before the upstream answered; its outcome is unknown, and its charge was given back.',
+  private async interrupt(record: TaskRecord, why: 'lapsed' | 'deadline' | 'closing'): Promise<boolean> {
+    const { options } = this.deps;
+    const image = record.image!;
+    const local = this.local.get(record.id);
+    // a run of this process knows whether its call was made; another instance's is assumed made once running
+    const started = image.startedAt !== undefined && (local === undefined || local.usage?.attempted === true);
+    const usage = lostWorkUsage({
+      model: record.model,
+      provider: local?.usage?.provider ?? record.upstream.provider,
+      imagesAsked: image.images,
+      started,
+      ...(image.size !== undefined ? { sizeAsked: image.size } : {}),
+      ...(image.quality !== undefined ? { quality: image.quality } : {}),
     });
+    const error = new GatewayError({ status: 502, code: ERROR_CODES.taskInterrupted, message: interruptionMessage(why, started, options.ledger.chargeFailedWork) });
+    // the terminal event's books: an unknown outcome, lost by the gateway (docs/tenancy-and-billing.md "The books")
     const view = viewOf(record, 'failed', { error: error.toJSON().error });
-    const updated = await this.deps.options.store.updateTask(record.id, record.version, { status: 'failed', result: { ...view }, usageReported: true });
+    const updated = await options.store.updateTask(record.id, record.version, { status: 'failed', result: { ...view }, usageReported: true });
     if (!updated) return false;
-    // the interruption is the gateway's fault, not the caller's: what its call may have made is the operator's
-    await this.ended(updated, view, { usage: interruptedUsage(record), end: { error }, caller: undefined });
+    await this.ended(updated, view, { usage, end: { error }, caller: undefined });
     // still waiting in this process's queue: its place (and the caller's share) is free at once;
     // still running here past its budget: its call is cut, so the slot frees too
     this.dropWaiting(record);
@@ -323,17 +344,59 @@ export class ImageTaskService implements TaskWatches {
         for (let round = 0; round < 8; round += 1) {
           const record = await this.deps.options.store.getTask(id).catch(() => undefined);
           if (!record?.image || record.status !== 'queued') return;
-          if (await this.interrupt(record).catch(() => true)) return;
+          if (await this.interrupt(record, 'closing').catch(() => true)) return;
         }
       }),
     );
+  }
+
+  /** This process no longer holds the task: its lease is not renewed any more. */
+  private letGo(taskId: string): void {
+    this.local.delete(taskId);
+    this.leases.release(taskId);
+  }
+
+  /**
+   * Writes `changes` of this process's own run while the task is still `status`: a renewal of its
+   * lease (which bumps the version) is read over; another writer's end (a cancel, the watch) stands,
+   * and undefined is returned.
+   */
+  private async updateOwn(taskId: string, status: string, changes: (current: TaskRecord) => TaskChanges): Promise<TaskRecord | undefined> {
+    const { store } = this.deps.options;
+    for (let round = 0; round < 8; round += 1) {
+      const current = await store.getTask(taskId);
+      if (!current?.image || current.status !== status || current.image.onUpstream) return undefined;
+      const updated = await store.updateTask(taskId, current.version, changes(current));
+      if (updated) return updated;
+    }
+    throw new Error(`task ${taskId} kept changing while its run wrote it`);
+  }
+
+  /**
+   * One renewal of the lease this process holds on a task (docs/image-tasks.md "Restarts and several
+   * instances"). A task another instance ended meanwhile (a cancel, or a watch that found the lease
+   * lapsed while this process could not reach the store) is let go: its run here is stopped.
+   */
+  private async renewLease(taskId: string): Promise<void> {
+    const { store, imageTasks } = this.deps.options;
+    const record = await store.getTask(taskId);
+    if (!this.local.has(taskId)) return;
+    if (!record?.image || isTerminalStatus(record.status)) {
+      this.local.get(taskId)?.controller.abort(GatewayError.invalidRequest('the task was ended by another instance'));
+      if (record) this.dropWaiting(record);
+      this.leases.release(taskId);
+      return;
+    }
+    if (record.image.onUpstream) return this.leases.release(taskId);
+    // a lost race (a run's own write) is fine: the lease is renewed again at the next tick
+    await store.updateTask(taskId, record.version, { image: { ...record.image, leaseUntil: leaseEnd(imageTasks.lease, Date.now()) } });
   }
 
   /** A task ended by a cancel or its watch while it waited here: its run will never start, so this process lets go of it now. */
   private dropWaiting(record: TaskRecord): void {
     const run = this.local.get(record.id);
     if (!run || !this.queue.remove(record.owner, record.id)) return;
-    this.local.delete(record.id);
+    this.letGo(record.id);
     run.settle({ ok: false, error: new TaskNotRun(record.id), usage: usageFor(record.model) });
   }
 
@@ -347,22 +410,28 @@ export class ImageTaskService implements TaskWatches {
     let record = this.closing ? undefined : await options.store.getTask(taskId).catch(() => undefined);
     if (!record?.image || record.status !== 'queued') {
       // cancelled while it waited, or ended by the watch: nothing to run
-      this.local.delete(taskId);
+      this.letGo(taskId);
       local.settle({ ok: false, error: new TaskNotRun(taskId), usage });
       return;
     }
     usage.model = record.model;
     const startedAt = Date.now();
-    const image: ImageTaskState = { ...record.image, startedAt, deadline: startedAt + runBudgetOf(this.deps, local.ready) };
-    const running = await options.store.updateTask(record.id, record.version, { status: 'running', image }).catch(() => undefined);
+    const deadline = startedAt + runBudgetOf(this.deps, local.ready);
+    // the lease renewed meanwhile is a change of this process's own: written over, while the task is still queued
+    const running = await this.updateOwn(taskId, 'queued', (current) => ({
+      status: 'running',
+      image: { ...current.image!, startedAt, deadline, leaseUntil: leaseEnd(options.imageTasks.lease, startedAt) },
+    })).catch(() => undefined);
     if (!running) {
-      this.local.delete(taskId);
+      this.letGo(taskId);
       local.settle({ ok: false, error: new TaskNotRun(taskId), usage });
       return;
     }
     record = running;
     options.telemetry.recordTaskTransition('running');
-    await this.watchAt(record.id, image.deadline).catch((error: unknown) => options.logger.warn({ taskId, error: messageOf(error) }, 'image task watch not scheduled'));
+    await this.watchAt(record.id, nextLookAt(running.image!.leaseUntil, deadline)).catch((error: unknown) =>
+      options.logger.warn({ taskId, error: messageOf(error) }, 'image task watch not scheduled'),
+    );
     this.deliver(record, viewOf(record, 'running'));
     const native = singleNativeCall(local.ready);
     const upstreamTasks = native ? capabilityOf(native.upstream, 'imageTasks') : undefined;
@@ -371,7 +440,7 @@ export class ImageTaskService implements TaskWatches {
       return;
     }
     const outcome = await settle(usage, () => runPreparedImage(this.deps, usage, local.ready));
-    this.local.delete(taskId);
+    this.letGo(taskId);
     let recorded: Outcome<WholeAnswer> | undefined;
     try {
       recorded = await this.finish(record, outcome, local);
@@ -393,17 +462,24 @@ export class ImageTaskService implements TaskWatches {
     const { upstream, request, call } = native;
     attempting(usage, upstream.provider);
     const submitted = await settle(usage, () => tasks.submit(call, request, upstream));
-    this.local.delete(record.id);
     if (!submitted.ok) {
+      this.letGo(record.id);
       await this.finish(record, { ok: false, error: submitted.error, usage }, local).catch((error: unknown) =>
         options.logger.error({ taskId: record.id, error: messageOf(error) }, 'image task result not recorded'),
       );
       local.settle({ ok: false, error: submitted.error, usage });
       return;
     }
-    const image: ImageTaskState = { ...record.image!, onUpstream: true, deadline: Date.now() + UPSTREAM_TASK_LIFETIME_MS };
-    const updated = await options.store.updateTask(record.id, record.version, { image, upstream: { provider: upstream.provider, baseURL: upstream.baseURL, taskId: submitted.answer } });
+    // from here any instance follows the upstream's task: no lease is held on it any more
+    const updated = await this.updateOwn(record.id, 'running', (current) => {
+      const { leaseUntil: _held, ...image } = current.image!;
+      return {
+        image: { ...image, onUpstream: true, deadline: Date.now() + UPSTREAM_TASK_LIFETIME_MS } satisfies ImageTaskState,
+        upstream: { provider: upstream.provider, baseURL: upstream.baseURL, taskId: submitted.answer },
+      };
+    });
     // cancelled while it was submitted: the upstream task runs on unobserved (logged), the task stays cancelled
+    this.letGo(record.id);
     if (!updated) options.logger.warn({ taskId: record.id }, 'image task ended while its upstream task was submitted; the upstream task is not followed');
     else await this.followAt(record.id, options.imageTasks.pollMs).catch((error: unknown) => options.logger.error({ taskId: record.id, error: messageOf(error) }, 'image task poll not scheduled'));
     local.settle({ ok: false, error: new TaskNotRun(record.id), usage });
@@ -491,7 +567,6 @@ export class ImageTaskService implements TaskWatches {
    * writer ended the task.
    */
   private async finish(record: TaskRecord, outcome: Outcome<WholeAnswer>, local: LocalRun): Promise<Outcome<WholeAnswer> | undefined> {
-    const { options } = this.deps;
     let view: ImageTaskView;
     let error: unknown;
     if (outcome.ok) {
@@ -505,8 +580,8 @@ export class ImageTaskService implements TaskWatches {
       error = outcome.error;
       view = viewOf(record, 'failed', { error: errorObjectOf(outcome.error) });
     }
-    const changes: TaskChanges = { status: view.status, result: { ...view }, usageReported: true, image: { ...record.image!, finishedAt: Date.now() } };
-    const updated = await options.store.updateTask(record.id, record.version, changes);
+    const finishedAt = Date.now();
+    const updated = await this.updateOwn(record.id, 'running', (current): TaskChanges => ({ status: view.status, result: { ...view }, usageReported: true, image: { ...current.image!, finishedAt } }));
     // another writer ended it first (a cancel, or the watch past the deadline): its state stands
     if (!updated) return undefined;
     await this.ended(updated, view, { usage: outcome.usage, end: error === undefined ? {} : { error }, caller: local.caller });
@@ -584,6 +659,8 @@ export class ImageTaskService implements TaskWatches {
     }
   }
 
+
+
   /** Hands a state to callback delivery (at least once, signed: delivery-jobs.ts), when the task has a callback. */
   private deliver(record: TaskRecord, view: ImageTaskView): void {
     const callback = record.callback;
@@ -617,6 +694,25 @@ export class ImageTaskService implements TaskWatches {
     }
     return recorded;
   }
+}
+
+
+/**
+ * What an interrupted task says: why it ended, and what may have been made. A started call's outcome
+ * is unknown: the upstream may have generated (and billed) the images, which never arrived.
+ */
+function interruptionMessage(why: 'lapsed' | 'deadline' | 'closing', started: boolean, charged: boolean): string {
+  const cause =
+    why === 'lapsed'
+      ? 'The gateway instance holding the task stopped'
+      : why === 'closing'
+        ? 'The gateway instance holding the task shut down'
+        : started
+          ? 'The task did not finish within its upstream deadline'
+          : 'The task waited too long for an upstream slot';
+  if (!started) return `${cause} before its upstream call started; nothing was generated, and its charge was given back.`;
+  const charge = charged ? 'its images stay charged as not delivered' : 'its charge was given back';
+  return `${cause} while the upstream was working; its outcome is unknown (the upstream may have generated the images, which were not received), and ${charge}. The task is not run again: submit it again for a new generation.`;
 }
 
 /** The task's fields every answer has, with its status and, when terminal, its result or error. */
@@ -662,10 +758,6 @@ function cancelledUsage(record: TaskRecord, started: boolean, run: Usage | undef
   return work;
 }
 
-/** A task its instance stopped running (the watch found it past its deadline): what its call may have made, the gateway's loss. */
-function interruptedUsage(record: TaskRecord): Usage | undefined {
-  return record.image?.startedAt === undefined ? undefined : unknownAttempt(record, undefined);
-}
 
 /** What a followed upstream task did, for its terminal usage event. */
 function followedUsage(record: TaskRecord, upstream: Upstream): Usage {

@@ -3,6 +3,7 @@
 import { GatewayConfigError } from '../../errors/config-error.js';
 import type { GatewayLimits } from '../../options/request-limits.js';
 import { type IdempotencyStore, memoryIdempotencyStore } from '../../stores/idempotency/idempotency-store.js';
+import { type LeaseTerms, leaseTerms } from '../leases/lease-terms.js';
 import type { IdempotencyOptions, QuotaLimits, QuotaLimitsFor, QuotaOptions, QuotaRedisClient } from '../../options/gateway-options.js';
 
 export interface ResolvedQuotas {
@@ -24,6 +25,8 @@ export interface ResolvedIdempotency {
   readonly keptAnswerMs?: number;
   /** How long kept work may go on after its client left or its deadline passed. */
   readonly keptWorkMs: number;
+  /** The lease a running request holds on its key, with a store that keeps leases (leases/lease-terms.ts). */
+  readonly lease: LeaseTerms;
 }
 
 const QUOTA_EXAMPLE = 'quotas: { limits: { requestsPerMinute: 60, imagesPerMinute: 20, videoSecondsPerDay: 600, concurrentVideoTasks: 2 } }';
@@ -35,7 +38,10 @@ const QUOTA_LIMIT_NAMES = { requestsPerMinute: true, imagesPerMinute: true, vide
 const LIMIT_KEYS = Object.keys(QUOTA_LIMIT_NAMES) as ReadonlyArray<keyof QuotaLimits>;
 /** The names of the `quotas` and `idempotency` objects, checked against their types by tsc. */
 const QUOTA_OPTION_NAMES = { limits: true, redis: true, prefix: true, whenRedisDown: true, defaultVideoSeconds: true, budgetWindowSeconds: true } as const satisfies Record<keyof QuotaOptions, true>;
-const IDEMPOTENCY_OPTION_NAMES = { store: true, ttlSeconds: true, maxAnswerBytes: true, keptAnswerSeconds: true, keptWorkSeconds: true } as const satisfies Record<keyof IdempotencyOptions, true>;
+const IDEMPOTENCY_OPTION_NAMES = { store: true, ttlSeconds: true, maxAnswerBytes: true, keptAnswerSeconds: true, keptWorkSeconds: true, leaseSeconds: true } as const satisfies Record<
+  keyof IdempotencyOptions,
+  true
+>;
 
 export function resolveQuotas(value: QuotaOptions | undefined): ResolvedQuotas | undefined {
   if (value === undefined) return undefined;
@@ -101,7 +107,7 @@ export function resolveIdempotency(value: IdempotencyOptions | false | undefined
   for (const key of Object.keys(given)) {
     if (!known.has(key)) throw new GatewayConfigError('idempotency_unknown', `Unknown idempotency option '${key}'.`, `use only: ${[...known].join(', ')}.`);
   }
-  for (const key of ['ttlSeconds', 'maxAnswerBytes', 'keptWorkSeconds'] as const) {
+  for (const key of ['ttlSeconds', 'maxAnswerBytes', 'keptWorkSeconds', 'leaseSeconds'] as const) {
     const item = given[key];
     if (item !== undefined && (!Number.isSafeInteger(item) || item <= 0)) throw new GatewayConfigError('idempotency_value', `idempotency.${key} must be a positive integer.`, example);
   }
@@ -121,5 +127,6 @@ export function resolveIdempotency(value: IdempotencyOptions | false | undefined
     maxAnswerBytes: given.maxAnswerBytes ?? 1024 * 1024,
     ...(kept === false ? {} : { keptAnswerMs: (kept ?? 600) * 1000 }),
     keptWorkMs: given.keptWorkSeconds !== undefined ? given.keptWorkSeconds * 1000 : limits.upstreamTimeoutMs + limits.downloadTimeoutMs + 60_000,
+    lease: leaseTerms(given.leaseSeconds ?? 30),
   });
 }

@@ -26,7 +26,7 @@ export function withCharge<A>(quotas: Quotas, caller: Caller, cost: QuotaCost, u
     if (!charged.ok) return { ok: false, error: charged.error, usage };
     const charge = charged.answer;
     usage.rateLimit = charge.rateLimit;
-    usage.held = { windowEnds: { images: charge.windowEnds.images, budget: charge.windowEnds.budget }, ...(charge.budget !== undefined ? { budget: charge.budget } : {}) };
+    if (charge.taken.length > 0) usage.charged = chargedOf(charge, cost);
     return settle(usage, () => work(charge)).then((outcome) => {
       if (outcome.ok && settlement === 'by-work') return outcome;
       // answered at its deadline while the work went on: whether its answer is kept for the retry is
@@ -73,5 +73,13 @@ export function pricedWork(usage: Usage, status: number): PricedWork {
     ...(usage.upstreamUsage ? { upstreamUsage: usage.upstreamUsage } : {}),
     ...(usage.tokens ? { tokens: usage.tokens } : {}),
     ...(usage.imageQuality !== undefined ? { imageQuality: usage.imageQuality } : {}),
+  };
+}
+
+/** What a charge took, and when its windows end: what another instance gives back when this one stops (a lapsed Idempotency-Key lease). */
+function chargedOf(charge: QuotaCharge, cost: QuotaCost): NonNullable<Usage['charged']> {
+  return {
+    ...(charge.taken.includes('images') && cost.images !== undefined ? { images: cost.images, ...(charge.windowEnds.images !== undefined ? { imagesWindowEnd: charge.windowEnds.images } : {}) } : {}),
+    ...(charge.budget !== undefined ? { budget: charge.budget, ...(charge.windowEnds.budget !== undefined ? { budgetWindowEnd: charge.windowEnds.budget } : {}) } : {}),
   };
 }

@@ -1,7 +1,10 @@
 // Where Idempotency-Key records live (IETF draft "The Idempotency-Key HTTP Header Field"): a record is
 // taken atomically by the first request (SET NX semantics) with the body's fingerprint, then holds
 // the stored answer until it expires. memoryIdempotencyStore is the default (one instance);
-// redisIdempotencyStore shares the keys between instances.
+// redisIdempotencyStore shares the keys between instances. While the request runs, its record holds a
+// lease its instance renews; a store with `renew`, `claimLapsed` and `clearInterrupted` lets another
+// instance find a lease that lapsed (the instance stopped), book the lost request once and tell the
+// retry (docs/tenancy-and-billing.md "Retries").
 import type { Caller, ProviderName, RouteName } from '../../types.js';
 
 /** An answer kept for replays: exactly what the first request got. */
@@ -32,9 +35,42 @@ export interface KeptWorkRecord {
   budgetMicros?: number;
 }
 
+/**
+ * What a running request is, kept with its lease, so the instance that finds the lease lapsed can
+ * book it (its one usage event, its quota given back): who asked, for what, and whether the upstream
+ * call had started. JSON only; never a key.
+ */
+export interface LeasedWork {
+  caller: Caller;
+  route: RouteName;
+  model: string;
+  /** ms since the epoch */
+  startedAt: number;
+  provider?: ProviderName;
+  /** The images charged: the most the upstream may make. */
+  imagesAsked?: number;
+  sizeAsked?: string;
+  quality?: string;
+  /** The upstream call that may start paid work was made. */
+  attempted?: boolean;
+  /** What the request took from the caller's quotas, and when those windows end, to give back. */
+  charged?: { images?: number; imagesWindowEnd?: number; budget?: number; budgetWindowEnd?: number };
+}
+
+/** The lease of a running key: renewed by its request's instance until the request ends. */
+export interface RunningLease {
+  /** The request that took the key: only it renews the lease. */
+  holder: string;
+  /** The lease's end, ms since the epoch: past it without a renewal, the instance stopped. */
+  leaseUntil: number;
+  work: LeasedWork;
+}
+
 /** One key's record. `running` until the first request has its answer. */
 export type IdempotencyRecord =
-  | { state: 'running'; fingerprint: string }
+  | { state: 'running'; fingerprint: string; lease?: RunningLease }
+  /** The lease of the request that held the key lapsed (its instance stopped): its outcome is unknown. */
+  | { state: 'interrupted'; fingerprint: string }
   /**
    * `kept`: the books of an answer kept for a client's retry; `delivered`: it was handed to a retry,
    * which may not have received it: a later retry of the same request (a client's own retry count) may
@@ -51,9 +87,10 @@ export type IdempotencyRecord =
 export interface IdempotencyStore {
   /**
    * Takes `key` for a request with this body fingerprint, for `ttlMs`, when nobody holds it: returns
-   * undefined. Otherwise returns the record that holds it (nothing changes).
+   * undefined. Otherwise returns the record that holds it (nothing changes). `lease`, when given, is
+   * kept in the running record (a store that has `renew` must keep it).
    */
-  begin(key: string, fingerprint: string, ttlMs: number): Promise<IdempotencyRecord | undefined>;
+  begin(key: string, fingerprint: string, ttlMs: number, lease?: RunningLease): Promise<IdempotencyRecord | undefined>;
   /** Replaces the record of a request that finished (its answer, or `too-large`), for `ttlMs`. */
   finish(key: string, record: IdempotencyRecord, ttlMs: number): Promise<void>;
   /** Frees `key` (the request failed: a retry may run again). */
@@ -65,6 +102,25 @@ export interface IdempotencyStore {
   peek?(key: string): Promise<IdempotencyRecord | undefined>;
   /** Removes and returns a `done` record atomically, so a kept answer is handed out once; anything else stays. */
   take?(key: string): Promise<IdempotencyRecord | undefined>;
+  /**
+   * Atomically: when `key` is running under a lease held by `lease.holder`, replaces that lease (and
+   * the record's ttl) and returns true; otherwise changes nothing and returns false (the lease was
+   * lost: another instance found it lapsed). The three lease methods come together or not at all.
+   */
+  renew?(key: string, lease: RunningLease, ttlMs: number): Promise<boolean>;
+  /**
+   * Atomically: when `key` is running under a lease that ended by `now`, marks it `interrupted` for
+   * `ttlMs` and returns the running record (once, across instances: the caller books it); otherwise
+   * changes nothing and returns undefined.
+   */
+  claimLapsed?(key: string, now: number, ttlMs: number): Promise<IdempotencyRecord | undefined>;
+  /** Atomically removes an `interrupted` record and returns true; anything else stays (false). */
+  clearInterrupted?(key: string): Promise<boolean>;
+}
+
+/** The store keeps leases: another instance can find a request whose instance stopped. */
+export function keepsLeases(store: IdempotencyStore): store is IdempotencyStore & Required<Pick<IdempotencyStore, 'renew' | 'claimLapsed' | 'clearInterrupted'>> {
+  return typeof store.renew === 'function' && typeof store.claimLapsed === 'function' && typeof store.clearInterrupted === 'function';
 }
 
 export interface MemoryIdempotencyStoreOptions {
@@ -112,10 +168,10 @@ export function memoryIdempotencyStore(options: MemoryIdempotencyStoreOptions = 
     bytes += size;
   };
   return {
-    async begin(key, fingerprint, ttlMs) {
+    async begin(key, fingerprint, ttlMs, lease) {
       const held = live(key);
       if (held) return held;
-      put(key, { state: 'running', fingerprint }, ttlMs);
+      put(key, { state: 'running', fingerprint, ...(lease ? { lease } : {}) }, ttlMs);
       return undefined;
     },
     async finish(key, record, ttlMs) {
@@ -133,6 +189,23 @@ export function memoryIdempotencyStore(options: MemoryIdempotencyStoreOptions = 
       drop(key);
       return held;
     },
+    async renew(key, lease, ttlMs) {
+      const held = live(key);
+      if (held?.state !== 'running' || held.lease?.holder !== lease.holder) return false;
+      put(key, { ...held, lease }, ttlMs);
+      return true;
+    },
+    async claimLapsed(key, now, ttlMs) {
+      const held = live(key);
+      if (held?.state !== 'running' || !held.lease || held.lease.leaseUntil > now) return undefined;
+      put(key, { state: 'interrupted', fingerprint: held.fingerprint }, ttlMs);
+      return held;
+    },
+    async clearInterrupted(key) {
+      if (live(key)?.state !== 'interrupted') return false;
+      drop(key);
+      return true;
+    },
   };
 }
 
@@ -146,7 +219,28 @@ export interface RedisIdempotencyClient {
   del(key: string): Promise<number>;
   /** Redis 6.2's GETDEL (ioredis has it): hands a kept answer out once, across instances. Without it, no abandoned work is kept. */
   getdel?(key: string): Promise<string | null>;
+  /** EVAL (ioredis has it): the atomic lease checks. Without it, keys keep no lease (a stopped instance's keys free when they expire). */
+  eval?(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>;
 }
+
+// the lease scripts: read, check and write one record atomically (records are JSON; cjson is built into Redis)
+const RENEW_SCRIPT = `local held = redis.call('GET', KEYS[1])
+if not held then return 0 end
+local record = cjson.decode(held)
+if record.state ~= 'running' or type(record.lease) ~= 'table' or record.lease.holder ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1`;
+const CLAIM_SCRIPT = `local held = redis.call('GET', KEYS[1])
+if not held then return false end
+local record = cjson.decode(held)
+if record.state ~= 'running' or type(record.lease) ~= 'table' or tonumber(record.lease.leaseUntil) > tonumber(ARGV[1]) then return false end
+redis.call('SET', KEYS[1], cjson.encode({ state = 'interrupted', fingerprint = record.fingerprint }), 'PX', ARGV[2])
+return held`;
+const CLEAR_SCRIPT = `local held = redis.call('GET', KEYS[1])
+if not held then return 0 end
+if cjson.decode(held).state ~= 'interrupted' then return 0 end
+redis.call('DEL', KEYS[1])
+return 1`;
 
 export interface RedisIdempotencyStoreOptions {
   /** A connected ioredis client (the host's, e.g. the one given to redisTaskStore). */
@@ -159,14 +253,14 @@ export interface RedisIdempotencyStoreOptions {
 export function redisIdempotencyStore(options: RedisIdempotencyStoreOptions): IdempotencyStore {
   const { client, prefix = 'gw:idem:' } = options;
   return {
-    async begin(key, fingerprint, ttlMs) {
+    async begin(key, fingerprint, ttlMs, lease) {
       // a request must not wait for Redis to come back: it fails now (503), the client retries
       if (client.status === 'reconnecting' || client.status === 'close' || client.status === 'end') throw new Error(`Redis is not connected (${client.status})`);
-      const taken = await client.set(prefix + key, JSON.stringify({ state: 'running', fingerprint }), 'PX', ttlMs, 'NX');
+      const taken = await client.set(prefix + key, JSON.stringify({ state: 'running', fingerprint, ...(lease && client.eval ? { lease } : {}) }), 'PX', ttlMs, 'NX');
       if (taken === 'OK') return undefined;
       const held = await client.get(prefix + key);
       // expired between the two commands: the key is free, but one more round is simpler than a script
-      if (held === null) return this.begin(key, fingerprint, ttlMs);
+      if (held === null) return this.begin(key, fingerprint, ttlMs, lease);
       return JSON.parse(held) as IdempotencyRecord;
     },
     async finish(key, record, ttlMs) {
@@ -189,6 +283,23 @@ export function redisIdempotencyStore(options: RedisIdempotencyStoreOptions): Id
             // not an answer after all (a new try took the key meanwhile): put it back as it was
             await client.set(prefix + key, held, 'PX', 60_000);
             return undefined;
+          },
+        }
+      : {}),
+    ...(client.eval
+      ? {
+          async renew(key: string, lease: RunningLease, ttlMs: number): Promise<boolean> {
+            const held = await client.get(prefix + key);
+            const record = held === null ? undefined : (JSON.parse(held) as IdempotencyRecord);
+            if (record?.state !== 'running') return false;
+            return (await client.eval!(RENEW_SCRIPT, 1, prefix + key, lease.holder, JSON.stringify({ ...record, lease }), ttlMs)) === 1;
+          },
+          async claimLapsed(key: string, now: number, ttlMs: number): Promise<IdempotencyRecord | undefined> {
+            const held = await client.eval!(CLAIM_SCRIPT, 1, prefix + key, now, ttlMs);
+            return typeof held === 'string' ? (JSON.parse(held) as IdempotencyRecord) : undefined;
+          },
+          async clearInterrupted(key: string): Promise<boolean> {
+            return (await client.eval!(CLEAR_SCRIPT, 1, prefix + key)) === 1;
           },
         }
       : {}),

@@ -100,6 +100,12 @@ export interface ImageTaskState {
   durable?: boolean;
   /** True once the work runs on the upstream's own task (`upstream.taskId`): any instance follows it. */
   onUpstream?: boolean;
+  /**
+   * The end of the lease (ms since the epoch) of the instance that queued or runs the task, renewed
+   * while it holds it: past it, that instance stopped, and the watch ends the task (`task_interrupted`).
+   * Absent on records written before leases, and once the task runs on the upstream's own task.
+   */
+  leaseUntil?: number;
 }
 
 export interface TaskStoredResults {

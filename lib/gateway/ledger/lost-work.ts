@@ -1,0 +1,38 @@
+// Work a gateway instance held when it stopped (docs/tenancy-and-billing.md "The books", "Crashes"):
+// another instance finds its lease lapsed and books it. What that instance knows is what the record
+// says: who asked, for how many images, and whether the upstream call had started. A call that started
+// has an unknown outcome (the vendor may have made, and billed, every image asked): one attempt
+// `unknown`; the loss is the gateway's (`lostBy: 'gateway'`), so the ledger absorbs it unless
+// `billing.chargeFailedWork`. Work that never reached a vendor has no attempt, and costs nothing.
+import type { ProviderName } from '../../types.js';
+import { type Usage, usageFor } from '../use-case.js';
+
+/** What the record of the lost work says. */
+export interface LostWork {
+  model: string;
+  /** Known once a call was made: work without one never reached a vendor. */
+  provider?: ProviderName;
+  /** The images charged at the start: the most the vendor may have made. */
+  imagesAsked: number;
+  /** The upstream call had started (a task marked running, a request that made its call). */
+  started: boolean;
+  sizeAsked?: string;
+  quality?: string;
+  /** The vendor's id of the work, when it was recorded before the instance stopped. */
+  id?: string;
+}
+
+/** The usage the ledger books lost work from: the last (only) attempt's outcome is `unknown`. */
+export function lostWorkUsage(lost: LostWork): Usage {
+  const usage = usageFor(lost.model);
+  if (lost.provider !== undefined) usage.provider = lost.provider;
+  usage.imagesAsked = lost.imagesAsked;
+  usage.lostBy = 'gateway';
+  if (lost.sizeAsked !== undefined) usage.sizeAsked = lost.sizeAsked;
+  if (lost.quality !== undefined) usage.imageQuality = lost.quality;
+  if (lost.started && lost.provider !== undefined) {
+    usage.attempted = true;
+    usage.attempts = [{ provider: lost.provider, images: lost.imagesAsked, outcome: 'unknown', ...(lost.id ? { id: lost.id } : {}) }];
+  }
+  return usage;
+}
