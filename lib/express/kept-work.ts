@@ -39,7 +39,8 @@ function keptRecordOf(context: RequestContext, lostBy: KeptWorkRecord['lostBy'],
   const books = reckon(usage, { kept: true }, options.ledger);
   const images = books.kept;
   const sizes = Array.from({ length: images }, (_, index) => usage.imageSizes?.[index] ?? usage.sizeAsked ?? '');
-  const money = usage.charged?.budget !== undefined ? Pricing.micros(costOfBooks(usage, { ...books, undelivered: images, kept: 0 }, { noFee: true }, options.pricing)) : undefined;
+  // what the charge holds for it, its fee included: all of it comes back when the operator absorbs it
+  const money = usage.charged?.budget !== undefined ? Pricing.micros(costOfBooks(usage, { ...books, undelivered: images, kept: 0, billable: true }, {}, options.pricing)) : undefined;
   return {
     caller: snapshotCaller(caller, bearerKeyOf(context.req) ?? '').caller,
     route: context.route!,

@@ -359,7 +359,7 @@ describe('cancelling', () => {
     // the waiting task's three images come back at once (it never started: no vendor work)
     expect(await quotaUsed(gw.router, 'images')).toBeLessThanOrEqual(1);
     const events = taskEvents(gw).filter((event) => event.task!.id === second.body.id);
-    expect(events.map((event) => [event.task!.status, event.images, event.vendorWork])).toEqual([['failed', 0, undefined]]);
+    expect(events.map((event) => [event.task!.status, event.images, event.vendorWork])).toEqual([['failed', 0, { images: 0, attempts: [] }]]);
     release();
     expect(first.status).toBe(202);
     expect(gw.fakes.images.started()).toBe(1);

@@ -200,7 +200,8 @@ export function bookFields(usage: Usage, end: WorkEnd, policy: LedgerPolicy, vid
     ...(books.absorbed > 0 ? { absorbedImages: books.absorbed } : {}),
     ...(books.kept > 0 ? { keptImages: books.kept } : {}),
     ...(books.lostBy && (books.undelivered > 0 || books.absorbed > 0 || books.kept > 0) ? { lostBy: books.lostBy } : {}),
-    ...(usage.attempts && usage.attempts.length > 0 ? { vendorWork: books.vendorWork } : {}),
+    // on every event of work that was charged or reached a vendor, `{ images: 0, attempts: [] }` when it reached none
+    ...((usage.attempts && usage.attempts.length > 0) || usage.imagesAsked !== undefined ? { vendorWork: books.vendorWork } : {}),
     ...(cost ? { cost } : {}),
   };
 }
