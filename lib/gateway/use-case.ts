@@ -29,6 +29,11 @@ export interface UseCaseRequest {
   /** The base URL the client reached the router at: stored results are signed under it (localResultStorage). */
   resultBase: string;
   cancel: Cancellation;
+  /**
+   * The request asked for a quote (`Prefer: dry-run`) on a route that gives one: the use case runs to
+   * where it would charge and answers the quote instead (tenancy/with-charge.ts).
+   */
+  dryRun?: boolean;
 }
 
 /** What a use case did, for the request's usage event (UsageEvent) and its RateLimit headers. */

@@ -6,10 +6,14 @@
 // - the work answered fewer images than charged: the rest come back (the quota counts what was made)
 // - a money budget reserved the most the request may cost: it is settled to the cost of what was
 //   made (a video task's at its terminal state, task-usage.ts)
+// A dry run (`Prefer: dry-run`, docs/tenancy-and-billing.md "Quotes before work") reaches this same
+// point, validated and resolved, and is answered the quote of this charge instead: the limits peeked,
+// not consumed, and the work never run.
 import type { Caller } from '../../types.js';
 import { Pricing, type PricedWork } from './pricing.js';
 import { type Outcome, type Usage, mayHaveBeenPaid, settle } from '../use-case.js';
 import { type QuotaCharge, type QuotaCost, Quotas } from './quotas.js';
+import { type Quoted, quoteOf } from './quote.js';
 
 // a failed request still counts as a request; everything it would have produced is given back
 const REFUNDED_ON_FAILURE = ['images', 'videoSeconds', 'videoTasks'] as const;
@@ -21,8 +25,29 @@ export type Settlement = 'at-answer' | 'by-work';
  * Charges `cost`, runs `work` with the charge, and settles: the outcome carries `usage`, with the
  * RateLimit fields of the charge. Work whose answer is still producing when it returns (a stream)
  * says `by-work` and settles itself with `refundUnproduced`; a failure is always settled here.
+ * `dryRun` (the request asked for a quote): nothing is charged and `work` does not run; the answer
+ * is the quote, or the charge's own 429.
  */
-export function withCharge<A>(quotas: Quotas, caller: Caller, cost: QuotaCost, usage: Usage, work: (charge: QuotaCharge) => Promise<A>, settlement: Settlement = 'at-answer'): Promise<Outcome<A>> {
+export function withCharge<A>(quotas: Quotas, caller: Caller, cost: QuotaCost, usage: Usage, work: (charge: QuotaCharge) => Promise<A>, settlement?: Settlement): Promise<Outcome<A>>;
+export function withCharge<A>(
+  quotas: Quotas,
+  caller: Caller,
+  cost: QuotaCost,
+  usage: Usage,
+  work: (charge: QuotaCharge) => Promise<A>,
+  settlement: Settlement,
+  dryRun: boolean | undefined,
+): Promise<Outcome<A | Quoted>>;
+export function withCharge<A>(
+  quotas: Quotas,
+  caller: Caller,
+  cost: QuotaCost,
+  usage: Usage,
+  work: (charge: QuotaCharge) => Promise<A>,
+  settlement: Settlement = 'at-answer',
+  dryRun?: boolean,
+): Promise<Outcome<A | Quoted>> {
+  if (dryRun) return settle(usage, () => quotas.peek(caller, cost).then((limits): Quoted => ({ kind: 'quote', quote: quoteOf(usage.model, cost, quotas.pricing, limits) })));
   // no quotas configured: nothing to take or give back, and no promise spent on it per request
   if (!quotas.enabled) return settle(usage, () => work(Quotas.nothing));
   return settle(usage, () => quotas.charge(caller, cost)).then((charged) => {
