@@ -15,7 +15,7 @@ import { redactSecrets } from '../errors/redact.js';
 export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHandler {
   return function renderGatewayError(error: unknown, req, res, _next) {
     // an error of a host layer hung on the router comes without a context: one is made to answer it
-    const context = findContext(res) ?? new RequestContext(undefined, req, res, options);
+    const context = findContext(res) ?? new RequestContext(undefined, req, res, options, false);
     // an Idempotency-Key request that failed frees its key, also when its client has left
     context.recorder?.fail();
     // a client that left gets nothing and is no failure; a response that finished (a stream whose error

@@ -8,6 +8,8 @@
 //   SDKs retry a 409 by themselves, so a client retrying too early simply waits)
 // - same key, another body: 422 `idempotency_key_reused` (the draft's answer)
 // - a streamed answer (`stream: true`) cannot be replayed: the key is refused with 400
+// - a quote (`Prefer: dry-run`) checks the key as the real request would and takes nothing: the key
+//   stays free for the request it quotes (docs/tenancy-and-billing.md "Quotes before work")
 import { createHash } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { ERROR_CODES } from '../errors/error-codes.js';
@@ -43,6 +45,7 @@ export function createIdempotency(route: RouteName, options: ResolvedOptions): R
     if (asksStream(req.body as StreamFields | undefined)) {
       return next(GatewayError.invalidRequest('Idempotency-Key cannot be used with stream: true: a streamed answer cannot be replayed. Send stream: false, or no key.', 'Idempotency-Key'));
     }
+    if (context.dryRun) return next();
     const caller = callerOf(context);
     const scoped = createHash('sha256').update(`${caller.id}\0${route}\0${key}`).digest('base64url');
     const fingerprint = bodyFingerprint(context);

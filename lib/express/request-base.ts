@@ -40,4 +40,8 @@ export class UseCaseView implements UseCaseRequest {
   get cancel(): Cancellation {
     return this.context;
   }
+
+  get dryRun(): boolean {
+    return this.context.dryRun;
+  }
 }
