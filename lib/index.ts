@@ -17,7 +17,7 @@ export { ERROR_CODES, type ErrorCode } from './errors/error-codes.js';
 export type { CallbackOptions, GatewayOptions, IdempotencyOptions, ImageTaskOptions, QuotaLimits, QuotaOptions, StorageOptions, TelemetryOptions } from './options/gateway-options.js';
 export type { GatewayLimits, ImageModelFamily } from './options/request-limits.js';
 export type { AuthenticatedMiddleware, ListedModel, ListModels, Logger, ResolveUpstream, ResolveUpstreamInput, VerifyKey } from './options/host-hooks.js';
-export type { Caller, LostBy, ProviderName, RouteName, Upstream, UsageEvent, VendorAttempt, VendorOutcome, VendorWork } from './types.js';
+export type { Caller, LostBy, ProviderName, Quote, RouteName, Upstream, UsageEvent, VendorAttempt, VendorOutcome, VendorWork } from './types.js';
 export { DEFAULT_LIMITS } from './default-limits.js';
 export { DEFAULT_IMAGE_MODELS } from './images/model-families.js';
 export type { ModelEndpoint, ModelEntry, ModelLimits, ModelRange, ModelServing, ModelsOption } from './options/model-catalogue.js';

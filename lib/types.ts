@@ -1,5 +1,5 @@
 // Public types shared by the options, the routes and the adapters (docs/architecture.md, "Public contract"):
-// who calls, which route, which upstream, and the usage event. The option types are in lib/options/.
+// who calls, which route, which upstream, the usage event and the quote of a dry run. The option types are in lib/options/.
 
 /** Who is calling. `id` names the tenant: tasks and assets belong to it. Hosts may add fields. */
 export interface Caller {
@@ -186,6 +186,30 @@ export interface UsageEvent {
    * @example cost: { amount: 0.08, currency: 'USD' }
    */
   cost?: { amount: number; currency: string };
+}
+
+/**
+ * The answer to a create sent with `Prefer: dry-run` (docs/tenancy-and-billing.md "Quotes before work"):
+ * what the request would cost and take from the caller's quotas, checked as the real request would be,
+ * with nothing run and nothing charged.
+ * @example { object: 'quote', model: 'x-image-2.0', cost: { amount: 0.08, currency: 'USD' }, reserved: { requests: 1, images: 2, budget: { amount: 0.08, currency: 'USD' } }, budget_remaining: { amount: 24.92, currency: 'USD' } }
+ */
+export interface Quote {
+  object: 'quote';
+  /** Caller text: the model as the caller named it. */
+  model: string;
+  /** The most the request may cost by the `pricing` option (what a money budget reserves); null when the model has no price. */
+  cost: { amount: number; currency: string } | null;
+  /** What the request would take from each of the caller's quotas that counts it; `{}` without quotas. */
+  reserved: {
+    requests?: number;
+    images?: number;
+    video_seconds?: number;
+    video_tasks?: number;
+    budget?: { amount: number; currency: string };
+  };
+  /** The money left in the caller's budget window once the request reserved its most; null when the caller has no budget. */
+  budget_remaining: { amount: number; currency: string } | null;
 }
 
 /**

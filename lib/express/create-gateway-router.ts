@@ -93,9 +93,10 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   });
   // no RouteName (it is a closed public union) and no upstream call: authenticated, but no usage event
   const unrouted = beginRequest(undefined, resolved);
-  const json = (route: RouteName, body = jsonBody): RequestHandler[] => [beginRequest(route, resolved), ...authenticate, body];
+  // the billable creates answer `Prefer: dry-run` with a quote (docs/tenancy-and-billing.md "Quotes before work")
+  const json = (route: RouteName, body = jsonBody, quotes = false): RequestHandler[] => [beginRequest(route, resolved, quotes), ...authenticate, body];
   // the paid creates: an Idempotency-Key is checked once the body is read (idempotency.ts)
-  const paid = (route: RouteName, body = jsonBody): RequestHandler[] => [...json(route, body), createIdempotency(route, resolved, lapsedKeys)];
+  const paid = (route: RouteName, body = jsonBody, quotes = true): RequestHandler[] => [...json(route, body, quotes), createIdempotency(route, resolved, lapsedKeys)];
 
   // the POST routes, each a chain of named handlers: begin (the request's context), authenticate, the
   // in-flight cap, the body, Idempotency-Key on the paid creates, the route handler
@@ -105,7 +106,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     [
       '/v1/images/edits',
       [
-        beginRequest('images.edits', resolved),
+        beginRequest('images.edits', resolved, true),
         ...authenticate,
         multipartBody,
         createIdempotency('images.edits', resolved, lapsedKeys),
@@ -115,7 +116,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     ],
     [
       '/v1/images/edits/async',
-      [beginRequest('images.edits', resolved), ...authenticate, multipartBody, createIdempotency('images.edits', resolved, lapsedKeys), imageEditsHandler(deps, { service: imageTasks, always: true })],
+      [beginRequest('images.edits', resolved, true), ...authenticate, multipartBody, createIdempotency('images.edits', resolved, lapsedKeys), imageEditsHandler(deps, { service: imageTasks, always: true })],
     ],
     ['/v1/images/tasks/:id/cancel', [unrouted, ...authenticate, cancelImageTaskHandler(imageTasks)]],
     [
@@ -132,7 +133,8 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
       ],
     ],
     ['/api/v3/contents/generations/tasks', [...paid('video.tasks'), createVideoTaskHandler(tasks, compile(videoTaskSchema))]],
-    ['/api/v3/open/CreateAsset', [...paid('assets'), createAssetHandler(deps, compile(createAssetSchema))]],
+    // an asset costs no image or video: no quote, `Prefer: dry-run` is not applied there
+    ['/api/v3/open/CreateAsset', [...paid('assets', jsonBody, false), createAssetHandler(deps, compile(createAssetSchema))]],
   ]);
 
   // through the router's public API: Express matches each route (any case, one trailing slash

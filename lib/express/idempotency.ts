@@ -12,6 +12,8 @@
 //   the lost request is booked once, and the next request with the key gets 409
 //   `idempotency_key_interrupted` with `x-should-retry: false` (its outcome is unknown: the upstream
 //   may have made, and billed, the images); the key is then free for a deliberate new attempt
+// - a quote (`Prefer: dry-run`) checks the key as the real request would and takes nothing: the key
+//   stays free for the request it quotes (docs/tenancy-and-billing.md "Quotes before work")
 import { createHash, randomBytes } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { ERROR_CODES } from '../errors/error-codes.js';
@@ -56,6 +58,7 @@ export function createIdempotency(route: RouteName, options: ResolvedOptions, la
     if (asksStream(req.body as StreamFields | undefined)) {
       return next(GatewayError.invalidRequest('Idempotency-Key cannot be used with stream: true: a streamed answer cannot be replayed. Send stream: false, or no key.', 'Idempotency-Key'));
     }
+    if (context.dryRun) return next();
     const caller = callerOf(context);
     const scoped = createHash('sha256').update(`${caller.id}\0${route}\0${key}`).digest('base64url');
     const fingerprint = bodyFingerprint(context);

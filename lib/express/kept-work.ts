@@ -71,8 +71,9 @@ export function createKeptWork(route: RouteName, options: ResolvedOptions): Requ
   return withContext('keptWork', (context, next) => {
     const { req } = context;
     // an Idempotency-Key request is kept by its key; a stream cannot be replayed
-    // an image task (Prefer: respond-async) answers at once: there is no held answer to keep
-    if (req.headers['idempotency-key'] !== undefined || asksStream(req.body as StreamFields | undefined) || preferenceOf(req.headers).respondAsync) return next();
+    // an image task (Prefer: respond-async) answers at once: there is no held answer to keep; a quote
+    // (Prefer: dry-run) makes no work to keep, and never receives work kept for another request
+    if (context.dryRun || req.headers['idempotency-key'] !== undefined || asksStream(req.body as StreamFields | undefined) || preferenceOf(req.headers).respondAsync) return next();
     const caller = callerOf(context);
     const key = createHash('sha256')
       .update(`kept\0${caller.id}\0${route}\0${bodyFingerprint(context)}`)

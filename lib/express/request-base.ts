@@ -44,4 +44,8 @@ export class UseCaseView implements UseCaseRequest {
   track(usage: Usage): void {
     this.context.tracker?.(usage);
   }
+
+  get dryRun(): boolean {
+    return this.context.dryRun;
+  }
 }

@@ -15,6 +15,7 @@ import type { Caller, RouteName } from '../types.js';
 import type { Logger } from '../options/host-hooks.js';
 import { RequestLifetime } from './request-lifetime.js';
 import { requestIdOf } from '../errors/request-id.js';
+import { preferenceOf } from './prefer-header.js';
 
 /** The seam between the answer writers and the Idempotency-Key guard: what a kept answer needs. */
 export interface AnswerRecorder {
@@ -38,11 +39,12 @@ const CLIENT_CLOSED = 499;
 /**
  * Starts the context of every request of a gateway route (`route` undefined for the paths with no
  * usage event: `/v1/models`, stored results, the JSON 404). Named, as every middleware of the
- * router is, so stack traces and profiles say where they are.
+ * router is, so stack traces and profiles say where they are. `quotes`: the route answers
+ * `Prefer: dry-run` with a quote (docs/tenancy-and-billing.md "Quotes before work").
  */
-export function beginRequest(route: RouteName | undefined, options: ResolvedOptions): RequestHandler {
+export function beginRequest(route: RouteName | undefined, options: ResolvedOptions, quotes = false): RequestHandler {
   return function beginGatewayRequest(req, res, next) {
-    contexts.set(res, new RequestContext(route, req, res, options));
+    contexts.set(res, new RequestContext(route, req, res, options, quotes));
     next();
   };
 }
@@ -85,6 +87,11 @@ export class RequestContext implements Cancellation {
   keepLate?: (answer: Promise<KeptAnswer | undefined>) => void;
   /** Late work of this request is kept for the client's retry: its error answer says to retry. */
   workKept = false;
+  /**
+   * The request asks for a quote (`Prefer: dry-run`) on a route that gives one: it takes no
+   * Idempotency-Key and no kept work, runs nothing upstream, and has no usage event (not billable).
+   */
+  readonly dryRun: boolean;
   readonly startedAt = performance.now();
   readonly trace: RequestTrace | undefined;
   readonly lifetime: RequestLifetime;
@@ -105,7 +112,10 @@ export class RequestContext implements Cancellation {
     readonly req: ExpressRequest,
     readonly res: ExpressResponse,
     private readonly options: ResolvedOptions,
+    quotes: boolean,
   ) {
+    // most requests carry no Prefer header: nothing is parsed for them
+    this.dryRun = quotes && req.headers.prefer !== undefined && preferenceOf(req.headers).dryRun;
     this.stallMs = options.limits.clientStallMs;
     this.logger = options.logger;
     this.trace = route ? options.telemetry.startRequest(route, req.method, () => httpRouteOf(req)) : undefined;
@@ -203,7 +213,8 @@ export class RequestContext implements Cancellation {
   private bill(route: RouteName, status: number, latencyMs: number, finished: boolean): void {
     const { options, usage } = this;
     // usage is per caller: a request that never authenticated has nobody to bill
-    const reports = options.onUsage !== undefined && this.caller !== undefined && !this.replayed;
+    // a quote bills nothing
+    const reports = options.onUsage !== undefined && this.caller !== undefined && !this.replayed && !this.dryRun;
     if (!reports && !usage.settleLater) return;
     const end = this.workEnd(finished);
     // late work settles its charge by the books of its end (with-charge.ts), whether or not an event goes out

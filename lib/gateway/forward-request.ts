@@ -20,6 +20,7 @@ import { resolveUpstreams } from './resolve-upstreams.js';
 import type { QuotaCost } from './tenancy/quotas.js';
 import { settleBooks, withCharge } from './tenancy/with-charge.js';
 import type { StreamCharge } from './image-streams.js';
+import type { Quoted } from './tenancy/quote.js';
 import { type Outcome, type Usage, type UseCaseRequest, attempting, usageFor } from './use-case.js';
 import { StreamTokenReader, type TokenUsage, tokensOfAnswer } from '../json/token-usage.js';
 
@@ -39,7 +40,9 @@ export type ForwardAnswer =
    * stream returned); `settled` resolves once the upstream body closed, with the usage of what was
    * streamed and the charge settled (images not streamed given back).
    */
-  | { kind: 'stream'; stream: OpenedStream; observe: (chunk: Buffer) => void; settled: Promise<Usage> };
+  | { kind: 'stream'; stream: OpenedStream; observe: (chunk: Buffer) => void; settled: Promise<Usage> }
+  /** A dry run (`Prefer: dry-run`): what the request would cost and reserve; nothing was sent or charged. */
+  | Quoted;
 
 const FORWARD_ENDPOINTS: Readonly<Partial<Record<ForwardCall['route'], ModelEndpoint>>> = {
   'chat.completions': '/v1/chat/completions',
@@ -120,6 +123,8 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
           });
         },
         forward.body.stream === true ? 'by-work' : 'at-answer',
+        // a dry run stops here, answered the quote of this charge
+        request.dryRun,
       ),
     (error: unknown): Outcome<ForwardAnswer> => ({ ok: false, error, usage }),
   );

@@ -33,6 +33,7 @@ import { rehostImageAnswer, rehostPassthrough } from './rehost-images.js';
 import { settleBooks, withCharge } from './tenancy/with-charge.js';
 import type { PriceAsk } from './tenancy/pricing.js';
 import type { QuotaCharge, QuotaCost } from './tenancy/quotas.js';
+import type { Quoted } from './tenancy/quote.js';
 import type { ImageStreamAsk } from '../images/image-stream-ask.js';
 import {
   type ImageStreamEvent,
@@ -73,7 +74,9 @@ export type ImageAnswer =
   /** A stream: an upstream's own OpenAI image events to relay, its charge settled when its body closed. */
   | { kind: 'relay'; relayed: RelayedImages }
   /** A stream: the events the gateway writes (its charge settled once the last was taken or it stopped). */
-  | { kind: 'events'; events: AsyncGenerator<ImageStreamEvent> };
+  | { kind: 'events'; events: AsyncGenerator<ImageStreamEvent> }
+  /** A dry run: what the request would cost and reserve; nothing was sent or charged. */
+  | Quoted;
 
 /** An answer in one piece: the only kinds a request without `stream` gets. */
 export type WholeAnswer = Extract<ImageAnswer, { kind: 'passthrough' | 'image' }>;
@@ -108,6 +111,8 @@ function runPrepared(deps: GatewayDeps, request: ImageRequest, usage: Usage): Pr
           ),
         // a stream settles its charge by the images it delivered, when it ends (image-streams.ts)
         request.stream ? 'by-work' : 'at-answer',
+        // a dry run stops here, answered the quote of this charge
+        from.dryRun,
       );
     },
     (error: unknown): Outcome<ImageAnswer> => ({ ok: false, error, usage }),

@@ -36,6 +36,11 @@ export interface UseCaseRequest {
    * what the request charged and whether its upstream call started (idempotency-leases.ts).
    */
   track?(usage: Usage): void;
+  /**
+   * The request asked for a quote (`Prefer: dry-run`) on a route that gives one: the use case runs to
+   * where it would charge and answers the quote instead (tenancy/with-charge.ts).
+   */
+  dryRun?: boolean;
 }
 
 /** What a use case did, for the request's usage event (UsageEvent) and its RateLimit headers. */

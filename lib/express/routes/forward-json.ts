@@ -6,6 +6,7 @@ import type { RequestHandler } from 'express';
 import { routeHandler } from '../route-handler.js';
 import { jsonObjectBody } from '../body/json-body.js';
 import { sendBody } from '../send-body.js';
+import { sendQuote } from '../send-quote.js';
 import { type SseErrorFormat, relaySse } from '../sse-relay.js';
 import type { ForwardedBody } from '../../schemas/forward-schemas.js';
 import type { Validator } from '../../schemas/validator.js';
@@ -36,6 +37,8 @@ export function forwardJsonHandler(deps: GatewayDeps, config: ForwardRoute): Req
     context.recordUsage(outcome.usage);
     if (!outcome.ok) throw outcome.error;
     const { answer } = outcome;
+    // `Prefer: dry-run` on the native image route (the only forwarded route that quotes)
+    if (answer.kind === 'quote') return sendQuote(context, answer.quote);
     if (answer.kind === 'json') {
       context.announceCost();
       return sendBody(context, answer.response.status, answer.response.contentType, answer.response.body);

@@ -11,6 +11,8 @@ import { UseCaseView } from '../request-base.js';
 import type { RequestContext } from '../request-context.js';
 import { routeHandler } from '../route-handler.js';
 import { sendJson } from '../send-body.js';
+import { sendQuote } from '../send-quote.js';
+import { isQuoted } from '../../gateway/tenancy/quote.js';
 
 // how soon a client should look again at a task that has not ended
 const RETRY_AFTER_SECONDS = 3;
@@ -24,13 +26,16 @@ const delay = (ms: number): Promise<undefined> =>
 
 /**
  * Submits `call` as a task. `waitSeconds` (from `Prefer: wait`) holds the request that long for the
- * ordinary answer; `writeAnswer` writes it as the synchronous route would.
+ * ordinary answer; `writeAnswer` writes it as the synchronous route would. With `Prefer: dry-run`,
+ * the submit's quote is the answer.
  */
 export async function serveImageTask(tasks: ImageTaskService, context: RequestContext, call: ImageCall, waitMs: number, writeAnswer: WriteAnswer): Promise<void> {
   const { callbackUrl, input } = withoutCallback(call);
   const outcome = await tasks.submit(new UseCaseView(context), { ...call, input, callbackUrl, callerKey: bearerKeyOf(context.req) });
   context.recordUsage(outcome.usage);
   if (!outcome.ok) throw outcome.error;
+  // a dry run: the quote of the submit, no task
+  if (isQuoted(outcome.answer)) return sendQuote(context, outcome.answer.quote);
   const { task, finished } = outcome.answer;
   if (waitMs > 0) {
     const until = Date.now() + waitMs;

@@ -1,6 +1,6 @@
 // Answers an image request the gateway's image pipeline served (gateway/image-pipeline.ts): the
 // upstream's own answer relayed, the contract §2.4 JSON, or the §2.4 answer with b64_json written as the
-// images are encoded.
+// images are encoded; a quote for `Prefer: dry-run` (docs/tenancy-and-billing.md "Quotes before work").
 import { type ImageCall, type WholeAnswer, runImageRequest } from '../../gateway/image-pipeline.js';
 import type { ImageStreamAsk } from '../../images/image-stream-ask.js';
 import { serveImageStream } from './serve-image-stream.js';
@@ -12,6 +12,7 @@ import { preferenceOf } from '../prefer-header.js';
 import { serveImageTask } from './image-tasks.js';
 import type { KeptAnswer, RequestContext } from '../request-context.js';
 import { sendBody, sendJson } from '../send-body.js';
+import { sendQuote } from '../send-quote.js';
 import { encodeImageResponse, writeImageResponse } from '../write-image-response.js';
 
 /**
@@ -28,15 +29,19 @@ export function serveImageRequest(deps: GatewayDeps, context: RequestContext, ca
     const waitMs = Math.min((preference.waitSeconds ?? 0) * 1000, deps.options.imageTasks.maxWaitMs);
     return serveImageTask(tasks.service, context, call, waitMs, writeAnswer);
   }
-  if (stream) return serveImageStream(deps, context, call, stream);
+  // a quote is one JSON answer, streamed or not
+  if (stream && !context.dryRun) return serveImageStream(deps, context, call, stream);
   const { keepLate } = context;
-  return runImageRequest(deps, new UseCaseView(context), { ...call, keepsLateWork: keepLate !== undefined }).then((outcome) => {
+  // the quote of a stream is what the stream would be charged: it is quoted as streamed
+  const whole: ImageCall = stream ? { ...call, stream } : { ...call, keepsLateWork: keepLate !== undefined };
+  return runImageRequest(deps, new UseCaseView(context), whole).then((outcome) => {
     context.recordUsage(outcome.usage);
     if (!outcome.ok) {
       // the deadline passed but the work goes on: its answer is kept for the client's retry
       if (outcome.late && keepLate) keepLate(outcome.late.then((late) => (late.ok && isWhole(late.answer) ? encodeAnswer(late.answer) : undefined)));
       throw outcome.error;
     }
+    if (outcome.answer.kind === 'quote') return sendQuote(context, outcome.answer.quote);
     if (!isWhole(outcome.answer)) throw new Error('a request without stream got a stream answer');
     context.announceCost();
     return writeAnswer(context, outcome.answer);

@@ -1,10 +1,13 @@
 // POST /api/v3/contents/generations/tasks and GET …/tasks/{id} (contract §4.2, §2.6, §3): create answers
-// `{ id }` with the gateway's own id; query answers the Ark task object with the caller's id and model.
+// `{ id }` with the gateway's own id, or with `Prefer: dry-run` the create's quote (docs/tenancy-and-billing.md
+// "Quotes before work"); query answers the Ark task object with the caller's id and model.
 import type { RequestHandler } from 'express';
 import { bearerKeyOf } from '../authenticate.js';
 import { routeHandler } from '../route-handler.js';
 import { jsonObjectBody } from '../body/json-body.js';
 import { sendJson } from '../send-body.js';
+import { sendQuote } from '../send-quote.js';
+import { isQuoted } from '../../gateway/tenancy/quote.js';
 import type { Validator } from '../../schemas/validator.js';
 import type { VideoTaskBody } from '../../schemas/video-task-schema.js';
 import type { TaskService } from '../../gateway/tasks/task-service.js';
@@ -19,6 +22,7 @@ export function createVideoTaskHandler(tasks: TaskService, validate: Validator<V
     const outcome = await tasks.create(new UseCaseView(context), body, bearerKeyOf(context.req));
     context.recordUsage(outcome.usage);
     if (!outcome.ok) throw outcome.error;
+    if (isQuoted(outcome.answer)) return sendQuote(context, outcome.answer.quote);
     sendJson(context, 200, outcome.answer);
   });
 }

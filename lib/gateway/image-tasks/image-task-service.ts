@@ -46,6 +46,7 @@ import { withCharge } from '../tenancy/with-charge.js';
 import { lostWorkUsage } from '../ledger/lost-work.js';
 import { hasLapsed, leaseEnd, nextLookAt } from '../leases/lease-terms.js';
 import { LeaseRenewer } from '../leases/lease-renewer.js';
+import type { Quoted } from '../tenancy/quote.js';
 import { Pricing } from '../tenancy/pricing.js';
 import { type Reckoning, type WorkEnd, bookFields, costOfBooks, reckon } from '../ledger/reckoning.js';
 import { type Cancellation, type Outcome, type Usage, type UseCaseRequest, attempting, settle, usageFor } from '../use-case.js';
@@ -134,10 +135,13 @@ export class ImageTaskService implements TaskWatches {
   /**
    * Checks, resolves and charges the request exactly as the synchronous route would, then records the
    * task and queues its run. Bad input, a refused charge and a full queue fail here, with nothing kept.
+   * A dry run is checked and resolved the same way and answered the quote of the charge: no place in
+   * the queue, no task (docs/tenancy-and-billing.md "Quotes before work").
    */
-  submit(from: UseCaseRequest, call: ImageTaskSubmit): Promise<Outcome<SubmittedImageTask>> {
+  submit(from: UseCaseRequest, call: ImageTaskSubmit): Promise<Outcome<SubmittedImageTask | Quoted>> {
     const usage = usageFor(call.model);
     const { options } = this.deps;
+    const { dryRun } = from;
     return settle(usage, async () => {
       if (!options.storage && asksBase64(responseFormatOf(call))) {
         throw GatewayError.invalidRequest(
@@ -147,7 +151,8 @@ export class ImageTaskService implements TaskWatches {
       }
       const callbackUrl = await checkCallbackTarget(options, call.callbackUrl, call.callerKey);
       const ready = await prepareImage(this.deps, from, call);
-      const admission = this.queue.admit(from.caller.id);
+      // a quote holds no place: how full the queue is now says nothing of when the real submit comes
+      const admission = dryRun ? 'ok' : this.queue.admit(from.caller.id);
       if (admission !== 'ok') throw queueRefusal(admission);
       return { ready, callbackUrl };
     }).then((checked) => {
@@ -158,9 +163,10 @@ export class ImageTaskService implements TaskWatches {
       // charged now, settled at the terminal state (docs/image-tasks.md "What is charged")
       // a money budget reserves the most the images may cost, settled when the task ends
       const priced = pricedAskOf(ready, usage);
-      return withCharge(this.deps.quotas, from.caller, { requests: 1, images, priced }, usage, (charge) => this.create(from, call, ready, callbackUrl, charge, usage), 'by-work').then((created) => {
+      const cost = { requests: 1, images, priced };
+      return withCharge(this.deps.quotas, from.caller, cost, usage, (charge) => this.create(from, call, ready, callbackUrl, charge, usage), 'by-work', dryRun).then((created) => {
         // refused or not written: the place admit held in the queue is given back (queued by create otherwise)
-        if (!created.ok) this.queue.release(from.caller.id);
+        if (!created.ok && !dryRun) this.queue.release(from.caller.id);
         return created;
       });
     });

@@ -14,6 +14,7 @@ import type { Caller, Upstream } from '../../types.js';
 import type { ResolveUpstreamInput } from '../../options/host-hooks.js';
 import { type Outcome, type Usage, type UseCaseRequest, attempting, settle, usageFor } from '../use-case.js';
 import { withCharge } from '../tenancy/with-charge.js';
+import type { Quoted } from '../tenancy/quote.js';
 import type { CallContext } from '../../providers/call-context.js';
 import { capabilityOf, providersWith, requireCapability } from '../../providers/registry.js';
 import { ERROR_CODES } from '../../errors/error-codes.js';
@@ -88,9 +89,10 @@ export class TaskService {
   /**
    * Creates a video task for the caller (contract §4.2): `body` was validated by the route
    * (videoTaskSchema); `callerKey`, the request's bearer key, must not appear in a callback URL
-   * (contract §5.5). Charged here; a task that ends without a video gives its seconds back later.
+   * (contract §5.5). Charged here; a task that ends without a video gives its seconds back later. A
+   * dry run is answered the quote of that charge, with no upstream call and no task.
    */
-  create(request: UseCaseRequest, body: VideoTaskBody, callerKey: string): Promise<Outcome<{ id: string }>> {
+  create(request: UseCaseRequest, body: VideoTaskBody, callerKey: string): Promise<Outcome<{ id: string } | Quoted>> {
     const usage = usageFor(body.model);
     // usage events of task routes name the provider that serves tasks, also when a request fails before the resolver answered
     usage.provider = TASK_PROVIDER;
@@ -100,7 +102,8 @@ export class TaskService {
       // quotas after validation and the resolver, before the upstream call (docs/tenancy-and-billing.md)
       // a money budget reserves the most the video may cost: its seconds (`-1`: the model's longest) at the asked resolution
       const priced = { model: body.model, videoSeconds, ...(typeof body.resolution === 'string' ? { resolution: body.resolution } : {}) };
-      return withCharge(this.quotas, request.caller, { requests: 1, videoSeconds, videoTasks: 1, priced }, usage, (charge) => this.createCharged(request, body, prepared.answer, charge, usage));
+      const cost = { requests: 1, videoSeconds, videoTasks: 1, priced };
+      return withCharge(this.quotas, request.caller, cost, usage, (charge) => this.createCharged(request, body, prepared.answer, charge, usage), 'at-answer', request.dryRun);
     });
   }
 

@@ -2,7 +2,8 @@
 // video-seconds per day, concurrent video tasks. Each kind is one rate-limiter-flexible counter per
 // caller (memory, or Redis shared by every instance); the caller's own limit is compared with the
 // counter after a weighted consume, so one counter serves callers on different plans. A refused
-// charge gives back what it took: a refused request costs nothing.
+// charge gives back what it took: a refused request costs nothing. A quote (`Prefer: dry-run`) reads
+// the counters without consuming (`peek`): the same limits, the same 429, nothing taken.
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
@@ -26,7 +27,24 @@ export interface QuotaCost {
   priced?: PriceAsk;
 }
 
-type Kind = Exclude<keyof QuotaCost, 'priced'>;
+/** A kind of quota a request is charged against. */
+export type QuotaKind = Exclude<keyof QuotaCost, 'priced'>;
+type Kind = QuotaKind;
+
+/** One of the caller's limits as a request would meet it, read without taking anything (`Quotas.peek`). */
+export interface QuotaPeek {
+  kind: QuotaKind;
+  /** The real charge would count this kind: the caller has a limit for it and the request costs it something. */
+  charged: boolean;
+  /** What the request would take, in the counter's unit (a money budget in millionths); 0 when not charged. */
+  asked: number;
+  /** The charge would pass this limit. */
+  passes: boolean;
+  /** What would be left once the request took `asked` (never below 0), in the counter's unit. */
+  remaining: number;
+  /** The 429 the charge would answer, when it would not pass. */
+  refusal?: QuotaExceededError;
+}
 
 /** What a charge took, so the parts the caller did not get can be given back (never throws). */
 export interface QuotaCharge {
@@ -66,6 +84,8 @@ const CHARGED_NOTHING = Promise.resolve(NOTHING);
 export class Quotas {
   private readonly counters: Record<Kind, RateLimiterAbstract>;
   private readonly windows: Record<Kind, number | undefined>;
+  /** How long each counter keeps a charge, seconds: a new window's reset, for the refusal a quote reports. */
+  private readonly durations: Record<Kind, number>;
 
   constructor(
     private readonly config: ResolvedQuotas | undefined,
@@ -77,13 +97,13 @@ export class Quotas {
   ) {
     const budgetWindow = config?.budgetWindowSeconds ?? 86_400;
     this.windows = { requests: 60, images: 60, videoSeconds: 86_400, videoTasks: undefined, budget: budgetWindow };
-    const durations: Record<Kind, number> = {
+    const durations: Record<Kind, number> = (this.durations = {
       requests: 60,
       images: 60,
       videoSeconds: 86_400,
       videoTasks: Math.min(Math.ceil(videoSlotMs / 1000), MAX_WINDOW_SECONDS),
       budget: budgetWindow,
-    };
+    });
     const make = (kind: Kind): RateLimiterAbstract => {
       const common = { points: COUNTER_POINTS, duration: durations[kind], keyPrefix: `${config?.prefix ?? 'gw:quota:'}${kind}` };
       return config?.redis ? new RateLimiterRedis({ ...common, storeClient: config.redis }) : new RateLimiterMemory(common);
@@ -133,14 +153,9 @@ export class Quotas {
   private async chargeLimited(caller: Caller, cost: QuotaCost): Promise<QuotaCharge> {
     const limits = await this.limitsFor(caller);
     if (!limits) return NOTHING;
-    // a money budget reserves the most the request may cost by the price table (none: not counted)
-    if (limits.budget !== undefined && cost.priced && this.pricing) {
-      const most = this.pricing.mostMicros(cost.priced);
-      if (most !== undefined) cost.budget = most;
-    }
-    // a budget is taken even at 0 reserved (tokens cannot be foreseen): it is settled to the cost, and
-    // a caller already past it is refused
-    const kinds = (Object.keys(KINDS) as Kind[]).filter((kind) => ((cost[kind] ?? 0) > 0 || (kind === 'budget' && cost.budget !== undefined)) && limits[KINDS[kind].limit] !== undefined);
+    const budget = this.reservation(limits, cost);
+    if (budget !== undefined) cost.budget = budget;
+    const kinds = (Object.keys(KINDS) as Kind[]).filter((kind) => counts(kind, cost, limits));
     if (kinds.length === 0) return NOTHING;
     const key = caller.id;
     // a lost connection fails now instead of holding the request in ioredis's offline queue
@@ -186,6 +201,52 @@ export class Quotas {
         );
       },
     };
+  }
+
+  /**
+   * Each of the caller's limits as `cost` would meet it, read from the counters without consuming
+   * (rate-limiter-flexible's `get`): whether the charge would pass it, what would remain, and the 429
+   * it would answer otherwise (the same as `charge`'s). Nothing is taken; an unreachable Redis is the
+   * charge's 503 (or, with `whenRedisDown: 'allow'`, no limits: the request would run uncounted).
+   */
+  async peek(caller: Caller, cost: QuotaCost): Promise<QuotaPeek[]> {
+    const limits = await this.limitsFor(caller);
+    if (!limits) return [];
+    const budget = this.reservation(limits, cost);
+    const asked: QuotaCost = budget === undefined ? cost : { ...cost, budget };
+    const kinds = (Object.keys(KINDS) as Kind[]).filter((kind) => limits[KINDS[kind].limit] !== undefined);
+    if (this.config?.redis && isDisconnected(this.config.redis)) {
+      this.storeDown(new Error(`Redis is not connected (${String(this.config.redis.status)})`));
+      return [];
+    }
+    const settled = await Promise.allSettled(kinds.map((kind) => this.counters[kind].get(caller.id)));
+    const failed = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failed) {
+      this.storeDown(failed.reason);
+      return [];
+    }
+    return kinds.map((kind, index) => {
+      const used = (settled[index] as PromiseFulfilledResult<RateLimiterRes | null>).value;
+      const limit = limitOf(limits, kind);
+      const charged = counts(kind, asked, limits);
+      const amount = charged ? (asked[kind] ?? 0) : 0;
+      // as the charge sees it after its consume: what was counted in this window, plus this request
+      const after = Math.max(0, used?.consumedPoints ?? 0) + amount;
+      // a limit the request does not count is never what refuses it
+      const passes = !charged || after <= limit;
+      // a counter with nothing in its window would start one with this charge
+      const counted = { consumedPoints: after, msBeforeNext: used ? used.msBeforeNext : this.durations[kind] * 1000 };
+      return { kind, charged, asked: amount, passes, remaining: Math.max(0, limit - after), ...(passes ? {} : { refusal: this.refusal(kind, limit, counted, amount) }) };
+    });
+  }
+
+  /**
+   * What a money budget reserves, in millionths: the most the request may cost by the price table;
+   * undefined when the caller has no budget or the model no price (then the budget does not count it).
+   */
+  private reservation(limits: QuotaLimits, cost: QuotaCost): number | undefined {
+    if (limits.budget === undefined || !cost.priced || !this.pricing) return cost.budget;
+    return this.pricing.mostMicros(cost.priced) ?? cost.budget;
   }
 
   /** Frees one concurrent-video-task slot of `callerId` (a task reached a terminal state), if taken in the window that ends at `windowEnd`. Never throws. */
@@ -282,7 +343,7 @@ export class Quotas {
     });
   }
 
-  private fields(kind: Kind, limit: number, result: RateLimiterRes): RateLimitFields {
+  private fields(kind: Kind, limit: number, result: Counted): RateLimitFields {
     const window = this.windows[kind];
     return {
       name: KINDS[kind].name,
@@ -293,7 +354,7 @@ export class Quotas {
     };
   }
 
-  private refusal(kind: Kind, limit: number, result: RateLimiterRes, asked: number): QuotaExceededError {
+  private refusal(kind: Kind, limit: number, result: Counted, asked: number): QuotaExceededError {
     const { name, unit } = KINDS[kind];
     const window = this.windows[kind];
     const remaining = Math.max(0, limit - (result.consumedPoints - asked));
@@ -313,6 +374,18 @@ export class Quotas {
         : `Quota exceeded: ${limit} ${unit} (${name}); this request needs ${asked} and ${remaining} remain. Retry in ${resetSeconds} s.`;
     return new QuotaExceededError(message, { name, quota: limit, ...(window !== undefined ? { windowSeconds: window } : {}), remaining, resetSeconds });
   }
+}
+
+/** A counter as a charge left it: what its window holds and when it resets. */
+type Counted = Pick<RateLimiterRes, 'consumedPoints' | 'msBeforeNext'>;
+
+/**
+ * Whether a charge of `cost` counts `kind`: the caller has a limit for it and the request costs it
+ * something. A budget is taken even at 0 reserved (tokens cannot be foreseen): it is settled to the
+ * cost, and a caller already past it is refused.
+ */
+function counts(kind: Kind, cost: QuotaCost, limits: QuotaLimits): boolean {
+  return ((cost[kind] ?? 0) > 0 || (kind === 'budget' && cost.budget !== undefined)) && limits[KINDS[kind].limit] !== undefined;
 }
 
 /** A caller's limit of a kind in the counter's unit: a money budget in millionths. */

@@ -5,11 +5,15 @@
 // the images it received, lost by its own act, or kept for its retry; the rest comes back, and a money
 // budget is settled to what those cost. A video task's seconds and budget are settled at its terminal
 // state (task-usage.ts); a stream settles when it ends (settleBooks).
+// A dry run (`Prefer: dry-run`, docs/tenancy-and-billing.md "Quotes before work") reaches this same
+// point, validated and resolved, and is answered the quote of this charge instead: the limits peeked,
+// not consumed, and the work never run.
 import type { Caller } from '../../types.js';
 import { Pricing, type PricedWork } from './pricing.js';
 import { type Outcome, type Usage, settle } from '../use-case.js';
 import { type QuotaCharge, type QuotaCost, Quotas } from './quotas.js';
 import { type WorkEnd, costOfBooks, reckon } from '../ledger/reckoning.js';
+import { type Quoted, quoteOf } from './quote.js';
 
 /** When a successful outcome is settled: at once, or by the work itself later (a stream, when it ends). */
 export type Settlement = 'at-answer' | 'by-work';
@@ -18,8 +22,29 @@ export type Settlement = 'at-answer' | 'by-work';
  * Charges `cost`, runs `work` with the charge, and settles: the outcome carries `usage`, with the
  * RateLimit fields of the charge. Work whose answer is still producing when it returns (a stream)
  * says `by-work` and settles itself with `settleBooks`; a failure is always settled here.
+ * `dryRun` (the request asked for a quote): nothing is charged and `work` does not run; the answer
+ * is the quote, or the charge's own 429.
  */
-export function withCharge<A>(quotas: Quotas, caller: Caller, cost: QuotaCost, usage: Usage, work: (charge: QuotaCharge) => Promise<A>, settlement: Settlement = 'at-answer'): Promise<Outcome<A>> {
+export function withCharge<A>(quotas: Quotas, caller: Caller, cost: QuotaCost, usage: Usage, work: (charge: QuotaCharge) => Promise<A>, settlement?: Settlement): Promise<Outcome<A>>;
+export function withCharge<A>(
+  quotas: Quotas,
+  caller: Caller,
+  cost: QuotaCost,
+  usage: Usage,
+  work: (charge: QuotaCharge) => Promise<A>,
+  settlement: Settlement,
+  dryRun: boolean | undefined,
+): Promise<Outcome<A | Quoted>>;
+export function withCharge<A>(
+  quotas: Quotas,
+  caller: Caller,
+  cost: QuotaCost,
+  usage: Usage,
+  work: (charge: QuotaCharge) => Promise<A>,
+  settlement: Settlement = 'at-answer',
+  dryRun?: boolean,
+): Promise<Outcome<A | Quoted>> {
+  if (dryRun) return settle(usage, () => quotas.peek(caller, cost).then((limits): Quoted => ({ kind: 'quote', quote: quoteOf(usage.model, cost, quotas.pricing, limits) })));
   // no quotas configured: nothing to take or give back, and no promise spent on it per request
   if (!quotas.enabled) return settle(usage, () => work(Quotas.nothing));
   return settle(usage, () => quotas.charge(caller, cost)).then((charged) => {
