@@ -23,7 +23,7 @@ export { DEFAULT_IMAGE_MODELS } from './images/model-families.js';
 export type { ModelEndpoint, ModelEntry, ModelLimits, ModelRange, ModelServing, ModelsOption } from './options/model-catalogue.js';
 export { DEFAULT_MODEL_CATALOGUE } from './models/default-models.js';
 export { modelEntry } from './models/model-catalogue.js';
-export type { Cost, ModelPrice, PriceBy, PricingOptions } from './options/pricing.js';
+export type { BillingOptions, Cost, ModelPrice, PriceBy, PricingOptions } from './options/pricing.js';
 export { TEMPORARY_PROXY_HOSTS } from './security/callback-url.js';
 
 // what a host may replace, with the records each exchanges, and the in-memory defaults
@@ -34,6 +34,7 @@ export {
   memoryIdempotencyStore,
   type IdempotencyRecord,
   type IdempotencyStore,
+  type KeptWorkRecord,
   type LeasedWork,
   type RunningLease,
   type MemoryIdempotencyStoreOptions,

@@ -35,7 +35,7 @@ import { allWatches } from '../gateway/tasks/task-jobs.js';
 import { Quotas } from '../gateway/tenancy/quotas.js';
 import type { QuotaState } from '../options/gateway-options.js';
 import { createIdempotency } from './idempotency.js';
-import { LapsedKeys } from '../gateway/tenancy/lapsed-keys.js';
+import { LapsedKeys } from '../gateway/lapsed-keys.js';
 import { createKeptWork } from './kept-work.js';
 import { createInFlightLimiter } from './in-flight-limiter.js';
 import { hostMiddleware } from './host-middleware.js';
@@ -116,7 +116,13 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     ],
     [
       '/v1/images/edits/async',
-      [beginRequest('images.edits', resolved, true), ...authenticate, multipartBody, createIdempotency('images.edits', resolved, lapsedKeys), imageEditsHandler(deps, { service: imageTasks, always: true })],
+      [
+        beginRequest('images.edits', resolved, true),
+        ...authenticate,
+        multipartBody,
+        createIdempotency('images.edits', resolved, lapsedKeys),
+        imageEditsHandler(deps, { service: imageTasks, always: true }),
+      ],
     ],
     ['/v1/images/tasks/:id/cancel', [unrouted, ...authenticate, cancelImageTaskHandler(imageTasks)]],
     [

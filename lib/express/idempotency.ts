@@ -23,7 +23,7 @@ import type { IdempotencyRecord, LeasedWork, RunningLease, StoredAnswer } from '
 import type { RouteName } from '../types.js';
 import type { Usage } from '../gateway/use-case.js';
 import { leaseEnd } from '../gateway/leases/lease-terms.js';
-import type { LapsedKeys } from '../gateway/tenancy/lapsed-keys.js';
+import type { LapsedKeys } from '../gateway/lapsed-keys.js';
 import { snapshotCaller } from '../gateway/tasks/caller-snapshot.js';
 import { bearerKeyOf, callerOf } from './authenticate.js';
 import { bodyFingerprint } from './body/body-fingerprint.js';

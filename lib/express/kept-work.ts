@@ -29,7 +29,7 @@ import type { KeptWorkRecord } from '../stores/idempotency/idempotency-store.js'
 import { type KeptWork, costOfBooks, reckon } from '../gateway/ledger/reckoning.js';
 import { keptWorkJobId } from '../gateway/kept-work-expiry.js';
 import { snapshotCaller } from '../gateway/tasks/caller-snapshot.js';
-import { Pricing } from '../gateway/tenancy/pricing.js';
+import { Pricing } from '../gateway/ledger/pricing.js';
 import { bearerKeyOf } from './authenticate.js';
 
 /** The books of the work kept for the retry: what it holds, for whom, and where its charge was counted. */

@@ -31,7 +31,7 @@ import { resolveUpstreams } from './resolve-upstreams.js';
 import { downloadImages } from './result-images.js';
 import { rehostImageAnswer, rehostPassthrough } from './rehost-images.js';
 import { settleBooks, withCharge } from './tenancy/with-charge.js';
-import type { PriceAsk } from './tenancy/pricing.js';
+import type { PriceAsk } from './ledger/pricing.js';
 import type { QuotaCharge, QuotaCost } from './tenancy/quotas.js';
 import type { Quoted } from './tenancy/quote.js';
 import type { ImageStreamAsk } from '../images/image-stream-ask.js';

@@ -20,7 +20,7 @@ import { type ResolvedImageTasks, resolveImageTasks } from './image-tasks/image-
 import type { CompressedBodiesOptions, GatewayLimits, ImageModelFamily } from '../options/request-limits.js';
 import type { AuthenticatedMiddleware, ListModels, Logger, ResolveUpstream, VerifyKey } from '../options/host-hooks.js';
 import { type ModelCatalogue, resolveModelCatalogue } from '../models/model-catalogue.js';
-import { Pricing } from './tenancy/pricing.js';
+import { Pricing } from './ledger/pricing.js';
 import type { LedgerPolicy } from './ledger/reckoning.js';
 import type { BillingOptions } from '../options/pricing.js';
 

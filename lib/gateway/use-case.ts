@@ -6,13 +6,11 @@
 // `resolveUpstream` only.
 import type { RateLimitFields } from '../errors/quota-exceeded-error.js';
 import type { CancelSignal } from '../transport/upstream-http.js';
-import type { Caller, ProviderName } from '../types.js';
+import type { Caller, LostBy, ProviderName } from '../types.js';
 import type { ResolveUpstreamInput } from '../options/host-hooks.js';
 import type { TokenUsage } from '../json/token-usage.js';
 import { rejectionOf } from '../errors/rejection-of.js';
-import { ERROR_CODES } from '../errors/error-codes.js';
-import { GatewayError } from '../errors/gateway-error.js';
-import type { LossCause, WorkEnd } from './ledger/reckoning.js';
+import type { WorkEnd } from './ledger/work-end.js';
 import { type AttemptRecord, startAttempt } from './ledger/vendor-work.js';
 
 /** How a use case learns that its client went away. */
@@ -75,7 +73,7 @@ export interface Usage {
   /** Each upstream call that may start paid work, in order: what the vendors may bill (ledger/vendor-work.ts). */
   attempts?: AttemptRecord[];
   /** Why work the vendor made did not reach the caller, when the place it was lost knows (a cut stream, a cancel). */
-  lostBy?: LossCause;
+  lostBy?: LostBy;
   /** The image size asked (`WxH`): the price of images not delivered, and of those whose size the vendor did not say. */
   sizeAsked?: string;
   /** The caller was answered at the deadline while the work went on (answer-deadline.ts): its charge is settled when the request ends. */
@@ -117,27 +115,4 @@ export function settle<A>(usage: Usage, work: () => Promise<A>): Promise<Outcome
     (answer): Outcome<A> => ({ ok: true, answer, usage }),
     (error: unknown): Outcome<A> => ({ ok: false, error, usage }),
   );
-}
-
-// failures after which the upstream may have made (and billed) the work: its outcome is unknown (a
-// timeout, a reset after the request was written), or it answered and what came after failed
-const MAY_HAVE_BEEN_PAID: ReadonlySet<string> = new Set([
-  ERROR_CODES.upstreamTimeout,
-  ERROR_CODES.upstreamUnreachable,
-  ERROR_CODES.upstreamBadResponse,
-  ERROR_CODES.imageDownloadFailed,
-  ERROR_CODES.storageFailed,
-]);
-
-/**
- * The upstream may have made, and billed, the work of a request that ended in `error`: a call was
- * made, and the failure is not an answer the upstream gave before doing anything (a refusal, an
- * error status, a connection never made). Then the charge stands and the usage event reports the
- * work as not delivered (docs/tenancy-and-billing.md "Retries"). A failure that is no GatewayError
- * (the client left mid-call) may have been paid too.
- */
-export function mayHaveBeenPaid(usage: Usage, error: unknown): boolean {
-  if (!usage.attempted) return false;
-  if (!GatewayError.is(error)) return true;
-  return !error.notStarted && MAY_HAVE_BEEN_PAID.has(error.code);
 }

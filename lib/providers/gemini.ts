@@ -304,7 +304,8 @@ export function generateGoogleImages(transport: GoogleImageTransport, call: Call
         ),
       ).then((settled): ImageGenerationResponse => {
         if (settled.length > 1) {
-          for (const result of settled) recordCall(call.vendorCalls, transport.provider, result.status === 'fulfilled' ? { images: result.value.data.length, id: result.value.responseId } : { error: result.reason }, 1);
+          for (const result of settled)
+            recordCall(call.vendorCalls, transport.provider, result.status === 'fulfilled' ? { images: result.value.data.length, id: result.value.responseId } : { error: result.reason }, 1);
         }
         const answers = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
         const data = answers.flatMap((answer) => answer.data);

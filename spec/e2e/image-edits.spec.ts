@@ -551,6 +551,8 @@ describe('usage (onUsage)', () => {
         // DashScope's usage { width, height, image_count }: each image's size
         imageSizes: ['1664x928', '1664x928'],
         upstreamUsage: { height: 928, image_count: 2, width: 1664 },
+        // what DashScope may bill: the one call, its two images (docs/tenancy-and-billing.md "The books")
+        vendorWork: { images: 2, attempts: [{ provider: 'dashscope', id: 'req-usage-ds', images: 2, outcome: 'made' }] },
       },
       {
         caller: { id: 'tenant-a' },
@@ -562,6 +564,7 @@ describe('usage (onUsage)', () => {
         status: 200,
         latencyMs: expect.any(Number),
         upstreamRequestId: OPENAI_EDIT_REQUEST_ID,
+        vendorWork: { images: OPENAI_EDIT_RESPONSE.data.length, attempts: [{ provider: 'openai', id: OPENAI_EDIT_REQUEST_ID, images: OPENAI_EDIT_RESPONSE.data.length, outcome: 'made' }] },
       },
     ]);
   });

@@ -20,7 +20,7 @@ import { type RedisInstance, type RedisInstanceConfig, startRedisInstance } from
 const REDIS_URL = process.env.REDIS_URL;
 const SECRET = `whsec_${Buffer.from('ledger-crash-secret-0123456789ab').toString('base64')}`;
 const here = path.dirname(fileURLToPath(import.meta.url));
-/** The issue's bound: a crash is found and resolved within about 30 s (not the upstream deadline, 300 s by default). */
+/** The documented bound: a crash is found and resolved within about 30 s (not the upstream deadline, 300 s by default). */
 const RESOLVED_WITHIN_MS = 45_000;
 const auth = { Authorization: `Bearer ${KEY_A}` };
 

@@ -208,6 +208,7 @@ describe('the caller', () => {
         // DashScope's usage { width, height, image_count }: each image's size
         imageSizes: ['1664x928', '1664x928'],
         upstreamUsage: { height: 928, image_count: 2, width: 1664 },
+        vendorWork: { images: 2, attempts: [{ provider: 'dashscope', id: expect.stringMatching(/^ds-req-/) as string, images: 2, outcome: 'made' }] },
       },
       {
         caller: { id: 'tenant-a' },

@@ -57,7 +57,7 @@ describe('the books of lost work', () => {
 
   it('work that never reached a vendor: no attempt, nothing absorbed or charged', () => {
     const books = bookFields(lostWorkUsage({ model: 'm', provider: 'dashscope', imagesAsked: 3, started: false }), { error: interrupted, noFee: true }, policy);
-    expect(books).toEqual({ images: 0 });
+    expect(books).toEqual({ images: 0, vendorWork: { images: 0, attempts: [] } });
   });
 });
 

@@ -2,7 +2,7 @@
 // count, size and quality; tokens; video seconds by resolution; a price per request), the most a
 // request may cost (a money budget's reservation), and the option's config errors.
 import { describe, expect, it } from 'vitest';
-import { type PricedWork, Pricing } from '../../lib/gateway/tenancy/pricing.js';
+import { type PricedWork, Pricing } from '../../lib/gateway/ledger/pricing.js';
 import { GatewayConfigError } from '../../lib/errors/config-error.js';
 import type { PricingOptions } from '../../lib/options/pricing.js';
 

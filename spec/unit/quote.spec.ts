@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { QuotaExceededError } from '../../lib/errors/quota-exceeded-error.js';
 import { preferenceOf } from '../../lib/express/prefer-header.js';
-import { Pricing } from '../../lib/gateway/tenancy/pricing.js';
+import { Pricing } from '../../lib/gateway/ledger/pricing.js';
 import { type QuotaCost, type QuotaPeek, Quotas } from '../../lib/gateway/tenancy/quotas.js';
 import { quoteOf } from '../../lib/gateway/tenancy/quote.js';
 import { resolveQuotas } from '../../lib/gateway/tenancy/resolve-tenancy.js';

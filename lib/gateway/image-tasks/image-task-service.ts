@@ -47,7 +47,7 @@ import { lostWorkUsage } from '../ledger/lost-work.js';
 import { hasLapsed, leaseEnd, nextLookAt } from '../leases/lease-terms.js';
 import { LeaseRenewer } from '../leases/lease-renewer.js';
 import type { Quoted } from '../tenancy/quote.js';
-import { Pricing } from '../tenancy/pricing.js';
+import { Pricing } from '../ledger/pricing.js';
 import { type Reckoning, type WorkEnd, bookFields, costOfBooks, reckon } from '../ledger/reckoning.js';
 import { type Cancellation, type Outcome, type Usage, type UseCaseRequest, attempting, settle, usageFor } from '../use-case.js';
 import { FairQueue } from './fair-queue.js';
@@ -528,7 +528,8 @@ export class ImageTaskService implements TaskWatches {
       // cancelled while the upstream worked: the caller lost what it made by its own act
       outcome.usage.lostBy = 'cancelled';
       const updated = await this.deps.options.store.updateTask(record.id, record.version, { usageReported: true, image: { ...record.image!, finishedAt: Date.now() } });
-      if (updated) await this.ended(updated, viewOf(record, 'cancelled'), { usage: outcome.usage, end: { error: GatewayError.invalidRequest('the task was cancelled') }, caller: undefined }, { told: true });
+      if (updated)
+        await this.ended(updated, viewOf(record, 'cancelled'), { usage: outcome.usage, end: { error: GatewayError.invalidRequest('the task was cancelled') }, caller: undefined }, { told: true });
       return undefined;
     }
     let view: ImageTaskView;
@@ -665,8 +666,6 @@ export class ImageTaskService implements TaskWatches {
     }
   }
 
-
-
   /** Hands a state to callback delivery (at least once, signed: delivery-jobs.ts), when the task has a callback. */
   private deliver(record: TaskRecord, view: ImageTaskView): void {
     const callback = record.callback;
@@ -701,7 +700,6 @@ export class ImageTaskService implements TaskWatches {
     return recorded;
   }
 }
-
 
 /**
  * What an interrupted task says: why it ended, and what may have been made. A started call's outcome
@@ -763,7 +761,6 @@ function cancelledUsage(record: TaskRecord, started: boolean, run: Usage | undef
   work.lostBy = 'cancelled';
   return work;
 }
-
 
 /** What a followed upstream task did, for its terminal usage event. */
 function followedUsage(record: TaskRecord, upstream: Upstream): Usage {

@@ -14,10 +14,13 @@ import { ClientGoneError } from '../../errors/client-gone-error.js';
 import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Cost } from '../../options/pricing.js';
-import type { Pricing, PricedWork } from '../tenancy/pricing.js';
+import type { Pricing, PricedWork } from './pricing.js';
 import type { LostBy, ProviderName, VendorAttempt, VendorWork } from '../../types.js';
 import type { Usage } from '../use-case.js';
 import { type AttemptRecord, outcomeOfFailure } from './vendor-work.js';
+import type { WorkEnd } from './work-end.js';
+
+export type { WorkEnd } from './work-end.js';
 
 /** Why vendor work did not reach the caller. */
 export type LossCause = LostBy;
@@ -27,20 +30,6 @@ const TENANT_ACTS: ReadonlySet<LossCause> = new Set(['client_left', 'stream_cut'
 
 // failures of the gateway's own, after the vendor's work: the rest are the vendor's
 const GATEWAY_FAILURES: ReadonlySet<string> = new Set([ERROR_CODES.storageFailed, ERROR_CODES.resultNotKept, ERROR_CODES.internalError, ERROR_CODES.taskInterrupted]);
-
-/** How the work ended, as far as the ledger needs it. */
-export interface WorkEnd {
-  /** The failure the request or task ended with; undefined when it answered. */
-  error?: unknown;
-  /** The caller did not receive the answer: it left before the response was finished. */
-  clientLeft?: boolean;
-  /** The answer was kept for the client's retry (kept-work.ts): charged when delivered or expired. */
-  kept?: boolean;
-  /** A task's terminal event, or a read: no per-request fee (it was charged on the submit). */
-  noFee?: boolean;
-  /** A stream: the images it sent reached the caller, whatever ended it (a failure, a cut). */
-  streamed?: boolean;
-}
 
 /** What the billing policy lets the ledger charge. */
 export interface LedgerPolicy {
@@ -70,7 +59,7 @@ export interface Reckoning {
 }
 
 /** The vendor work of a request's attempts: earlier ones were refusals (the fallback rule), the last one as it ended. */
-export function vendorWorkOf(usage: Usage, end: WorkEnd): VendorWork {
+function vendorWorkOf(usage: Usage, end: WorkEnd): VendorWork {
   const records = usage.attempts ?? [];
   const attempts: VendorAttempt[] = [];
   records.forEach((record, index) => {
@@ -126,7 +115,15 @@ export function reckon(usage: Usage, end: WorkEnd, policy: LedgerPolicy): Reckon
   const excess = vendorWork.images - forTenant;
   const received = end.clientLeft || end.kept ? 0 : Math.min(answered, forTenant);
   const lost = forTenant - received;
-  const books: Reckoning = { vendorWork, images: received, undelivered: 0, absorbed: Math.max(0, excess), kept: 0, charged: received, billable: received > 0 || (end.error === undefined && !end.clientLeft) };
+  const books: Reckoning = {
+    vendorWork,
+    images: received,
+    undelivered: 0,
+    absorbed: Math.max(0, excess),
+    kept: 0,
+    charged: received,
+    billable: received > 0 || (end.error === undefined && !end.clientLeft),
+  };
   if (lost <= 0) return books;
   if (end.kept) {
     books.kept = lost;
@@ -225,7 +222,13 @@ export interface KeptWork {
 /** The billing fields of the event that settles kept work: delivered to a retry (charged), or expired (by why it was lost). */
 export function keptBookFields(kept: KeptWork, how: 'delivered' | 'expired', policy: LedgerPolicy): BookFields & { kept: { images: number } } {
   const charged = how === 'delivered' || kept.lostBy === 'client_left' || policy.chargeFailedWork;
-  const usage: Usage = { model: kept.model, images: kept.images, imagesAsked: kept.images, ...(kept.sizes ? { imageSizes: kept.sizes } : {}), ...(kept.quality !== undefined ? { imageQuality: kept.quality } : {}) };
+  const usage: Usage = {
+    model: kept.model,
+    images: kept.images,
+    imagesAsked: kept.images,
+    ...(kept.sizes ? { imageSizes: kept.sizes } : {}),
+    ...(kept.quality !== undefined ? { imageQuality: kept.quality } : {}),
+  };
   const books: Reckoning = {
     vendorWork: { images: 0, attempts: [] },
     images: how === 'delivered' ? kept.images : 0,

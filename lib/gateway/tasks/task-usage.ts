@@ -7,7 +7,7 @@ import type { Quotas } from '../tenancy/quotas.js';
 import { usageOf } from '../../json/usage-fields.js';
 import { messageOf } from './background-work.js';
 import { callerOfTask } from './caller-snapshot.js';
-import { Pricing } from '../tenancy/pricing.js';
+import { Pricing } from '../ledger/pricing.js';
 import type { VendorWork } from '../../types.js';
 
 export class TaskUsage {

@@ -12,7 +12,7 @@ import type { Caller } from '../../types.js';
 import type { Logger } from '../../options/host-hooks.js';
 import type { QuotaLimits, QuotaState } from '../../options/gateway-options.js';
 import { type ResolvedQuotas, checkQuotaLimits } from './resolve-tenancy.js';
-import { MICROS, type PriceAsk, type Pricing } from './pricing.js';
+import { MICROS, type PriceAsk, type Pricing } from '../ledger/pricing.js';
 import type { LedgerPolicy } from '../ledger/reckoning.js';
 
 /** What one request costs, per kind. */

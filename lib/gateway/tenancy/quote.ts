@@ -4,7 +4,7 @@
 // pass over is its own 429, thrown; otherwise the cost by the price table (the amount a money budget
 // reserves), what each counting quota would take, and the money left after it.
 import type { Quote } from '../../types.js';
-import { MICROS, type Pricing } from './pricing.js';
+import { MICROS, type Pricing } from '../ledger/pricing.js';
 import type { QuotaCost, QuotaKind, QuotaPeek } from './quotas.js';
 
 /** A use case's answer when it was asked for a quote: the routes write it as the whole answer. */

@@ -9,7 +9,7 @@
 // point, validated and resolved, and is answered the quote of this charge instead: the limits peeked,
 // not consumed, and the work never run.
 import type { Caller } from '../../types.js';
-import { Pricing, type PricedWork } from './pricing.js';
+import { Pricing } from '../ledger/pricing.js';
 import { type Outcome, type Usage, settle } from '../use-case.js';
 import { type QuotaCharge, type QuotaCost, Quotas } from './quotas.js';
 import { type WorkEnd, costOfBooks, reckon } from '../ledger/reckoning.js';
@@ -86,19 +86,6 @@ export function settleBooks(quotas: Quotas, charge: QuotaCharge, cost: QuotaCost
   const held = { ...books, undelivered: books.undelivered + books.kept, billable: books.billable || books.kept > 0 };
   const actual = Pricing.micros(costOfBooks(usage, held, end, quotas.pricing)) ?? 0;
   return given.then(() => charge.settleBudget(actual));
-}
-
-/** What a use case did, as the pricing reads it (the `x-request-cost` of a whole answer). */
-export function pricedWork(usage: Usage, status: number): PricedWork {
-  return {
-    model: usage.model,
-    status,
-    images: usage.images,
-    ...(usage.imageSizes ? { imageSizes: usage.imageSizes } : {}),
-    ...(usage.upstreamUsage ? { upstreamUsage: usage.upstreamUsage } : {}),
-    ...(usage.tokens ? { tokens: usage.tokens } : {}),
-    ...(usage.imageQuality !== undefined ? { imageQuality: usage.imageQuality } : {}),
-  };
 }
 
 /** What a charge took, and when its windows end: what another instance gives back when this one stops (a lapsed Idempotency-Key lease). */

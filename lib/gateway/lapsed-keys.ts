@@ -5,18 +5,18 @@
 // ledger (the upstream call, when it had started, is an attempt of unknown outcome, lost by the
 // gateway: ledger/lost-work.ts) and its quota given back as the books say. The key is left
 // `interrupted`: the next request with it is told so (409 `idempotency_key_interrupted`) and frees it.
-import { ERROR_CODES } from '../../errors/error-codes.js';
-import { GatewayError } from '../../errors/gateway-error.js';
-import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
-import { type RunningLease, keepsLeases } from '../../stores/idempotency/idempotency-store.js';
-import { bookFields } from '../ledger/reckoning.js';
-import { lostWorkUsage } from '../ledger/lost-work.js';
-import { hasLapsed } from '../leases/lease-terms.js';
-import type { ResolvedOptions } from '../options.js';
-import { messageOf } from '../tasks/background-work.js';
-import type { TaskWatches } from '../tasks/task-jobs.js';
-import { Pricing } from './pricing.js';
-import type { Quotas } from './quotas.js';
+import { ERROR_CODES } from '../errors/error-codes.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { NextPoll } from '../stores/scheduling/job-scheduler.js';
+import { type RunningLease, keepsLeases } from '../stores/idempotency/idempotency-store.js';
+import { bookFields } from './ledger/reckoning.js';
+import { lostWorkUsage } from './ledger/lost-work.js';
+import { hasLapsed } from './leases/lease-terms.js';
+import type { ResolvedOptions } from './options.js';
+import { messageOf } from './tasks/background-work.js';
+import type { TaskWatches } from './tasks/task-jobs.js';
+import { Pricing } from './ledger/pricing.js';
+import type { Quotas } from './tenancy/quotas.js';
 
 // scheduler job ids of key watches; the rest is the scoped key (base64url)
 const PREFIX = 'idemkey_';
