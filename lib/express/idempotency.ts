@@ -8,7 +8,7 @@
 //   SDKs retry a 409 by themselves, so a client retrying too early simply waits)
 // - same key, another body: 422 `idempotency_key_reused` (the draft's answer)
 // - a streamed answer (`stream: true`) cannot be replayed: the key is refused with 400
-// - the instance running the first request stopped (its key's lease lapsed, tenancy/lapsed-keys.ts):
+// - the instance running the first request stopped (its key's lease lapsed, gateway/lapsed-keys.ts):
 //   the lost request is booked once, and the next request with the key gets 409
 //   `idempotency_key_interrupted` with `x-should-retry: false` (its outcome is unknown: the upstream
 //   may have made, and billed, the images); the key is then free for a deliberate new attempt
@@ -205,7 +205,7 @@ function replay(context: RequestContext, answer: StoredAnswer): void {
  * that expired under a live request would let a retry generate, and bill, a second time. With a
  * store that keeps leases, the renewal is the lease's (idempotency.leaseSeconds, with what the use
  * case charged and whether its call started): a crashed instance stops renewing, and another finds
- * the lapse about one lease later (tenancy/lapsed-keys.ts); without, its keys free within runningTtlMs.
+ * the lapse about one lease later (gateway/lapsed-keys.ts); without, its keys free within runningTtlMs.
  */
 function keepAnswer(context: RequestContext, scoped: string, fingerprint: string, options: ResolvedOptions, leased?: { lease: RunningLease; leases: LapsedKeys }): void {
   const config = options.idempotency!;

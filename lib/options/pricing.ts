@@ -1,6 +1,6 @@
 // The public types of the `pricing` option (docs/tenancy-and-billing.md "Cost in money"): what a request
 // costs in money, per model from a table or from the host's own function of the usage. Types only;
-// the arithmetic is lib/gateway/tenancy/pricing.ts.
+// the arithmetic is lib/gateway/ledger/pricing.ts.
 import type { UsageEvent } from '../types.js';
 
 /** A price that depends on one property of the work: `default`, or the named value's own price. */
