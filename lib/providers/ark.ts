@@ -1,5 +1,6 @@
 // Volcengine Ark adapter for video generation tasks (upstreams §2.2-2.4, errors §2.8): create and
 // query, with the caller's ids and model in place of Ark's. Pure translation first, then transport.
+import { vendorId } from './vendor-ids.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Upstream } from '../types.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
@@ -28,7 +29,7 @@ export function translateCreateTaskRequest(body: Record<string, unknown>, upstre
 export function readCreateTaskResponse(body: unknown): string {
   const id = isObject(body) ? stringOr(body.id) : undefined;
   if (!id) throw GatewayError.badUpstreamResponse('ark', 'the created task has no id');
-  return id;
+  return vendorId('ark', id, 'task id');
 }
 
 /** The Ark task object as the caller sees it: the gateway's id and the caller's model name. */

@@ -2,6 +2,7 @@
 // then read the task by id until it ends. The models that offer it (qwen-image-plus, qwen-image, the
 // Wan text-to-image models) run image tasks on DashScope's own task, so any gateway instance can follow
 // the work and a restart loses nothing (docs/image-tasks.md "Restarts and several instances").
+import { vendorId } from './vendor-ids.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { rejectionOf } from '../errors/rejection-of.js';
 import type { ImageData, ImageGenerationResponse } from '../images/image-generation-response.js';
@@ -46,7 +47,7 @@ function submit(call: CallContext, request: ImageGenerationRequest, upstream: Up
     const body = readBody(response);
     const id = isObject(body) && isObject(body.output) ? stringOr(body.output.task_id) : undefined;
     if (!id) throw GatewayError.badUpstreamResponse('dashscope', 'the task submit answered no output.task_id', requestIdOf(response, body));
-    return id;
+    return vendorId('dashscope', id, 'task_id', requestIdOf(response, body));
   });
 }
 

@@ -4,6 +4,7 @@
 // answers IN_QUEUE, IN_PROGRESS or COMPLETED; `GET {base}/{owner}/{alias}/requests/{id}` the result. The
 // status and result URLs name only the app id (owner/alias), not the endpoint's sub-path, and are built
 // here as the SDK builds them: URLs in fal's answers are never followed (another host would be SSRF).
+import { vendorId } from './vendor-ids.js';
 import { asStartedWork, pauseBetweenReads } from './submitted-work.js';
 import { ClientGoneError } from '../errors/client-gone-error.js';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -58,12 +59,12 @@ function falUrl(upstream: Upstream, path: string): string {
 
 /** The status URL of a request (queue.ts `status`). */
 function statusUrl(upstream: Upstream, appId: string, requestId: string): string {
-  return falUrl(upstream, `${appId}/requests/${encodeURIComponent(requestId)}/status`);
+  return falUrl(upstream, `${appId}/requests/${vendorId('fal', requestId, 'request_id')}/status`);
 }
 
 /** The result URL of a request (queue.ts `result`). */
 function resultUrl(upstream: Upstream, appId: string, requestId: string): string {
-  return falUrl(upstream, `${appId}/requests/${encodeURIComponent(requestId)}`);
+  return falUrl(upstream, `${appId}/requests/${vendorId('fal', requestId, 'request_id')}`);
 }
 
 /** The cancel URL of a request (queue.ts `cancel`, a PUT). */
@@ -120,7 +121,7 @@ export async function submitFal(call: CallContext, upstream: Upstream, endpointI
   const body = readFalBody(response);
   const id = isObject(body) ? stringOr(body.request_id) : undefined;
   if (!id) throw GatewayError.badUpstreamResponse('fal', 'the submit answered no request_id', response.headers['x-fal-request-id']);
-  return id;
+  return vendorId('fal', id, 'request_id', response.headers['x-fal-request-id']);
 }
 
 /** A request's queue state: waiting, running, or done (a failure fal reports on the status itself as `error`). */

@@ -6,6 +6,7 @@
 // and packages/google-vertex/src/google-vertex-video-model.ts. A Veo result is never handed to the
 // caller as it came: the Gemini API's URI needs the operator's key, Vertex AI's answer is the bytes, so
 // both are re-hosted into the operator's storage (task-results.ts). Pure translation first, transport last.
+import { operationName as checkedOperationName } from './vendor-ids.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
 import type { Upstream } from '../types.js';
@@ -178,7 +179,7 @@ export function parseVideoTaskId(taskId: string): { operationName: string; asked
 function readOperationName(body: unknown, api: GoogleVideoApi): string {
   const name = isObject(body) ? stringOr(body.name) : undefined;
   if (!name) throw GatewayError.badUpstreamResponse(api, 'the operation has no name');
-  return name;
+  return checkedOperationName(api, name);
 }
 
 /** What `get` answers: the operation as Google sent it, with what was asked. */
@@ -275,7 +276,7 @@ async function createVideoTask(transport: GoogleVideoTransport, call: CallContex
 /** Reads the operation. A 404 means Google no longer knows it (operations are kept for a limited time). */
 async function getVideoTask(transport: GoogleVideoTransport, call: CallContext, upstream: Upstream, upstreamTaskId: string): Promise<VeoTaskState> {
   const { operationName, asked } = parseVideoTaskId(upstreamTaskId);
-  const read = transport.readCall(upstream, operationName);
+  const read = transport.readCall(upstream, checkedOperationName(transport.api, operationName));
   const response = await call.http.request({
     provider: transport.api,
     method: read.method,

@@ -6,6 +6,7 @@
 // starting, processing, succeeded, failed, canceled. The URLs a prediction names (`urls.get`) are
 // never followed: every read is built from the id on the operator's base (no request to a host the
 // upstream chose).
+import { vendorId } from './vendor-ids.js';
 import { asStartedWork, pauseBetweenReads } from './submitted-work.js';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -50,7 +51,7 @@ export function readPrediction(body: unknown): Prediction {
   const id = isObject(body) ? stringOr(body.id) : undefined;
   const status = isObject(body) ? stringOr(body.status) : undefined;
   if (!isObject(body) || !id || !status || !STATUSES.has(status)) throw GatewayError.badUpstreamResponse(PROVIDER, 'the answer is not a prediction (no id or status)');
-  const prediction: Prediction = { id, status: status as PredictionStatus, output: body.output };
+  const prediction: Prediction = { id: vendorId(PROVIDER, id, 'prediction id'), status: status as PredictionStatus, output: body.output };
   const error = body.error;
   if (typeof error === 'string' && error !== '') prediction.error = error;
   else if (isObject(error) || (error !== null && error !== undefined && error !== '')) prediction.error = JSON.stringify(error);
@@ -156,7 +157,7 @@ export function getPrediction(call: CallContext, upstream: Upstream, id: string)
     .request({
       provider: PROVIDER,
       method: 'GET',
-      url: upstreamUrl(upstream.baseURL, PREFIX, `/predictions/${encodeURIComponent(id)}`),
+      url: upstreamUrl(upstream.baseURL, PREFIX, `/predictions/${vendorId(PROVIDER, id, 'prediction id')}`),
       headers: jsonHeaders(upstream),
       timeoutMs: timeoutOf(upstream, call.limits),
       signal: call.signal,
