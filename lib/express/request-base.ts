@@ -42,6 +42,9 @@ export class UseCaseView implements UseCaseRequest {
   }
 
   track(usage: Usage): void {
+    // the request's usage from the start: a stream opened before the use case returns (a keep-alive)
+    // carries its RateLimit headers, and the usage event of a client that left reads what was done
+    this.context.recordUsage(usage);
     this.context.tracker?.(usage);
   }
 

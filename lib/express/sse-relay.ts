@@ -5,6 +5,7 @@
 // forever: the paused upstream body would otherwise hold its socket and the caller's slot for good.
 import { GatewayError } from '../errors/gateway-error.js';
 import { guardFlush, waitForDrain } from './client-stall.js';
+import { sendRateLimit } from './send-body.js';
 import { ClientGoneError } from '../errors/client-gone-error.js';
 import type { UpstreamStream } from '../transport/upstream-http.js';
 import type { RequestContext } from './request-context.js';
@@ -23,6 +24,11 @@ export interface RelayOptions {
    * only (never inside one): proxies that cut idle connections keep the stream.
    */
   keepAliveMs?: number;
+  /**
+   * Asked when the upstream's stream ended normally: a failure it returns is told as the stream's last
+   * event (an image stream that ended without a completed image is no success).
+   */
+  endedWith?: () => GatewayError | undefined;
 }
 
 const KEEP_ALIVE = ': keep-alive\n\n';
@@ -115,7 +121,12 @@ export function relaySse(
     body.on('data', onData);
     res.once('close', onClose);
     body.once('end', () => {
-      res.end();
+      const failure = res.destroyed ? undefined : options.endedWith?.();
+      if (failure) {
+        failed = failure;
+        onFailure?.(failure);
+        res.end(errorEvent(failure, format, lastSequence + 1));
+      } else res.end();
       guardFlush(context);
       finish();
     });
@@ -144,6 +155,8 @@ export function openEventStream(context: RequestContext, status: number, upstrea
   res.setHeader('cache-control', 'no-cache, no-transform');
   res.setHeader('x-accel-buffering', 'no');
   res.removeHeader('content-length');
+  // the caller's quotas after this request's charge, as every answer of a charged request carries them
+  sendRateLimit(context);
   res.socket?.setNoDelay(true);
 }
 

@@ -269,6 +269,19 @@ describe('keep-alive comments and failures', () => {
     expect(await usageEvent(quick)).toMatchObject({ images: 1, status: 200 });
   });
 
+  it('a stream opened by a keep-alive comment carries the RateLimit headers of its charge', async () => {
+    const limited = await gatewayWith({ fakes: { paid: startFakePaidImages }, resolve, limits: { streamKeepAliveMs: 20 }, quotas: { limits: { imagesPerMinute: 50 } } });
+    const release = limited.fakes.paid.hold();
+    const response = await post(limited, { model: 'x-image-2.0', prompt: 'slow', stream: true });
+    // the headers went out with the first comment, before the upstream answered
+    expect(response.headers.get('ratelimit-policy')).toBe('"images";q=50;w=60');
+    expect(response.headers.get('ratelimit')).toMatch(/^"images";r=49;t=\d+$/);
+    const text = await readStream(response, (sofar) => {
+      if (sofar.includes(': keep-alive\n\n')) release();
+    });
+    expect(text.startsWith(': keep-alive\n\n')).toBe(true);
+  });
+
   it('a relayed stream gets the same comments between the upstream events while the upstream is quiet', async () => {
     const release = quick.fakes.paid.hold();
     const response = await post(quick, { model: 'gpt-image-1', prompt: 'slow', stream: true, partial_images: 1 });

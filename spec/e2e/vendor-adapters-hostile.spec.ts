@@ -238,12 +238,26 @@ describe("Azure: the caller's model never leaves the deployment path", () => {
 });
 
 describe('Azure: lying streams', () => {
-  it('a stream that ends without a completed event is charged nothing', async () => {
+  it('a stream that ends without a completed event ends with an error event, and is charged nothing', async () => {
     const before = await quotaUsed(gw.router, 'images');
     azure.next((_req, res) => eventStream(res, { type: 'image_generation.partial_image', b64_json: TINY_PNG.toString('base64'), partial_image_index: 0 }));
     const res = await post({ model: 'az-d', prompt: 'x', stream: true, partial_images: 1 });
     expect(res.status).toBe(200);
+    // the stream's last event says no image came: the SDKs raise it, never a silent success
+    expect(res.text.trimEnd().split('\n\n').at(-1)).toMatch(/^event: error\ndata: .*"code":"upstream_no_image"/);
     expect((await quotaUsed(gw.router, 'images')) - before).toBe(0);
+  });
+
+  it('the official SDK iterating such a stream gets an error, not an empty success', async () => {
+    azure.next((_req, res) => eventStream(res, { type: 'image_generation.partial_image', b64_json: TINY_PNG.toString('base64'), partial_image_index: 0 }));
+    const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: KEY_A, maxRetries: 0 });
+    const seen: string[] = [];
+    const failure = await (async () => {
+      const stream = await client.images.generate({ model: 'az-d', prompt: 'x', stream: true, partial_images: 1 });
+      for await (const event of stream) seen.push(event.type);
+    })().catch((error: unknown) => error);
+    expect(seen).toEqual(['image_generation.partial_image']);
+    expect(failure).toBeInstanceOf(Error);
   });
 
   it('an error event quoting the resource key is relayed without it, and charged nothing', async () => {

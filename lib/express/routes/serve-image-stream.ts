@@ -31,7 +31,10 @@ export async function serveImageStream(deps: GatewayDeps, context: RequestContex
       const { relayed } = answer;
       // the usage event waits for the stream's books (image-streams.ts): a client that cuts it closes the response first
       context.awaitBooks(relayed.settled);
-      const failure = await relaySse(context, relayed.stream, 'image', (error) => (context.errorCode = error.code), relayed.observe, { keepAliveMs });
+      // an upstream stream that ends without a completed image answered nothing: the caller is told so
+      const endedWith = (): GatewayError | undefined =>
+        outcome.usage.images === 0 ? GatewayError.noImage(outcome.usage.provider ?? 'upstream', ' (the stream ended without one)', outcome.usage.upstreamRequestId) : undefined;
+      const failure = await relaySse(context, relayed.stream, 'image', (error) => (context.errorCode = error.code), relayed.observe, { keepAliveMs, endedWith });
       await relayed.settled;
       // already told to the client as an error event; thrown so the error middleware logs it once
       if (failure) throw failure;
