@@ -109,7 +109,9 @@ async function attemptObserved<T>(
             [ATTR.providerName]: metrics.providerName(upstream.provider),
             // the operator's model (the resolver named it) or one the upstream answered for; never a name
             // only a caller vouches for (a failed pass-through of an invented model)
-            [ATTR.requestModel]: metrics.modelLabel(model, upstream.model !== undefined ? 'routed' : answered ? 'caller' : false, info?.tenant),
+            // a name the caller did not send: a resolver that passes the caller's name on
+            // (`{ ...upstream, model }`) routes caller text, which takes that tenant's slots
+            [ATTR.requestModel]: metrics.modelLabel(model, upstream.model !== undefined && upstream.model !== info?.model ? 'routed' : answered ? 'caller' : false, info?.tenant),
             [ATTR.serverAddress]: scope.hostOf(upstream.baseURL),
             [ATTR.errorType]: errorType,
           }),

@@ -55,4 +55,28 @@ describe('model labels one tenant cannot exhaust', () => {
     expect(labels.has('x-image-2.0')).toBe(true);
     expect(labels.has('tenant-b-model')).toBe(true);
   }, 60_000);
+
+  it("a resolver that passes the caller's name on as the upstream model does not make invented names the operator's", async () => {
+    const passing = await gatewayWith({
+      fakes: { llm: startFakeLlm },
+      // `{ ...upstream, model }`: every name the caller invents reaches the upstream as its model
+      resolve: ({ model }, { llm }) => ({ provider: 'openai', baseURL: llm.baseURL, apiKey: 'k', model }),
+    });
+    for (let index = 0; index < 150; index += 1) {
+      const res = await request(passing.app)
+        .post('/v1/chat/completions')
+        .set('Authorization', `Bearer ${KEY_A}`)
+        .send({ model: `passed-${index}`, messages: [{ role: 'user', content: 'a' }] });
+      expect(res.status).toBe(200);
+    }
+    const other = await request(passing.app)
+      .post('/v1/chat/completions')
+      .set('Authorization', `Bearer ${KEY_B}`)
+      .send({ model: 'tenant-b-real-model', messages: [{ role: 'user', content: 'a' }] });
+    expect(other.status).toBe(200);
+    const labels = modelLabels(await SDK.collect());
+    // one tenant's text takes its own ten slots, and the other tenant's model still has its label
+    expect([...labels].filter((label) => label.startsWith('passed-'))).toHaveLength(10);
+    expect(labels.has('tenant-b-real-model')).toBe(true);
+  }, 60_000);
 });
