@@ -285,7 +285,13 @@ export function usageLine(event: UsageEvent): string {
   const stored = event.storedBytes !== undefined ? ` storedBytes=${event.storedBytes}` : '';
   const cost = event.cost ? ` cost=${event.cost.amount} ${event.cost.currency}` : '';
   const task = event.task ? ` task=${event.task.id} ${event.task.status}` : '';
-  return `[usage] caller=${JSON.stringify(String(event.caller.id))} route=${event.route} model=${JSON.stringify(event.model)} status=${event.status} latencyMs=${Math.round(event.latencyMs)}${stored}${cost}${task}`;
+  // the books (docs/tenancy-and-billing.md "The books"): what the vendors may bill, and what the tenant did not pay for
+  const vendor = event.vendorWork ? ` vendorImages=${event.vendorWork.images}` : '';
+  const lost = event.undeliveredImages ? ` undelivered=${event.undeliveredImages}` : '';
+  const absorbed = event.absorbedImages ? ` absorbed=${event.absorbedImages}` : '';
+  const kept = event.keptImages ? ` kept=${event.keptImages}` : '';
+  const why = event.lostBy ? ` lostBy=${event.lostBy}` : '';
+  return `[usage] caller=${JSON.stringify(String(event.caller.id))} route=${event.route} model=${JSON.stringify(event.model)} status=${event.status} latencyMs=${Math.round(event.latencyMs)} images=${event.images}${vendor}${lost}${absorbed}${kept}${why}${stored}${cost}${task}`;
 }
 
 export async function createExampleApp(options: ExampleAppOptions = {}): Promise<ExampleApp> {
