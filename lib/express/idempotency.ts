@@ -243,7 +243,9 @@ function keepAnswer(context: RequestContext, scoped: string, fingerprint: string
       if (leased.leases.follows) {
         usage.onUpstreamTask = (task) => {
           leased.lease.work.upstreamTask = task;
-          return renew().catch((error: unknown) => options.logger.error({ requestId: context.requestId, error: error instanceof Error ? error.message : String(error) }, 'upstream task id not recorded'));
+          return renew().catch((error: unknown) =>
+            options.logger.error({ requestId: context.requestId, error: error instanceof Error ? error.message : String(error) }, 'upstream task id not recorded'),
+          );
         };
       }
     };

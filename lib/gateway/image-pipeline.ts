@@ -11,10 +11,9 @@ import { UploadedImage } from '../images/uploaded-image.js';
 import { readImageCount } from '../images/image-count.js';
 import { type CallContext, timeoutOf } from '../providers/call-context.js';
 import { AnswerDeadline } from './answer-deadline.js';
-import type { ImageStreamRules, OpenedStream, PassthroughCapability, PassthroughResponse, UpstreamImageState, UpstreamImageTasks } from '../providers/provider.js';
-import { asStartedWork, pauseBetweenReads } from '../providers/submitted-work.js';
+import type { ImageStreamRules, OpenedStream, PassthroughCapability, PassthroughResponse, UpstreamImageTasks } from '../providers/provider.js';
 import type { AttemptRecord } from './ledger/vendor-work.js';
-import { capabilityOf, nativeImageGroups, requireCapability } from '../providers/registry.js';
+import { asStartedWork, awaitUpstreamImage, capabilityOf, nativeImageGroups, requireCapability } from '../providers/registry.js';
 import { checkForwardedUrls } from '../security/forwarded-urls.js';
 import type { Upstream } from '../types.js';
 import type { ImageModelFamily } from '../options/request-limits.js';
@@ -356,10 +355,6 @@ function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageRequest, p
   });
 }
 
-// reads of an upstream task: from half a second, doubling up to imageTasks.pollSeconds (at most 5 s)
-const FIRST_READ_MS = 500;
-const LONGEST_READ_MS = 5_000;
-
 /**
  * A request run on the upstream's own task API (an Idempotency-Key request: docs/tenancy-and-billing.md
  * "Retries"): submitted (paid from here), its id recorded in the key's lease before anything else, then
@@ -385,35 +380,19 @@ async function onUpstreamTask(
       ...(sent.responseFormat === 'b64_json' ? { base64: true } : {}),
       ...(deps.options.storage ? { resultBase: request.from.resultBase } : {}),
     });
-    const timeoutMs = timeoutOf(upstream, call.limits);
-    let delay = FIRST_READ_MS;
-    for (;;) {
-      const left = startedAt + timeoutMs - Date.now();
-      if (left <= 0) throw GatewayError.upstreamTimeout(upstream.provider, timeoutMs);
-      await pauseBetweenReads(Math.min(delay, left), call);
-      delay = Math.min(delay * 2, LONGEST_READ_MS, Math.max(FIRST_READ_MS, deps.options.imageTasks.pollMs));
-      let state: UpstreamImageState;
-      try {
-        state = await tasks.read(call, upstream, id);
-      } catch (error) {
-        // a read that failed says nothing of the task: read again (never submitted again)
-        if (GatewayError.is(error) && (error.status >= 500 || error.status === 429)) continue;
-        throw error;
-      }
-      if (state.status === 'running') continue;
-      if (state.status === 'failed') {
-        // the vendors bill what their task made: a failed task made nothing
-        record.outcome = 'failed';
-        record.images = 0;
-        throw state.error;
-      }
-      record.outcome = 'made';
-      record.images = state.response.data.length;
-      return state.response;
-    }
   } catch (error) {
     throw asStartedWork(error);
   }
+  const state = await awaitUpstreamImage(call, upstream, tasks, id, { startedAt, longestReadMs: deps.options.imageTasks.pollMs });
+  if (state.status === 'failed') {
+    // the vendors bill what their task made: a failed task made nothing
+    record.outcome = 'failed';
+    record.images = 0;
+    throw asStartedWork(state.error);
+  }
+  record.outcome = 'made';
+  record.images = state.response.data.length;
+  return state.response;
 }
 
 /**

@@ -17,12 +17,11 @@
 import { randomBytes } from 'node:crypto';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { doneRecord } from '../express/kept-answers.js';
-import { encodeImageResponse } from '../express/write-image-response.js';
+import { encodeImageResponse } from '../images/image-response-body.js';
 import type { CallContext } from '../providers/call-context.js';
 import { capabilityOf } from '../providers/registry.js';
 import type { NextPoll } from '../stores/scheduling/job-scheduler.js';
-import { type IdempotencyRecord, type LeasedWork, type RunningLease, type UpstreamTaskRef, keepsLeases } from '../stores/idempotency/idempotency-store.js';
+import { type IdempotencyRecord, type LeasedWork, type RunningLease, type UpstreamTaskRef, doneRecord, keepsLeases } from '../stores/idempotency/idempotency-store.js';
 import type { Upstream } from '../types.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { type WorkEnd, bookFields } from './ledger/reckoning.js';

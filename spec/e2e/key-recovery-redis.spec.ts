@@ -305,7 +305,12 @@ describe.runIf(Boolean(REDIS_URL))('Idempotency-Key requests on an upstream task
     expect(answer.body.data).toHaveLength(1);
     expect(replicate.created()).toBe(1);
     await expect.poll(() => keyed(survivor).length).toBe(1);
-    expect(keyed(survivor)[0]).toMatchObject({ status: 200, images: 1, provider: 'replicate', vendorWork: { images: 1, attempts: [{ provider: 'replicate', id: recorded.id, images: 1, outcome: 'made' }] } });
+    expect(keyed(survivor)[0]).toMatchObject({
+      status: 200,
+      images: 1,
+      provider: 'replicate',
+      vendorWork: { images: 1, attempts: [{ provider: 'replicate', id: recorded.id, images: 1, outcome: 'made' }] },
+    });
     expect(await quotaUsed(survivor.router, 'images')).toBe(1);
   }, 120_000);
 });

@@ -104,6 +104,11 @@ export type IdempotencyRecord =
   /** The first request succeeded, but its answer was larger than `idempotency.maxAnswerBytes`. */
   | { state: 'too-large'; fingerprint: string; bytes: number };
 
+/** The `done` record of an answer, its body base64 (records are JSON). */
+export function doneRecord(fingerprint: string, status: number, contentType: string, body: Buffer | string, headers?: Record<string, string>): IdempotencyRecord {
+  return { state: 'done', fingerprint, answer: { status, contentType, body: (typeof body === 'string' ? Buffer.from(body) : body).toString('base64'), ...(headers ? { headers } : {}) } };
+}
+
 /**
  * The store behind the `idempotency` option. Keys arrive already scoped (caller, route) and hashed.
  * Implementations must make `begin` atomic across every instance that shares the store.
