@@ -120,7 +120,7 @@ async function beginOrResolve(key: string, fingerprint: string, lease: RunningLe
     if (!leases || held.fingerprint !== fingerprint) return held;
     const now = Date.now();
     // claimed here or by another instance a moment ago: the key is interrupted now, or followed (a
-    // request on an upstream task: the next round meets it running, and is told it is in use)
+    // request on an upstream task: met again, it is running, and this request is told it is in use)
     if (held.state === 'running' && held.lease && held.lease.leaseUntil <= now) {
       if ((await leases.claim(key, now)) === 'following') continue;
     } else if (held.state !== 'interrupted') return held;
