@@ -37,6 +37,7 @@ export {
   type KeptWorkRecord,
   type LeasedWork,
   type RunningLease,
+  type UpstreamTaskRef,
   type MemoryIdempotencyStoreOptions,
 } from './stores/idempotency/idempotency-store.js';
 export type { ResultStorage } from './stores/results/result-storage.js';

@@ -86,7 +86,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   const tasks = new TaskService(resolved, http, quotas);
   const imageTasks = new ImageTaskService(deps);
   // Idempotency-Key requests whose instance stopped: found by their lease's watch (lapsed-keys.ts)
-  const lapsedKeys = new LapsedKeys(resolved, quotas);
+  const lapsedKeys = new LapsedKeys(deps);
   // polls, deliveries, and the watches of image tasks, kept answers and keys' leases start now; a failure to start (Redis down) is logged, requests still work
   const started = tasks.start(allWatches(imageTasks, new KeptWorkExpiry(resolved, quotas), lapsedKeys)).catch((error: unknown) => {
     resolved.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'the task scheduler did not start');

@@ -12,6 +12,10 @@
 //   the lost request is booked once, and the next request with the key gets 409
 //   `idempotency_key_interrupted` with `x-should-retry: false` (its outcome is unknown: the upstream
 //   may have made, and billed, the images); the key is then free for a deliberate new attempt
+// - a request that runs on an upstream task of its own (an Idempotency-Key request to DashScope's
+//   asynchronous synthesis, a Replicate prediction, fal's queue) records the task's id in its lease
+//   as soon as the submit answered: when its instance stops, another follows that task to its end and
+//   keeps the answer under the key, so the retry gets it (409 `idempotency_key_in_use` meanwhile)
 // - a quote (`Prefer: dry-run`) checks the key as the real request would and takes nothing: the key
 //   stays free for the request it quotes (docs/tenancy-and-billing.md "Quotes before work")
 import { createHash, randomBytes } from 'node:crypto';
@@ -115,9 +119,11 @@ async function beginOrResolve(key: string, fingerprint: string, lease: RunningLe
     }
     if (!leases || held.fingerprint !== fingerprint) return held;
     const now = Date.now();
-    // claimed here or by another instance a moment ago: either way the key is interrupted now
-    if (held.state === 'running' && held.lease && held.lease.leaseUntil <= now) await leases.claim(key, now);
-    else if (held.state !== 'interrupted') return held;
+    // claimed here or by another instance a moment ago: the key is interrupted now, or followed (a
+    // request on an upstream task: met again, it is running, and this request is told it is in use)
+    if (held.state === 'running' && held.lease && held.lease.leaseUntil <= now) {
+      if ((await leases.claim(key, now)) === 'following') continue;
+    } else if (held.state !== 'interrupted') return held;
     // the first request that meets the interrupted key is told, and frees it; a concurrent one begins again
     if (await store.clearInterrupted!(key)) return { state: 'interrupted', fingerprint };
   }
@@ -232,6 +238,16 @@ function keepAnswer(context: RequestContext, scoped: string, fingerprint: string
     context.tracker = (usage) => {
       tracked = usage;
       usage.onAttempt = () => write(renew);
+      // a request on an upstream task of its own records the task's id before it waits on it: another
+      // instance follows it from there if this one stops (gateway/lapsed-keys.ts)
+      if (leased.leases.follows) {
+        usage.onUpstreamTask = (task) => {
+          leased.lease.work.upstreamTask = task;
+          return renew().catch((error: unknown) =>
+            options.logger.error({ requestId: context.requestId, error: error instanceof Error ? error.message : String(error) }, 'upstream task id not recorded'),
+          );
+        };
+      }
     };
   }
   const renewal = setInterval(

@@ -1,12 +1,8 @@
 // What the two guards that keep answers share (idempotency.ts by the client's key, kept-work.ts by the
 // body): the record of a kept answer, and store writes that never throw into a timer or a writer.
-import type { IdempotencyRecord } from '../stores/idempotency/idempotency-store.js';
 import type { Logger } from '../types.js';
 
-/** The `done` record of an answer, its body base64 (records are JSON). */
-export function doneRecord(fingerprint: string, status: number, contentType: string, body: Buffer | string, headers?: Record<string, string>): IdempotencyRecord {
-  return { state: 'done', fingerprint, answer: { status, contentType, body: (typeof body === 'string' ? Buffer.from(body) : body).toString('base64'), ...(headers ? { headers } : {}) } };
-}
+export { doneRecord } from '../stores/idempotency/idempotency-store.js';
 
 // the headers that are part of an answer, not of one delivery of it: replayed with the body (a task's
 // 202 has all four, docs/image-tasks.md; only 2xx answers are kept, so Retry-After is never an error's)

@@ -4,34 +4,15 @@
 // times (raw, base64, JSON, write buffer).
 import { ClientGoneError } from '../errors/client-gone-error.js';
 import type { ImageGenerationResponse } from '../images/image-generation-response.js';
+import { encodeImageResponse, imageResponsePieces } from '../images/image-response-body.js';
 import { guardFlush, waitForDrain } from './client-stall.js';
 import type { RequestContext } from './request-context.js';
 import { sendRateLimit } from './send-body.js';
 
+export { encodeImageResponse } from '../images/image-response-body.js';
+
 // a multiple of 3, so each slice encodes to base64 without padding in the middle of the answer
 const SLICE = 3 * 64 * 1024;
-
-/** The contract §2.4 body as pieces, `images[i]` raw (base64-encoded as written), and its length. */
-function imageResponsePieces(response: ImageGenerationResponse, images: Array<Buffer | undefined>): { pieces: Array<string | Buffer>; length: number } {
-  const pieces: Array<string | Buffer> = [`{"created":${response.created},"data":[`];
-  response.data.forEach((item, index) => {
-    const raw = images[index];
-    pieces.push(`${index > 0 ? ',' : ''}{"url":${JSON.stringify(item.url)},"b64_json":"`);
-    if (raw) pieces.push(raw);
-    else pieces.push(item.b64_json);
-    pieces.push(`","revised_prompt":${JSON.stringify(item.revised_prompt)}}`);
-  });
-  pieces.push(`],"extra":${JSON.stringify(response.extra)}}`);
-  let length = 0;
-  for (const piece of pieces) length += typeof piece === 'string' ? Buffer.byteLength(piece) : 4 * Math.ceil(piece.length / 3);
-  return { pieces, length };
-}
-
-/** The whole body in one buffer (an answer kept for a later request, not written now). */
-export function encodeImageResponse(response: ImageGenerationResponse, images: Array<Buffer | undefined>): Buffer {
-  const { pieces } = imageResponsePieces(response, images);
-  return Buffer.concat(pieces.map((piece) => Buffer.from(typeof piece === 'string' ? piece : piece.toString('base64'))));
-}
 
 /** Writes the contract §2.4 body with `images[i]` encoded as data[i].b64_json, honouring backpressure. */
 export async function writeImageResponse(context: RequestContext, response: ImageGenerationResponse, images: Array<Buffer | undefined>): Promise<void> {

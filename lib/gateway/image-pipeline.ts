@@ -11,8 +11,9 @@ import { UploadedImage } from '../images/uploaded-image.js';
 import { readImageCount } from '../images/image-count.js';
 import { type CallContext, timeoutOf } from '../providers/call-context.js';
 import { AnswerDeadline } from './answer-deadline.js';
-import type { ImageStreamRules, OpenedStream, PassthroughCapability, PassthroughResponse } from '../providers/provider.js';
-import { capabilityOf, nativeImageGroups, requireCapability } from '../providers/registry.js';
+import type { ImageStreamRules, OpenedStream, PassthroughCapability, PassthroughResponse, UpstreamImageTasks } from '../providers/provider.js';
+import type { AttemptRecord } from './ledger/vendor-work.js';
+import { asStartedWork, awaitUpstreamImage, capabilityOf, nativeImageGroups, requireCapability } from '../providers/registry.js';
 import { checkForwardedUrls } from '../security/forwarded-urls.js';
 import type { Upstream } from '../types.js';
 import type { ImageModelFamily } from '../options/request-limits.js';
@@ -334,7 +335,13 @@ function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageRequest, p
     const rules = request.stream ? capabilityOf(upstream, 'imageStreams') : undefined;
     const images = prepared.passthrough || rules ? undefined : capabilityOf(upstream, 'images');
     let attempted: Promise<Attempted>;
-    if (images) {
+    // an Idempotency-Key request that another instance could finish from an upstream task id (its
+    // tracker says so) runs on the upstream's own task API when it has one for this request
+    const tasks = images && usage.onUpstreamTask && !request.stream && upstreams.length === 1 && prepared.request ? capabilityOf(upstream, 'imageTasks') : undefined;
+    if (images && tasks?.offers(upstream.model ?? request.model, prepared.request!)) {
+      const sent = prepared.request!;
+      attempted = onUpstreamTask(deps, usage, record, request, { call, upstream, tasks, sent }).then((response) => ({ kind: 'image', provider: upstream.provider, request: sent, response }));
+    } else if (images) {
       const sent = (read ??= readRequest(deps, request, GENERIC_IMAGE_FAMILY));
       attempted = images.generate(call, sent, upstream).then((response) => ({ kind: 'image', provider: upstream.provider, request: sent, response }));
     } else {
@@ -346,6 +353,46 @@ function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageRequest, p
     }
     return deadline && last ? attempted.finally(() => deadline.disarm()) : attempted;
   });
+}
+
+/**
+ * A request run on the upstream's own task API (an Idempotency-Key request: docs/tenancy-and-billing.md
+ * "Retries"): submitted (paid from here), its id recorded in the key's lease before anything else, then
+ * read until it ends within the upstream's deadline. Any error after the submit is one of work that
+ * started. The attempt carries the task id, and settles as `made` with what the task made, or `failed`.
+ */
+async function onUpstreamTask(
+  deps: GatewayDeps,
+  usage: Usage,
+  record: AttemptRecord,
+  request: ImageRequest,
+  run: { call: CallContext; upstream: Upstream; tasks: UpstreamImageTasks; sent: ImageGenerationRequest },
+): Promise<ImageGenerationResponse> {
+  const { call, upstream, tasks, sent } = run;
+  const startedAt = Date.now();
+  const id = await tasks.submit(call, sent, upstream);
+  record.id = id;
+  try {
+    await usage.onUpstreamTask!({
+      provider: upstream.provider,
+      baseURL: upstream.baseURL,
+      id,
+      ...(sent.responseFormat === 'b64_json' ? { base64: true } : {}),
+      ...(deps.options.storage ? { resultBase: request.from.resultBase } : {}),
+    });
+  } catch (error) {
+    throw asStartedWork(error);
+  }
+  const state = await awaitUpstreamImage(call, upstream, tasks, id, { startedAt, longestReadMs: deps.options.imageTasks.pollMs });
+  if (state.status === 'failed') {
+    // the vendors bill what their task made: a failed task made nothing
+    record.outcome = 'failed';
+    record.images = 0;
+    throw asStartedWork(state.error);
+  }
+  record.outcome = 'made';
+  record.images = state.response.data.length;
+  return state.response;
 }
 
 /**

@@ -11,6 +11,7 @@ import type { ResolveUpstreamInput } from '../options/host-hooks.js';
 import type { TokenUsage } from '../json/token-usage.js';
 import { rejectionOf } from '../errors/rejection-of.js';
 import type { WorkEnd } from './ledger/work-end.js';
+import type { UpstreamTaskRef } from '../stores/idempotency/idempotency-store.js';
 import { type AttemptRecord, startAttempt } from './ledger/vendor-work.js';
 
 /** How a use case learns that its client went away. */
@@ -84,6 +85,12 @@ export interface Usage {
   charged?: { images?: number; imagesWindowEnd?: number; budget?: number; budgetWindowEnd?: number };
   /** Told when an upstream call that may start paid work is made (a tracker's, see UseCaseRequest.track). */
   onAttempt?: () => void;
+  /**
+   * Set by an Idempotency-Key's tracker when another instance could finish the request from an upstream
+   * task id: the image pipeline then runs a request on an upstream task API of its own (submit, this
+   * record, then polls), and resolves this once the id is recorded (gateway/lapsed-keys.ts).
+   */
+  onUpstreamTask?: (task: UpstreamTaskRef) => Promise<void>;
 }
 
 /** Records that `upstream` is being called for paid work (the provider of the usage event, and one attempt of the ledger). */

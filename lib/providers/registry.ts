@@ -14,6 +14,9 @@ import { replicateProvider } from './replicate.js';
 import { vertexProvider } from './vertex.js';
 import type { Capability, Provider } from './provider.js';
 
+// waiting on an upstream's own task, for the gateway's use cases (submitted-work.ts)
+export { asStartedWork, awaitUpstreamImage } from './submitted-work.js';
+
 const PROVIDERS: Readonly<Record<ProviderName, Provider>> = {
   dashscope: dashscopeProvider,
   ark: arkProvider,

@@ -4,7 +4,13 @@
 // submits the paid work again at another upstream (docs/tenancy-and-billing.md "Retries").
 import { ClientGoneError } from '../errors/client-gone-error.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { CallContext } from './call-context.js';
+import type { Upstream } from '../types.js';
+import { type CallContext, timeoutOf } from './call-context.js';
+import type { UpstreamImageState, UpstreamImageTasks } from './provider.js';
+
+// reads of an upstream task: from half a second, doubling up to the caller's longest (at most 5 s)
+const FIRST_READ_MS = 500;
+const LONGEST_READ_MS = 5_000;
 
 /** Resolves after `ms`, or rejects with ClientGoneError when the client goes first. */
 export function pauseBetweenReads(ms: number, call: CallContext): Promise<void> {
@@ -44,4 +50,41 @@ export function asStartedWork(error: unknown): unknown {
     ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
     type: error.type,
   });
+}
+
+/**
+ * Reads an upstream image task by id until it ends, within the upstream's deadline from `startedAt`
+ * (an Idempotency-Key request run on the upstream's own task, gateway/image-pipeline.ts). A read that
+ * fails on the upstream's side (5xx, 429) is read again, never submitted again; any error is one of
+ * work that started. Answers the task's end: its images, or the failure the upstream reported.
+ */
+export async function awaitUpstreamImage(
+  call: CallContext,
+  upstream: Upstream,
+  tasks: UpstreamImageTasks,
+  id: string,
+  how: { startedAt: number; longestReadMs: number },
+): Promise<Exclude<UpstreamImageState, { status: 'running' }>> {
+  const timeoutMs = timeoutOf(upstream, call.limits);
+  const longest = Math.min(LONGEST_READ_MS, Math.max(FIRST_READ_MS, how.longestReadMs));
+  let delay = FIRST_READ_MS;
+  try {
+    for (;;) {
+      const left = how.startedAt + timeoutMs - Date.now();
+      if (left <= 0) throw GatewayError.upstreamTimeout(upstream.provider, timeoutMs);
+      await pauseBetweenReads(Math.min(delay, left), call);
+      delay = Math.min(delay * 2, longest);
+      let state: UpstreamImageState;
+      try {
+        state = await tasks.read(call, upstream, id);
+      } catch (error) {
+        // a read that failed says nothing of the task: read again
+        if (GatewayError.is(error) && (error.status >= 500 || error.status === 429)) continue;
+        throw error;
+      }
+      if (state.status !== 'running') return state;
+    }
+  } catch (error) {
+    throw asStartedWork(error);
+  }
 }

@@ -26,6 +26,8 @@ export interface RedisInstanceConfig {
   imageTasksConcurrency?: number;
   /** Idempotency-Key records on this Redis (redisIdempotencyStore), shared by every instance: the same as `sharedIdempotency`. */
   idempotency?: boolean;
+  /** A Replicate upstream (the fake's `/v1` base) with its token: image models `owner/name` resolve to it. */
+  replicate?: { baseURL: string; apiKey: string };
 }
 
 export interface RedisInstance extends TestGateway {
@@ -39,6 +41,9 @@ export function startRedisInstance(config: RedisInstanceConfig): RedisInstance {
     scheduler: bullmqScheduler({ connection: client, queueName: config.namespace, prefix: 'gwtest', lockDurationMs: 1_500, stalledIntervalMs: 500 }),
     resolveUpstream: ({ model, route }) => {
       if (route === 'video.tasks') return { provider: 'ark', baseURL: config.arkBaseURL, apiKey: 'ark-key' };
+      // Replicate's models are named owner/name: each request is one prediction
+      if (config.replicate && route.startsWith('images.') && model.includes('/'))
+        return { provider: 'replicate', baseURL: config.replicate.baseURL, apiKey: config.replicate.apiKey, model, timeoutMs: config.imageTimeoutMs ?? config.upstreamTimeoutMs ?? 3_000 };
       // x-image-plus runs on DashScope's asynchronous synthesis (upstreams §1.5), any other image model synchronously
       if (config.imagesBaseURL && route.startsWith('images.'))
         return {

@@ -87,4 +87,20 @@ describe('memoryIdempotencyStore leases', () => {
     expect(await store.clearInterrupted!('k')).toBe(false);
     expect(await store.peek!('k')).toEqual({ state: 'running', fingerprint: 'fp' });
   });
+
+  it('swap replaces exactly the record it was given, once: one instance takes a lapsed key over, and one ends it', async () => {
+    const store = memoryIdempotencyStore();
+    await store.begin('k', 'fp', 60_000, lease('one', 1_000));
+    const seen = (await store.peek!('k'))!;
+    const followed = { state: 'running' as const, fingerprint: 'fp', lease: lease('follower', 9_000) };
+    expect(await store.swap!('k', seen, followed, 60_000)).toBe(true);
+    // a second instance that read the same lapsed record loses, and so does the old holder's renewal
+    expect(await store.swap!('k', seen, { state: 'interrupted', fingerprint: 'fp' }, 60_000)).toBe(false);
+    expect(await store.renew!('k', lease('one', 9_000), 60_000)).toBe(false);
+    const done = { state: 'done' as const, fingerprint: 'fp', answer: { status: 200, contentType: 'application/json', body: 'e30=' } };
+    expect(await store.swap!('k', followed, done, 60_000)).toBe(true);
+    expect(await store.swap!('k', followed, done, 60_000)).toBe(false);
+    expect(await store.peek!('k')).toEqual(done);
+    expect(await store.swap!('gone', followed, done, 60_000)).toBe(false);
+  });
 });

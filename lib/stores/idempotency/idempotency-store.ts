@@ -55,6 +55,30 @@ export interface LeasedWork {
   attempted?: boolean;
   /** What the request took from the caller's quotas, and when those windows end, to give back. */
   charged?: { images?: number; imagesWindowEnd?: number; budget?: number; budgetWindowEnd?: number };
+  /**
+   * The upstream's own task the request runs on (DashScope's asynchronous synthesis, a Replicate
+   * prediction, fal's queue), recorded as soon as its submit answered: an instance that finds the
+   * lease lapsed follows it to its end instead of booking the request as lost (gateway/lapsed-keys.ts).
+   */
+  upstreamTask?: UpstreamTaskRef;
+  /**
+   * Set when another instance took the key over to follow `upstreamTask` (the lease then runs to this
+   * end of following, ms since the epoch): exactly one follows it, on the scheduler.
+   */
+  followedUntil?: number;
+}
+
+/** An upstream task by id, with where it runs (the upstream is resolved again from these: keys are never stored). */
+export interface UpstreamTaskRef {
+  provider: ProviderName;
+  /** The upstream's baseURL, to find the same upstream among those the resolver names again. */
+  baseURL: string;
+  /** The vendor's task, request or prediction id. */
+  id: string;
+  /** The request asked for `b64_json`: the follower downloads the images, as the route would. */
+  base64?: boolean;
+  /** The base URL stored results are signed under (`storage`), as the request reached the router. */
+  resultBase?: string;
 }
 
 /** The lease of a running key: renewed by its request's instance until the request ends. */
@@ -79,6 +103,11 @@ export type IdempotencyRecord =
   | { state: 'done'; fingerprint: string; answer: StoredAnswer; kept?: KeptWorkRecord; delivered?: boolean }
   /** The first request succeeded, but its answer was larger than `idempotency.maxAnswerBytes`. */
   | { state: 'too-large'; fingerprint: string; bytes: number };
+
+/** The `done` record of an answer, its body base64 (records are JSON). */
+export function doneRecord(fingerprint: string, status: number, contentType: string, body: Buffer | string, headers?: Record<string, string>): IdempotencyRecord {
+  return { state: 'done', fingerprint, answer: { status, contentType, body: (typeof body === 'string' ? Buffer.from(body) : body).toString('base64'), ...(headers ? { headers } : {}) } };
+}
 
 /**
  * The store behind the `idempotency` option. Keys arrive already scoped (caller, route) and hashed.
@@ -116,6 +145,13 @@ export interface IdempotencyStore {
   claimLapsed?(key: string, now: number, ttlMs: number): Promise<IdempotencyRecord | undefined>;
   /** Atomically removes an `interrupted` record and returns true; anything else stays (false). */
   clearInterrupted?(key: string): Promise<boolean>;
+  /**
+   * Atomically: when `key` holds exactly `expected` (as `peek` returned it), replaces it with `record`
+   * for `ttlMs` and returns true; otherwise changes nothing and returns false. Lets one instance take
+   * over a lapsed request that runs on an upstream task, and end it once (gateway/lapsed-keys.ts);
+   * a store without it books such a request as lost, as any other.
+   */
+  swap?(key: string, expected: IdempotencyRecord, record: IdempotencyRecord, ttlMs: number): Promise<boolean>;
 }
 
 /** The store keeps leases: another instance can find a request whose instance stopped. */
@@ -206,6 +242,12 @@ export function memoryIdempotencyStore(options: MemoryIdempotencyStoreOptions = 
       drop(key);
       return true;
     },
+    async swap(key, expected, record, ttlMs) {
+      const held = live(key);
+      if (held === undefined || JSON.stringify(held) !== JSON.stringify(expected)) return false;
+      put(key, record, ttlMs);
+      return true;
+    },
   };
 }
 
@@ -236,6 +278,10 @@ local record = cjson.decode(held)
 if record.state ~= 'running' or type(record.lease) ~= 'table' or tonumber(record.lease.leaseUntil) > tonumber(ARGV[1]) then return false end
 redis.call('SET', KEYS[1], cjson.encode({ state = 'interrupted', fingerprint = record.fingerprint }), 'PX', ARGV[2])
 return held`;
+// compare and set on the record's exact text: every record but `interrupted` is written by JSON.stringify
+const SWAP_SCRIPT = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1`;
 const CLEAR_SCRIPT = `local held = redis.call('GET', KEYS[1])
 if not held then return 0 end
 if cjson.decode(held).state ~= 'interrupted' then return 0 end
@@ -300,6 +346,9 @@ export function redisIdempotencyStore(options: RedisIdempotencyStoreOptions): Id
           },
           async clearInterrupted(key: string): Promise<boolean> {
             return (await client.eval!(CLEAR_SCRIPT, 1, prefix + key)) === 1;
+          },
+          async swap(key: string, expected: IdempotencyRecord, record: IdempotencyRecord, ttlMs: number): Promise<boolean> {
+            return (await client.eval!(SWAP_SCRIPT, 1, prefix + key, JSON.stringify(expected), JSON.stringify(record), ttlMs)) === 1;
           },
         }
       : {}),
