@@ -3,12 +3,10 @@
 // deployment's own edits path), the `api-key` header or a host's Entra token, Azure's errors as the
 // gateway's (its 401 never the caller's, its content filter a 400, its 429 with Retry-After), a
 // relayed stream, an image task run in the queue, and `/v1/models` listing the gpt-image rows it serves.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp-dir.js';
 import { localResultStorage } from '../../lib/storage.js';
 import type { Upstream } from '../../lib/index.js';
 import { AZURE_API_VERSION, AZURE_KEY, AZURE_TEXT, AZURE_TOKEN, type FakeAzure, azureCallOf, azureError, formOf, startFakeAzure } from '../helpers/fake-azure.js';
@@ -70,7 +68,7 @@ function azureUpstream(model: string, azure: FakeAzure): Upstream | Upstream[] |
 const gw = await gatewayWith({
   fakes: { azure: startFakeAzure },
   resolve: ({ model }, { azure }) => azureUpstream(model, azure),
-  storage: localResultStorage({ directory: mkdtempSync(join(tmpdir(), 'azure-openai-')), secret: 'azure-openai-results-secret-0123456789' }),
+  storage: localResultStorage({ directory: tempDir('azure-openai-'), secret: 'azure-openai-results-secret-0123456789' }),
   imageTasks: { pollSeconds: 1 },
   resetEach: true,
 });

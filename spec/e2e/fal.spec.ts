@@ -3,13 +3,11 @@
 // (never the URLs fal answered with), b64_json and stored URLs, an edit upload as a Data URL, `n` as
 // num_images, each class of fal error, an image task that a second instance finishes after the
 // first was closed, a video task, and a failed status poll that does not submit the work again.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { type JobScheduler, memoryScheduler, memoryTaskStore } from '../../lib/index.js';
+import { tempDir } from '../helpers/temp-dir.js';
 import { localResultStorage } from '../../lib/storage.js';
 import { FAKE_VIDEO, FAL_KEY, falError, startFakeFal } from '../helpers/fake-fal.js';
 import { sendJson } from '../helpers/fake-upstream.js';
@@ -67,7 +65,7 @@ describe('text to image', () => {
     const stored = await gatewayWith({
       fakes: { fal: startFakeFal },
       resolve: ({ model }, fakes) => ({ provider: 'fal', baseURL: fakes.fal.origin, apiKey: FAL_KEY, model }),
-      storage: localResultStorage({ directory: mkdtempSync(join(tmpdir(), 'fal-results-')), secret: 'fal-result-storage-secret-0123456789' }),
+      storage: localResultStorage({ directory: tempDir('fal-results-'), secret: 'fal-result-storage-secret-0123456789' }),
     });
     const storedClient = new OpenAI({ baseURL: `${stored.url}/v1`, apiKey: KEY_A });
     const result = await storedClient.images.generate({ model: 'fal-ai/flux/dev', prompt: 'a harbour' });

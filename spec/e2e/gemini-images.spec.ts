@@ -3,13 +3,11 @@
 // charged per image delivered, each class of Gemini error, a streamed request (the completed-event
 // form) and an asynchronous image task; then Vertex AI (the same bodies, a bearer token from the host's
 // function). The fake counts the paid calls it starts.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import request from 'supertest';
 import { describe, expect, it, vi } from 'vitest';
 import { modelEntry } from '../../lib/index.js';
+import { tempDir } from '../helpers/temp-dir.js';
 import { localResultStorage } from '../../lib/storage.js';
 import { GEMINI_KEY, VERTEX_TOKEN, geminiError, geminiImageAnswer, startFakeGemini } from '../helpers/fake-gemini.js';
 import { sendJson } from '../helpers/fake-upstream.js';
@@ -256,7 +254,7 @@ describe('streamed and asynchronous', () => {
     const stored = await gatewayWith({
       fakes: { gemini: startFakeGemini },
       resolve: (_input, fakes) => ({ provider: 'gemini', baseURL: fakes.gemini.baseURL, apiKey: GEMINI_KEY, model: MODEL }),
-      storage: localResultStorage({ directory: mkdtempSync(join(tmpdir(), 'gemini-tasks-')), secret: 'gemini-task-results-secret-0123456789' }),
+      storage: localResultStorage({ directory: tempDir('gemini-tasks-'), secret: 'gemini-task-results-secret-0123456789' }),
       imageTasks: { pollSeconds: 1 },
     });
     const submitted = await request(stored.url).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Prefer', 'respond-async').send({ model: MODEL, prompt: 'a harbour' });

@@ -2,15 +2,13 @@
 // completed, a caller that waits with `Prefer: wait`, and the charge held against the work the fake
 // upstream counts. Each test is a way a tenant could get images the task does not show or was not
 // charged for, or a way the task's one terminal state could be contradicted.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import express from 'express';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { type GatewayOptions, type JobScheduler, createGatewayRouter, staticKeys, type ResultStorage, type TaskRecord, type TaskStore, memoryScheduler, memoryTaskStore } from '../../lib/index.js';
+import { tempDir } from '../helpers/temp-dir.js';
 import { localResultStorage } from '../../lib/storage.js';
 import { OPENAI_IMAGES, startFakePaidImages } from '../helpers/fake-paid-images.js';
 import { KEY_A, listen } from '../helpers/gateway-app.js';
@@ -34,7 +32,7 @@ const auth = { Authorization: `Bearer ${KEY_A}` };
 
 /** A result storage whose URLs wait for `open()`: the upstream has answered, the task is still completing its answer. */
 function gatedStorage(): { storage: ResultStorage; reached: Promise<void>; open: () => void } {
-  const inner = localResultStorage({ directory: mkdtempSync(join(tmpdir(), 'image-task-attacks-')), secret: 'image-task-attacks-secret-0123456789' });
+  const inner = localResultStorage({ directory: tempDir('image-task-attacks-'), secret: 'image-task-attacks-secret-0123456789' });
   let open!: () => void;
   let reach!: () => void;
   const gate = new Promise<void>((resolve) => (open = resolve));

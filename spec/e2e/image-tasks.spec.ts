@@ -2,14 +2,12 @@
 // 202 with a task that the gateway runs; the task answers its owner only, ends once, is charged at submit
 // and settled at its end, calls back signed, and never repeats paid work. The upstream counts the
 // generations it starts, so every test can hold the charge against the work.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import OpenAI from 'openai';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import type { GatewayOptions } from '../../lib/index.js';
+import { tempDir } from '../helpers/temp-dir.js';
 import { localResultStorage } from '../../lib/storage.js';
 import { startCallbackReceiver } from '../helpers/callback-receiver.js';
 import { OPENAI_IMAGES, startFakePaidImages } from '../helpers/fake-paid-images.js';
@@ -179,7 +177,7 @@ describe('submitting an image task', () => {
   });
 
   it('with storage, an upstream that answers bytes only (gpt-image) ends with durable URLs, and no bytes are kept with the task', async () => {
-    const gw = await start({ storage: localResultStorage({ directory: mkdtempSync(join(tmpdir(), 'image-tasks-')), secret: 'image-task-results-secret-0123456789' }) });
+    const gw = await start({ storage: localResultStorage({ directory: tempDir('image-tasks-'), secret: 'image-task-results-secret-0123456789' }) });
     // the listening server's own address: stored URLs are signed under the base the request reached
     const res = await request(gw.url).post(OPENAI_IMAGES).set(auth()).set('Prefer', 'respond-async').send({ model: OPENAI_MODEL, prompt: 'x', response_format: 'b64_json' });
     expect(res.status).toBe(202);

@@ -3,9 +3,6 @@
 // agreement (every supported parameter of a translated or native endpoint accepted, every refused one a
 // 400 naming the model and the parameter with no upstream call), Seedream on /v1/images/generations in
 // both request shapes, and Seedance lengths.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_CATALOGUE, type ModelEntry } from '../../lib/index.js';
@@ -20,6 +17,7 @@ import { startFakeVeo } from '../helpers/fake-veo.js';
 import { TINY_PNG_DATA_URL } from '../helpers/images.js';
 import { type ListedModel, minimalBody, sendTo, walkModels } from '../helpers/model-walk.js';
 import type { Upstream } from '../../lib/index.js';
+import { tempDir } from '../helpers/temp-dir.js';
 import { localResultStorage } from '../../lib/storage.js';
 
 const catalogue = new Map(DEFAULT_MODEL_CATALOGUE.map((entry) => [entry.id.replace(/\*$/, ''), entry]));
@@ -52,7 +50,7 @@ const auth = { Authorization: `Bearer ${KEY_A}` };
 // Veo's videos are kept in storage (docs/providers/gemini.md "Video (Veo)"): its rows are sent to an
 // instance with storage (without it a Veo create is refused), the others to the one without
 const withStorage = gateway.variant({
-  storage: localResultStorage({ directory: mkdtempSync(join(tmpdir(), 'catalogue-results-')), secret: 'a-results-signing-secret-of-more-than-32-chars' }),
+  storage: localResultStorage({ directory: tempDir('catalogue-results-'), secret: 'a-results-signing-secret-of-more-than-32-chars' }),
 });
 const appFor = (model: Pick<ListedModel, 'id'>) => (model.id.startsWith('veo-') ? withStorage.app : gateway.app);
 

@@ -3,13 +3,11 @@
 // field mapping of each family, `n` as `num_outputs` or as n predictions charged per image delivered,
 // each class of Replicate error, result storage for the one-hour URLs, image tasks and video tasks.
 // The fake counts the predictions it creates (the paid work).
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import request from 'supertest';
 import { describe, expect, it, vi } from 'vitest';
 import { modelEntry } from '../../lib/index.js';
+import { tempDir } from '../helpers/temp-dir.js';
 import { localResultStorage } from '../../lib/storage.js';
 import { REPLICATE_TOKEN, SAMPLE_VIDEO, startFakeReplicate } from '../helpers/fake-replicate.js';
 import { KEY_A } from '../helpers/gateway-app.js';
@@ -25,7 +23,7 @@ const KLING = 'kwaivgi/kling-v2.1';
 const TASKS = '/api/v3/contents/generations/tasks';
 const NSFW = 'NSFW content detected. Try running it again, or try a different prompt.';
 
-const storageOptions = (): ReturnType<typeof localResultStorage> => localResultStorage({ directory: mkdtempSync(join(tmpdir(), 'replicate-results-')), secret: 'replicate-results-secret-0123456789' });
+const storageOptions = (): ReturnType<typeof localResultStorage> => localResultStorage({ directory: tempDir('replicate-results-'), secret: 'replicate-results-secret-0123456789' });
 
 const gw = await gatewayWith({
   fakes: { replicate: startFakeReplicate },

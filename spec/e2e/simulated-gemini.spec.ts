@@ -1,13 +1,12 @@
 // examples/simulated-gemini.ts through the gateway, as the example wires it: an image from
 // generateContent (a real PNG as inlineData), and a Veo task whose video (the sample WebM, downloadable
 // only with the key) the gateway stores and answers by its own URL.
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SIMULATED_GEMINI_KEY, startSimulatedGemini } from '../../examples/simulated-gemini.js';
+import { tempDir } from '../helpers/temp-dir.js';
 import { localResultStorage } from '../../lib/storage.js';
 import { KEY_A } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
@@ -18,7 +17,7 @@ const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0
 const simulated = await startSimulatedGemini({ videoMs: 0 });
 afterAll(() => simulated.close());
 const gw = await gatewayWith({
-  storage: localResultStorage({ directory: mkdtempSync(join(tmpdir(), 'simulated-gemini-')), secret: 'a-results-signing-secret-of-more-than-32-chars' }),
+  storage: localResultStorage({ directory: tempDir('simulated-gemini-'), secret: 'a-results-signing-secret-of-more-than-32-chars' }),
   resolve: ({ route }) =>
     route === 'video.tasks'
       ? { provider: 'gemini', baseURL: simulated.baseURL, apiKey: SIMULATED_GEMINI_KEY, model: 'veo-3.0-generate-001' }

@@ -1,14 +1,12 @@
 // Hostile callers, lying upstreams and operator mistakes against the Azure OpenAI, Gemini and Vertex AI
 // adapters (docs/providers/azure.md, docs/providers/gemini.md), through the official openai SDK and raw
 // HTTP: nothing bad is sent upstream, nothing is charged that was not delivered, no key is told.
-import { mkdtempSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import OpenAI from 'openai';
 import pino from 'pino';
 import request from 'supertest';
 import { describe, expect, it, vi } from 'vitest';
+import { tempDir } from '../helpers/temp-dir.js';
 import { localResultStorage } from '../../lib/storage.js';
 import { AZURE_API_VERSION, AZURE_KEY, AZURE_TOKEN, azureCallOf, azureError, startFakeAzure } from '../helpers/fake-azure.js';
 import { GEMINI_KEY, VERTEX_TOKEN, geminiError, geminiImageAnswer, startFakeGemini } from '../helpers/fake-gemini.js';
@@ -358,7 +356,7 @@ describe('Gemini: streams and image tasks charge the images delivered', () => {
     const stored = await gatewayWith({
       fakes: { gemini: startFakeGemini },
       resolve: (_input, fakes) => ({ provider: 'gemini', baseURL: fakes.gemini.baseURL, apiKey: GEMINI_KEY, model: MODEL }),
-      storage: localResultStorage({ directory: mkdtempSync(join(tmpdir(), 'gemini-hostile-tasks-')), secret: 'gemini-hostile-task-secret-0123456789' }),
+      storage: localResultStorage({ directory: tempDir('gemini-hostile-tasks-'), secret: 'gemini-hostile-task-secret-0123456789' }),
       imageTasks: { pollSeconds: 1 },
       quotas: { limits: { imagesPerMinute: 100 } },
     });

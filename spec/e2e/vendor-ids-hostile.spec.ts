@@ -1,11 +1,9 @@
 // An id a vendor answers is put into the next URL the gateway calls with the operator's key (docs/security.md
 // "What an upstream can send"): a lying vendor that answers `..`, a path or a Veo operation name with dot
 // segments gets a 502 upstream_bad_response, and the gateway calls nothing more on its host.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp-dir.js';
 import { localResultStorage } from '../../lib/storage.js';
 import { type FakeUpstream, sendJson, startFakeUpstream } from '../helpers/fake-upstream.js';
 import { KEY_A } from '../helpers/gateway-app.js';
@@ -14,11 +12,8 @@ import { gatewayWith } from '../helpers/gateway-with.js';
 // every request of the fake is recorded; the default answer is a 404 a follow-up call would meet
 const fake: FakeUpstream = await startFakeUpstream((_request, res) => sendJson(res, 404, { detail: 'not here' }));
 // Veo's videos are kept in the gateway's own storage (docs/providers/gemini.md)
-const results = mkdtempSync(join(tmpdir(), 'vendor-ids-'));
-afterAll(async () => {
-  await fake.close();
-  rmSync(results, { recursive: true, force: true });
-});
+const results = tempDir('vendor-ids-');
+afterAll(() => fake.close());
 
 const gw = await gatewayWith({
   fakes: {},

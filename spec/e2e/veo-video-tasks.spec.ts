@@ -4,12 +4,10 @@
 // or the key); the same on Vertex AI (a bearer token, fetchPredictOperation, the bytes stored); a
 // callback delivery; a video withheld by the filters; a 429; no storage configured; a second gateway
 // instance on the same store finishing a task the first created. The fake counts operations started.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { memoryTaskStore } from '../../lib/index.js';
+import { tempDir } from '../helpers/temp-dir.js';
 import { localResultStorage } from '../../lib/storage.js';
 import { startCallbackReceiver } from '../helpers/callback-receiver.js';
 import { GEMINI_KEY, VERTEX_TOKEN, geminiError } from '../helpers/fake-gemini.js';
@@ -36,7 +34,7 @@ afterAll(() => {
 const gw = await gatewayWith({
   fakes: { veo: startFakeVeo, receiver: () => startCallbackReceiver() },
   store,
-  storage: localResultStorage({ directory: mkdtempSync(join(tmpdir(), 'veo-results-')), secret: 'a-results-signing-secret-of-more-than-32-chars' }),
+  storage: localResultStorage({ directory: tempDir('veo-results-'), secret: 'a-results-signing-secret-of-more-than-32-chars' }),
   callbacks: { allowLocal: true, pollIntervalsMs: [30], retryBaseMs: 20, retryMaxMs: 40 },
   logger: { info: capture, warn: capture, error: capture },
   pricing: { currency: 'USD', models: { 'veo-*': { videoSecond: { default: 0.4, by: { '1080p': 0.5 } } } } },
