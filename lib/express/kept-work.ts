@@ -26,7 +26,7 @@ import { preferenceOf } from './prefer-header.js';
 import { backgroundWrites, doneRecord } from './kept-answers.js';
 import { type StreamFields, asksStream } from '../images/image-stream-ask.js';
 import type { KeptWorkRecord } from '../stores/idempotency/idempotency-store.js';
-import { type KeptWork, costOfBooks, reckon } from '../gateway/ledger/reckoning.js';
+import { costOfBooks, reckon } from '../gateway/ledger/reckoning.js';
 import { keptWorkJobId } from '../gateway/kept-work-expiry.js';
 import { snapshotCaller } from '../gateway/tasks/caller-snapshot.js';
 import { Pricing } from '../gateway/ledger/pricing.js';
@@ -127,7 +127,7 @@ async function deliver(context: RequestContext, store: KeepingStore, key: string
   await new Promise((resolve) => setImmediate(resolve));
   if (clientGone(context)) return putBack();
   // an answer already billed to a retry goes out again, to a later retry of the same request only, unbilled
-  if (record.kept && !record.delivered) context.keptDelivery = keptWorkOf(record.kept);
+  if (record.kept && !record.delivered) context.keptDelivery = record.kept;
   else context.replayed = true;
   context.lifetime.whenResponseCloses(() => {
     if (!context.res.writableFinished) return putBack();
@@ -151,18 +151,6 @@ function isRetry(context: RequestContext): boolean {
 function clientGone(context: RequestContext): boolean {
   const socket = context.req.socket as { destroyed?: boolean; readableEnded?: boolean } | undefined;
   return context.res.destroyed || socket?.destroyed === true || socket?.readableEnded === true;
-}
-
-/** The books a kept record carries, as the ledger charges them. */
-function keptWorkOf(kept: KeptWorkRecord): KeptWork {
-  return {
-    model: kept.model,
-    ...(kept.provider ? { provider: kept.provider } : {}),
-    images: kept.images,
-    ...(kept.sizes ? { sizes: kept.sizes } : {}),
-    ...(kept.quality !== undefined ? { quality: kept.quality } : {}),
-    lostBy: kept.lostBy,
-  };
 }
 
 // a kept record outlives its answer time by this much: its expiry job, not the store's ttl, settles it

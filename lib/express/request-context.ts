@@ -151,15 +151,16 @@ export class RequestContext implements Cancellation {
 
   /** The usage event goes out once `work` is done too (its failure is the route's own, handled there). */
   awaitBooks(work: Promise<unknown>): void {
-    const books: Promise<void> = Promise.all([this.books, work]).then(
-      () => {
-        if (this.books === books) this.books = undefined;
-      },
-      () => {
-        if (this.books === books) this.books = undefined;
-      },
+    const before = this.books;
+    const books: Promise<void> = (before ? Promise.all([before, work]) : work).then(
+      () => this.doneWith(books),
+      () => this.doneWith(books),
     );
     this.books = books;
+  }
+
+  private doneWith(books: Promise<void>): void {
+    if (this.books === books) this.books = undefined;
   }
 
   /** Takes a use case's usage as the request's (by reference: a stream's keeps counting as it is relayed). */

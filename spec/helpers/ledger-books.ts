@@ -1,44 +1,14 @@
 // The books of the ledger contract (docs/tenancy-and-billing.md "Billing contract", the usage-event fields
 // `vendorWork`, `absorbedImages`, `undeliveredSizes`, `lostBy`, `keptImages`, `kept`): usage events read
-// through those names, and the sums the ledger specs hold against what the counting fakes made. Until the
-// fields are in `UsageEvent`, the events are read through `LedgerEvent`; an absent field reads as 0.
+// through those names, and the sums the ledger specs hold against what the counting fakes made; an absent
+// field reads as 0.
 import type { Caller, GatewayRouter, UsageEvent } from '../../lib/index.js';
 
-/** How a vendor attempt ended: made (it answered), unknown (it may have made), refused (before any work). */
-export type VendorOutcome = 'made' | 'unknown' | 'refused';
-
-export interface VendorAttempt {
-  provider: string;
-  /** The vendor's request, task or prediction id, when it gave one. */
-  id?: string;
-  /** Images the vendor may bill for this attempt. */
-  images: number;
-  /** Video seconds the vendor may bill. */
-  seconds?: number;
-  outcome: VendorOutcome;
-}
-
-/** What the vendors may bill the operator for one event's work. */
-export interface VendorWork {
-  images: number;
-  seconds?: number;
-  attempts: VendorAttempt[];
-}
-
-export type LostBy = 'client_left' | 'stream_cut' | 'cancelled' | 'upstream' | 'gateway';
-
-/** A usage event with the ledger's fields. */
-export type LedgerEvent = UsageEvent & {
-  vendorWork?: VendorWork;
-  undeliveredSizes?: string[];
-  absorbedImages?: number;
-  lostBy?: LostBy;
-  keptImages?: number;
-  kept?: { images: number };
-};
+/** A usage event with the ledger's fields (they are part of `UsageEvent`). */
+export type LedgerEvent = UsageEvent;
 
 /** The events as the ledger reads them. */
-export const ledger = (events: readonly UsageEvent[]): LedgerEvent[] => events as LedgerEvent[];
+export const ledger = (events: readonly UsageEvent[]): readonly LedgerEvent[] => events;
 
 const sum = (events: readonly UsageEvent[], of: (event: LedgerEvent) => number): number => ledger(events).reduce((total, event) => total + of(event), 0);
 

@@ -15,18 +15,16 @@ import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Cost } from '../../options/pricing.js';
 import type { Pricing, PricedWork } from './pricing.js';
-import type { LostBy, ProviderName, VendorAttempt, VendorWork } from '../../types.js';
+import type { LostBy, VendorAttempt, VendorWork } from '../../types.js';
+import type { KeptWorkRecord } from '../../stores/idempotency/idempotency-store.js';
 import type { Usage } from '../use-case.js';
 import { type AttemptRecord, outcomeOfFailure } from './vendor-work.js';
 import type { WorkEnd } from './work-end.js';
 
 export type { WorkEnd } from './work-end.js';
 
-/** Why vendor work did not reach the caller. */
-export type LossCause = LostBy;
-
 // causes that are the tenant's own act: the tenant pays for what they lost
-const TENANT_ACTS: ReadonlySet<LossCause> = new Set(['client_left', 'stream_cut', 'cancelled']);
+const TENANT_ACTS: ReadonlySet<LostBy> = new Set(['client_left', 'stream_cut', 'cancelled']);
 
 // failures of the gateway's own, after the vendor's work: the rest are the vendor's
 const GATEWAY_FAILURES: ReadonlySet<string> = new Set([ERROR_CODES.storageFailed, ERROR_CODES.resultNotKept, ERROR_CODES.internalError, ERROR_CODES.taskInterrupted]);
@@ -49,7 +47,7 @@ export interface Reckoning {
   absorbed: number;
   /** Images kept for the client's retry, charged later. */
   kept: number;
-  lostBy?: LossCause;
+  lostBy?: LostBy;
   /** The size of each undelivered image, as asked (else as the vendor reported). */
   undeliveredSizes?: string[];
   /** Images charged against the tenant's quota: received, lost by its act, and kept for it. */
@@ -91,7 +89,7 @@ function settledAttempt(record: AttemptRecord, last: Usage | undefined, end: Wor
 }
 
 /** Why the work that did not reach the caller was lost, when the place it was lost did not say. */
-function causeOf(usage: Usage, end: WorkEnd): LossCause {
+function causeOf(usage: Usage, end: WorkEnd): LostBy {
   if (usage.lostBy) return usage.lostBy;
   if (end.clientLeft || end.error instanceof ClientGoneError) return 'client_left';
   if (GatewayError.is(end.error)) return GATEWAY_FAILURES.has(end.error.code) ? 'gateway' : 'upstream';
@@ -203,21 +201,8 @@ export function bookFields(usage: Usage, end: WorkEnd, policy: LedgerPolicy, vid
   };
 }
 
-/**
- * Work kept for the client's retry (kept-work.ts), as its record keeps it: enough to charge it on the
- * event that delivers it, or on its expiry's, on whichever instance that happens.
- */
-export interface KeptWork {
-  model: string;
-  provider?: ProviderName;
-  /** Images the kept answer holds. */
-  images: number;
-  /** Their sizes (`WxH`) as reported, else as asked. */
-  sizes?: string[];
-  quality?: string;
-  /** Why its first request did not deliver it: the client left (the tenant's act), or the deadline passed (the vendor was slow). */
-  lostBy: 'client_left' | 'upstream';
-}
+/** Work kept for the client's retry, as its record keeps it (kept-work.ts): what the event that settles it charges. */
+export type KeptWork = Pick<KeptWorkRecord, 'model' | 'provider' | 'images' | 'sizes' | 'quality' | 'lostBy'>;
 
 /** The billing fields of the event that settles kept work: delivered to a retry (charged), or expired (by why it was lost). */
 export function keptBookFields(kept: KeptWork, how: 'delivered' | 'expired', policy: LedgerPolicy): BookFields & { kept: { images: number } } {
