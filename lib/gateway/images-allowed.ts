@@ -8,7 +8,7 @@ import type { ImageModelFamily } from '../options/request-limits.js';
 import { nativeImageGroups } from '../providers/registry.js';
 import { type ImageInput, requestedImagesOf } from './image-input.js';
 
-/** contract §2.3 `n` (default 1), never more than the family allows (readRequest refused larger ones). */
+/** contract §2.3 `n` (default 1), never more than the family allows (reading the request refused larger ones: image-preparation.ts). */
 export function allowedImages(request: ImageGenerationRequest, family: ImageModelFamily): number {
   const n = request.parameters.n;
   const asked = typeof n === 'number' && Number.isSafeInteger(n) && n >= 1 ? n : 1;
