@@ -17,7 +17,7 @@ import { requestIdOf } from '../errors/request-id.js';
 import { withFallback } from './fallback.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { resolveUpstreams } from './resolve-upstreams.js';
-import type { QuotaCost } from './tenancy/quotas.js';
+import type { QuotaCost } from './tenancy/quota-cost.js';
 import { settleBooks, withCharge } from './tenancy/with-charge.js';
 import type { StreamCharge } from './image-streams.js';
 import type { Quoted } from './tenancy/quote.js';

@@ -4,58 +4,38 @@
 // URLs. Bad input never reaches resolveUpstream. It takes plain data (the JSON body, or the edit form)
 // and returns what it did (use-case.ts); the inbound side writes the answer. A `stream: true` request
 // goes the same way and is answered as events (image-streams.ts, docs/routes.md "Streamed images").
+// Its steps live beside it: what is read of the caller's input (image-input.ts), validation and the
+// resolver (image-preparation.ts), the upstream calls under the fallback rule (image-upstream-calls.ts),
+// and the image cap (images-allowed.ts, passthrough-image-cap.ts); here they are run in order, and the
+// answer is completed.
 import type { ImageGenerationResponse } from '../images/image-generation-response.js';
-import { type ImageGenerationRequest, readImageGenerationRequest } from '../images/image-request.js';
+import type { ImageGenerationRequest } from '../images/image-request.js';
 import { GENERIC_IMAGE_FAMILY } from '../images/model-families.js';
-import { UploadedImage } from '../images/uploaded-image.js';
-import { readImageCount } from '../images/image-count.js';
+import type { ImageStreamAsk } from '../images/image-stream-ask.js';
 import { type CallContext, timeoutOf } from '../providers/call-context.js';
-import { AnswerDeadline } from './answer-deadline.js';
-import type { ImageStreamRules, OpenedStream, PassthroughCapability, PassthroughResponse, UpstreamImageTasks } from '../providers/provider.js';
-import type { AttemptRecord } from './ledger/vendor-work.js';
-import { asStartedWork, awaitUpstreamImage, capabilityOf, nativeImageGroups, requireCapability } from '../providers/registry.js';
-import { checkForwardedUrls } from '../security/forwarded-urls.js';
+import type { PassthroughResponse } from '../providers/provider.js';
 import type { Upstream } from '../types.js';
-import type { ImageModelFamily } from '../options/request-limits.js';
-import { requestIdOf } from '../errors/request-id.js';
-import { withFallback } from './fallback.js';
-import { checkRefusedFields, checkSize, familyOf } from '../models/model-rules.js';
-import type { ModelEntry } from '../options/model-catalogue.js';
-import { isObject } from '../json/json-values.js';
-import type { AttemptInfo } from '../telemetry/telemetry.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { parseJsonBody } from '../json/json-values.js';
+import { AnswerDeadline } from './answer-deadline.js';
 import type { GatewayDeps } from './gateway-deps.js';
-import { type EditForm, editAsGenerationBody, rebuildForm } from './image-edit-form.js';
-import type { FormBody } from '../transport/form-body.js';
-import { resolveUpstreams } from './resolve-upstreams.js';
+import { type ImageInput, type ImageRoute, qualityOf, requestedFormatOf, sizeAsked, streamSettingsOf, unstreamed } from './image-input.js';
+import { type ImageRequest, type Prepared, prepareImageRequest } from './image-preparation.js';
+import { type Attempted, type WholeAttempt, callUpstreams } from './image-upstream-calls.js';
+import { allowedImages } from './images-allowed.js';
+import { capPassthroughImages } from './passthrough-image-cap.js';
 import { downloadImages } from './result-images.js';
 import { rehostImageAnswer, rehostPassthrough } from './rehost-images.js';
 import { settleBooks, withCharge } from './tenancy/with-charge.js';
 import type { PriceAsk } from './ledger/pricing.js';
-import type { QuotaCharge, QuotaCost } from './tenancy/quotas.js';
+import type { QuotaCost } from './tenancy/quota-cost.js';
+import type { QuotaCharge } from './tenancy/quotas.js';
 import type { Quoted } from './tenancy/quote.js';
-import type { ImageStreamAsk } from '../images/image-stream-ask.js';
-import {
-  type ImageStreamEvent,
-  type RelayedImages,
-  type RequestedSettings,
-  type StreamedImage,
-  eventsOf,
-  groupEvents,
-  imagesOfAnswer,
-  imagesOfPassthrough,
-  relayedImages,
-  requestedSettings,
-} from './image-streams.js';
-import { usageOf } from '../json/usage-fields.js';
-import { type Outcome, type Usage, type UseCaseRequest, attempting, usageFor } from './use-case.js';
+import { type ImageStreamEvent, type RelayedImages, type StreamedImage, eventsOf, groupEvents, imagesOfAnswer, imagesOfPassthrough, relayedImages } from './image-streams.js';
+import { type Outcome, type Usage, type UseCaseRequest, usageFor } from './use-case.js';
 
-/** The caller's image request as it arrived: a JSON body (generations) or the edit form (edits). */
-export type ImageInput = { kind: 'json'; body: Record<string, unknown> } | { kind: 'form'; form: EditForm };
-
+/** An image request as the inbound side hands it over: the route, the model and the caller's input. */
 export interface ImageCall {
-  route: 'images.generations' | 'images.edits';
+  route: ImageRoute;
   model: string;
   input: ImageInput;
   /**
@@ -67,6 +47,7 @@ export interface ImageCall {
   stream?: ImageStreamAsk;
 }
 
+/** What an image request is answered: whole, as a stream, or a quote. */
 export type ImageAnswer =
   /** The OpenAI-compatible upstream's answer, relayed as it came (`data` cut to the `n` asked for). */
   | { kind: 'passthrough'; response: PassthroughResponse }
@@ -87,14 +68,14 @@ export function runImageRequest(deps: GatewayDeps, from: UseCaseRequest, call: I
   from.track?.(usage);
   const deadline = call.keepsLateWork ? new AnswerDeadline() : undefined;
   const request: ImageRequest = { from, route: call.route, model: call.model, input: call.stream ? unstreamed(call.input) : call.input, deadline };
-  if (call.stream) request.stream = { input: call.input, settings: settingsOf(call.input) };
+  if (call.stream) request.stream = { input: call.input, settings: streamSettingsOf(call.input) };
   const work = runPrepared(deps, request, usage);
   return deadline ? deadline.race(work, usage) : work;
 }
 
 function runPrepared(deps: GatewayDeps, request: ImageRequest, usage: Usage): Promise<Outcome<ImageAnswer>> {
   const { from } = request;
-  return prepare(deps, request).then(
+  return prepareImageRequest(deps, request).then(
     (prepared) => {
       usage.imagesAsked = prepared.asked;
       const priced = pricedAsk(request, prepared, usage);
@@ -132,7 +113,7 @@ export interface PreparedImage {
 /** Validation and the resolver of `call`, as runImageRequest does them first; throws the 4xx of bad input. */
 export function prepareImage(deps: GatewayDeps, from: UseCaseRequest, call: ImageCall): Promise<PreparedImage> {
   const request: ImageRequest = { from, route: call.route, model: call.model, input: call.input, deadline: undefined };
-  return prepare(deps, request).then((prepared) => ({ request, prepared }));
+  return prepareImageRequest(deps, request).then((prepared) => ({ request, prepared }));
 }
 
 /**
@@ -205,206 +186,6 @@ export function runBudgetOf(deps: GatewayDeps, ready: PreparedImage): number {
   return work + Math.min(60_000, Math.max(5_000, Math.round(work / 10)));
 }
 
-/** The call with the request it came from. */
-interface ImageRequest extends Omit<ImageCall, 'stream'> {
-  from: UseCaseRequest;
-  deadline: AnswerDeadline | undefined;
-  /** A streamed request: `input` is then the request as it is answered whole (no stream, b64_json). */
-  stream?: { input: ImageInput; settings: RequestedSettings };
-}
-
-interface Prepared {
-  family: ImageModelFamily | undefined;
-  request: ImageGenerationRequest | undefined;
-  upstreams: readonly Upstream[];
-  call: CallContext;
-  /** The images charged: the most the request may be answered with. */
-  asked: number;
-  /** The catalogue says the model is passed through on this endpoint: never translated, whatever the provider can do. */
-  passthrough: boolean;
-}
-
-/** Validation for the model's catalogue entry, then the resolver: nothing is charged or called before both passed. */
-async function prepare(deps: GatewayDeps, request: ImageRequest): Promise<Prepared> {
-  const entry = deps.options.models.find(request.model);
-  // the catalogue's rules where the gateway translates (docs/models.md); a passthrough entry is the upstream's to judge
-  // an edit of a model that lists no edit endpoint (text-to-image only) gets its generation rules: a 400 that says so
-  const serving = entry && (entry.endpoints[request.route === 'images.generations' ? '/v1/images/generations' : '/v1/images/edits'] ?? entry.endpoints['/v1/images/generations']);
-  const translated = serving === 'translated' ? entry : undefined;
-  const family = translated ? familyOf(translated) : undefined;
-  // image-family models are validated before the resolver runs: bad input costs the host nothing
-  const read = family ? readRequest(deps, request, family) : undefined;
-  if (translated && read) checkEntryRules(translated, request, read);
-  // what an OpenAI-compatible upstream is sent is checked before the resolver too
-  if (!family) forwardedCount(request.input);
-  const upstreams = await resolveUpstreams(deps.options, { model: request.model, route: request.route, caller: request.from.caller, req: request.from.hostRequest });
-  const call: CallContext = { http: deps.http, signal: request.from.cancel.clientGone, limits: deps.options.limits };
-  const asked = family && read ? allowedImages(read, family) : forwardedCount(request.input);
-  return { family, request: read, upstreams, call, asked, passthrough: serving === 'passthrough' };
-}
-
-/** The caller's request as the normalized multimodal request, for the model's family. */
-function readRequest(deps: GatewayDeps, request: ImageRequest, family: ImageModelFamily): ImageGenerationRequest {
-  const { input } = request;
-  if (input.kind === 'json') return readImageGenerationRequest(input.body, family, deps.imageRules);
-  const { form } = input;
-  // the DashScope multimodal call has no mask input: say so rather than drop it silently
-  if (form.mask) throw GatewayError.invalidRequest(`mask is not supported by model '${request.model}': describe the region to change in the prompt`, 'mask');
-  // uploads stay raw bytes: upload://<i> in the body, UploadedImage in the request
-  const uploads = form.images.map(({ file, mime }) => new UploadedImage(mime, file.chunks, file.size));
-  return readImageGenerationRequest(editAsGenerationBody(request.model, form), family, deps.imageRules, uploads);
-}
-
-/** The entry's refused fields and sizes (model-rules.ts), against the request as read. */
-function checkEntryRules(entry: ModelEntry, request: ImageRequest, read: ImageGenerationRequest): void {
-  checkRefusedFields(entry, request.model, { ...read.extra, parameters: read.parameters });
-  const { input } = request;
-  const inParameters = input.kind === 'json' && isObject(input.body.parameters) && input.body.parameters.size !== undefined;
-  // the size as the caller spelled it: a top-level `WxH` was read into `W*H`
-  const asSent = inParameters ? read.parameters.size : input.kind === 'json' ? input.body.size : input.form.fields.size;
-  checkSize(entry, request.model, asSent, inParameters ? 'parameters.size' : 'size');
-}
-
-/** Sends the caller's request, model renamed, to an OpenAI-compatible API. */
-function forward(deps: GatewayDeps, request: ImageRequest, api: PassthroughCapability, call: CallContext, upstream: Upstream): Promise<PassthroughResponse> {
-  const { input } = request;
-  if (input.kind === 'form') return api.forwardMultipart(call, '/images/edits', rebuildForm(input.form, upstream.model ?? request.model), upstream);
-  // an OpenAI-compatible upstream gets the body as is: its `image` URLs get the one URL check
-  return api.forwardJson(call, '/images/generations', checkForwardedUrls('images.generations', input.body, { allowPrivate: deps.options.allowPrivateImageUrls }), upstream);
-}
-
-/** The `quality` the request asked for (gpt-image), a JSON value or a form field; it prices the images. */
-function qualityOf(input: ImageInput): string | undefined {
-  const quality = input.kind === 'json' ? input.body.quality : input.form.fields.quality;
-  return typeof quality === 'string' ? quality : undefined;
-}
-
-/** The `size` the request asked for at its top level (OpenAI shape, or the edit form). */
-function sizeAsked(input: ImageInput): unknown {
-  return input.kind === 'json' ? input.body.size : input.form.fields.size;
-}
-
-/** What the caller sent as `n` and `response_format` on the OpenAI-compatible path (a JSON value, or a form field). */
-function requestedImagesOf(input: ImageInput): unknown {
-  return input.kind === 'json' ? input.body.n : input.form.fields.n;
-}
-
-function requestedFormatOf(input: ImageInput): unknown {
-  return input.kind === 'json' ? input.body.response_format : input.form.fields.response_format;
-}
-
-/** What the upstream that answered gave back, with the request it was sent (read for the generic family when the model has none). */
-type Attempted =
-  | { kind: 'image'; provider: Upstream['provider']; request: ImageGenerationRequest; response: ImageGenerationResponse }
-  | { kind: 'passthrough'; response: PassthroughResponse }
-  /** An upstream stream opened for a streamed request. */
-  | { kind: 'stream'; rules: ImageStreamRules; stream: OpenedStream };
-
-/** What an upstream answered whole. */
-type WholeAttempt = Exclude<Attempted, { kind: 'stream' }>;
-
-/**
- * The upstream calls under the fallback rule. Not async: each attempt hands back its call's own
- * promise, so no suspended frames wait beside a slow upstream (docs/architecture.md "Performance":
- * memory per held request). A synchronous throw (a request that cannot be read) becomes the
- * attempt's failure.
- */
-function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageRequest, prepared: Prepared): Promise<Attempted> {
-  const { upstreams } = prepared;
-  let read = prepared.request;
-  const attempt: AttemptInfo = {
-    route: request.route,
-    model: request.model,
-    choices: prepared.asked,
-    tenant: request.from.caller.id,
-    requestId: request.from.hostRequest && requestIdOf(request.from.hostRequest),
-    prompt: () => promptOf(read, request.input),
-  };
-  const { deadline } = request;
-  return withFallback(upstreams, deps.options, attempt, (chosen): Promise<Attempted> => {
-    // a provider that fans out records each of its vendor calls in the attempt (ledger/vendor-work.ts)
-    const record = attempting(usage, chosen.provider);
-    const call = { ...prepared.call, vendorCalls: (record.calls = []) };
-    // only the last upstream's call outlives its deadline: before it, a call that times out without a
-    // connection must still fail as not started, so the next upstream is tried (fallback.ts)
-    const last = upstreams.indexOf(chosen) === upstreams.length - 1;
-    const upstream = deadline && last ? lateWorkUpstream(deps, chosen, deadline) : chosen;
-    // the catalogue decides how the endpoint is served (docs/models.md): a passthrough entry reaches the
-    // provider's OpenAI-compatible API; so does a stream to a provider whose image API streams events
-    // of its own (docs/routes.md "Streamed images")
-    const rules = request.stream ? capabilityOf(upstream, 'imageStreams') : undefined;
-    const images = prepared.passthrough || rules ? undefined : capabilityOf(upstream, 'images');
-    let attempted: Promise<Attempted>;
-    // an Idempotency-Key request that another instance could finish from an upstream task id (its
-    // tracker says so) runs on the upstream's own task API when it has one for this request
-    const tasks = images && usage.onUpstreamTask && !request.stream && upstreams.length === 1 && prepared.request ? capabilityOf(upstream, 'imageTasks') : undefined;
-    if (images && tasks?.offers(upstream.model ?? request.model, prepared.request!)) {
-      const sent = prepared.request!;
-      attempted = onUpstreamTask(deps, usage, record, request, { call, upstream, tasks, sent }).then((response) => ({ kind: 'image', provider: upstream.provider, request: sent, response }));
-    } else if (images) {
-      const sent = (read ??= readRequest(deps, request, GENERIC_IMAGE_FAMILY));
-      attempted = images.generate(call, sent, upstream).then((response) => ({ kind: 'image', provider: upstream.provider, request: sent, response }));
-    } else {
-      const api = requireCapability(upstream, 'passthrough', request.route, deps.options.logger);
-      attempted =
-        rules && request.stream && streamsUpstream(rules, request.stream.input)
-          ? openImageStream(deps, request, request.stream.input, api, rules, call, upstream)
-          : forward(deps, request, api, call, upstream).then((response) => ({ kind: 'passthrough', response }));
-    }
-    return deadline && last ? attempted.finally(() => deadline.disarm()) : attempted;
-  });
-}
-
-/**
- * A request run on the upstream's own task API (an Idempotency-Key request: docs/tenancy-and-billing.md
- * "Retries"): submitted (paid from here), its id recorded in the key's lease before anything else, then
- * read until it ends within the upstream's deadline. Any error after the submit is one of work that
- * started. The attempt carries the task id, and settles as `made` with what the task made, or `failed`.
- */
-async function onUpstreamTask(
-  deps: GatewayDeps,
-  usage: Usage,
-  record: AttemptRecord,
-  request: ImageRequest,
-  run: { call: CallContext; upstream: Upstream; tasks: UpstreamImageTasks; sent: ImageGenerationRequest },
-): Promise<ImageGenerationResponse> {
-  const { call, upstream, tasks, sent } = run;
-  const startedAt = Date.now();
-  const id = await tasks.submit(call, sent, upstream);
-  record.id = id;
-  try {
-    await usage.onUpstreamTask!({
-      provider: upstream.provider,
-      baseURL: upstream.baseURL,
-      id,
-      ...(sent.responseFormat === 'b64_json' ? { base64: true } : {}),
-      ...(deps.options.storage ? { resultBase: request.from.resultBase } : {}),
-    });
-  } catch (error) {
-    throw asStartedWork(error);
-  }
-  const state = await awaitUpstreamImage(call, upstream, tasks, id, { startedAt, longestReadMs: deps.options.imageTasks.pollMs });
-  if (state.status === 'failed') {
-    // the vendors bill what their task made: a failed task made nothing
-    record.outcome = 'failed';
-    record.images = 0;
-    throw asStartedWork(state.error);
-  }
-  record.outcome = 'made';
-  record.images = state.response.data.length;
-  return state.response;
-}
-
-/**
- * The upstream as the call is made when late work is kept: the answer deadline is the upstream's own
- * `timeoutMs` (armed here), the call itself may run `idempotency.keptWorkSeconds` longer.
- */
-function lateWorkUpstream(deps: GatewayDeps, upstream: Upstream, deadline: AnswerDeadline): Upstream {
-  const answerBy = timeoutOf(upstream, deps.options.limits);
-  deadline.arm(upstream.provider, answerBy);
-  return { ...upstream, timeoutMs: answerBy + (deps.options.idempotency?.keptWorkMs ?? 0) };
-}
-
 /** The answer once the upstream answered: the image cap, b64_json downloads, durable storage. */
 async function completeAnswer(deps: GatewayDeps, usage: Usage, request: ImageRequest, prepared: Prepared, answer: WholeAttempt): Promise<WholeAnswer> {
   const { family, call } = prepared;
@@ -448,73 +229,6 @@ async function completeAnswer(deps: GatewayDeps, usage: Usage, request: ImageReq
   return images ? { kind: 'image', response, images } : { kind: 'image', response };
 }
 
-/** A streamed request as it is answered whole: no `stream` or `partial_images`, and the images as bytes. */
-function unstreamed(input: ImageInput): ImageInput {
-  if (input.kind === 'json') {
-    const { stream: _stream, partial_images: _partials, ...body } = input.body;
-    return { kind: 'json', body: { ...body, response_format: 'b64_json' } };
-  }
-  const { stream: _stream, partial_images: _partials, ...fields } = input.form.fields;
-  return { kind: 'form', form: { ...input.form, fields: { ...fields, response_format: 'b64_json' } } };
-}
-
-function settingsOf(input: ImageInput): RequestedSettings {
-  if (input.kind === 'form') return requestedSettings(input.form.fields);
-  const parameters = input.body.parameters;
-  return requestedSettings(input.body, typeof parameters === 'object' && parameters !== null ? (parameters as Record<string, unknown>) : undefined);
-}
-
-/** Whether this upstream is asked to stream: one that streams OpenAI's events always; a group streamer for a group. */
-function streamsUpstream(rules: ImageStreamRules, input: ImageInput): boolean {
-  return rules.kind === 'relay' || (input.kind === 'json' && rules.streams(input.body));
-}
-
-/**
- * Opens the upstream's stream. A group streamer gets b64_json (no downloads) and no `partial_images`
- * (not its field); when its model refuses `stream` (before any work), the same upstream is asked for
- * the whole answer instead, which the gateway then streams.
- */
-function openImageStream(deps: GatewayDeps, request: ImageRequest, input: ImageInput, api: PassthroughCapability, rules: ImageStreamRules, call: CallContext, upstream: Upstream): Promise<Attempted> {
-  const allowPrivate = deps.options.allowPrivateImageUrls;
-  const path = input.kind === 'form' ? '/images/edits' : '/images/generations';
-  let body: Record<string, unknown> | FormBody;
-  if (input.kind === 'form') body = rebuildForm(input.form, upstream.model ?? request.model);
-  else if (rules.kind === 'relay') body = checkForwardedUrls('images.generations', input.body, { allowPrivate });
-  else {
-    const { partial_images: _partials, ...rest } = input.body;
-    body = checkForwardedUrls('images.generations', { ...rest, response_format: 'b64_json' }, { allowPrivate });
-  }
-  const opened = api.openStream(call, path, body, upstream).then((stream): Promise<Attempted> | Attempted =>
-    // an upstream that ignored `stream` and answered JSON: its whole answer is streamed by the gateway
-    stream.headers['content-type']?.startsWith('text/event-stream') === false
-      ? wholeBody(stream, call.limits.upstreamResponseBytes, upstream.provider).then((whole): Attempted => ({ kind: 'passthrough', response: whole }))
-      : { kind: 'stream', rules, stream },
-  );
-  if (rules.kind === 'relay') return opened;
-  return opened.catch((error: unknown) => {
-    if (!rules.refusesStream(error)) throw error;
-    return forward(deps, request, api, call, upstream).then((response): Attempted => ({ kind: 'passthrough', response }));
-  });
-}
-
-/** The whole body of a stream answer that is not an event stream, bounded as any buffered answer. */
-async function wholeBody(stream: OpenedStream, maxBytes: number, provider: string): Promise<PassthroughResponse> {
-  const chunks: Buffer[] = [];
-  let length = 0;
-  try {
-    for await (const chunk of stream.body) {
-      length += (chunk as Buffer).length;
-      if (length > maxBytes) throw GatewayError.badUpstreamResponse(provider, `the answer is larger than ${maxBytes} bytes`);
-      chunks.push(chunk as Buffer);
-    }
-  } catch (error) {
-    stream.body.destroy();
-    throw GatewayError.is(error) ? error : stream.failure(error);
-  }
-  const requestId = stream.headers['x-request-id'];
-  return { status: stream.status, contentType: stream.headers['content-type'] ?? 'application/json', body: Buffer.concat(chunks), ...(requestId ? { requestId } : {}) };
-}
-
 /**
  * The answer of a streamed request: the upstream's stream relayed or translated, or the whole answer
  * (cut, downloaded for its bytes) as one completed event per image. The charge is settled here for
@@ -542,68 +256,4 @@ async function streamAnswer(deps: GatewayDeps, usage: Usage, request: ImageReque
   if (images.length === 0) throw GatewayError.noImage(provider, '', usage.upstreamRequestId);
   await settleBooks(deps.quotas, charge, cost, usage, {});
   return { kind: 'events', events: eventsOf(images, settings) };
-}
-
-/** The prompt text for an opted-in span: the text items, or the caller's `prompt`; never an image. */
-function promptOf(read: ImageGenerationRequest | undefined, input: ImageInput): string | undefined {
-  if (read) return read.content.flatMap((item) => ('text' in item ? [item.text] : [])).join('\n') || undefined;
-  const prompt = input.kind === 'json' ? input.body.prompt : input.form.prompt;
-  return typeof prompt === 'string' ? prompt : undefined;
-}
-
-/** contract §2.3 `n` (default 1), never more than the family allows (readRequest refused larger ones). */
-function allowedImages(request: ImageGenerationRequest, family: ImageModelFamily): number {
-  const n = request.parameters.n;
-  const asked = typeof n === 'number' && Number.isSafeInteger(n) && n >= 1 ? n : 1;
-  return Math.min(asked, family.maxN);
-}
-
-// OpenAI's own ceiling for `n` on its image routes: a larger ask is refused, never forwarded as sent
-const MAX_PASSTHROUGH_N = 10;
-
-/**
- * The most images an OpenAI-compatible upstream may answer: `n` as it is sent (one whole number up to
- * OpenAI's ceiling, 1 when absent), or an image group the JSON body asks for (Ark's
- * `sequential_image_generation`, the same rule as the native route: docs/tenancy-and-billing.md), whichever
- * is larger: an upstream honours one or the other.
- */
-function forwardedCount(input: ImageInput): number {
-  const n = readImageCount(requestedImagesOf(input), 'n', MAX_PASSTHROUGH_N, input.kind) ?? 1;
-  if (input.kind === 'form') return n;
-  const groups = nativeImageGroups();
-  return groups ? Math.max(n, groups.asked(input.body)) : n;
-}
-
-/**
- * An OpenAI-compatible image answer with at most `allowed` entries in `data`; the body is
- * re-serialized only when the upstream returned more (otherwise it goes out byte for byte, as a
- * passthrough). An image route's 2xx answer is JSON with a `data` list (upstreams §4.1): anything
- * else is refused (502) rather than relayed, whatever its Content-Type says, so no answer escapes
- * the cap or the count the caller is billed by.
- */
-function capPassthroughImages(body: Buffer, provider: string, allowed: number, requestId: string | undefined): CappedImages {
-  const parsed = parseJsonBody(body);
-  const data = typeof parsed === 'object' && parsed !== null ? (parsed as { data?: unknown }).data : undefined;
-  if (!Array.isArray(data)) throw GatewayError.badUpstreamResponse(provider, 'the image answer is not JSON with a data list', requestId);
-  const billed = { ...imageSizesOf(parsed as Record<string, unknown>, data.slice(0, allowed)), ...usageOf(parsed) };
-  if (data.length <= allowed) return { body, images: data.length, upstreamImages: data.length, ...billed };
-  const trimmed = { ...(parsed as Record<string, unknown>), data: data.slice(0, allowed) };
-  return { body: Buffer.from(JSON.stringify(trimmed)), images: allowed, upstreamImages: data.length, ...billed };
-}
-
-interface CappedImages {
-  body: Buffer;
-  images: number;
-  upstreamImages: number;
-  sizes?: string[];
-  usage?: Record<string, number>;
-}
-
-/** `WxH` of each returned image, when the answer says (Ark: `data[].size`; OpenAI gpt-image: top-level `size`). */
-function imageSizesOf(parsed: Record<string, unknown>, data: unknown[]): { sizes?: string[] } {
-  const sizes = data.map((item) => {
-    const size = typeof item === 'object' && item !== null ? (item as { size?: unknown }).size : undefined;
-    return typeof size === 'string' ? size : parsed.size;
-  });
-  return sizes.length > 0 && sizes.every((size): size is string => typeof size === 'string' && /^\d+x\d+$/.test(size)) ? { sizes } : {};
 }

@@ -17,9 +17,9 @@ import { SseReader } from '../json/sse-events.js';
 import type { CallContext } from '../providers/call-context.js';
 import type { ImageStreamRules, OpenedStream } from '../providers/provider.js';
 import { downloadImages, type DownloadPolicy } from './result-images.js';
-import type { QuotaCharge, QuotaCost } from './tenancy/quotas.js';
+import type { QuotaCost } from './tenancy/quota-cost.js';
+import type { QuotaCharge, Quotas } from './tenancy/quotas.js';
 import { settleBooks } from './tenancy/with-charge.js';
-import type { Quotas } from './tenancy/quotas.js';
 import type { Usage } from './use-case.js';
 
 /** The settings an image event repeats (the openai SDK's ImageGenCompletedEvent fields but `type` and `b64_json`). */

@@ -54,7 +54,7 @@ export function asStartedWork(error: unknown): unknown {
 
 /**
  * Reads an upstream image task by id until it ends, within the upstream's deadline from `startedAt`
- * (an Idempotency-Key request run on the upstream's own task, gateway/image-pipeline.ts). A read that
+ * (an Idempotency-Key request run on the upstream's own task, gateway/image-upstream-task.ts). A read that
  * fails on the upstream's side (5xx, 429) is read again, never submitted again; any error is one of
  * work that started. Answers the task's end: its images, or the failure the upstream reported.
  */

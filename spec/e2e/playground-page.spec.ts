@@ -8,7 +8,7 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { GatewayConfigError } from '../../lib/index.js';
 import { createPlayground, type PlaygroundOptions } from '../../lib/playground.js';
-import { PLAYGROUND_SCRIPT } from '../../lib/express/playground/playground-page.js';
+import { PLAYGROUND_SCRIPT } from '../../lib/express/playground/playground-script.js';
 
 function appWith(options?: PlaygroundOptions): express.Express {
   const app = express();

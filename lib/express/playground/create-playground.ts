@@ -5,7 +5,8 @@
 import { createHash } from 'node:crypto';
 import express, { type Router } from 'express';
 import { GatewayConfigError } from '../../errors/config-error.js';
-import { PLAYGROUND_SCRIPT, type PlaygroundPageConfig, renderPlaygroundPage } from './playground-page.js';
+import { type PlaygroundPageConfig, renderPlaygroundPage } from './playground-page.js';
+import { PLAYGROUND_SCRIPT } from './playground-script.js';
 
 export interface PlaygroundOptions {
   /**

@@ -3,32 +3,23 @@
 // caller (memory, or Redis shared by every instance); the caller's own limit is compared with the
 // counter after a weighted consume, so one counter serves callers on different plans. A refused
 // charge gives back what it took: a refused request costs nothing. A quote (`Prefer: dry-run`) reads
-// the counters without consuming (`peek`): the same limits, the same 429, nothing taken.
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+// the counters without consuming (`peek`): the same limits, the same 429, nothing taken. The kinds and
+// what a request costs in them are quota-cost.ts, the counters quota-counters.ts, what a counter's
+// reading tells the caller quota-readings.ts.
+import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { QuotaExceededError, type RateLimitFields } from '../../errors/quota-exceeded-error.js';
+import type { QuotaExceededError, RateLimitFields } from '../../errors/quota-exceeded-error.js';
 import type { Caller } from '../../types.js';
 import type { Logger } from '../../options/host-hooks.js';
 import type { QuotaLimits, QuotaState } from '../../options/gateway-options.js';
 import { type ResolvedQuotas, checkQuotaLimits } from './resolve-tenancy.js';
-import { MICROS, type PriceAsk, type Pricing } from '../ledger/pricing.js';
+import { MICROS, type Pricing } from '../ledger/pricing.js';
 import type { LedgerPolicy } from '../ledger/reckoning.js';
+import { QUOTA_KINDS, type QuotaCost, type QuotaKind, countsKind, limitOf } from './quota-cost.js';
+import { isDisconnected, quotaCounters, windowEndsOf } from './quota-counters.js';
+import { quotaRefusalOf, rateLimitFieldsOf } from './quota-readings.js';
 
-/** What one request costs, per kind. */
-export interface QuotaCost {
-  requests?: number;
-  images?: number;
-  videoSeconds?: number;
-  videoTasks?: number;
-  /** Money, in millionths of the pricing currency: filled by the charge from `priced` when the caller has a budget. */
-  budget?: number;
-  /** What the request asks for, for the most it may cost (a money budget's reservation). */
-  priced?: PriceAsk;
-}
-
-/** A kind of quota a request is charged against. */
-export type QuotaKind = Exclude<keyof QuotaCost, 'priced'>;
 type Kind = QuotaKind;
 
 /** One of the caller's limits as a request would meet it, read without taking anything (`Quotas.peek`). */
@@ -65,19 +56,6 @@ export interface QuotaCharge {
   settleBudget(actual: number): Promise<void>;
 }
 
-const KINDS: Record<Kind, { limit: keyof QuotaLimits; name: QuotaState['name']; unit: string }> = {
-  requests: { limit: 'requestsPerMinute', name: 'requests', unit: 'requests per minute' },
-  images: { limit: 'imagesPerMinute', name: 'images', unit: 'images per minute' },
-  videoSeconds: { limit: 'videoSecondsPerDay', name: 'video-seconds', unit: 'video-seconds per day' },
-  videoTasks: { limit: 'concurrentVideoTasks', name: 'video-tasks', unit: 'video tasks running at once' },
-  budget: { limit: 'budget', name: 'budget', unit: 'budget' },
-};
-// the counters count; the caller's limit decides. Far above any limit, so the counter never refuses.
-const COUNTER_POINTS = Number.MAX_SAFE_INTEGER;
-// the memory counters expire with setTimeout, which fires at once past 2^31-1 ms (24.8 days): a longer
-// window would forget every charge immediately, so a slot is held 24 days at most
-const MAX_WINDOW_SECONDS = 24 * 86_400;
-const WINDOW_END_MARGIN_MS = 250;
 const NOTHING: QuotaCharge = { taken: [], rateLimit: [], windowEnds: {}, refund: async () => {}, settleBudget: async () => {} };
 const CHARGED_NOTHING = Promise.resolve(NOTHING);
 
@@ -95,20 +73,10 @@ export class Quotas {
     /** The ledger's policy: the `pricing` option (what a money budget reserves and settles) and who pays for lost work. */
     readonly ledger: LedgerPolicy = { pricing: undefined, chargeFailedWork: false },
   ) {
-    const budgetWindow = config?.budgetWindowSeconds ?? 86_400;
-    this.windows = { requests: 60, images: 60, videoSeconds: 86_400, videoTasks: undefined, budget: budgetWindow };
-    const durations: Record<Kind, number> = (this.durations = {
-      requests: 60,
-      images: 60,
-      videoSeconds: 86_400,
-      videoTasks: Math.min(Math.ceil(videoSlotMs / 1000), MAX_WINDOW_SECONDS),
-      budget: budgetWindow,
-    });
-    const make = (kind: Kind): RateLimiterAbstract => {
-      const common = { points: COUNTER_POINTS, duration: durations[kind], keyPrefix: `${config?.prefix ?? 'gw:quota:'}${kind}` };
-      return config?.redis ? new RateLimiterRedis({ ...common, storeClient: config.redis }) : new RateLimiterMemory(common);
-    };
-    this.counters = { requests: make('requests'), images: make('images'), videoSeconds: make('videoSeconds'), videoTasks: make('videoTasks'), budget: make('budget') };
+    const { counters, windows, durations } = quotaCounters(config, videoSlotMs);
+    this.counters = counters;
+    this.windows = windows;
+    this.durations = durations;
   }
 
   /** The `pricing` option: what a money budget reserves and settles. */
@@ -155,7 +123,7 @@ export class Quotas {
     if (!limits) return NOTHING;
     const budget = this.reservation(limits, cost);
     if (budget !== undefined) cost.budget = budget;
-    const kinds = (Object.keys(KINDS) as Kind[]).filter((kind) => counts(kind, cost, limits));
+    const kinds = (Object.keys(QUOTA_KINDS) as Kind[]).filter((kind) => countsKind(kind, cost, limits));
     if (kinds.length === 0) return NOTHING;
     const key = caller.id;
     // a lost connection fails now instead of holding the request in ioredis's offline queue
@@ -174,11 +142,11 @@ export class Quotas {
       const limit = limitOf(limits, kind);
       if (result.consumedPoints > limit) {
         await giveBack(taken);
-        throw this.refusal(kind, limit, result, cost[kind]!);
+        throw quotaRefusalOf(kind, limit, this.windows[kind], result, cost[kind]!, this.pricing?.currency);
       }
     }
     let refunded = new Set<Kind>();
-    const rateLimit = kinds.map((kind, index) => this.fields(kind, limitOf(limits, kind), (settled[index] as PromiseFulfilledResult<RateLimiterRes>).value));
+    const rateLimit = kinds.map((kind, index) => rateLimitFieldsOf(kind, limitOf(limits, kind), this.windows[kind], (settled[index] as PromiseFulfilledResult<RateLimiterRes>).value));
     return {
       taken,
       rateLimit,
@@ -214,7 +182,7 @@ export class Quotas {
     if (!limits) return [];
     const budget = this.reservation(limits, cost);
     const asked: QuotaCost = budget === undefined ? cost : { ...cost, budget };
-    const kinds = (Object.keys(KINDS) as Kind[]).filter((kind) => limits[KINDS[kind].limit] !== undefined);
+    const kinds = (Object.keys(QUOTA_KINDS) as Kind[]).filter((kind) => limits[QUOTA_KINDS[kind].limit] !== undefined);
     if (this.config?.redis && isDisconnected(this.config.redis)) {
       this.storeDown(new Error(`Redis is not connected (${String(this.config.redis.status)})`));
       return [];
@@ -228,7 +196,7 @@ export class Quotas {
     return kinds.map((kind, index) => {
       const used = (settled[index] as PromiseFulfilledResult<RateLimiterRes | null>).value;
       const limit = limitOf(limits, kind);
-      const charged = counts(kind, asked, limits);
+      const charged = countsKind(kind, asked, limits);
       const amount = charged ? (asked[kind] ?? 0) : 0;
       // as the charge sees it after its consume: what was counted in this window, plus this request
       const after = Math.max(0, used?.consumedPoints ?? 0) + amount;
@@ -236,7 +204,14 @@ export class Quotas {
       const passes = !charged || after <= limit;
       // a counter with nothing in its window would start one with this charge
       const counted = { consumedPoints: after, msBeforeNext: used ? used.msBeforeNext : this.durations[kind] * 1000 };
-      return { kind, charged, asked: amount, passes, remaining: Math.max(0, limit - after), ...(passes ? {} : { refusal: this.refusal(kind, limit, counted, amount) }) };
+      return {
+        kind,
+        charged,
+        asked: amount,
+        passes,
+        remaining: Math.max(0, limit - after),
+        ...(passes ? {} : { refusal: quotaRefusalOf(kind, limit, this.windows[kind], counted, amount, this.pricing?.currency) }),
+      };
     });
   }
 
@@ -288,7 +263,7 @@ export class Quotas {
   async state(caller: Caller): Promise<QuotaState[]> {
     const limits = await this.limitsFor(caller);
     if (!limits) return [];
-    const kinds = (Object.keys(KINDS) as Kind[]).filter((kind) => limits[KINDS[kind].limit] !== undefined);
+    const kinds = (Object.keys(QUOTA_KINDS) as Kind[]).filter((kind) => limits[QUOTA_KINDS[kind].limit] !== undefined);
     return Promise.all(
       kinds.map(async (kind) => {
         const limit = limitOf(limits, kind);
@@ -297,7 +272,7 @@ export class Quotas {
         // a budget is told in money, counted in millionths
         const scale = kind === 'budget' ? MICROS : 1;
         return {
-          name: KINDS[kind].name,
+          name: QUOTA_KINDS[kind].name,
           limit: limit / scale,
           remaining: Math.max(0, limit - consumed) / scale,
           resetSeconds: this.windows[kind] === undefined || !used ? 0 : Math.ceil(used.msBeforeNext / 1000),
@@ -321,7 +296,7 @@ export class Quotas {
           await this.counters[kind].reward(key, cost[kind]);
         } catch (error) {
           // the budget stays charged until its window ends: the caller pays too much, never too little
-          this.logger.warn({ caller: key, quota: KINDS[kind].name, error: error instanceof Error ? error.message : String(error) }, 'a quota refund failed');
+          this.logger.warn({ caller: key, quota: QUOTA_KINDS[kind].name, error: error instanceof Error ? error.message : String(error) }, 'a quota refund failed');
         }
       }),
     );
@@ -342,72 +317,4 @@ export class Quotas {
       type: 'server_error',
     });
   }
-
-  private fields(kind: Kind, limit: number, result: Counted): RateLimitFields {
-    const window = this.windows[kind];
-    return {
-      name: KINDS[kind].name,
-      quota: limit,
-      ...(window !== undefined ? { windowSeconds: window } : {}),
-      remaining: Math.max(0, limit - result.consumedPoints),
-      resetSeconds: window === undefined ? 0 : Math.ceil(result.msBeforeNext / 1000),
-    };
-  }
-
-  private refusal(kind: Kind, limit: number, result: Counted, asked: number): QuotaExceededError {
-    const { name, unit } = KINDS[kind];
-    const window = this.windows[kind];
-    const remaining = Math.max(0, limit - (result.consumedPoints - asked));
-    // a concurrency slot frees when a task ends, which no clock predicts: a minute is an honest hint
-    const resetSeconds = window === undefined ? 60 : Math.max(1, Math.ceil(result.msBeforeNext / 1000));
-    if (kind === 'budget') {
-      const money = (micros: number): string => `${(micros / MICROS).toFixed(2)} ${this.pricing?.currency ?? ''}`.trim();
-      const message =
-        asked > limit
-          ? `This request may cost up to ${money(asked)}, more than your whole budget of ${money(limit)} per ${window} s.`
-          : `Budget exceeded: ${money(limit)} per ${window} s (budget); this request may cost up to ${money(asked)} and ${money(remaining)} remain. Retry in ${resetSeconds} s.`;
-      return new QuotaExceededError(message, { name, quota: limit, ...(window !== undefined ? { windowSeconds: window } : {}), remaining, resetSeconds });
-    }
-    const message =
-      asked > limit
-        ? `This request needs ${asked} of your ${limit} ${unit}, more than the whole quota.`
-        : `Quota exceeded: ${limit} ${unit} (${name}); this request needs ${asked} and ${remaining} remain. Retry in ${resetSeconds} s.`;
-    return new QuotaExceededError(message, { name, quota: limit, ...(window !== undefined ? { windowSeconds: window } : {}), remaining, resetSeconds });
-  }
-}
-
-/** A counter as a charge left it: what its window holds and when it resets. */
-type Counted = Pick<RateLimiterRes, 'consumedPoints' | 'msBeforeNext'>;
-
-/**
- * Whether a charge of `cost` counts `kind`: the caller has a limit for it and the request costs it
- * something. A budget is taken even at 0 reserved (tokens cannot be foreseen): it is settled to the
- * cost, and a caller already past it is refused.
- */
-function counts(kind: Kind, cost: QuotaCost, limits: QuotaLimits): boolean {
-  return ((cost[kind] ?? 0) > 0 || (kind === 'budget' && cost.budget !== undefined)) && limits[KINDS[kind].limit] !== undefined;
-}
-
-/** A caller's limit of a kind in the counter's unit: a money budget in millionths. */
-function limitOf(limits: QuotaLimits, kind: Kind): number {
-  const limit = limits[KINDS[kind].limit]!;
-  return kind === 'budget' ? Math.floor(limit * MICROS) : limit;
-}
-
-/** When each consumed counter's window ends (no end for a counter without expiry). */
-function windowEndsOf(kinds: readonly Kind[], settled: ReadonlyArray<PromiseSettledResult<RateLimiterRes>>): Partial<Record<Kind, number>> {
-  const now = Date.now();
-  const ends: Partial<Record<Kind, number>> = {};
-  kinds.forEach((kind, index) => {
-    const result = settled[index];
-    // the counter's expiry was read before its answer travelled back: a margin, so that a give-back
-    // never races the reset of the window it belongs to
-    if (result?.status === 'fulfilled' && result.value.msBeforeNext > 0) ends[kind] = now + result.value.msBeforeNext - WINDOW_END_MARGIN_MS;
-  });
-  return ends;
-}
-
-/** ioredis's states of a connection that was lost ('wait' and 'connecting' at startup still queue and succeed). */
-function isDisconnected(client: { status?: string }): boolean {
-  return client.status === 'reconnecting' || client.status === 'close' || client.status === 'end';
 }

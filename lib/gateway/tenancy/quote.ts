@@ -5,7 +5,8 @@
 // reserves), what each counting quota would take, and the money left after it.
 import type { Quote } from '../../types.js';
 import { MICROS, type Pricing } from '../ledger/pricing.js';
-import type { QuotaCost, QuotaKind, QuotaPeek } from './quotas.js';
+import type { QuotaCost, QuotaKind } from './quota-cost.js';
+import type { QuotaPeek } from './quotas.js';
 
 /** A use case's answer when it was asked for a quote: the routes write it as the whole answer. */
 export interface Quoted {

@@ -11,7 +11,8 @@
 import type { Caller } from '../../types.js';
 import { Pricing } from '../ledger/pricing.js';
 import { type Outcome, type Usage, settle } from '../use-case.js';
-import { type QuotaCharge, type QuotaCost, Quotas } from './quotas.js';
+import type { QuotaCost } from './quota-cost.js';
+import { type QuotaCharge, Quotas } from './quotas.js';
 import { type WorkEnd, costOfBooks, reckon } from '../ledger/reckoning.js';
 import { type Quoted, quoteOf } from './quote.js';
 

@@ -1,0 +1,85 @@
+// An image request made ready to run (image-pipeline.ts): validated for its model's catalogue entry
+// and family first, then the resolver names its upstreams, so bad input costs the host nothing and
+// never reaches resolveUpstream (docs/models.md). Nothing is charged or called here.
+import type { ImageGenerationRequest } from '../images/image-request.js';
+import { readImageGenerationRequest } from '../images/image-request.js';
+import { UploadedImage } from '../images/uploaded-image.js';
+import type { CallContext } from '../providers/call-context.js';
+import type { Upstream } from '../types.js';
+import type { ImageModelFamily } from '../options/request-limits.js';
+import { checkRefusedFields, checkSize, familyOf } from '../models/model-rules.js';
+import type { ModelEntry } from '../options/model-catalogue.js';
+import { isObject } from '../json/json-values.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { AnswerDeadline } from './answer-deadline.js';
+import type { GatewayDeps } from './gateway-deps.js';
+import { editAsGenerationBody } from './image-edit-form.js';
+import type { ImageInput, ImageRoute } from './image-input.js';
+import type { RequestedSettings } from './image-streams.js';
+import { allowedImages, forwardedCount } from './images-allowed.js';
+import { resolveUpstreams } from './resolve-upstreams.js';
+import type { UseCaseRequest } from './use-case.js';
+
+/** An image call with the request it came from. */
+export interface ImageRequest {
+  route: ImageRoute;
+  model: string;
+  input: ImageInput;
+  from: UseCaseRequest;
+  deadline: AnswerDeadline | undefined;
+  /** A streamed request: `input` is then the request as it is answered whole (no stream, b64_json). */
+  stream?: { input: ImageInput; settings: RequestedSettings };
+}
+
+/** What the request was read as, for which family, and the upstreams the resolver named for it. */
+export interface Prepared {
+  family: ImageModelFamily | undefined;
+  request: ImageGenerationRequest | undefined;
+  upstreams: readonly Upstream[];
+  call: CallContext;
+  /** The images charged: the most the request may be answered with. */
+  asked: number;
+  /** The catalogue says the model is passed through on this endpoint: never translated, whatever the provider can do. */
+  passthrough: boolean;
+}
+
+/** Validation for the model's catalogue entry, then the resolver: nothing is charged or called before both passed. */
+export async function prepareImageRequest(deps: GatewayDeps, request: ImageRequest): Promise<Prepared> {
+  const entry = deps.options.models.find(request.model);
+  // the catalogue's rules where the gateway translates (docs/models.md); a passthrough entry is the upstream's to judge
+  // an edit of a model that lists no edit endpoint (text-to-image only) gets its generation rules: a 400 that says so
+  const serving = entry && (entry.endpoints[request.route === 'images.generations' ? '/v1/images/generations' : '/v1/images/edits'] ?? entry.endpoints['/v1/images/generations']);
+  const translated = serving === 'translated' ? entry : undefined;
+  const family = translated ? familyOf(translated) : undefined;
+  // image-family models are validated before the resolver runs: bad input costs the host nothing
+  const read = family ? readForFamily(deps, request, family) : undefined;
+  if (translated && read) checkEntryRules(translated, request, read);
+  // what an OpenAI-compatible upstream is sent is checked before the resolver too
+  if (!family) forwardedCount(request.input);
+  const upstreams = await resolveUpstreams(deps.options, { model: request.model, route: request.route, caller: request.from.caller, req: request.from.hostRequest });
+  const call: CallContext = { http: deps.http, signal: request.from.cancel.clientGone, limits: deps.options.limits };
+  const asked = family && read ? allowedImages(read, family) : forwardedCount(request.input);
+  return { family, request: read, upstreams, call, asked, passthrough: serving === 'passthrough' };
+}
+
+/** The caller's request as the normalized multimodal request, for the model's family. */
+export function readForFamily(deps: GatewayDeps, request: ImageRequest, family: ImageModelFamily): ImageGenerationRequest {
+  const { input } = request;
+  if (input.kind === 'json') return readImageGenerationRequest(input.body, family, deps.imageRules);
+  const { form } = input;
+  // the DashScope multimodal call has no mask input: say so rather than drop it silently
+  if (form.mask) throw GatewayError.invalidRequest(`mask is not supported by model '${request.model}': describe the region to change in the prompt`, 'mask');
+  // uploads stay raw bytes: upload://<i> in the body, UploadedImage in the request
+  const uploads = form.images.map(({ file, mime }) => new UploadedImage(mime, file.chunks, file.size));
+  return readImageGenerationRequest(editAsGenerationBody(request.model, form), family, deps.imageRules, uploads);
+}
+
+/** The entry's refused fields and sizes (model-rules.ts), against the request as read. */
+function checkEntryRules(entry: ModelEntry, request: ImageRequest, read: ImageGenerationRequest): void {
+  checkRefusedFields(entry, request.model, { ...read.extra, parameters: read.parameters });
+  const { input } = request;
+  const inParameters = input.kind === 'json' && isObject(input.body.parameters) && input.body.parameters.size !== undefined;
+  // the size as the caller spelled it: a top-level `WxH` was read into `W*H`
+  const asSent = inParameters ? read.parameters.size : input.kind === 'json' ? input.body.size : input.form.fields.size;
+  checkSize(entry, request.model, asSent, inParameters ? 'parameters.size' : 'size');
+}
