@@ -5,4 +5,4 @@ export { redisTaskStore, type RedisTaskStoreClient, type RedisTaskStoreOptions }
 export { redisIdempotencyStore, type RedisIdempotencyClient, type RedisIdempotencyStoreOptions } from './stores/idempotency/idempotency-store.js';
 export { bullmqScheduler, type BullmqConnection, type BullmqSchedulerOptions } from './stores/scheduling/bullmq-scheduler.js';
 // the client of the `quotas` option's shared counters (`quotas.redis`)
-export type { QuotaRedisClient } from './options/gateway-options.js';
+export type { QuotaRedisClient } from './options/quota-options.js';

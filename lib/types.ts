@@ -10,7 +10,9 @@ export interface Caller {
 /** The endpoint a request is for: a closed union, so resolvers can switch on it exhaustively. */
 export type RouteName = 'images.generations' | 'images.edits' | 'chat.completions' | 'responses' | 'video.tasks' | 'assets' | 'images.native';
 
-export type ProviderName = 'dashscope' | 'ark' | 'openai' | 'azure' | 'gemini' | 'vertex' | 'fal' | 'replicate';
+// the names live with the providers (one module and one registry line each); the public type is this one
+import type { ProviderName } from './providers/provider-name.js';
+export type { ProviderName };
 
 /** Where one request goes. Keys are used for the call only: never stored, never logged. */
 export interface Upstream {

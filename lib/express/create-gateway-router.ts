@@ -33,7 +33,7 @@ import { GATEWAY_PREFIXES, notFoundHandler } from './routes/not-found.js';
 import { KeptWorkExpiry } from '../gateway/kept-work-expiry.js';
 import { allWatches } from '../gateway/tasks/task-jobs.js';
 import { Quotas } from '../gateway/tenancy/quotas.js';
-import type { QuotaState } from '../options/gateway-options.js';
+import type { QuotaState } from '../options/quota-options.js';
 import { createIdempotency } from './idempotency.js';
 import { LapsedKeys } from '../gateway/lapsed-keys.js';
 import { createKeptWork } from './kept-work.js';

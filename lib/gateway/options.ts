@@ -2,61 +2,27 @@
 // NormalizedOptions). It checks the public options (lib/options/) once, with a GatewayConfigError that
 // shows the fix, and everything else in lib/ reads the resolved, frozen options.
 import { GatewayConfigError } from '../errors/config-error.js';
-import { Webhook } from 'standardwebhooks';
-import { DEFAULT_IMAGE_MODELS, compileImageModelTable, type ImageModelTable } from '../images/model-families.js';
+import { DEFAULT_IMAGE_MODELS, type ImageModelTable } from '../images/model-families.js';
 import { type JobScheduler, memoryScheduler } from '../stores/scheduling/job-scheduler.js';
 import { memoryTaskStore } from '../stores/tasks/memory-task-store.js';
 import type { TaskStore } from '../stores/tasks/task-store.js';
 import type { ResultStorage } from '../stores/results/result-storage.js';
 import type { ResolvedStorage } from './durable-results.js';
-import { DEFAULT_LIMITS } from '../default-limits.js';
 import { Telemetry } from '../telemetry/telemetry.js';
-import { GENAI_PROVIDER_NAMES } from '../providers/registry.js';
+import { GENAI_PROVIDER_NAMES, PROVIDER_NAMES, defaultModelRows } from '../providers/registry.js';
+import { type ResolvedCallbacks, resolveCallbacks } from './callback-options.js';
+import { resolveCompressedBodies, resolveImageModels, resolveLimits } from './limit-options.js';
 import { type ResolvedIdempotency, type ResolvedQuotas, resolveIdempotency, resolveQuotas } from './tenancy/resolve-tenancy.js';
 import type { UsageEvent } from '../types.js';
 import { stderrLogger } from './stderr-logger.js';
-import type { CallbackOptions, GatewayOptions, StorageOptions, TelemetryOptions } from '../options/gateway-options.js';
+import type { GatewayOptions, StorageOptions, TelemetryOptions } from '../options/gateway-options.js';
 import { type ResolvedImageTasks, resolveImageTasks } from './image-tasks/image-task-options.js';
-import type { CompressedBodiesOptions, GatewayLimits, ImageModelFamily } from '../options/request-limits.js';
+import type { CompressedBodiesOptions, GatewayLimits } from '../options/request-limits.js';
 import type { AuthenticatedMiddleware, ListModels, Logger, ResolveUpstream, VerifyKey } from '../options/host-hooks.js';
 import { type ModelCatalogue, resolveModelCatalogue } from '../models/model-catalogue.js';
 import { Pricing } from './ledger/pricing.js';
 import type { LedgerPolicy } from './ledger/reckoning.js';
 import type { BillingOptions } from '../options/pricing.js';
-
-export interface ResolvedCallbacks {
-  readonly signingSecret?: string;
-  readonly maxAttempts: number;
-  readonly allowLocal: boolean;
-  readonly timeoutMs: number;
-  readonly retryBaseMs: number;
-  readonly retryMaxMs: number;
-  readonly pollIntervalsMs: readonly number[];
-  readonly maxFollowMs: number;
-  /** Operator additions to the temporary-proxy host list, normalized (lower case, no trailing dot). */
-  readonly blockedHosts: readonly string[];
-  /** Hosts exempt from the temporary-proxy list, normalized. */
-  readonly allowedHosts: readonly string[];
-}
-
-const DEFAULT_CALLBACKS: Readonly<Omit<ResolvedCallbacks, 'signingSecret'>> = Object.freeze({
-  maxAttempts: 8,
-  allowLocal: false,
-  timeoutMs: 10_000,
-  retryBaseMs: 2_000,
-  retryMaxMs: 300_000,
-  pollIntervalsMs: Object.freeze([60_000, 45_000, 30_000, 20_000, 15_000]),
-  maxFollowMs: 48 * 3600_000,
-  blockedHosts: Object.freeze([]),
-  allowedHosts: Object.freeze([]),
-  // the names of the `callbacks` object (signingSecret aside) come from here: tsc checks them against CallbackOptions
-} satisfies Record<Exclude<keyof CallbackOptions, 'signingSecret'>, unknown>);
-
-/** What `compressedBodies: true` means. */
-const DEFAULT_COMPRESSED_BODIES: Readonly<Required<CompressedBodiesOptions>> = Object.freeze({
-  maxDecodedBytes: 1024 * 1024,
-  maxRatio: 20,
-});
 
 export interface ResolvedOptions {
   readonly verifyKey: VerifyKey;
@@ -124,12 +90,15 @@ const KNOWN_OPTIONS = new Set(Object.keys(OPTION_NAMES));
 
 const silent = (): void => {};
 
+// a resolver's answer, with every provider of the registry (the fix of a missing options object or resolver)
+const UPSTREAM_EXAMPLE = `({ model }) => ({ provider: ${PROVIDER_NAMES.map((name) => `'${name}'`).join(' | ')}, baseURL: 'https://…', apiKey: process.env.UPSTREAM_API_KEY })`;
+
 export function resolveOptions(options: GatewayOptions | undefined): ResolvedOptions {
   if (options === null || typeof options !== 'object') {
     throw new GatewayConfigError(
       'options_missing',
       'createGatewayRouter needs an options object.',
-      "createGatewayRouter({ verifyKey: staticKeys({ 'sk-...': { id: 'tenant-a' } }), resolveUpstream: ({ model }) => ({ provider: 'dashscope', baseURL, apiKey }) })",
+      `createGatewayRouter({ verifyKey: staticKeys({ 'sk-...': { id: 'tenant-a' } }), resolveUpstream: ${UPSTREAM_EXAMPLE} })`,
     );
   }
   for (const key of Object.keys(options)) {
@@ -148,7 +117,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     throw new GatewayConfigError(
       'resolve_upstream_missing',
       'options.resolveUpstream must be a function ({ model, route, caller }) => Upstream | Upstream[] | null.',
-      "resolveUpstream: ({ model }) => ({ provider: 'dashscope', baseURL: 'https://dashscope-intl.aliyuncs.com/api/v1', apiKey: process.env.DASHSCOPE_API_KEY })",
+      `resolveUpstream: ${UPSTREAM_EXAMPLE}`,
     );
   }
   for (const name of ['onUsage'] as const) {
@@ -192,7 +161,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     compressedBodies: resolveCompressedBodies(options.compressedBodies),
     imageModels,
     // after imageModels: its families were checked there
-    models: resolveModelCatalogue(options.models, options.imageModels),
+    models: resolveModelCatalogue(options.models, defaultModelRows(options.imageModels)),
     allowPrivateImageUrls: options.allowPrivateImageUrls ?? false,
     allowPrivateResultUrls: options.allowPrivateResultUrls ?? false,
     onUsage: options.onUsage,
@@ -283,142 +252,6 @@ function checkInterface(value: unknown, name: string, methods: readonly string[]
   if (missing.length > 0) {
     throw new GatewayConfigError(`${name}_type`, `options.${name} lacks ${missing.join(', ')}.`, example);
   }
-}
-
-function resolveCallbacks(callbacks: CallbackOptions | undefined): ResolvedCallbacks {
-  if (callbacks === undefined) return DEFAULT_CALLBACKS;
-  const example = "callbacks: { signingSecret: 'whsec_…', maxAttempts: 8, pollIntervalsMs: [60000, 30000, 15000] }";
-  if (callbacks === null || typeof callbacks !== 'object') throw new GatewayConfigError('callbacks_type', 'options.callbacks must be an object.', example);
-  const known = new Set(['signingSecret', ...Object.keys(DEFAULT_CALLBACKS)]);
-  for (const key of Object.keys(callbacks)) {
-    if (!known.has(key)) throw new GatewayConfigError('callbacks_unknown', `Unknown callbacks option '${key}'.`, `use only: ${[...known].join(', ')}.`);
-  }
-  const resolved: { -readonly [K in keyof ResolvedCallbacks]: ResolvedCallbacks[K] } = { ...DEFAULT_CALLBACKS };
-  for (const key of ['maxAttempts', 'timeoutMs', 'retryBaseMs', 'retryMaxMs', 'maxFollowMs'] as const) {
-    const value = callbacks[key];
-    if (value === undefined) continue;
-    if (!Number.isSafeInteger(value) || value <= 0) throw new GatewayConfigError('callbacks_value', `callbacks.${key} must be a positive integer.`, example);
-    resolved[key] = value;
-  }
-  if (callbacks.allowLocal !== undefined) {
-    if (typeof callbacks.allowLocal !== 'boolean')
-      throw new GatewayConfigError('callbacks_value', 'callbacks.allowLocal must be a boolean.', 'callbacks: { allowLocal: true } (development and tests only)');
-    resolved.allowLocal = callbacks.allowLocal;
-  }
-  if (callbacks.pollIntervalsMs !== undefined) {
-    const intervals = callbacks.pollIntervalsMs;
-    if (!Array.isArray(intervals) || intervals.length === 0 || intervals.some((ms) => !Number.isSafeInteger(ms) || ms <= 0)) {
-      throw new GatewayConfigError('callbacks_value', 'callbacks.pollIntervalsMs must be a non-empty list of positive integers (ms).', example);
-    }
-    resolved.pollIntervalsMs = Object.freeze([...(intervals as readonly number[])]);
-  }
-  for (const key of ['blockedHosts', 'allowedHosts'] as const) {
-    if (callbacks[key] !== undefined) resolved[key] = resolveHostList(callbacks[key], key);
-  }
-  if (callbacks.signingSecret !== undefined) {
-    try {
-      // standardwebhooks decodes the secret here; a bad one fails now rather than at the first delivery
-      new Webhook(callbacks.signingSecret);
-    } catch {
-      throw new GatewayConfigError('callbacks_secret', 'callbacks.signingSecret is not a Standard Webhooks secret.', "signingSecret: 'whsec_' + crypto.randomBytes(24).toString('base64')");
-    }
-    resolved.signingSecret = callbacks.signingSecret;
-  }
-  return Object.freeze(resolved);
-}
-
-/**
- * A list of callback host names (contract §6.3 proxy list additions or exemptions), each matching itself
- * and its subdomains. Bare names only: a scheme, port, path or wildcard would silently match nothing.
- */
-function resolveHostList(value: unknown, key: 'blockedHosts' | 'allowedHosts'): readonly string[] {
-  const example =
-    key === 'blockedHosts'
-      ? "callbacks: { blockedHosts: ['hooks.example-tunnel.net'] } (covers its subdomains too)"
-      : "callbacks: { allowedHosts: ['acme.ngrok.app'] } (your own reserved tunnel domain)";
-  if (!Array.isArray(value)) throw new GatewayConfigError('callbacks_value', `callbacks.${key} must be a list of host names.`, example);
-  return Object.freeze(
-    value.map((entry: unknown) => {
-      let host: string | undefined;
-      if (typeof entry === 'string' && /^[^\s/:@?#*\\[\]]+$/.test(entry)) {
-        try {
-          // WHATWG parsing gives the form a callback URL's host will have (lower case, punycode)
-          host = new URL(`https://${entry}/`).hostname.replace(/\.$/, '');
-        } catch {
-          host = undefined;
-        }
-      }
-      if (!host || !host.includes('.')) {
-        throw new GatewayConfigError(
-          'callbacks_value',
-          `callbacks.${key} entries must be bare host names like 'hooks.example.net' (no scheme, port, path or '*'), got ${JSON.stringify(entry)}.`,
-          example,
-        );
-      }
-      return host;
-    }),
-  );
-}
-
-function resolveLimits(limits: Partial<GatewayLimits> | undefined): Readonly<GatewayLimits> {
-  if (limits === undefined) return DEFAULT_LIMITS;
-  if (limits === null || typeof limits !== 'object') {
-    throw new GatewayConfigError('limits_type', 'options.limits must be an object.', 'limits: { jsonBodyBytes: 50 * 1024 * 1024 }');
-  }
-  const resolved: GatewayLimits = { ...DEFAULT_LIMITS };
-  for (const [key, value] of Object.entries(limits)) {
-    if (!Object.hasOwn(DEFAULT_LIMITS, key)) {
-      throw new GatewayConfigError('limit_unknown', `Unknown limit '${key}'.`, `use only: ${Object.keys(DEFAULT_LIMITS).join(', ')}.`);
-    }
-    if (value === undefined) continue;
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-      throw new GatewayConfigError('limit_value', `limits.${key} must be a positive integer, got ${String(value)}.`, `limits: { ${key}: ${DEFAULT_LIMITS[key as keyof GatewayLimits]} }`);
-    }
-    resolved[key as keyof GatewayLimits] = value;
-  }
-  return Object.freeze(resolved);
-}
-
-function resolveCompressedBodies(value: boolean | CompressedBodiesOptions | undefined): Readonly<Required<CompressedBodiesOptions>> | false {
-  if (value === undefined || value === false) return false;
-  if (value === true) return DEFAULT_COMPRESSED_BODIES;
-  const example = 'compressedBodies: { maxDecodedBytes: 1048576, maxRatio: 20 } (or true for these defaults)';
-  if (value === null || typeof value !== 'object') throw new GatewayConfigError('compressed_bodies_type', 'options.compressedBodies must be a boolean or an object.', example);
-  const resolved = { ...DEFAULT_COMPRESSED_BODIES };
-  for (const [key, item] of Object.entries(value)) {
-    if (!Object.hasOwn(DEFAULT_COMPRESSED_BODIES, key)) {
-      throw new GatewayConfigError('compressed_bodies_unknown', `Unknown compressedBodies option '${key}'.`, `use only: ${Object.keys(DEFAULT_COMPRESSED_BODIES).join(', ')}.`);
-    }
-    if (item === undefined) continue;
-    if (typeof item !== 'number' || !Number.isSafeInteger(item) || item <= 0) {
-      throw new GatewayConfigError('compressed_bodies_value', `compressedBodies.${key} must be a positive integer, got ${String(item)}.`, example);
-    }
-    resolved[key as keyof CompressedBodiesOptions] = item;
-  }
-  return Object.freeze(resolved);
-}
-
-function resolveImageModels(families: readonly ImageModelFamily[] | undefined): ImageModelTable {
-  if (families === undefined) return compileImageModelTable(DEFAULT_IMAGE_MODELS);
-  if (!Array.isArray(families)) {
-    throw new GatewayConfigError('image_models_type', 'options.imageModels must be an array of families.', "imageModels: [{ pattern: 'x-image-2.0*', minImages: 0, maxImages: 3, maxN: 6 }]");
-  }
-  families.forEach((family: ImageModelFamily, index: number) => {
-    const where = `options.imageModels[${index}]`;
-    const example = "{ pattern: 'x-image-edit*', minImages: 1, maxImages: 3, maxN: 6 }";
-    if (!family || typeof family.pattern !== 'string' || family.pattern.replace(/\*$/, '') === '') {
-      throw new GatewayConfigError('image_models_pattern', `${where}.pattern must be a model name or a prefix ending in '*'.`, example);
-    }
-    for (const key of ['minImages', 'maxImages', 'maxN'] as const) {
-      if (!Number.isSafeInteger(family[key]) || family[key] < 0) {
-        throw new GatewayConfigError('image_models_number', `${where}.${key} must be a whole number >= 0.`, example);
-      }
-    }
-    if (family.minImages > family.maxImages || family.maxN < 1) {
-      throw new GatewayConfigError('image_models_range', `${where} needs minImages <= maxImages and maxN >= 1.`, example);
-    }
-  });
-  return compileImageModelTable(families);
 }
 
 /** One middleware or a list, as a frozen list; anything but functions is a configuration error. */

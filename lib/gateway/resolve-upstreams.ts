@@ -5,7 +5,7 @@ import { bearerKeyOfHeader } from '../security/bearer-key.js';
 import { redactSecrets } from '../errors/redact.js';
 import { requestIdOf } from '../errors/request-id.js';
 import type { ResolvedOptions } from './options.js';
-import { PROVIDER_NAMES, isProviderName } from '../providers/registry.js';
+import { PROVIDER_NAMES, isProviderName, upstreamProblem } from '../providers/registry.js';
 import type { Upstream } from '../types.js';
 import type { ResolveUpstreamInput } from '../options/host-hooks.js';
 
@@ -38,15 +38,12 @@ function describeProblem(upstream: Upstream): string | undefined {
   if (upstream === null || typeof upstream !== 'object') return 'not an object';
   if (!isProviderName(upstream.provider)) return `provider must be one of ${PROVIDER_NAMES.join(', ')}`;
   if (typeof upstream.baseURL !== 'string' || !/^https?:\/\/[^/]/i.test(upstream.baseURL)) return 'baseURL must be an http(s) URL';
-  // Azure's own fields (docs/providers/azure.md): a wrong type would otherwise fail inside the call
+  // the optional fields' types (docs/configuration.md "resolveUpstream"): a wrong type would otherwise fail inside the call
   if (upstream.token !== undefined && typeof upstream.token !== 'function') return 'token must be a function';
   for (const field of ['apiVersion', 'deployment'] as const) {
     const value = upstream[field];
     if (value !== undefined && (typeof value !== 'string' || value === '')) return `${field} must be a non-empty string`;
   }
-  // docs/providers/gemini.md "Vertex AI": the project is in every path, the token function is the only credential
-  if (upstream.provider === 'vertex' && (typeof upstream.project !== 'string' || upstream.project === '' || typeof upstream.getAccessToken !== 'function')) {
-    return "provider 'vertex' needs project and getAccessToken";
-  }
-  return undefined;
+  // what a provider needs of its own fields, it says itself (docs/architecture.md "Providers and the registry")
+  return upstreamProblem(upstream);
 }

@@ -34,5 +34,5 @@ export function compileImageModelTable(families: readonly ImageModelFamily[]): I
   });
 }
 
-/** Used when a DashScope-routed model matches no family: the most the structure allows (contract §8). */
+/** Used when a translated model matches no family: the most the structure allows (contract §8). */
 export const GENERIC_IMAGE_FAMILY: ImageModelFamily = Object.freeze({ pattern: '*', minImages: 0, maxImages: 3, maxN: 6 });

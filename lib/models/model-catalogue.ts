@@ -3,10 +3,7 @@
 // covers the name, so an added `my-*` never shadows a longer default prefix, nor the reverse.
 import { GatewayConfigError } from '../errors/config-error.js';
 import type { ModelEndpoint, ModelEntry, ModelRange, ModelsOption } from '../options/model-catalogue.js';
-import type { ImageModelFamily } from '../options/request-limits.js';
 import type { RouteName } from '../types.js';
-import { DEFAULT_MODEL_CATALOGUE, familyEntry } from './default-models.js';
-import { DEFAULT_IMAGE_MODELS } from '../images/model-families.js';
 
 /** The route name of each endpoint a catalogue entry may list (docs/routes.md). */
 export const ENDPOINT_ROUTES: Readonly<Record<ModelEndpoint, RouteName>> = Object.freeze({
@@ -24,15 +21,14 @@ export interface ModelCatalogue {
   find(model: string): ModelEntry | undefined;
 }
 
-const EXAMPLE = "models: [{ id: 'x-seedream', provider: 'ark', endpoints: { '/v1/images/generations': 'translated' }, supported_parameters: ['prompt', 'size'], streams: false }]";
+const EXAMPLE = "models: [{ id: 'x-seedream', endpoints: { '/v1/images/generations': 'translated' }, supported_parameters: ['prompt', 'size'], streams: false }]";
 
 /**
- * The catalogue for a router. `imageModels` (the contract's families, short form) replaces the default
- * families; `models` then adds or overrides entries (a list) or returns the whole catalogue (a function).
+ * The catalogue for a router: `models` adds to or overrides the default rows (a list) or returns the
+ * whole catalogue (a function). The default rows are the providers' (the registry assembles them,
+ * with the `imageModels` option's families in place of the contract's).
  */
-export function resolveModelCatalogue(models: ModelsOption | undefined, families: readonly ImageModelFamily[] | undefined): ModelCatalogue {
-  // the contract's families replaced, the vendor rows kept
-  const defaults = families ? Object.freeze([...families.map(familyEntry), ...DEFAULT_MODEL_CATALOGUE.slice(DEFAULT_IMAGE_MODELS.length)]) : DEFAULT_MODEL_CATALOGUE;
+export function resolveModelCatalogue(models: ModelsOption | undefined, defaults: readonly ModelEntry[]): ModelCatalogue {
   let entries: readonly ModelEntry[];
   if (models === undefined) entries = defaults;
   else if (typeof models === 'function') entries = models(defaults);
@@ -63,13 +59,6 @@ export function compileCatalogue(entries: readonly ModelEntry[]): ModelCatalogue
     },
   });
 }
-
-/** The entry that covers a vendor model name in the default catalogue, to give it a name of the host's. */
-export function modelEntry(model: string): ModelEntry | undefined {
-  return DEFAULT_CATALOGUE.find(model);
-}
-
-const DEFAULT_CATALOGUE = compileCatalogue(DEFAULT_MODEL_CATALOGUE);
 
 function freezeEntry(entry: ModelEntry): ModelEntry {
   return Object.freeze({

@@ -1,20 +1,24 @@
 // The public options of createGatewayRouter (docs/configuration.md): GatewayOptions and the option objects
 // it is made of, each with its default and an example. Types only; the bounds of a request are in
-// request-limits.ts, the functions a host writes in host-hooks.ts. gateway/options.ts is the only
+// request-limits.ts, the functions a host writes in host-hooks.ts, the quotas in quota-options.ts, the
+// Idempotency-Key store in idempotency-options.ts. gateway/options.ts is the only
 // place that reads them: it checks them, fills the defaults and widens the shorthands.
 // the telemetry option's type lives with the facade that reads it: telemetry imports no option
 import type { TelemetryOptions } from '../telemetry/otel-api.js';
 
 export type { TelemetryOptions };
-import type { IdempotencyStore } from '../stores/idempotency/idempotency-store.js';
 import type { ResultStorage } from '../stores/results/result-storage.js';
 import type { JobScheduler } from '../stores/scheduling/job-scheduler.js';
 import type { TaskStore } from '../stores/tasks/task-store.js';
-import type { Caller, UsageEvent } from '../types.js';
+import type { UsageEvent } from '../types.js';
 import type { AuthenticatedMiddleware, ListModels, Logger, ResolveUpstream, VerifyKey } from './host-hooks.js';
 import type { CompressedBodiesOptions, GatewayLimits, ImageModelFamily } from './request-limits.js';
 import type { ModelsOption } from './model-catalogue.js';
 import type { BillingOptions, PricingOptions } from './pricing.js';
+import type { QuotaOptions } from './quota-options.js';
+import type { IdempotencyOptions } from './idempotency-options.js';
+// re-exported for the modules that read them from here
+export type { QuotaLimits, QuotaState } from './quota-options.js';
 
 export interface GatewayOptions {
   /**
@@ -288,126 +292,4 @@ export interface CallbackOptions {
    * @example allowedHosts: ['acme.ngrok.app']
    */
   allowedHosts?: readonly string[];
-}
-
-/**
- * Per-caller quotas (docs/tenancy-and-billing.md): limits in the units a tenant is billed in, counted by
- * rate-limiter-flexible in memory by default (one instance); give `redis` so several instances share
- * one budget.
- * @example quotas: { limits: (caller) => plans[caller.plan], redis: new Redis(process.env.REDIS_URL!), whenRedisDown: 'refuse' }
- */
-export interface QuotaOptions {
-  /** Required. The limits, for every caller or per caller (null/undefined: no quota for this caller). No default. @example limits: { requestsPerMinute: 60 } */
-  limits: QuotaLimitsFor;
-  /** A connected ioredis client (the host's; never closed by the gateway). Default: counters in this process's memory. @example redis: new Redis(process.env.REDIS_URL!) */
-  redis?: QuotaRedisClient;
-  /** Prepended to every Redis key. Default `'gw:quota:'`. @example prefix: 'myapp:quota:' */
-  prefix?: string;
-  /**
-   * When Redis cannot be reached: `'refuse'` answers 503 `quota_unavailable` (nothing runs
-   * uncounted), `'allow'` lets the request run uncounted and logs a warning. Default `'refuse'`.
-   * @example whenRedisDown: 'allow'
-   */
-  whenRedisDown?: 'refuse' | 'allow';
-  /** Seconds a video task costs when its body names no duration. Default 5 (Seedance's default). @example defaultVideoSeconds: 10 */
-  defaultVideoSeconds?: number;
-  /**
-   * The window of the money budget (limit `budget`), seconds: the budget refills when it ends.
-   * Default 86 400 (a day); at most 24 days. @example budgetWindowSeconds: 3600
-   */
-  budgetWindowSeconds?: number;
-}
-
-/**
- * One caller's limits. Each key is optional; an absent key is no limit of that kind (the default).
- * @example { requestsPerMinute: 120, imagesPerMinute: 40, videoSecondsPerDay: 600, concurrentVideoTasks: 2, inFlight: 16 }
- */
-export interface QuotaLimits {
-  /** Requests per minute (fixed window): creates and forwarded requests, not task queries or `/v1/models` (a refused request is not counted). @example requestsPerMinute: 120 */
-  requestsPerMinute?: number;
-  /** Images per minute: an image request costs its `n` (default 1), given back when the upstream fails (and the images its answer lacks). @example imagesPerMinute: 40 */
-  imagesPerMinute?: number;
-  /**
-   * Video-seconds per day: a task costs its requested `duration` (top-level, else a `--dur N` /
-   * `--duration N` flag in its text, else `defaultVideoSeconds`), given back when the upstream refuses the create.
-   * @example videoSecondsPerDay: 600
-   */
-  videoSecondsPerDay?: number;
-  /** Video tasks not yet in a terminal state at once; a slot is freed when the task ends (seen by a query or the callback poller). @example concurrentVideoTasks: 2 */
-  concurrentVideoTasks?: number;
-  /** Requests in flight at once on this instance; overrides `limits.inFlightPerCaller` for this caller. @example inFlight: 16 */
-  inFlight?: number;
-  /**
-   * Money per budget window (`budgetWindowSeconds`, default a day), in the `pricing` currency: a
-   * request reserves the most it may cost by the price table, and is settled to its cost when it ends
-   * (a video task at its terminal state); a 429 names the budget. Needs `pricing`. @example budget: 25
-   */
-  budget?: number;
-}
-
-/**
- * The limits of a caller: one table for all, or looked up per caller (a plan in the host's database).
- * @example limits: async (caller) => (await db.plans.of(caller.id))?.quotas
- */
-export type QuotaLimitsFor = QuotaLimits | ((caller: Caller) => QuotaLimits | null | undefined | Promise<QuotaLimits | null | undefined>);
-
-/**
- * The commands the quota counters send (ioredis's `Redis` fits; rate-limiter-flexible drives it).
- * @example redis: new Redis(process.env.REDIS_URL!)
- */
-export interface QuotaRedisClient {
-  status?: string;
-  eval(...args: never[]): unknown;
-  multi(...args: never[]): unknown;
-}
-
-/** What `router.quota(caller)` tells about the `quotas` limits: each configured limit, what is left of it now, and when it refills. */
-export interface QuotaState {
-  name: 'requests' | 'images' | 'video-seconds' | 'video-tasks' | 'budget';
-  limit: number;
-  remaining: number;
-  /** Seconds until the window resets (0 for concurrent video tasks: a slot frees when a task ends). */
-  resetSeconds: number;
-}
-
-/**
- * Idempotency-Key on the paid creates (docs/tenancy-and-billing.md). On by default, keys in memory.
- * @example idempotency: { store: redisIdempotencyStore({ client: redis }), ttlSeconds: 24 * 3600 }
- */
-export interface IdempotencyOptions {
-  /** Where keys live. Default `memoryIdempotencyStore()`; `redisIdempotencyStore({ client })` for several instances. @example store: redisIdempotencyStore({ client: redis }) */
-  store?: IdempotencyStore;
-  /** Seconds a key (and its stored answer) is kept after the first request finished. Default 86 400 (24 h). @example ttlSeconds: 3600 */
-  ttlSeconds?: number;
-  /**
-   * Largest answer stored for replay, bytes. A larger one (b64_json images) is not kept: a retry with
-   * the key gets 409 `idempotency_answer_not_kept` and nothing runs twice. Default 1 MiB.
-   * @example maxAnswerBytes: 8 * 1024 * 1024
-   */
-  maxAnswerBytes?: number;
-  /**
-   * Seconds the answer of paid image work is kept when its client left (or its deadline passed) while
-   * the upstream was still working: the client's retry of the same request (same key, route and body)
-   * receives it once instead of paying for a second generation, and a retry during the work joins it
-   * (docs/tenancy-and-billing.md "Retries"). `false` keeps nothing: the work is cut when its client
-   * leaves. Default 600 (10 minutes); answers larger than `maxAnswerBytes` are not kept.
-   * @example idempotency: { keptAnswerSeconds: 120 }
-   */
-  keptAnswerSeconds?: number | false;
-  /**
-   * Seconds paid image work may go on after its client left or its deadline passed, so its answer can
-   * be kept: past it the upstream call is cut (its outcome is then unknown, and billed as possibly
-   * paid in `undeliveredImages`). Default: `limits.upstreamTimeoutMs` plus `limits.downloadTimeoutMs`
-   * and a minute.
-   * @example idempotency: { keptWorkSeconds: 300 }
-   */
-  keptWorkSeconds?: number;
-  /**
-   * Seconds of the lease a running request holds on its key, renewed every third of it while it
-   * runs, with a store that keeps leases (both built-in stores do). When the instance running it
-   * stops, the lease lapses: another instance books the request's possibly paid work once, and the
-   * next request with the key is answered 409 `idempotency_key_interrupted` instead of waiting or
-   * paying again (docs/tenancy-and-billing.md "Retries"). Default 30. @example leaseSeconds: 20
-   */
-  leaseSeconds?: number;
 }

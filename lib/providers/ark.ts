@@ -12,6 +12,7 @@ import { volcengineAssets } from './volcengine-assets.js';
 import { arkImageGroups } from './ark-image-groups.js';
 import { arkImageStreams } from './ark-image-stream.js';
 import { generateArkImage } from './ark-images.js';
+import { ARK_MODELS } from './ark-models.js';
 
 const ARK_TASKS_PATH = '/contents/generations/tasks';
 
@@ -84,6 +85,7 @@ export const arkProvider: Provider = {
   name: 'ark',
   // a documented custom value: the GenAI conventions name no Volcengine provider
   genAiName: 'volcengine.ark',
+  models: ARK_MODELS,
   images: { generate: generateArkImage },
   passthrough: openAICompatibleApi({ prefix: '/api/v3' }),
   tasks: { create: createArkTask, get: getArkTask, toCallerTask },

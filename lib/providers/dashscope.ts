@@ -16,6 +16,7 @@ import type { Provider } from './provider.js';
 import { upstreamUrl } from './upstream-url.js';
 import { dashscopeImageTasks } from './dashscope-image-tasks.js';
 import { normalizeDashscopeError } from './dashscope-errors.js';
+import { DASHSCOPE_MODELS, dashscopeFamilyRow } from './dashscope-models.js';
 
 export { normalizeDashscopeError };
 
@@ -123,6 +124,8 @@ export const dashscopeProvider: Provider = {
   name: 'dashscope',
   // a documented custom value: the GenAI conventions name no Alibaba provider
   genAiName: 'alibaba.dashscope',
+  models: DASHSCOPE_MODELS,
+  familyRow: dashscopeFamilyRow,
   images: { generate: generateDashscopeImage },
   imageTasks: dashscopeImageTasks,
   passthrough: openAICompatibleApi({

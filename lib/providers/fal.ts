@@ -2,7 +2,6 @@
 // (fal-queue.ts: submit, poll the status, read the result), image tasks followed on fal's queue by id,
 // and video tasks (fal-video.ts). `model` is fal's endpoint id (`fal-ai/flux/dev`); the fields are
 // mapped by the model's family, read from the endpoint id. Pure translation first, then the transport.
-import { FAL_OWN_FIELDS } from '../models/default-models.js';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { rejectionOf } from '../errors/rejection-of.js';
@@ -15,6 +14,7 @@ import type { CallContext } from './call-context.js';
 import { appIdOf, awaitFalResult, decodeFalTaskId, encodeFalTaskId, falResult, falStatus, submitFal } from './fal-queue.js';
 import { falVideoTasks } from './fal-video.js';
 import type { Provider, UpstreamImageState, UpstreamImageTasks } from './provider.js';
+import { FAL_MODELS, FAL_OWN_FIELDS } from './fal-models.js';
 
 /** fal's named `image_size` values (FLUX-style endpoints), passed as they are when the caller names one. */
 const FAL_IMAGE_SIZES = ['square_hd', 'square', 'portrait_4_3', 'portrait_16_9', 'landscape_4_3', 'landscape_16_9'] as const;
@@ -208,6 +208,7 @@ export const falProvider: Provider = {
   name: 'fal',
   // a documented custom value (docs/observability.md): the GenAI conventions name no fal provider
   genAiName: 'fal',
+  models: FAL_MODELS,
   images: { generate: generateFalImages },
   imageTasks: falImageTasks,
   tasks: falVideoTasks,

@@ -19,6 +19,7 @@ import type { Provider } from './provider.js';
 import { upstreamUrl } from './upstream-url.js';
 import { normalizeGeminiError } from './google-errors.js';
 import { type GoogleVideoTransport, googleVideoTasks, sameOrigin } from './google-video.js';
+import { GEMINI_MODELS } from './gemini-models.js';
 
 /** The aspect ratios Gemini's `imageConfig.aspectRatio` takes (docs/providers/gemini.md "Sizes"). */
 const GEMINI_ASPECT_RATIOS = ['1:1', '2:3', '3:2', '3:4', '4:3', '4:5', '5:4', '9:16', '16:9', '21:9'] as const;
@@ -341,6 +342,7 @@ export const geminiProvider: Provider = {
   name: 'gemini',
   // the OpenTelemetry GenAI conventions' value for the Gemini API (generativelanguage.googleapis.com)
   genAiName: 'gcp.gemini',
+  models: GEMINI_MODELS,
   images: { generate: (call, request, upstream) => generateGoogleImages(GEMINI_TRANSPORT, call, request, upstream) },
   tasks: googleVideoTasks(GEMINI_VIDEO),
 };

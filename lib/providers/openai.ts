@@ -13,6 +13,7 @@ import { classifyUpstreamCode } from '../errors/status-policy.js';
 import type { OpenedStream, PassthroughCapability, PassthroughResponse, Provider } from './provider.js';
 import { secretFreeBody } from '../transport/secret-free-body.js';
 import { upstreamUrl } from './upstream-url.js';
+import { OPENAI_MODELS } from './openai-models.js';
 
 /** Where a provider's OpenAI-compatible API lives: its bare-origin prefix, and its base rewrite if any. */
 export interface OpenAICompatibleUrlRule {
@@ -189,6 +190,7 @@ export const openaiProvider: Provider = {
   name: 'openai',
   // the GenAI conventions' own value
   genAiName: 'openai',
+  models: OPENAI_MODELS,
   passthrough: openAICompatibleApi({ prefix: '/v1' }),
   // OpenAI's image routes stream their own events (upstreams §4.2): relayed as they come
   imageStreams: { kind: 'relay' },

@@ -8,6 +8,8 @@ import type { ImageGenerationResponse } from '../images/image-generation-respons
 import type { ImageGenerationRequest } from '../images/image-request.js';
 import type { FormBody } from '../transport/form-body.js';
 import type { UpstreamStream } from '../transport/upstream-http.js';
+import type { ModelEntry } from '../options/model-catalogue.js';
+import type { ImageModelFamily } from '../options/request-limits.js';
 import type { ProviderName, Upstream } from '../types.js';
 import type { CallContext } from './call-context.js';
 import type { ImageGroupRules } from './ark-image-groups.js';
@@ -140,6 +142,15 @@ export interface Provider {
    * serves OpenAI's models in OpenAI's format, so `/v1/models` lists the `openai` rows it is routed to.
    */
   readonly catalogueRowsOf?: ProviderName;
+  /** Its rows of the default model catalogue (docs/models.md "Model rows"), under the vendor's model names. */
+  readonly models?: readonly ModelEntry[];
+  /** The row of a contract §1 family (`imageModels`), for the provider whose native image call the contract describes. */
+  readonly familyRow?: (family: ImageModelFamily) => ModelEntry;
+  /**
+   * What is wrong with an upstream the resolver gave for this provider, in its own fields (Vertex AI
+   * needs a project and a token function), or undefined: checked before any call, told to the operator.
+   */
+  checkUpstream?(upstream: Upstream): string | undefined;
 }
 
 export type Capability = 'images' | 'passthrough' | 'tasks' | 'assets' | 'imageGroups' | 'imageTasks' | 'imageStreams';

@@ -1,9 +1,14 @@
 // The one list of providers, and the only way the rest of the gateway reaches one: by the name the
-// resolver returned and the capability a route needs. Adding a provider is one module and one line
-// here (plus its name in the public ProviderName union).
+// resolver returned and the capability a route needs, never by naming it. Adding a provider is one
+// module and one line here (its name joins the ProviderName union, provider-name.ts, which this list is
+// held to). The default model catalogue is assembled here from each provider's own rows.
 import { GatewayError } from '../errors/gateway-error.js';
+import { DEFAULT_IMAGE_MODELS } from '../images/model-families.js';
+import { type ModelCatalogue, compileCatalogue } from '../models/model-catalogue.js';
 import type { ProviderName, RouteName, Upstream } from '../types.js';
 import type { Logger } from '../options/host-hooks.js';
+import type { ModelEntry } from '../options/model-catalogue.js';
+import type { ImageModelFamily } from '../options/request-limits.js';
 import { arkProvider } from './ark.js';
 import { azureProvider } from './azure.js';
 import { dashscopeProvider } from './dashscope.js';
@@ -36,8 +41,34 @@ export const GENAI_PROVIDER_NAMES: Readonly<Record<ProviderName, string>> = Obje
   Object.fromEntries(PROVIDER_NAMES.map((name) => [name, PROVIDERS[name].genAiName])) as Record<ProviderName, string>,
 );
 
+/**
+ * The default catalogue's rows (docs/models.md): the contract's families (`families`, else the default
+ * ones) as the provider of the contract's native call makes them, then every provider's own rows, in
+ * registry order.
+ */
+export function defaultModelRows(families: readonly ImageModelFamily[] = DEFAULT_IMAGE_MODELS): readonly ModelEntry[] {
+  const familyRow = PROVIDER_NAMES.map((name) => PROVIDERS[name].familyRow).find((row) => row !== undefined);
+  const familyRows = familyRow ? families.map((family) => familyRow(family)) : [];
+  return Object.freeze([...familyRows, ...PROVIDER_NAMES.flatMap((name) => PROVIDERS[name].models ?? [])]);
+}
+
+/** The default catalogue: the contract's families, then each provider's rows under the vendors' names. */
+export const DEFAULT_MODEL_CATALOGUE: readonly ModelEntry[] = defaultModelRows();
+
+const DEFAULT_CATALOGUE: ModelCatalogue = compileCatalogue(DEFAULT_MODEL_CATALOGUE);
+
+/** The entry that covers a vendor model name in the default catalogue, to give it a name of the host's. */
+export function modelEntry(model: string): ModelEntry | undefined {
+  return DEFAULT_CATALOGUE.find(model);
+}
+
 export function isProviderName(name: unknown): name is ProviderName {
   return typeof name === 'string' && Object.hasOwn(PROVIDERS, name);
+}
+
+/** What is wrong with an upstream in its provider's own fields (Provider.checkUpstream), or undefined. */
+export function upstreamProblem(upstream: Upstream): string | undefined {
+  return isProviderName(upstream.provider) ? PROVIDERS[upstream.provider].checkUpstream?.(upstream) : undefined;
 }
 
 /** The capability of this upstream's provider, or undefined when it has none. */

@@ -16,6 +16,7 @@ import { translateImageInput } from './replicate-inputs.js';
 import { type Prediction, awaitPrediction, createPrediction, getPrediction, normalizeReplicateError, outputUrls, predictionFailure, readPrediction, waitSecondsFor } from './replicate-predictions.js';
 import { toCallerVideoTask, translateVideoInput } from './replicate-video.js';
 import { upstreamUrl } from './upstream-url.js';
+import { REPLICATE_MODELS } from './replicate-models.js';
 
 const PROVIDER = 'replicate';
 
@@ -127,6 +128,7 @@ export const replicateProvider: Provider = {
   name: 'replicate',
   // a documented custom value: the GenAI conventions name no Replicate provider
   genAiName: 'replicate',
+  models: REPLICATE_MODELS,
   images: { generate: generateReplicateImages },
   imageTasks: replicateImageTasks,
   tasks: { create: createVideoTask, get: getVideoTask, toCallerTask: toCallerVideoTask },

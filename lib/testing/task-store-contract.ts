@@ -3,6 +3,7 @@
 // moves, exact JSON round-trips). The gateway's own spec runs it for memoryTaskStore and redisTaskStore.
 import { randomUUID } from 'node:crypto';
 import type { TaskRecord, TaskStore } from '../stores/tasks/task-store.js';
+import type { ProviderName } from '../types.js';
 import type { ContractTestApi } from './test-api.js';
 
 /** A task record as the gateway writes one (fresh random id); `overrides` replace fields. */
@@ -10,7 +11,8 @@ export const sampleTask = (overrides: Partial<TaskRecord> = {}): TaskRecord => (
   id: `task-${randomUUID()}`,
   owner: 'tenant-a',
   model: 'seedance-1-0-pro',
-  upstream: { provider: 'ark', baseURL: 'https://ark.cn-beijing.volces.com/api/v3', taskId: 'cgt-20250101-abc' },
+  // a store keeps the provider's name as it is given and never reads it: any name round-trips
+  upstream: { provider: 'example-vendor' as ProviderName, baseURL: 'https://upstream.example/api/v3', taskId: 'cgt-20250101-abc' },
   createdAt: 1779348818123,
   status: 'queued',
   callback: { url: 'https://host.example/hook', polls: 0, done: false },

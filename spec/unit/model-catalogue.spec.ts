@@ -2,8 +2,8 @@
 // the `models` option (add, override, replace, config errors), the rules an entry carries, and Ark's
 // Seedream translation from the one normalized image request.
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MODEL_CATALOGUE } from '../../lib/models/default-models.js';
-import { compileCatalogue, modelEntry, resolveModelCatalogue } from '../../lib/models/model-catalogue.js';
+import { compileCatalogue, resolveModelCatalogue } from '../../lib/models/model-catalogue.js';
+import { DEFAULT_MODEL_CATALOGUE, defaultModelRows, modelEntry } from '../../lib/providers/registry.js';
 import { checkDuration, checkRefusedFields, checkSize, familyOf, mostVideoSeconds, refusesOn } from '../../lib/models/model-rules.js';
 import { translateArkImageRequest, translateArkImageResponse } from '../../lib/providers/ark-images.js';
 import { GatewayConfigError } from '../../lib/errors/config-error.js';
@@ -44,24 +44,24 @@ describe('find', () => {
 
 describe('resolveModelCatalogue', () => {
   it('a list adds entries and replaces a default of the same id; a function returns the whole catalogue', () => {
-    const added = resolveModelCatalogue([entry('x-seedream'), entry('qwen-image', { streams: true })], undefined);
+    const added = resolveModelCatalogue([entry('x-seedream'), entry('qwen-image', { streams: true })], DEFAULT_MODEL_CATALOGUE);
     expect(added.find('x-seedream')?.id).toBe('x-seedream');
     expect(added.find('qwen-image')?.streams).toBe(true);
     expect(added.entries).toHaveLength(DEFAULT_MODEL_CATALOGUE.length + 1);
-    const replaced = resolveModelCatalogue(() => [entry('only')], undefined);
+    const replaced = resolveModelCatalogue(() => [entry('only')], DEFAULT_MODEL_CATALOGUE);
     expect(replaced.entries.map((item) => item.id)).toEqual(['only']);
     expect(replaced.find('x-image-2.0')).toBeUndefined();
   });
 
   it('imageModels replaces the contract families only', () => {
-    const catalogue = resolveModelCatalogue(undefined, [{ pattern: 'y-image*', minImages: 0, maxImages: 0, maxN: 2 }]);
+    const catalogue = resolveModelCatalogue(undefined, defaultModelRows([{ pattern: 'y-image*', minImages: 0, maxImages: 0, maxN: 2 }]));
     expect(catalogue.find('x-image-2.0')).toBeUndefined();
     expect(catalogue.find('y-image-1')).toMatchObject({ endpoints: { '/v1/images/generations': 'translated' }, limits: { n: { min: 1, max: 2 } } });
     expect(catalogue.find('qwen-image-2.0')).toBeDefined();
   });
 
   it('is frozen', () => {
-    const catalogue = resolveModelCatalogue(undefined, undefined);
+    const catalogue = resolveModelCatalogue(undefined, DEFAULT_MODEL_CATALOGUE);
     expect(Object.isFrozen(catalogue.entries)).toBe(true);
     expect(Object.isFrozen(catalogue.find('x-image-2.0')!.limits)).toBe(true);
   });
@@ -88,7 +88,7 @@ describe('resolveModelCatalogue', () => {
   ])('$name: a GatewayConfigError', ({ models, problem }) => {
     let thrown: unknown;
     try {
-      resolveModelCatalogue(models as ModelsOption, undefined);
+      resolveModelCatalogue(models as ModelsOption, DEFAULT_MODEL_CATALOGUE);
     } catch (error) {
       thrown = error;
     }

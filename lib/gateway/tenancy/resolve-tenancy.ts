@@ -4,7 +4,8 @@ import { GatewayConfigError } from '../../errors/config-error.js';
 import type { GatewayLimits } from '../../options/request-limits.js';
 import { type IdempotencyStore, memoryIdempotencyStore } from '../../stores/idempotency/idempotency-store.js';
 import { type LeaseTerms, leaseTerms } from '../leases/lease-terms.js';
-import type { IdempotencyOptions, QuotaLimits, QuotaLimitsFor, QuotaOptions, QuotaRedisClient } from '../../options/gateway-options.js';
+import type { IdempotencyOptions } from '../../options/idempotency-options.js';
+import type { QuotaLimits, QuotaLimitsFor, QuotaOptions, QuotaRedisClient } from '../../options/quota-options.js';
 
 export interface ResolvedQuotas {
   readonly limits: QuotaLimitsFor;

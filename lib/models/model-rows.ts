@@ -1,0 +1,36 @@
+// The vendor-neutral parts of the default catalogue's rows (docs/models.md "Model rows"): the contract's
+// request fields, the image endpoints of a translated model, and a contract §1 family as a row. Each
+// provider writes its own rows with them (lib/providers/*-models.ts); the registry assembles the catalogue.
+import type { ModelEntry, ModelServing } from '../options/model-catalogue.js';
+import type { ImageModelFamily } from '../options/request-limits.js';
+
+/** Fields of the contract's request shape (contract §2.1-2.3) and the OpenAI-client compatibility of docs/architecture.md. */
+export const CONTRACT_PARAMETERS = [
+  'prompt',
+  'input',
+  'response_format',
+  'size',
+  'n',
+  'parameters.size',
+  'parameters.n',
+  'parameters.watermark',
+  'parameters.prompt_extend',
+  'parameters.negative_prompt',
+  'parameters.seed',
+] as const;
+
+export const IMAGE_ROUTES_TRANSLATED = { '/v1/images/generations': 'translated', '/v1/images/edits': 'translated' } as const satisfies Record<string, ModelServing>;
+// an edit uploads at least one image: a text-to-image only model answers on generations alone
+const TEXT_TO_IMAGE_ONLY = { '/v1/images/generations': 'translated' } as const satisfies Record<string, ModelServing>;
+
+/** The image endpoints of a translated model: edits only when it takes reference images. */
+export function imageRoutes(limits: ModelEntry['limits']): ModelEntry['endpoints'] {
+  return limits?.reference_images?.max === 0 ? TEXT_TO_IMAGE_ONLY : IMAGE_ROUTES_TRANSLATED;
+}
+
+/** A contract §1 family (`imageModels` option) as a catalogue entry, listed as `ownedBy`'s (the provider whose native call the families are). */
+export function familyEntry(family: ImageModelFamily, ownedBy: string): ModelEntry {
+  const limits = { n: { min: 1, max: family.maxN }, reference_images: { min: family.minImages, max: family.maxImages } };
+  // no provider: the contract's names are the operator's to route anywhere (listed whichever provider serves them)
+  return { id: family.pattern, owned_by: ownedBy, endpoints: imageRoutes(limits), supported_parameters: CONTRACT_PARAMETERS, limits, streams: false };
+}
