@@ -548,7 +548,7 @@ function usageText(base: string, key: string): string {
   return [
     '# text-to-image',
     `curl -s ${base}/v1/images/generations ${auth} -H 'Content-Type: application/json' \\`,
-    `  -d '{"model":"x-image-2.0","prompt":"placeholder","input":{"messages":[{"role":"user","content":[{"text":"A lighthouse at dawn, watercolour"}]}]},"parameters":{"size":"1024*1024","n":1}}'`,
+    `  -d '{"model":"x-image-2.0","prompt":"unused: input.messages holds the prompt","input":{"messages":[{"role":"user","content":[{"text":"A lighthouse at dawn, watercolour"}]}]},"parameters":{"size":"1024*1024","n":1}}'`,
     '# chat, streamed',
     `curl -sN ${base}/v1/chat/completions ${auth} -H 'Content-Type: application/json' -d '{"model":"x-chat","stream":true,"messages":[{"role":"user","content":"Hello"}]}'`,
     '# the models this key may use',

@@ -130,3 +130,27 @@ export function sections(text: string, level: number): Map<string, string> {
   close();
   return result;
 }
+
+/**
+ * The pipe tables of a text outside fenced code blocks, each as its rows of cells (the header row
+ * first, the `|---|` row left out); a `\|` inside a cell is kept as `|`.
+ */
+export function tables(text: string): string[][][] {
+  const found: string[][][] = [];
+  let current: string[][] | undefined;
+  for (const line of proseLines(text, true)) {
+    if (!line.trimStart().startsWith('|')) {
+      current = undefined;
+      continue;
+    }
+    const cells = line
+      .trim()
+      .replace(/^\||\|$/g, '')
+      .split(/(?<!\\)\|/)
+      .map((cell) => cell.trim().replace(/\\\|/g, '|'));
+    if (cells.every((cell) => /^:?-+:?$/.test(cell))) continue;
+    if (!current) found.push((current = []));
+    current.push(cells);
+  }
+  return found;
+}
