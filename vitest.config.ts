@@ -13,6 +13,7 @@ export default defineConfig({
   },
   test: {
     include: ['spec/**/*.spec.ts'],
+    setupFiles: ['spec/helpers/remove-temp-dirs.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     server: { deps: { inline: express4 ? [/lib\//] : [] } },
