@@ -6,8 +6,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
 import type { UsageEvent } from '../../lib/index.js';
+import { removeRedisKeys } from './redis-keys.js';
 import { type RedisInstance, type RedisInstanceConfig, startRedisInstance } from './redis-instance.js';
 
 const MAIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'redis-instance-main.ts');
@@ -99,12 +99,7 @@ export function redisCluster(redisUrl: string, name: string): RedisCluster {
       for (const child of children.splice(0)) child.kill('SIGKILL');
       await Promise.all(running.splice(0).map((gw) => gw.close()));
       if (!config) return;
-      const cleaner = new Redis(redisUrl);
-      for (const pattern of [`${config.namespace}:*`, `gwtest:${config.namespace}:*`]) {
-        const keys = await cleaner.keys(pattern);
-        if (keys.length > 0) await cleaner.del(...keys);
-      }
-      cleaner.disconnect();
+      await removeRedisKeys(redisUrl, [`${config.namespace}:*`, `gwtest:${config.namespace}:*`]);
     },
   };
 }
