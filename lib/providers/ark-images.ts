@@ -6,13 +6,13 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { rejectionOf } from '../errors/rejection-of.js';
 import type { ImageData, ImageGenerationResponse } from '../images/image-generation-response.js';
 import type { ImageGenerationRequest } from '../images/image-request.js';
-import { encodeJsonWithUploads } from '../images/uploaded-image.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
 import { usageOf } from '../json/usage-fields.js';
 import type { UpstreamResponse } from '../transport/upstream-http.js';
 import type { Upstream } from '../types.js';
-import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
+import { type CallContext, jsonHeaders } from './call-context.js';
 import { normalizeOpenAIError } from './openai.js';
+import { postJsonUpstream } from './upstream-request.js';
 import { upstreamUrl } from './upstream-url.js';
 
 // DashScope's own parameters (contract §2.3) that Seedream has no field for: not sent
@@ -78,19 +78,8 @@ export function generateArkImage(call: CallContext, request: ImageGenerationRequ
 }
 
 function sendArkImage(call: CallContext, request: ImageGenerationRequest, upstream: Upstream): Promise<UpstreamResponse> {
-  const payload = encodeJsonWithUploads(translateArkImageRequest(request, upstream.model ?? request.model));
-  const headers = jsonHeaders(upstream);
-  headers['content-length'] = String(payload.length);
-  return call.http.request({
-    provider: 'ark',
-    method: 'POST',
-    url: upstreamUrl(upstream.baseURL, '/api/v3', '/images/generations'),
-    headers,
-    body: payload.body,
-    timeoutMs: timeoutOf(upstream, call.limits),
-    signal: call.signal,
-    maxBytes: call.limits.upstreamResponseBytes,
-  });
+  const json = translateArkImageRequest(request, upstream.model ?? request.model);
+  return postJsonUpstream(call, upstream, { provider: 'ark', url: upstreamUrl(upstream.baseURL, '/api/v3', '/images/generations'), headers: jsonHeaders(upstream), json });
 }
 
 function readArkImage(response: UpstreamResponse): ImageGenerationResponse {

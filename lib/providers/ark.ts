@@ -4,7 +4,8 @@ import { vendorId } from './vendor-ids.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Upstream } from '../types.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
-import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
+import { type CallContext, jsonHeaders } from './call-context.js';
+import { requestUpstream } from './upstream-request.js';
 import { normalizeOpenAIError, openAICompatibleApi } from './openai.js';
 import type { Provider } from './provider.js';
 import { upstreamUrl } from './upstream-url.js';
@@ -43,15 +44,12 @@ export function toCallerTask(body: unknown, gatewayId: string, model: string): R
 }
 
 async function createArkTask(call: CallContext, body: Record<string, unknown>, upstream: Upstream, upstreamModel: string): Promise<string> {
-  const response = await call.http.request({
+  const response = await requestUpstream(call, upstream, {
     provider: 'ark',
     method: 'POST',
     url: upstreamUrl(upstream.baseURL, '/api/v3', ARK_TASKS_PATH),
     headers: jsonHeaders(upstream),
     body: JSON.stringify(translateCreateTaskRequest(body, upstreamModel)),
-    timeoutMs: timeoutOf(upstream, call.limits),
-    signal: call.signal,
-    maxBytes: call.limits.upstreamResponseBytes,
   });
   const parsed = parseJsonBody(response.body);
   if (response.status < 200 || response.status >= 300) throw normalizeOpenAIError(response.status, parsed, response.headers['x-request-id'], 'ark');
@@ -60,15 +58,12 @@ async function createArkTask(call: CallContext, body: Record<string, unknown>, u
 
 /** GET one task. An Ark 404 means the task is gone (deleted, or past its retention): 404 for the caller. */
 async function getArkTask(call: CallContext, upstream: Upstream, upstreamTaskId: string): Promise<unknown> {
-  const response = await call.http.request({
+  const response = await requestUpstream(call, upstream, {
     provider: 'ark',
     method: 'GET',
     // the id is Ark's own, from the store; encoding it anyway keeps any id from reshaping the URL
     url: upstreamUrl(upstream.baseURL, '/api/v3', `${ARK_TASKS_PATH}/${encodeURIComponent(upstreamTaskId)}`),
     headers: jsonHeaders(upstream),
-    timeoutMs: timeoutOf(upstream, call.limits),
-    signal: call.signal,
-    maxBytes: call.limits.upstreamResponseBytes,
   });
   const parsed = parseJsonBody(response.body);
   if (response.status === 404) throw GatewayError.notFound('The task no longer exists upstream (deleted or expired).');

@@ -10,9 +10,10 @@ import type { ImageGenerationRequest } from '../images/image-request.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
 import type { UpstreamResponse } from '../transport/upstream-http.js';
 import type { Upstream } from '../types.js';
-import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
+import { type CallContext, jsonHeaders } from './call-context.js';
 import { normalizeDashscopeError } from './dashscope-errors.js';
 import type { UpstreamImageState, UpstreamImageTasks } from './provider.js';
+import { postJsonUpstream, requestUpstream } from './upstream-request.js';
 import { upstreamUrl } from './upstream-url.js';
 
 const DASHSCOPE_SYNTHESIS_PATH = '/services/aigc/text2image/image-synthesis';
@@ -30,19 +31,10 @@ function offers(upstreamModel: string, request: ImageGenerationRequest): boolean
 function submit(call: CallContext, request: ImageGenerationRequest, upstream: Upstream): Promise<string> {
   return rejectionOf(() => {
     const prompt = request.content.flatMap((item) => ('text' in item ? [item.text] : [])).join('\n');
-    const body = JSON.stringify({ model: upstream.model ?? request.model, input: { prompt }, parameters: request.parameters });
+    const json = { model: upstream.model ?? request.model, input: { prompt }, parameters: request.parameters };
     const headers = jsonHeaders(upstream);
     headers['x-dashscope-async'] = 'enable';
-    return call.http.request({
-      provider: 'dashscope',
-      method: 'POST',
-      url: upstreamUrl(upstream.baseURL, '/api/v1', DASHSCOPE_SYNTHESIS_PATH),
-      headers,
-      body,
-      timeoutMs: timeoutOf(upstream, call.limits),
-      signal: call.signal,
-      maxBytes: call.limits.upstreamResponseBytes,
-    });
+    return postJsonUpstream(call, upstream, { provider: 'dashscope', url: upstreamUrl(upstream.baseURL, '/api/v1', DASHSCOPE_SYNTHESIS_PATH), headers, json });
   }).then((response) => {
     const body = readBody(response);
     const id = isObject(body) && isObject(body.output) ? stringOr(body.output.task_id) : undefined;
@@ -53,17 +45,12 @@ function submit(call: CallContext, request: ImageGenerationRequest, upstream: Up
 
 /** upstreams §1.5 `GET /api/v1/tasks/{id}`: the task's state, its images once SUCCEEDED, its error once FAILED. */
 function read(call: CallContext, upstream: Upstream, taskId: string): Promise<UpstreamImageState> {
-  return call.http
-    .request({
-      provider: 'dashscope',
-      method: 'GET',
-      url: upstreamUrl(upstream.baseURL, '/api/v1', `/tasks/${encodeURIComponent(taskId)}`),
-      headers: jsonHeaders(upstream),
-      timeoutMs: timeoutOf(upstream, call.limits),
-      signal: call.signal,
-      maxBytes: call.limits.upstreamResponseBytes,
-    })
-    .then((response) => stateOf(readBody(response), requestIdOf(response)));
+  return requestUpstream(call, upstream, {
+    provider: 'dashscope',
+    method: 'GET',
+    url: upstreamUrl(upstream.baseURL, '/api/v1', `/tasks/${encodeURIComponent(taskId)}`),
+    headers: jsonHeaders(upstream),
+  }).then((response) => stateOf(readBody(response), requestIdOf(response)));
 }
 
 /** A task body as the gateway's state: running, succeeded with the §2.4 answer, or failed with the error. */

@@ -3,16 +3,16 @@
 // one transport function that uses them.
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ContentItem, ImageGenerationRequest } from '../images/image-request.js';
-import { encodeJsonWithUploads } from '../images/uploaded-image.js';
 import type { ImageData, ImageGenerationResponse } from '../images/image-generation-response.js';
 import type { Upstream } from '../types.js';
 import type { UpstreamResponse } from '../transport/upstream-http.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
 import { rejectionOf } from '../errors/rejection-of.js';
 import { usageOf } from '../json/usage-fields.js';
-import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
+import { type CallContext, jsonHeaders } from './call-context.js';
 import { openAICompatibleApi } from './openai.js';
 import type { Provider } from './provider.js';
+import { postJsonUpstream } from './upstream-request.js';
 import { upstreamUrl } from './upstream-url.js';
 import { dashscopeImageTasks } from './dashscope-image-tasks.js';
 import { normalizeDashscopeError } from './dashscope-errors.js';
@@ -89,22 +89,8 @@ function generateDashscopeImage(call: CallContext, request: ImageGenerationReque
 }
 
 function sendDashscopeImage(call: CallContext, request: ImageGenerationRequest, upstream: Upstream): Promise<UpstreamResponse> {
-  // uploaded files are encoded into the JSON as it is sent, not built into one string first
-  const payload = encodeJsonWithUploads(translateImageRequest(request, upstream.model ?? request.model));
-  // added to, not spread into a new literal: a spread then an added key gave every request's headers
-  // a hidden class of its own once optimized, kept for the whole upstream wait (docs/architecture.md "Performance": heap diff of held requests)
-  const headers = jsonHeaders(upstream);
-  headers['content-length'] = String(payload.length);
-  return call.http.request({
-    provider: 'dashscope',
-    method: 'POST',
-    url: upstreamUrl(upstream.baseURL, '/api/v1', DASHSCOPE_IMAGE_PATH),
-    headers,
-    body: payload.body,
-    timeoutMs: timeoutOf(upstream, call.limits),
-    signal: call.signal,
-    maxBytes: call.limits.upstreamResponseBytes,
-  });
+  const json = translateImageRequest(request, upstream.model ?? request.model);
+  return postJsonUpstream(call, upstream, { provider: 'dashscope', url: upstreamUrl(upstream.baseURL, '/api/v1', DASHSCOPE_IMAGE_PATH), headers: jsonHeaders(upstream), json });
 }
 
 function readDashscopeImage(response: UpstreamResponse): ImageGenerationResponse {

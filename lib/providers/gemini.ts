@@ -7,7 +7,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { classifyUpstreamCode } from '../errors/status-policy.js';
 import type { ImageGenerationRequest } from '../images/image-request.js';
 import type { ImageData, ImageGenerationResponse } from '../images/image-generation-response.js';
-import { InlineBase64, UploadedImage, encodeJsonWithUploads } from '../images/uploaded-image.js';
+import { InlineBase64, UploadedImage } from '../images/uploaded-image.js';
 import { DataUrlText } from '../json/data-url-text.js';
 import { sniffImageType } from '../images/sniff-image-type.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
@@ -15,6 +15,7 @@ import { rejectionOf } from '../errors/rejection-of.js';
 import type { UpstreamResponse } from '../transport/upstream-http.js';
 import type { Upstream } from '../types.js';
 import { type CallContext, jsonHeaders, secretsOfHeaders, timeoutOf } from './call-context.js';
+import { postJsonUpstream } from './upstream-request.js';
 import type { Provider } from './provider.js';
 import { upstreamUrl } from './upstream-url.js';
 import { normalizeGeminiError } from './google-errors.js';
@@ -261,18 +262,12 @@ const GEMINI_TRANSPORT: GoogleImageTransport = {
 };
 
 function sendOne(transport: GoogleImageTransport, call: CallContext, request: ImageGenerationRequest, upstream: Upstream, credentials: Record<string, string>): Promise<UpstreamResponse> {
-  const payload = encodeJsonWithUploads(translateImageRequest(request));
-  const headers = { ...credentials };
-  headers['content-length'] = String(payload.length);
-  return call.http.request({
+  // a copy: the credentials serve every call of a fan-out, and each call adds its own content-length
+  return postJsonUpstream(call, upstream, {
     provider: transport.provider,
-    method: 'POST',
     url: transport.url(upstream, upstream.model ?? request.model),
-    headers,
-    body: payload.body,
-    timeoutMs: timeoutOf(upstream, call.limits),
-    signal: call.signal,
-    maxBytes: call.limits.upstreamResponseBytes,
+    headers: { ...credentials },
+    json: translateImageRequest(request),
   });
 }
 

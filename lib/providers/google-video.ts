@@ -10,7 +10,8 @@ import { operationName as checkedOperationName } from './vendor-ids.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
 import type { Upstream } from '../types.js';
-import { type CallContext, timeoutOf } from './call-context.js';
+import { type CallContext } from './call-context.js';
+import { requestUpstream } from './upstream-request.js';
 import { normalizeGeminiError } from './google-errors.js';
 import type { TaskCapability } from './provider.js';
 
@@ -258,16 +259,7 @@ async function createVideoTask(transport: GoogleVideoTransport, call: CallContex
   // checked before the credentials are asked for, and before any call: a bad body starts no paid work
   const { request, asked } = translateVideoRequest(body, transport.api);
   const headers = await transport.headers(upstream);
-  const response = await call.http.request({
-    provider: transport.api,
-    method: 'POST',
-    url: transport.createUrl(upstream, upstreamModel),
-    headers,
-    body: JSON.stringify(request),
-    timeoutMs: timeoutOf(upstream, call.limits),
-    signal: call.signal,
-    maxBytes: call.limits.upstreamResponseBytes,
-  });
+  const response = await requestUpstream(call, upstream, { provider: transport.api, method: 'POST', url: transport.createUrl(upstream, upstreamModel), headers, body: JSON.stringify(request) });
   const parsed = parseJsonBody(response.body);
   if (response.status < 200 || response.status >= 300) throw normalizeGeminiError(response.status, parsed, response.headers, transport.api);
   return videoTaskId(readOperationName(parsed, transport.api), asked);
@@ -277,15 +269,13 @@ async function createVideoTask(transport: GoogleVideoTransport, call: CallContex
 async function getVideoTask(transport: GoogleVideoTransport, call: CallContext, upstream: Upstream, upstreamTaskId: string): Promise<VeoTaskState> {
   const { operationName, asked } = parseVideoTaskId(upstreamTaskId);
   const read = transport.readCall(upstream, checkedOperationName(transport.api, operationName));
-  const response = await call.http.request({
+  const response = await requestUpstream(call, upstream, {
     provider: transport.api,
     method: read.method,
     url: read.url,
     headers: await transport.headers(upstream),
     ...(read.body !== undefined ? { body: read.body } : {}),
-    timeoutMs: timeoutOf(upstream, call.limits),
-    signal: call.signal,
-    maxBytes: transport.videoInOperation ? Math.max(call.limits.upstreamResponseBytes, VIDEO_OPERATION_BYTES) : call.limits.upstreamResponseBytes,
+    ...(transport.videoInOperation ? { maxBytes: Math.max(call.limits.upstreamResponseBytes, VIDEO_OPERATION_BYTES) } : {}),
   });
   const parsed = parseJsonBody(response.body);
   if (response.status === 404) throw GatewayError.notFound('The task no longer exists upstream (deleted or expired).');

@@ -9,6 +9,7 @@ import type { FormBody } from '../transport/form-body.js';
 import type { Upstream } from '../types.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
 import { type CallContext, jsonHeaders, secretsOfHeaders, timeoutOf } from './call-context.js';
+import { requestUpstream } from './upstream-request.js';
 import { classifyUpstreamCode } from '../errors/status-policy.js';
 import type { OpenedStream, PassthroughCapability, PassthroughResponse, Provider } from './provider.js';
 import { secretFreeBody } from '../transport/secret-free-body.js';
@@ -97,16 +98,7 @@ async function sendPassthrough(
   body: string | Readable,
   model: string | undefined,
 ): Promise<PassthroughResponse> {
-  const response = await call.http.request({
-    provider: upstream.provider,
-    method: 'POST',
-    url: compatibleUrl(rule, upstream, path, model),
-    headers,
-    body,
-    timeoutMs: timeoutOf(upstream, call.limits),
-    signal: call.signal,
-    maxBytes: call.limits.upstreamResponseBytes,
-  });
+  const response = await requestUpstream(call, upstream, { provider: upstream.provider, method: 'POST', url: compatibleUrl(rule, upstream, path, model), headers, body });
   const requestId = response.headers['x-request-id'];
   if (response.status < 200 || response.status >= 300) {
     // the upstream's message may quote a credential the fallback rule does not know (a host's token)

@@ -11,6 +11,7 @@ import type { ImageGenerationRequest } from '../images/image-request.js';
 import { isObject, parseJsonBody } from '../json/json-values.js';
 import type { Upstream } from '../types.js';
 import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
+import { requestUpstream } from './upstream-request.js';
 import type { Provider, UpstreamImageState, UpstreamImageTasks } from './provider.js';
 import { translateImageInput } from './replicate-inputs.js';
 import { type Prediction, awaitPrediction, createPrediction, getPrediction, normalizeReplicateError, outputUrls, predictionFailure, readPrediction, waitSecondsFor } from './replicate-predictions.js';
@@ -107,14 +108,11 @@ function createVideoTask(call: CallContext, body: Record<string, unknown>, upstr
 
 /** The prediction object as Replicate sent it (toCallerVideoTask reads its input and times); a 404 is a task gone. */
 async function getVideoTask(call: CallContext, upstream: Upstream, id: string): Promise<unknown> {
-  const response = await call.http.request({
+  const response = await requestUpstream(call, upstream, {
     provider: PROVIDER,
     method: 'GET',
     url: upstreamUrl(upstream.baseURL, '/v1', `/predictions/${encodeURIComponent(id)}`),
     headers: jsonHeaders(upstream),
-    timeoutMs: timeoutOf(upstream, call.limits),
-    signal: call.signal,
-    maxBytes: call.limits.upstreamResponseBytes,
   });
   const body = parseJsonBody(response.body);
   if (response.status === 404) throw GatewayError.notFound('The task no longer exists upstream (deleted or expired).');

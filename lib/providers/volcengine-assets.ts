@@ -4,7 +4,8 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Upstream } from '../types.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
-import { type CallContext, timeoutOf } from './call-context.js';
+import { type CallContext } from './call-context.js';
+import { requestUpstream } from './upstream-request.js';
 import { classifyUpstreamCode } from '../errors/status-policy.js';
 import { signVolcengineRequest, volcengineQueryString } from '../transport/volcengine-signer.js';
 import type { AssetCapability, CreatedAsset } from './provider.js';
@@ -76,16 +77,7 @@ export async function createVolcengineAsset(call: CallContext, body: Record<stri
     date: new Date(),
   });
 
-  const response = await call.http.request({
-    provider: PROVIDER,
-    method: 'POST',
-    url: `${base.origin}${pathname}?${volcengineQueryString(query)}`,
-    headers,
-    body: payload,
-    timeoutMs: timeoutOf(upstream, call.limits),
-    signal: call.signal,
-    maxBytes: call.limits.upstreamResponseBytes,
-  });
+  const response = await requestUpstream(call, upstream, { provider: PROVIDER, method: 'POST', url: `${base.origin}${pathname}?${volcengineQueryString(query)}`, headers, body: payload });
   // ResponseMetadata.RequestId is the documented id; these headers are a fallback for non-envelope bodies
   const headerRequestId = response.headers['x-request-id'] ?? response.headers['x-tt-logid'];
   return readCreateAssetResponse(response.status, parseJsonBody(response.body), headerRequestId);

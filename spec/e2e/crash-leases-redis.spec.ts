@@ -6,60 +6,45 @@
 // The survivor resolves each about one (short) lease later, never starts a second generation, reports
 // one usage event with the vendor work as the ledger books it, and its quota counters equal the events.
 // The time to resolution is logged, not asserted. Runs when REDIS_URL is set (.ci/run always sets it).
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
 import request from 'supertest';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { UsageEvent } from '../../lib/index.js';
 import { type FakePaidImages, startFakePaidImages } from '../helpers/fake-paid-images.js';
 import { KEY_A } from '../helpers/gateway-app.js';
 import { quotaUsed } from '../helpers/paid-work.js';
-import { type RedisInstance, type RedisInstanceConfig, startRedisInstance } from '../helpers/redis-instance.js';
+import { redisCluster } from '../helpers/redis-cluster.js';
+import type { RedisInstance } from '../helpers/redis-instance.js';
 
 const REDIS_URL = process.env.REDIS_URL;
 const SECRET = `whsec_${Buffer.from('crash-lease-test-secret-0123456').toString('base64')}`;
-const here = path.dirname(fileURLToPath(import.meta.url));
 // generous: the configured lease is 2 s, so the normal time is a few seconds
 const RESOLVED_WITHIN_MS = 60_000;
 
 describe.runIf(Boolean(REDIS_URL))('crashes found by leases, across instances sharing Redis', () => {
   let images: FakePaidImages;
-  let config: RedisInstanceConfig;
-  const running: RedisInstance[] = [];
-  const children: ChildProcess[] = [];
+  const cluster = redisCluster(REDIS_URL!, 'gw-crash');
   const releases: Array<() => void> = [];
 
   beforeAll(async () => {
     images = await startFakePaidImages();
   });
   beforeEach(() => {
-    config = {
-      redisUrl: REDIS_URL!,
-      namespace: `gw-crash-${randomBytes(4).toString('hex')}`,
+    cluster.start({
       arkBaseURL: images.arkBaseURL,
       signingSecret: SECRET,
       imagesBaseURL: images.dashscopeBaseURL,
       imagesPerMinute: 100,
       // the upstream's own deadline is far: only the lease can end the work soon
-      upstreamTimeoutMs: 120_000,
+      imageTimeoutMs: 120_000,
       leaseSeconds: 2,
       imageTasksConcurrency: 1,
       idempotency: true,
-    };
+    });
   });
   afterEach(async () => {
     for (const release of releases.splice(0)) release();
-    for (const child of children.splice(0)) child.kill('SIGKILL');
-    await Promise.all(running.splice(0).map((gw) => gw.close()));
-    const cleaner = new Redis(REDIS_URL!);
-    for (const pattern of [`${config.namespace}:*`, `gwtest:${config.namespace}:*`]) {
-      const keys = await cleaner.keys(pattern);
-      if (keys.length > 0) await cleaner.del(...keys);
-    }
-    cleaner.disconnect();
+    await cluster.stop();
     await images.settled();
     images.generations.length = 0;
     images.requests.length = 0;
@@ -70,30 +55,6 @@ describe.runIf(Boolean(REDIS_URL))('crashes found by leases, across instances sh
     await images.close();
   });
 
-  const survivorInstance = (): RedisInstance => {
-    const started = startRedisInstance(config);
-    running.push(started);
-    return started;
-  };
-  /** The instance that will be killed: its own process. */
-  const victim = async (): Promise<{ child: ChildProcess; url: string }> => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, '../helpers/redis-instance-main.ts')], {
-      env: { ...process.env, GATEWAY_INSTANCE: JSON.stringify(config) },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    children.push(child);
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.once('data', (line: Buffer) => resolve((JSON.parse(line.toString()) as { url: string }).url));
-      child.once('exit', (code) => reject(new Error(`instance exited with ${code}`)));
-    });
-    return { child, url };
-  };
-  const kill = async (child: ChildProcess): Promise<number> => {
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGKILL');
-    await exited;
-    return Date.now();
-  };
   const hold = (): void => {
     releases.push(images.hold());
   };
@@ -122,8 +83,8 @@ describe.runIf(Boolean(REDIS_URL))('crashes found by leases, across instances sh
   const chargedIn = (events: UsageEvent[]): number => events.reduce((sum, event) => sum + event.images + (event.undeliveredImages ?? 0), 0);
 
   it('a task mid-call and one queued behind it: both end task_interrupted; the call is booked as possibly paid and absorbed, the queued one as nothing', async () => {
-    const { child, url } = await victim();
-    const survivor = survivorInstance();
+    const { url, kill } = await cluster.spawn();
+    const survivor = cluster.instance();
     // the upstream works for a while: the victim is killed in the middle of its call
     images.workMs = 5_000;
     const runningId = await submit(url, { model: 'x-image-2.0', prompt: 'mid-call', n: 2 });
@@ -131,7 +92,7 @@ describe.runIf(Boolean(REDIS_URL))('crashes found by leases, across instances sh
     // the first task's paid call has started in the victim; the second waits for its slot there
     await expect.poll(() => images.started(), { timeout: 10_000, interval: 20 }).toBe(1);
     expect(await quotaUsed(survivor.router, 'images')).toBe(3);
-    const killedAt = await kill(child);
+    const killedAt = await kill();
 
     const midCall = await resolved(survivor, runningId, killedAt, 'mid-call');
     const queued = await resolved(survivor, queuedId, killedAt, 'queued');
@@ -162,13 +123,13 @@ describe.runIf(Boolean(REDIS_URL))('crashes found by leases, across instances sh
   }, 90_000);
 
   it('a task whose upstream made its images but whose answer was not received: booked as possibly paid, never run again', async () => {
-    const { child, url } = await victim();
-    const survivor = survivorInstance();
+    const { url, kill } = await cluster.spawn();
+    const survivor = cluster.instance();
     hold();
     const id = await submit(url, { model: 'x-image-2.0', prompt: 'answered, not stored' });
     // the fake has made the image (paid) and holds its answer
     await expect.poll(() => images.started(), { timeout: 10_000, interval: 20 }).toBe(1);
-    const killedAt = await kill(child);
+    const killedAt = await kill();
     for (const release of releases.splice(0)) release();
 
     const task = await resolved(survivor, id, killedAt, 'answered but not stored');
@@ -185,14 +146,14 @@ describe.runIf(Boolean(REDIS_URL))('crashes found by leases, across instances sh
   }, 90_000);
 
   it("a task killed between DashScope's asynchronous submit and the record of its id: booked as possibly paid", async () => {
-    const { child, url } = await victim();
-    const survivor = survivorInstance();
+    const { url, kill } = await cluster.spawn();
+    const survivor = cluster.instance();
     images.holdSubmits = true;
     hold();
     const id = await submit(url, { model: 'x-image-plus', prompt: 'the window' });
     // DashScope has made the task (paid); its id has not reached the victim
     await expect.poll(() => images.started(), { timeout: 10_000, interval: 20 }).toBe(1);
-    const killedAt = await kill(child);
+    const killedAt = await kill();
     for (const release of releases.splice(0)) release();
 
     const task = await resolved(survivor, id, killedAt, 'between the async submit and its id');
@@ -209,13 +170,13 @@ describe.runIf(Boolean(REDIS_URL))('crashes found by leases, across instances sh
   }, 90_000);
 
   it("a task killed after DashScope's id was recorded: the survivor follows it to its end, and it succeeds", async () => {
-    const { child, url } = await victim();
-    const survivor = survivorInstance();
+    const { url, kill } = await cluster.spawn();
+    const survivor = cluster.instance();
     hold();
     const id = await submit(url, { model: 'x-image-plus', prompt: 'followed' });
     // the victim has recorded the id and read the upstream task once
     await expect.poll(() => images.requests.filter((r) => r.method === 'GET' && r.path.startsWith('/api/v1/tasks/')).length, { timeout: 10_000, interval: 20 }).toBeGreaterThan(0);
-    const killedAt = await kill(child);
+    const killedAt = await kill();
     for (const release of releases.splice(0)) release();
 
     const task = await resolved(survivor, id, killedAt, 'after the upstream id was stored');
@@ -227,8 +188,8 @@ describe.runIf(Boolean(REDIS_URL))('crashes found by leases, across instances sh
   }, 90_000);
 
   it('a synchronous request with an Idempotency-Key killed mid-call: booked once by the survivor; the retry is told, never paid again', async () => {
-    const { child, url } = await victim();
-    const survivor = survivorInstance();
+    const { url, kill } = await cluster.spawn();
+    const survivor = cluster.instance();
     hold();
     const key = `crash-${randomBytes(6).toString('hex')}`;
     const body = { model: 'x-image-2.0', prompt: 'keyed', n: 2 };
@@ -238,7 +199,7 @@ describe.runIf(Boolean(REDIS_URL))('crashes found by leases, across instances sh
       body: JSON.stringify(body),
     }).catch((error: unknown) => error);
     await expect.poll(() => images.started(), { timeout: 10_000, interval: 20 }).toBe(1);
-    const killedAt = await kill(child);
+    const killedAt = await kill();
     expect(await first).toBeInstanceOf(Error);
     for (const release of releases.splice(0)) release();
 
@@ -284,8 +245,8 @@ describe.runIf(Boolean(REDIS_URL))('crashes found by leases, across instances sh
   }, 90_000);
 
   it("an Idempotency-Key request killed mid-call that nobody retries: the key's watch on the survivor books it; the next request with the key is told", async () => {
-    const { child, url } = await victim();
-    const survivor = survivorInstance();
+    const { url, kill } = await cluster.spawn();
+    const survivor = cluster.instance();
     hold();
     const key = `crash-${randomBytes(6).toString('hex')}`;
     const body = { model: 'x-image-2.0', prompt: 'keyed, never retried' };
@@ -295,7 +256,7 @@ describe.runIf(Boolean(REDIS_URL))('crashes found by leases, across instances sh
       body: JSON.stringify(body),
     }).catch((error: unknown) => error);
     await expect.poll(() => images.started(), { timeout: 10_000, interval: 20 }).toBe(1);
-    const killedAt = await kill(child);
+    const killedAt = await kill();
     await first;
     for (const release of releases.splice(0)) release();
 

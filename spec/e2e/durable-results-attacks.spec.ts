@@ -4,9 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { ResolveUpstreamInput } from '../../lib/index.js';
 import { localResultStorage } from '../../lib/storage.js';
 import { startCallbackReceiver } from '../helpers/callback-receiver.js';
-import { arkTaskObject, startFakeArk } from '../helpers/fake-ark.js';
+import { type FakeArk, arkTaskObject, startFakeArk } from '../helpers/fake-ark.js';
 import { dashscopeSuccess, startFakeDashscope } from '../helpers/fake-dashscope.js';
 import { sendJson, startFakeUpstream } from '../helpers/fake-upstream.js';
 import { KEY_A } from '../helpers/gateway-app.js';
@@ -36,6 +37,42 @@ async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean
     value = await read();
   }
   return value;
+}
+
+/** A small MP4 (an `ftyp` box first, so it reads as a video) of `size` bytes. */
+function mp4(size: number): Buffer {
+  const video = Buffer.alloc(size, 7);
+  Buffer.from([0, 0, 0, 0x20, 0x66, 0x74, 0x79, 0x70, 0x69, 0x73, 0x6f, 0x6d]).copy(video);
+  return video;
+}
+
+/** A media host that answers every request with a 4 KB MP4. */
+const startVideoHost = () =>
+  startFakeUpstream((_req, res) => {
+    res.writeHead(200, { 'content-type': 'video/mp4' });
+    res.end(mp4(4096));
+  });
+
+/** Video tasks on the fake Ark's Seedance; nothing else resolves. */
+const seedance = ({ route }: ResolveUpstreamInput, { ark }: { ark: FakeArk }) =>
+  route === 'video.tasks' ? { provider: 'ark' as const, baseURL: ark.baseURL, apiKey: 'ark-key', model: 'seedance' } : null;
+
+/** The task succeeds, and its next `reads` reads answer it succeeded with `videoUrl`. */
+function succeedWith(ark: FakeArk, videoUrl: string, reads: number): void {
+  ark.scripts.push(['succeeded']);
+  for (let index = 0; index < reads; index += 1) {
+    ark.next((req, res) => sendJson(res, 200, { ...arkTaskObject(decodeURIComponent(req.path.split('/').pop()!), 'seedance', 'succeeded'), content: { video_url: videoUrl } }));
+  }
+}
+
+/** Creates a Seedance task on the gateway; `query` reads it there. */
+async function createVideoTask(url: string, extra: Record<string, unknown> = {}) {
+  const created = await request(url)
+    .post('/api/v3/contents/generations/tasks')
+    .set('authorization', `Bearer ${KEY_A}`)
+    .send({ model: 'seedance', content: [{ type: 'text', text: 'a cat' }], ...extra });
+  const query = () => request(url).get(`/api/v3/contents/generations/tasks/${created.body.id}`).set('authorization', `Bearer ${KEY_A}`);
+  return { created, query };
 }
 
 describe('a failure of one image of several leaves no stored copies behind', () => {
@@ -94,19 +131,13 @@ describe('a succeeded video whose result cannot be stored (not a video) still re
     });
     const gateway = await gatewayWith({
       fakes: { ark: startFakeArk },
-      resolve: ({ route }, { ark }) => (route === 'video.tasks' ? { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-key', model: 'seedance' } : null),
+      resolve: seedance,
       callbacks: { allowLocal: true, pollIntervalsMs: [30], retryBaseMs: 20, retryMaxMs: 40, maxAttempts: 3 },
       storage: localResultStorage({ directory, secret: SECRET }),
     });
     const { ark } = gateway.fakes;
-    ark.scripts.push(['succeeded']);
-    for (let index = 0; index < 200; index += 1) {
-      ark.next((req, res) => sendJson(res, 200, { ...arkTaskObject(decodeURIComponent(req.path.split('/').pop()!), 'seedance', 'succeeded'), content: { video_url: `${host.origin}/v.mp4` } }));
-    }
-    const created = await request(gateway.url)
-      .post('/api/v3/contents/generations/tasks')
-      .set('authorization', `Bearer ${KEY_A}`)
-      .send({ model: 'seedance', content: [{ type: 'text', text: 'a cat' }], callback_url: receiver.url });
+    succeedWith(ark, `${host.origin}/v.mp4`, 200);
+    const { created } = await createVideoTask(gateway.url, { callback_url: receiver.url });
     expect(created.status).toBe(200);
     const [delivery] = await receiver.accepted(1, 15_000);
     const body = JSON.parse(delivery!.body) as { status: string; content: { video_url: string }; storage_error?: string };
@@ -184,15 +215,10 @@ describe('a stored video whose store cannot sign a URL any more', () => {
     const directory = await tempDir();
     const local = localResultStorage({ directory, secret: SECRET });
     let signing = true;
-    const host = await startFakeUpstream((_req, res) => {
-      const video = Buffer.alloc(4096, 7);
-      Buffer.from([0, 0, 0, 0x20, 0x66, 0x74, 0x79, 0x70, 0x69, 0x73, 0x6f, 0x6d]).copy(video);
-      res.writeHead(200, { 'content-type': 'video/mp4' });
-      res.end(video);
-    });
+    const host = await startVideoHost();
     const gateway = await gatewayWith({
       fakes: { ark: startFakeArk },
-      resolve: ({ route }, { ark }) => (route === 'video.tasks' ? { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-key', model: 'seedance' } : null),
+      resolve: seedance,
       storage: {
         ...local,
         url: async (key, context) => {
@@ -202,16 +228,9 @@ describe('a stored video whose store cannot sign a URL any more', () => {
       },
     });
     const { ark } = gateway.fakes;
-    ark.scripts.push(['succeeded']);
     const videoUrl = `${host.origin}/v.mp4`;
-    for (let index = 0; index < 5; index += 1) {
-      ark.next((req, res) => sendJson(res, 200, { ...arkTaskObject(decodeURIComponent(req.path.split('/').pop()!), 'seedance', 'succeeded'), content: { video_url: videoUrl } }));
-    }
-    const created = await request(gateway.url)
-      .post('/api/v3/contents/generations/tasks')
-      .set('authorization', `Bearer ${KEY_A}`)
-      .send({ model: 'seedance', content: [{ type: 'text', text: 'a cat' }] });
-    const query = () => request(gateway.url).get(`/api/v3/contents/generations/tasks/${created.body.id}`).set('authorization', `Bearer ${KEY_A}`);
+    succeedWith(ark, videoUrl, 5);
+    const { query } = await createVideoTask(gateway.url);
     const first = await query();
     expect(first.status).toBe(200);
     expect(String(first.body.content.video_url).startsWith(gateway.url)).toBe(true);
@@ -326,15 +345,10 @@ describe('a task store that fails to record the stored keys', () => {
     const directory = await tempDir();
     const inner = memoryTaskStore();
     let failStored = true;
-    const host = await startFakeUpstream((_req, res) => {
-      const video = Buffer.alloc(4096, 7);
-      Buffer.from([0, 0, 0, 0x20, 0x66, 0x74, 0x79, 0x70, 0x69, 0x73, 0x6f, 0x6d]).copy(video);
-      res.writeHead(200, { 'content-type': 'video/mp4' });
-      res.end(video);
-    });
+    const host = await startVideoHost();
     const gateway = await gatewayWith({
       fakes: { ark: startFakeArk },
-      resolve: ({ route }, { ark }) => (route === 'video.tasks' ? { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-key', model: 'seedance' } : null),
+      resolve: seedance,
       store: {
         ...inner,
         updateTask: async (id, version, changes) => {
@@ -345,15 +359,8 @@ describe('a task store that fails to record the stored keys', () => {
       storage: localResultStorage({ directory, secret: SECRET }),
     });
     const { ark } = gateway.fakes;
-    ark.scripts.push(['succeeded']);
-    for (let index = 0; index < 5; index += 1) {
-      ark.next((req, res) => sendJson(res, 200, { ...arkTaskObject(decodeURIComponent(req.path.split('/').pop()!), 'seedance', 'succeeded'), content: { video_url: `${host.origin}/v.mp4` } }));
-    }
-    const created = await request(gateway.url)
-      .post('/api/v3/contents/generations/tasks')
-      .set('authorization', `Bearer ${KEY_A}`)
-      .send({ model: 'seedance', content: [{ type: 'text', text: 'a cat' }] });
-    const query = () => request(gateway.url).get(`/api/v3/contents/generations/tasks/${created.body.id}`).set('authorization', `Bearer ${KEY_A}`);
+    succeedWith(ark, `${host.origin}/v.mp4`, 5);
+    const { query } = await createVideoTask(gateway.url);
     expect((await query()).status).toBeGreaterThanOrEqual(500);
     expect(
       await eventually(
@@ -376,15 +383,10 @@ describe('a task store whose write of the keys lands but does not answer', () =>
     const directory = await tempDir();
     const inner = memoryTaskStore();
     let lose = true;
-    const host = await startFakeUpstream((_req, res) => {
-      const video = Buffer.alloc(4096, 7);
-      Buffer.from([0, 0, 0, 0x20, 0x66, 0x74, 0x79, 0x70, 0x69, 0x73, 0x6f, 0x6d]).copy(video);
-      res.writeHead(200, { 'content-type': 'video/mp4' });
-      res.end(video);
-    });
+    const host = await startVideoHost();
     const gateway = await gatewayWith({
       fakes: { ark: startFakeArk },
-      resolve: ({ route }, { ark }) => (route === 'video.tasks' ? { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-key', model: 'seedance' } : null),
+      resolve: seedance,
       store: {
         ...inner,
         updateTask: async (id, version, changes) => {
@@ -399,15 +401,8 @@ describe('a task store whose write of the keys lands but does not answer', () =>
       storage: localResultStorage({ directory, secret: SECRET }),
     });
     const { ark } = gateway.fakes;
-    ark.scripts.push(['succeeded']);
-    for (let index = 0; index < 5; index += 1) {
-      ark.next((req, res) => sendJson(res, 200, { ...arkTaskObject(decodeURIComponent(req.path.split('/').pop()!), 'seedance', 'succeeded'), content: { video_url: `${host.origin}/v.mp4` } }));
-    }
-    const created = await request(gateway.url)
-      .post('/api/v3/contents/generations/tasks')
-      .set('authorization', `Bearer ${KEY_A}`)
-      .send({ model: 'seedance', content: [{ type: 'text', text: 'a cat' }] });
-    const query = () => request(gateway.url).get(`/api/v3/contents/generations/tasks/${created.body.id}`).set('authorization', `Bearer ${KEY_A}`);
+    succeedWith(ark, `${host.origin}/v.mp4`, 5);
+    const { query } = await createVideoTask(gateway.url);
     await query();
     const ok = await query();
     expect(ok.status).toBe(200);
@@ -423,8 +418,7 @@ describe('queries that poll while a video is being copied', () => {
     let downloads = 0;
     const host = await startFakeUpstream(async (_req, res) => {
       downloads += 1;
-      const video = Buffer.alloc(64 * 1024, 7);
-      Buffer.from([0, 0, 0, 0x20, 0x66, 0x74, 0x79, 0x70, 0x69, 0x73, 0x6f, 0x6d]).copy(video);
+      const video = mp4(64 * 1024);
       res.writeHead(200, { 'content-type': 'video/mp4' });
       res.write(video.subarray(0, 1024));
       // a slow transfer: the other queries arrive while it runs
@@ -433,19 +427,12 @@ describe('queries that poll while a video is being copied', () => {
     });
     const gateway = await gatewayWith({
       fakes: { ark: startFakeArk },
-      resolve: ({ route }, { ark }) => (route === 'video.tasks' ? { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-key', model: 'seedance' } : null),
+      resolve: seedance,
       storage: localResultStorage({ directory, secret: SECRET }),
     });
     const { ark } = gateway.fakes;
-    ark.scripts.push(['succeeded']);
-    for (let index = 0; index < 10; index += 1) {
-      ark.next((req, res) => sendJson(res, 200, { ...arkTaskObject(decodeURIComponent(req.path.split('/').pop()!), 'seedance', 'succeeded'), content: { video_url: `${host.origin}/v.mp4` } }));
-    }
-    const created = await request(gateway.url)
-      .post('/api/v3/contents/generations/tasks')
-      .set('authorization', `Bearer ${KEY_A}`)
-      .send({ model: 'seedance', content: [{ type: 'text', text: 'a cat' }] });
-    const query = () => request(gateway.url).get(`/api/v3/contents/generations/tasks/${created.body.id}`).set('authorization', `Bearer ${KEY_A}`);
+    succeedWith(ark, `${host.origin}/v.mp4`, 10);
+    const { query } = await createVideoTask(gateway.url);
     const first = query().then((res) => res);
     await new Promise((resolve) => setTimeout(resolve, 200));
     const answers = await Promise.all([first, query(), query()]);

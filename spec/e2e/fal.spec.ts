@@ -14,6 +14,7 @@ import { sendJson } from '../helpers/fake-upstream.js';
 import { KEY_A, createTestGateway } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 import { TINY_PNG } from '../helpers/images.js';
+import { failureOf } from '../helpers/sdk-failure.js';
 
 const gw = await gatewayWith({
   fakes: { fal: startFakeFal },
@@ -29,15 +30,6 @@ const gw = await gatewayWith({
 const { fal } = gw.fakes;
 const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: KEY_A });
 const auth = { Authorization: `Bearer ${KEY_A}` };
-
-type ApiError = InstanceType<typeof OpenAI.APIError>;
-const failureOf = (promise: Promise<unknown>): Promise<ApiError> =>
-  promise.then(
-    () => {
-      throw new Error('expected the call to fail');
-    },
-    (error: unknown) => error as ApiError,
-  );
 
 describe('text to image', () => {
   it('submits to the endpoint with Authorization: Key, polls the app id, and answers the images as b64_json', async () => {

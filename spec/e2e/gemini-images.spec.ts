@@ -16,6 +16,7 @@ import { gatewayWith } from '../helpers/gateway-with.js';
 import { TINY_GIF, TINY_JPEG, TINY_PNG } from '../helpers/images.js';
 import { quotaUsed } from '../helpers/paid-work.js';
 import { imageTaskEnded } from '../helpers/image-task-ended.js';
+import { failureOf } from '../helpers/sdk-failure.js';
 
 const MODEL = 'gemini-3-pro-image-preview';
 const GENERATE_PATH = `/v1beta/models/${MODEL}:generateContent`;
@@ -35,15 +36,6 @@ const gw = await gatewayWith({
 });
 const { gemini } = gw.fakes;
 const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: KEY_A, maxRetries: 0 });
-
-type ApiError = InstanceType<typeof OpenAI.APIError>;
-const failureOf = (promise: Promise<unknown>): Promise<ApiError> =>
-  promise.then(
-    () => {
-      throw new Error('expected the call to fail');
-    },
-    (error: unknown) => error as ApiError,
-  );
 
 describe('text to image', () => {
   it('sends generateContent with the key in x-goog-api-key and answers the bytes Gemini sent as b64_json', async () => {

@@ -3,81 +3,40 @@
 // any; when the instance running it is killed (SIGKILL) mid-call, another ends it `failed`
 // (task_interrupted) once its deadline passes, with its charge given back, exactly one terminal usage
 // event, and the paid call never made again. Runs when REDIS_URL is set (.ci/run always sets it).
-import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
 import request from 'supertest';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakePaidImages, startFakePaidImages } from '../helpers/fake-paid-images.js';
 import { KEY_A, KEY_B } from '../helpers/gateway-app.js';
 import { quotaUsed } from '../helpers/paid-work.js';
-import { type RedisInstance, type RedisInstanceConfig, startRedisInstance } from '../helpers/redis-instance.js';
+import { redisCluster } from '../helpers/redis-cluster.js';
 
 const REDIS_URL = process.env.REDIS_URL;
 const SECRET = `whsec_${Buffer.from('redis-image-task-secret-01234567').toString('base64')}`;
-const here = path.dirname(fileURLToPath(import.meta.url));
 const body = { model: 'x-image-2.0', prompt: 'a lighthouse' };
 
 describe.runIf(Boolean(REDIS_URL))('image tasks across instances sharing Redis', () => {
   let images: FakePaidImages;
-  let config: RedisInstanceConfig;
-  const running: RedisInstance[] = [];
-  const children: ChildProcess[] = [];
-
-  const instance = (): RedisInstance => {
-    const started = startRedisInstance(config);
-    running.push(started);
-    return started;
-  };
+  const cluster = redisCluster(REDIS_URL!, 'gw-img');
 
   beforeAll(async () => {
     images = await startFakePaidImages();
   });
   afterEach(async () => {
-    for (const child of children.splice(0)) child.kill('SIGKILL');
-    await Promise.all(running.splice(0).map((gw) => gw.close()));
-    const cleaner = new Redis(REDIS_URL!);
-    for (const pattern of [`${config.namespace}:*`, `gwtest:${config.namespace}:*`]) {
-      const keys = await cleaner.keys(pattern);
-      if (keys.length > 0) await cleaner.del(...keys);
-    }
-    cleaner.disconnect();
+    await cluster.stop();
     images.generations.length = 0;
     images.requests.length = 0;
   });
   afterAll(async () => {
     await images.close();
   });
-  const spawnInstance = (): ChildProcess => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, '../helpers/redis-instance-main.ts')], {
-      env: { ...process.env, GATEWAY_INSTANCE: JSON.stringify(config) },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    children.push(child);
-    return child;
-  };
-  const urlOf = (child: ChildProcess): Promise<string> =>
-    new Promise<string>((resolve, reject) => {
-      child.stdout!.once('data', (line: Buffer) => resolve((JSON.parse(line.toString()) as { url: string }).url));
-      child.once('exit', (code) => reject(new Error(`instance exited with ${code}`)));
-    });
 
   beforeEach(() => {
-    config = {
-      redisUrl: REDIS_URL!,
-      namespace: `gw-img-${randomBytes(4).toString('hex')}`,
-      arkBaseURL: images.arkBaseURL,
-      signingSecret: SECRET,
-      imagesBaseURL: images.dashscopeBaseURL,
-      imagesPerMinute: 100,
-    };
+    cluster.start({ arkBaseURL: images.arkBaseURL, signingSecret: SECRET, imagesBaseURL: images.dashscopeBaseURL, imagesPerMinute: 100 });
   });
 
   it('a task submitted on one instance is answered, and only to its owner, by another', async () => {
-    const one = instance();
-    const two = instance();
+    const one = cluster.instance();
+    const two = cluster.instance();
     const created = await request(one.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Prefer', 'respond-async').send(body);
     expect(created.status).toBe(202);
     await expect.poll(async () => (await request(two.app).get(`/v1/images/tasks/${created.body.id}`).set('Authorization', `Bearer ${KEY_A}`)).body.status, { timeout: 10_000 }).toBe('succeeded');
@@ -86,16 +45,15 @@ describe.runIf(Boolean(REDIS_URL))('image tasks across instances sharing Redis',
   });
 
   it("SIGKILL of the instance that submitted a task to DashScope's own task API: another resumes following it, and it succeeds", async () => {
-    const child = spawnInstance();
-    const url = await urlOf(child);
-    const survivor = instance();
+    const child = await cluster.spawn();
+    const survivor = cluster.instance();
     const release = images.hold();
     try {
-      const created = await request(url).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Prefer', 'respond-async').send({ model: 'x-image-plus', prompt: 'resumed' });
+      const created = await request(child.url).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Prefer', 'respond-async').send({ model: 'x-image-plus', prompt: 'resumed' });
       expect(created.status).toBe(202);
       // the child has submitted upstream and read the task once: the id is recorded and following scheduled
       await expect.poll(() => images.requests.filter((r) => r.method === 'GET' && r.path.startsWith('/api/v1/tasks/')).length, { timeout: 10_000, interval: 20 }).toBeGreaterThan(0);
-      child.kill('SIGKILL');
+      child.process.kill('SIGKILL');
       release();
       await expect
         .poll(async () => (await request(survivor.app).get(`/v1/images/tasks/${created.body.id}`).set('Authorization', `Bearer ${KEY_A}`)).body.status, { timeout: 20_000, interval: 250 })
@@ -110,12 +68,11 @@ describe.runIf(Boolean(REDIS_URL))('image tasks across instances sharing Redis',
   }, 40_000);
 
   it('SIGKILL of the instance running a task: another ends it failed (task_interrupted), refunds it, reports it once, and never calls the upstream again', async () => {
-    const child = spawnInstance();
-    const url = await urlOf(child);
-    const survivor = instance();
+    const child = await cluster.spawn();
+    const survivor = cluster.instance();
     const release = images.hold();
     try {
-      const created = await request(url)
+      const created = await request(child.url)
         .post('/v1/images/generations')
         .set('Authorization', `Bearer ${KEY_A}`)
         .set('Prefer', 'respond-async')
@@ -123,7 +80,7 @@ describe.runIf(Boolean(REDIS_URL))('image tasks across instances sharing Redis',
       expect(created.status).toBe(202);
       // the paid call has started in the child: kill it there
       await expect.poll(() => images.started(), { timeout: 5_000, interval: 20 }).toBe(1);
-      child.kill('SIGKILL');
+      child.process.kill('SIGKILL');
       expect(await quotaUsed(survivor.router, 'images')).toBe(2);
       let task: Record<string, unknown> = {};
       await expect

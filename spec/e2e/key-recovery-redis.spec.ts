@@ -6,10 +6,7 @@
 // exactly one generation was started, one usage event books it as delivered with the vendor's attempt
 // `made` under its id, and the quota counter equals the events. Killed before the id was recorded: the
 // request is booked as lost and the retry told, as before. Runs when REDIS_URL is set.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import request from 'supertest';
@@ -19,11 +16,11 @@ import { type FakePaidImages, startFakePaidImages } from '../helpers/fake-paid-i
 import { type FakeReplicate, REPLICATE_TOKEN, startFakeReplicate } from '../helpers/fake-replicate.js';
 import { KEY_A, listen } from '../helpers/gateway-app.js';
 import { quotaUsed } from '../helpers/paid-work.js';
-import { type RedisInstance, type RedisInstanceConfig, startRedisInstance } from '../helpers/redis-instance.js';
+import { redisCluster } from '../helpers/redis-cluster.js';
+import type { RedisInstance } from '../helpers/redis-instance.js';
 
 const REDIS_URL = process.env.REDIS_URL;
 const SECRET = `whsec_${Buffer.from('key-recovery-test-secret-012345').toString('base64')}`;
-const here = path.dirname(fileURLToPath(import.meta.url));
 // generous bounds: the configured lease is 2 s, so the normal time is a few seconds
 const RESOLVED_WITHIN_MS = 60_000;
 const REPLICATE_MODEL = 'black-forest-labs/flux-kontext-pro';
@@ -31,10 +28,8 @@ const REPLICATE_MODEL = 'black-forest-labs/flux-kontext-pro';
 describe.runIf(Boolean(REDIS_URL))('Idempotency-Key requests on an upstream task survive their instance, across instances sharing Redis', () => {
   let images: FakePaidImages;
   let replicate: FakeReplicate;
-  let config: RedisInstanceConfig;
-  const running: RedisInstance[] = [];
+  const cluster = redisCluster(REDIS_URL!, 'gw-keyrec');
   const servers: Array<{ close(): Promise<void> }> = [];
-  const children: ChildProcess[] = [];
   const releases: Array<() => void> = [];
 
   beforeAll(async () => {
@@ -42,31 +37,22 @@ describe.runIf(Boolean(REDIS_URL))('Idempotency-Key requests on an upstream task
     replicate = await startFakeReplicate();
   });
   beforeEach(() => {
-    config = {
-      redisUrl: REDIS_URL!,
-      namespace: `gw-keyrec-${randomBytes(4).toString('hex')}`,
+    cluster.start({
       arkBaseURL: images.arkBaseURL,
       signingSecret: SECRET,
       imagesBaseURL: images.dashscopeBaseURL,
       replicate: { baseURL: replicate.baseURL, apiKey: REPLICATE_TOKEN },
       imagesPerMinute: 100,
       // the upstream's own deadline is far: the request is still waiting on its task when it is killed
-      upstreamTimeoutMs: 120_000,
+      imageTimeoutMs: 120_000,
       leaseSeconds: 2,
       idempotency: true,
-    };
+    });
   });
   afterEach(async () => {
     for (const release of releases.splice(0)) release();
-    for (const child of children.splice(0)) child.kill('SIGKILL');
     await Promise.all(servers.splice(0).map((server) => server.close()));
-    await Promise.all(running.splice(0).map((gw) => gw.close()));
-    const cleaner = new Redis(REDIS_URL!);
-    for (const pattern of [`${config.namespace}:*`, `gwtest:${config.namespace}:*`]) {
-      const keys = await cleaner.keys(pattern);
-      if (keys.length > 0) await cleaner.del(...keys);
-    }
-    cleaner.disconnect();
+    await cluster.stop();
     await images.settled();
     images.generations.length = 0;
     images.requests.length = 0;
@@ -80,30 +66,6 @@ describe.runIf(Boolean(REDIS_URL))('Idempotency-Key requests on an upstream task
     await replicate.close();
   });
 
-  const survivorInstance = (): RedisInstance => {
-    const started = startRedisInstance(config);
-    running.push(started);
-    return started;
-  };
-  /** The instance that will be killed: its own process. */
-  const victim = async (): Promise<{ child: ChildProcess; url: string }> => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, '../helpers/redis-instance-main.ts')], {
-      env: { ...process.env, GATEWAY_INSTANCE: JSON.stringify(config) },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    children.push(child);
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.once('data', (line: Buffer) => resolve((JSON.parse(line.toString().split('\n')[0]!) as { url: string }).url));
-      child.once('exit', (code) => reject(new Error(`instance exited with ${code}`)));
-    });
-    return { child, url };
-  };
-  const kill = async (child: ChildProcess): Promise<number> => {
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGKILL');
-    await exited;
-    return Date.now();
-  };
   const hold = (): void => {
     releases.push(images.hold());
   };
@@ -118,7 +80,7 @@ describe.runIf(Boolean(REDIS_URL))('Idempotency-Key requests on an upstream task
   const recordedTask = async (): Promise<{ provider: string; id: string } | undefined> => {
     const reader = new Redis(REDIS_URL!);
     try {
-      for (const name of await reader.keys(`${config.namespace}:idem:*`)) {
+      for (const name of await reader.keys(`${cluster.config.namespace}:idem:*`)) {
         const text = await reader.get(name);
         const record = text ? (JSON.parse(text) as { lease?: { work?: { upstreamTask?: { provider: string; id: string } } } }) : undefined;
         if (record?.lease?.work?.upstreamTask) return record.lease.work.upstreamTask;
@@ -150,7 +112,7 @@ describe.runIf(Boolean(REDIS_URL))('Idempotency-Key requests on an upstream task
   const chargedIn = (events: UsageEvent[]): number => events.reduce((sum, event) => sum + event.images + (event.undeliveredImages ?? 0), 0);
 
   it('a live instance answers a keyed DashScope-async request from the upstream task, and books it with the task id', async () => {
-    const survivor = survivorInstance();
+    const survivor = cluster.instance();
     const key = `live-${randomBytes(6).toString('hex')}`;
     const body = { model: 'x-image-plus', prompt: 'a live keyed request' };
     const first = await request(survivor.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Idempotency-Key', key).send(body);
@@ -167,8 +129,8 @@ describe.runIf(Boolean(REDIS_URL))('Idempotency-Key requests on an upstream task
   }, 90_000);
 
   it("killed after DashScope's task id was recorded: the survivor follows the task, and the retry (the openai SDK too) gets the image replayed, paid once", async () => {
-    const { child, url } = await victim();
-    const survivor = survivorInstance();
+    const { url, kill } = await cluster.spawn();
+    const survivor = cluster.instance();
     const server = await listen(survivor.app);
     servers.push(server);
     hold();
@@ -176,7 +138,7 @@ describe.runIf(Boolean(REDIS_URL))('Idempotency-Key requests on an upstream task
     const body = { model: 'x-image-plus', prompt: 'followed from its id' };
     const first = sendFirst(url, key, body);
     await expect.poll(recordedTask, { timeout: 10_000, interval: 50 }).toMatchObject({ provider: 'dashscope', id: 'ds-task-1' });
-    const killedAt = await kill(child);
+    const killedAt = await kill();
     expect(await first).toBeInstanceOf(Error);
     for (const release of releases.splice(0)) release();
 
@@ -211,14 +173,14 @@ describe.runIf(Boolean(REDIS_URL))('Idempotency-Key requests on an upstream task
   }, 120_000);
 
   it("killed after DashScope's task id was recorded, nobody retrying: the key's watch follows it, and the later retry gets the answer", async () => {
-    const { child, url } = await victim();
-    const survivor = survivorInstance();
+    const { url, kill } = await cluster.spawn();
+    const survivor = cluster.instance();
     hold();
     const key = `watched-${randomBytes(6).toString('hex')}`;
     const body = { model: 'x-image-plus', prompt: 'followed by the watch' };
     const first = sendFirst(url, key, body);
     await expect.poll(recordedTask, { timeout: 10_000, interval: 50 }).toMatchObject({ provider: 'dashscope' });
-    const killedAt = await kill(child);
+    const killedAt = await kill();
     await first;
     for (const release of releases.splice(0)) release();
 
@@ -235,15 +197,15 @@ describe.runIf(Boolean(REDIS_URL))('Idempotency-Key requests on an upstream task
   }, 120_000);
 
   it('killed after the task id was recorded, and the upstream task fails: booked as failed (nothing billed), the retry is told interrupted', async () => {
-    const { child, url } = await victim();
-    const survivor = survivorInstance();
+    const { url, kill } = await cluster.spawn();
+    const survivor = cluster.instance();
     hold();
     images.script = () => ({ taskFails: true });
     const key = `failed-${randomBytes(6).toString('hex')}`;
     const body = { model: 'x-image-plus', prompt: 'a task that fails' };
     const first = sendFirst(url, key, body);
     await expect.poll(recordedTask, { timeout: 10_000, interval: 50 }).toMatchObject({ provider: 'dashscope' });
-    const killedAt = await kill(child);
+    const killedAt = await kill();
     await first;
     for (const release of releases.splice(0)) release();
 
@@ -260,8 +222,8 @@ describe.runIf(Boolean(REDIS_URL))('Idempotency-Key requests on an upstream task
   }, 120_000);
 
   it("killed before DashScope's task id was recorded: booked once as possibly paid, and the retry is told interrupted (as before)", async () => {
-    const { child, url } = await victim();
-    const survivor = survivorInstance();
+    const { url, kill } = await cluster.spawn();
+    const survivor = cluster.instance();
     images.holdSubmits = true;
     hold();
     const key = `window-${randomBytes(6).toString('hex')}`;
@@ -269,7 +231,7 @@ describe.runIf(Boolean(REDIS_URL))('Idempotency-Key requests on an upstream task
     const first = sendFirst(url, key, body);
     // DashScope has made the task (paid); its id has not reached the victim
     await expect.poll(() => images.started(), { timeout: 10_000, interval: 20 }).toBe(1);
-    const killedAt = await kill(child);
+    const killedAt = await kill();
     await first;
     for (const release of releases.splice(0)) release();
     expect(await recordedTask()).toBeUndefined();
@@ -286,8 +248,8 @@ describe.runIf(Boolean(REDIS_URL))('Idempotency-Key requests on an upstream task
   }, 120_000);
 
   it("killed after Replicate's prediction id was recorded: the survivor reads the prediction to its end, and the retry gets the image, paid once", async () => {
-    const { child, url } = await victim();
-    const survivor = survivorInstance();
+    const { url, kill } = await cluster.spawn();
+    const survivor = cluster.instance();
     const release = replicate.hold();
     releases.push(release);
     const key = `replicate-${randomBytes(6).toString('hex')}`;
@@ -295,7 +257,7 @@ describe.runIf(Boolean(REDIS_URL))('Idempotency-Key requests on an upstream task
     const first = sendFirst(url, key, body);
     await expect.poll(recordedTask, { timeout: 10_000, interval: 50 }).toMatchObject({ provider: 'replicate' });
     const recorded = (await recordedTask())!;
-    const killedAt = await kill(child);
+    const killedAt = await kill();
     await first;
     for (const item of releases.splice(0)) item();
 

@@ -4,64 +4,41 @@
 // the vendor work the dead instance may have been billed for: a task's terminal event with `vendorWork`
 // and the images absorbed; an Idempotency-Key freed for the retry with a clear answer. The fake counts the
 // generations it starts. Runs when REDIS_URL is set (.ci/run always sets it).
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
 import request from 'supertest';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { UsageEvent } from '../../lib/index.js';
 import { type FakePaidImages, startFakePaidImages } from '../helpers/fake-paid-images.js';
 import { KEY_A } from '../helpers/gateway-app.js';
 import { absorbedImages, accountedImages, chargedImages, ledger, quotaUsedBy, vendorImages } from '../helpers/ledger-books.js';
-import { type RedisInstance, type RedisInstanceConfig, startRedisInstance } from '../helpers/redis-instance.js';
+import { redisCluster } from '../helpers/redis-cluster.js';
+import type { RedisInstance } from '../helpers/redis-instance.js';
 
 const REDIS_URL = process.env.REDIS_URL;
 const SECRET = `whsec_${Buffer.from('ledger-crash-secret-0123456789ab').toString('base64')}`;
-const here = path.dirname(fileURLToPath(import.meta.url));
 /** The documented bound: a crash is found and resolved within about 30 s (not the upstream deadline, 300 s by default). */
 const RESOLVED_WITHIN_MS = 45_000;
 const auth = { Authorization: `Bearer ${KEY_A}` };
 
-interface Child {
-  process: ChildProcess;
-  url: string;
-  /** The usage events the child emitted before it died. */
-  usage: UsageEvent[];
-}
-
 describe.runIf(Boolean(REDIS_URL))('a gateway instance killed mid-work: the books and the time to resolution', () => {
   let images: FakePaidImages;
-  let config: RedisInstanceConfig;
-  const running: RedisInstance[] = [];
-  const children: ChildProcess[] = [];
+  const cluster = redisCluster(REDIS_URL!, 'gw-ledger');
 
   beforeAll(async () => {
     images = await startFakePaidImages();
   });
   beforeEach(() => {
-    config = {
-      redisUrl: REDIS_URL!,
-      namespace: `gw-ledger-${randomBytes(4).toString('hex')}`,
+    cluster.start({
       arkBaseURL: images.arkBaseURL,
       signingSecret: SECRET,
       imagesBaseURL: images.dashscopeBaseURL,
       imagesPerMinute: 100,
       // the gateway's own upstream deadline (300 s): the crash must be found long before it
       imageTimeoutMs: null,
-      sharedIdempotency: true,
-    };
+      idempotency: true,
+    });
   });
   afterEach(async () => {
-    for (const child of children.splice(0)) child.kill('SIGKILL');
-    await Promise.all(running.splice(0).map((gw) => gw.close()));
-    const cleaner = new Redis(REDIS_URL!);
-    for (const pattern of [`${config.namespace}:*`, `gwtest:${config.namespace}:*`]) {
-      const keys = await cleaner.keys(pattern);
-      if (keys.length > 0) await cleaner.del(...keys);
-    }
-    cleaner.disconnect();
+    await cluster.stop();
     images.script = undefined;
     images.generations.length = 0;
     images.requests.length = 0;
@@ -69,34 +46,6 @@ describe.runIf(Boolean(REDIS_URL))('a gateway instance killed mid-work: the book
   afterAll(async () => {
     await images.close();
   });
-
-  const survivor = (): RedisInstance => {
-    const started = startRedisInstance(config);
-    running.push(started);
-    return started;
-  };
-  const spawnChild = (): Promise<Child> => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, '../helpers/redis-instance-main.ts')], {
-      env: { ...process.env, GATEWAY_INSTANCE: JSON.stringify(config) },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    children.push(child);
-    const usage: UsageEvent[] = [];
-    let buffered = '';
-    return new Promise<Child>((resolve, reject) => {
-      child.stdout?.on('data', (chunk: Buffer) => {
-        buffered += chunk.toString();
-        const lines = buffered.split('\n');
-        buffered = lines.pop() ?? '';
-        for (const line of lines) {
-          const parsed = JSON.parse(line) as { url?: string; usage?: UsageEvent };
-          if (parsed.usage) usage.push(parsed.usage);
-          if (parsed.url) resolve({ process: child, url: parsed.url, usage });
-        }
-      });
-      child.once('exit', (code) => reject(new Error(`instance exited with ${code}`)));
-    });
-  };
 
   /** Polls a task on the survivor until it has ended; the time it took after the kill. */
   async function endedOn(gw: RedisInstance, id: string, killedAt: number): Promise<{ task: Record<string, unknown>; ms: number }> {
@@ -112,8 +61,8 @@ describe.runIf(Boolean(REDIS_URL))('a gateway instance killed mid-work: the book
   }
 
   it('the instance running an image task dies mid-call: the task ends within about 30 s, its terminal event records the vendor work, absorbed, and no charge', async () => {
-    const child = await spawnChild();
-    const other = survivor();
+    const child = await cluster.spawn();
+    const other = cluster.instance();
     const release = images.hold();
     try {
       const created = await request(child.url).post('/v1/images/generations').set(auth).set('Prefer', 'respond-async').send({ model: 'x-image-2.0', prompt: 'a lighthouse', n: 2 });
@@ -140,8 +89,8 @@ describe.runIf(Boolean(REDIS_URL))('a gateway instance killed mid-work: the book
   }, 90_000);
 
   it('the instance dies between a DashScope asynchronous submit and storing its upstream task id: the task ends within about 30 s and the vendor work is on its books', async () => {
-    const child = await spawnChild();
-    const other = survivor();
+    const child = await cluster.spawn();
+    const other = cluster.instance();
     let answer!: () => void;
     const submitAnswered = new Promise<void>((resolve) => (answer = resolve));
     // DashScope took the task (paid from here) and its answer, the id, is on the way when the instance dies
@@ -169,8 +118,8 @@ describe.runIf(Boolean(REDIS_URL))('a gateway instance killed mid-work: the book
   }, 90_000);
 
   it('a synchronous request with an Idempotency-Key whose instance dies mid-call: the key is freed for the retry within about 30 s, and the dead attempt is on the books', async () => {
-    const child = await spawnChild();
-    const other = survivor();
+    const child = await cluster.spawn();
+    const other = cluster.instance();
     const release = images.hold();
     const key = { 'Idempotency-Key': `order-crash-${randomBytes(3).toString('hex')}` };
     const body = JSON.stringify({ model: 'x-image-2.0', prompt: 'paid once, crashed' });

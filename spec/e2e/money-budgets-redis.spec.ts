@@ -14,6 +14,7 @@ import { type FakeArk, startFakeArk } from '../helpers/fake-ark.js';
 import { type FakePaidImages, startFakePaidImages } from '../helpers/fake-paid-images.js';
 import { type FakeLlm, startFakeLlm } from '../helpers/fake-llm.js';
 import { KEY_A, type TestGateway, createTestGateway } from '../helpers/gateway-app.js';
+import { removeRedisKeys } from '../helpers/redis-keys.js';
 
 const REDIS_URL = process.env.REDIS_URL;
 const GENERATIONS = '/v1/images/generations';
@@ -77,10 +78,7 @@ describe.runIf(Boolean(REDIS_URL))('money budgets across instances sharing Redis
   });
   afterEach(async () => {
     await Promise.all(running.splice(0).map((gw) => gw.close()));
-    const cleaner = new Redis(REDIS_URL!);
-    const keys = await cleaner.keys(`${namespace}:*`);
-    if (keys.length > 0) await cleaner.del(...keys);
-    cleaner.disconnect();
+    await removeRedisKeys(REDIS_URL!, [`${namespace}:*`]);
   });
   afterAll(async () => {
     await images.close();

@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { bullmqScheduler, redisTaskStore } from '../../lib/redis.js';
 import { type FakeReplicate, REPLICATE_TOKEN, startFakeReplicate } from '../helpers/fake-replicate.js';
 import { KEY_A, type TestGateway, createTestGateway } from '../helpers/gateway-app.js';
+import { removeRedisKeys } from '../helpers/redis-keys.js';
 
 const REDIS_URL = process.env.REDIS_URL;
 const MODEL = 'black-forest-labs/flux-kontext-pro';
@@ -41,12 +42,7 @@ describe.runIf(Boolean(REDIS_URL))('Replicate image tasks across instances shari
   });
   afterEach(async () => {
     for (const { gateway } of [...running]) await stop(gateway);
-    const cleaner = new Redis(REDIS_URL!);
-    for (const pattern of [`${namespace}:*`, `gwtest:${namespace}:*`]) {
-      const keys = await cleaner.keys(pattern);
-      if (keys.length > 0) await cleaner.del(...keys);
-    }
-    cleaner.disconnect();
+    await removeRedisKeys(REDIS_URL!, [`${namespace}:*`, `gwtest:${namespace}:*`]);
   });
   afterAll(async () => {
     await replicate.close();

@@ -15,6 +15,7 @@ import { gatewayWith } from '../helpers/gateway-with.js';
 import { TINY_JPEG, TINY_PNG } from '../helpers/images.js';
 import { quotaUsed } from '../helpers/paid-work.js';
 import { imageTaskEnded } from '../helpers/image-task-ended.js';
+import { failureOf } from '../helpers/sdk-failure.js';
 
 const SCHNELL = 'black-forest-labs/flux-schnell';
 const NANO = 'google/nano-banana';
@@ -47,15 +48,6 @@ const gw = await gatewayWith({
 });
 const { replicate } = gw.fakes;
 const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: KEY_A });
-
-type ApiError = InstanceType<typeof OpenAI.APIError>;
-const failureOf = (promise: Promise<unknown>): Promise<ApiError> =>
-  promise.then(
-    () => {
-      throw new Error('expected the call to fail');
-    },
-    (error: unknown) => error as ApiError,
-  );
 
 const inputOf = (index = 0): Record<string, unknown> => (replicate.creates()[index]!.json as { input: Record<string, unknown> }).input;
 

@@ -15,6 +15,7 @@ import { type FakeArk, arkTaskObject, startFakeArk } from '../helpers/fake-ark.j
 import { sendJson } from '../helpers/fake-upstream.js';
 import { KEY_A, type TestGateway, createTestGateway } from '../helpers/gateway-app.js';
 import { type RedisServerProcess, startRedisServerProcess } from '../helpers/redis-server-process.js';
+import { removeRedisKeys } from '../helpers/redis-keys.js';
 
 const REDIS_URL = process.env.REDIS_URL;
 const TASKS = '/api/v3/contents/generations/tasks';
@@ -87,14 +88,10 @@ describe.runIf(Boolean(REDIS_URL))('video task durability on Redis (bullmqSchedu
   });
   afterEach(async () => {
     for (const step of cleanup.splice(0).reverse()) await step();
-    const cleaner = new Redis(REDIS_URL!);
-    for (const namespace of namespaces.splice(0)) {
-      for (const pattern of [`${namespace}:*`, `${QUEUE_PREFIX}:${namespace}:*`]) {
-        const keys = await cleaner.keys(pattern);
-        if (keys.length > 0) await cleaner.del(...keys);
-      }
-    }
-    cleaner.disconnect();
+    await removeRedisKeys(
+      REDIS_URL!,
+      namespaces.splice(0).flatMap((namespace) => [`${namespace}:*`, `${QUEUE_PREFIX}:${namespace}:*`]),
+    );
     ark.scripts.length = 0;
     receiver.deliveries.length = 0;
     receiver.failFirst = 0;

@@ -24,6 +24,20 @@ const create = (gw: TestGateway, body: object = video()) => request(gw.app).post
 const query = (gw: TestGateway, id: string) => request(gw.app).get(`${TASKS}/${id}`).set('Authorization', `Bearer ${KEY_A}`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A keyed image request whose client leaves 200 ms after sending it, without reading an answer. */
+async function sendKeyedThenLeave(url: string, key: string): Promise<void> {
+  const controller = new AbortController();
+  const lost = fetch(`${url}/v1/images/generations`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json', 'idempotency-key': key },
+    body: JSON.stringify({ model: 'm', prompt: 'p' }),
+    signal: controller.signal,
+  }).catch(() => undefined);
+  await sleep(200);
+  controller.abort();
+  await lost;
+}
+
 describe('video quotas', () => {
   it('a create whose task cannot be recorded gives back its concurrent-task slot and its video-seconds', async () => {
     const inner = memoryTaskStore();
@@ -129,16 +143,7 @@ describe('a keyed request whose client left and whose work outlives the running 
     );
     const server = await listen(app);
     try {
-      const controller = new AbortController();
-      const lost = fetch(`${server.url}/v1/images/generations`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json', 'idempotency-key': 'late-1' },
-        body: JSON.stringify({ model: 'm', prompt: 'p' }),
-        signal: controller.signal,
-      }).catch(() => undefined);
-      await sleep(200);
-      controller.abort();
-      await lost;
+      await sendKeyedThenLeave(server.url, 'late-1');
       const replay = () => request(app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Idempotency-Key', 'late-1').send({ model: 'm', prompt: 'p' });
       await expect.poll(async () => (await replay()).headers['idempotent-replayed'], { timeout: 8_000, interval: 300 }).toBe('true');
       // the retries' own 409 answers aside: the one event of the work is its kept answer
@@ -169,16 +174,7 @@ describe('a keyed request whose work hangs after its client left', () => {
     );
     const server = await listen(app);
     try {
-      const controller = new AbortController();
-      const lost = fetch(`${server.url}/v1/images/generations`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json', 'idempotency-key': 'hang-1' },
-        body: JSON.stringify({ model: 'm', prompt: 'p' }),
-        signal: controller.signal,
-      }).catch(() => undefined);
-      await sleep(200);
-      controller.abort();
-      await lost;
+      await sendKeyedThenLeave(server.url, 'hang-1');
       const other = () => request(app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'm', prompt: 'p' });
       await expect.poll(async () => (await other()).status, { timeout: 5_000, interval: 200 }).toBe(200);
       const retry = await request(app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Idempotency-Key', 'hang-1').send({ model: 'm', prompt: 'p' });

@@ -15,6 +15,7 @@ import { type FakeArk, startFakeArk } from '../helpers/fake-ark.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { KEY_A, type TestGateway, createTestGateway } from '../helpers/gateway-app.js';
 import { type RedisServerProcess, startRedisServerProcess } from '../helpers/redis-server-process.js';
+import { removeRedisKeys } from '../helpers/redis-keys.js';
 
 const REDIS_URL = process.env.REDIS_URL;
 const GENERATIONS = '/v1/images/generations';
@@ -68,12 +69,7 @@ describe.runIf(Boolean(REDIS_URL))('tenant controls across instances sharing Red
   });
   afterEach(async () => {
     await Promise.all(running.splice(0).map((gw) => gw.close()));
-    const cleaner = new Redis(REDIS_URL!);
-    for (const pattern of [`${namespace}:*`, `gwtest:${namespace}:*`]) {
-      const keys = await cleaner.keys(pattern);
-      if (keys.length > 0) await cleaner.del(...keys);
-    }
-    cleaner.disconnect();
+    await removeRedisKeys(REDIS_URL!, [`${namespace}:*`, `gwtest:${namespace}:*`]);
     openai.requests.length = 0;
     ark.requests.length = 0;
     receiver.deliveries.length = 0;

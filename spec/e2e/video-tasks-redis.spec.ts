@@ -2,35 +2,22 @@
 // is queryable on another; each state is delivered once when nothing crashes; a delivery survives
 // the instance that was retrying it being stopped, and the instance that held it being killed.
 // Runs when REDIS_URL is set (.ci/run always sets it).
-import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import request from 'supertest';
-import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type CallbackReceiver, startCallbackReceiver } from '../helpers/callback-receiver.js';
 import { type FakeArk, startFakeArk } from '../helpers/fake-ark.js';
 import { KEY_A, KEY_B } from '../helpers/gateway-app.js';
-import { type RedisInstance, type RedisInstanceConfig, startRedisInstance } from '../helpers/redis-instance.js';
+import { redisCluster } from '../helpers/redis-cluster.js';
 
 const REDIS_URL = process.env.REDIS_URL;
 const TASKS = '/api/v3/contents/generations/tasks';
 const SECRET = `whsec_${Buffer.from('redis-suite-signing-secret-0123456').toString('base64')}`;
-const here = path.dirname(fileURLToPath(import.meta.url));
 
 describe.runIf(Boolean(REDIS_URL))('video tasks across instances sharing Redis', () => {
   let ark: FakeArk;
   let receiver: CallbackReceiver;
-  let config: RedisInstanceConfig;
-  const running: RedisInstance[] = [];
-  const children: ChildProcess[] = [];
+  const cluster = redisCluster(REDIS_URL!, 'gw-it');
 
-  const instance = (): RedisInstance => {
-    const started = startRedisInstance(config);
-    running.push(started);
-    return started;
-  };
   const body = (extra: Record<string, unknown> = {}) => ({ model: 'seedance', content: [{ type: 'text', text: 'a cat' }], ...extra });
 
   beforeAll(async () => {
@@ -38,15 +25,8 @@ describe.runIf(Boolean(REDIS_URL))('video tasks across instances sharing Redis',
     receiver = await startCallbackReceiver();
   });
   afterEach(async () => {
-    for (const child of children.splice(0)) child.kill('SIGKILL');
-    await Promise.all(running.splice(0).map((gw) => gw.close()));
     // every test gets its own namespace; its keys are removed
-    const cleaner = new Redis(REDIS_URL!);
-    for (const pattern of [`${config.namespace}:*`, `gwtest:${config.namespace}:*`]) {
-      const keys = await cleaner.keys(pattern);
-      if (keys.length > 0) await cleaner.del(...keys);
-    }
-    cleaner.disconnect();
+    await cluster.stop();
     receiver.deliveries.length = 0;
     receiver.failFirst = 0;
   });
@@ -56,13 +36,13 @@ describe.runIf(Boolean(REDIS_URL))('video tasks across instances sharing Redis',
   });
   // a fresh namespace per test
   const fresh = () => {
-    config = { redisUrl: REDIS_URL!, namespace: `gw-it-${randomBytes(4).toString('hex')}`, arkBaseURL: ark.baseURL, signingSecret: SECRET };
+    cluster.start({ arkBaseURL: ark.baseURL, signingSecret: SECRET });
   };
 
   it('a task created on one instance is queryable on another, and only by its owner', async () => {
     fresh();
-    const a = instance();
-    const b = instance();
+    const a = cluster.instance();
+    const b = cluster.instance();
     const created = await request(a.app).post(TASKS).set('Authorization', `Bearer ${KEY_A}`).send(body());
     expect(created.status).toBe(200);
     const onB = await request(b.app).get(`${TASKS}/${created.body.id}`).set('Authorization', `Bearer ${KEY_A}`);
@@ -74,8 +54,8 @@ describe.runIf(Boolean(REDIS_URL))('video tasks across instances sharing Redis',
 
   it('delivers each state exactly once when nothing crashes, with two instances competing', async () => {
     fresh();
-    instance();
-    const b = instance();
+    cluster.instance();
+    const b = cluster.instance();
     await request(b.app)
       .post(TASKS)
       .set('Authorization', `Bearer ${KEY_A}`)
@@ -92,7 +72,7 @@ describe.runIf(Boolean(REDIS_URL))('video tasks across instances sharing Redis',
     fresh();
     ark.scripts.push(['succeeded']);
     receiver.failFirst = 1;
-    const a = instance();
+    const a = cluster.instance();
     await request(a.app)
       .post(TASKS)
       .set('Authorization', `Bearer ${KEY_A}`)
@@ -100,9 +80,8 @@ describe.runIf(Boolean(REDIS_URL))('video tasks across instances sharing Redis',
     const deadline = Date.now() + 5_000;
     while (receiver.deliveries.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     expect(receiver.deliveries.map((d) => d.status)).toEqual([500]);
-    await a.close();
-    running.splice(running.indexOf(a), 1);
-    instance();
+    await cluster.close(a);
+    cluster.instance();
     const [delivered] = await receiver.accepted(1);
     expect(delivered!.headers['webhook-id']).toBe(receiver.deliveries[0]!.headers['webhook-id']);
   });
@@ -110,15 +89,7 @@ describe.runIf(Boolean(REDIS_URL))('video tasks across instances sharing Redis',
   it('a delivery held by an instance that is killed is taken over by another', async () => {
     fresh();
     ark.scripts.push(['succeeded']);
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, '../helpers/redis-instance-main.ts')], {
-      env: { ...process.env, GATEWAY_INSTANCE: JSON.stringify(config) },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    children.push(child);
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.once('data', (line: Buffer) => resolve((JSON.parse(line.toString()) as { url: string }).url));
-      child.once('exit', (code) => reject(new Error(`instance exited with ${code}`)));
-    });
+    const child = await cluster.spawn();
     // the first attempt reaches the receiver, which holds it open: the job is in the child's hands
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
@@ -127,14 +98,14 @@ describe.runIf(Boolean(REDIS_URL))('video tasks across instances sharing Redis',
       await new Promise((r) => setTimeout(r, 60_000));
       res.end();
     });
-    const created = await request(url)
+    const created = await request(child.url)
       .post(TASKS)
       .set('Authorization', `Bearer ${KEY_A}`)
       .send(body({ callback_url: receiver.url }));
     expect(created.status).toBe(200);
     await held;
-    child.kill('SIGKILL');
-    instance();
+    child.process.kill('SIGKILL');
+    cluster.instance();
     const [delivered] = await receiver.accepted(1, 15_000);
     expect(JSON.parse(delivered!.body)).toMatchObject({ id: created.body.id, status: 'succeeded' });
   }, 30_000);

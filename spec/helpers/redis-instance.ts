@@ -16,15 +16,11 @@ export interface RedisInstanceConfig {
   imagesPerMinute?: number;
   /** The image upstream's deadline (`Upstream.timeoutMs`), ms. Default 3 000; `null`: none, the gateway's default applies. */
   imageTimeoutMs?: number | null;
-  /** Idempotency-Keys and kept answers on this Redis too, shared by every instance. Default: each instance's own memory. */
-  sharedIdempotency?: boolean;
-  /** The image upstream's deadline, ms. Default 3 000. */
-  upstreamTimeoutMs?: number;
   /** `imageTasks.leaseSeconds` and `idempotency.leaseSeconds`: how soon another instance finds this one stopped. */
   leaseSeconds?: number;
   /** `imageTasks.concurrency`: 1 keeps a second task queued behind a running one. */
   imageTasksConcurrency?: number;
-  /** Idempotency-Key records on this Redis (redisIdempotencyStore), shared by every instance: the same as `sharedIdempotency`. */
+  /** Idempotency-Keys and kept answers on this Redis too (redisIdempotencyStore), shared by every instance. Default: each instance's own memory. */
   idempotency?: boolean;
   /** A Replicate upstream (the fake's `/v1` base) with its token: image models `owner/name` resolve to it. */
   replicate?: { baseURL: string; apiKey: string };
@@ -43,7 +39,7 @@ export function startRedisInstance(config: RedisInstanceConfig): RedisInstance {
       if (route === 'video.tasks') return { provider: 'ark', baseURL: config.arkBaseURL, apiKey: 'ark-key' };
       // Replicate's models are named owner/name: each request is one prediction
       if (config.replicate && route.startsWith('images.') && model.includes('/'))
-        return { provider: 'replicate', baseURL: config.replicate.baseURL, apiKey: config.replicate.apiKey, model, timeoutMs: config.imageTimeoutMs ?? config.upstreamTimeoutMs ?? 3_000 };
+        return { provider: 'replicate', baseURL: config.replicate.baseURL, apiKey: config.replicate.apiKey, model, timeoutMs: config.imageTimeoutMs ?? 3_000 };
       // x-image-plus runs on DashScope's asynchronous synthesis (upstreams §1.5), any other image model synchronously
       if (config.imagesBaseURL && route.startsWith('images.'))
         return {
@@ -51,7 +47,7 @@ export function startRedisInstance(config: RedisInstanceConfig): RedisInstance {
           baseURL: config.imagesBaseURL,
           apiKey: 'ds-key',
           model: model === 'x-image-plus' ? 'qwen-image-plus' : 'qwen-image-2.0',
-          ...(config.imageTimeoutMs === null ? {} : { timeoutMs: config.imageTimeoutMs ?? config.upstreamTimeoutMs ?? 3_000 }),
+          ...(config.imageTimeoutMs === null ? {} : { timeoutMs: config.imageTimeoutMs ?? 3_000 }),
         };
       return null;
     },
@@ -65,7 +61,7 @@ export function startRedisInstance(config: RedisInstanceConfig): RedisInstance {
           },
         }
       : {}),
-    ...(config.idempotency || config.sharedIdempotency
+    ...(config.idempotency
       ? { idempotency: { store: redisIdempotencyStore({ client, prefix: `${config.namespace}:idem:` }), ...(config.leaseSeconds !== undefined ? { leaseSeconds: config.leaseSeconds } : {}) } }
       : {}),
     ...(config.imagesPerMinute !== undefined ? { quotas: { limits: { imagesPerMinute: config.imagesPerMinute }, redis: client, prefix: `${config.namespace}:quota:` } } : {}),
