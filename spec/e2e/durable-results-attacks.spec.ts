@@ -297,7 +297,9 @@ describe('an S3 endpoint that black-holes requests does not pin sockets forever'
           credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' },
           requestTimeoutMs: 500,
         }),
-        timeoutMs: 1_000,
+        // the store's own timeout, with its retries, ends the put long before this: the answer waits
+        // for it, so the silent server has surely seen the put's connections, however slow the machine
+        timeoutMs: 15_000,
       },
     });
     const res = await request(gateway.url).post('/v1/images/generations').set('authorization', `Bearer ${KEY_A}`).send({ model: 'x', prompt: 'x' });
