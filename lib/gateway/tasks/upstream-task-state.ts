@@ -1,6 +1,7 @@
 // A stored task's state as its upstream reports it now (contract §4.2): the resolver is asked again
 // (keys are never stored, so they can rotate), the upstream of the provider that created the task is
-// called, and its answer becomes the caller's task object. Used by a query and by a background poll.
+// called, and its answer becomes the caller's task object. Used by a query and by a background poll
+// of a video task; image tasks followed on their upstream's own task find it the same way.
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { CallContext } from '../../providers/call-context.js';
 import { requireCapability } from '../../providers/registry.js';
@@ -49,9 +50,7 @@ export class UpstreamTaskState {
   }
 
   private async taskUpstream(record: TaskRecord, caller: Caller, req: ResolveUpstreamInput['req']): Promise<Upstream> {
-    // keys are never stored: the resolver is asked again, so they can rotate
-    const upstreams = await resolveUpstreams(this.options, { model: record.model, route: 'video.tasks', caller, req });
-    const upstream = taskUpstreamAmong(upstreams, record);
+    const upstream = await resolveTaskUpstream(this.options, record, 'video.tasks', caller, req);
     if (!upstream) {
       this.options.logger.error({ model: record.model }, `resolveUpstream no longer names a ${record.upstream.provider} upstream for a stored task`);
       throw GatewayError.internal();
@@ -62,6 +61,21 @@ export class UpstreamTaskState {
   private call(signal: AbortSignal): CallContext {
     return { http: this.http, signal, limits: this.options.limits };
   }
+}
+
+/**
+ * The upstream a stored task (video or image) runs on, for a query or a background poll: keys are
+ * never stored, so the resolver is asked again (they can rotate); undefined when it no longer names it.
+ */
+export async function resolveTaskUpstream(
+  options: ResolvedOptions,
+  record: Pick<TaskRecord, 'model' | 'upstream'>,
+  route: ResolveUpstreamInput['route'],
+  caller: Caller,
+  req: ResolveUpstreamInput['req'],
+): Promise<Upstream | undefined> {
+  const upstreams = await resolveUpstreams(options, { model: record.model, route, caller, req });
+  return taskUpstreamAmong(upstreams, record);
 }
 
 /**
