@@ -8,7 +8,8 @@ import type { TaskRecord } from '../../stores/tasks/task-store.js';
 import { NotMediaResult } from '../durable-results.js';
 import type { ResolvedOptions } from '../options.js';
 import { CAS_ROUNDS, NEVER_ABORTED, messageOf } from './background-work.js';
-import { callbackJob, eventIdFor, pollDelayOf, pollKey } from './task-keys.js';
+import { handOverState } from './callback-hand-over.js';
+import { eventIdFor, pollDelayOf, pollKey } from './task-keys.js';
 import type { TaskResults } from './task-results.js';
 import { isPassedStatus, isTerminalStatus } from './task-state-order.js';
 import type { TaskUsage } from './task-usage.js';
@@ -83,7 +84,7 @@ export class TaskFollower {
         // unrecorded, so the retried poll hands it over again (same event id, queued once); the
         // other order would record a state that no job will ever deliver
         // contract §6.2: the body a query returns
-        await this.options.scheduler.scheduleDelivery(callbackJob(record, callback.url, status, await this.results.present(record, state)));
+        await handOverState(this.options, record, status, await this.results.present(record, state));
         scheduled.add(eventId);
       }
       const reports = terminal && !record.usageReported;
@@ -114,7 +115,7 @@ export class TaskFollower {
     const status = String(state.status);
     if (!callback || callback.done || status === callback.notifiedStatus || isPassedStatus(status, callback.notifiedStatus)) return;
     try {
-      await this.options.scheduler.scheduleDelivery(callbackJob(record, callback.url, status, await this.results.present(record, state)));
+      await handOverState(this.options, record, status, await this.results.present(record, state));
       // a terminal state handed over ends following: the scheduled poll finds `done` and stops
       await this.options.store.updateTask(record.id, record.version, { callback: { ...callback, notifiedStatus: status, done: isTerminalStatus(status) } });
     } catch (error) {
