@@ -15,7 +15,7 @@ import { rehostImageAnswer } from '../rehost-images.js';
 import { NEVER_ABORTED } from '../tasks/background-work.js';
 import { callerOfTask } from '../tasks/caller-snapshot.js';
 import { followKey } from '../tasks/task-keys.js';
-import { resolveTaskUpstream } from '../tasks/upstream-task-state.js';
+import { resolveTaskUpstream } from '../tasks/task-upstream.js';
 import { type Outcome, type Usage, type UseCaseRequest, attempting, usageFor } from '../use-case.js';
 import type { ImageTaskEnding } from './image-task-ending.js';
 import { terminalViewOf, viewOf } from './image-task-view.js';

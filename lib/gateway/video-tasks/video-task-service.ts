@@ -1,14 +1,15 @@
 // Video tasks (contract §2.6, §3, §6): create and query. Following tasks with a callback
-// (task-follower.ts), delivering callbacks (delivery-jobs.ts), keeping results (task-results.ts) and
-// reporting terminal usage (task-usage.ts) are the service's parts; the routes and the scheduler's
-// jobs (task-jobs.ts) both come here. Every status transition is written with the store's
+// (video-task-follower.ts), keeping results (video-task-results.ts) and reporting terminal usage
+// (video-task-usage.ts) are the service's parts; delivering callbacks and the scheduler's jobs are the
+// task core's (tasks/delivery-jobs.ts, tasks/task-jobs.ts), shared with image tasks. The routes and the
+// scheduler's jobs both come here. Every status transition is written with the store's
 // compare-and-set, so when two instances see the same transition only one acts.
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { UpstreamHttp } from '../../transport/upstream-http.js';
 import type { ResolvedOptions } from '../options.js';
 import { requirePublicUrl } from '../../security/public-url.js';
-import { checkCallbackTarget } from './callback-target.js';
+import { checkCallbackTarget } from '../tasks/callback-target.js';
 import type { VideoContentItem, VideoTaskBody } from '../../schemas/video-task-schema.js';
 import type { Caller, Upstream } from '../../types.js';
 import type { ResolveUpstreamInput } from '../../options/host-hooks.js';
@@ -21,16 +22,16 @@ import { ERROR_CODES } from '../../errors/error-codes.js';
 import { requestIdOf } from '../../errors/request-id.js';
 import { withFallback } from '../fallback.js';
 import { resolveUpstreams } from '../resolve-upstreams.js';
-import { snapshotCaller } from './caller-snapshot.js';
+import { snapshotCaller } from '../tasks/caller-snapshot.js';
 import { WELL_FORMED_ASSET_ID, assetIdOf, assetReferencesIn, isAssetReference, isMediaUrlCandidate, stringsOf } from './content-references.js';
-import { DeliveryJobs } from './delivery-jobs.js';
-import { TaskFollower } from './task-follower.js';
-import { type TaskWatches, startTaskJobs } from './task-jobs.js';
-import { pollDelayOf, pollKey } from './task-keys.js';
-import { TaskResults } from './task-results.js';
-import { isPassedStatus, isTerminalStatus } from './task-state-order.js';
+import { DeliveryJobs } from '../tasks/delivery-jobs.js';
+import { VideoTaskFollower } from './video-task-follower.js';
+import { type TaskWatches, startTaskJobs } from '../tasks/task-jobs.js';
+import { pollDelayOf, pollKey } from '../tasks/task-keys.js';
+import { VideoTaskResults } from './video-task-results.js';
+import { isPassedStatus, isTerminalStatus } from '../tasks/task-state-order.js';
 import type { TaskRecord } from '../../stores/tasks/task-store.js';
-import { TaskUsage } from './task-usage.js';
+import { VideoTaskUsage } from './video-task-usage.js';
 import type { QuotaCharge, Quotas } from '../tenancy/quotas.js';
 import { videoSecondsOf } from '../tenancy/request-costs.js';
 import { checkDuration, checkRefusedFields, mostVideoSeconds, refusesOn } from '../../models/model-rules.js';
@@ -59,11 +60,11 @@ interface PreparedCreate {
 // the resolver answered
 const TASK_PROVIDER = providersWith('tasks')[0];
 
-export class TaskService {
+export class VideoTaskService {
   private readonly reader: UpstreamTaskState;
-  private readonly results: TaskResults;
-  private readonly usage: TaskUsage;
-  private readonly follower: TaskFollower;
+  private readonly results: VideoTaskResults;
+  private readonly usage: VideoTaskUsage;
+  private readonly follower: VideoTaskFollower;
   private readonly deliveries: DeliveryJobs;
 
   constructor(
@@ -72,9 +73,9 @@ export class TaskService {
     private readonly quotas: Quotas,
   ) {
     this.reader = new UpstreamTaskState(options, http);
-    this.results = new TaskResults(options, http, this.reader);
-    this.usage = new TaskUsage(options, quotas);
-    this.follower = new TaskFollower(options, this.reader, this.results, this.usage);
+    this.results = new VideoTaskResults(options, http, this.reader);
+    this.usage = new VideoTaskUsage(options, quotas);
+    this.follower = new VideoTaskFollower(options, this.reader, this.results, this.usage);
     this.deliveries = new DeliveryJobs(options, http);
   }
 
@@ -245,7 +246,7 @@ export class TaskService {
       seen = updated;
     }
     // a state a query saw that its callback has not carried yet is sent now, not at the next poll
-    // (task-follower.ts deliverSeen); the writer that lost the compare-and-set leaves it to the winner
+    // (video-task-follower.ts deliverSeen); the writer that lost the compare-and-set leaves it to the winner
     if (seen?.callback && !seen.callback.done && seen.callback.notifiedStatus !== status) await this.follower.deliverSeen(seen, state);
     return this.present(record, state, request.resultBase);
   }

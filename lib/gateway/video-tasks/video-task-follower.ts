@@ -1,4 +1,4 @@
-// Following a task that has a callback (contract §6): a scheduled poll reads the task's state,
+// Following a video task that has a callback (contract §6): a scheduled poll reads the task's state,
 // re-hosts a succeeded task's results when durable results are on, hands a new state to delivery
 // BEFORE recording it as notified, and says when to poll next. Every write is a compare-and-set, so
 // when two instances poll the same task only one acts, and a repeated poll changes nothing.
@@ -7,20 +7,20 @@ import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
 import type { TaskRecord } from '../../stores/tasks/task-store.js';
 import { NotMediaResult } from '../durable-results.js';
 import type { ResolvedOptions } from '../options.js';
-import { CAS_ROUNDS, NEVER_ABORTED, messageOf } from './background-work.js';
-import { handOverState } from './callback-hand-over.js';
-import { eventIdFor, pollDelayOf, pollKey } from './task-keys.js';
-import type { TaskResults } from './task-results.js';
-import { isPassedStatus, isTerminalStatus } from './task-state-order.js';
-import type { TaskUsage } from './task-usage.js';
+import { CAS_ROUNDS, NEVER_ABORTED, messageOf } from '../tasks/background-work.js';
+import { handOverState } from '../tasks/callback-hand-over.js';
+import { eventIdFor, pollDelayOf, pollKey } from '../tasks/task-keys.js';
+import type { VideoTaskResults } from './video-task-results.js';
+import { isPassedStatus, isTerminalStatus } from '../tasks/task-state-order.js';
+import type { VideoTaskUsage } from './video-task-usage.js';
 import type { UpstreamTaskState } from './upstream-task-state.js';
 
-export class TaskFollower {
+export class VideoTaskFollower {
   constructor(
     private readonly options: ResolvedOptions,
     private readonly reader: UpstreamTaskState,
-    private readonly results: TaskResults,
-    private readonly usage: TaskUsage,
+    private readonly results: VideoTaskResults,
+    private readonly usage: VideoTaskUsage,
   ) {}
 
   /**

@@ -7,14 +7,14 @@ import type { TaskRecord } from '../../stores/tasks/task-store.js';
 import type { ResolvedOptions } from '../options.js';
 import type { Quotas } from '../tenancy/quotas.js';
 import { usageOf } from '../../json/usage-fields.js';
-import { messageOf } from './background-work.js';
-import { callerOfTask } from './caller-snapshot.js';
+import { messageOf } from '../tasks/background-work.js';
+import { callerOfTask } from '../tasks/caller-snapshot.js';
 import { Pricing } from '../ledger/pricing.js';
 import { bookFields } from '../ledger/reckoning.js';
 import type { Usage } from '../use-case.js';
-import { emitTaskUsage } from './task-usage-event.js';
+import { emitTaskUsage } from '../tasks/task-usage-event.js';
 
-export class TaskUsage {
+export class VideoTaskUsage {
   constructor(
     private readonly options: ResolvedOptions,
     private readonly quotas: Quotas,
