@@ -23,7 +23,7 @@ import { chatCompletionsSchema, createAssetSchema, nativeImageSchema, responsesS
 import { createAssetHandler } from './routes/create-asset.js';
 import { imageGenerationSchema } from '../schemas/image-generation-schema.js';
 import { videoTaskSchema } from '../schemas/video-task-schema.js';
-import { TaskService } from '../gateway/tasks/task-service.js';
+import { VideoTaskService } from '../gateway/video-tasks/video-task-service.js';
 import { createVideoTaskHandler, queryVideoTaskHandler } from './routes/video-tasks.js';
 import { ImageTaskService } from '../gateway/image-tasks/image-task-service.js';
 import { cancelImageTaskHandler, queryImageTaskHandler } from './routes/image-tasks.js';
@@ -83,7 +83,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   const imageJsonBody = createJsonBody(resolved, { imageDataUrls: true, fingerprintAll: resolved.idempotency?.keptAnswerMs !== undefined });
 
   const multipartBody = createMultipartBody(resolved.limits, resolved.logger);
-  const tasks = new TaskService(resolved, http, quotas);
+  const tasks = new VideoTaskService(resolved, http, quotas);
   const imageTasks = new ImageTaskService(deps);
   // Idempotency-Key requests whose instance stopped: found by their lease's watch (lapsed-keys.ts)
   const lapsedKeys = new LapsedKeys(deps);

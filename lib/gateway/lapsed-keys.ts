@@ -32,7 +32,7 @@ import { resolveUpstreams } from './resolve-upstreams.js';
 import { downloadImages } from './result-images.js';
 import { NEVER_ABORTED, messageOf } from './tasks/background-work.js';
 import type { TaskWatches } from './tasks/task-jobs.js';
-import { taskUpstreamAmong } from './tasks/upstream-task-state.js';
+import { taskUpstreamAmong } from './tasks/task-upstream.js';
 import { Pricing } from './ledger/pricing.js';
 import { type Usage, type UseCaseRequest, attempting, usageFor } from './use-case.js';
 

@@ -14,7 +14,7 @@ export interface DownloadOptions {
   allowPrivate: boolean;
   /** DNS, replaceable in tests. */
   resolve?: Resolver;
-  /** Request headers: the credentials a provider gives for its own result origin (task-results.ts). */
+  /** Request headers: the credentials a provider gives for its own result origin (video-tasks/video-task-results.ts). */
   headers?: Record<string, string>;
   /**
    * Redirects to follow (downloadStream only; default none). Each target passes the same URL rules,

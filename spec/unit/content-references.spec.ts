@@ -1,7 +1,7 @@
-// Pure helpers of lib/gateway/tasks/content-references.ts: which strings of a content item are asset
+// Pure helpers of lib/gateway/video-tasks/content-references.ts: which strings of a content item are asset
 // references or media URLs, where they sit, and which asset ids have Ark's shape (upstreams §2.6).
 import { describe, expect, it } from 'vitest';
-import { WELL_FORMED_ASSET_ID, assetIdOf, assetReferencesIn, isMediaUrlCandidate, stringsOf } from '../../lib/gateway/tasks/content-references.js';
+import { WELL_FORMED_ASSET_ID, assetIdOf, assetReferencesIn, isMediaUrlCandidate, stringsOf } from '../../lib/gateway/video-tasks/content-references.js';
 
 describe('WELL_FORMED_ASSET_ID', () => {
   it.each([

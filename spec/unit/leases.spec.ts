@@ -1,9 +1,10 @@
 // Leases on held work (docs/image-tasks.md "Restarts and several instances", docs/tenancy-and-billing.md
-// "Retries"): the lease arithmetic, the books of lost work, and the lease methods of the memory
+// "Retries"): the lease arithmetic, the books of lost work and of work that may have been under way, and the lease methods of the memory
 // Idempotency-Key store (the Redis store's are exercised across instances in crash-leases-redis.spec.ts).
 import { describe, expect, it } from 'vitest';
 import { hasLapsed, leaseEnd, leaseTerms, nextLookAt } from '../../lib/gateway/leases/lease-terms.js';
-import { lostWorkUsage } from '../../lib/gateway/ledger/lost-work.js';
+import { lostWorkUsage, mayHaveBeenUnderWay } from '../../lib/gateway/ledger/lost-work.js';
+import { attempting, usageFor } from '../../lib/gateway/use-case.js';
 import { bookFields } from '../../lib/gateway/ledger/reckoning.js';
 import { ERROR_CODES } from '../../lib/errors/error-codes.js';
 import { GatewayError } from '../../lib/errors/gateway-error.js';
@@ -58,6 +59,44 @@ describe('the books of lost work', () => {
   it('work that never reached a vendor: no attempt, nothing absorbed or charged', () => {
     const books = bookFields(lostWorkUsage({ model: 'm', provider: 'dashscope', imagesAsked: 3, started: false }), { error: interrupted, noFee: true }, policy);
     expect(books).toEqual({ images: 0, vendorWork: { images: 0, attempts: [] } });
+  });
+});
+
+describe('work that may have been under way (a cancelled running task)', () => {
+  const policy = { chargeFailedWork: false, pricing: undefined };
+  const cancelled = GatewayError.invalidRequest('the task was cancelled');
+
+  it('a run with no attempt recorded: one is started, of unknown outcome, every image asked charged as lost by the cancel', () => {
+    const usage = usageFor('m');
+    usage.imagesAsked = 2;
+    mayHaveBeenUnderWay(usage, 'dashscope', 2);
+    usage.lostBy = 'cancelled';
+    expect(bookFields(usage, { error: cancelled, noFee: true }, policy)).toEqual({
+      images: 0,
+      undeliveredImages: 2,
+      lostBy: 'cancelled',
+      vendorWork: { images: 2, attempts: [{ provider: 'dashscope', images: 2, outcome: 'unknown' }] },
+    });
+  });
+
+  it("a run whose call is under way: its own attempt (with the vendor's id) becomes unknown, not a second one", () => {
+    const usage = usageFor('m');
+    usage.imagesAsked = 3;
+    attempting(usage, 'openai').id = 'req_1';
+    mayHaveBeenUnderWay(usage, 'openai', 3);
+    expect(usage.attempts).toEqual([{ provider: 'openai', id: 'req_1', images: 3, outcome: 'unknown' }]);
+  });
+
+  it('an attempt already settled, or images the vendor is known to have made, stay as they are', () => {
+    const settled = usageFor('m');
+    attempting(settled, 'openai').outcome = 'refused';
+    mayHaveBeenUnderWay(settled, 'openai', 2);
+    expect(settled.attempts).toEqual([{ provider: 'openai', outcome: 'refused' }]);
+    const made = usageFor('m');
+    attempting(made, 'dashscope');
+    made.upstreamImages = 1;
+    mayHaveBeenUnderWay(made, 'dashscope', 2);
+    expect(made.attempts).toEqual([{ provider: 'dashscope' }]);
   });
 });
 

@@ -4,8 +4,11 @@
 // has an unknown outcome (the vendor may have made, and billed, every image asked): one attempt
 // `unknown`; the loss is the gateway's (`lostBy: 'gateway'`), so the ledger absorbs it unless
 // `billing.chargeFailedWork`. Work that never reached a vendor has no attempt, and costs nothing.
+// The same rule books a call cut while it may have been under way (a cancelled image task): there the
+// loss is the caller's act.
 import type { ProviderName } from '../../types.js';
-import { type Usage, usageFor } from '../use-case.js';
+import { type Usage, attempting, usageFor } from '../use-case.js';
+import type { AttemptRecord } from './vendor-work.js';
 
 /** What the record of the lost work says. */
 export interface LostWork {
@@ -31,8 +34,23 @@ export function lostWorkUsage(lost: LostWork): Usage {
   if (lost.sizeAsked !== undefined) usage.sizeAsked = lost.sizeAsked;
   if (lost.quality !== undefined) usage.imageQuality = lost.quality;
   if (lost.started && lost.provider !== undefined) {
-    usage.attempted = true;
-    usage.attempts = [{ provider: lost.provider, images: lost.imagesAsked, outcome: 'unknown', ...(lost.id ? { id: lost.id } : {}) }];
+    const attempt = mayHaveBeenUnderWay(usage, lost.provider, lost.imagesAsked);
+    if (lost.id) attempt.id = lost.id;
   }
   return usage;
+}
+
+/**
+ * The "may have been under way" rule: the work of a call that was ended before its outcome was known.
+ * Its last attempt (one is started when none was recorded) is `unknown`, the vendor may have made all
+ * `imagesAsked`; an attempt already settled, or work whose made images are known, stays as it is.
+ */
+export function mayHaveBeenUnderWay(usage: Usage, provider: ProviderName, imagesAsked: number): AttemptRecord {
+  if (!usage.attempts?.length) attempting(usage, provider);
+  const last = usage.attempts!.at(-1)!;
+  if (!last.outcome && usage.upstreamImages === undefined) {
+    last.outcome = 'unknown';
+    last.images = imagesAsked;
+  }
+  return last;
 }

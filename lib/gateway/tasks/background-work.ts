@@ -1,4 +1,5 @@
-// What the task service's background parts share (task-follower.ts, task-results.ts, task-jobs.ts):
+// What the background parts of every kind of task share (task-jobs.ts, the video follower and results,
+// the image tasks' runs):
 // a signal no client aborts, the bound on compare-and-set rounds, and how an error reads in the log.
 
 /** Background calls are never aborted by a client; the deadline of each call still applies. */

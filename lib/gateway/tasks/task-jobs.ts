@@ -1,13 +1,18 @@
-// The scheduler's work for video tasks (docs/architecture.md "long-lived work"): polls of tasks with a
-// callback and callback deliveries, started once per router with their handlers and retry policy.
-// Both run detached from whichever request armed the scheduler's timer.
+// The scheduler's work for every kind of task (docs/architecture.md "long-lived work"): polls of video
+// tasks with a callback, the watches of image tasks (and of the other work with an id, TaskWatches),
+// and callback deliveries, started once per router with their handlers and retry policy. All run
+// detached from whichever request armed the scheduler's timer.
 import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
 import type { ResolvedOptions } from '../options.js';
 import { messageOf } from './background-work.js';
 import { CallbackDeliveryError } from './callback-delivery.js';
 import type { DeliveryJobs } from './delivery-jobs.js';
 import { equalJitterBackoff } from './retry-backoff.js';
-import type { TaskFollower } from './task-follower.js';
+
+/** The polls of video tasks with a callback (video-tasks/video-task-follower.ts): the scheduler's polls no watch owns. */
+export interface TaskPolls {
+  poll(taskId: string): Promise<NextPoll | undefined>;
+}
 
 /** Scheduled jobs of another kind of task that share the scheduler's poll queue (image tasks' watches). */
 export interface TaskWatches {
@@ -26,7 +31,7 @@ export function allWatches(...kinds: TaskWatches[]): TaskWatches {
 }
 
 /** Starts `options.scheduler` with the follower's polls, the delivery jobs and, when given, the watches of image tasks. */
-export async function startTaskJobs(options: ResolvedOptions, follower: TaskFollower, deliveries: DeliveryJobs, watches?: TaskWatches): Promise<void> {
+export async function startTaskJobs(options: ResolvedOptions, follower: TaskPolls, deliveries: DeliveryJobs, watches?: TaskWatches): Promise<void> {
   const { callbacks, logger, telemetry } = options;
   await options.scheduler.start(
     {

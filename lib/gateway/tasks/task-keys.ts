@@ -1,6 +1,7 @@
-// Names derived from a task and its state (contract §6.4): event ids and poll keys are the same on
-// every instance that sees the same transition, so a job queued twice is queued once and receivers
-// deduplicate; and the delay before a task's next poll, from the callback options.
+// Names derived from a task and its state (contract §6.4): event ids and the keys of scheduled jobs
+// (a video task's polls, an image task's watches and follows) are the same on every instance that
+// sees the same transition, so a job queued twice is queued once and receivers deduplicate; and the
+// delay before a task's next poll, from the callback options.
 import { createHash } from 'node:crypto';
 import type { DeliveryJob } from '../../stores/scheduling/job-scheduler.js';
 import type { TaskRecord } from '../../stores/tasks/task-store.js';
@@ -12,6 +13,19 @@ export function eventIdFor(taskId: string, status: string): string {
 
 export function pollKey(taskId: string, polls: number): string {
   return `poll:${taskId}:${polls}`;
+}
+
+/** The key of the watch that looks at a task at `at` (ms since the epoch): one job per moment, whichever instance arms it. */
+export function watchKey(taskId: string, at: number): string {
+  return `${taskId}:watch:${at}`;
+}
+
+/**
+ * The key of a poll of a task that runs on its upstream's own task: the same on every instance that
+ * polls in the same interval of `everyMs`, so the next poll is queued once; `start` for the first.
+ */
+export function followKey(taskId: string, everyMs: number | 'start'): string {
+  return `${taskId}:follow:${everyMs === 'start' ? 'start' : Math.floor(Date.now() / everyMs)}`;
 }
 
 /** The delay before the poll after `polls` polls: `pollIntervalsMs` in order, the last one repeating. */

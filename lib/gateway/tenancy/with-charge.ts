@@ -4,7 +4,7 @@
 // runs. When the work ends, the quotas keep exactly what the ledger charges the tenant (ledger/reckoning.ts):
 // the images it received, lost by its own act, or kept for its retry; the rest comes back, and a money
 // budget is settled to what those cost. A video task's seconds and budget are settled at its terminal
-// state (task-usage.ts); a stream settles when it ends (settleBooks).
+// state (video-tasks/video-task-usage.ts); a stream settles when it ends (settleBooks).
 // A dry run (`Prefer: dry-run`, docs/tenancy-and-billing.md "Quotes before work") reaches this same
 // point, validated and resolved, and is answered the quote of this charge instead: the limits peeked,
 // not consumed, and the work never run.

@@ -1,4 +1,4 @@
-// Following a task that has a callback (contract §6): a scheduled poll reads the task's state,
+// Following a video task that has a callback (contract §6): a scheduled poll reads the task's state,
 // re-hosts a succeeded task's results when durable results are on, hands a new state to delivery
 // BEFORE recording it as notified, and says when to poll next. Every write is a compare-and-set, so
 // when two instances poll the same task only one acts, and a repeated poll changes nothing.
@@ -7,19 +7,20 @@ import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
 import type { TaskRecord } from '../../stores/tasks/task-store.js';
 import { NotMediaResult } from '../durable-results.js';
 import type { ResolvedOptions } from '../options.js';
-import { CAS_ROUNDS, NEVER_ABORTED, messageOf } from './background-work.js';
-import { callbackJob, eventIdFor, pollDelayOf, pollKey } from './task-keys.js';
-import type { TaskResults } from './task-results.js';
-import { isPassedStatus, isTerminalStatus } from './task-state-order.js';
-import type { TaskUsage } from './task-usage.js';
+import { CAS_ROUNDS, NEVER_ABORTED, messageOf } from '../tasks/background-work.js';
+import { handOverState } from '../tasks/callback-hand-over.js';
+import { eventIdFor, pollDelayOf, pollKey } from '../tasks/task-keys.js';
+import type { VideoTaskResults } from './video-task-results.js';
+import { isPassedStatus, isTerminalStatus } from '../tasks/task-state-order.js';
+import type { VideoTaskUsage } from './video-task-usage.js';
 import type { UpstreamTaskState } from './upstream-task-state.js';
 
-export class TaskFollower {
+export class VideoTaskFollower {
   constructor(
     private readonly options: ResolvedOptions,
     private readonly reader: UpstreamTaskState,
-    private readonly results: TaskResults,
-    private readonly usage: TaskUsage,
+    private readonly results: VideoTaskResults,
+    private readonly usage: VideoTaskUsage,
   ) {}
 
   /**
@@ -83,7 +84,7 @@ export class TaskFollower {
         // unrecorded, so the retried poll hands it over again (same event id, queued once); the
         // other order would record a state that no job will ever deliver
         // contract §6.2: the body a query returns
-        await this.options.scheduler.scheduleDelivery(callbackJob(record, callback.url, status, await this.results.present(record, state)));
+        await handOverState(this.options, record, status, await this.results.present(record, state));
         scheduled.add(eventId);
       }
       const reports = terminal && !record.usageReported;
@@ -114,7 +115,7 @@ export class TaskFollower {
     const status = String(state.status);
     if (!callback || callback.done || status === callback.notifiedStatus || isPassedStatus(status, callback.notifiedStatus)) return;
     try {
-      await this.options.scheduler.scheduleDelivery(callbackJob(record, callback.url, status, await this.results.present(record, state)));
+      await handOverState(this.options, record, status, await this.results.present(record, state));
       // a terminal state handed over ends following: the scheduled poll finds `done` and stops
       await this.options.store.updateTask(record.id, record.version, { callback: { ...callback, notifiedStatus: status, done: isTerminalStatus(status) } });
     } catch (error) {

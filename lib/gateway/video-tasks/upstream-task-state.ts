@@ -1,6 +1,7 @@
 // A stored task's state as its upstream reports it now (contract §4.2): the resolver is asked again
 // (keys are never stored, so they can rotate), the upstream of the provider that created the task is
-// called, and its answer becomes the caller's task object. Used by a query and by a background poll.
+// called, and its answer becomes the caller's task object. Used by a query and by a background poll
+// of a video task; the upstream is found as every kind of task finds it (tasks/task-upstream.ts).
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { CallContext } from '../../providers/call-context.js';
 import { requireCapability } from '../../providers/registry.js';
@@ -10,9 +11,9 @@ import type { Caller, Upstream } from '../../types.js';
 import type { ResolveUpstreamInput } from '../../options/host-hooks.js';
 import { secretsOf } from '../fallback.js';
 import type { ResolvedOptions } from '../options.js';
-import { resolveUpstreams } from '../resolve-upstreams.js';
-import { messageOf } from './background-work.js';
-import { callerOfTask } from './caller-snapshot.js';
+import { resolveTaskUpstream } from '../tasks/task-upstream.js';
+import { messageOf } from '../tasks/background-work.js';
+import { callerOfTask } from '../tasks/caller-snapshot.js';
 
 export class UpstreamTaskState {
   constructor(
@@ -49,9 +50,7 @@ export class UpstreamTaskState {
   }
 
   private async taskUpstream(record: TaskRecord, caller: Caller, req: ResolveUpstreamInput['req']): Promise<Upstream> {
-    // keys are never stored: the resolver is asked again, so they can rotate
-    const upstreams = await resolveUpstreams(this.options, { model: record.model, route: 'video.tasks', caller, req });
-    const upstream = taskUpstreamAmong(upstreams, record);
+    const upstream = await resolveTaskUpstream(this.options, record, 'video.tasks', caller, req);
     if (!upstream) {
       this.options.logger.error({ model: record.model }, `resolveUpstream no longer names a ${record.upstream.provider} upstream for a stored task`);
       throw GatewayError.internal();
@@ -62,17 +61,4 @@ export class UpstreamTaskState {
   private call(signal: AbortSignal): CallContext {
     return { http: this.http, signal, limits: this.options.limits };
   }
-}
-
-/**
- * Of the upstreams the resolver named now, the one a stored task runs on: the provider that created
- * it (the one that knows its id), at the same base URL when several are named.
- */
-export function taskUpstreamAmong(upstreams: readonly Upstream[], record: Pick<TaskRecord, 'upstream'>): Upstream | undefined {
-  const same = upstreams.filter((upstream) => upstream.provider === record.upstream.provider);
-  return same.find((candidate) => sameBase(candidate.baseURL, record.upstream.baseURL)) ?? same[0];
-}
-
-function sameBase(a: string, b: string): boolean {
-  return a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
 }

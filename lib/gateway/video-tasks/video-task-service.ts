@@ -1,15 +1,15 @@
 // Video tasks (contract §2.6, §3, §6): create and query. Following tasks with a callback
-// (task-follower.ts), delivering callbacks (delivery-jobs.ts), keeping results (task-results.ts) and
-// reporting terminal usage (task-usage.ts) are the service's parts; the routes and the scheduler's
-// jobs (task-jobs.ts) both come here. Every status transition is written with the store's
+// (video-task-follower.ts), keeping results (video-task-results.ts) and reporting terminal usage
+// (video-task-usage.ts) are the service's parts; delivering callbacks and the scheduler's jobs are the
+// task core's (tasks/delivery-jobs.ts, tasks/task-jobs.ts), shared with image tasks. The routes and the
+// scheduler's jobs both come here. Every status transition is written with the store's
 // compare-and-set, so when two instances see the same transition only one acts.
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { UpstreamHttp } from '../../transport/upstream-http.js';
 import type { ResolvedOptions } from '../options.js';
-import { requirePublicUrl } from '../../security/public-url.js';
-import { checkCallbackTarget } from './callback-target.js';
-import type { VideoContentItem, VideoTaskBody } from '../../schemas/video-task-schema.js';
+import { checkCallbackTarget } from '../tasks/callback-target.js';
+import type { VideoTaskBody } from '../../schemas/video-task-schema.js';
 import type { Caller, Upstream } from '../../types.js';
 import type { ResolveUpstreamInput } from '../../options/host-hooks.js';
 import { type Outcome, type Usage, type UseCaseRequest, attempting, settle, usageFor } from '../use-case.js';
@@ -21,26 +21,20 @@ import { ERROR_CODES } from '../../errors/error-codes.js';
 import { requestIdOf } from '../../errors/request-id.js';
 import { withFallback } from '../fallback.js';
 import { resolveUpstreams } from '../resolve-upstreams.js';
-import { snapshotCaller } from './caller-snapshot.js';
-import { WELL_FORMED_ASSET_ID, assetIdOf, assetReferencesIn, isAssetReference, isMediaUrlCandidate, stringsOf } from './content-references.js';
-import { DeliveryJobs } from './delivery-jobs.js';
-import { TaskFollower } from './task-follower.js';
-import { type TaskWatches, startTaskJobs } from './task-jobs.js';
-import { pollDelayOf, pollKey } from './task-keys.js';
-import { TaskResults } from './task-results.js';
-import { isPassedStatus, isTerminalStatus } from './task-state-order.js';
+import { snapshotCaller } from '../tasks/caller-snapshot.js';
+import { VIDEO_TASK_ID, mapReferences } from './video-task-content.js';
+import { DeliveryJobs } from '../tasks/delivery-jobs.js';
+import { VideoTaskFollower } from './video-task-follower.js';
+import { type TaskWatches, startTaskJobs } from '../tasks/task-jobs.js';
+import { pollDelayOf, pollKey } from '../tasks/task-keys.js';
+import { VideoTaskResults } from './video-task-results.js';
+import { isPassedStatus, isTerminalStatus } from '../tasks/task-state-order.js';
 import type { TaskRecord } from '../../stores/tasks/task-store.js';
-import { TaskUsage } from './task-usage.js';
+import { VideoTaskUsage } from './video-task-usage.js';
 import type { QuotaCharge, Quotas } from '../tenancy/quotas.js';
 import { videoSecondsOf } from '../tenancy/request-costs.js';
 import { checkDuration, checkRefusedFields, mostVideoSeconds, refusesOn } from '../../models/model-rules.js';
 import { UpstreamTaskState } from './upstream-task-state.js';
-
-const TASK_ID = /^task_[A-Za-z0-9_-]{22}$/;
-// each distinct asset reference costs a store read: a body cannot make one request into thousands
-const MAX_ASSET_REFERENCES = 64;
-// longer than any asset id; a longer one is refused before it becomes a store key
-const MAX_ASSET_ID_LENGTH = 256;
 
 /** The host's request object, handed to resolveUpstream only (absent for background polls). */
 type HostRequest = ResolveUpstreamInput['req'];
@@ -59,11 +53,11 @@ interface PreparedCreate {
 // the resolver answered
 const TASK_PROVIDER = providersWith('tasks')[0];
 
-export class TaskService {
+export class VideoTaskService {
   private readonly reader: UpstreamTaskState;
-  private readonly results: TaskResults;
-  private readonly usage: TaskUsage;
-  private readonly follower: TaskFollower;
+  private readonly results: VideoTaskResults;
+  private readonly usage: VideoTaskUsage;
+  private readonly follower: VideoTaskFollower;
   private readonly deliveries: DeliveryJobs;
 
   constructor(
@@ -72,9 +66,9 @@ export class TaskService {
     private readonly quotas: Quotas,
   ) {
     this.reader = new UpstreamTaskState(options, http);
-    this.results = new TaskResults(options, http, this.reader);
-    this.usage = new TaskUsage(options, quotas);
-    this.follower = new TaskFollower(options, this.reader, this.results, this.usage);
+    this.results = new VideoTaskResults(options, http, this.reader);
+    this.usage = new VideoTaskUsage(options, quotas);
+    this.follower = new VideoTaskFollower(options, this.reader, this.results, this.usage);
     this.deliveries = new DeliveryJobs(options, http);
   }
 
@@ -120,7 +114,7 @@ export class TaskService {
     // picks) is charged the model's longest video
     const videoSeconds = mostVideoSeconds(entry, body.duration) ?? videoSecondsOf(body, this.options.quotas?.defaultVideoSeconds ?? 5);
     const callbackUrl = await checkCallbackTarget(this.options, body.callback_url, callerKey);
-    const content = await this.mapReferences(body.content, caller);
+    const content = await mapReferences(this.options, body.content, caller);
     const upstreams = this.withResultsKept(await resolveUpstreams(this.options, { model: body.model, route: 'video.tasks', caller, req: request.hostRequest }), body.model);
     return { content, callbackUrl, upstreams, videoSeconds, callerKey };
   }
@@ -209,7 +203,7 @@ export class TaskService {
   private async queryTask(request: UseCaseRequest, id: string, usage: Usage): Promise<Record<string, unknown>> {
     const { caller } = request;
     const req = request.hostRequest;
-    let record = TASK_ID.test(id) ? await this.options.store.getTask(id) : undefined;
+    let record = VIDEO_TASK_ID.test(id) ? await this.options.store.getTask(id) : undefined;
     // another tenant's task gets exactly the answer of one that never existed
     if (!record || record.owner !== caller.id) throw GatewayError.notFound(`Task '${id.slice(0, 64)}' was not found.`);
     usage.provider = record.upstream.provider;
@@ -245,76 +239,9 @@ export class TaskService {
       seen = updated;
     }
     // a state a query saw that its callback has not carried yet is sent now, not at the next poll
-    // (task-follower.ts deliverSeen); the writer that lost the compare-and-set leaves it to the winner
+    // (video-task-follower.ts deliverSeen); the writer that lost the compare-and-set leaves it to the winner
     if (seen?.callback && !seen.callback.done && seen.callback.notifiedStatus !== status) await this.follower.deliverSeen(seen, state);
     return this.present(record, state, request.resultBase);
-  }
-
-  /**
-   * `asset://<id>` only for the caller's own assets (or the operator's, when allowed), and media URLs
-   * get the image URL rules, in every string of every item at any depth: Ark reads fields the item's
-   * `type` does not name, and new Ark versions add fields. `draft_task` ids, wherever an item carries
-   * one, are gateway task ids of the caller, swapped for Ark's.
-   */
-  private async mapReferences(content: VideoContentItem[], caller: Caller): Promise<Array<Record<string, unknown>>> {
-    const assets = new Map<string, string>();
-    for (const [index, item] of content.entries()) {
-      for (const entry of stringsOf(item, `content[${index}]`)) {
-        for (const reference of assetReferencesIn(entry.value)) if (!assets.has(reference)) assets.set(reference, entry.path);
-        // a string that is a reference is judged as one only, never also as a URL
-        if (isAssetReference(entry.value) || !isMediaUrlCandidate(entry)) continue;
-        // what is forwarded is the normalized URL (public-url.ts), written into the parsed body in place
-        const normalized = this.checkMediaUrl(entry.value, entry.path);
-        if (normalized !== undefined && normalized !== entry.value) entry.replace(normalized);
-      }
-    }
-    if (assets.size > MAX_ASSET_REFERENCES) throw GatewayError.invalidRequest(`content references more than ${MAX_ASSET_REFERENCES} different assets`, 'content');
-    // in order, so the first offending field is the one named
-    for (const [reference, path] of assets) await this.checkAssetReference(reference, path, caller);
-
-    const mapped: Array<Record<string, unknown>> = [];
-    for (const [index, item] of content.entries()) {
-      if (item.draft_task === undefined) {
-        mapped.push(item);
-        continue;
-      }
-      // the schema holds draft_task, wherever it appears, to { id: non-empty string }
-      const draft = item.draft_task;
-      const { id } = draft;
-      const record = TASK_ID.test(id) ? await this.options.store.getTask(id) : undefined;
-      if (!record || record.owner !== caller.id) {
-        throw GatewayError.invalidRequest(`content[${index}].draft_task.id '${id.slice(0, 64)}' is not one of your tasks`, `content[${index}].draft_task.id`);
-      }
-      mapped.push({ ...item, draft_task: { ...draft, id: record.upstream.taskId } });
-    }
-    return mapped;
-  }
-
-  /**
-   * Only the exact spelling `asset://<id>` can pass: an id recorded for the caller, or, with
-   * allowOperatorAssets, a well-formed Ark id recorded for nobody. Another tenant's asset and one that
-   * does not exist get the same answer, so a caller cannot probe for other tenants' ids.
-   */
-  private async checkAssetReference(reference: string, path: string, caller: Caller): Promise<void> {
-    const id = assetIdOf(reference);
-    const asset = id && id.length <= MAX_ASSET_ID_LENGTH ? await this.options.store.getAsset(id) : undefined;
-    const allowed = asset ? asset.owner === caller.id : this.options.allowOperatorAssets && id !== undefined && WELL_FORMED_ASSET_ID.test(id);
-    if (!allowed) throw GatewayError.invalidRequest(`${path} references '${reference.slice(0, 100)}', which is not one of your assets`, path);
-  }
-
-  /** The normalized URL to forward, or undefined for a Data URL (kept as it is). Asset references never come here. */
-  private checkMediaUrl(url: string, path: string): string | undefined {
-    if (/^data:/i.test(url)) return undefined;
-    // the one URL check every route shares (public-url.ts)
-    return requirePublicUrl(
-      url,
-      path,
-      { allowPrivate: this.options.allowPrivateImageUrls },
-      {
-        notHttp: () => 'must be an http(s) URL, a Data URL or asset://<id>',
-        notPublic: 'names a loopback, private or link-local host; the URL must be publicly reachable',
-      },
-    );
   }
 
   // the parts create and query call, under the names they call them by

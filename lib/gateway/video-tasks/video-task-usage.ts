@@ -1,16 +1,20 @@
-// What a task's state changes are worth to the operator: the transition and video-seconds metrics, and
-// once per task, by the one instance whose compare-and-set recorded it, the terminal usage event
-// (docs/tenancy-and-billing.md: bill video on it) with the quota slot and unused video-seconds given back.
+// What a video task's state changes are worth to the operator: the transition and video-seconds
+// metrics, and once per task, by the one instance whose compare-and-set recorded it, the terminal usage
+// event (docs/tenancy-and-billing.md: bill video on it), its books made by the one ledger rule
+// (ledger/reckoning.ts) as an image task's are, with the quota slot and unused video-seconds given back.
+// Video differs from images in what is charged: seconds and a concurrent-task slot, not images.
 import type { TaskRecord } from '../../stores/tasks/task-store.js';
 import type { ResolvedOptions } from '../options.js';
 import type { Quotas } from '../tenancy/quotas.js';
 import { usageOf } from '../../json/usage-fields.js';
-import { messageOf } from './background-work.js';
-import { callerOfTask } from './caller-snapshot.js';
+import { messageOf } from '../tasks/background-work.js';
+import { callerOfTask } from '../tasks/caller-snapshot.js';
 import { Pricing } from '../ledger/pricing.js';
-import type { VendorWork } from '../../types.js';
+import { bookFields } from '../ledger/reckoning.js';
+import type { Usage } from '../use-case.js';
+import { emitTaskUsage } from '../tasks/task-usage-event.js';
 
-export class TaskUsage {
+export class VideoTaskUsage {
   constructor(
     private readonly options: ResolvedOptions,
     private readonly quotas: Quotas,
@@ -50,45 +54,40 @@ export class TaskUsage {
     }
     const video = status === 'succeeded' ? { video: { ...(seconds !== undefined ? { seconds } : {}), ...(typeof result.resolution === 'string' ? { resolution: result.resolution } : {}) } } : {};
     const upstreamUsage = usageOf(result).usage;
-    // the seconds of video, priced without the per-request fee: the create's own event carried it (ledger/reckoning.ts)
-    const cost = this.options.pricing?.costOf({ model: record.model, status: 200, images: 0, ...video, ...(upstreamUsage ? { upstreamUsage } : {}) }, { fee: false });
+    // what Ark may bill: the seconds it made; a task that did not succeed made nothing it bills
+    const made = status === 'succeeded' && seconds !== undefined && seconds > 0 ? seconds : 0;
+    const usage: Usage = {
+      model: record.model,
+      images: 0,
+      ...(upstreamUsage ? { upstreamUsage } : {}),
+      attempts: [{ provider: record.upstream.provider, id: record.upstream.taskId, images: 0, ...(made > 0 ? { seconds: made } : {}), outcome: status === 'succeeded' ? 'made' : 'failed' }],
+    };
+    // the books of the one ledger rule (ledger/reckoning.ts): the video's vendor work, and the seconds
+    // of video priced without the per-request fee (the create's own event carried it)
+    const books = bookFields(usage, { noFee: true }, this.options.ledger, video.video);
     // the money reserved at create (its fee and the most its seconds may cost), settled to the fee and what the video cost
     if (record.quota?.budget !== undefined) {
       const fee = Pricing.micros(this.options.pricing?.costOf({ model: record.model, status: 200, images: 0 })) ?? 0;
-      const actual = fee + (status === 'succeeded' ? (Pricing.micros(cost) ?? 0) : 0);
+      const actual = fee + (status === 'succeeded' ? (Pricing.micros(books.cost) ?? 0) : 0);
       this.quotas.settleBudget(record.owner, record.quota.budget, actual, ends?.budget).catch(failed);
     }
-    // what Ark may bill: the seconds it made; a task that did not succeed made nothing it bills
-    const made = status === 'succeeded' && seconds !== undefined && seconds > 0 ? seconds : 0;
-    const vendorWork: VendorWork = {
-      images: 0,
-      ...(made > 0 ? { seconds: made } : {}),
-      attempts: [{ provider: record.upstream.provider, id: record.upstream.taskId, images: 0, ...(made > 0 ? { seconds: made } : {}), outcome: status === 'succeeded' ? 'made' : 'failed' }],
-    };
-    const { onUsage } = this.options;
-    if (!onUsage) return;
     const error = result.error as { code?: unknown } | null | undefined;
-    try {
-      onUsage({
-        caller: callerOfTask(record),
-        route: 'video.tasks',
-        model: record.model,
-        provider: record.upstream.provider,
-        images: 0,
-        status: 200,
-        latencyMs: Date.now() - record.createdAt,
-        task: { id: record.id, status },
-        vendorWork,
-        ...video,
-        ...(upstreamUsage ? { upstreamUsage } : {}),
-        ...(error && typeof error.code === 'string' ? { errorCode: error.code } : {}),
-        // the task's durable copies, counted once with the task whichever request or poll stored them
-        ...(record.stored ? { storedBytes: record.stored.bytes } : {}),
-        // a task that made nothing cost nothing; a priced model says so with amount 0
-        ...(cost ? { cost: status === 'succeeded' ? cost : { amount: 0, currency: cost.currency } } : {}),
-      });
-    } catch (thrown) {
-      this.options.logger.error({ error: messageOf(thrown) }, 'onUsage threw');
-    }
+    emitTaskUsage(this.options, () => ({
+      caller: callerOfTask(record),
+      route: 'video.tasks',
+      model: record.model,
+      provider: record.upstream.provider,
+      status: 200,
+      latencyMs: Date.now() - record.createdAt,
+      task: { id: record.id, status },
+      ...books,
+      ...video,
+      ...(upstreamUsage ? { upstreamUsage } : {}),
+      ...(error && typeof error.code === 'string' ? { errorCode: error.code } : {}),
+      // the task's durable copies, counted once with the task whichever request or poll stored them
+      ...(record.stored ? { storedBytes: record.stored.bytes } : {}),
+      // a task that made nothing cost nothing; a priced model says so with amount 0
+      ...(books.cost ? { cost: status === 'succeeded' ? books.cost : { amount: 0, currency: books.cost.currency } } : {}),
+    }));
   }
 }

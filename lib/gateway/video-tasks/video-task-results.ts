@@ -7,12 +7,12 @@ import type { TaskRecord } from '../../stores/tasks/task-store.js';
 import type { UpstreamHttp } from '../../transport/upstream-http.js';
 import { type RehostContext, StorageFailure, storageFallback, storeFromUrl, urlOf } from '../durable-results.js';
 import type { ResolvedOptions } from '../options.js';
-import { CAS_ROUNDS, NEVER_ABORTED } from './background-work.js';
-import { callerOfTask } from './caller-snapshot.js';
+import { CAS_ROUNDS, NEVER_ABORTED } from '../tasks/background-work.js';
+import { callerOfTask } from '../tasks/caller-snapshot.js';
 import { capabilityOfProvider } from '../../providers/registry.js';
 import type { UpstreamTaskState } from './upstream-task-state.js';
 
-export class TaskResults {
+export class VideoTaskResults {
   /** Re-hostings in progress on this instance, by task id: a query polling meanwhile joins it. */
   private readonly storing = new Map<string, Promise<{ record: TaskRecord; bytes?: number }>>();
 

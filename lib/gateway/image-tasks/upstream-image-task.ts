@@ -1,0 +1,116 @@
+// An image task that runs on its upstream's own task (DashScope's asynchronous synthesis, Replicate's
+// predictions; docs/image-tasks.md): once the run here handed the work over, no instance holds it; the
+// scheduler's watch jobs poll the upstream from any instance until it ends, keep its images as the
+// synchronous route would, and record the terminal state. A task cancelled meanwhile is followed too,
+// for its books: what the upstream made is known only when it ends.
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { CallContext } from '../../providers/call-context.js';
+import { capabilityOf } from '../../providers/registry.js';
+import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
+import type { TaskRecord } from '../../stores/tasks/task-store.js';
+import type { Upstream } from '../../types.js';
+import type { GatewayDeps } from '../gateway-deps.js';
+import type { WholeAnswer } from '../image-pipeline.js';
+import { rehostImageAnswer } from '../rehost-images.js';
+import { NEVER_ABORTED } from '../tasks/background-work.js';
+import { callerOfTask } from '../tasks/caller-snapshot.js';
+import { followKey } from '../tasks/task-keys.js';
+import { resolveTaskUpstream } from '../tasks/task-upstream.js';
+import { type Outcome, type Usage, type UseCaseRequest, attempting, usageFor } from '../use-case.js';
+import type { ImageTaskEnding } from './image-task-ending.js';
+import { terminalViewOf, viewOf } from './image-task-view.js';
+
+// DashScope keeps a task 24 h (upstreams §1.5): following it longer would only read UNKNOWN
+export const UPSTREAM_TASK_LIFETIME_MS = 24 * 3600_000;
+
+/** Arms the first poll of a task just handed to its upstream's own task. */
+export function followAt(deps: GatewayDeps, taskId: string, delayMs: number): Promise<void> {
+  return deps.options.scheduler.schedulePoll(taskId, delayMs, followKey(taskId, 'start'));
+}
+
+export class UpstreamImageTask {
+  constructor(
+    private readonly deps: GatewayDeps,
+    private readonly ending: ImageTaskEnding,
+  ) {}
+
+  /** One poll of a task running on the upstream's own task: its end recorded, or when to look again. */
+  async follow(record: TaskRecord): Promise<NextPoll | undefined> {
+    const { options } = this.deps;
+    const upstream = await this.upstreamOf(record);
+    const tasks = capabilityOf(upstream, 'imageTasks');
+    if (!tasks) throw new Error(`provider ${upstream.provider} has no image tasks`);
+    const call: CallContext = { http: this.deps.http, signal: NEVER_ABORTED, limits: options.limits };
+    const state = await tasks.read(call, upstream, record.upstream.taskId);
+    if (state.status === 'running') {
+      if (Date.now() < record.image!.deadline) return this.nextFollow(record.id);
+      return this.endFollowed(record, { ok: false, error: GatewayError.noImage(upstream.provider, '; the upstream task did not end within its lifetime'), usage: followedUsage(record, upstream) });
+    }
+    const usage = followedUsage(record, upstream);
+    if (state.status === 'failed') return this.endFollowed(record, { ok: false, error: state.error, usage });
+    const { response } = state;
+    usage.upstreamRequestId = response.extra.request_id || undefined;
+    usage.upstreamImages = response.data.length;
+    response.data = response.data.slice(0, record.image!.images);
+    usage.images = response.data.length;
+    // durable results, as the synchronous route stores them; a storage failure throws, and the
+    // scheduler polls again later (the upstream keeps the task for a day)
+    const from: UseCaseRequest = { caller: callerOfTask(record), hostRequest: undefined, resultBase: record.resultBase ?? '', cancel: { clientGone: NEVER_ABORTED, signal: NEVER_ABORTED } };
+    await rehostImageAnswer(this.deps, usage, from, response, undefined);
+    return this.endFollowed(record, { ok: true, answer: { kind: 'image', response }, usage });
+  }
+
+  private async endFollowed(record: TaskRecord, outcome: Outcome<WholeAnswer>): Promise<undefined> {
+    const { store } = this.deps.options;
+    // DashScope and Replicate bill what their task made: a failed upstream task made nothing
+    const attempt = outcome.usage.attempts?.at(-1);
+    if (attempt) {
+      attempt.outcome = outcome.ok ? 'made' : 'failed';
+      attempt.images = outcome.ok ? (outcome.usage.upstreamImages ?? outcome.usage.images) : 0;
+    }
+    if (record.status === 'cancelled') {
+      // cancelled while the upstream worked: the caller lost what it made by its own act
+      outcome.usage.lostBy = 'cancelled';
+      const updated = await store.updateTask(record.id, record.version, { usageReported: true, image: { ...record.image!, finishedAt: Date.now() } });
+      if (updated)
+        await this.ending.ended(
+          updated,
+          viewOf(record, 'cancelled'),
+          { usage: outcome.usage, end: { error: GatewayError.invalidRequest('the task was cancelled') }, caller: undefined },
+          { told: true },
+        );
+      return undefined;
+    }
+    const { view, error } = terminalViewOf(record, outcome, record.upstream.provider);
+    const updated = await store.updateTask(record.id, record.version, {
+      status: view.status,
+      result: { ...view },
+      usageReported: true,
+      image: { ...record.image!, finishedAt: Date.now() },
+    });
+    if (updated) await this.ending.ended(updated, view, { usage: outcome.usage, end: error === undefined ? {} : { error }, caller: undefined });
+    return undefined;
+  }
+
+  /** The resolver asked again with the task's caller (keys are never stored), for the provider and base the task runs on. */
+  private async upstreamOf(record: TaskRecord): Promise<Upstream> {
+    const upstream = await resolveTaskUpstream(this.deps.options, record, record.image!.route, callerOfTask(record), undefined);
+    if (!upstream) throw new Error(`resolveUpstream no longer names a ${record.upstream.provider} upstream for image task ${record.id}`);
+    return upstream;
+  }
+
+  private nextFollow(taskId: string): NextPoll {
+    const every = this.deps.options.imageTasks.pollMs;
+    // the same key on every instance that polls in the same interval: the next poll is queued once
+    return { delayMs: every, key: followKey(taskId, every) };
+  }
+}
+
+/** What a followed upstream task did, for its terminal usage event. */
+function followedUsage(record: TaskRecord, upstream: Upstream): Usage {
+  const usage = usageFor(record.model);
+  // the one vendor call of the task, by its id: what a host joins with the vendor's usage export
+  attempting(usage, upstream.provider).id = record.upstream.taskId;
+  usage.imagesAsked = record.image!.images;
+  return usage;
+}
