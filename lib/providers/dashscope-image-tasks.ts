@@ -86,4 +86,5 @@ function requestIdOf(response: UpstreamResponse, body?: unknown): string | undef
   return (isObject(body) && stringOr(body.request_id)) || response.headers['x-request-id'] || response.headers['x-dashscope-requestid'];
 }
 
-export const dashscopeImageTasks: UpstreamImageTasks = { offers, submit, read };
+// DashScope keeps a task 24 h (upstreams §1.5)
+export const dashscopeImageTasks: UpstreamImageTasks = { offers, submit, read, lifetimeMs: 24 * 3600_000 };

@@ -183,6 +183,8 @@ async function generateFalImages(call: CallContext, request: ImageGenerationRequ
  * id, so any instance reads it after a restart with nothing else.
  */
 const falImageTasks: UpstreamImageTasks = {
+  // fal keeps a queue request's result well past a day; a day is the gateway's bound on following one
+  lifetimeMs: 24 * 3600_000,
   offers: () => true,
   submit: (call, request, upstream) => submitImages(call, request, upstream).then(encodeFalTaskId),
   read: async (call, upstream, taskId): Promise<UpstreamImageState> => {

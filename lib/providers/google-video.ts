@@ -5,7 +5,7 @@
 // generateVideosResponseFromMldev/FromVertex) and the AI SDK's packages/google/src/google-video-model.ts
 // and packages/google-vertex/src/google-vertex-video-model.ts. A Veo result is never handed to the
 // caller as it came: the Gemini API's URI needs the operator's key, Vertex AI's answer is the bytes, so
-// both are re-hosted into the operator's storage (task-results.ts). Pure translation first, transport last.
+// both are re-hosted into the operator’s storage (video-task-results.ts). Pure translation first, transport last.
 import { operationName as checkedOperationName } from './vendor-ids.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';

@@ -56,6 +56,8 @@ export interface UpstreamImageTasks {
   /** Starts the work upstream (paid from here); answers the upstream's task id. */
   submit(call: CallContext, request: ImageGenerationRequest, upstream: Upstream): Promise<string>;
   read(call: CallContext, upstream: Upstream, taskId: string): Promise<UpstreamImageState>;
+  /** How long the upstream keeps a task it was given: following one longer would only read "unknown". */
+  readonly lifetimeMs: number;
 }
 
 /** Asynchronous generation tasks (contract §2.6, §3): create upstream, read one back for the caller. */

@@ -83,6 +83,8 @@ export function imageStateOf(prediction: Prediction): UpstreamImageState {
  * prediction (a fan-out of n predictions has no one id to follow).
  */
 const replicateImageTasks: UpstreamImageTasks = {
+  // a prediction stays readable by id; a day is the gateway's bound on following one
+  lifetimeMs: 24 * 3600_000,
   offers(upstreamModel, request) {
     try {
       return translateImageInput(request, upstreamModel).predictions === 1;

@@ -15,7 +15,7 @@ import type { ImageTaskEnding } from './image-task-ending.js';
 import { terminalViewOf, viewOf } from './image-task-view.js';
 import { watchAt } from './image-task-watch.js';
 import { type LocalRun, type LocalRuns, TaskNotRun } from './local-runs.js';
-import { UPSTREAM_TASK_LIFETIME_MS, followAt } from './upstream-image-task.js';
+import { followAt } from './upstream-image-task.js';
 
 type NativeCall = NonNullable<ReturnType<typeof singleNativeCall>>;
 
@@ -100,7 +100,7 @@ export class ImageTaskRunner {
     const updated = await this.updateOwn(record.id, 'running', (current) => {
       const { leaseUntil: _held, ...image } = current.image!;
       return {
-        image: { ...image, onUpstream: true, deadline: Date.now() + UPSTREAM_TASK_LIFETIME_MS } satisfies ImageTaskState,
+        image: { ...image, onUpstream: true, deadline: Date.now() + tasks.lifetimeMs } satisfies ImageTaskState,
         upstream: { provider: upstream.provider, baseURL: upstream.baseURL, taskId: submitted.answer },
       };
     });

@@ -20,9 +20,6 @@ import { type Outcome, type Usage, type UseCaseRequest, attempting, usageFor } f
 import type { ImageTaskEnding } from './image-task-ending.js';
 import { terminalViewOf, viewOf } from './image-task-view.js';
 
-// DashScope keeps a task 24 h (upstreams §1.5): following it longer would only read UNKNOWN
-export const UPSTREAM_TASK_LIFETIME_MS = 24 * 3600_000;
-
 /** Arms the first poll of a task just handed to its upstream's own task. */
 export function followAt(deps: GatewayDeps, taskId: string, delayMs: number): Promise<void> {
   return deps.options.scheduler.schedulePoll(taskId, delayMs, followKey(taskId, 'start'));
