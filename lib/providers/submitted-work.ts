@@ -16,7 +16,7 @@ const FIRST_READ_MS = 500;
 const LONGEST_READ_MS = 5_000;
 
 /** Resolves after `ms`, or rejects with ClientGoneError when the client goes first. */
-export function pauseBetweenReads(ms: number, call: CallContext): Promise<void> {
+function pauseBetweenReads(ms: number, call: CallContext): Promise<void> {
   return new Promise((resolve, reject) => {
     if (call.signal.aborted) {
       reject(new ClientGoneError());
@@ -39,7 +39,7 @@ export function pauseBetweenReads(ms: number, call: CallContext): Promise<void> 
 export type QueuedRead<T> = { state: 'running' } | { state: 'ended'; end: T } | { state: 'gone' };
 
 /** How one vendor's queued work is read and cancelled, for `followQueuedWork`. */
-export interface QueuedWork<T> {
+interface QueuedWork<T> {
   provider: string;
   /** The vendor's id of the work, named in the error when the vendor no longer knows it. */
   id: string;
