@@ -6,7 +6,7 @@
 // fakes count the paid work they started and the cancels they received, and the usage events must
 // account for both (docs/tenancy-and-billing.md "The books").
 import request from 'supertest';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { FAL_KEY, startFakeFal } from '../helpers/fake-fal.js';
 import { REPLICATE_TOKEN, startFakeReplicate } from '../helpers/fake-replicate.js';
 import { KEY_A } from '../helpers/gateway-app.js';
@@ -31,6 +31,16 @@ async function start(keptWorkSeconds: number, timeoutMs = 600) {
 }
 
 type Fixture = Awaited<ReturnType<typeof start>>;
+
+/** The gateway of `start`, its Replicate predictions created at once (no `Prefer: wait` held) and processing until the test ends or `release`. */
+async function startHeldReplicate(keptWorkSeconds: number, timeoutMs?: number) {
+  const gw = await start(keptWorkSeconds, timeoutMs);
+  const { replicate } = gw.fakes;
+  replicate.settings.waitCapMs = 0;
+  const release = replicate.hold();
+  onTestFinished(release);
+  return { gw, replicate, release };
+}
 
 const post = (gw: Fixture, model: string, headers: Record<string, string> = {}) =>
   request(gw.app).post('/v1/images/generations').set(auth).set(headers).send({ model, prompt: 'a kite over the dunes' });
@@ -97,36 +107,23 @@ describe('fal: a request that stays IN_PROGRESS past the answer deadline', () =>
 
 describe('Replicate: the same rule', () => {
   it('a prediction still processing past the answer deadline is followed up to keptWorkSeconds, then canceled; the books hold it as absorbed', async () => {
-    const gw = await start(1);
-    const { replicate } = gw.fakes;
-    replicate.settings.waitCapMs = 0;
-    const release = replicate.hold();
-    try {
-      const answer = await post(gw, REPLICATE_MODEL);
-      expect(answer.status).toBe(504);
-      const [created] = [...replicate.predictions.keys()];
-      await expect.poll(() => replicate.cancels(), { timeout: 10_000 }).toEqual([created]);
-      expect(replicate.created()).toBe(1);
-      await expectBooksBalance(gw, replicate.created());
-      expect(absorbedImages(gw.usage)).toBe(1);
-    } finally {
-      release();
-    }
+    const { gw, replicate } = await startHeldReplicate(1);
+    const answer = await post(gw, REPLICATE_MODEL);
+    expect(answer.status).toBe(504);
+    const [created] = [...replicate.predictions.keys()];
+    await expect.poll(() => replicate.cancels(), { timeout: 10_000 }).toEqual([created]);
+    expect(replicate.created()).toBe(1);
+    await expectBooksBalance(gw, replicate.created());
+    expect(absorbedImages(gw.usage)).toBe(1);
   });
 
   it('a retry that joins a running prediction is answered within its own deadline, and creates nothing', async () => {
-    const gw = await start(60);
-    const { replicate } = gw.fakes;
-    replicate.settings.waitCapMs = 0;
-    const release = replicate.hold();
-    try {
-      expect((await post(gw, REPLICATE_MODEL)).status).toBe(504);
-      const retry = await post(gw, REPLICATE_MODEL, { 'x-stainless-retry-count': '1' }).timeout(10_000);
-      expect(retry.status).toBe(504);
-      expect(replicate.created()).toBe(1);
-    } finally {
-      release();
-    }
+    const { gw, replicate, release } = await startHeldReplicate(60);
+    expect((await post(gw, REPLICATE_MODEL)).status).toBe(504);
+    const retry = await post(gw, REPLICATE_MODEL, { 'x-stainless-retry-count': '1' }).timeout(10_000);
+    expect(retry.status).toBe(504);
+    expect(replicate.created()).toBe(1);
+    release();
     await expect.poll(async () => (await post(gw, REPLICATE_MODEL, { 'x-stainless-retry-count': '2' })).status, { timeout: 10_000, interval: 200 }).toBe(200);
     expect(replicate.created()).toBe(1);
     expect(replicate.cancels()).toEqual([]);
@@ -136,22 +133,15 @@ describe('Replicate: the same rule', () => {
 
   it('a prediction Replicate no longer knows (404 on its read) ends at once as a 502, not at the deadline; the books hold it as possibly made', async () => {
     // a deadline far off: only the 404 can end the wait
-    const gw = await start(60, 60_000);
-    const { replicate } = gw.fakes;
-    replicate.settings.waitCapMs = 0;
+    const { gw, replicate } = await startHeldReplicate(60, 60_000);
     replicate.settings.goneOnRead = true;
-    const release = replicate.hold();
-    try {
-      const answer = await post(gw, REPLICATE_MODEL);
-      expect(answer.status).toBe(502);
-      expect(answer.body.error).toMatchObject({ code: 'upstream_bad_response' });
-      // read once: a prediction that is gone is not read again
-      expect(replicate.polls()).toHaveLength(1);
-      expect(replicate.created()).toBe(1);
-      await expectBooksBalance(gw, replicate.created());
-      expect(gw.usage).toMatchObject([{ status: 502, images: 0, absorbedImages: 1, vendorWork: { attempts: [{ provider: 'replicate', outcome: 'unknown' }] } }]);
-    } finally {
-      release();
-    }
+    const answer = await post(gw, REPLICATE_MODEL);
+    expect(answer.status).toBe(502);
+    expect(answer.body.error).toMatchObject({ code: 'upstream_bad_response' });
+    // read once: a prediction that is gone is not read again
+    expect(replicate.polls()).toHaveLength(1);
+    expect(replicate.created()).toBe(1);
+    await expectBooksBalance(gw, replicate.created());
+    expect(gw.usage).toMatchObject([{ status: 502, images: 0, absorbedImages: 1, vendorWork: { attempts: [{ provider: 'replicate', outcome: 'unknown' }] } }]);
   });
 });

@@ -79,6 +79,13 @@ export async function startFakeFal(): Promise<FakeFal> {
     };
   };
 
+  /** Whether fal knows the request; when not, answers its 404. */
+  const known = (id: string, res: ServerResponse): boolean => {
+    if (inputs.some((entry) => entry.requestId === id)) return true;
+    falError(res, 404, 'Request not found');
+    return false;
+  };
+
   const answer = (request: RecordedRequest, res: ServerResponse): void => {
     if (request.method === 'GET' && request.path.startsWith('/files/')) {
       const video = request.path.endsWith('.webm');
@@ -94,10 +101,7 @@ export async function startFakeFal(): Promise<FakeFal> {
     const status = STATUS.exec(request.path);
     if (request.method === 'GET' && status) {
       const [, app, id] = status as unknown as [string, string, string];
-      if (!inputs.some((entry) => entry.requestId === id)) {
-        falError(res, 404, 'Request not found');
-        return;
-      }
+      if (!known(id, res)) return;
       const seen = (reads.get(id) ?? 0) + 1;
       reads.set(id, seen);
       if (cancelled.includes(id)) {
@@ -117,10 +121,7 @@ export async function startFakeFal(): Promise<FakeFal> {
     const result = RESULT.exec(request.path);
     if (request.method === 'GET' && result) {
       const id = result[2]!;
-      if (!inputs.some((entry) => entry.requestId === id)) {
-        falError(res, 404, 'Request not found');
-        return;
-      }
+      if (!known(id, res)) return;
       sendJson(res, 200, resultOf(id), { 'x-fal-request-id': id });
       return;
     }
@@ -128,10 +129,7 @@ export async function startFakeFal(): Promise<FakeFal> {
     const cancel = CANCEL.exec(request.path);
     if (request.method === 'PUT' && cancel) {
       const id = cancel[2]!;
-      if (!inputs.some((entry) => entry.requestId === id)) {
-        falError(res, 404, 'Request not found');
-        return;
-      }
+      if (!known(id, res)) return;
       cancelled.push(id);
       sendJson(res, 202, { status: 'CANCELLATION_REQUESTED' });
       return;

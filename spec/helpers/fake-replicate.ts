@@ -4,7 +4,8 @@
 // answer until the prediction ends or N seconds pass; `GET /v1/predictions/{id}`; `POST
 // /v1/predictions/{id}/cancel`; problem-details errors. Image outputs are PNG URLs on the fake itself
 // (a list for the FLUX schnell/dev models, one URL for the others), video outputs one video URL.
-// It counts the predictions created (the paid work); tests script failures and hold predictions.
+// It counts the predictions created (the paid work) and the cancels it received; tests script failures,
+// hold predictions, and make a prediction gone on its read (404).
 import type { ServerResponse } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { type FakeUpstream, type RecordedRequest, sendJson, startFakeUpstream } from './fake-upstream.js';
