@@ -73,7 +73,7 @@ function cancelUrl(upstream: Upstream, appId: string, requestId: string): string
  * Cancels a request nobody will read (the caller left, or the deadline passed), best effort, as fal's
  * own client does when it stops waiting: a request still IN_QUEUE is then never run nor billed.
  */
-function cancelFal(call: CallContext, upstream: Upstream, appId: string, requestId: string): void {
+export function cancelFal(call: CallContext, upstream: Upstream, appId: string, requestId: string): void {
   call.http
     .request({
       provider: 'fal',

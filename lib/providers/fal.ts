@@ -12,7 +12,7 @@ import { encodeJsonWithUploads } from '../images/uploaded-image.js';
 import { isObject, stringOr } from '../json/json-values.js';
 import type { Upstream } from '../types.js';
 import type { CallContext } from './call-context.js';
-import { appIdOf, awaitFalResult, decodeFalTaskId, encodeFalTaskId, falResult, falStatus, submitFal } from './fal-queue.js';
+import { appIdOf, awaitFalResult, cancelFal, decodeFalTaskId, encodeFalTaskId, falResult, falStatus, submitFal } from './fal-queue.js';
 import { falVideoTasks } from './fal-video.js';
 import type { Provider, UpstreamImageState, UpstreamImageTasks } from './provider.js';
 
@@ -185,6 +185,10 @@ async function generateFalImages(call: CallContext, request: ImageGenerationRequ
 const falImageTasks: UpstreamImageTasks = {
   offers: () => true,
   submit: (call, request, upstream) => submitImages(call, request, upstream).then(encodeFalTaskId),
+  cancel: (call, upstream, taskId) => {
+    const ref = decodeFalTaskId(taskId);
+    cancelFal(call, upstream, ref.app, ref.request);
+  },
   read: async (call, upstream, taskId): Promise<UpstreamImageState> => {
     const ref = decodeFalTaskId(taskId);
     const state = await falStatus(call, upstream, ref.app, ref.request);

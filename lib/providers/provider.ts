@@ -54,6 +54,11 @@ export interface UpstreamImageTasks {
   /** Starts the work upstream (paid from here); answers the upstream's task id. */
   submit(call: CallContext, request: ImageGenerationRequest, upstream: Upstream): Promise<string>;
   read(call: CallContext, upstream: Upstream, taskId: string): Promise<UpstreamImageState>;
+  /**
+   * The vendor's cancel of the task, best effort (fire and forget), where the vendor has one (fal,
+   * Replicate): sent when the gateway stops following the task before it ended (submitted-work.ts).
+   */
+  cancel?(call: CallContext, upstream: Upstream, taskId: string): void;
 }
 
 /** Asynchronous generation tasks (contract §2.6, §3): create upstream, read one back for the caller. */

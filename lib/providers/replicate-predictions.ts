@@ -169,7 +169,7 @@ export function getPrediction(call: CallContext, upstream: Upstream, id: string)
 }
 
 /** `POST /predictions/{id}/cancel`, best effort: a prediction nobody will read stops costing. */
-function cancelPrediction(call: CallContext, upstream: Upstream, id: string): void {
+export function cancelPrediction(call: CallContext, upstream: Upstream, id: string): void {
   call.http
     .request({
       provider: PROVIDER,

@@ -13,7 +13,18 @@ import type { Upstream } from '../types.js';
 import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
 import type { Provider, UpstreamImageState, UpstreamImageTasks } from './provider.js';
 import { translateImageInput } from './replicate-inputs.js';
-import { type Prediction, awaitPrediction, createPrediction, getPrediction, normalizeReplicateError, outputUrls, predictionFailure, readPrediction, waitSecondsFor } from './replicate-predictions.js';
+import {
+  type Prediction,
+  awaitPrediction,
+  cancelPrediction,
+  createPrediction,
+  getPrediction,
+  normalizeReplicateError,
+  outputUrls,
+  predictionFailure,
+  readPrediction,
+  waitSecondsFor,
+} from './replicate-predictions.js';
 import { toCallerVideoTask, translateVideoInput } from './replicate-video.js';
 import { upstreamUrl } from './upstream-url.js';
 
@@ -95,6 +106,7 @@ const replicateImageTasks: UpstreamImageTasks = {
       .then((created) => created.id);
   },
   read: (call, upstream, taskId) => getPrediction(call, upstream, taskId).then(imageStateOf),
+  cancel: cancelPrediction,
 };
 
 /** Creates a video prediction (no wait: a video takes minutes) and answers its id. */

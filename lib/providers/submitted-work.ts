@@ -129,38 +129,33 @@ export function asStartedWork(error: unknown): unknown {
 }
 
 /**
- * Reads an upstream image task by id until it ends, within the upstream's deadline from `startedAt`
- * (an Idempotency-Key request run on the upstream's own task, gateway/image-pipeline.ts). A read that
- * fails on the upstream's side (5xx, 429) is read again, never submitted again; any error is one of
- * work that started. Answers the task's end: its images, or the failure the upstream reported.
+ * Reads an upstream image task by id until it ends, by the one rule of queued work (`followQueuedWork`:
+ * within the call's bound from `startedAt`, the task cancelled at the vendor where it has a cancel when
+ * the wait stops first): an Idempotency-Key request run on the upstream's own task
+ * (gateway/image-pipeline.ts). A read that fails on the upstream's side is read again, never submitted
+ * again; any error is one of work that started. Answers the task's end: its images, or the failure the
+ * upstream reported.
  */
-export async function awaitUpstreamImage(
+export function awaitUpstreamImage(
   call: CallContext,
   upstream: Upstream,
   tasks: UpstreamImageTasks,
   id: string,
   how: { startedAt: number; longestReadMs: number },
 ): Promise<Exclude<UpstreamImageState, { status: 'running' }>> {
-  const timeoutMs = timeoutOf(upstream, call.limits);
-  const longest = Math.min(LONGEST_READ_MS, Math.max(FIRST_READ_MS, how.longestReadMs));
-  let delay = FIRST_READ_MS;
-  try {
-    for (;;) {
-      const left = how.startedAt + timeoutMs - Date.now();
-      if (left <= 0) throw GatewayError.upstreamTimeout(upstream.provider, timeoutMs);
-      await pauseBetweenReads(Math.min(delay, left), call);
-      delay = Math.min(delay * 2, longest);
-      let state: UpstreamImageState;
-      try {
-        state = await tasks.read(call, upstream, id);
-      } catch (error) {
-        // a read that failed says nothing of the task: read again
-        if (GatewayError.is(error) && (error.status >= 500 || error.status === 429)) continue;
-        throw error;
-      }
-      if (state.status !== 'running') return state;
-    }
-  } catch (error) {
-    throw asStartedWork(error);
-  }
+  return followQueuedWork(
+    call,
+    upstream,
+    {
+      provider: upstream.provider,
+      id,
+      read: () =>
+        tasks
+          .read(call, upstream, id)
+          .then((state): QueuedRead<Exclude<UpstreamImageState, { status: 'running' }>> => (state.status === 'running' ? { state: 'running' } : { state: 'ended', end: state })),
+      cancel: () => tasks.cancel?.(call, upstream, id),
+      pace: { firstMs: FIRST_READ_MS, longestMs: Math.min(LONGEST_READ_MS, Math.max(FIRST_READ_MS, how.longestReadMs)), growth: 2 },
+    },
+    how.startedAt,
+  );
 }

@@ -103,6 +103,17 @@ describe('fal: a request that stays IN_PROGRESS past the answer deadline', () =>
     await expect.poll(async () => (await post(gw, FAL_MODEL, headers)).status, { timeout: 10_000, interval: 200 }).toBe(200);
     expect(fal.submits()).toBe(1);
   });
+
+  it('with an Idempotency-Key (run on fal as its own task): followed only up to keptWorkSeconds, then cancelled at fal', async () => {
+    const gw = await start(1);
+    const { fal } = gw.fakes;
+    fal.setRunning(true);
+    expect((await post(gw, FAL_MODEL, { 'Idempotency-Key': 'fal-order-2' })).status).toBe(504);
+    const { requestId } = fal.inputs().at(-1)!;
+    await expect.poll(() => fal.cancels(), { timeout: 10_000 }).toEqual([requestId]);
+    expect(fal.submits()).toBe(1);
+    await expectBooksBalance(gw, fal.started().length);
+  });
 });
 
 describe('Replicate: the same rule', () => {
