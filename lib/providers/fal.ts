@@ -14,6 +14,7 @@ import type { Upstream } from '../types.js';
 import type { CallContext } from './call-context.js';
 import { appIdOf, awaitFalResult, cancelFal, decodeFalTaskId, encodeFalTaskId, falResult, falStatus, submitFal } from './fal-queue.js';
 import { falVideoTasks } from './fal-video.js';
+import { workGone } from './submitted-work.js';
 import type { Provider, UpstreamImageState, UpstreamImageTasks } from './provider.js';
 
 /** fal's named `image_size` values (FLUX-style endpoints), passed as they are when the caller names one. */
@@ -192,7 +193,7 @@ const falImageTasks: UpstreamImageTasks = {
   read: async (call, upstream, taskId): Promise<UpstreamImageState> => {
     const ref = decodeFalTaskId(taskId);
     const state = await falStatus(call, upstream, ref.app, ref.request);
-    if (state.status === 'UNKNOWN') return { status: 'failed', error: GatewayError.badUpstreamResponse('fal', `the queue does not know request ${ref.request}`, ref.request) };
+    if (state.status === 'UNKNOWN') return { status: 'failed', error: workGone('fal', ref.request) };
     if (state.status !== 'COMPLETED') return { status: 'running' };
     if (state.error) return { status: 'failed', error: state.error };
     try {

@@ -163,9 +163,9 @@ function fetchPrediction(call: CallContext, upstream: Upstream, id: string, time
   });
 }
 
-/** `GET /predictions/{id}`: the prediction, or Replicate's error as the gateway's. */
-export function getPrediction(call: CallContext, upstream: Upstream, id: string): Promise<Prediction> {
-  return fetchPrediction(call, upstream, id).then(readBody);
+/** `GET /predictions/{id}` of a prediction the gateway created: undefined when Replicate no longer knows it (404). */
+export function findPrediction(call: CallContext, upstream: Upstream, id: string, timeoutMs?: number): Promise<Prediction | undefined> {
+  return fetchPrediction(call, upstream, id, timeoutMs).then((response) => (response.status === 404 ? undefined : readBody(response)));
 }
 
 /** `POST /predictions/{id}/cancel`, best effort: a prediction nobody will read stops costing. */
@@ -197,9 +197,8 @@ export function awaitPrediction(call: CallContext, upstream: Upstream, created: 
       provider: PROVIDER,
       id: created.id,
       read: (timeoutMs) =>
-        fetchPrediction(call, upstream, created.id, timeoutMs).then((response): QueuedRead<Prediction> => {
-          if (response.status === 404) return { state: 'gone' };
-          const prediction = readBody(response);
+        findPrediction(call, upstream, created.id, timeoutMs).then((prediction): QueuedRead<Prediction> => {
+          if (!prediction) return { state: 'gone' };
           return isTerminal(prediction.status) ? { state: 'ended', end: prediction } : { state: 'running' };
         }),
       cancel: () => cancelPrediction(call, upstream, created.id),

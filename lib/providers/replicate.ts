@@ -13,12 +13,13 @@ import type { Upstream } from '../types.js';
 import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
 import type { Provider, UpstreamImageState, UpstreamImageTasks } from './provider.js';
 import { translateImageInput } from './replicate-inputs.js';
+import { workGone } from './submitted-work.js';
 import {
   type Prediction,
   awaitPrediction,
   cancelPrediction,
   createPrediction,
-  getPrediction,
+  findPrediction,
   normalizeReplicateError,
   outputUrls,
   predictionFailure,
@@ -105,7 +106,8 @@ const replicateImageTasks: UpstreamImageTasks = {
       .then((input) => createPrediction(call, upstream, model, input))
       .then((created) => created.id);
   },
-  read: (call, upstream, taskId) => getPrediction(call, upstream, taskId).then(imageStateOf),
+  // a prediction Replicate no longer knows ends the task failed at once, as fal's (fal.ts)
+  read: (call, upstream, taskId) => findPrediction(call, upstream, taskId).then((prediction) => (prediction ? imageStateOf(prediction) : { status: 'failed', error: workGone(PROVIDER, taskId) })),
   cancel: cancelPrediction,
 };
 

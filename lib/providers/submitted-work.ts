@@ -51,6 +51,14 @@ interface QueuedWork<T> {
   pace: { firstMs: number; longestMs: number; growth: number };
 }
 
+/**
+ * The error of work the vendor answers 404 for after it accepted it: gone. A 502 `upstream_bad_response`
+ * (the vendor's answers contradict each other; nothing the caller can fix), of work that may have run.
+ */
+export function workGone(provider: string, id: string): GatewayError {
+  return GatewayError.badUpstreamResponse(provider, `the upstream no longer knows the work it accepted (it answered 404 for ${id})`, id);
+}
+
 /** The failures of a read worth another read: the vendor busy, failing or unreachable; never a refusal of the key, the account or the id. */
 const READ_AGAIN: ReadonlySet<string> = new Set([
   ERROR_CODES.upstreamError,
@@ -99,7 +107,7 @@ export async function followQueuedWork<T>(call: CallContext, upstream: Upstream,
       if (read.state === 'ended') return read.end;
       if (read.state === 'gone') {
         gone = true;
-        throw GatewayError.badUpstreamResponse(work.provider, `the upstream no longer knows the work it accepted (it answered 404 for ${work.id})`, work.id);
+        throw workGone(work.provider, work.id);
       }
     }
   } catch (error) {
