@@ -5,7 +5,8 @@
 //   cancel the upstream call, and its answer is kept in the Idempotency-Key store for a short time,
 //   under the caller, the route and the body's fingerprint;
 // - a retry of the same request (same caller, route and body) finds it, for idempotency.keptAnswerSeconds: a kept answer is handed out
-//   once (then it is gone), and work still running is joined (the retry waits for its answer);
+//   once (then it is gone), and work still running is joined (the retry waits for its answer, at most
+//   the answer deadline its first try had: then it too is answered 504, and the work goes on for the next);
 // - two requests whose clients stay connected are two requests: nothing is kept for an answer its
 //   client received. A request with an Idempotency-Key is kept by its key instead (idempotency.ts).
 // The books (docs/tenancy-and-billing.md "The books"): the first request's usage event reports the
@@ -15,6 +16,8 @@
 // answer reached it puts it back, so the next retry still finds it.
 import { createHash } from 'node:crypto';
 import type { RequestHandler } from 'express';
+import { ERROR_CODES } from '../errors/error-codes.js';
+import { GatewayError } from '../errors/gateway-error.js';
 import type { ResolvedOptions } from '../gateway/options.js';
 import type { IdempotencyRecord, IdempotencyStore } from '../stores/idempotency/idempotency-store.js';
 import type { RouteName } from '../types.js';
@@ -88,7 +91,7 @@ export function createKeptWork(route: RouteName, options: ResolvedOptions): Requ
         // an answer delivered before goes out again to a retry of the request only: anything else is new work
         if (record.state === 'done' && record.delivered && !isRetry(context)) return run();
         if (record.state === 'done') return void deliver(context, keeping, key, run, options);
-        return void join(context, keeping, key, config.runningTtlMs, run, options);
+        return void join(context, keeping, key, { waitMs: config.runningTtlMs, run, fail: next }, options);
       },
       (error: unknown) => {
         // the store is down: the request runs as if nothing were kept
@@ -166,11 +169,26 @@ function scheduleExpiry(options: ResolvedOptions, key: string, delayMs: number):
   return options.scheduler.schedulePoll(id, delayMs, `${id}:expiry:${Date.now()}`);
 }
 
-/** Waits for the running work's answer; when the work ends without one, or the wait runs out, runs. */
-async function join(context: RequestContext, store: KeepingStore, key: string, waitMs: number, run: () => void, options: ResolvedOptions): Promise<void> {
-  const until = Date.now() + waitMs;
+/** How a joining retry ends when the work gives it nothing: it runs, or it is answered an error. */
+interface JoinEnds {
+  /** The longest the retry waits when the work names no answer deadline. */
+  waitMs: number;
+  run: () => void;
+  fail: (error: unknown) => void;
+}
+
+/**
+ * Waits for the running work's answer. Work that missed its first try's answer deadline names it
+ * (`answerMs`): the retry waits at most that long from its own arrival, then is answered 504 as its
+ * first try was, saying to retry (the work goes on, kept for the next retry). When the work ends
+ * without an answer, or the wait runs out otherwise, the retry runs.
+ */
+async function join(context: RequestContext, store: KeepingStore, key: string, ends: JoinEnds, options: ResolvedOptions): Promise<void> {
+  const joinedAt = Date.now();
+  let until = joinedAt + ends.waitMs;
+  let deadline: number | undefined;
   while (Date.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, JOIN_POLL_MS).unref());
+    await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.min(JOIN_POLL_MS, until - Date.now()))).unref());
     if (context.res.destroyed) return;
     let record: IdempotencyRecord | undefined;
     try {
@@ -178,10 +196,30 @@ async function join(context: RequestContext, store: KeepingStore, key: string, w
     } catch {
       record = undefined;
     }
-    if (record?.state === 'done') return deliver(context, store, key, run, options);
+    if (record?.state === 'done') return deliver(context, store, key, ends.run, options);
     if (record?.state !== 'running') break;
+    if (record.answerMs !== undefined && deadline === undefined) {
+      deadline = record.answerMs;
+      until = Math.min(until, joinedAt + deadline);
+    }
   }
-  run();
+  if (deadline !== undefined && Date.now() >= until) {
+    // the retry's own deadline passed while the work runs on: it is kept, so say to retry (error-middleware.ts)
+    context.workKept = true;
+    return ends.fail(joinedWorkTimeout(deadline));
+  }
+  ends.run();
+}
+
+/** The 504 of a retry whose wait for joined work reached its answer deadline: it started nothing itself. */
+function joinedWorkTimeout(answerMs: number): GatewayError {
+  return new GatewayError({
+    status: 504,
+    code: ERROR_CODES.upstreamTimeout,
+    message: `The upstream did not answer within ${answerMs} ms. The work goes on: retry the same request to receive its answer.`,
+    retryable: true,
+    notStarted: true,
+  });
 }
 
 /**
@@ -218,11 +256,12 @@ function keep(context: RequestContext, store: KeepingStore, key: string, options
     } else if (abandoned) write(() => store.release(key));
     hold.release();
   };
-  context.keepLate = (answer) => {
+  context.keepLate = (answer, answerMs) => {
     late = true;
     abandoned = true;
     context.workKept = true;
-    write(() => store.finish(key, { state: 'running', fingerprint }, config.runningTtlMs));
+    // the deadline this request was answered at: a retry that joins the work waits no longer
+    write(() => store.finish(key, { state: 'running', fingerprint, ...(answerMs !== undefined ? { answerMs } : {}) }, config.runningTtlMs));
     answer.then(
       (kept) => {
         settle(kept && kept.body.length <= config.maxAnswerBytes ? doneRecord(fingerprint, kept.status, kept.contentType, kept.body) : undefined, true);

@@ -82,9 +82,10 @@ export class RequestContext implements Cancellation {
   tracker?: (usage: Usage) => void;
   /**
    * Set by the kept-work guard (kept-work.ts): takes the answer of work that goes on after the
-   * caller was answered (a missed deadline), to keep it for the retry. Once called, `workKept` is true.
+   * caller was answered (a missed deadline), to keep it for the retry, and that deadline (`answerMs`):
+   * a retry that joins the work waits no longer. Once called, `workKept` is true.
    */
-  keepLate?: (answer: Promise<KeptAnswer | undefined>) => void;
+  keepLate?: (answer: Promise<KeptAnswer | undefined>, answerMs?: number) => void;
   /** Late work of this request is kept for the client's retry: its error answer says to retry. */
   workKept = false;
   /**

@@ -108,8 +108,9 @@ export type Outcome<A> =
   /**
    * `late`: the upstream missed the answer deadline but its work goes on (bounded) and ends in this
    * outcome: the inbound side keeps it for the client's retry (docs/tenancy-and-billing.md "Retries").
+   * `answerMs`: that answer deadline, the longest a retry that joins the work waits for it.
    */
-  | { ok: false; error: unknown; usage: Usage; late?: Promise<Outcome<A>> };
+  | { ok: false; error: unknown; usage: Usage; late?: Promise<Outcome<A>>; answerMs?: number };
 
 /** A fresh usage record for a request on `model`. */
 export function usageFor(model: string): Usage {

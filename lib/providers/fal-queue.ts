@@ -5,8 +5,7 @@
 // status and result URLs name only the app id (owner/alias), not the endpoint's sub-path, and are built
 // here as the SDK builds them: URLs in fal's answers are never followed (another host would be SSRF).
 import { vendorId } from './vendor-ids.js';
-import { asStartedWork, pauseBetweenReads } from './submitted-work.js';
-import { ClientGoneError } from '../errors/client-gone-error.js';
+import { type QueuedRead, asStartedWork, followQueuedWork } from './submitted-work.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
 import type { EncodedJson } from '../images/uploaded-image.js';
@@ -22,8 +21,6 @@ const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 /** The first poll waits this long; each next one half as long again, up to POLL_MAX_MS. */
 const POLL_FIRST_MS = 500;
 const POLL_MAX_MS = 2000;
-/** Status polls that fail in a row (a network error, 429, 5xx) before the wait gives up. */
-const POLL_FAILURES = 8;
 
 /**
  * An endpoint id's segments, checked: `owner/alias[/path...]` (`workflows/owner/alias/...` too), each
@@ -76,7 +73,7 @@ function cancelUrl(upstream: Upstream, appId: string, requestId: string): string
  * Cancels a request nobody will read (the caller left, or the deadline passed), best effort, as fal's
  * own client does when it stops waiting: a request still IN_QUEUE is then never run nor billed.
  */
-function cancelFal(call: CallContext, upstream: Upstream, appId: string, requestId: string): void {
+export function cancelFal(call: CallContext, upstream: Upstream, appId: string, requestId: string): void {
   call.http
     .request({
       provider: 'fal',
@@ -168,61 +165,33 @@ export async function falResult(call: CallContext, upstream: Upstream, appId: st
   return readFalBody(response);
 }
 
-/** A poll failure worth another poll: the request runs on at fal whatever a status read met. */
-function pollMayRetry(error: unknown): boolean {
-  if (error instanceof ClientGoneError) return false;
-  if (!GatewayError.is(error)) return true;
-  return error.status === 429 || error.status >= 500;
-}
-
 /**
- * Polls a submitted request until it completes, then reads its result, within the upstream's deadline
- * (counted from `startedAt`, before the submit) and while the caller waits. A failed poll is polled
- * again, never submitted again (the work is paid); the wait ends at the deadline, or after
- * POLL_FAILURES failed polls in a row.
+ * Polls a submitted request until it completes, then reads its result, by the one rule of queued work
+ * (submitted-work.ts `followQueuedWork`: within the call's bound from `startedAt`, before the submit;
+ * cancelled at fal when the wait stops first; a request fal no longer knows ends the wait at once). A
+ * failed poll is polled again, never submitted again (the work is paid).
  */
-export function awaitFalResult(call: CallContext, upstream: Upstream, appId: string, requestId: string, startedAt = Date.now()): Promise<unknown> {
-  return pollUntilDone(call, upstream, appId, requestId, startedAt).catch((error: unknown) => {
+export async function awaitFalResult(call: CallContext, upstream: Upstream, appId: string, requestId: string, startedAt = Date.now()): Promise<unknown> {
+  const state = await followQueuedWork(
+    call,
+    upstream,
+    {
+      provider: 'fal',
+      id: requestId,
+      read: (timeoutMs) =>
+        falStatus(call, upstream, appId, requestId, timeoutMs).then((read): QueuedRead<FalQueueState> => {
+          if (read.status === 'UNKNOWN') return { state: 'gone' };
+          return read.status === 'COMPLETED' ? { state: 'ended', end: read } : { state: 'running' };
+        }),
+      cancel: () => cancelFal(call, upstream, appId, requestId),
+      pace: { firstMs: POLL_FIRST_MS, longestMs: POLL_MAX_MS, growth: 1.5 },
+    },
+    startedAt,
+  );
+  // completed: a failure fal reported, or the result (nothing is left to cancel)
+  return (state.status === 'COMPLETED' && state.error ? Promise.reject(state.error) : falResult(call, upstream, appId, requestId)).catch((error: unknown) => {
     throw asStartedWork(error);
   });
-}
-
-async function pollUntilDone(call: CallContext, upstream: Upstream, appId: string, requestId: string, startedAt: number): Promise<unknown> {
-  const timeoutMs = timeoutOf(upstream, call.limits);
-  // one deadline for the whole request: the submit's time counts too
-  const deadline = startedAt + timeoutMs;
-  let wait = POLL_FIRST_MS;
-  let failures = 0;
-  let completed = false;
-  try {
-    return await pollToTheEnd();
-  } catch (error) {
-    // stopped waiting before fal finished (the caller left, the deadline, polls that kept failing)
-    if (!completed) cancelFal(call, upstream, appId, requestId);
-    throw error;
-  }
-  async function pollToTheEnd(): Promise<unknown> {
-    for (;;) {
-      const left = deadline - Date.now();
-      if (left <= 0) throw GatewayError.upstreamTimeout('fal', timeoutMs);
-      let state: FalQueueState | undefined;
-      try {
-        state = await falStatus(call, upstream, appId, requestId, left);
-        failures = 0;
-      } catch (error) {
-        failures += 1;
-        if (!pollMayRetry(error) || failures >= POLL_FAILURES) throw error;
-      }
-      if (state?.status === 'UNKNOWN') throw GatewayError.badUpstreamResponse('fal', `the queue does not know request ${requestId}`, requestId);
-      if (state?.status === 'COMPLETED') {
-        completed = true;
-        if (state.error) throw state.error;
-        return falResult(call, upstream, appId, requestId);
-      }
-      await pauseBetweenReads(Math.min(wait, Math.max(0, deadline - Date.now())), call);
-      wait = Math.min(POLL_MAX_MS, Math.round(wait * 1.5));
-    }
-  }
 }
 
 /** What a stored task id holds: the app id the status URL needs, fal's request id, and what a video task asked. */

@@ -11,8 +11,9 @@ import { encodeJsonWithUploads } from '../images/uploaded-image.js';
 import { isObject, stringOr } from '../json/json-values.js';
 import type { Upstream } from '../types.js';
 import type { CallContext } from './call-context.js';
-import { appIdOf, awaitFalResult, decodeFalTaskId, encodeFalTaskId, falResult, falStatus, submitFal } from './fal-queue.js';
+import { appIdOf, awaitFalResult, cancelFal, decodeFalTaskId, encodeFalTaskId, falResult, falStatus, submitFal } from './fal-queue.js';
 import { falVideoTasks } from './fal-video.js';
+import { workGone } from './submitted-work.js';
 import type { Provider, UpstreamImageState, UpstreamImageTasks } from './provider.js';
 import { FAL_MODELS, FAL_OWN_FIELDS } from './fal-models.js';
 
@@ -187,10 +188,14 @@ const falImageTasks: UpstreamImageTasks = {
   lifetimeMs: 24 * 3600_000,
   offers: () => true,
   submit: (call, request, upstream) => submitImages(call, request, upstream).then(encodeFalTaskId),
+  cancel: (call, upstream, taskId) => {
+    const ref = decodeFalTaskId(taskId);
+    cancelFal(call, upstream, ref.app, ref.request);
+  },
   read: async (call, upstream, taskId): Promise<UpstreamImageState> => {
     const ref = decodeFalTaskId(taskId);
     const state = await falStatus(call, upstream, ref.app, ref.request);
-    if (state.status === 'UNKNOWN') return { status: 'failed', error: GatewayError.badUpstreamResponse('fal', `the queue does not know request ${ref.request}`, ref.request) };
+    if (state.status === 'UNKNOWN') return { status: 'failed', error: workGone('fal', ref.request) };
     if (state.status !== 'COMPLETED') return { status: 'running' };
     if (state.error) return { status: 'failed', error: state.error };
     try {

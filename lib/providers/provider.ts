@@ -58,6 +58,11 @@ export interface UpstreamImageTasks {
   read(call: CallContext, upstream: Upstream, taskId: string): Promise<UpstreamImageState>;
   /** How long the upstream keeps a task it was given: following one longer would only read "unknown". */
   readonly lifetimeMs: number;
+  /**
+   * The vendor's cancel of the task, best effort (fire and forget), where the vendor has one (fal,
+   * Replicate): sent when the gateway stops following the task before it ended (submitted-work.ts).
+   */
+  cancel?(call: CallContext, upstream: Upstream, taskId: string): void;
 }
 
 /** Asynchronous generation tasks (contract §2.6, §3): create upstream, read one back for the caller. */

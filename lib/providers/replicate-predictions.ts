@@ -7,8 +7,7 @@
 // never followed: every read is built from the id on the operator's base (no request to a host the
 // upstream chose).
 import { vendorId } from './vendor-ids.js';
-import { asStartedWork, pauseBetweenReads } from './submitted-work.js';
-import { ERROR_CODES } from '../errors/error-codes.js';
+import { type QueuedRead, followQueuedWork } from './submitted-work.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { redactSecrets } from '../errors/redact.js';
 import { encodeJsonWithUploads } from '../images/uploaded-image.js';
@@ -151,23 +150,26 @@ export function createPrediction(call: CallContext, upstream: Upstream, model: s
     .then(readBody);
 }
 
-/** `GET /predictions/{id}`: the id is encoded, the URL built on the operator's base. */
-export function getPrediction(call: CallContext, upstream: Upstream, id: string): Promise<Prediction> {
-  return call.http
-    .request({
-      provider: PROVIDER,
-      method: 'GET',
-      url: upstreamUrl(upstream.baseURL, PREFIX, `/predictions/${vendorId(PROVIDER, id, 'prediction id')}`),
-      headers: jsonHeaders(upstream),
-      timeoutMs: timeoutOf(upstream, call.limits),
-      signal: call.signal,
-      maxBytes: call.limits.upstreamResponseBytes,
-    })
-    .then(readBody);
+/** `GET /predictions/{id}` as it was answered: the id is encoded, the URL built on the operator's base. */
+function fetchPrediction(call: CallContext, upstream: Upstream, id: string, timeoutMs = timeoutOf(upstream, call.limits)): Promise<UpstreamResponse> {
+  return call.http.request({
+    provider: PROVIDER,
+    method: 'GET',
+    url: upstreamUrl(upstream.baseURL, PREFIX, `/predictions/${vendorId(PROVIDER, id, 'prediction id')}`),
+    headers: jsonHeaders(upstream),
+    timeoutMs,
+    signal: call.signal,
+    maxBytes: call.limits.upstreamResponseBytes,
+  });
+}
+
+/** `GET /predictions/{id}` of a prediction the gateway created: undefined when Replicate no longer knows it (404). */
+export function findPrediction(call: CallContext, upstream: Upstream, id: string, timeoutMs?: number): Promise<Prediction | undefined> {
+  return fetchPrediction(call, upstream, id, timeoutMs).then((response) => (response.status === 404 ? undefined : readBody(response)));
 }
 
 /** `POST /predictions/{id}/cancel`, best effort: a prediction nobody will read stops costing. */
-function cancelPrediction(call: CallContext, upstream: Upstream, id: string): void {
+export function cancelPrediction(call: CallContext, upstream: Upstream, id: string): void {
   call.http
     .request({
       provider: PROVIDER,
@@ -180,47 +182,30 @@ function cancelPrediction(call: CallContext, upstream: Upstream, id: string): vo
     .catch(() => undefined);
 }
 
-/** The failures of a read worth another read: the upstream busy, failing or unreachable. */
-const READ_AGAIN: ReadonlySet<string> = new Set([
-  ERROR_CODES.upstreamError,
-  ERROR_CODES.upstreamUnreachable,
-  ERROR_CODES.upstreamTimeout,
-  ERROR_CODES.upstreamBusy,
-  ERROR_CODES.upstreamBadResponse,
-  ERROR_CODES.rateLimitExceeded,
-]);
-
-/** A poll failure worth another poll; never a refusal of the token, the account or the id. */
-function pollAgain(error: unknown): boolean {
-  return GatewayError.is(error) && READ_AGAIN.has(error.code);
-}
-
 /**
- * Reads a prediction by id until it ends, with a growing delay, within the upstream's deadline from
- * `startedAt`. A failed read is read again, never created again (a new prediction is paid twice). When
- * the caller goes or the deadline passes, the prediction is canceled (nobody will read it).
+ * Reads a prediction by id until it ends, by the one rule of queued work (submitted-work.ts
+ * `followQueuedWork`: within the call's bound from `startedAt`; canceled when the wait stops first; a
+ * prediction Replicate answers 404 for ends the wait at once). A failed read is read again, never
+ * created again (a new prediction is paid twice).
  */
-export async function awaitPrediction(call: CallContext, upstream: Upstream, created: Prediction, startedAt: number = Date.now()): Promise<Prediction> {
-  const timeoutMs = timeoutOf(upstream, call.limits);
-  let prediction = created;
-  let delay = FIRST_POLL_MS;
-  try {
-    while (!isTerminal(prediction.status)) {
-      const left = startedAt + timeoutMs - Date.now();
-      if (left <= 0) throw GatewayError.upstreamTimeout(PROVIDER, timeoutMs);
-      await pauseBetweenReads(Math.min(delay, left), call);
-      delay = Math.min(LONGEST_POLL_MS, delay * 2);
-      try {
-        prediction = await getPrediction(call, upstream, prediction.id);
-      } catch (error) {
-        if (!pollAgain(error)) throw error;
-      }
-    }
-  } catch (error) {
-    cancelPrediction(call, upstream, prediction.id);
-    throw asStartedWork(error);
-  }
-  return prediction;
+export function awaitPrediction(call: CallContext, upstream: Upstream, created: Prediction, startedAt: number = Date.now()): Promise<Prediction> {
+  if (isTerminal(created.status)) return Promise.resolve(created);
+  return followQueuedWork(
+    call,
+    upstream,
+    {
+      provider: PROVIDER,
+      id: created.id,
+      read: (timeoutMs) =>
+        findPrediction(call, upstream, created.id, timeoutMs).then((prediction): QueuedRead<Prediction> => {
+          if (!prediction) return { state: 'gone' };
+          return isTerminal(prediction.status) ? { state: 'ended', end: prediction } : { state: 'running' };
+        }),
+      cancel: () => cancelPrediction(call, upstream, created.id),
+      pace: { firstMs: FIRST_POLL_MS, longestMs: LONGEST_POLL_MS, growth: 2 },
+    },
+    startedAt,
+  );
 }
 
 /** The output URLs of a succeeded prediction: one URL, or a list of them (per model). */

@@ -14,7 +14,19 @@ import { type CallContext, jsonHeaders, timeoutOf } from './call-context.js';
 import { requestUpstream } from './upstream-request.js';
 import type { Provider, UpstreamImageState, UpstreamImageTasks } from './provider.js';
 import { translateImageInput } from './replicate-inputs.js';
-import { type Prediction, awaitPrediction, createPrediction, getPrediction, normalizeReplicateError, outputUrls, predictionFailure, readPrediction, waitSecondsFor } from './replicate-predictions.js';
+import { workGone } from './submitted-work.js';
+import {
+  type Prediction,
+  awaitPrediction,
+  cancelPrediction,
+  createPrediction,
+  findPrediction,
+  normalizeReplicateError,
+  outputUrls,
+  predictionFailure,
+  readPrediction,
+  waitSecondsFor,
+} from './replicate-predictions.js';
 import { toCallerVideoTask, translateVideoInput } from './replicate-video.js';
 import { upstreamUrl } from './upstream-url.js';
 import { REPLICATE_MODELS } from './replicate-models.js';
@@ -98,7 +110,9 @@ const replicateImageTasks: UpstreamImageTasks = {
       .then((input) => createPrediction(call, upstream, model, input))
       .then((created) => created.id);
   },
-  read: (call, upstream, taskId) => getPrediction(call, upstream, taskId).then(imageStateOf),
+  // a prediction Replicate no longer knows ends the task failed at once, as fal's (fal.ts)
+  read: (call, upstream, taskId) => findPrediction(call, upstream, taskId).then((prediction) => (prediction ? imageStateOf(prediction) : { status: 'failed', error: workGone(PROVIDER, taskId) })),
+  cancel: cancelPrediction,
 };
 
 /** Creates a video prediction (no wait: a video takes minutes) and answers its id. */

@@ -2,8 +2,10 @@
 // `POST /{endpoint_id}` with `Authorization: Key <key>` answers `{ request_id, status_url,
 // response_url, cancel_url }` (paid from there: counted), `GET /{owner}/{alias}/requests/{id}/status`
 // IN_QUEUE then COMPLETED, `GET /{owner}/{alias}/requests/{id}` the result (`images[]`, or `video` for a
-// video endpoint), served files under /files/. The URLs in its answers name the real fal origin, which
-// the gateway must never follow. Tests script each kind of answer with `script()`.
+// video endpoint), served files under /files/, `PUT /{owner}/{alias}/requests/{id}/cancel` (counted; a
+// request cancelled before it completed then reads COMPLETED with fal's cancellation error). The URLs in
+// its answers name the real fal origin, which the gateway must never follow. Tests script each kind of
+// answer with `script()`, and hold requests IN_PROGRESS with `setRunning()`.
 import type { ServerResponse } from 'node:http';
 import { type FakeUpstream, type RecordedRequest, type Responder, sendJson, startFakeUpstream } from './fake-upstream.js';
 import { TINY_PNG } from './images.js';
@@ -14,6 +16,7 @@ export const FAKE_VIDEO = Buffer.from('fake-webm-video-bytes');
 
 const STATUS = /^\/([^/]+\/[^/]+)\/requests\/([^/?]+)\/status(?:\?.*)?$/;
 const RESULT = /^\/([^/]+\/[^/]+)\/requests\/([^/?]+)$/;
+const CANCEL = /^\/([^/]+\/[^/]+)\/requests\/([^/?]+)\/cancel$/;
 
 type Kind = 'submit' | 'status' | 'result';
 
@@ -28,6 +31,12 @@ export interface FakeFal extends FakeUpstream {
   setQueueReads(reads: number): void;
   /** The result body of a request (what the default result answer sends). */
   resultOf(requestId: string): Record<string, unknown>;
+  /** While true, every request past its queue reads stays IN_PROGRESS (running, paid) until cancelled. */
+  setRunning(running: boolean): void;
+  /** The request ids fal was asked to cancel (`PUT …/requests/{id}/cancel`), in order. */
+  cancels(): string[];
+  /** The request ids whose work started (read IN_PROGRESS or COMPLETED at least once): paid work. */
+  started(): string[];
 }
 
 /** fal's 4xx/5xx body: `{ detail }` (a string, or FastAPI's list for a 422). */
@@ -41,6 +50,9 @@ export async function startFakeFal(): Promise<FakeFal> {
   let origin = '';
   let submits = 0;
   let queueReads = 1;
+  let running = false;
+  const cancelled: string[] = [];
+  const started = new Set<string>();
   const inputs: Array<{ endpoint: string; input: Record<string, unknown>; requestId: string }> = [];
   const reads = new Map<string, number>();
   const scripted: Record<Kind, Responder[]> = { submit: [], status: [], result: [] };
@@ -67,6 +79,13 @@ export async function startFakeFal(): Promise<FakeFal> {
     };
   };
 
+  /** Whether fal knows the request; when not, answers its 404. */
+  const known = (id: string, res: ServerResponse): boolean => {
+    if (inputs.some((entry) => entry.requestId === id)) return true;
+    falError(res, 404, 'Request not found');
+    return false;
+  };
+
   const answer = (request: RecordedRequest, res: ServerResponse): void => {
     if (request.method === 'GET' && request.path.startsWith('/files/')) {
       const video = request.path.endsWith('.webm');
@@ -82,12 +101,19 @@ export async function startFakeFal(): Promise<FakeFal> {
     const status = STATUS.exec(request.path);
     if (request.method === 'GET' && status) {
       const [, app, id] = status as unknown as [string, string, string];
-      if (!inputs.some((entry) => entry.requestId === id)) {
-        falError(res, 404, 'Request not found');
-        return;
-      }
+      if (!known(id, res)) return;
       const seen = (reads.get(id) ?? 0) + 1;
       reads.set(id, seen);
+      if (cancelled.includes(id)) {
+        // fal ends a cancelled request COMPLETED, with the cancellation as its error
+        sendJson(res, 200, { status: 'COMPLETED', error: 'Request was cancelled', error_type: 'request_cancelled', request_id: id, ...urls(app, id) });
+        return;
+      }
+      if (seen > queueReads) started.add(id);
+      if (seen > queueReads && running) {
+        sendJson(res, 202, { status: 'IN_PROGRESS', logs: null, request_id: id, ...urls(app, id) });
+        return;
+      }
       const state = seen <= queueReads ? { status: 'IN_QUEUE', queue_position: 0 } : { status: 'COMPLETED', logs: null, metrics: { inference_time: 1.2 } };
       sendJson(res, seen <= queueReads ? 202 : 200, { ...state, request_id: id, ...urls(app, id) });
       return;
@@ -95,15 +121,16 @@ export async function startFakeFal(): Promise<FakeFal> {
     const result = RESULT.exec(request.path);
     if (request.method === 'GET' && result) {
       const id = result[2]!;
-      if (!inputs.some((entry) => entry.requestId === id)) {
-        falError(res, 404, 'Request not found');
-        return;
-      }
+      if (!known(id, res)) return;
       sendJson(res, 200, resultOf(id), { 'x-fal-request-id': id });
       return;
     }
-    // queue.ts `cancel`: a PUT on the request; fal answers 202 while it was still queued
-    if (request.method === 'PUT' && request.path.endsWith('/cancel')) {
+    // queue.ts `cancel`: a PUT on the request; fal answers 202 while it was still queued or running
+    const cancel = CANCEL.exec(request.path);
+    if (request.method === 'PUT' && cancel) {
+      const id = cancel[2]!;
+      if (!known(id, res)) return;
+      cancelled.push(id);
       sendJson(res, 202, { status: 'CANCELLATION_REQUESTED' });
       return;
     }
@@ -138,5 +165,10 @@ export async function startFakeFal(): Promise<FakeFal> {
       queueReads = count;
     },
     resultOf,
+    setRunning: (value: boolean) => {
+      running = value;
+    },
+    cancels: () => [...cancelled],
+    started: () => [...started],
   });
 }

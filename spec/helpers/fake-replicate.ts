@@ -4,7 +4,8 @@
 // answer until the prediction ends or N seconds pass; `GET /v1/predictions/{id}`; `POST
 // /v1/predictions/{id}/cancel`; problem-details errors. Image outputs are PNG URLs on the fake itself
 // (a list for the FLUX schnell/dev models, one URL for the others), video outputs one video URL.
-// It counts the predictions created (the paid work); tests script failures and hold predictions.
+// It counts the predictions created (the paid work) and the cancels it received; tests script failures,
+// hold predictions, and make a prediction gone on its read (404).
 import type { ServerResponse } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { type FakeUpstream, type RecordedRequest, sendJson, startFakeUpstream } from './fake-upstream.js';
@@ -51,10 +52,15 @@ export interface FakeReplicate extends FakeUpstream {
   outcomes: Outcome[];
   /** Predictions created after this stay `processing` until the returned function is called. */
   hold(): () => void;
-  /** `waitCapMs`: the longest a `Prefer: wait` is held, in ms (Replicate's own: the N asked); 0 answers at once. */
-  settings: { waitCapMs?: number };
-  /** The next `GET /v1/predictions/{id}` answers this status (a 500 or 503 problem). */
+  /**
+   * `waitCapMs`: the longest a `Prefer: wait` is held, in ms (Replicate's own: the N asked); 0 answers at
+   * once. `goneOnRead`: a prediction read by id is gone (404 Not found), as one Replicate no longer knows.
+   */
+  settings: { waitCapMs?: number; goneOnRead?: boolean };
+  /** The next `GET /v1/predictions/{id}` answers this status (a 500 or 503 problem, or 404 Not found). */
   failNextPoll(status: number): void;
+  /** The ids of the predictions asked to be canceled (`POST /v1/predictions/{id}/cancel`), in order. */
+  cancels(): string[];
   predictions: Map<string, FakePrediction>;
   /** The prediction-creating requests. */
   creates(): RecordedRequest[];
@@ -80,7 +86,8 @@ export async function startFakeReplicate(): Promise<FakeReplicate> {
   const predictions = new Map<string, FakePrediction>();
   const outcomes: Outcome[] = [];
   let origin = '';
-  const settings: { waitCapMs?: number } = {};
+  const settings: { waitCapMs?: number; goneOnRead?: boolean } = {};
+  const cancelled: string[] = [];
 
   const view = (p: FakePrediction): Record<string, unknown> => ({
     id: p.id,
@@ -189,6 +196,7 @@ export async function startFakeReplicate(): Promise<FakeReplicate> {
       if (request.method === 'POST' && cancel) {
         const p = predictions.get(decodeURIComponent(cancel[1]!));
         if (!p) return problem(res, 404, 'Not found', 'The requested resource could not be found.');
+        cancelled.push(p.id);
         if (p.status === 'starting' || p.status === 'processing') {
           p.status = 'canceled';
           p.completedAt = new Date().toISOString();
@@ -201,10 +209,11 @@ export async function startFakeReplicate(): Promise<FakeReplicate> {
         if (pollFailure !== undefined) {
           const status = pollFailure;
           pollFailure = undefined;
-          problem(res, status, 'Internal Server Error', 'Something went wrong');
+          if (status === 404) problem(res, 404, 'Not found', 'The requested resource could not be found.');
+          else problem(res, status, 'Internal Server Error', 'Something went wrong');
           return;
         }
-        const p = predictions.get(decodeURIComponent(get[1]!));
+        const p = settings.goneOnRead ? undefined : predictions.get(decodeURIComponent(get[1]!));
         if (!p) return problem(res, 404, 'Not found', 'The requested resource could not be found.');
         // a prediction still starting after its first read is processing
         const answer = view(p);
@@ -235,6 +244,7 @@ export async function startFakeReplicate(): Promise<FakeReplicate> {
     failNextPoll(status: number) {
       pollFailure = status;
     },
+    cancels: () => [...cancelled],
     predictions,
     creates: () => fake.requests.filter((r) => r.method === 'POST' && (CREATE_MODEL.test(r.path) || r.path === '/v1/predictions')),
     polls: () => fake.requests.filter((r) => r.method === 'GET' && PREDICTION.test(r.path)),

@@ -38,7 +38,11 @@ export function serveImageRequest(deps: GatewayDeps, context: RequestContext, ca
     context.recordUsage(outcome.usage);
     if (!outcome.ok) {
       // the deadline passed but the work goes on: its answer is kept for the client's retry
-      if (outcome.late && keepLate) keepLate(outcome.late.then((late) => (late.ok && isWhole(late.answer) ? encodeAnswer(late.answer) : undefined)));
+      if (outcome.late && keepLate)
+        keepLate(
+          outcome.late.then((late) => (late.ok && isWhole(late.answer) ? encodeAnswer(late.answer) : undefined)),
+          outcome.answerMs,
+        );
       throw outcome.error;
     }
     if (outcome.answer.kind === 'quote') return sendQuote(context, outcome.answer.quote);

@@ -92,7 +92,11 @@ export interface RunningLease {
 
 /** One key's record. `running` until the first request has its answer. */
 export type IdempotencyRecord =
-  | { state: 'running'; fingerprint: string; lease?: RunningLease }
+  /**
+   * `answerMs`: the answer deadline the request that started the work was given, once it passed (work
+   * kept for a client's retry): a retry that joins the work waits at most this long for its answer.
+   */
+  | { state: 'running'; fingerprint: string; lease?: RunningLease; answerMs?: number }
   /** The lease of the request that held the key lapsed (its instance stopped): its outcome is unknown. */
   | { state: 'interrupted'; fingerprint: string }
   /**
