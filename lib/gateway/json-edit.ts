@@ -8,8 +8,9 @@
 // checks an upload gets: the per-file byte limit, the image count, the type sniffed from the bytes.
 import { GatewayError } from '../errors/gateway-error.js';
 import { ERROR_CODES } from '../errors/error-codes.js';
-import { checkImageDataUrl } from '../images/data-url.js';
+import { checkImageDataUrl, dataUrlProblem } from '../images/data-url.js';
 import { sniffImageType } from '../images/sniff-image-type.js';
+import { IMAGE_URL_WORDING } from '../images/image-request.js';
 import { isObject } from '../json/json-values.js';
 import { requirePublicUrl } from '../security/public-url.js';
 import type { CancelSignal } from '../transport/upstream-call.js';
@@ -18,12 +19,6 @@ import type { EditForm, FormFile, FormImage } from './image-edit-form.js';
 
 /** The members that carry images; every other member is a field, as a form would send it. */
 const IMAGE_MEMBERS = new Set(['images', 'mask', 'image']);
-
-// contract §7: "Image URL unreachable: make the URL publicly reachable, or use a Data URL"
-const EDIT_URL_WORDING = {
-  notHttp: (scheme: string | undefined) => `must be a public http(s) URL or a 'data:image/...;base64,' URL${scheme ? `, not '${scheme}'` : ''}`,
-  notPublic: 'names a loopback, private or link-local host; the URL must be publicly reachable (or send the image as a Data URL)',
-};
 
 /** The edit's images as the form of a multipart edit with the same files; throws the 4xx of bad input. */
 export async function readJsonEdit(deps: GatewayDeps, body: Record<string, unknown>, prompt: string, signal: CancelSignal): Promise<EditForm> {
@@ -78,17 +73,11 @@ function sourceOf({ value, path }: ImageReference, deps: GatewayDeps): ImageSour
     const check = checkImageDataUrl(value, maxBytes);
     if (!check.ok) {
       if (check.reason === 'too_large') throw GatewayError.tooLarge(`${path} is a Data URL of ${check.bytes} bytes, larger than the ${maxBytes} byte limit per image`, path);
-      const why = {
-        not_image: "must be an image Data URL: 'data:image/<type>;base64,<data>'",
-        not_base64: "must be a base64 Data URL: 'data:image/<type>;base64,<data>'",
-        bad_base64: 'is not valid base64 after the Data URL header',
-        empty: 'is a Data URL with no data',
-      }[check.reason];
-      throw GatewayError.invalidRequest(`${path} ${why}`, path);
+      throw GatewayError.invalidRequest(`${path} ${dataUrlProblem(check.reason)}`, path);
     }
     return { kind: 'bytes', bytes: Buffer.from(value.slice(check.base64Start), 'base64'), path };
   }
-  return { kind: 'url', url: requirePublicUrl(value, path, { allowPrivate: deps.options.allowPrivateImageUrls }, EDIT_URL_WORDING), path };
+  return { kind: 'url', url: requirePublicUrl(value, path, { allowPrivate: deps.options.allowPrivateImageUrls }, IMAGE_URL_WORDING), path };
 }
 
 /** The source's bytes as an uploaded file: fetched when a URL, then sniffed like an upload. */
@@ -118,7 +107,7 @@ async function fetchImage(url: string, path: string, deps: GatewayDeps, signal: 
       : error.code === ERROR_CODES.upstreamTimeout
         ? `did not answer within ${downloadTimeoutMs} ms`
         : /resolves to a loopback|private/.test(error.message)
-          ? EDIT_URL_WORDING.notPublic
+          ? IMAGE_URL_WORDING.notPublic
           : 'could not be reached';
     throw GatewayError.invalidRequest(`${path} could not be fetched: the URL ${detail}. Make it publicly reachable, or send the image as a Data URL`, path);
   }
