@@ -8,6 +8,7 @@ import { UpstreamHttp } from '../transport/upstream-http.js';
 import { limitCallerInFlight } from './caller-in-flight.js';
 import { createJsonBody } from './body/json-body.js';
 import { createMultipartBody } from './body/multipart-body.js';
+import { createEditBody } from './body/edit-body.js';
 import { resolveOptions } from '../gateway/options.js';
 import type { GatewayOptions } from '../options/gateway-options.js';
 import { forwardJsonHandler } from './routes/forward-json.js';
@@ -83,6 +84,8 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   const imageJsonBody = createJsonBody(resolved, { imageDataUrls: true, fingerprintAll: resolved.idempotency?.keptAnswerMs !== undefined });
 
   const multipartBody = createMultipartBody(resolved.limits, resolved.logger);
+  // edits come as a form or as JSON with images by URL (docs/routes.md "Edits as JSON"); kept work finds a retry by the JSON bytes too
+  const editBody = createEditBody(multipartBody, createJsonBody(resolved, { fingerprintAll: resolved.idempotency?.keptAnswerMs !== undefined }));
   const tasks = new VideoTaskService(resolved, http, quotas);
   const imageTasks = new ImageTaskService(deps);
   // Idempotency-Key requests whose instance stopped: found by their lease's watch (lapsed-keys.ts)
@@ -108,7 +111,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
       [
         beginRequest('images.edits', resolved, true),
         ...authenticate,
-        multipartBody,
+        editBody,
         createIdempotency('images.edits', resolved, lapsedKeys),
         createKeptWork('images.edits', resolved),
         imageEditsHandler(deps, { service: imageTasks, always: false }),
@@ -119,7 +122,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
       [
         beginRequest('images.edits', resolved, true),
         ...authenticate,
-        multipartBody,
+        editBody,
         createIdempotency('images.edits', resolved, lapsedKeys),
         imageEditsHandler(deps, { service: imageTasks, always: true }),
       ],

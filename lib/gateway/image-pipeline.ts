@@ -222,9 +222,10 @@ async function completeAnswer(deps: GatewayDeps, usage: Usage, request: ImageReq
   // with storage, each image is stored (from the b64_json buffer when there is one) and url is durable
   if (!request.stream) {
     await rehostImageAnswer(deps, usage, request.from, response, images);
-    // an upstream that answers bytes only (Gemini): once stored, a caller who asked for URLs gets the
-    // URL alone, `b64_json` "" as for every other answer (docs/routes.md "The answer")
-    if (answer.request.responseFormat === 'url') for (const item of response.data) if (item.url !== '' && item.b64_json !== '') item.b64_json = '';
+    // an upstream that answers bytes only (Gemini): once stored, a caller who asked for `url` gets the
+    // URL alone; one who did not ask keeps the bytes the model answers by default beside it, since
+    // clients such as the Vercel AI SDK's edit read b64_json without asking (docs/routes.md "The answer")
+    if (requestedFormatOf(request.input) === 'url') for (const item of response.data) if (item.url !== '' && item.b64_json !== '') item.b64_json = '';
   }
   return images ? { kind: 'image', response, images } : { kind: 'image', response };
 }

@@ -13,6 +13,16 @@ const EQUALS = 0x3d;
 /** Bytes read into one latin1 string at a time by the byte check: young garbage, never a whole copy. */
 const RUN_SLICE = 64 * 1024;
 
+/** What a refused Data URL lacks, said after its field path (the size has its own message, with the limit). */
+export function dataUrlProblem(reason: Exclude<Extract<DataUrlCheck, { ok: false }>['reason'], 'too_large'>): string {
+  return {
+    not_image: "must be an image Data URL: 'data:image/<type>;base64,<data>'",
+    not_base64: "must be a base64 Data URL: 'data:image/<type>;base64,<data>'",
+    bad_base64: 'is not valid base64 after the Data URL header',
+    empty: 'is a Data URL with no data',
+  }[reason];
+}
+
 export function checkImageDataUrl(value: string, maxBytes: number): DataUrlCheck {
   const padding = value.endsWith('==') ? 2 : value.endsWith('=') ? 1 : 0;
   return judge(value.slice(0, 256), value.length, padding, maxBytes, (start) => {

@@ -7,7 +7,7 @@ import type { Validator } from '../schemas/validator.js';
 import { requirePublicUrl } from '../security/public-url.js';
 import type { GatewayLimits, ImageModelFamily } from '../options/request-limits.js';
 import { isObject } from '../json/json-values.js';
-import { checkImageDataUrl } from './data-url.js';
+import { checkImageDataUrl, dataUrlProblem } from './data-url.js';
 import { DataUrlText } from '../json/data-url-text.js';
 import { UploadedImage } from './uploaded-image.js';
 
@@ -154,19 +154,13 @@ function checkImageValue(value: string | DataUrlText, path: string, rules: Image
     if (check.reason === 'too_large') {
       throw GatewayError.tooLarge(`${path} is a Data URL of ${check.bytes} bytes; the limit is ${rules.limits.dataUrlBytes} bytes. Use a public URL for large images`, path);
     }
-    const why = {
-      not_image: "must be an image Data URL: 'data:image/<type>;base64,<data>'",
-      not_base64: "must be a base64 Data URL: 'data:image/<type>;base64,<data>'",
-      bad_base64: 'is not valid base64 after the Data URL header',
-      empty: 'is a Data URL with no data',
-    }[check.reason];
-    throw GatewayError.invalidRequest(`${path} ${why}`, path);
+    throw GatewayError.invalidRequest(`${path} ${dataUrlProblem(check.reason)}`, path);
   }
   return requirePublicUrl(value, path, { allowPrivate: rules.allowPrivateImageUrls }, IMAGE_URL_WORDING);
 }
 
 // contract §7: "Image URL unreachable: make the URL publicly reachable, or use a Data URL"
-const IMAGE_URL_WORDING = {
+export const IMAGE_URL_WORDING = {
   notHttp: (scheme: string | undefined) => `must be a public http(s) URL or a 'data:image/...;base64,' URL${scheme ? `, not '${scheme}'` : ''}`,
   notPublic: 'names a loopback, private or link-local host; the URL must be publicly reachable (or send the image as a Data URL)',
 };

@@ -296,16 +296,22 @@ describe('invalid uploads: the error object, and neither the resolver nor any up
     ],
     ['a multipart content type without a boundary', () => edit().set('Content-Type', 'multipart/form-data').send('model=x-image-edit'), 400, bad('The multipart form is malformed or incomplete')],
     [
-      'a JSON body',
+      "a JSON body with the form's `image` field",
       () => edit().send({ model: 'x-image-edit', prompt: 'p', image: pngUrl() }),
-      415,
-      { error: { message: "Content-Type must be multipart/form-data with the image files, got 'application/json'", type: 'invalid_request_error', code: 'unsupported_media_type' } },
+      400,
+      bad('image is the multipart field: a JSON edit sends its images as \'images\': [{ "image_url": "<Data URL or https URL>" }]', 'image'),
     ],
     [
       'a urlencoded body',
       () => edit().type('form').send({ model: 'x-image-edit', prompt: 'p' }),
       415,
-      { error: { message: "Content-Type must be multipart/form-data with the image files, got 'application/x-www-form-urlencoded'", type: 'invalid_request_error', code: 'unsupported_media_type' } },
+      {
+        error: {
+          message: "Content-Type must be multipart/form-data (image files) or application/json (images as URLs), got 'application/x-www-form-urlencoded'",
+          type: 'invalid_request_error',
+          code: 'unsupported_media_type',
+        },
+      },
     ],
   ];
 

@@ -1,7 +1,9 @@
 // POST /v1/images/edits (multipart, contract §4.2; docs/architecture.md compatibility). For image-family models the
 // uploaded files become Data URL image items and the form the same multimodal request as
 // POST /v1/images/generations, through the same pipeline. Other models get the form re-sent
-// upstream with the model renamed and the files (mask included) intact.
+// upstream with the model renamed and the files (mask included) intact. A JSON body (OpenAI's JSON
+// edit shape, `images: [{ image_url }]`) is read into the same form (gateway/json-edit.ts) and
+// takes the same path (docs/routes.md "Edits as JSON").
 import type { RequestHandler } from 'express';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { routeHandler } from '../route-handler.js';
@@ -12,6 +14,8 @@ import type { GatewayDeps } from '../../gateway/gateway-deps.js';
 import type { EditForm, FormFile, FormImage } from '../../gateway/image-edit-form.js';
 import { type ImageTasksRoute, serveImageRequest } from './serve-image-request.js';
 import { readImageStreamAsk } from '../../images/image-stream-ask.js';
+import { readJsonEdit } from '../../gateway/json-edit.js';
+import type { RequestContext } from '../request-context.js';
 
 type UploadedFile = Express.Multer.File;
 type FormFields = Record<string, unknown>;
@@ -23,9 +27,11 @@ export function imageEditsHandler(deps: GatewayDeps, tasks?: ImageTasksRoute): R
   return routeHandler('imageEdits', async (context) => {
     const { req } = context;
     const fields: FormFields = typeof req.body === 'object' && req.body !== null ? (req.body as FormFields) : {};
-    const uploads = Array.isArray(req.files) ? req.files : [];
     // recorded now, so a rejected edit is metered with its model like any other route
     const model = (context.usage.model = requireModel(fields.model));
+    // multer sets `files` on a multipart body; the JSON parser never does
+    if (!Array.isArray(req.files)) return serveJsonEdit(deps, context, model, fields, tasks);
+    const uploads = req.files;
     const { images, mask } = sortFiles(uploads);
     if (images.length === 0) throw GatewayError.invalidRequest("image is required: upload 1 to 3 image files in 'image' or 'image[]'", 'image');
     if (images.length > deps.options.limits.imagesPerRequest) {
@@ -43,6 +49,18 @@ export function imageEditsHandler(deps: GatewayDeps, tasks?: ImageTasksRoute): R
     const form: EditForm = { fields, prompt, images: images.map(plain), ...(mask ? { mask: plain(mask) } : {}), files: [...files.values()] };
     await serveImageRequest(deps, context, { route: 'images.edits', model, input: { kind: 'form', form } }, { stream, tasks });
   });
+}
+
+/** The JSON edit: its images decoded or fetched into the form a multipart edit makes, then the same path. */
+async function serveJsonEdit(deps: GatewayDeps, context: RequestContext, model: string, body: FormFields, tasks: ImageTasksRoute | undefined): Promise<void> {
+  const prompt = body.prompt;
+  if (typeof prompt !== 'string' || prompt.trim() === '') {
+    throw GatewayError.invalidRequest('prompt is required: the edit instruction must not be empty', 'prompt');
+  }
+  // read before any image is fetched: a stream that cannot be honoured costs no download
+  const stream = readImageStreamAsk(body, 'json');
+  const form = await readJsonEdit(deps, body, prompt, context.clientGone);
+  await serveImageRequest(deps, context, { route: 'images.edits', model, input: { kind: 'form', form } }, { stream, tasks });
 }
 
 /** A parsed upload as plain data: its bytes stay the chunks they arrived in. */
