@@ -6,11 +6,11 @@
 // against the upstream alone and the floor measured in the same rounds: chat p50 added at 1
 // connection, req/s at 64 connections as a share of the floor's, a stream's added first body byte.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { cpuTimeUs } from './process-cpu.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const [dirA, dirB] = process.argv.slice(2).map((dir) => path.resolve(dir));
@@ -30,17 +30,6 @@ function start(file: string, env: Record<string, string>): Promise<number> {
       resolve(port);
     }),
   );
-}
-
-/** User + system CPU time of a process in µs (Linux /proc, 100 ticks a second; 0 elsewhere). */
-function cpuTimeUs(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
-  } catch {
-    return 0;
-  }
 }
 
 /** p50, req/s and the serving process's CPU time per answer (the steadiest figure on a shared machine). */

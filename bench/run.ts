@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { measureInboundBodies, printInboundFigures } from './inbound-bodies.js';
 import { measureMultipartEdits, printMultipartFigures } from './multipart-edits.js';
+import { cpuTimeUs } from './process-cpu.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const quick = process.argv.includes('--quick');
@@ -62,18 +63,6 @@ interface Sample {
    * the upstream and the proxy share the cores.
    */
   cpuUs: number;
-}
-
-/** User + system CPU time of a process in µs (Linux /proc; 0 elsewhere: the column then says 0). */
-function cpuTimeUs(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    // utime and stime (fields 14 and 15 of stat) in clock ticks, 100 per second on Linux
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
-  } catch {
-    return 0;
-  }
 }
 
 function quantile(sorted: number[], q: number): number {
