@@ -152,6 +152,9 @@ export class RequestContext implements Cancellation {
 
   /** The usage event goes out once `work` is done too (its failure is the route's own, handled there). */
   awaitBooks(work: Promise<unknown>): void {
+    // the books are read only by a usage event and by quotas to settle (bill): with neither, no
+    // request keeps a promise and two closures for them
+    if (this.options.onUsage === undefined && this.options.quotas === undefined) return;
     const before = this.books;
     const books: Promise<void> = (before ? Promise.all([before, work]) : work).then(
       () => this.doneWith(books),

@@ -69,10 +69,12 @@ export function relaySse(
   const body = upstream.body;
   // a response already opened (an image stream's keep-alive came first) keeps its status and headers
   if (!res.headersSent) openEventStream(context, upstream.status, upstream.headers['content-type']);
-  // Headers flushed at once, but not alone when the first chunk came in the same read as the
-  // upstream's headers (it waits in the body's buffer): then the first write carries both, one
-  // syscall and one packet, instead of the headers now and the chunk in a second write.
-  if (body.readableLength === 0 && !res.headersSent) res.flushHeaders();
+  // Headers flushed in this turn of the event loop, but not alone when the first chunk came in the
+  // same read as the upstream's headers: then the first write carries both, one syscall and one
+  // packet, instead of the headers now and the chunk in a second write. The chunk waits in the
+  // body's buffer, or one stream step behind it when the body is a redacting stream
+  // (transport/secret-free-body.ts): it flows on the ticks queued now, before the check phase.
+  if (body.readableLength === 0 && !res.headersSent) setImmediate(flushWhenQuiet, res);
 
   let tail = '\n\n';
   let lastSequence = -1;
@@ -144,6 +146,11 @@ export function relaySse(
       finish();
     });
   });
+}
+
+/** The headers alone, when no chunk went out with them in the turn the stream opened. */
+function flushWhenQuiet(res: RequestContext['res']): void {
+  if (!res.headersSent && !res.destroyed) res.flushHeaders();
 }
 
 /** Status and headers of an event stream: no buffering, no compression (no-transform), no length. */

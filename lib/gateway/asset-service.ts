@@ -9,7 +9,6 @@ import { requireCapability } from '../providers/registry.js';
 import type { CreateAssetBody } from '../schemas/forward-schemas.js';
 import type { Logger } from '../options/host-hooks.js';
 import { AssetCapacityError, type AssetRecord } from '../stores/tasks/task-store.js';
-import { requestIdOf } from '../errors/request-id.js';
 import { withFallback } from './fallback.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { resolveUpstreams } from './resolve-upstreams.js';
@@ -34,17 +33,12 @@ async function createRecordedAsset(deps: GatewayDeps, usage: Usage, request: Use
   // recorded for nobody (its id is handed to no caller, so no one can use it)
   await refusingAtCapacity(logger, caller.id, async () => store.checkAssetCapacity?.(caller.id));
   const upstreams = await resolveUpstreams(deps.options, { model: usage.model, route: 'assets', caller, req: request.hostRequest });
-  const created = await withFallback(
-    upstreams,
-    deps.options,
-    { route: 'assets', model: usage.model, tenant: caller.id, requestId: request.hostRequest && requestIdOf(request.hostRequest) },
-    async (upstream) => {
-      const assets = requireCapability(upstream, 'assets', 'assets', deps.options.logger);
-      attempting(usage, upstream.provider);
-      const call = { http: deps.http, signal: request.cancel.clientGone, limits: deps.options.limits };
-      return { ...(await assets.create(call, body, upstream)), serviceName: assets.serviceName };
-    },
-  );
+  const created = await withFallback(upstreams, deps.options, { route: 'assets', model: usage.model, tenant: caller.id, request: request.hostRequest }, async (upstream) => {
+    const assets = requireCapability(upstream, 'assets', 'assets', deps.options.logger);
+    attempting(usage, upstream.provider);
+    const call = { http: deps.http, signal: request.cancel.clientGone, limits: deps.options.limits };
+    return { ...(await assets.create(call, body, upstream)), serviceName: assets.serviceName };
+  });
   usage.upstreamRequestId = created.requestId;
   const asset: AssetRecord = { id: created.assetId, owner: caller.id, createdAt: Date.now() };
   // a store without checkAssetCapacity, or a concurrent CreateAsset that took the last room, lands

@@ -8,6 +8,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { Upstream } from '../types.js';
 import type { AttemptInfo } from '../telemetry/telemetry.js';
 import type { ResolvedOptions } from './options.js';
+import { requestIdOf } from '../errors/request-id.js';
 
 /** Everything secret an upstream carries, to be cut out of any error message it causes. */
 export function secretsOf(upstream: Upstream): Array<string | undefined> {
@@ -32,7 +33,8 @@ export function withFallback<T>(upstreams: readonly Upstream[], options: Resolve
       // an upstream may quote the request it got, the operator's key included
       const error = caught instanceof GatewayError ? caught.withoutSecrets(secretsOf(upstream)) : caught;
       const retry = error instanceof GatewayError && error.retryable && error.notStarted && index + 1 < upstreams.length;
-      if (error instanceof GatewayError) logAttemptFailure(options, upstream, error, { attempt: index + 1, of: upstreams.length, retry, requestId: info.requestId });
+      if (error instanceof GatewayError)
+        logAttemptFailure(options, upstream, error, { attempt: index + 1, of: upstreams.length, retry, requestId: info.requestId ?? (info.request && requestIdOf(info.request)) });
       if (!retry) throw error;
       return attemptAt(index + 1);
     });

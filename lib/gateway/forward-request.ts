@@ -13,7 +13,6 @@ import { checkRefusedFields, checkSize, refusesOn } from '../models/model-rules.
 import type { ModelEndpoint } from '../options/model-catalogue.js';
 import { promptTextOf, responseOfJson } from '../telemetry/genai-fields.js';
 import type { RouteName } from '../types.js';
-import { requestIdOf } from '../errors/request-id.js';
 import { withFallback } from './fallback.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { resolveUpstreams } from './resolve-upstreams.js';
@@ -91,7 +90,8 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
             model: forward.model,
             choices: typeof body.n === 'number' ? body.n : undefined,
             tenant: request.caller.id,
-            requestId: request.hostRequest && requestIdOf(request.hostRequest),
+            // the request's id only for a failed attempt's log line (a UUID made for every request cost CPU on the hot path)
+            request: request.hostRequest,
             prompt: () => promptTextOf(body),
           };
           if (body.stream === true) {

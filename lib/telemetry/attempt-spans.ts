@@ -22,6 +22,11 @@ export interface AttemptInfo<T = unknown> {
   tenant?: string;
   /** The id of the request the attempt serves, for the log line of a failed attempt (absent for background work). */
   requestId?: string;
+  /**
+   * The request the attempt serves, in place of `requestId`: its id is read (or made, requestIdOf)
+   * only for a failed attempt's log line, never for the attempts that succeed.
+   */
+  request?: object;
   /** The prompt text, read only when the host opted in to prompt capture and the span records. */
   prompt?: () => string | undefined;
   /** What the upstream answered (response model, token usage), read only when the span records. */

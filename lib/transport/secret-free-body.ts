@@ -47,9 +47,12 @@ function replaceAll(data: Buffer, secret: Buffer): Buffer {
 function heldBack(data: Buffer, secrets: readonly Buffer[]): number {
   let longest = 0;
   for (const secret of secrets) {
-    for (let length = Math.min(secret.length - 1, data.length); length > longest; length -= 1) {
-      if (data.compare(secret, 0, length, data.length - length) === 0) {
-        longest = length;
+    // such an end begins with the secret's first byte: only those places are compared (an event's
+    // tail has none, most often), from the longest end down
+    const first = secret[0]!;
+    for (let at = data.indexOf(first, Math.max(0, data.length - secret.length + 1)); at !== -1 && data.length - at > longest; at = data.indexOf(first, at + 1)) {
+      if (data.compare(secret, 0, data.length - at, at) === 0) {
+        longest = data.length - at;
         break;
       }
     }
