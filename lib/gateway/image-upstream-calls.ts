@@ -9,7 +9,6 @@ import type { ImageStreamRules, OpenedStream, PassthroughCapability, Passthrough
 import { capabilityOf, requireCapability } from '../providers/registry.js';
 import { checkForwardedUrls } from '../security/forwarded-urls.js';
 import type { Upstream } from '../types.js';
-import { requestIdOf } from '../errors/request-id.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { AttemptInfo } from '../telemetry/telemetry.js';
 import type { FormBody } from '../transport/form-body.js';
@@ -46,7 +45,8 @@ export function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageReq
     model: request.model,
     choices: prepared.asked,
     tenant: request.from.caller.id,
-    requestId: request.from.hostRequest && requestIdOf(request.from.hostRequest),
+    // the request's id is read (or made) only for a failed attempt's log line, not on every request
+    request: request.from.hostRequest,
     prompt: () => promptOf(read, request.input),
   };
   const { deadline } = request;

@@ -18,7 +18,6 @@ import type { Quoted } from '../tenancy/quote.js';
 import type { CallContext } from '../../providers/call-context.js';
 import { capabilityOf, providersWith, requireCapability } from '../../providers/registry.js';
 import { ERROR_CODES } from '../../errors/error-codes.js';
-import { requestIdOf } from '../../errors/request-id.js';
 import { withFallback } from '../fallback.js';
 import { resolveUpstreams } from '../resolve-upstreams.js';
 import { snapshotCaller } from '../tasks/caller-snapshot.js';
@@ -144,7 +143,7 @@ export class VideoTaskService {
     const { model } = body;
     const { content, callbackUrl, upstreams, videoSeconds } = prepared;
     const call = this.call(request.cancel.signal);
-    const attempt = { route: 'video.tasks' as const, model, tenant: caller.id, requestId: request.hostRequest && requestIdOf(request.hostRequest), prompt: () => videoPromptOf(content) };
+    const attempt = { route: 'video.tasks' as const, model, tenant: caller.id, request: request.hostRequest, prompt: () => videoPromptOf(content) };
     const created = await withFallback(upstreams, this.options, attempt, async (upstream) => {
       const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
       // the provider that runs the task (Ark or Veo), not the first one that serves tasks
