@@ -5,7 +5,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const VENDOR_KEYS = ['DASHSCOPE_API_KEY', 'ARK_API_KEY', 'VOLCENGINE_ACCESS_KEY_ID', 'VOLCENGINE_SECRET_ACCESS_KEY', 'OPENAI_API_KEY', 'HOST', 'PORT'];
@@ -30,7 +30,7 @@ function start(env: Record<string, string>): Started {
   return { child, output: () => ({ stdout, stderr }), exited };
 }
 
-async function waitFor(started: Started, pattern: RegExp, timeoutMs = 15_000): Promise<RegExpMatchArray> {
+async function waitFor(started: Started, pattern: RegExp, timeoutMs = 60_000): Promise<RegExpMatchArray> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const match = pattern.exec(started.output().stdout);
@@ -52,6 +52,9 @@ afterEach(async () => {
   }
   for (const server of servers.splice(0)) await new Promise((resolve) => server.close(resolve));
 });
+
+// starting tsx on a busy machine can take most of a minute: the bounds only stop a hung child
+vi.setConfig({ testTimeout: 90_000 });
 
 describe('npm start (examples/server.ts run directly)', () => {
   it('listens on 127.0.0.1 by default and says which upstreams are simulated', async () => {

@@ -904,15 +904,19 @@ describe('huge bodies and strings', () => {
 
   const overLimit: Array<[string, string, number | undefined]> = JSON_ROUTES.map((path) => [path, 'with Content-Length', undefined]);
   overLimit.push(['/v1/images/generations', 'chunked, no Content-Length', 1 * MB], ['/v1/chat/completions', 'chunked, no Content-Length', 4 * MB]);
-  it.each(overLimit)('%s: a 60 MB body (%s) over the 48 MiB limit is a 413, nothing sent upstream', async (path, _how, chunkBytes) => {
-    const body = bodyOfSize('{"model":"x-image-2.0","prompt":"', '"}', 60 * MB);
-    const before = upstreamCount();
-    const res = await client.send({ path, body, chunkBytes, headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' } });
-    checkAnswer(res, upstreamCount() - before, '');
-    expect(res.status, res.text).toBe(413);
-    expect(JSON.parse(res.text).error.code).toBe('request_too_large');
-    expect(res.ms).toBeLessThan(10_000);
-  });
+  it.each(overLimit)(
+    '%s: a 60 MB body (%s) over the 48 MiB limit is a 413, nothing sent upstream',
+    async (path, _how, chunkBytes) => {
+      const body = bodyOfSize('{"model":"x-image-2.0","prompt":"', '"}', 60 * MB);
+      const before = upstreamCount();
+      const res = await client.send({ path, body, chunkBytes, headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' } });
+      checkAnswer(res, upstreamCount() - before, '');
+      expect(res.status, res.text).toBe(413);
+      expect(JSON.parse(res.text).error.code).toBe('request_too_large');
+      expect(res.ms).toBeLessThan(10_000);
+    },
+    60_000,
+  );
 
   it('an 11 MB Data URL image is a 413 before any upstream call', async () => {
     const dataUrl = `data:image/png;base64,${Buffer.alloc(11 * MB).toString('base64')}`;

@@ -411,7 +411,7 @@ describe('body parsing failures answer the error object, never HTML', () => {
     const res = await post({ model: 'x-image-edit', input: textMessage('merge', [tenMb, tenMb, tenMb]) });
     expect(res.status).toBe(200);
     expect(dashscope.apiRequests()).toHaveLength(1);
-  });
+  }, 60_000);
 });
 
 describe('authentication (spec §5): 401, and nothing else runs', () => {

@@ -36,7 +36,7 @@ const traced = (load: (name: string) => string) => `
 
 beforeAll(() => {
   execFileSync(path.join(root, 'node_modules/.bin/tsx'), ['scripts/build.ts'], { cwd: root, stdio: 'pipe' });
-}, 60_000);
+}, 240_000);
 
 // what each entry exports at run time (types aside): the same from require() and import
 const ENTRY_VALUES: Record<string, string> = {
