@@ -42,9 +42,12 @@ export async function onUpstreamTask(
   }
   const state = await awaitUpstreamImage(call, upstream, tasks, id, { startedAt, longestReadMs: deps.options.imageTasks.pollMs });
   if (state.status === 'failed') {
-    // the vendors bill what their task made: a failed task made nothing
-    record.outcome = 'failed';
-    record.images = 0;
+    // the vendors bill what their task made: a failed task made nothing; a task the vendor no longer
+    // knows may have run, and is booked as possibly made (its outcome read from the error)
+    if (!state.mayHaveRun) {
+      record.outcome = 'failed';
+      record.images = 0;
+    }
     throw asStartedWork(state.error);
   }
   record.outcome = 'made';

@@ -195,7 +195,7 @@ const falImageTasks: UpstreamImageTasks = {
   read: async (call, upstream, taskId): Promise<UpstreamImageState> => {
     const ref = decodeFalTaskId(taskId);
     const state = await falStatus(call, upstream, ref.app, ref.request);
-    if (state.status === 'UNKNOWN') return { status: 'failed', error: workGone('fal', ref.request) };
+    if (state.status === 'UNKNOWN') return { status: 'failed', error: workGone('fal', ref.request), mayHaveRun: true };
     if (state.status !== 'COMPLETED') return { status: 'running' };
     if (state.error) return { status: 'failed', error: state.error };
     try {

@@ -44,7 +44,11 @@ export interface PassthroughCapability {
 }
 
 /** An upstream image task's state as the gateway reads it (docs/image-tasks.md). */
-export type UpstreamImageState = { status: 'running' } | { status: 'succeeded'; response: ImageGenerationResponse } | { status: 'failed'; error: GatewayError };
+/**
+ * An upstream image task as read. `mayHaveRun` marks a failure that says nothing of the work: the vendor
+ * no longer knows a task it accepted, which may have run and be billed (docs/tenancy-and-billing.md "The books").
+ */
+export type UpstreamImageState = { status: 'running' } | { status: 'succeeded'; response: ImageGenerationResponse } | { status: 'failed'; error: GatewayError; mayHaveRun?: true };
 
 /**
  * An image API with tasks of its own (DashScope's asynchronous synthesis): an image task submitted

@@ -111,7 +111,8 @@ const replicateImageTasks: UpstreamImageTasks = {
       .then((created) => created.id);
   },
   // a prediction Replicate no longer knows ends the task failed at once, as fal's (fal.ts)
-  read: (call, upstream, taskId) => findPrediction(call, upstream, taskId).then((prediction) => (prediction ? imageStateOf(prediction) : { status: 'failed', error: workGone(PROVIDER, taskId) })),
+  read: (call, upstream, taskId) =>
+    findPrediction(call, upstream, taskId).then((prediction) => (prediction ? imageStateOf(prediction) : { status: 'failed', error: workGone(PROVIDER, taskId), mayHaveRun: true })),
   cancel: cancelPrediction,
 };
 

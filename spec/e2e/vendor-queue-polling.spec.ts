@@ -155,4 +155,15 @@ describe('Replicate: the same rule', () => {
     await expectBooksBalance(gw, replicate.created());
     expect(gw.usage).toMatchObject([{ status: 502, images: 0, absorbedImages: 1, vendorWork: { attempts: [{ provider: 'replicate', outcome: 'unknown' }] } }]);
   });
+
+  it('with an Idempotency-Key (run on Replicate as its own task): a prediction gone on its read is booked as possibly made too, not as failed', async () => {
+    const { gw, replicate } = await startHeldReplicate(60, 60_000);
+    replicate.settings.goneOnRead = true;
+    const answer = await post(gw, REPLICATE_MODEL, { 'Idempotency-Key': 'replicate-order-gone' });
+    expect(answer.status).toBe(502);
+    expect(answer.body.error).toMatchObject({ code: 'upstream_bad_response' });
+    expect(replicate.created()).toBe(1);
+    await expectBooksBalance(gw, replicate.created());
+    expect(gw.usage).toMatchObject([{ status: 502, images: 0, absorbedImages: 1, vendorWork: { attempts: [{ provider: 'replicate', outcome: 'unknown' }] } }]);
+  });
 });

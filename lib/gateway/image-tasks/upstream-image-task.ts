@@ -41,10 +41,14 @@ export class UpstreamImageTask {
     const state = await tasks.read(call, upstream, record.upstream.taskId);
     if (state.status === 'running') {
       if (Date.now() < record.image!.deadline) return this.nextFollow(record.id);
-      return this.endFollowed(record, { ok: false, error: GatewayError.noImage(upstream.provider, '; the upstream task did not end within its lifetime'), usage: followedUsage(record, upstream) });
+      return this.endFollowed(
+        record,
+        { ok: false, error: GatewayError.noImage(upstream.provider, '; the upstream task did not end within its lifetime'), usage: followedUsage(record, upstream) },
+        true,
+      );
     }
     const usage = followedUsage(record, upstream);
-    if (state.status === 'failed') return this.endFollowed(record, { ok: false, error: state.error, usage });
+    if (state.status === 'failed') return this.endFollowed(record, { ok: false, error: state.error, usage }, state.mayHaveRun === true);
     const { response } = state;
     usage.upstreamRequestId = response.extra.request_id || undefined;
     usage.upstreamImages = response.data.length;
@@ -57,13 +61,14 @@ export class UpstreamImageTask {
     return this.endFollowed(record, { ok: true, answer: { kind: 'image', response }, usage });
   }
 
-  private async endFollowed(record: TaskRecord, outcome: Outcome<WholeAnswer>): Promise<undefined> {
+  private async endFollowed(record: TaskRecord, outcome: Outcome<WholeAnswer>, mayHaveRun = false): Promise<undefined> {
     const { store } = this.deps.options;
-    // DashScope and Replicate bill what their task made: a failed upstream task made nothing
+    // the vendors bill what their task made: a failed upstream task made nothing; one the vendor no
+    // longer knows, or that never ended, may have made what was asked (docs/tenancy-and-billing.md "The books")
     const attempt = outcome.usage.attempts?.at(-1);
     if (attempt) {
-      attempt.outcome = outcome.ok ? 'made' : 'failed';
-      attempt.images = outcome.ok ? (outcome.usage.upstreamImages ?? outcome.usage.images) : 0;
+      attempt.outcome = outcome.ok ? 'made' : mayHaveRun ? 'unknown' : 'failed';
+      attempt.images = outcome.ok ? (outcome.usage.upstreamImages ?? outcome.usage.images) : mayHaveRun ? record.image!.images : 0;
     }
     if (record.status === 'cancelled') {
       // cancelled while the upstream worked: the caller lost what it made by its own act
