@@ -32,5 +32,5 @@ export function imageRoutes(limits: ModelEntry['limits']): ModelEntry['endpoints
 export function familyEntry(family: ImageModelFamily, ownedBy: string): ModelEntry {
   const limits = { n: { min: 1, max: family.maxN }, reference_images: { min: family.minImages, max: family.maxImages } };
   // no provider: the contract's names are the operator's to route anywhere (listed whichever provider serves them)
-  return { id: family.pattern, owned_by: ownedBy, endpoints: imageRoutes(limits), supported_parameters: CONTRACT_PARAMETERS, limits, streams: false };
+  return { id: family.pattern, owned_by: ownedBy, endpoints: imageRoutes(limits), supported_parameters: CONTRACT_PARAMETERS, limits, streams: true };
 }

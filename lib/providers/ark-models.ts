@@ -25,9 +25,9 @@ const SEEDREAM_PARAMETERS = [
 
 const SEEDREAM_ENDPOINTS = { ...IMAGE_ROUTES_TRANSLATED, '/api/v3/images/generations': 'native' } as const satisfies Record<string, ModelServing>;
 
-function seedream(id: string, limits: ModelEntry['limits'], options: { streams: boolean; refused?: readonly string[]; extra?: readonly string[] }): ModelEntry {
+function seedream(id: string, limits: ModelEntry['limits'], options: { nativeStream: boolean; refused?: readonly string[]; extra?: readonly string[] }): ModelEntry {
   const refused = options.refused ?? [];
-  const supported = [...SEEDREAM_PARAMETERS, ...(options.streams ? ['stream'] : []), ...(options.extra ?? [])].filter((name) => !refused.includes(name));
+  const supported = [...SEEDREAM_PARAMETERS, ...(options.nativeStream ? ['stream'] : []), ...(options.extra ?? [])].filter((name) => !refused.includes(name));
   return {
     id,
     owned_by: 'ark',
@@ -36,7 +36,9 @@ function seedream(id: string, limits: ModelEntry['limits'], options: { streams: 
     supported_parameters: supported,
     ...(refused.length > 0 ? { refused_parameters: refused } : {}),
     limits,
-    streams: options.streams,
+    // every Seedream answers `stream: true` on the gateway's image routes (Ark's own stream, or the
+    // whole answer written as events); `nativeStream` is whether Ark's own API streams it (docs/routes.md "Streamed images")
+    streams: true,
   };
 }
 
@@ -75,21 +77,21 @@ function seedance(id: string, durations: NonNullable<ModelEntry['limits']>['dura
 
 const ARK_ROWS: readonly ModelEntry[] = [
   // Ark Seedream (upstreams §2.7): reference images + generated images <= 15
-  seedream('doubao-seedream-4-0*', { n: { min: 1, max: 15 }, reference_images: { min: 0, max: 14 }, tiers: ['1K', '2K', '4K'], pixels: { min: 1280 * 720, max: 4096 * 4096 } }, { streams: true }),
-  seedream('doubao-seedream-4-5*', { n: { min: 1, max: 15 }, reference_images: { min: 0, max: 14 }, tiers: ['2K', '4K'], pixels: { min: 2560 * 1440, max: 4704 * 4704 } }, { streams: true }),
+  seedream('doubao-seedream-4-0*', { n: { min: 1, max: 15 }, reference_images: { min: 0, max: 14 }, tiers: ['1K', '2K', '4K'], pixels: { min: 1280 * 720, max: 4096 * 4096 } }, { nativeStream: true }),
+  seedream('doubao-seedream-4-5*', { n: { min: 1, max: 15 }, reference_images: { min: 0, max: 14 }, tiers: ['2K', '4K'], pixels: { min: 2560 * 1440, max: 4704 * 4704 } }, { nativeStream: true }),
   seedream(
     'doubao-seedream-5-0-lite*',
     { n: { min: 1, max: 15 }, reference_images: { min: 0, max: 14 }, tiers: ['2K', '3K'], pixels: { min: 2560 * 1440, max: 10_404_496 } },
-    { streams: false, extra: ['output_format'] },
+    { nativeStream: false, extra: ['output_format'] },
   ),
   // the upstream answers 400 "the parameter `sequential_image_generation` is not supported by the current model"
   seedream(
     'doubao-seedream-5-0-pro*',
     { n: { min: 1, max: 1 }, reference_images: { min: 0, max: 10 } },
-    { streams: false, refused: ['sequential_image_generation', 'sequential_image_generation_options'] },
+    { nativeStream: false, refused: ['sequential_image_generation', 'sequential_image_generation_options'] },
   ),
-  seedream('doubao-seedream-5-0-flash*', { n: { min: 1, max: 15 }, reference_images: { min: 0, max: 14 } }, { streams: false }),
-  seedream('doubao-seedream-5-5*', { n: { min: 1, max: 15 }, reference_images: { min: 0, max: 14 } }, { streams: false }),
+  seedream('doubao-seedream-5-0-flash*', { n: { min: 1, max: 15 }, reference_images: { min: 0, max: 14 } }, { nativeStream: false }),
+  seedream('doubao-seedream-5-5*', { n: { min: 1, max: 15 }, reference_images: { min: 0, max: 14 } }, { nativeStream: false }),
   // Ark Seedance (upstreams §2.2)
   seedance('doubao-seedance-1-0-pro*', { min: 2, max: 12 }),
   seedance('doubao-seedance-1-0-lite*', { min: 2, max: 12 }),

@@ -10,7 +10,7 @@ export function dashscopeFamilyRow(family: ImageModelFamily): ModelEntry {
 }
 
 function dashscope(id: string, limits: ModelEntry['limits'], extra: readonly string[] = []): ModelEntry {
-  return { id, owned_by: 'dashscope', provider: 'dashscope', endpoints: imageRoutes(limits), supported_parameters: [...CONTRACT_PARAMETERS, ...extra], limits, streams: false };
+  return { id, owned_by: 'dashscope', provider: 'dashscope', endpoints: imageRoutes(limits), supported_parameters: [...CONTRACT_PARAMETERS, ...extra], limits, streams: true };
 }
 
 /** DashScope Qwen-Image and Wan (upstreams §1.3). */

@@ -32,7 +32,7 @@ function falImage(id: string, limits: ModelEntry['limits']): ModelEntry {
     // the contract's parameters fal's endpoints have no input for: refused before the resolver
     refused_parameters: ['watermark', 'prompt_extend'],
     limits,
-    streams: false,
+    streams: true,
   };
 }
 

@@ -17,7 +17,7 @@ function geminiImage(id: string, limits: ModelEntry['limits']): ModelEntry {
     refused_parameters: ['watermark', 'prompt_extend', 'negative_prompt'],
     limits,
     // answered in the completed-event form: the gateway writes the events from the whole answer
-    streams: false,
+    streams: true,
   };
 }
 

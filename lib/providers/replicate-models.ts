@@ -18,7 +18,7 @@ function replicateImage(id: string, limits: ModelEntry['limits'], own: readonly 
     // the contract's parameters Replicate's image models have no field for: refused before the resolver
     refused_parameters: ['watermark', 'prompt_extend', ...(own.includes('negative_prompt') ? [] : ['negative_prompt'])],
     limits,
-    streams: false,
+    streams: true,
   };
 }
 

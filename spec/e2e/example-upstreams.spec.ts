@@ -8,7 +8,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createExampleApp, type ExampleApp } from '../../examples/server.js';
 import { listen } from '../helpers/gateway-app.js';
-import { walkModels } from '../helpers/model-walk.js';
+import { walkModels, walkStreams } from '../helpers/model-walk.js';
 
 const NO_VENDOR_KEYS = { GATEWAY_DEMO_KEY: 'sk-demo-local-only' };
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -100,6 +100,13 @@ describe('the example with no vendor key simulates every upstream', () => {
       'x-chat': ['/v1/chat/completions', '/v1/responses'],
     });
     expect(pairs).toBe(23);
+  });
+
+  it('GET /v1/models says streams: true exactly where stream: true answers a stream: every listed model, stream true and false', async () => {
+    const { asked, failures } = await walkStreams(example.app, example.demoKey);
+    expect(failures).toEqual([]);
+    // the image models on generations and x-chat on chat completions
+    expect(asked).toBe(11);
   });
 
   it('gpt-image on the simulated Azure OpenAI resource: a generation, an upload edit and a stream through the official SDK; its content filter is a 400', async () => {

@@ -53,7 +53,7 @@ describe('GET /v1/models', () => {
         'parameters.seed',
       ],
       limits: { n: { min: 1, max: 6 }, reference_images: { min: 0, max: 3 } },
-      streams: false,
+      streams: true,
     });
     expect(endpointsOf(b.body)).toEqual([['x-image-2.0', ['/v1/images/generations', '/v1/images/edits']]]);
     expect(new Set(asked.map((input) => input.route))).toEqual(new Set(['images.generations', 'images.edits', 'images.native', 'video.tasks']));
@@ -71,7 +71,7 @@ describe('GET /v1/models', () => {
       for await (const model of client.models.list()) models.push(model);
       // a name the catalogue knows is described (here routed on both image endpoints); others stay bare
       expect(models).toEqual([
-        expect.objectContaining({ id: 'x-image-2.0', object: 'model', created: 0, owned_by: 'gateway', endpoints: ['/v1/images/generations', '/v1/images/edits'], streams: false }),
+        expect.objectContaining({ id: 'x-image-2.0', object: 'model', created: 0, owned_by: 'gateway', endpoints: ['/v1/images/generations', '/v1/images/edits'], streams: true }),
         { id: 'x-video', object: 'model', created: 1700000000, owned_by: 'ark' },
       ]);
       const other = await request(gw.app).get('/v1/models').set('Authorization', `Bearer ${KEY_B}`);

@@ -13,6 +13,7 @@ export interface ListedModel {
   supported_parameters: string[];
   refused_parameters?: string[];
   serving: Record<string, string>;
+  streams: boolean;
 }
 
 /** The fewest reference images a model takes (an edit uploads at least one). */
@@ -62,4 +63,34 @@ export async function walkModels(
     }
   }
   return { models, pairs, failures };
+}
+
+/** The endpoints where `stream: true` may be asked: a model's image generations and chat (docs/models.md `streams`). */
+const STREAMABLE = ['/v1/images/generations', '/v1/chat/completions'];
+
+/**
+ * GET /v1/models, then every listed model on each streamable endpoint it lists with `stream: true` and
+ * with `stream: false`: a stream must come back exactly where the listing says `streams: true`, and a
+ * JSON answer for `stream: false`. Answers each model whose listing and answers disagree.
+ */
+export async function walkStreams(app: express.Express, key: string): Promise<{ asked: number; failures: string[] }> {
+  const listed = await request(app).get('/v1/models').set('Authorization', `Bearer ${key}`);
+  const models = listed.body.data as ListedModel[];
+  const failures: string[] = [];
+  let asked = 0;
+  for (const model of models) {
+    const endpoints = model.endpoints.filter((endpoint) => STREAMABLE.includes(endpoint));
+    if (endpoints.length === 0 && model.streams) failures.push(`${model.id}: streams: true, but no endpoint it lists takes stream`);
+    for (const endpoint of endpoints) {
+      asked += 1;
+      const streamed = await sendTo(app, key, model, endpoint, { ...minimalBody(model, endpoint), stream: true });
+      const isStream = streamed.status === 200 && String(streamed.headers['content-type']).startsWith('text/event-stream') && !/^event: error/m.test(streamed.text);
+      if (isStream !== model.streams)
+        failures.push(`${model.id} ${endpoint}: streams: ${model.streams}, stream: true answered ${streamed.status} ${String(streamed.headers['content-type'])} ${streamed.text.slice(0, 200)}`);
+      const whole = await sendTo(app, key, model, endpoint, { ...minimalBody(model, endpoint), stream: false });
+      if (whole.status !== 200 || !String(whole.headers['content-type']).startsWith('application/json'))
+        failures.push(`${model.id} ${endpoint}: stream: false answered ${whole.status} ${String(whole.headers['content-type'])}`);
+    }
+  }
+  return { asked, failures };
 }
