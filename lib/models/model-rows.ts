@@ -28,6 +28,25 @@ export function imageRoutes(limits: ModelEntry['limits']): ModelEntry['endpoints
   return limits?.reference_images?.max === 0 ? TEXT_TO_IMAGE_ONLY : IMAGE_ROUTES_TRANSLATED;
 }
 
+/**
+ * A video model's row: the task route only (served `native` in Ark's task shape, or `translated`),
+ * its fields, and its durations when known. Video tasks never stream (docs/models.md `streams`).
+ */
+export function videoTaskRow(
+  id: string,
+  of: { ownedBy: string; provider: NonNullable<ModelEntry['provider']>; serving?: ModelServing; parameters: readonly string[]; durations?: NonNullable<ModelEntry['limits']>['durations'] },
+): ModelEntry {
+  return {
+    id,
+    owned_by: of.ownedBy,
+    provider: of.provider,
+    endpoints: { '/api/v3/contents/generations/tasks': of.serving ?? 'native' },
+    supported_parameters: of.parameters,
+    ...(of.durations ? { limits: { durations: of.durations } } : {}),
+    streams: false,
+  };
+}
+
 /** A contract §1 family (`imageModels` option) as a catalogue entry, listed as `ownedBy`'s (the provider whose native call the families are). */
 export function familyEntry(family: ImageModelFamily, ownedBy: string): ModelEntry {
   const limits = { n: { min: 1, max: family.maxN }, reference_images: { min: family.minImages, max: family.maxImages } };

@@ -1,7 +1,7 @@
 // Ark's rows of the default model catalogue (docs/models.md "Model rows"): Seedream on the image routes and
 // Seedance on the task route, under Volcengine's names and BytePlus ModelArk's.
 import type { ModelEntry, ModelServing } from '../options/model-catalogue.js';
-import { IMAGE_ROUTES_TRANSLATED } from '../models/model-rows.js';
+import { IMAGE_ROUTES_TRANSLATED, videoTaskRow } from '../models/model-rows.js';
 
 // Ark's Seedream fields (upstreams §2.7), as a caller sends them on /api/v3/images/generations or at the top
 // level of an OpenAI-shaped /v1/images/generations body; `n` and `image` are the gateway's own translation
@@ -64,15 +64,7 @@ const SEEDANCE_PARAMETERS = [
 ] as const;
 
 function seedance(id: string, durations: NonNullable<ModelEntry['limits']>['durations']): ModelEntry {
-  return {
-    id,
-    owned_by: 'ark',
-    provider: 'ark',
-    endpoints: { '/api/v3/contents/generations/tasks': 'native' },
-    supported_parameters: SEEDANCE_PARAMETERS,
-    ...(durations ? { limits: { durations } } : {}),
-    streams: false,
-  };
+  return videoTaskRow(id, { ownedBy: 'ark', provider: 'ark', parameters: SEEDANCE_PARAMETERS, durations });
 }
 
 const ARK_ROWS: readonly ModelEntry[] = [

@@ -1,7 +1,7 @@
 // fal's rows of the default model catalogue (docs/models.md "Model rows"): image and video endpoints under
 // fal's endpoint ids, and the one allow-list of fal's own fields.
 import type { ModelEntry } from '../options/model-catalogue.js';
-import { imageRoutes } from '../models/model-rows.js';
+import { imageRoutes, videoTaskRow } from '../models/model-rows.js';
 
 // fal's image endpoints (docs/providers/fal.md): the caller names fal's endpoint id; the adapter maps
 // size, n and seed by family and passes the allow-listed fal fields (its FAL_FIELDS)
@@ -41,15 +41,7 @@ const FAL_VIDEO_PARAMETERS = ['content', 'ratio', 'duration', 'watermark', 'call
 
 // `extra`: the fields the family has an input for (docs/providers/fal.md "Video tasks")
 function falVideo(id: string, durations: NonNullable<ModelEntry['limits']>['durations'], extra: readonly string[] = []): ModelEntry {
-  return {
-    id,
-    owned_by: 'fal',
-    provider: 'fal',
-    endpoints: { '/api/v3/contents/generations/tasks': 'translated' },
-    supported_parameters: [...FAL_VIDEO_PARAMETERS, ...extra],
-    limits: { durations },
-    streams: false,
-  };
+  return videoTaskRow(id, { ownedBy: 'fal', provider: 'fal', serving: 'translated', parameters: [...FAL_VIDEO_PARAMETERS, ...extra], durations });
 }
 
 /** fal.ai endpoints (docs/providers/fal.md). */

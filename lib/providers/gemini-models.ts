@@ -1,6 +1,6 @@
 // The Gemini API's rows of the default model catalogue (docs/models.md "Model rows"): its image models and Veo.
 import type { ModelEntry } from '../options/model-catalogue.js';
-import { IMAGE_ROUTES_TRANSLATED } from '../models/model-rows.js';
+import { IMAGE_ROUTES_TRANSLATED, videoTaskRow } from '../models/model-rows.js';
 
 // Gemini's image models (docs/providers/gemini.md): the fields the adapter translates or passes on; no `n`
 // upstream, so `n` is the gateway's fan-out of one call per image (at most 4, the gateway's own bound)
@@ -27,15 +27,7 @@ function geminiImage(id: string, limits: ModelEntry['limits']): ModelEntry {
 const VEO_PARAMETERS = ['content', 'duration', 'resolution', 'ratio', 'negative_prompt', 'callback_url', 'negativePrompt', 'personGeneration', 'enhancePrompt'] as const;
 
 function veo(id: string, durations: { min: number; max: number }): ModelEntry {
-  return {
-    id,
-    owned_by: 'google',
-    provider: 'gemini',
-    endpoints: { '/api/v3/contents/generations/tasks': 'native' },
-    supported_parameters: VEO_PARAMETERS,
-    limits: { durations },
-    streams: false,
-  };
+  return videoTaskRow(id, { ownedBy: 'google', provider: 'gemini', parameters: VEO_PARAMETERS, durations });
 }
 
 /** Gemini API image models and Veo (docs/providers/gemini.md). */

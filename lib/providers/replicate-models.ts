@@ -1,7 +1,7 @@
 // Replicate's rows of the default model catalogue (docs/models.md "Model rows"): image and video models
 // under their `owner/name` ids.
 import type { ModelEntry } from '../options/model-catalogue.js';
-import { imageRoutes } from '../models/model-rows.js';
+import { imageRoutes, videoTaskRow } from '../models/model-rows.js';
 
 // Replicate's models under their `owner/name` ids (docs/providers/replicate.md): the fields the adapter
 // maps for each family and the own fields it passes; `n` is `num_outputs` where the model has it (1-4),
@@ -24,15 +24,7 @@ function replicateImage(id: string, limits: ModelEntry['limits'], own: readonly 
 
 // the task body in Ark's shape, as the adapter maps it to a Replicate video model's input
 function replicateVideo(id: string, fields: readonly string[], durations: NonNullable<ModelEntry['limits']>['durations']): ModelEntry {
-  return {
-    id,
-    owned_by: 'replicate',
-    provider: 'replicate',
-    endpoints: { '/api/v3/contents/generations/tasks': 'native' },
-    supported_parameters: ['content', 'callback_url', ...fields],
-    ...(durations ? { limits: { durations } } : {}),
-    streams: false,
-  };
+  return videoTaskRow(id, { ownedBy: 'replicate', provider: 'replicate', parameters: ['content', 'callback_url', ...fields], durations });
 }
 
 /** Replicate's models (docs/providers/replicate.md). */
