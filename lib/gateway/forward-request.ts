@@ -83,7 +83,7 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
         cost,
         usage,
         (charge) => {
-          const call: CallContext = { http: deps.http, signal: request.cancel.clientGone, limits: deps.options.limits };
+          const call: CallContext = { http: deps.http, signal: request.cancel.clientGone, limits: deps.options.limits, safety: deps.options.safetyIdentifier?.tagOf(request.caller.id) };
           const { body, route, upstreamPath } = forward;
           const described = {
             route,

@@ -57,7 +57,7 @@ export async function prepareImageRequest(deps: GatewayDeps, request: ImageReque
   // what an OpenAI-compatible upstream is sent is checked before the resolver too
   if (!family) forwardedCount(request.input);
   const upstreams = await resolveUpstreams(deps.options, { model: request.model, route: request.route, caller: request.from.caller, req: request.from.hostRequest });
-  const call: CallContext = { http: deps.http, signal: request.from.cancel.clientGone, limits: deps.options.limits };
+  const call: CallContext = { http: deps.http, signal: request.from.cancel.clientGone, limits: deps.options.limits, safety: deps.options.safetyIdentifier?.tagOf(request.from.caller.id) };
   const asked = family && read ? allowedImages(read, family) : forwardedCount(request.input);
   return { family, request: read, upstreams, call, asked, passthrough: serving === 'passthrough' };
 }

@@ -1,6 +1,8 @@
 // resolveOptions(): the only place that knows defaults and shorthands (ky's Options vs
 // NormalizedOptions). It checks the public options (lib/options/) once, with a GatewayConfigError that
 // shows the fix, and everything else in lib/ reads the resolved, frozen options.
+import type { SafetyIdentifiers } from '../security/safety-identifier.js';
+import { resolveSafetyIdentifier } from './safety-identifier-option.js';
 import { GatewayConfigError } from '../errors/config-error.js';
 import { DEFAULT_IMAGE_MODELS, type ImageModelTable } from '../images/model-families.js';
 import { type JobScheduler, memoryScheduler } from '../stores/scheduling/job-scheduler.js';
@@ -54,6 +56,8 @@ export interface ResolvedOptions {
   readonly ledger: LedgerPolicy;
   readonly idempotency?: ResolvedIdempotency;
   readonly imageTasks: ResolvedImageTasks;
+  /** The tenant identifiers sent to vendors (safety-identifier-option.ts); undefined when off. */
+  readonly safetyIdentifier?: SafetyIdentifiers;
 }
 
 /**
@@ -85,6 +89,7 @@ const OPTION_NAMES = {
   billing: true,
   idempotency: true,
   imageTasks: true,
+  safetyIdentifier: true,
 } as const satisfies Record<keyof GatewayOptions, true>;
 const KNOWN_OPTIONS = new Set(Object.keys(OPTION_NAMES));
 
@@ -180,6 +185,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     ledger: { pricing, chargeFailedWork: resolveBilling(options.billing) },
     idempotency: resolveIdempotency(options.idempotency, limits),
     imageTasks: resolveImageTasks(options.imageTasks),
+    safetyIdentifier: resolveSafetyIdentifier(options.safetyIdentifier),
   });
 }
 

@@ -17,6 +17,7 @@ import type { ModelsOption } from './model-catalogue.js';
 import type { BillingOptions, PricingOptions } from './pricing.js';
 import type { QuotaOptions } from './quota-options.js';
 import type { IdempotencyOptions } from './idempotency-options.js';
+import type { SafetyIdentifierOptions } from './safety-identifier-options.js';
 // re-exported for the modules that read them from here
 export type { QuotaLimits, QuotaState } from './quota-options.js';
 
@@ -183,6 +184,8 @@ export interface GatewayOptions {
    * @example imageTasks: { concurrency: 16, keepSeconds: 3600 }
    */
   imageTasks?: ImageTaskOptions;
+  /** The tenant identifier sent to vendors (docs/security.md "Tenant identifier sent to vendors"). Default: off. @example safetyIdentifier: { secret: process.env.SAFETY_IDENTIFIER_SECRET! } */
+  safetyIdentifier?: SafetyIdentifierOptions | false;
 }
 
 /**

@@ -14,6 +14,7 @@ import { type CallContext, jsonHeaders } from './call-context.js';
 import { normalizeOpenAIError } from './openai.js';
 import { postJsonUpstream } from './upstream-request.js';
 import { upstreamUrl } from './upstream-url.js';
+import { withTenantField } from './tenant-field.js';
 
 // DashScope's own parameters (contract §2.3) that Seedream has no field for: not sent
 const DASHSCOPE_ONLY = new Set(['prompt_extend', 'negative_prompt', 'n', 'size']);
@@ -78,7 +79,8 @@ export function generateArkImage(call: CallContext, request: ImageGenerationRequ
 }
 
 function sendArkImage(call: CallContext, request: ImageGenerationRequest, upstream: Upstream): Promise<UpstreamResponse> {
-  const json = translateArkImageRequest(request, upstream.model ?? request.model);
+  // Seedream documents no tenant field: with the option on, no caller-sent one either (tenant-field.ts)
+  const json = withTenantField(translateArkImageRequest(request, upstream.model ?? request.model), call.safety, undefined);
   return postJsonUpstream(call, upstream, { provider: 'ark', url: upstreamUrl(upstream.baseURL, '/api/v3', '/images/generations'), headers: jsonHeaders(upstream), json });
 }
 

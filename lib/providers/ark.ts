@@ -14,6 +14,8 @@ import { arkImageGroups } from './ark-image-groups.js';
 import { arkImageStreams } from './ark-image-stream.js';
 import { generateArkImage } from './ark-images.js';
 import { ARK_MODELS } from './ark-models.js';
+import type { SafetyTag } from '../security/safety-identifier.js';
+import { type TenantField, withTenantField } from './tenant-field.js';
 
 const ARK_TASKS_PATH = '/contents/generations/tasks';
 
@@ -22,9 +24,18 @@ const ARK_TASKS_PATH = '/contents/generations/tasks';
  * no callback_url: the gateway delivers callbacks itself, so Ark must not call the caller with its
  * own task id.
  */
-export function translateCreateTaskRequest(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown> {
+export function translateCreateTaskRequest(body: Record<string, unknown>, upstreamModel: string, safety?: SafetyTag): Record<string, unknown> {
   const { callback_url: _ignored, ...rest } = body;
-  return { ...rest, model: upstreamModel };
+  // Ark's content-generation tasks document `safety_identifier` (the volcengine SDK's tasks.create)
+  return withTenantField({ ...rest, model: upstreamModel }, safety, 'safety_identifier');
+}
+
+/**
+ * The tenant field of Ark's OpenAI-compatible endpoints, as the volcengine SDK types them: `user` on
+ * chat completions; none on images and responses (docs/security.md "Tenant identifier sent to vendors").
+ */
+export function arkTenantField(path: string): TenantField | undefined {
+  return path === '/chat/completions' ? 'user' : undefined;
 }
 
 /** upstreams §2.2: `{ "id": "cgt-…" }`. */
@@ -40,6 +51,8 @@ export function toCallerTask(body: unknown, gatewayId: string, model: string): R
   const task: Record<string, unknown> = { ...body, id: gatewayId, model };
   // a draft's source task is an upstream id too; the caller only ever knows gateway ids
   delete task.draft_task_id;
+  // the tenant identifier is the operator's tag for the vendor, not part of the caller's task
+  delete task.safety_identifier;
   return task;
 }
 
@@ -49,7 +62,7 @@ async function createArkTask(call: CallContext, body: Record<string, unknown>, u
     method: 'POST',
     url: upstreamUrl(upstream.baseURL, '/api/v3', ARK_TASKS_PATH),
     headers: jsonHeaders(upstream),
-    body: JSON.stringify(translateCreateTaskRequest(body, upstreamModel)),
+    body: JSON.stringify(translateCreateTaskRequest(body, upstreamModel, call.safety)),
   });
   const parsed = parseJsonBody(response.body);
   if (response.status < 200 || response.status >= 300) throw normalizeOpenAIError(response.status, parsed, response.headers['x-request-id'], 'ark');
@@ -82,7 +95,7 @@ export const arkProvider: Provider = {
   genAiName: 'volcengine.ark',
   models: ARK_MODELS,
   images: { generate: generateArkImage },
-  passthrough: openAICompatibleApi({ prefix: '/api/v3' }),
+  passthrough: openAICompatibleApi({ prefix: '/api/v3', tenantField: arkTenantField }),
   tasks: { create: createArkTask, get: getArkTask, toCallerTask },
   assets: volcengineAssets,
   imageGroups: arkImageGroups,

@@ -9,7 +9,7 @@ import { ERROR_CODES } from '../errors/error-codes.js';
 import { classifyUpstreamCode } from '../errors/status-policy.js';
 import { isObject, stringOr } from '../json/json-values.js';
 import type { Upstream } from '../types.js';
-import { normalizeOpenAIError, openAICompatibleApi } from './openai.js';
+import { normalizeOpenAIError, openAICompatibleApi, openAITenantField } from './openai.js';
 import type { Provider } from './provider.js';
 import { hostToken } from './host-token.js';
 import { upstreamUrl } from './upstream-url.js';
@@ -106,7 +106,8 @@ export const azureProvider: Provider = {
   name: 'azure',
   // the OpenTelemetry GenAI conventions' value for Azure OpenAI
   genAiName: 'azure.ai.openai',
-  passthrough: openAICompatibleApi({ prefix: '/openai/v1', url: azureUrl, auth: azureAuth, normalizeError: normalizeAzureError }),
+  // OpenAI's fields; an API version that refuses `safety_identifier` (400) is sent `user` (openai.ts)
+  passthrough: openAICompatibleApi({ prefix: '/openai/v1', url: azureUrl, auth: azureAuth, normalizeError: normalizeAzureError, tenantField: openAITenantField }),
   // Azure's image routes stream OpenAI's own events: relayed as they come
   imageStreams: { kind: 'relay' },
   // gpt-image deployments are OpenAI's models: the `openai` catalogue rows describe them

@@ -1,8 +1,9 @@
 // What an adapter needs to make its upstream call: the shared HTTP module, the client's abort
-// signal and the limits. Built once per request by the route.
+// signal, the limits and the caller's tenant identifier. Built once per request by the route.
 import type { CancelSignal, UpstreamHttp } from '../transport/upstream-http.js';
 import type { Upstream, VendorAttempt } from '../types.js';
 import type { GatewayLimits } from '../options/request-limits.js';
+import type { SafetyTag } from '../security/safety-identifier.js';
 
 export interface CallContext {
   http: UpstreamHttp;
@@ -15,6 +16,12 @@ export interface CallContext {
    * beside ones that answered may still have been paid.
    */
   vendorCalls?: VendorAttempt[];
+  /**
+   * The caller's opaque identifier for the vendors' abuse reports, when the `safetyIdentifier` option
+   * is on: each adapter puts it in the field its vendor documents, or sends nothing
+   * (docs/security.md "Tenant identifier sent to vendors").
+   */
+  safety?: SafetyTag;
 }
 
 /** Authorization and JSON headers, after the operator's own headers (which may not replace them). */

@@ -2,7 +2,8 @@
 // other providers offer (DashScope compatible-mode, Ark /api/v3), each of which builds its passthrough
 // capability with openAICompatibleApi() and its own URL rule (and Azure OpenAI, whose rule also names
 // its URLs, credentials and error reading: azure.ts). Requests go through unchanged but for
-// the model name; answers come back as the upstream sent them; errors are normalized.
+// the model name and the tenant identifier in the field each vendor documents (tenant-field.ts);
+// answers come back as the upstream sent them; errors are normalized.
 import type { Readable } from 'node:stream';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { FormBody } from '../transport/form-body.js';
@@ -15,6 +16,8 @@ import type { OpenedStream, PassthroughCapability, PassthroughResponse, Provider
 import { secretFreeBody } from '../transport/secret-free-body.js';
 import { upstreamUrl } from './upstream-url.js';
 import { OPENAI_MODELS } from './openai-models.js';
+import { TENANT_FIELDS, type TenantField, withTenantField } from './tenant-field.js';
+import type { UpstreamResponse } from '../transport/upstream-http.js';
 
 /** Where a provider's OpenAI-compatible API lives: its bare-origin prefix, and its base rewrite if any. */
 export interface OpenAICompatibleUrlRule {
@@ -33,6 +36,69 @@ export interface OpenAICompatibleUrlRule {
   auth?: (upstream: Upstream, timeoutMs: number) => Promise<Record<string, string>>;
   /** The vendor's error reading, when OpenAI's envelope alone would miss its codes. */
   normalizeError?: typeof normalizeOpenAIError;
+  /**
+   * The body field the vendor documents for the tenant identifier on an endpoint (`path`), or
+   * undefined where it documents none: nothing is sent there (docs/security.md "Tenant identifier
+   * sent to vendors"). Without it, no endpoint of the API gets one.
+   */
+  tenantField?: (path: string) => TenantField | undefined;
+}
+
+/**
+ * OpenAI's fields, as the `openai` SDK types them: `safety_identifier` on chat completions and
+ * responses (it replaced `user` there), `user` on the image endpoints (which have no
+ * `safety_identifier`); none elsewhere.
+ */
+export function openAITenantField(path: string): TenantField | undefined {
+  if (path === '/chat/completions' || path === '/responses') return 'safety_identifier';
+  if (path === '/images/generations' || path === '/images/edits') return 'user';
+  return undefined;
+}
+
+// what an upstream's 400 says of a parameter it does not take (OpenAI: "Unrecognized request argument
+// supplied", pydantic servers: "Extra inputs are not permitted", others: unknown / unsupported)
+const UNKNOWN_PARAMETER = /unrecogni[sz]ed|unknown|unsupported|not supported|not permitted|not allowed|extra (?:inputs|fields)|additional propert|unexpected|invalid (?:field|param)/i;
+
+/**
+ * A 400 that refuses `safety_identifier` as a parameter it does not take (an older Azure API
+ * version, an OpenAI-compatible server): refused before any work, so the call may be made again
+ * with `user`. Its `param` names the field, or its message names it as unknown.
+ */
+export function refusesSafetyIdentifier(status: number, body: unknown): boolean {
+  if (status !== 400 || !isObject(body)) return false;
+  const error = isObject(body.error) ? body.error : body;
+  if (error.param === 'safety_identifier') return true;
+  const message = stringOr(error.message) ?? (typeof body.detail === 'string' ? body.detail : JSON.stringify(body.detail ?? ''));
+  return message.includes('safety_identifier') && UNKNOWN_PARAMETER.test(message);
+}
+
+/** The field this call carries: `user` in place of `safety_identifier` for an upstream that refused it before. */
+function tenantFieldOf(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, upstream: Upstream, model: string | undefined): TenantField | undefined {
+  if (!call.safety) return undefined;
+  const field = rule.tenantField?.(path);
+  return field === 'safety_identifier' && call.safety.userFieldUpstreams.has(upstreamKey(upstream, path, model)) ? 'user' : field;
+}
+
+/** An upstream as remembered for its field: the model or the API version may be what refuses it. */
+function upstreamKey(upstream: Upstream, path: string, model: string | undefined): string {
+  return [upstream.provider, upstream.baseURL, upstream.apiVersion ?? '', upstream.deployment ?? '', path, model ?? ''].join('\n');
+}
+
+/**
+ * Sends a JSON body with the tenant field of this call; when the upstream refuses `safety_identifier`
+ * with a 400 (no work started), remembers that it takes `user` and sends it once more with `user`.
+ */
+async function withFieldFallback<T>(
+  call: CallContext,
+  field: TenantField | undefined,
+  key: () => string,
+  send: (field: TenantField | undefined) => Promise<T>,
+  refused: (answer: T) => boolean,
+): Promise<T> {
+  const answer = await send(field);
+  if (field !== 'safety_identifier' || !call.safety || !refused(answer)) return answer;
+  call.safety.userFieldUpstreams.add(key());
+  return send('user');
 }
 
 /** The caller's body with the model name the resolver chose; nothing else changes. */
@@ -70,16 +136,32 @@ export function retryAfterOf(headers: Readonly<Record<string, string | undefined
 /** POSTs a JSON body to the upstream's `{base}{path}` and returns its 2xx answer untouched. */
 async function forwardJson(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, body: Record<string, unknown>, upstream: Upstream): Promise<PassthroughResponse> {
   const model = upstream.model ?? String(body.model);
-  return sendPassthrough(rule, call, path, upstream, await headersOf(rule, call, upstream), JSON.stringify(translateOpenAIRequest(body, model)), model);
+  const headers = await headersOf(rule, call, upstream);
+  const translated = translateOpenAIRequest(body, model);
+  const response = await withFieldFallback(
+    call,
+    tenantFieldOf(rule, call, path, upstream, model),
+    () => upstreamKey(upstream, path, model),
+    (field) => postPassthrough(rule, call, path, upstream, headers, JSON.stringify(withTenantField(translated, call.safety, field)), model),
+    (answer) => refusesSafetyIdentifier(answer.status, parseJsonBody(answer.body)),
+  );
+  return passthroughAnswer(rule, upstream, headers, response);
 }
 
 /** POSTs a multipart form (files intact, model renamed) to the upstream's `{base}{path}`. */
 async function forwardMultipart(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, form: FormBody, upstream: Upstream): Promise<PassthroughResponse> {
   const headers = await headersOf(rule, call, upstream);
+  const sent = formWithTenantField(form, call, rule.tenantField?.(path));
   // the form's own multipart content type names its boundary; its length is known before it is sent
-  headers['content-type'] = form.contentType;
-  headers['content-length'] = String(form.length);
-  return sendPassthrough(rule, call, path, upstream, headers, form.open(), undefined);
+  headers['content-type'] = sent.contentType;
+  headers['content-length'] = String(sent.length);
+  return passthroughAnswer(rule, upstream, headers, await postPassthrough(rule, call, path, upstream, headers, sent.open(), undefined));
+}
+
+/** The form with the gateway's identifier in the vendor's field and no caller-sent one; as it came when the option is off. */
+function formWithTenantField(form: FormBody, call: CallContext, field: TenantField | undefined): FormBody {
+  if (!call.safety) return form;
+  return form.withTextFields(TENANT_FIELDS, field ? [{ name: field, value: call.safety.identifier }] : []);
 }
 
 /** JSON headers with the rule's credentials in place of the Bearer key (an operator header of the same name gives way). */
@@ -89,7 +171,7 @@ async function headersOf(rule: OpenAICompatibleUrlRule, call: CallContext, upstr
   return Object.assign(headers, await rule.auth(upstream, timeoutOf(upstream, call.limits)));
 }
 
-async function sendPassthrough(
+function postPassthrough(
   rule: OpenAICompatibleUrlRule,
   call: CallContext,
   path: string,
@@ -97,8 +179,12 @@ async function sendPassthrough(
   headers: Record<string, string>,
   body: string | Readable,
   model: string | undefined,
-): Promise<PassthroughResponse> {
-  const response = await requestUpstream(call, upstream, { provider: upstream.provider, method: 'POST', url: compatibleUrl(rule, upstream, path, model), headers, body });
+): Promise<UpstreamResponse> {
+  return requestUpstream(call, upstream, { provider: upstream.provider, method: 'POST', url: compatibleUrl(rule, upstream, path, model), headers, body });
+}
+
+/** The 2xx answer as it came; any other status thrown normalized. */
+function passthroughAnswer(rule: OpenAICompatibleUrlRule, upstream: Upstream, headers: Record<string, string>, response: UpstreamResponse): PassthroughResponse {
   const requestId = response.headers['x-request-id'];
   if (response.status < 200 || response.status >= 300) {
     // the upstream's message may quote a credential the fallback rule does not know (a host's token)
@@ -112,7 +198,7 @@ async function sendPassthrough(
 /** Opens a streamed (`stream: true`) call; a non-2xx answer is thrown normalized, before any byte is relayed. */
 async function openStream(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, body: Record<string, unknown> | FormBody, upstream: Upstream): Promise<OpenedStream> {
   const headers = await headersOf(rule, call, upstream);
-  const form = isFormBody(body) ? body : undefined;
+  const form = isFormBody(body) ? formWithTenantField(body, call, rule.tenantField?.(path)) : undefined;
   if (form) {
     // the form's own multipart content type names its boundary; its length is known before it is sent
     headers['content-type'] = form.contentType;
@@ -121,16 +207,25 @@ async function openStream(rule: OpenAICompatibleUrlRule, call: CallContext, path
   headers.accept = 'text/event-stream';
   // identity: each chunk is relayed as it arrives, with no decompression step to buffer it
   headers['accept-encoding'] = 'identity';
-  const opened = await call.http.stream({
-    provider: upstream.provider,
-    method: 'POST',
-    url: compatibleUrl(rule, upstream, path, form ? undefined : (upstream.model ?? String((body as Record<string, unknown>).model))),
-    headers,
-    body: form ? form.open() : jsonBodyOf(body as Record<string, unknown>, upstream),
-    timeoutMs: timeoutOf(upstream, call.limits),
-    signal: call.signal,
-    maxBytes: call.limits.upstreamResponseBytes,
-  });
+  const model = form ? undefined : (upstream.model ?? String((body as Record<string, unknown>).model));
+  const translated = form ? undefined : translateOpenAIRequest(body as Record<string, unknown>, model!);
+  const opened = await withFieldFallback(
+    call,
+    form ? undefined : tenantFieldOf(rule, call, path, upstream, model),
+    () => upstreamKey(upstream, path, model),
+    (field) =>
+      call.http.stream({
+        provider: upstream.provider,
+        method: 'POST',
+        url: compatibleUrl(rule, upstream, path, model),
+        headers,
+        body: form ? form.open() : JSON.stringify(withTenantField(translated!, call.safety, field)),
+        timeoutMs: timeoutOf(upstream, call.limits),
+        signal: call.signal,
+        maxBytes: call.limits.upstreamResponseBytes,
+      }),
+    (answer) => !answer.ok && refusesSafetyIdentifier(answer.status, parseJsonBody(answer.body)),
+  );
   if (!opened.ok)
     throw (rule.normalizeError ?? normalizeOpenAIError)(opened.status, parseJsonBody(opened.body), opened.headers['x-request-id'], upstream.provider, retryAfterOf(opened.headers)).withoutSecrets(
       credentialsSent(upstream, headers),
@@ -151,10 +246,6 @@ const CREDENTIAL_HEADER = /^authorization$|key|token|secret|auth/i;
 /** The key and the credential headers' values (a bearer token also without its scheme). */
 function credentialsIn(upstream: Upstream, headers: Record<string, string>): Array<string | undefined> {
   return [upstream.apiKey, ...secretsOfHeaders(Object.fromEntries(Object.entries(headers).filter(([name]) => CREDENTIAL_HEADER.test(name))))];
-}
-
-function jsonBodyOf(body: Record<string, unknown>, upstream: Upstream): string {
-  return JSON.stringify(translateOpenAIRequest(body, upstream.model ?? String(body.model)));
 }
 
 function isFormBody(body: Record<string, unknown> | FormBody): body is FormBody {
@@ -183,7 +274,7 @@ export const openaiProvider: Provider = {
   // the GenAI conventions' own value
   genAiName: 'openai',
   models: OPENAI_MODELS,
-  passthrough: openAICompatibleApi({ prefix: '/v1' }),
+  passthrough: openAICompatibleApi({ prefix: '/v1', tenantField: openAITenantField }),
   // OpenAI's image routes stream their own events (upstreams §4.2): relayed as they come
   imageStreams: { kind: 'relay' },
 };

@@ -16,6 +16,11 @@ export interface FormBody {
   readonly length: number;
   /** A fresh stream of the body's bytes. */
   open(): Readable;
+  /**
+   * The same form without the text fields named in `drop`, then `add` appended: an adapter's own
+   * fields (docs/security.md "Tenant identifier sent to vendors"). The files stay the same chunks.
+   */
+  withTextFields(drop: readonly string[], add: ReadonlyArray<{ name: string; value: string }>): FormBody;
 }
 
 const CRLF = Buffer.from('\r\n');
@@ -44,6 +49,7 @@ export function encodeFormBody(parts: readonly FormPart[]): FormBody {
     length,
     // object mode: a byte stream read while paused joins its buffered pieces into one new Buffer
     open: () => Readable.from(pieces, { objectMode: true }),
+    withTextFields: (drop, add) => encodeFormBody([...parts.filter((part) => !('value' in part) || !drop.includes(part.name)), ...add]),
   };
 }
 

@@ -142,7 +142,8 @@ export class VideoTaskService {
     const { caller } = request;
     const { model } = body;
     const { content, callbackUrl, upstreams, videoSeconds } = prepared;
-    const call = this.call(request.cancel.signal);
+    // the create carries the caller's tenant identifier where the vendor takes one (docs/security.md)
+    const call: CallContext = { ...this.call(request.cancel.signal), safety: this.options.safetyIdentifier?.tagOf(caller.id) };
     const attempt = { route: 'video.tasks' as const, model, tenant: caller.id, request: request.hostRequest, prompt: () => videoPromptOf(content) };
     const created = await withFallback(upstreams, this.options, attempt, async (upstream) => {
       const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
