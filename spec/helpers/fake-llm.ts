@@ -1,6 +1,8 @@
 // A fake OpenAI-compatible LLM upstream (upstreams §4.3, §4.4) for chat completions and the
 // Responses API, plain and streamed, and Ark's native image route (§2.7, error envelope §2.8).
 // Streams are sent chunk by chunk with a delay, and the fake records when it sent the last one.
+// Like an OpenAI-compatible server that does not know a field, it refuses the fields in `refuses` with
+// OpenAI's 400 before any work, and counts the chat and responses answers it started (the paid work).
 import type { ServerResponse } from 'node:http';
 import { type FakeUpstream, type RecordedRequest, sendJson, startFakeUpstream } from './fake-upstream.js';
 
@@ -10,6 +12,10 @@ export interface FakeLlm extends FakeUpstream {
   lastChunkSentAt: number;
   /** Delay between stream chunks, ms. */
   chunkDelayMs: number;
+  /** Top-level body fields answered with a 400 "Unrecognized request argument" before any work. Default none. */
+  refuses: Set<string>;
+  /** Chat completions and responses started (each one paid upstream), streamed or not. */
+  paidWork(): number;
 }
 
 export function chatCompletion(model: string, text: string): Record<string, unknown> {
@@ -74,10 +80,16 @@ export async function writeSlowly(fake: FakeLlm, res: ServerResponse, chunks: st
 export async function startFakeLlm(): Promise<FakeLlm> {
   // eslint-disable-next-line prefer-const -- assigned once, after the server it is read from exists
   let self: FakeLlm | undefined;
+  let paid = 0;
   const fake = await startFakeUpstream(async (request: RecordedRequest, res: ServerResponse) => {
     const body = (request.json ?? {}) as Record<string, unknown>;
     const model = String(body.model);
     const path = request.path.replace(/^\/(v1|api\/v3|compatible-mode\/v1)/, '');
+    const refused = Object.keys(body).find((name) => self!.refuses.has(name));
+    if (refused !== undefined && request.method === 'POST') {
+      return sendJson(res, 400, { error: { message: `Unrecognized request argument supplied: ${refused}`, type: 'invalid_request_error', param: null, code: null } });
+    }
+    if (request.method === 'POST' && (path === '/chat/completions' || path === '/responses')) paid += 1;
     if (request.method === 'POST' && path === '/chat/completions') {
       if (body.stream === true) return writeSlowly(self!, res, chatChunks(model, ['Hel', 'lo', ' there']));
       return sendJson(res, 200, chatCompletion(model, 'Hello there'), { 'x-request-id': 'llm-req-1' });
@@ -96,6 +108,6 @@ export async function startFakeLlm(): Promise<FakeLlm> {
     }
     return sendJson(res, 404, { error: { code: 'NotFound', message: `no route ${request.path}`, param: '', type: 'NotFound' } });
   });
-  self = Object.assign(fake, { baseURL: `${fake.origin}/v1`, lastChunkSentAt: 0, chunkDelayMs: 60 });
+  self = Object.assign(fake, { baseURL: `${fake.origin}/v1`, lastChunkSentAt: 0, chunkDelayMs: 60, refuses: new Set<string>(), paidWork: () => paid });
   return self;
 }
