@@ -27,7 +27,7 @@ export { DEFAULT_MODEL_CATALOGUE, modelEntry } from './providers/registry.js';
 export type { BillingOptions, Cost, ModelPrice, PriceBy, PricingOptions } from './options/pricing.js';
 export { TEMPORARY_PROXY_HOSTS } from './security/callback-url.js';
 export type { SafetyIdentifierOptions } from './options/safety-identifier-options.js';
-export { SAFETY_IDENTIFIER_LENGTH, safetyIdentifierOf } from './security/safety-identifier.js';
+export { safetyIdentifierOf } from './security/safety-identifier.js';
 
 // what a host may replace, with the records each exchanges, and the in-memory defaults
 export { AssetCapacityError, type AssetRecord, type ImageTaskState, type TaskChanges, type TaskRecord, type TaskStore } from './stores/tasks/task-store.js';

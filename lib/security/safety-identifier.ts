@@ -13,7 +13,7 @@ const CONTEXT = 'express-image-gateway safety_identifier v1\n';
  * Hex characters kept: 128 bits, far beyond any tenant count, within OpenAI's 64-character limit and
  * in the one alphabet every vendor's identifier field takes.
  */
-export const SAFETY_IDENTIFIER_LENGTH = 32;
+const IDENTIFIER_LENGTH = 32;
 
 /** Identifiers kept per gateway; past it the oldest is dropped (computed again when it returns). */
 const CACHED_CALLERS = 10_000;
@@ -27,7 +27,7 @@ const REMEMBERED_UPSTREAMS = 1_000;
  * @example safetyIdentifierOf('tenant-a', process.env.SAFETY_IDENTIFIER_SECRET!) // '3f1c…' (32 hex)
  */
 export function safetyIdentifierOf(callerId: string, secret: string): string {
-  return createHmac('sha256', secret).update(CONTEXT).update(callerId, 'utf8').digest('hex').slice(0, SAFETY_IDENTIFIER_LENGTH);
+  return createHmac('sha256', secret).update(CONTEXT).update(callerId, 'utf8').digest('hex').slice(0, IDENTIFIER_LENGTH);
 }
 
 /** Upstreams (by key) that refused `safety_identifier` and are sent `user` instead, shared by every request of a gateway. */
