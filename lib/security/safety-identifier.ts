@@ -1,8 +1,11 @@
 // The tenant identifier sent to vendors (docs/security.md "Tenant identifier sent to vendors"): an
 // HMAC-SHA256 of the caller's id under the operator's secret, so a vendor's abuse report names one
 // tenant that only the operator (who holds the secret) can find, and no caller id ever leaves the
-// gateway. Computed once per caller (a bounded cache), not per request: a leaf, read by the use cases
-// that build call contexts and by the adapters that put it in their bodies.
+// gateway. Computed once per caller (a bounded cache), not per request: an HMAC costs about 7-9 µs,
+// a cached tag a Map lookup (under 0.3 µs); measure the HMAC with `npx tsx -e "import { safetyIdentifierOf
+// as f } from './lib/security/safety-identifier.ts'; const t = performance.now(); for (let i = 0; i < 1e5;
+// i++) f('tenant-' + i, 'x'.repeat(32)); console.log(Math.round((performance.now() - t) * 10), 'ns')"`.
+// A leaf, read by the use cases that build call contexts and by the adapters that fill their bodies.
 import { createHmac } from 'node:crypto';
 
 // domain separation: an operator who reuses a secret of another HMAC (signed result URLs) gives away
