@@ -126,8 +126,10 @@ describe('every catalogue model on every endpoint it lists', () => {
 });
 
 const sdk = await gatewayWith({
-  fakes: { llm: startFakeLlm, picky: startFakeLlm, openai: startFakeOpenAI, azure: startFakeAzure },
-  resolve: ({ model }, { llm, picky, openai, azure }): Upstream | null => {
+  fakes: { llm: startFakeLlm, picky: startFakeLlm, openai: startFakeOpenAI, azure: startFakeAzure, paid: startFakePaidImages },
+  resolve: ({ model, route }, { llm, picky, openai, azure, paid }): Upstream | null => {
+    if (route === 'images.native') return { provider: 'ark', baseURL: `${llm.origin}/api/v3`, apiKey: 'ark-key', model: 'doubao-seedream-4-0-250828' };
+    if (model === 'gpt-image-1-mini') return { provider: 'openai', baseURL: paid.openaiBaseURL, apiKey: 'oa-key' };
     if (model === 'oa-chat') return { provider: 'openai', baseURL: llm.baseURL, apiKey: 'oa-key', model: 'upstream-chat' };
     if (model === 'ark-chat') return { provider: 'ark', baseURL: `${llm.origin}/api/v3`, apiKey: 'ark-key', model: 'doubao-seed-1-6' };
     if (model === 'qwen-plus') return { provider: 'dashscope', baseURL: `${llm.origin}/api/v1`, apiKey: 'ds-key' };
@@ -138,7 +140,7 @@ const sdk = await gatewayWith({
   },
   safetyIdentifier: { secret: SECRET },
 });
-const { llm, picky, openai, azure } = sdk.fakes;
+const { llm, picky, openai, azure, paid } = sdk.fakes;
 picky.refuses.add('safety_identifier');
 const clients = { [KEY_A]: new OpenAI({ baseURL: `${sdk.url}/v1`, apiKey: KEY_A }), [KEY_B]: new OpenAI({ baseURL: `${sdk.url}/v1`, apiKey: KEY_B }) };
 const a = clients[KEY_A];
@@ -201,6 +203,31 @@ describe('the official openai SDK: chat, responses and images', () => {
     expect(form.getAll('user')).toStrictEqual([identifierOf(KEY_B)]);
     expect(form.get('safety_identifier')).toBeNull();
     expect(form.get('image')).toBeInstanceOf(Blob);
+  });
+
+  it('OpenAI images streamed, and an asynchronous image task: user, from the task run as from the request', async () => {
+    const stream = await a.images.generate({ model: 'gpt-image-1-mini', prompt: 'a paper crane', stream: true, partial_images: 1 });
+    const types: string[] = [];
+    for await (const event of stream) types.push(event.type);
+    expect(types.at(-1)).toBe('image_generation.completed');
+    expect(await lastSent(paid)).toMatchObject({ stream: true, user: identifierOf(KEY_A) });
+    const submitted = await request(sdk.app)
+      .post('/v1/images/generations/async')
+      .set('Authorization', `Bearer ${KEY_B}`)
+      .send({ model: 'gpt-image-1-mini', prompt: 'a paper crane', user: 'tenant-a' });
+    expect(submitted.status).toBe(202);
+    await expect.poll(() => paid.apiRequests().length, { timeout: 10_000 }).toBe(2);
+    expect(await fieldsOf(paid.apiRequests()[1]!)).toMatchObject({ prompt: 'a paper crane', user: identifierOf(KEY_B) });
+  });
+
+  it("Ark's native image route: no field (Seedream documents none), the caller's own dropped", async () => {
+    const answered = await request(sdk.app).post('/api/v3/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'seedream', prompt: 'a paper crane', user: 'tenant-b' });
+    expect(answered.status).toBe(200);
+    expect(llm.requests.at(-1)?.path).toBe('/api/v3/images/generations');
+    const sent = await lastSent(llm);
+    expect(sent).toMatchObject({ model: 'doubao-seedream-4-0-250828', prompt: 'a paper crane' });
+    expect(sent).not.toHaveProperty('user');
+    expect(sent).not.toHaveProperty('safety_identifier');
   });
 
   it('Azure OpenAI: safety_identifier on chat, user on images (a field its image API refuses would be a 400)', async () => {
