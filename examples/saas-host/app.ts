@@ -34,6 +34,11 @@ export interface SaasHostOptions {
   tenants?: TenantTable;
   /** Callbacks to loopback receivers (development and the specs only). Default false. */
   allowLocalCallbacks?: boolean;
+  /**
+   * The secret of the tenant identifier sent to vendors, so a vendor's abuse report names one tenant
+   * (docs/security.md "Tenant identifier sent to vendors"). Default: none, nothing sent.
+   */
+  safetyIdentifierSecret?: string;
 }
 
 export interface SaasHost {
@@ -94,6 +99,8 @@ export function createSaasHost(options: SaasHostOptions): SaasHost {
         }
       : {}),
     callbacks: { allowLocal: options.allowLocalCallbacks ?? false },
+    // each tenant's opaque identifier on every vendor call; safetyIdentifierOf(tenant.id, secret) maps a report back
+    safetyIdentifier: options.safetyIdentifierSecret ? { secret: options.safetyIdentifierSecret } : false,
   });
 
   const app = express();

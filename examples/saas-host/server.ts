@@ -1,5 +1,6 @@
 // Runs the SaaS host example (`npm run start:saas`): the app of app.ts on HOST:PORT (127.0.0.1:3100),
-// with simulated DashScope and Ark on loopback, and its own Redis client when REDIS_URL is set.
+// with simulated DashScope and Ark on loopback, its own Redis client when REDIS_URL is set, and the
+// tenant identifier sent to vendors when SAFETY_IDENTIFIER_SECRET is (docs/security.md).
 // Graceful shutdown (docs/deployment.md "Graceful shutdown"): on SIGTERM or SIGINT it stops accepting,
 // lets requests finish, closes the gateway (its scheduler, sockets and timers), then what the host
 // itself opened (its Redis client, the simulations), and the process exits by itself: nothing is left
@@ -26,6 +27,7 @@ async function main(): Promise<void> {
     redisPrefix: process.env.REDIS_PREFIX || 'saas-host',
     dashscopeBaseURL: dashscope.baseURL,
     arkBaseURL: ark.baseURL,
+    safetyIdentifierSecret: process.env.SAFETY_IDENTIFIER_SECRET || undefined,
   });
   const server = app.listen(port, host);
   await new Promise<void>((resolve, reject) => {
