@@ -252,6 +252,7 @@ describe('the official openai SDK: chat, responses and images', () => {
     expect(picky.paidWork() - before.paid).toBe(1);
     const events = sdk.usage.slice(before.usage);
     expect(events.map((event) => [event.route, event.model, event.status])).toStrictEqual([['chat.completions', 'picky-chat', 200]]);
+    expect(events[0]?.vendorWork?.attempts.map((attempt) => [attempt.provider, attempt.outcome])).toStrictEqual([['openai', 'made']]);
 
     // remembered: the next call of that upstream goes with user at once, for every tenant
     const again = picky.requests.length;
