@@ -23,6 +23,8 @@ import { type ModelCatalogue, resolveModelCatalogue } from '../models/model-cata
 import { Pricing } from './ledger/pricing.js';
 import type { LedgerPolicy } from './ledger/reckoning.js';
 import type { BillingOptions } from '../options/pricing.js';
+import type { UpstreamHealth } from './routing/upstream-health.js';
+import { resolveRouting } from './routing/resolve-routing.js';
 
 export interface ResolvedOptions {
   readonly verifyKey: VerifyKey;
@@ -54,6 +56,8 @@ export interface ResolvedOptions {
   readonly ledger: LedgerPolicy;
   readonly idempotency?: ResolvedIdempotency;
   readonly imageTasks: ResolvedImageTasks;
+  /** The upstreams' health and the routing strategy (`routing`, `onUpstreamHealth`): docs/routing-and-health.md. */
+  readonly routing: UpstreamHealth;
 }
 
 /**
@@ -85,6 +89,8 @@ const OPTION_NAMES = {
   billing: true,
   idempotency: true,
   imageTasks: true,
+  routing: true,
+  onUpstreamHealth: true,
 } as const satisfies Record<keyof GatewayOptions, true>;
 const KNOWN_OPTIONS = new Set(Object.keys(OPTION_NAMES));
 
@@ -180,6 +186,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     ledger: { pricing, chargeFailedWork: resolveBilling(options.billing) },
     idempotency: resolveIdempotency(options.idempotency, limits),
     imageTasks: resolveImageTasks(options.imageTasks),
+    routing: resolveRouting(options.routing, options.onUpstreamHealth, logger, telemetry),
   });
 }
 
