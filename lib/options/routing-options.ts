@@ -41,7 +41,7 @@ export interface BreakerOptions {
  * waits for it on a request: it reads a local copy that the channel's messages update.
  */
 export interface RoutingHealthClient {
-  /** ioredis's connection state: nothing is sent unless 'ready'. */
+  /** ioredis's connection state: nothing is sent once it is 'end'. */
   status?: string;
   publish(channel: string, message: string): Promise<unknown>;
   hset(key: string, field: string, value: string): Promise<unknown>;

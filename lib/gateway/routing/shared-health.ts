@@ -101,9 +101,9 @@ export class SharedHealth {
     if (record && record.from !== this.id) this.apply(record);
   }
 
+  // a client still connecting queues the command (ioredis's offline queue); one the host ended takes none
   private ready(): boolean {
-    const status = this.client.status;
-    return status === undefined || status === 'ready';
+    return this.client.status !== 'end';
   }
 
   private lost(error: unknown): void {
