@@ -17,11 +17,11 @@ export interface Candidate {
 /**
  * The candidates in the order to try them. `'ordered'`: as listed. `'weighted'`: a weighted random
  * order (each is first with probability weight / total; Efraimidis–Spirakis keys). `'latency'`: the
- * fastest first, an upstream never measured first of all, and with probability `explore` a random
- * other one first (a recovered upstream is measured again). `'price'`: cheapest first, unpriced last,
- * ties by latency.
+ * fastest first, an upstream never measured first of all, and when `explore` (the caller's floor of
+ * exploration says this choice explores) a random other one first, so a recovered upstream is
+ * measured again. `'price'`: cheapest first, unpriced last, ties by latency.
  */
-export function chooseOrder<C extends Candidate>(candidates: readonly C[], strategy: RoutingStrategy, random: () => number, explore: number): C[] {
+export function chooseOrder<C extends Candidate>(candidates: readonly C[], strategy: RoutingStrategy, random: () => number, explore: boolean): C[] {
   if (candidates.length < 2 || strategy === 'ordered') return [...candidates];
   if (strategy === 'weighted') {
     // a zero weight is never chosen first while another can be: it is tried only as a fallback
@@ -31,7 +31,7 @@ export function chooseOrder<C extends Candidate>(candidates: readonly C[], strat
   }
   if (strategy === 'latency') {
     const sorted = [...candidates].sort(byLatency);
-    if (sorted[0]!.latencyMs !== undefined && random() < explore) {
+    if (sorted[0]!.latencyMs !== undefined && explore) {
       // exploration: any other upstream first, the rest in latency order
       const pick = 1 + Math.floor(random() * (sorted.length - 1));
       const [explored] = sorted.splice(pick, 1);

@@ -50,6 +50,8 @@ const MAX_ENTRIES = 10_000;
 export class UpstreamHealth {
   private readonly entries = new Map<string, Entry>();
   private shared: SharedHealth | undefined;
+  /** `'latency'` choices made: every (1 / explore)-th explores (a floor, not a chance: never a long drought). */
+  private latencyChoices = 0;
 
   constructor(
     readonly settings: HealthSettings,
@@ -80,7 +82,9 @@ export class UpstreamHealth {
       if (entry && this.settings.breaker && !entry.breaker.usable(now)) rest.push(upstream);
       else usable.push({ upstream, index, weight: weightOf(upstream), latencyMs: entry?.breaker.latencyMs, price: strategy === 'price' ? priceOf?.(upstream.model ?? model) : undefined });
     });
-    const chosen = chooseOrder(usable, strategy, this.settings.random, this.settings.explore).map((candidate) => candidate.upstream);
+    const { explore } = this.settings;
+    const explores = strategy === 'latency' && explore > 0 && ++this.latencyChoices % Math.max(1, Math.round(1 / explore)) === 0;
+    const chosen = chooseOrder(usable, strategy, this.settings.random, explores).map((candidate) => candidate.upstream);
     return rest.length > 0 ? [...chosen, ...rest] : chosen;
   }
 
