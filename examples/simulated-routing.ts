@@ -15,9 +15,9 @@ export interface RoutingSimulations {
   close(): Promise<void>;
 }
 
-/** Up 45 s, down 15 s, from the start: traffic leaves it and comes back once a minute. */
-const UP_MS = 45_000;
-const DOWN_MS = 15_000;
+/** Up 30 s, then down 30 s, from the start: traffic leaves it and comes back once a minute. */
+const UP_MS = 30_000;
+const DOWN_MS = 30_000;
 
 export async function startRoutingSimulations(dashscopeBaseURL: string, timing: { upMs?: number; downMs?: number } = {}): Promise<RoutingSimulations> {
   const target = new URL(dashscopeBaseURL);
