@@ -42,6 +42,8 @@ export interface ExampleAppOptions {
   host?: string;
   /** Timing of the simulated Ark's tasks. Default queued 1.5 s, then running 2.5 s. */
   arkTiming?: { queuedMs?: number; runningMs?: number };
+  /** The flapping upstream of `x-image-2.0` (examples/simulated-routing.ts). Default up 30 s, then down 30 s. */
+  routingTiming?: { upMs?: number; downMs?: number };
 }
 
 export interface UpstreamInfo {
@@ -316,7 +318,7 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
   }
   // with DashScope simulated, `x-image-2.0` has a flapping upstream and a blocked account before it, so
   // the log shows traffic moving (docs/routing-and-health.md); the caller is always answered
-  const routing = dashscope.simulated ? await startRoutingSimulations(dashscope.baseURL) : undefined;
+  const routing = dashscope.simulated ? await startRoutingSimulations(dashscope.baseURL, options.routingTiming) : undefined;
   if (routing) closers.push(() => routing.close());
   const routingNames = new Map<string, string>(
     routing
