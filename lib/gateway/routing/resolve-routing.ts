@@ -27,7 +27,7 @@ export function resolveRouting(routing: RoutingOptions | undefined, onUpstreamHe
   const options = routing ?? {};
   if (options === null || typeof options !== 'object') throw new GatewayConfigError('routing_type', 'options.routing must be an object.', EXAMPLE);
   for (const key of Object.keys(options)) {
-    if (!(key in ROUTING_NAMES)) throw new GatewayConfigError('routing_unknown', `Unknown routing option '${key}'.`, `use only: ${Object.keys(ROUTING_NAMES).join(', ')}.`);
+    if (!Object.hasOwn(ROUTING_NAMES, key)) throw new GatewayConfigError('routing_unknown', `Unknown routing option '${key}'.`, `use only: ${Object.keys(ROUTING_NAMES).join(', ')}.`);
   }
   if (options.strategy !== undefined && !ROUTING_STRATEGIES.includes(options.strategy)) {
     throw new GatewayConfigError('routing_value', `routing.strategy must be one of ${ROUTING_STRATEGIES.join(', ')}.`, "routing: { strategy: 'weighted' }");
@@ -67,7 +67,7 @@ function resolveBreaker(breaker: BreakerOptions | false | undefined): BreakerSet
   if (given === null || typeof given !== 'object') throw new GatewayConfigError('routing_breaker', 'routing.breaker must be an object or false.', 'routing: { breaker: { failures: 5 } }');
   const values = { ...DEFAULT_BREAKER };
   for (const [name, value] of Object.entries(given) as Array<[keyof BreakerOptions, unknown]>) {
-    if (!(name in DEFAULT_BREAKER)) throw new GatewayConfigError('routing_breaker', `Unknown routing.breaker option '${name}'.`, `use only: ${Object.keys(DEFAULT_BREAKER).join(', ')}.`);
+    if (!Object.hasOwn(DEFAULT_BREAKER, name)) throw new GatewayConfigError('routing_breaker', `Unknown routing.breaker option '${name}'.`, `use only: ${Object.keys(DEFAULT_BREAKER).join(', ')}.`);
     const valid =
       typeof value === 'number' &&
       Number.isFinite(value) &&
