@@ -198,3 +198,22 @@ describe('strategies', () => {
     expect((await last10(40)).a).toBeGreaterThanOrEqual(7);
   });
 });
+
+describe("'price'", () => {
+  it('sends each request to the upstream whose model the pricing table prices lower, listed second or not', async () => {
+    const gateway = await gatewayWith({
+      fakes: { a: startFakeLlm, b: startFakeLlm },
+      resolve: (_input, { a, b }) => ({
+        strategy: 'price',
+        upstreams: [
+          { ...upstreamOf(a, 'sk-a'), model: 'up-dear' },
+          { ...upstreamOf(b, 'sk-b'), model: 'up-cheap' },
+        ],
+      }),
+      pricing: { currency: 'USD', models: { 'up-dear': { request: 0.05 }, 'up-cheap': { request: 0.01 } } },
+    });
+    for (let call = 0; call < 10; call++) expect((await chat(gateway.app)).status).toBe(200);
+    expect(gateway.fakes.a.apiRequests()).toHaveLength(0);
+    expect(gateway.fakes.b.apiRequests()).toHaveLength(10);
+  });
+});
