@@ -24,6 +24,7 @@ import { SIMULATED_GEMINI_KEY, startSimulatedGemini } from './simulated-gemini.j
 import { startSimulatedReplicate } from './simulated-replicate.js';
 import { startSimulatedLlm } from './simulated-llm.js';
 import { startSimulatedVolcengine } from './simulated-volcengine.js';
+import { startRoutingSimulations } from './simulated-routing.js';
 
 export type Vendor = 'dashscope' | 'ark' | 'volcengine' | 'openai' | 'azure' | 'gemini' | 'fal' | 'replicate';
 
@@ -41,6 +42,8 @@ export interface ExampleAppOptions {
   host?: string;
   /** Timing of the simulated Ark's tasks. Default queued 1.5 s, then running 2.5 s. */
   arkTiming?: { queuedMs?: number; runningMs?: number };
+  /** The flapping upstream of `x-image-2.0` (examples/simulated-routing.ts). Default up 30 s, then down 30 s. */
+  routingTiming?: { upMs?: number; downMs?: number };
 }
 
 export interface UpstreamInfo {
@@ -313,6 +316,19 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
     closers.push(() => simulation.close());
     dashscope = { baseURL: simulation.baseURL, apiKey: SIMULATED_KEY, simulated: true, real: false };
   }
+  // with DashScope simulated, `x-image-2.0` has a flapping upstream and a blocked account before it, so
+  // the log shows traffic moving (docs/routing-and-health.md); the caller is always answered
+  const routing = dashscope.simulated ? await startRoutingSimulations(dashscope.baseURL, options.routingTiming) : undefined;
+  if (routing) closers.push(() => routing.close());
+  const routingNames = new Map<string, string>(
+    routing
+      ? [
+          [routing.flapping.baseURL, 'flapping DashScope'],
+          [routing.blocked.baseURL, 'blocked DashScope account'],
+          [dashscope.baseURL, 'DashScope'],
+        ]
+      : [],
+  );
 
   // Volcengine asset library (AK/SK) first: the simulated Ark accepts only the assets it created
   let volcengine: { baseURL: string; accessKeyId: string; secretAccessKey: string; region: string; simulated: boolean };
@@ -414,7 +430,7 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
   const gateway = createGatewayRouter({
     storage,
     verifyKey: staticKeys({ [demoKey]: { id: 'demo-tenant' } }),
-    resolveUpstream: ({ model, route }): Upstream | null => {
+    resolveUpstream: ({ model, route }): Upstream | Upstream[] | null => {
       switch (route) {
         case 'images.generations':
         case 'images.edits': {
@@ -425,7 +441,11 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
           const vendor = vendorUpstream(model, 'images');
           if (vendor) return vendor;
           const upstreamModel = dashscopeModelFor(model);
-          return upstreamModel ? { provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: dashscope.apiKey, model: upstreamModel } : null;
+          if (!upstreamModel) return null;
+          const main: Upstream = { provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: dashscope.apiKey, model: upstreamModel };
+          // tried in order; an open one is skipped until its cooldown ends (docs/routing-and-health.md)
+          if (routing && model === 'x-image-2.0') return [{ ...main, baseURL: routing.flapping.baseURL }, { ...main, baseURL: routing.blocked.baseURL }, main];
+          return main;
         }
         case 'chat.completions':
         case 'responses':
@@ -456,6 +476,8 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
     },
     // metering, the way a SaaS host would bill per tenant; keys never reach this line
     onUsage: (event) => console.log(usageLine(event)),
+    // each upstream state change: traffic leaving the flapping and blocked upstreams, and coming back
+    onUpstreamHealth: (event) => console.log(`routing: ${routingNames.get(event.upstream.baseURL) ?? event.upstream.baseURL} is ${event.state} (${event.reason})`),
     // the gateway never hands its logger a key; info stays quiet to keep the console readable
     logger: { warn: (fields, message) => console.warn(`warn: ${message}`, fields), error: (fields, message) => console.error(`error: ${message}`, fields) },
   });

@@ -18,7 +18,20 @@ export type { CallbackOptions, GatewayOptions, ImageTaskOptions, StorageOptions,
 export type { QuotaLimits, QuotaOptions } from './options/quota-options.js';
 export type { IdempotencyOptions } from './options/idempotency-options.js';
 export type { GatewayLimits, ImageModelFamily } from './options/request-limits.js';
-export type { AuthenticatedMiddleware, ListedModel, ListModels, Logger, ResolveUpstream, ResolveUpstreamInput, VerifyKey } from './options/host-hooks.js';
+export type { AuthenticatedMiddleware, ListedModel, ListModels, Logger, ResolvedUpstreams, ResolveUpstream, ResolveUpstreamInput, VerifyKey } from './options/host-hooks.js';
+export type {
+  BreakerOptions,
+  RoutedUpstreams,
+  RoutingHealthClient,
+  RoutingHealthSubscriber,
+  RoutingOptions,
+  RoutingStrategy,
+  UpstreamHealthEvent,
+  UpstreamHealthReason,
+  UpstreamHealthReport,
+  UpstreamIdentity,
+  UpstreamState,
+} from './options/routing-options.js';
 export type { Caller, LostBy, ProviderName, Quote, RouteName, Upstream, UsageEvent, VendorAttempt, VendorOutcome, VendorWork } from './types.js';
 export { DEFAULT_LIMITS } from './default-limits.js';
 export { DEFAULT_IMAGE_MODELS } from './images/model-families.js';

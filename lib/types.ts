@@ -30,6 +30,8 @@ export interface Upstream {
   apiKey?: string;
   /** Upstream model name when it differs from the caller-facing one. */
   model?: string;
+  /** Share of requests for the `'weighted'` routing strategy (docs/routing-and-health.md). Default 1; 0 is tried only as a fallback. */
+  weight?: number;
   /** Whole-request deadline in ms. Default: `limits.upstreamTimeoutMs` (image jobs are slow). */
   timeoutMs?: number;
   /** Extra headers sent upstream (for example `X-DashScope-DataInspection`). */

@@ -31,6 +31,8 @@ export const ERROR_CODES = {
   upstreamTimeout: 'upstream_timeout',
   /** 503: every pooled socket to the upstream is busy and its wait queue is full (limits.upstreamQueue). */
   upstreamBusy: 'upstream_busy',
+  /** 503: every upstream of the model's list is open (its circuit breaker keeps it out: docs/routing-and-health.md). */
+  upstreamUnavailable: 'upstream_unavailable',
   upstreamBadResponse: 'upstream_bad_response',
   /** 503: the TaskStore holds the most asset records it may (memoryTaskStore maxAssets); assets are never forgotten to make room. */
   assetStoreFull: 'asset_store_full',

@@ -186,6 +186,22 @@ export class GatewayError extends Error {
   }
 
   /**
+   * 503 `upstream_unavailable`: every upstream of the model's list is open (docs/routing-and-health.md);
+   * nothing was sent. `Retry-After` is when the first of them is tried again.
+   */
+  static upstreamUnavailable(model: string, retryAfterSeconds?: number): GatewayError {
+    const wait = retryAfterSeconds === undefined || !Number.isFinite(retryAfterSeconds) ? undefined : Math.max(1, Math.ceil(retryAfterSeconds));
+    return new GatewayError({
+      status: 503,
+      code: ERROR_CODES.upstreamUnavailable,
+      message: `No upstream for the model '${model}' is available now (each failed recently and is resting). Retry later.`,
+      retryable: true,
+      notStarted: true,
+      ...(wait !== undefined ? { retryAfterSeconds: wait } : {}),
+    });
+  }
+
+  /**
    * 504. `notStarted`: the deadline passed before a connection was made (the request was never
    * written). Otherwise the upstream may still be working on it, so it is not started elsewhere.
    */

@@ -40,6 +40,7 @@ import { LapsedKeys } from '../gateway/lapsed-keys.js';
 import { createKeptWork } from './kept-work.js';
 import { createInFlightLimiter } from './in-flight-limiter.js';
 import { hostMiddleware } from './host-middleware.js';
+import type { UpstreamHealthReport } from '../options/routing-options.js';
 
 export interface GatewayRouter extends Router {
   /** Stops timers and pollers and frees pooled upstream sockets. Safe to call twice. */
@@ -52,6 +53,12 @@ export interface GatewayRouter extends Router {
   deleteResults(caller: Pick<Caller, 'id'>): Promise<number>;
   /** The caller's configured quotas with what is left of each now (docs/tenancy-and-billing.md); [] without quotas. */
   quota(caller: Caller): Promise<QuotaState[]>;
+  /**
+   * Each upstream this instance has called: its breaker state, consecutive failures, latency estimate
+   * and, when open, until when (docs/routing-and-health.md). Keys appear as hashes, never as keys.
+   * @example router.health().filter((upstream) => upstream.state !== 'closed')
+   */
+  health(): UpstreamHealthReport[];
 }
 
 export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
@@ -174,8 +181,9 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     await resolved.scheduler.close();
     http.close();
     await store?.close?.();
+    await resolved.routing.close();
     resolved.logger.info({}, 'gateway closed: task scheduler stopped, upstream sockets freed');
   };
   const deleteResults = async (caller: Pick<Caller, 'id'>): Promise<number> => (store ? store.deletePrefix(tenantPrefix(String(caller.id))) : 0);
-  return Object.assign(router, { close, deleteResults, quota: (caller: Caller) => quotas.state(caller) });
+  return Object.assign(router, { close, deleteResults, quota: (caller: Caller) => quotas.state(caller), health: () => resolved.routing.report() });
 }

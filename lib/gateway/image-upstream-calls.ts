@@ -50,13 +50,13 @@ export function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageReq
     prompt: () => promptOf(read, request.input),
   };
   const { deadline } = request;
-  return withFallback(upstreams, deps.options, attempt, (chosen): Promise<Attempted> => {
+  return withFallback(upstreams, deps.options, attempt, (chosen, last): Promise<Attempted> => {
     // a provider that fans out records each of its vendor calls in the attempt (ledger/vendor-work.ts)
     const record = attempting(usage, chosen.provider);
     const call = { ...prepared.call, vendorCalls: (record.calls = []) };
     // only the last upstream's call outlives its deadline: before it, a call that times out without a
-    // connection must still fail as not started, so the next upstream is tried (fallback.ts)
-    const last = upstreams.indexOf(chosen) === upstreams.length - 1;
+    // connection must still fail as not started, so the next upstream is tried (fallback.ts); the last
+    // is the last one routing would still admit (docs/routing-and-health.md)
     const upstream = deadline && last ? lateWorkUpstream(deps, chosen, deadline) : chosen;
     // the catalogue decides how the endpoint is served (docs/models.md): a passthrough entry reaches the
     // provider's OpenAI-compatible API; so does a stream to a provider whose image API streams events

@@ -25,6 +25,8 @@ import { type ModelCatalogue, resolveModelCatalogue } from '../models/model-cata
 import { Pricing } from './ledger/pricing.js';
 import type { LedgerPolicy } from './ledger/reckoning.js';
 import type { BillingOptions } from '../options/pricing.js';
+import type { UpstreamHealth } from './routing/upstream-health.js';
+import { resolveRouting } from './routing/resolve-routing.js';
 
 export interface ResolvedOptions {
   readonly verifyKey: VerifyKey;
@@ -58,6 +60,8 @@ export interface ResolvedOptions {
   readonly imageTasks: ResolvedImageTasks;
   /** The tenant identifiers sent to vendors (safety-identifier-option.ts); undefined when off. */
   readonly safetyIdentifier?: SafetyIdentifiers;
+  /** The upstreams' health and the routing strategy (`routing`, `onUpstreamHealth`): docs/routing-and-health.md. */
+  readonly routing: UpstreamHealth;
 }
 
 /**
@@ -90,6 +94,8 @@ const OPTION_NAMES = {
   idempotency: true,
   imageTasks: true,
   safetyIdentifier: true,
+  routing: true,
+  onUpstreamHealth: true,
 } as const satisfies Record<keyof GatewayOptions, true>;
 const KNOWN_OPTIONS = new Set(Object.keys(OPTION_NAMES));
 
@@ -186,6 +192,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     idempotency: resolveIdempotency(options.idempotency, limits),
     imageTasks: resolveImageTasks(options.imageTasks),
     safetyIdentifier: resolveSafetyIdentifier(options.safetyIdentifier),
+    routing: resolveRouting(options.routing, options.onUpstreamHealth, logger, telemetry),
   });
 }
 

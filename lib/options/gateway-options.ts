@@ -18,6 +18,7 @@ import type { BillingOptions, PricingOptions } from './pricing.js';
 import type { QuotaOptions } from './quota-options.js';
 import type { IdempotencyOptions } from './idempotency-options.js';
 import type { SafetyIdentifierOptions } from './safety-identifier-options.js';
+import type { RoutingOptions, UpstreamHealthEvent } from './routing-options.js';
 // re-exported for the modules that read them from here
 export type { QuotaLimits, QuotaState } from './quota-options.js';
 
@@ -186,6 +187,10 @@ export interface GatewayOptions {
   imageTasks?: ImageTaskOptions;
   /** The tenant identifier sent to vendors (docs/security.md "Tenant identifier sent to vendors"). Default: off. @example safetyIdentifier: { secret: process.env.SAFETY_IDENTIFIER_SECRET! } */
   safetyIdentifier?: SafetyIdentifierOptions | false;
+  /** Health-aware routing among a resolver's upstreams, and their circuit breaker (docs/routing-and-health.md). Default `{ strategy: 'ordered' }`, breaker on. @example routing: { strategy: 'weighted', store: redis } */
+  routing?: RoutingOptions;
+  /** Hears each state change of an upstream on this instance (docs/routing-and-health.md "Operator signals"). Errors it throws are logged. Default: none. @example onUpstreamHealth: (event) => pager.notify(event) */
+  onUpstreamHealth?: (event: UpstreamHealthEvent) => void;
 }
 
 /**

@@ -5,6 +5,7 @@
 // declarations must name express's (scripts/package-entries.ts)
 import type { NextFunction, Request as ExpressRequest, Response as ExpressResponse } from 'express';
 import type { Caller, Logger, RouteName, Upstream } from '../types.js';
+import type { RoutedUpstreams } from './routing-options.js';
 
 // the logger's type is a leaf's (lib/types.ts): the stores that log must not import the options
 export type { Logger };
@@ -35,7 +36,10 @@ export interface ResolveUpstreamInput {
  * (connection error, 429, 5xx). No default.
  * @example resolveUpstream: ({ model }) => ({ provider: 'dashscope', baseURL: 'https://dashscope-intl.aliyuncs.com/api/v1', apiKey, model: 'qwen-image-plus' })
  */
-export type ResolveUpstream = (input: ResolveUpstreamInput) => Upstream | readonly Upstream[] | null | undefined | Promise<Upstream | readonly Upstream[] | null | undefined>;
+export type ResolveUpstream = (input: ResolveUpstreamInput) => ResolvedUpstreams | Promise<ResolvedUpstreams>;
+
+/** What `resolveUpstream` answers: one upstream, a list, a list with its routing strategy (docs/routing-and-health.md), or null. */
+export type ResolvedUpstreams = Upstream | readonly Upstream[] | RoutedUpstreams | null | undefined;
 
 /**
  * One entry a `listModels` hook may return beside plain names (OpenAI `Model` fields).

@@ -96,6 +96,11 @@ function noToken(): GatewayError {
 export function normalizeAzureError(status: number, body: unknown, headerRequestId?: string, provider = 'azure', retryAfterSeconds?: number): GatewayError {
   const error = isObject(body) && isObject(body.error) ? body.error : undefined;
   const inner = error && isObject(error.inner_error) ? stringOr(error.inner_error.code) : undefined;
+  // an account block ("Your resource has been temporarily blocked because we detected behavior that may
+  // violate our content policy"): the operator's account, not this caller's content (docs/routing-and-health.md)
+  if (error && typeof error.message === 'string' && /resource has been temporarily blocked/i.test(error.message)) {
+    return GatewayError.fromUpstream({ provider, status, upstreamCode: stringOr(error.code), upstreamMessage: error.message, requestId: headerRequestId, kind: 'quota' });
+  }
   if (error && inner && classifyUpstreamCode(inner) === 'content_policy') {
     return GatewayError.fromUpstream({ provider, status, upstreamCode: inner, upstreamMessage: stringOr(error.message), requestId: headerRequestId, kind: 'content_policy' });
   }

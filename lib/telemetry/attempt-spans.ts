@@ -31,6 +31,8 @@ export interface AttemptInfo<T = unknown> {
   prompt?: () => string | undefined;
   /** What the upstream answered (response model, token usage), read only when the span records. */
   response?: (result: T) => AttemptResponse | undefined;
+  /** How routing chose this upstream, and the upstreams it skipped as open (docs/routing-and-health.md), set by the fallback rule. */
+  routing?: { selectedBy: string; skipped: readonly string[] };
 }
 
 export interface AttemptResponse {
@@ -79,7 +81,9 @@ async function attemptObserved<T>(
       [ATTR.choiceCount]: info?.choices !== undefined && info.choices !== 1 ? info.choices : undefined,
       [ATTR.serverAddress]: scope.hostOf(upstream.baseURL),
       [ATTR.attempt]: index + 1,
+      [ATTR.selectedBy]: info?.routing?.selectedBy,
     });
+    if (info?.routing && info.routing.skipped.length > 0) span.setAttribute(ATTR.skipped, info.routing.skipped.join(', '));
     if (scope.capturePrompts && info?.prompt) {
       const prompt = info.prompt();
       if (prompt) span.setAttribute(ATTR.inputMessages, prompt.slice(0, MAX_PROMPT_CHARS));

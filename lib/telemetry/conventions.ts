@@ -29,6 +29,11 @@ export const ATTR = {
   taskStatus: 'image_gateway.task.status',
   limit: 'image_gateway.limit',
   storageOperation: 'image_gateway.storage.operation',
+  // routing (docs/routing-and-health.md): the span names the fixed contract gives them
+  selectedBy: 'gateway.upstream.selected_by',
+  skipped: 'gateway.upstream.skipped',
+  upstreamState: 'image_gateway.upstream.state',
+  upstreamReason: 'image_gateway.upstream.reason',
 } as const;
 
 export const METRIC = {
@@ -40,6 +45,7 @@ export const METRIC = {
   callbackDeliveries: 'image_gateway.callback.deliveries',
   limitRefusals: 'image_gateway.limit.refusals',
   storageBytes: 'image_gateway.storage.bytes',
+  upstreamHealth: 'image_gateway.upstream.health_changes',
 } as const;
 
 /**

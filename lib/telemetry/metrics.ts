@@ -34,6 +34,7 @@ export interface Instruments {
   callbackDeliveries: OtelCounter;
   limitRefusals: OtelCounter;
   storageBytes: OtelCounter;
+  upstreamHealth: OtelCounter;
 }
 
 /** The metrics of one Telemetry. Its calls are not guarded here: Telemetry runs each inside its guard. */
@@ -126,6 +127,11 @@ export class Metrics {
     this.instruments()?.storageBytes.add(bytes, { [ATTR.storageOperation]: operation });
   }
 
+  /** An upstream's breaker changed state (docs/routing-and-health.md): the state reached, why, and the provider. */
+  recordUpstreamHealth(state: string, reason: string, provider: ProviderName): void {
+    this.instruments()?.upstreamHealth.add(1, defined({ [ATTR.upstreamState]: state, [ATTR.upstreamReason]: reason, [ATTR.providerName]: this.providerName(provider) }));
+  }
+
   /** The API's no-op histogram (one shared object), when the API offers its no-op meter. */
   private noopHistogram(): OtelHistogram | undefined {
     try {
@@ -148,5 +154,6 @@ function createInstruments(provider: OtelMeterProvider): Instruments {
     callbackDeliveries: meter.createCounter(METRIC.callbackDeliveries, { unit: '{delivery}', description: 'Callback delivery attempts, by outcome.' }),
     limitRefusals: meter.createCounter(METRIC.limitRefusals, { unit: '{request}', description: 'Requests refused by a limit, by limit and route.' }),
     storageBytes: meter.createCounter(METRIC.storageBytes, { unit: 'By', description: 'Bytes written to or removed from result storage.' }),
+    upstreamHealth: meter.createCounter(METRIC.upstreamHealth, { unit: '{change}', description: 'Upstream circuit breaker state changes, by the state reached and the reason.' }),
   };
 }

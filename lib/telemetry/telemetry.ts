@@ -165,4 +165,9 @@ export class Telemetry {
   recordStorageBytes(bytes: number, operation: 'put' | 'delete' | (string & {})): void {
     this.guard(() => this.metrics.recordStorageBytes(bytes, operation), undefined);
   }
+
+  /** An upstream's breaker changed state: the state reached, why, and its provider. */
+  recordUpstreamHealth(state: string, reason: string, provider: ProviderName): void {
+    this.guard(() => this.metrics.recordUpstreamHealth(state, reason, provider), undefined);
+  }
 }

@@ -156,6 +156,18 @@ describe('normalizeAzureError', () => {
     },
     { name: '404 DeploymentNotFound', status: 404, body: { error: { code: 'DeploymentNotFound', message: 'no deployment' } }, expected: { status: 502, code: 'upstream_error' } },
     { name: 'a caller 400', status: 400, body: { error: { code: 'invalid_request_error', message: 'bad size' } }, retryAfter: 9, expected: { status: 400, code: 'invalid_request_error' } },
+    // the resource blocked: the operator's account (the breaker opens it for every tenant), never the caller's content
+    ...[403, 400].map((status) => ({
+      name: `${status} resource temporarily blocked`,
+      status,
+      body: {
+        error: {
+          code: status === 403 ? 'Forbidden' : 'content_policy_violation',
+          message: 'Your resource has been temporarily blocked because we detected behavior that may violate our content policy.',
+        },
+      },
+      expected: { status: 502, code: 'upstream_quota_exceeded' },
+    })),
   ])('$name', ({ status, body, retryAfter, expected }) => {
     const error = normalizeAzureError(status, body, 'req-1', 'azure', retryAfter);
     expect({ status: error.status, code: error.code, ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}) }).toEqual(expected);

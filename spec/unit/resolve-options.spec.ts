@@ -28,6 +28,22 @@ describe('resolveOptions: mis-configuration throws GatewayConfigError with a fix
     { name: 'unknown option', options: { verifyKey, resolveUpstream, limit: {} }, code: 'option_unknown', problem: "Unknown option 'limit'." },
     { name: 'onUsage not a function', options: { verifyKey, resolveUpstream, onUsage: true }, code: 'option_type', problem: 'options.onUsage must be a function.' },
     {
+      name: 'unknown routing strategy',
+      options: { verifyKey, resolveUpstream, routing: { strategy: 'random' } },
+      code: 'routing_value',
+      problem: 'routing.strategy must be one of ordered, weighted, latency, price.',
+    },
+    { name: 'unknown routing option', options: { verifyKey, resolveUpstream, routing: { toString: 1 } }, code: 'routing_unknown', problem: "Unknown routing option 'toString'." },
+    {
+      name: 'breaker failures of 0',
+      options: { verifyKey, resolveUpstream, routing: { breaker: { failures: 0 } } },
+      code: 'routing_breaker',
+      problem: 'routing.breaker.failures must be a positive number.',
+    },
+    { name: 'unknown breaker option', options: { verifyKey, resolveUpstream, routing: { breaker: { cooldown: 5 } } }, code: 'routing_breaker', problem: "Unknown routing.breaker option 'cooldown'." },
+    { name: 'a store that is no Redis client', options: { verifyKey, resolveUpstream, routing: { store: {} } }, code: 'routing_store', problem: 'routing.store must be a Redis client' },
+    { name: 'onUpstreamHealth not a function', options: { verifyKey, resolveUpstream, onUpstreamHealth: 'log' }, code: 'option_type', problem: 'options.onUpstreamHealth must be a function.' },
+    {
       name: 'allowPrivateImageUrls not a boolean',
       options: { verifyKey, resolveUpstream, allowPrivateImageUrls: 'yes' },
       code: 'option_type',

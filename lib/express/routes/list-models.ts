@@ -3,7 +3,7 @@
 // described by the model catalogue (docs/models.md): the endpoints this caller may use it on, how each
 // is served, its parameters, limits and whether it streams. An endpoint is listed only where
 // `resolveUpstream` routes the model for this caller (to the entry's provider, when it names one), so
-// the list never offers a 404. The host's `listModels(caller)` hook, when given, names the models
+// the list never offers a 404, nor an endpoint whose every upstream is open. The host's `listModels(caller)` hook, when given, names the models
 // instead; those the catalogue knows are described the same way.
 import type { RequestHandler } from 'express';
 import { callerOf } from '../authenticate.js';
@@ -11,11 +11,12 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import { routeHandler } from '../route-handler.js';
 import { sendJson } from '../send-body.js';
 import type { ResolvedOptions } from '../../gateway/options.js';
-import type { Caller } from '../../types.js';
+import type { Caller, Upstream } from '../../types.js';
 import type { ListedModel } from '../../options/host-hooks.js';
 import type { ModelEndpoint, ModelEntry, ModelLimits, ModelServing } from '../../options/model-catalogue.js';
 import { ENDPOINT_ROUTES } from '../../models/model-catalogue.js';
 import { servesRowsOf } from '../../gateway/catalogue-routing.js';
+import { routedAnswer } from '../../gateway/resolve-upstreams.js';
 
 /** One entry of the `GET /v1/models` answer: openai-node's `Model`, plus the catalogue's description. */
 export interface ModelObject {
@@ -131,9 +132,13 @@ function effectiveLimits(options: ResolvedOptions, entry: ModelEntry, endpoints:
 
 async function routes(options: ResolvedOptions, caller: Caller, model: string, endpoint: ModelEndpoint, entry: ModelEntry): Promise<boolean> {
   try {
-    const answer = await options.resolveUpstream({ model, route: ENDPOINT_ROUTES[endpoint], caller });
-    const first: unknown = Array.isArray(answer) ? (answer as readonly unknown[])[0] : answer;
+    const route = ENDPOINT_ROUTES[endpoint];
+    const answer = await options.resolveUpstream({ model, route, caller });
+    const list: readonly unknown[] = answer == null ? [] : (routedAnswer(answer)?.upstreams ?? (Array.isArray(answer) ? (answer as readonly unknown[]) : [answer]));
+    const first = list[0];
     if (first == null) return false;
+    // every upstream open for this caller: not offered until one is usable again (docs/routing-and-health.md)
+    if (!list.some((upstream) => upstream !== null && typeof upstream === 'object' && options.routing.usable(upstream as Upstream, route, model))) return false;
     // the entry's rules are its provider's: routed to another, the description would be wrong
     // (or to one that serves its provider's rows: Azure OpenAI serves the `openai` rows)
     return entry.provider === undefined || servesRowsOf((first as { provider?: unknown }).provider, entry.provider);

@@ -1,0 +1,167 @@
+// The circuit breaker of one upstream (docs/routing-and-health.md "States"): closed -> open after
+// `failures` consecutive failures or a failure rate over a window; open for the cooldown (or the
+// vendor's Retry-After when longer); then half-open, where one real request is the trial and the rest
+// go elsewhere. An operator-account failure opens it at once, for longer. Pure: the caller passes the
+// clock and receives the transition to announce.
+import type { UpstreamHealthReason, UpstreamState } from '../../options/routing-options.js';
+
+export interface BreakerSettings {
+  failures: number;
+  failureRate: number;
+  windowMs: number;
+  minCalls: number;
+  cooldownMs: number;
+  accountCooldownMs: number;
+}
+
+/** A failure the breaker counts: an account failure opens at once; `retryAfterMs` is the vendor's own wait. */
+export interface HealthFailure {
+  account: boolean;
+  retryAfterMs?: number;
+}
+
+export interface Transition {
+  state: UpstreamState;
+  reason: UpstreamHealthReason;
+  since: number;
+  openUntil?: number;
+}
+
+// weight of the newest sample in the latency estimate: about the last 5 answers count
+const LATENCY_ALPHA = 0.3;
+
+/** One upstream's breaker and latency estimate. Mutable; one per health key. */
+export class BreakerState {
+  state: UpstreamState = 'closed';
+  /** Consecutive failures. */
+  failures = 0;
+  openUntil = 0;
+  since = 0;
+  reason: UpstreamHealthReason | undefined;
+  /** When the half-open trial was handed out; undefined when none is running. */
+  trialSince: number | undefined;
+  /** The longest Retry-After of the current failure streak, ms. */
+  retryAfterMs = 0;
+  windowStart = 0;
+  windowCalls = 0;
+  windowFailures = 0;
+  latencyMs: number | undefined;
+
+  /** Whether a request may be sent now, without taking the trial: for ordering and listing. */
+  usable(now: number): boolean {
+    if (this.state === 'closed') return true;
+    if (this.state === 'open') return now >= this.openUntil;
+    return this.trialSince === undefined || this.trialStale(now);
+  }
+
+  /**
+   * Admits one request now: `'closed'` (send it), `'trial'` (send it as the half-open trial), or
+   * undefined (skip this upstream). `moved` is the transition open -> half-open when the cooldown ended.
+   */
+  admit(now: number): { as: 'closed' | 'trial'; moved?: Transition } | undefined {
+    if (this.state === 'closed') return { as: 'closed' };
+    let moved: Transition | undefined;
+    if (this.state === 'open') {
+      if (now < this.openUntil) return undefined;
+      moved = this.move('half-open', 'cooldown-over', now);
+    }
+    if (this.trialSince !== undefined && !this.trialStale(now)) return undefined;
+    this.trialSince = now;
+    return { as: 'trial', ...(moved ? { moved } : {}) };
+  }
+
+  /** An answer that is not a health failure. Closes a half-open breaker only for its trial. */
+  succeeded(now: number, as: 'closed' | 'trial', latencyMs: number | undefined, settings: BreakerSettings): Transition | undefined {
+    if (latencyMs !== undefined) this.latencyMs = this.latencyMs === undefined ? latencyMs : this.latencyMs + LATENCY_ALPHA * (latencyMs - this.latencyMs);
+    if (as === 'trial' && this.state === 'half-open') {
+      this.trialSince = undefined;
+      this.failures = 0;
+      this.retryAfterMs = 0;
+      this.resetWindow(now);
+      return this.move('closed', 'recovered', now);
+    }
+    // an answer begun before the breaker opened does not close it: only the trial does
+    if (this.state !== 'closed') return undefined;
+    this.failures = 0;
+    this.retryAfterMs = 0;
+    this.count(now, false, settings);
+    return undefined;
+  }
+
+  /** A health failure. Returns the transition to open, when it opened. */
+  failed(now: number, as: 'closed' | 'trial', failure: HealthFailure, settings: BreakerSettings): Transition | undefined {
+    this.retryAfterMs = Math.max(this.retryAfterMs, failure.retryAfterMs ?? 0);
+    if (this.state === 'open') {
+      // another request's account failure while open: kept open that long, announced once
+      if (failure.account) this.openUntil = Math.max(this.openUntil, now + Math.max(settings.accountCooldownMs, this.retryAfterMs));
+      return undefined;
+    }
+    if (failure.account) return this.open(now, 'account', Math.max(settings.accountCooldownMs, this.retryAfterMs));
+    if (this.state === 'half-open') {
+      if (as !== 'trial') return undefined;
+      return this.open(now, 'trial-failed', Math.max(settings.cooldownMs, this.retryAfterMs));
+    }
+    this.failures += 1;
+    const rateTripped = this.count(now, true, settings);
+    if (this.failures >= settings.failures) return this.open(now, 'failures', Math.max(settings.cooldownMs, this.retryAfterMs));
+    if (rateTripped) return this.open(now, 'failure-rate', Math.max(settings.cooldownMs, this.retryAfterMs));
+    return undefined;
+  }
+
+  /** A request that ended neither answered nor failed by the upstream (its client left): the trial is free again. */
+  released(as: 'closed' | 'trial'): void {
+    if (as === 'trial') this.trialSince = undefined;
+  }
+
+  /** Takes another instance's word (shared health): open until `openUntil`, or closed. */
+  adopt(state: 'open' | 'closed', reason: UpstreamHealthReason, since: number, openUntil: number, now: number): void {
+    if (state === 'open') {
+      if (this.state === 'open' && this.openUntil >= openUntil) return;
+      this.state = 'open';
+      this.openUntil = openUntil;
+    } else {
+      if (this.state === 'closed' || (this.state === 'open' && now < this.openUntil && this.since > since)) return;
+      this.state = 'closed';
+      this.failures = 0;
+      this.retryAfterMs = 0;
+    }
+    this.trialSince = undefined;
+    this.reason = reason;
+    this.since = since;
+  }
+
+  private open(now: number, reason: UpstreamHealthReason, forMs: number): Transition {
+    this.trialSince = undefined;
+    this.openUntil = now + forMs;
+    return this.move('open', reason, now);
+  }
+
+  private move(state: UpstreamState, reason: UpstreamHealthReason, now: number): Transition {
+    this.state = state;
+    this.reason = reason;
+    this.since = now;
+    return { state, reason, since: now, ...(state === 'open' ? { openUntil: this.openUntil } : {}) };
+  }
+
+  /** Counts a call in the rate window; true when the failure rate now opens the breaker. */
+  private count(now: number, failed: boolean, settings: BreakerSettings): boolean {
+    if (now - this.windowStart > settings.windowMs) this.resetWindow(now);
+    this.windowCalls += 1;
+    if (failed) this.windowFailures += 1;
+    return failed && this.windowCalls >= settings.minCalls && this.windowFailures / this.windowCalls > settings.failureRate;
+  }
+
+  private resetWindow(now: number): void {
+    this.windowStart = now;
+    this.windowCalls = 0;
+    this.windowFailures = 0;
+  }
+
+  // a trial whose request never settled (it cannot, but a lost promise must not keep the upstream out forever)
+  private trialStale(now: number): boolean {
+    return this.trialSince !== undefined && now - this.trialSince > TRIAL_STALE_MS;
+  }
+}
+
+/** A trial older than this is given up and another request may take it. */
+const TRIAL_STALE_MS = 10 * 60_000;

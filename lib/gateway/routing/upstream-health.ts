@@ -1,0 +1,218 @@
+// The health of every upstream this instance has called (docs/routing-and-health.md): a breaker and a
+// latency estimate per key (health-key.ts), the order a list is tried in (choose-upstreams.ts), and
+// the operator's signals when one changes state: onUpstreamHealth, a log line, a metric, and the
+// shared store's message to the other instances. Requests read only this local map: no Redis round
+// trip on the hot path (shared-health.ts updates the map in the background).
+import type { Logger } from '../../options/host-hooks.js';
+import type { RoutingStrategy, UpstreamHealthEvent, UpstreamHealthReport, UpstreamIdentity } from '../../options/routing-options.js';
+import type { Telemetry } from '../../telemetry/telemetry.js';
+import type { RouteName, Upstream } from '../../types.js';
+import { type BreakerSettings, BreakerState, type Transition } from './circuit-breaker.js';
+import { type Candidate, chooseOrder } from './choose-upstreams.js';
+import { healthKeyOf, identityOf } from './health-key.js';
+import { healthOutcomeOf } from './health-failure.js';
+import type { SharedHealth, SharedRecord } from './shared-health.js';
+
+export interface HealthSettings {
+  strategy: RoutingStrategy;
+  /** undefined: the breaker is off (every upstream is always tried). */
+  breaker: BreakerSettings | undefined;
+  explore: number;
+  now: () => number;
+  random: () => number;
+}
+
+export interface HealthSignals {
+  logger: Logger;
+  telemetry: Telemetry;
+  onUpstreamHealth?: (event: UpstreamHealthEvent) => void;
+}
+
+interface Entry {
+  key: string;
+  identity: UpstreamIdentity;
+  breaker: BreakerState;
+}
+
+/** One admitted call: what its outcome is recorded against. */
+export interface Admission {
+  entry: Entry;
+  as: 'closed' | 'trial';
+  started: number;
+}
+
+/** What a request is asked, for the `'price'` strategy: the price of the request on an upstream's model. */
+export type PriceOf = (upstreamModel: string) => number | undefined;
+
+// most keys kept: an operator's lists are short, but a resolver may build base URLs per tenant
+const MAX_ENTRIES = 10_000;
+
+export class UpstreamHealth {
+  private readonly entries = new Map<string, Entry>();
+  private shared: SharedHealth | undefined;
+  /** `'latency'` choices made: every (1 / explore)-th explores (a floor, not a chance: never a long drought). */
+  private latencyChoices = 0;
+
+  constructor(
+    readonly settings: HealthSettings,
+    private readonly signals: HealthSignals,
+  ) {}
+
+  /** Stops the shared store's subscription and timer. */
+  async close(): Promise<void> {
+    await this.shared?.close();
+  }
+
+  /** Shares state changes through Redis (routing.store). */
+  share(shared: SharedHealth): void {
+    this.shared = shared;
+  }
+
+  /**
+   * The list in the order to try it: `'ordered'` (the default) hands the list back as it is, so the
+   * hot path allocates nothing; the other strategies order the usable upstreams, the rest after them.
+   */
+  order(upstreams: readonly Upstream[], route: RouteName, model: string, strategy: RoutingStrategy, priceOf?: PriceOf): readonly Upstream[] {
+    if (strategy === 'ordered' || upstreams.length < 2) return upstreams;
+    const now = this.settings.now();
+    const usable: Array<Candidate & { upstream: Upstream }> = [];
+    const rest: Upstream[] = [];
+    upstreams.forEach((upstream, index) => {
+      const entry = this.entries.get(healthKeyOf(upstream, route, model));
+      if (entry && this.settings.breaker && !entry.breaker.usable(now)) rest.push(upstream);
+      else usable.push({ upstream, index, weight: weightOf(upstream), latencyMs: entry?.breaker.latencyMs, price: strategy === 'price' ? priceOf?.(upstream.model ?? model) : undefined });
+    });
+    const { explore } = this.settings;
+    const explores = strategy === 'latency' && explore > 0 && ++this.latencyChoices % Math.max(1, Math.round(1 / explore)) === 0;
+    const chosen = chooseOrder(usable, strategy, this.settings.random, explores).map((candidate) => candidate.upstream);
+    return rest.length > 0 ? [...chosen, ...rest] : chosen;
+  }
+
+  /** Admits a call to `upstream` now, or undefined when its breaker keeps it out (open, or its half-open trial taken). */
+  admit(upstream: Upstream, route: RouteName, model: string): Admission | undefined {
+    const entry = this.entryOf(upstream, route, model);
+    const now = this.settings.now();
+    if (!this.settings.breaker) return { entry, as: 'closed', started: now };
+    const admitted = entry.breaker.admit(now);
+    if (!admitted) return undefined;
+    if (admitted.moved) this.announce(entry, admitted.moved, false);
+    return { entry, as: admitted.as, started: now };
+  }
+
+  /** Whether `upstream` would be admitted now (taking nothing): to tell whether a fallback has anywhere to go. */
+  usable(upstream: Upstream, route: RouteName, model: string): boolean {
+    if (!this.settings.breaker) return true;
+    const entry = this.entries.get(healthKeyOf(upstream, route, model));
+    return entry === undefined || entry.breaker.usable(this.settings.now());
+  }
+
+  /** The call answered. `latencyMs` is its time to answer (first byte of a stream, whole answer otherwise). */
+  succeeded(admission: Admission, latencyMs: number): void {
+    const { entry } = admission;
+    const moved = entry.breaker.succeeded(this.settings.now(), admission.as, latencyMs, this.settings.breaker ?? NEVER_OPENS);
+    if (moved) this.announce(entry, moved, true);
+  }
+
+  /** The call failed with `error`: counted when it is the upstream's failure (health-failure.ts). */
+  failed(admission: Admission, error: unknown): void {
+    const { entry } = admission;
+    const outcome = healthOutcomeOf(error);
+    const now = this.settings.now();
+    if (outcome === 'neutral') return entry.breaker.released(admission.as);
+    const settings = this.settings.breaker ?? NEVER_OPENS;
+    const moved =
+      outcome === 'answered' ? entry.breaker.succeeded(now, admission.as, undefined, settings) : this.settings.breaker ? entry.breaker.failed(now, admission.as, outcome, settings) : undefined;
+    if (moved) this.announce(entry, moved, true);
+  }
+
+  /** The soonest time an open upstream of the list may be tried again (for a 503's Retry-After). */
+  soonestOpenUntil(upstreams: readonly Upstream[], route: RouteName, model: string): number | undefined {
+    let soonest: number | undefined;
+    for (const upstream of upstreams) {
+      const until = this.entries.get(healthKeyOf(upstream, route, model))?.breaker.openUntil;
+      if (until !== undefined && (soonest === undefined || until < soonest)) soonest = until;
+    }
+    return soonest;
+  }
+
+  /** Every known upstream's state now (router.health()). */
+  report(): UpstreamHealthReport[] {
+    const now = this.settings.now();
+    return [...this.entries.values()].map(({ identity, breaker }) => {
+      const state = breaker.state === 'open' && now >= breaker.openUntil ? 'half-open' : breaker.state;
+      return {
+        upstream: { ...identity },
+        state,
+        failures: breaker.failures,
+        ...(breaker.latencyMs !== undefined ? { latencyMs: Math.round(breaker.latencyMs * 10) / 10 } : {}),
+        ...(state === 'open' ? { openUntil: new Date(breaker.openUntil) } : {}),
+        ...(breaker.reason ? { reason: breaker.reason, since: new Date(breaker.since) } : {}),
+      };
+    });
+  }
+
+  /** Another instance's state change (shared-health.ts): applied to the local map, announced nowhere (that instance did). */
+  adopt(record: SharedRecord): void {
+    const entry = this.entries.get(record.key) ?? this.add(record.key, record.upstream);
+    entry.breaker.adopt(record.state, record.reason, record.since, record.openUntil ?? 0, this.settings.now());
+  }
+
+  private entryOf(upstream: Upstream, route: RouteName, model: string): Entry {
+    const key = healthKeyOf(upstream, route, model);
+    return this.entries.get(key) ?? this.add(key, identityOf(upstream, route, model));
+  }
+
+  private add(key: string, identity: UpstreamIdentity): Entry {
+    if (this.entries.size >= MAX_ENTRIES) this.forgetHealthy();
+    const entry = { key, identity, breaker: new BreakerState() };
+    this.entries.set(key, entry);
+    return entry;
+  }
+
+  // keys made per tenant could grow without end: the closed ones without failures are forgotten
+  private forgetHealthy(): void {
+    for (const [key, entry] of this.entries) if (entry.breaker.state === 'closed' && entry.breaker.failures === 0) this.entries.delete(key);
+  }
+
+  /** The operator's signals of a state change (docs/routing-and-health.md "Operator signals"). */
+  private announce(entry: Entry, moved: Transition, share: boolean): void {
+    const { identity } = entry;
+    const event: UpstreamHealthEvent = {
+      upstream: { ...identity },
+      state: moved.state,
+      reason: moved.reason,
+      since: new Date(moved.since),
+      ...(moved.openUntil !== undefined ? { openUntil: new Date(moved.openUntil) } : {}),
+    };
+    const fields = { upstream: identity, state: moved.state, reason: moved.reason, ...(event.openUntil ? { openUntil: event.openUntil.toISOString() } : {}) };
+    const { logger } = this.signals;
+    if (moved.reason === 'account') logger.error(fields, `the upstream refused the operator's account: ${identity.provider} ${identity.baseURL} is open for every tenant`);
+    else if (moved.state === 'open') logger.warn(fields, `upstream ${identity.provider} ${identity.baseURL} is open: requests go to the next upstream`);
+    else logger.info(fields, `upstream ${identity.provider} ${identity.baseURL} is ${moved.state}`);
+    this.signals.telemetry.recordUpstreamHealth(moved.state, moved.reason, identity.provider);
+    if (this.signals.onUpstreamHealth) {
+      try {
+        this.signals.onUpstreamHealth(event);
+      } catch (error) {
+        logger.error({ error: error instanceof Error ? error.message : String(error) }, 'onUpstreamHealth threw; the gateway ignores it');
+      }
+    }
+    if (share && moved.state !== 'half-open')
+      this.shared?.publish({
+        key: entry.key,
+        upstream: identity,
+        state: moved.state,
+        reason: moved.reason,
+        since: moved.since,
+        ...(moved.openUntil !== undefined ? { openUntil: moved.openUntil } : {}),
+      });
+  }
+}
+
+/** Breaker settings under which nothing opens: latency and counts only, for `breaker: false`. */
+const NEVER_OPENS: BreakerSettings = { failures: Infinity, failureRate: Infinity, windowMs: 60_000, minCalls: Infinity, cooldownMs: 0, accountCooldownMs: 0 };
+
+function weightOf(upstream: Upstream): number {
+  const weight = upstream.weight;
+  return typeof weight === 'number' && Number.isFinite(weight) && weight >= 0 ? weight : 1;
+}

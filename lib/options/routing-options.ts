@@ -1,0 +1,122 @@
+// The public options of health-aware routing (docs/routing-and-health.md): how the gateway picks among
+// the upstreams `resolveUpstream` returns, the circuit breaker that keeps failing ones out, where the
+// health is shared, and the events and reports an operator reads. Types only; gateway/routing/ reads them.
+import type { ProviderName, Upstream } from '../types.js';
+
+/**
+ * How the healthy upstreams of a list are ordered (docs/routing-and-health.md "Strategies"):
+ * `'ordered'` as the resolver listed them, `'weighted'` by `Upstream.weight`, `'latency'` fastest first
+ * (with a floor of exploration), `'price'` cheapest first by the model catalogue's price, ties by latency.
+ */
+export type RoutingStrategy = 'ordered' | 'weighted' | 'latency' | 'price';
+
+/** What `resolveUpstream` may return in place of a list: the list and its own strategy. */
+export interface RoutedUpstreams {
+  upstreams: readonly Upstream[];
+  /** This list's strategy, over `routing.strategy`. @example strategy: 'weighted' */
+  strategy?: RoutingStrategy;
+}
+
+/**
+ * The circuit breaker of each upstream (docs/routing-and-health.md "States"). Each key is optional.
+ * @example breaker: { failures: 3, cooldownSeconds: 10 }
+ */
+export interface BreakerOptions {
+  /** Consecutive failures that open an upstream. Default 5. @example failures: 3 */
+  failures?: number;
+  /** Share of failed calls within `windowSeconds` that opens it (once `minCalls` were made). Default 0.5. @example failureRate: 0.3 */
+  failureRate?: number;
+  /** The window of `failureRate`, seconds. Default 60. @example windowSeconds: 30 */
+  windowSeconds?: number;
+  /** Calls in the window before `failureRate` is read. Default 20. @example minCalls: 50 */
+  minCalls?: number;
+  /** Seconds an upstream stays open, or the vendor's `Retry-After` when longer. Default 30. @example cooldownSeconds: 10 */
+  cooldownSeconds?: number;
+  /** Seconds an operator-account failure (401, 403, account blocked, quota exhausted) keeps it open. Default 300. @example accountCooldownSeconds: 600 */
+  accountCooldownSeconds?: number;
+}
+
+/**
+ * The Redis client health is shared through (`routing.store`): ioredis's shape. The gateway never
+ * waits for it on a request: it reads a local copy that the channel's messages update.
+ */
+export interface RoutingHealthClient {
+  /** ioredis's connection state: nothing is sent once it is 'end'. */
+  status?: string;
+  publish(channel: string, message: string): Promise<unknown>;
+  hset(key: string, field: string, value: string): Promise<unknown>;
+  hgetall(key: string): Promise<Record<string, string>>;
+  hdel(key: string, field: string): Promise<unknown>;
+  /** A second connection for the subscription (a subscribed connection can send nothing else). */
+  duplicate(): RoutingHealthSubscriber;
+}
+
+/** The subscribing connection `duplicate()` returns (ioredis's shape). */
+export interface RoutingHealthSubscriber {
+  subscribe(channel: string): Promise<unknown>;
+  on(event: 'message', listener: (channel: string, message: string) => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  quit(): Promise<unknown>;
+  disconnect?(): void;
+}
+
+/**
+ * The `routing` option. Each key is optional.
+ * @example routing: { strategy: 'latency', breaker: { cooldownSeconds: 10 }, store: redis }
+ */
+export interface RoutingOptions {
+  /** Default `'ordered'` (the list as the resolver returned it). @example strategy: 'weighted' */
+  strategy?: RoutingStrategy;
+  /** The circuit breaker; `false` turns it off (every upstream is always tried). Default on, with BreakerOptions' defaults. */
+  breaker?: BreakerOptions | false;
+  /** A Redis client (ioredis) to share health between instances. Default: each instance keeps its own. @example store: new Redis(process.env.REDIS_URL) */
+  store?: RoutingHealthClient;
+  /** Prepended to the Redis key and channel. Default `'gw:health:'`. */
+  prefix?: string;
+  /** Share of `'latency'` choices that try another upstream first, so a recovered one is seen again. Default 0.05. @example explore: 0.1 */
+  explore?: number;
+  /** The clock, ms since the epoch (tests pass their own). Default `Date.now`. */
+  now?: () => number;
+}
+
+/** What fails together: one upstream's health is kept per provider, base URL, credential, upstream model and route kind. */
+export interface UpstreamIdentity {
+  provider: ProviderName;
+  baseURL: string;
+  /** A short hash of the credential (`apiKey` or `accessKeyId`), never the key; `'none'` without one. */
+  credential: string;
+  /** The upstream model (`Upstream.model`, else the caller's). */
+  model: string;
+  route: 'images' | 'video' | 'chat' | 'assets';
+}
+
+/** `closed`: used. `open`: skipped until `openUntil`. `half-open`: one trial request, the rest go elsewhere. */
+export type UpstreamState = 'closed' | 'open' | 'half-open';
+
+/** Why the state changed. */
+export type UpstreamHealthReason = 'failures' | 'failure-rate' | 'account' | 'trial-failed' | 'cooldown-over' | 'recovered';
+
+/** What `onUpstreamHealth` hears when an upstream changes state on this instance. */
+export interface UpstreamHealthEvent {
+  upstream: UpstreamIdentity;
+  state: UpstreamState;
+  reason: UpstreamHealthReason;
+  /** When the state began. */
+  since: Date;
+  /** When an open upstream is tried again. */
+  openUntil?: Date;
+}
+
+/** One upstream in `router.health()`. */
+export interface UpstreamHealthReport {
+  upstream: UpstreamIdentity;
+  state: UpstreamState;
+  /** Consecutive failures now. */
+  failures: number;
+  /** The moving estimate of its time to answer (first byte for streams), ms; undefined before a success. */
+  latencyMs?: number;
+  /** When an open upstream is tried again; undefined when not open. */
+  openUntil?: Date;
+  reason?: UpstreamHealthReason;
+  since?: Date;
+}
