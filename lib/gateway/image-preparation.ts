@@ -65,13 +65,19 @@ export async function prepareImageRequest(deps: GatewayDeps, request: ImageReque
 }
 
 /** The request checked by its row: read for the row's family where the gateway translates, else counted as it is forwarded. */
-function validated(deps: GatewayDeps, request: ImageRequest, entry: ModelEntry | undefined): { family: ImageModelFamily | undefined; read: ImageGenerationRequest | undefined; serving: ModelServing | undefined } {
+function validated(
+  deps: GatewayDeps,
+  request: ImageRequest,
+  entry: ModelEntry | undefined,
+): { family: ImageModelFamily | undefined; read: ImageGenerationRequest | undefined; serving: ModelServing | undefined } {
   // the catalogue's rules where the gateway translates (docs/models.md); a passthrough entry is the upstream's to judge.
   // An image route the row does not list takes the other one's serving: an edit of a text-to-image
   // model gets its generation rules (a 400 that says so), a generation of an edit-only model (the
   // contract's JSON shape with images) its edit rules
   const endpoints = entry?.endpoints;
-  const serving = endpoints && (request.route === 'images.generations' ? (endpoints['/v1/images/generations'] ?? endpoints['/v1/images/edits']) : (endpoints['/v1/images/edits'] ?? endpoints['/v1/images/generations']));
+  const serving =
+    endpoints &&
+    (request.route === 'images.generations' ? (endpoints['/v1/images/generations'] ?? endpoints['/v1/images/edits']) : (endpoints['/v1/images/edits'] ?? endpoints['/v1/images/generations']));
   const translated = serving === 'translated' ? entry : undefined;
   const family = translated ? familyOf(translated) : undefined;
   const read = family ? readForFamily(deps, request, family) : undefined;
