@@ -41,6 +41,8 @@ export interface ExampleAppOptions {
   host?: string;
   /** Timing of the simulated Ark's tasks. Default queued 1.5 s, then running 2.5 s. */
   arkTiming?: { queuedMs?: number; runningMs?: number };
+  /** Durable results in `resultsDirectory`; false answers the upstreams' own URLs. Default true. */
+  storage?: boolean;
 }
 
 export interface UpstreamInfo {
@@ -412,7 +414,7 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
   });
 
   const gateway = createGatewayRouter({
-    storage,
+    ...(options.storage === false ? {} : { storage }),
     verifyKey: staticKeys({ [demoKey]: { id: 'demo-tenant' } }),
     resolveUpstream: ({ model, route }): Upstream | null => {
       switch (route) {
