@@ -20,6 +20,7 @@ import type { ImageInput, ImageRoute } from './image-input.js';
 import type { RequestedSettings } from './image-streams.js';
 import { allowedImages, forwardedCount } from './images-allowed.js';
 import { resolveUpstreams } from './resolve-upstreams.js';
+import { capabilityOf } from '../providers/registry.js';
 import type { UseCaseRequest } from './use-case.js';
 
 /** An image call with the request it came from. */
@@ -60,7 +61,7 @@ export async function prepareImageRequest(deps: GatewayDeps, request: ImageReque
   // the first upstream's row: a fallback is sent the same request (docs/models.md)
   const { family, read, serving } = early ?? validated(deps, request, rowFor(models, request.model, upstreams[0]));
   const call: CallContext = { http: deps.http, signal: request.from.cancel.clientGone, limits: deps.options.limits };
-  const asked = family && read ? allowedImages(read, family) : forwardedCount(request.input);
+  const asked = family && read ? allowedImages(read, family, upstreams[0] && capabilityOf(upstreams[0], 'imageGroups')) : forwardedCount(request.input);
   return { family, request: read, upstreams, call, asked, passthrough: serving === 'passthrough' };
 }
 
