@@ -44,6 +44,8 @@ export interface ExampleAppOptions {
   arkTiming?: { queuedMs?: number; runningMs?: number };
   /** The flapping upstream of `x-image-2.0` (examples/simulated-routing.ts). Default up 30 s, then down 30 s. */
   routingTiming?: { upMs?: number; downMs?: number };
+  /** Durable results in `resultsDirectory`; false answers the upstreams' own URLs. Default true. */
+  storage?: boolean;
 }
 
 export interface UpstreamInfo {
@@ -428,7 +430,7 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
   });
 
   const gateway = createGatewayRouter({
-    storage,
+    ...(options.storage === false ? {} : { storage }),
     verifyKey: staticKeys({ [demoKey]: { id: 'demo-tenant' } }),
     resolveUpstream: ({ model, route }): Upstream | Upstream[] | null => {
       switch (route) {

@@ -10,7 +10,8 @@ import { parseJsonBody } from '../json/json-values.js';
 import type { OpenedStream, PassthroughResponse } from '../providers/provider.js';
 import { nativeImageGroups, requireCapability } from '../providers/registry.js';
 import { checkRefusedFields, checkSize, refusesOn } from '../models/model-rules.js';
-import type { ModelEndpoint } from '../options/model-catalogue.js';
+import type { ModelEndpoint, ModelEntry } from '../options/model-catalogue.js';
+import { rowFor } from './catalogue-routing.js';
 import { promptTextOf, responseOfJson } from '../telemetry/genai-fields.js';
 import type { RouteName } from '../types.js';
 import { withFallback } from './fallback.js';
@@ -49,9 +50,11 @@ const FORWARD_ENDPOINTS: Readonly<Partial<Record<ForwardCall['route'], ModelEndp
   'images.native': '/api/v3/images/generations',
 };
 
-/** The catalogue entry's refused fields (and, on the native image route, sizes) before anything runs: docs/models.md. */
-function checkCatalogue(deps: GatewayDeps, forward: ForwardCall): void {
-  const entry = deps.options.models.find(forward.model);
+/**
+ * The refused fields (and, on the native image route, sizes) of the row the request follows, before
+ * anything is charged or sent: docs/models.md "Which row a request follows".
+ */
+function checkCatalogue(forward: ForwardCall, entry: ModelEntry | undefined): void {
   const endpoint = FORWARD_ENDPOINTS[forward.route];
   if (!entry || !endpoint || !refusesOn(entry, endpoint)) return;
   checkRefusedFields(entry, forward.model, forward.body);
@@ -65,8 +68,10 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
   const countsTokens = deps.options.onUsage !== undefined || deps.options.pricing !== undefined;
   const groups = forward.route === 'images.native' ? nativeImageGroups() : undefined;
   let cost: QuotaCost;
+  // the caller-facing entry of the name is its row whatever the resolver answers: checked before it
+  const named = deps.options.models.named(forward.model);
   try {
-    checkCatalogue(deps, forward);
+    if (named) checkCatalogue(forward, named);
     cost = { requests: 1, ...(groups ? { images: nativeImagesAsked(groups, forward.body) } : {}) };
     // a money budget reserves the most this may cost (docs/tenancy-and-billing.md "Cost in money")
     cost.priced = { model: forward.model, ...(cost.images !== undefined ? { images: cost.images } : {}), ...(typeof forward.body.size === 'string' ? { size: forward.body.size } : {}) };
@@ -75,9 +80,17 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
   }
   if (cost.images !== undefined) usage.imagesAsked = cost.images;
   return resolveUpstreams(deps.options, { model: forward.model, route: forward.route, caller: request.caller, req: request.hostRequest }).then(
-    (upstreams) =>
+    (upstreams) => {
+      // any other name follows the row of the upstream model the resolver chose
+      if (!named) {
+        try {
+          checkCatalogue(forward, rowFor(deps.options.models, forward.model, upstreams[0]));
+        } catch (error) {
+          return { ok: false, error, usage };
+        }
+      }
       // quotas after validation and the resolver, before the upstream call; images back when it fails
-      withCharge(
+      return withCharge(
         deps.quotas,
         request.caller,
         cost,
@@ -125,7 +138,8 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
         forward.body.stream === true ? 'by-work' : 'at-answer',
         // a dry run stops here, answered the quote of this charge
         request.dryRun,
-      ),
+      );
+    },
     (error: unknown): Outcome<ForwardAnswer> => ({ ok: false, error, usage }),
   );
 }

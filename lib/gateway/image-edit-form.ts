@@ -48,7 +48,10 @@ export function editAsGenerationBody(model: string, form: EditForm): Record<stri
   };
   if (fields.n !== undefined) body.n = formInteger(fields.n, 'n');
   if (fields.size !== undefined) body.size = fields.size;
-  if (fields.response_format !== undefined) body.response_format = fields.response_format;
+  // an edit that names no format is answered with the bytes, as OpenAI's image models answer every
+  // edit and as the clients read it (the openai SDK's `b64_json`; the Vercel AI SDK's edit reads it
+  // without asking): never an empty `b64_json` (docs/routes.md "The answer")
+  body.response_format = fields.response_format ?? 'b64_json';
   return body;
 }
 

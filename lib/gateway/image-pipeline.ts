@@ -207,7 +207,8 @@ async function completeAnswer(deps: GatewayDeps, usage: Usage, request: ImageReq
   // the upstream does not decide how much the gateway downloads and answers: at most what the
   // request allowed, the rest dropped (and reported in the usage event)
   usage.upstreamImages = response.data.length;
-  response.data = response.data.slice(0, allowedImages(answer.request, family ?? GENERIC_IMAGE_FAMILY));
+  // (a family's: the images charged, an image group the request set itself included)
+  response.data = response.data.slice(0, family ? prepared.asked : allowedImages(answer.request, GENERIC_IMAGE_FAMILY));
   usage.images = response.data.length;
   if (response.sizes) usage.imageSizes = response.sizes.slice(0, usage.images);
   if (response.usage) usage.upstreamUsage = response.usage;

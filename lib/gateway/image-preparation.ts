@@ -1,6 +1,7 @@
-// An image request made ready to run (image-pipeline.ts): validated for its model's catalogue entry
-// and family first, then the resolver names its upstreams, so bad input costs the host nothing and
-// never reaches resolveUpstream (docs/models.md). Nothing is charged or called here.
+// An image request made ready to run (image-pipeline.ts): validated for the catalogue row it follows
+// (the caller-facing entry of its name before the resolver; else the upstream model's row right after
+// it) and the resolver names its upstreams, each once (docs/models.md "Which row a request follows").
+// Nothing is charged or called here.
 import type { ImageGenerationRequest } from '../images/image-request.js';
 import { readImageGenerationRequest } from '../images/image-request.js';
 import { UploadedImage } from '../images/uploaded-image.js';
@@ -8,7 +9,8 @@ import type { CallContext } from '../providers/call-context.js';
 import type { Upstream } from '../types.js';
 import type { ImageModelFamily } from '../options/request-limits.js';
 import { checkRefusedFields, checkSize, familyOf } from '../models/model-rules.js';
-import type { ModelEntry } from '../options/model-catalogue.js';
+import type { ModelEntry, ModelServing } from '../options/model-catalogue.js';
+import { rowFor } from './catalogue-routing.js';
 import { isObject } from '../json/json-values.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { AnswerDeadline } from './answer-deadline.js';
@@ -18,6 +20,7 @@ import type { ImageInput, ImageRoute } from './image-input.js';
 import type { RequestedSettings } from './image-streams.js';
 import { allowedImages, forwardedCount } from './images-allowed.js';
 import { resolveUpstreams } from './resolve-upstreams.js';
+import { capabilityOf } from '../providers/registry.js';
 import type { UseCaseRequest } from './use-case.js';
 
 /** An image call with the request it came from. */
@@ -43,23 +46,46 @@ export interface Prepared {
   passthrough: boolean;
 }
 
-/** Validation for the model's catalogue entry, then the resolver: nothing is charged or called before both passed. */
+/**
+ * Validation by the row the request follows, and the resolver, each once: nothing is charged or called
+ * before both passed. A caller-facing entry of the caller's name (the host's `models` entry, a
+ * contract family) is the row whatever the resolver answers, so its rules run first and bad input
+ * never reaches the resolver; any other name follows the row of the upstream model the resolver
+ * chose, so it is validated right after it (docs/models.md "Which row a request follows").
+ */
 export async function prepareImageRequest(deps: GatewayDeps, request: ImageRequest): Promise<Prepared> {
-  const entry = deps.options.models.find(request.model);
-  // the catalogue's rules where the gateway translates (docs/models.md); a passthrough entry is the upstream's to judge
-  // an edit of a model that lists no edit endpoint (text-to-image only) gets its generation rules: a 400 that says so
-  const serving = entry && (entry.endpoints[request.route === 'images.generations' ? '/v1/images/generations' : '/v1/images/edits'] ?? entry.endpoints['/v1/images/generations']);
+  const { models } = deps.options;
+  const named = models.named(request.model);
+  const early = named ? validated(deps, request, named) : undefined;
+  const upstreams = await resolveUpstreams(deps.options, { model: request.model, route: request.route, caller: request.from.caller, req: request.from.hostRequest });
+  // the first upstream's row: a fallback is sent the same request (docs/models.md)
+  const { family, read, serving } = early ?? validated(deps, request, rowFor(models, request.model, upstreams[0]));
+  const call: CallContext = { http: deps.http, signal: request.from.cancel.clientGone, limits: deps.options.limits, safety: deps.options.safetyIdentifier?.tagOf(request.from.caller.id) };
+  const asked = family && read ? allowedImages(read, family, upstreams[0] && capabilityOf(upstreams[0], 'imageGroups')) : forwardedCount(request.input);
+  return { family, request: read, upstreams, call, asked, passthrough: serving === 'passthrough' };
+}
+
+/** The request checked by its row: read for the row's family where the gateway translates, else counted as it is forwarded. */
+function validated(
+  deps: GatewayDeps,
+  request: ImageRequest,
+  entry: ModelEntry | undefined,
+): { family: ImageModelFamily | undefined; read: ImageGenerationRequest | undefined; serving: ModelServing | undefined } {
+  // the catalogue's rules where the gateway translates (docs/models.md); a passthrough entry is the upstream's to judge.
+  // An image route the row does not list takes the other one's serving: an edit of a text-to-image
+  // model gets its generation rules (a 400 that says so), a generation of an edit-only model (the
+  // contract's JSON shape with images) its edit rules
+  const endpoints = entry?.endpoints;
+  const serving =
+    endpoints &&
+    (request.route === 'images.generations' ? (endpoints['/v1/images/generations'] ?? endpoints['/v1/images/edits']) : (endpoints['/v1/images/edits'] ?? endpoints['/v1/images/generations']));
   const translated = serving === 'translated' ? entry : undefined;
   const family = translated ? familyOf(translated) : undefined;
-  // image-family models are validated before the resolver runs: bad input costs the host nothing
   const read = family ? readForFamily(deps, request, family) : undefined;
   if (translated && read) checkEntryRules(translated, request, read);
-  // what an OpenAI-compatible upstream is sent is checked before the resolver too
+  // what an OpenAI-compatible upstream is sent is checked here too
   if (!family) forwardedCount(request.input);
-  const upstreams = await resolveUpstreams(deps.options, { model: request.model, route: request.route, caller: request.from.caller, req: request.from.hostRequest });
-  const call: CallContext = { http: deps.http, signal: request.from.cancel.clientGone, limits: deps.options.limits, safety: deps.options.safetyIdentifier?.tagOf(request.from.caller.id) };
-  const asked = family && read ? allowedImages(read, family) : forwardedCount(request.input);
-  return { family, request: read, upstreams, call, asked, passthrough: serving === 'passthrough' };
+  return { family, read, serving };
 }
 
 /** The caller's request as the normalized multimodal request, for the model's family. */

@@ -5,14 +5,20 @@
 import type { ImageGenerationRequest } from '../images/image-request.js';
 import { readImageCount } from '../images/image-count.js';
 import type { ImageModelFamily } from '../options/request-limits.js';
+import type { Provider } from '../providers/provider.js';
 import { nativeImageGroups } from '../providers/registry.js';
 import { type ImageInput, requestedImagesOf } from './image-input.js';
 
-/** contract §2.3 `n` (default 1), never more than the family allows (reading the request refused larger ones: image-preparation.ts). */
-export function allowedImages(request: ImageGenerationRequest, family: ImageModelFamily): number {
+/**
+ * contract §2.3 `n` (default 1), or the image group the request sets itself where its upstream makes
+ * groups (`groups`: Ark's `sequential_image_generation`, which its translation keeps), whichever is
+ * larger; never more than the family allows (reading the request refused larger `n`: image-preparation.ts).
+ */
+export function allowedImages(request: ImageGenerationRequest, family: ImageModelFamily, groups?: Pick<NonNullable<Provider['imageGroups']>, 'asked'>): number {
   const n = request.parameters.n;
   const asked = typeof n === 'number' && Number.isSafeInteger(n) && n >= 1 ? n : 1;
-  return Math.min(asked, family.maxN);
+  const group = groups && request.extra ? groups.asked(request.extra) : 1;
+  return Math.min(Math.max(asked, group), family.maxN);
 }
 
 // OpenAI's own ceiling for `n` on its image routes: a larger ask is refused, never forwarded as sent

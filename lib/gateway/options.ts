@@ -11,7 +11,7 @@ import type { TaskStore } from '../stores/tasks/task-store.js';
 import type { ResultStorage } from '../stores/results/result-storage.js';
 import type { ResolvedStorage } from './durable-results.js';
 import { Telemetry } from '../telemetry/telemetry.js';
-import { GENAI_PROVIDER_NAMES, PROVIDER_NAMES, defaultModelRows } from '../providers/registry.js';
+import { GENAI_PROVIDER_NAMES, PROVIDER_NAMES, defaultModelRows, isVendorRow } from '../providers/registry.js';
 import { type ResolvedCallbacks, resolveCallbacks } from './callback-options.js';
 import { resolveCompressedBodies, resolveImageModels, resolveLimits } from './limit-options.js';
 import { type ResolvedIdempotency, type ResolvedQuotas, resolveIdempotency, resolveQuotas } from './tenancy/resolve-tenancy.js';
@@ -172,7 +172,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     compressedBodies: resolveCompressedBodies(options.compressedBodies),
     imageModels,
     // after imageModels: its families were checked there
-    models: resolveModelCatalogue(options.models, defaultModelRows(options.imageModels)),
+    models: resolveModelCatalogue(options.models, defaultModelRows(options.imageModels), isVendorRow),
     allowPrivateImageUrls: options.allowPrivateImageUrls ?? false,
     allowPrivateResultUrls: options.allowPrivateResultUrls ?? false,
     onUsage: options.onUsage,

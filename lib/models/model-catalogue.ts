@@ -1,6 +1,9 @@
 // The model catalogue compiled once per router (docs/models.md): the `models` option over the default
 // rows, checked, frozen, and found by name: an exact id first, else the longest `*` prefix that
-// covers the name, so an added `my-*` never shadows a longer default prefix, nor the reverse.
+// covers the name, so an added `my-*` never shadows a longer default prefix, nor the reverse. The rows
+// written under vendors' model names (vendor rows) are told apart from the caller-facing ones (the
+// host's `models` entries, the contract's families): which of them a request follows is
+// lib/gateway/catalogue-routing.ts's rule (docs/models.md "Which row a request follows").
 import { GatewayConfigError } from '../errors/config-error.js';
 import type { ModelEndpoint, ModelEntry, ModelRange, ModelsOption } from '../options/model-catalogue.js';
 import type { RouteName } from '../types.js';
@@ -19,6 +22,12 @@ export interface ModelCatalogue {
   readonly entries: readonly ModelEntry[];
   /** The entry that covers a model name, or undefined. */
   find(model: string): ModelEntry | undefined;
+  /**
+   * The caller-facing entry that covers a name (the host's `models` entry, a contract family), or
+   * undefined when the name's entry is a vendor row (or there is none): a caller-facing entry is the
+   * caller's name's own, whatever the resolver answers.
+   */
+  named(model: string): ModelEntry | undefined;
 }
 
 const EXAMPLE = "models: [{ id: 'x-seedream', endpoints: { '/v1/images/generations': 'translated' }, supported_parameters: ['prompt', 'size'], streams: false }]";
@@ -28,7 +37,7 @@ const EXAMPLE = "models: [{ id: 'x-seedream', endpoints: { '/v1/images/generatio
  * whole catalogue (a function). The default rows are the providers' (the registry assembles them,
  * with the `imageModels` option's families in place of the contract's).
  */
-export function resolveModelCatalogue(models: ModelsOption | undefined, defaults: readonly ModelEntry[]): ModelCatalogue {
+export function resolveModelCatalogue(models: ModelsOption | undefined, defaults: readonly ModelEntry[], isVendorRow: (entry: ModelEntry) => boolean = () => false): ModelCatalogue {
   let entries: readonly ModelEntry[];
   if (models === undefined) entries = defaults;
   else if (typeof models === 'function') entries = models(defaults);
@@ -38,24 +47,40 @@ export function resolveModelCatalogue(models: ModelsOption | undefined, defaults
   } else throw new GatewayConfigError('models_type', 'options.models must be a list of model entries or a function (defaults) => entries.', EXAMPLE);
   if (!Array.isArray(entries)) throw new GatewayConfigError('models_type', 'options.models, as a function, must return a list of model entries.', 'models: (defaults) => [...defaults, mine]');
   const checked = entries.map((entry: ModelEntry, index: number) => checkEntry(entry, index));
-  return compileCatalogue(checked);
+  return compileCatalogue(checked, isVendorRow);
 }
 
-/** Entries found by exact id, else by the longest covering prefix; lookups cached (bounded). */
-export function compileCatalogue(entries: readonly ModelEntry[]): ModelCatalogue {
-  const frozen = Object.freeze(entries.map(freezeEntry));
+/**
+ * Entries found by exact id, else by the longest covering prefix; lookups cached (bounded).
+ * `isVendorRow` tells a provider's own row (by identity: a `models` function that keeps a default row
+ * keeps it a vendor row; a copy under a name of the host's is the host's).
+ */
+export function compileCatalogue(entries: readonly ModelEntry[], isVendorRow: (entry: ModelEntry) => boolean = () => false): ModelCatalogue {
+  const vendorRows = new WeakSet<ModelEntry>();
+  const frozen = Object.freeze(
+    entries.map((entry) => {
+      const copy = freezeEntry(entry);
+      if (isVendorRow(entry)) vendorRows.add(copy);
+      return copy;
+    }),
+  );
   const exact = new Map<string, ModelEntry>();
   for (const entry of frozen) if (!entry.id.endsWith('*') && !exact.has(entry.id)) exact.set(entry.id, entry);
   const prefixes = frozen.filter((entry) => entry.id.endsWith('*')).sort((a, b) => b.id.length - a.id.length);
   const cache = new Map<string, ModelEntry | undefined>();
+  const find = (model: string): ModelEntry | undefined => {
+    if (cache.has(model)) return cache.get(model);
+    const found = exact.get(model) ?? prefixes.find((entry) => model.startsWith(entry.id.slice(0, -1)));
+    // arbitrary caller-chosen model names must not grow the cache without end
+    if (cache.size < 1024) cache.set(model, found);
+    return found;
+  };
   return Object.freeze({
     entries: frozen,
-    find(model: string): ModelEntry | undefined {
-      if (cache.has(model)) return cache.get(model);
-      const found = exact.get(model) ?? prefixes.find((entry) => model.startsWith(entry.id.slice(0, -1)));
-      // arbitrary caller-chosen model names must not grow the cache without end
-      if (cache.size < 1024) cache.set(model, found);
-      return found;
+    find,
+    named(model: string): ModelEntry | undefined {
+      const found = find(model);
+      return found && !vendorRows.has(found) ? found : undefined;
     },
   });
 }

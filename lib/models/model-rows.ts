@@ -22,10 +22,16 @@ export const CONTRACT_PARAMETERS = [
 export const IMAGE_ROUTES_TRANSLATED = { '/v1/images/generations': 'translated', '/v1/images/edits': 'translated' } as const satisfies Record<string, ModelServing>;
 // an edit uploads at least one image: a text-to-image only model answers on generations alone
 const TEXT_TO_IMAGE_ONLY = { '/v1/images/generations': 'translated' } as const satisfies Record<string, ModelServing>;
+// a model that needs an input image makes nothing of a prompt alone: listed for edits only, so a
+// client that picks a text-to-image model from GET /v1/models never picks it (its generations route
+// still takes the contract's JSON shape with images: image-preparation.ts)
+const EDIT_ONLY = { '/v1/images/edits': 'translated' } as const satisfies Record<string, ModelServing>;
 
-/** The image endpoints of a translated model: edits only when it takes reference images. */
+/** The image endpoints of a translated model: edits only when it takes reference images, generations only when it needs one. */
 export function imageRoutes(limits: ModelEntry['limits']): ModelEntry['endpoints'] {
-  return limits?.reference_images?.max === 0 ? TEXT_TO_IMAGE_ONLY : IMAGE_ROUTES_TRANSLATED;
+  const images = limits?.reference_images;
+  if (images?.max === 0) return TEXT_TO_IMAGE_ONLY;
+  return images !== undefined && images.min >= 1 ? EDIT_ONLY : IMAGE_ROUTES_TRANSLATED;
 }
 
 /**

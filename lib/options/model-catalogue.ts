@@ -45,12 +45,14 @@ export interface ModelLimits {
 }
 
 /**
- * One caller-facing model of the catalogue (`models` option). The resolver stays the routing
- * authority: an entry is listed for a caller only on the endpoints `resolveUpstream` routes for it.
+ * One model of the catalogue (`models` option): a vendor model under the vendor's name, which every
+ * caller name the resolver sends to it follows, or a name of yours with rules of its own, which wins
+ * over the upstream model's row (docs/models.md "Which row a request follows"). The resolver stays the
+ * routing authority: an entry is listed for a caller only on the endpoints `resolveUpstream` routes for it.
  * @example { id: 'x-seedream', owned_by: 'ark', provider: 'ark', endpoints: { '/v1/images/generations': 'translated' }, supported_parameters: ['prompt', 'size', 'n'], streams: false }
  */
 export interface ModelEntry {
-  /** The model name callers send; a trailing `*` covers every name that starts with the text. No default. @example id: 'x-image-2.0*' */
+  /** The model name callers send, or that an upstream's `model` names; a trailing `*` covers every name that starts with the text. No default. @example id: 'x-image-2.0*' */
   id: string;
   /** `owned_by` of `GET /v1/models`. Default `'gateway'`. @example owned_by: 'dashscope' */
   owned_by?: string;

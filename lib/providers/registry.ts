@@ -55,7 +55,15 @@ export function defaultModelRows(families: readonly ImageModelFamily[] = DEFAULT
 /** The default catalogue: the contract's families, then each provider's rows under the vendors' names. */
 export const DEFAULT_MODEL_CATALOGUE: readonly ModelEntry[] = defaultModelRows();
 
-const DEFAULT_CATALOGUE: ModelCatalogue = compileCatalogue(DEFAULT_MODEL_CATALOGUE);
+/** The providers' own rows, by identity: the catalogue tells them from the caller-facing entries (docs/models.md "Which row a request follows"). */
+const VENDOR_ROWS: ReadonlySet<ModelEntry> = new Set(PROVIDER_NAMES.flatMap((name) => PROVIDERS[name].models ?? []));
+
+/** Whether an entry is a provider's own row under the vendor's model name (not a family, not the host's). */
+export function isVendorRow(entry: ModelEntry): boolean {
+  return VENDOR_ROWS.has(entry);
+}
+
+const DEFAULT_CATALOGUE: ModelCatalogue = compileCatalogue(DEFAULT_MODEL_CATALOGUE, isVendorRow);
 
 /** The entry that covers a vendor model name in the default catalogue, to give it a name of the host's. */
 export function modelEntry(model: string): ModelEntry | undefined {

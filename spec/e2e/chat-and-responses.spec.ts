@@ -264,7 +264,7 @@ describe('native image generation (Ark, /api/v3/images/generations)', () => {
     llm.next((_req, res) =>
       sendJson(res, 400, { error: { code: 'InvalidParameter', message: 'One or more parameters specified in the request are not valid. Request id: 0217', param: 'size', type: 'BadRequest' } }),
     );
-    const res = await request(gateway.app).post('/api/v3/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'seedream', prompt: 'x', size: '9K' });
+    const res = await request(gateway.app).post('/api/v3/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'seedream', prompt: 'x', size: '2K' });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({
       error: {
@@ -282,6 +282,14 @@ describe('native image generation (Ark, /api/v3/images/generations)', () => {
     const limited = await request(gateway.app).post('/api/v3/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'seedream', prompt: 'x' });
     expect([policy.status, policy.body.error.code]).toEqual([400, 'content_policy_violation']);
     expect([limited.status, limited.body.error.code]).toEqual([429, 'rate_limit_exceeded']);
+  });
+
+  it("a size the upstream model's row does not take is a 400 naming the caller's name, before the upstream", async () => {
+    const res = await request(gateway.app).post('/api/v3/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'seedream', prompt: 'x', size: '9K' });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ type: 'invalid_request_error', param: 'size' });
+    expect(res.body.error.message).toContain("model 'seedream'");
+    expect(llm.requests).toHaveLength(0);
   });
 
   it('requires a prompt', async () => {

@@ -94,7 +94,8 @@ describe('a failure of one image of several leaves no stored copies behind', () 
     const local = localResultStorage({ directory, secret: SECRET });
     const gateway = await gatewayWith({
       fakes: { dashscope: startFakeDashscope },
-      resolve: (_input, { dashscope }) => ({ provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'k', model: 'qwen-image-plus' }),
+      // a model whose catalogue row takes n 2 (qwen-image-plus makes one)
+      resolve: (_input, { dashscope }) => ({ provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'k', model: 'qwen-image-2.0' }),
       storage: {
         ...local,
         put: async (key, body, info) => {

@@ -87,7 +87,7 @@ describe('the example with no vendor key simulates every upstream', () => {
       'x-image-2.0-pro': ['/v1/images/generations', '/v1/images/edits'],
       'x-image-max': ['/v1/images/generations'],
       'x-image-plus': ['/v1/images/generations'],
-      'x-image-edit': ['/v1/images/generations', '/v1/images/edits'],
+      'x-image-edit': ['/v1/images/edits'],
       'x-seedream': ['/v1/images/generations', '/v1/images/edits', '/api/v3/images/generations'],
       'x-gpt-image': ['/v1/images/generations', '/v1/images/edits'],
       'x-gemini-image': ['/v1/images/generations', '/v1/images/edits'],
@@ -99,7 +99,7 @@ describe('the example with no vendor key simulates every upstream', () => {
       'x-kling-replicate': ['/api/v3/contents/generations/tasks'],
       'x-chat': ['/v1/chat/completions', '/v1/responses'],
     });
-    expect(pairs).toBe(23);
+    expect(pairs).toBe(22);
   });
 
   it('GET /v1/models says streams: true exactly where stream: true answers a stream: every listed model, stream true and false', async () => {

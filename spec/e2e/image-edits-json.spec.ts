@@ -91,7 +91,12 @@ describe('a JSON edit makes the same upstream request as the multipart edit of t
 
     expect(json.status).toBe(200);
     expect(form.status).toBe(200);
-    expect(json.body).toEqual({ created: expect.any(Number), data: [{ url: expect.any(String), b64_json: '', revised_prompt: '' }], extra: { request_id: expect.any(String) } });
+    // no response_format: the edit is answered with the bytes (docs/routes.md "POST /v1/images/edits")
+    expect(json.body).toEqual({
+      created: expect.any(Number),
+      data: [{ url: expect.any(String), b64_json: expect.stringMatching(/^iVBORw0KGgo/), revised_prompt: '' }],
+      extra: { request_id: expect.any(String) },
+    });
     const [fromJson, fromForm] = dashscope.apiRequests();
     expect(fromJson?.json).toEqual({
       model: 'qwen-image-edit-plus',
@@ -163,7 +168,9 @@ describe('a JSON edit makes the same upstream request as the multipart edit of t
   it('the official openai SDK posts a JSON edit and reads the answer', async () => {
     dashscope.next((_req, res) => sendJson(res, 200, dashscopeSuccess([dashscope.resultUrl('sdk.png')], 'req-sdk-json')));
     const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: KEY_A, maxRetries: 0 });
-    const answer = await client.post<OpenAI.ImagesResponse>('/images/edits', { body: { model: 'x-image-edit', prompt: 'add snow', images: [{ image_url: dataUrl(TINY_PNG) }] } });
+    const answer = await client.post<OpenAI.ImagesResponse>('/images/edits', {
+      body: { model: 'x-image-edit', prompt: 'add snow', images: [{ image_url: dataUrl(TINY_PNG) }], response_format: 'url' },
+    });
     expect(answer.data).toEqual([{ url: dashscope.resultUrl('sdk.png'), b64_json: '', revised_prompt: '' }]);
     expect(dashscope.apiRequests()).toHaveLength(1);
   });

@@ -68,6 +68,7 @@ describe('image-family models: the form becomes the DashScope multimodal request
       .field('prompt', 'make it night')
       .field('size', '1024x1024')
       .field('watermark', 'false')
+      .field('response_format', 'url')
       .attach('image', TINY_PNG, { filename: 'subject.png', contentType: 'image/png' });
 
     expect(res.status).toBe(200);
@@ -171,14 +172,14 @@ describe('image-family models: the form becomes the DashScope multimodal request
     expect(dashscope.apiRequests()[0]?.json).toEqual(dashscopeBody('qwen-image-edit-plus', [pngUrl()], 'p', Object.keys(parameters).length > 0 ? parameters : undefined));
   });
 
-  it('n=2 answers two images', async () => {
+  it('n=2 answers two images; an edit that names no response_format gets their bytes, never an empty b64_json', async () => {
     const res = await edit().field('model', 'x-image-edit').field('prompt', 'two variants').field('n', '2').attach('image', TINY_PNG, { filename: 'a.png', contentType: 'image/png' });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       created: expect.any(Number),
       data: [
-        { url: expect.stringMatching(/\/results\/image-1\.png\?/), b64_json: '', revised_prompt: '' },
-        { url: expect.stringMatching(/\/results\/image-2\.png\?/), b64_json: '', revised_prompt: '' },
+        { url: expect.stringMatching(/\/results\/image-1\.png\?/), b64_json: TINY_PNG.toString('base64'), revised_prompt: '' },
+        { url: expect.stringMatching(/\/results\/image-2\.png\?/), b64_json: TINY_PNG.toString('base64'), revised_prompt: '' },
       ],
       extra: { request_id: expect.stringMatching(/^ds-req-/) },
     });

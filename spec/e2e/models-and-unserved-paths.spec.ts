@@ -30,7 +30,8 @@ describe('GET /v1/models', () => {
     expect(endpointsOf(a.body)).toEqual([
       ['x-image-2.0', ['/v1/images/generations']],
       ['x-image-plus', ['/v1/images/generations']],
-      ['x-image-edit', ['/v1/images/generations', '/v1/images/edits']],
+      // an edit-only model is listed for edits alone: a prompt alone makes nothing of it
+      ['x-image-edit', ['/v1/images/edits']],
     ]);
     expect(a.body.data[0]).toEqual({
       id: 'x-image-2.0',

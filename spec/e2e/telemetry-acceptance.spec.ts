@@ -68,8 +68,9 @@ const gateway = await gatewayWith({
     if (route === 'video.tasks') return { provider: 'ark', baseURL: ark.baseURL, apiKey: ARK_KEY, model: 'doubao-seedance-1-5-pro-251215' };
     if (model === 'x-image-fallback')
       return [
-        { provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: UPSTREAM_KEY, model: 'qwen-image-max' },
-        { provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: UPSTREAM_KEY, model: 'qwen-image-plus' },
+        // two models whose catalogue row takes n 2
+        { provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: UPSTREAM_KEY, model: 'qwen-image-2.0-pro' },
+        { provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: UPSTREAM_KEY, model: 'qwen-image-2.0' },
       ] satisfies Upstream[];
     if (model === 'x-image-plus') return { provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: UPSTREAM_KEY, model: 'qwen-image-plus' };
     if (model.startsWith('chat-')) return { provider: 'openai', baseURL: llm.baseURL, apiKey: UPSTREAM_KEY, model: 'gpt-upstream' };
@@ -120,10 +121,10 @@ describe('spans: an image request with a fallback', () => {
         'server.address': '127.0.0.1',
       });
     }
-    expect(attempts[0]!.attributes['gen_ai.request.model']).toBe('qwen-image-max');
+    expect(attempts[0]!.attributes['gen_ai.request.model']).toBe('qwen-image-2.0-pro');
     expect(attempts[0]!.attributes['error.type']).toBe('rate_limit_exceeded');
     expect(attempts[0]!.status.code).toBe(ERROR);
-    expect(attempts[1]!.attributes['gen_ai.request.model']).toBe('qwen-image-plus');
+    expect(attempts[1]!.attributes['gen_ai.request.model']).toBe('qwen-image-2.0');
     expect(attempts[1]!.attributes['error.type']).toBeUndefined();
     // the upstream got each attempt's own span as parent
     const sent = dashscope.apiRequests().map((r) => String(r.headers.traceparent));

@@ -112,7 +112,7 @@ describe('create and query', () => {
 
   it('normalizes an Ark create error', async () => {
     ark.next((_req, res) => sendJson(res, 400, { error: { code: 'InvalidParameter', message: 'The parameter `duration` is not valid. Request id: 021', param: 'duration', type: 'BadRequest' } }));
-    const res = await create(gateway, body({ duration: 99 }));
+    const res = await create(gateway, body({ duration: 8 }));
     expect(res.status).toBe(400);
     expect(res.body).toEqual({
       error: {
@@ -121,6 +121,15 @@ describe('create and query', () => {
         code: 'invalid_request_error',
       },
     });
+  });
+
+  it("a duration outside the upstream model's row is a 400 naming the caller's name, and Ark is not called", async () => {
+    const before = ark.requests.length;
+    const res = await create(gateway, body({ duration: 99 }));
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ type: 'invalid_request_error', param: 'duration' });
+    expect(res.body.error.message).toContain("model 'seedance'");
+    expect(ark.requests).toHaveLength(before);
   });
 
   it("maps a draft_task id of the caller to the Ark id, and refuses another tenant's", async () => {

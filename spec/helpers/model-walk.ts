@@ -39,7 +39,8 @@ export function sendTo(app: express.Express, key: string, model: Pick<ListedMode
   if (endpoint === '/v1/images/edits') {
     let form = request(app).post(endpoint).set(auth).field('model', model.id).field('prompt', 'a cat on a roof');
     for (let index = 0; index < imagesFor(model.limits, true); index += 1) form = form.attach('image[]', TINY_PNG, { filename: `in-${index}.png`, contentType: 'image/png' });
-    return form;
+    // the form's own `stream` field, as the walk of streams asks it
+    return typeof body.stream === 'boolean' ? form.field('stream', String(body.stream)) : form;
   }
   return request(app).post(endpoint).set(auth).send(body);
 }
@@ -65,8 +66,16 @@ export async function walkModels(
   return { models, pairs, failures };
 }
 
-/** The endpoints where `stream: true` may be asked: a model's image generations and chat (docs/models.md `streams`). */
+/**
+ * The endpoints where `stream: true` may be asked: a model's image generations and chat (docs/models.md
+ * `streams`), and the edits of a model listed for edits alone (one that needs an input image).
+ */
 const STREAMABLE = ['/v1/images/generations', '/v1/chat/completions'];
+
+function streamableOf(model: ListedModel): string[] {
+  const endpoints = model.endpoints.filter((endpoint) => STREAMABLE.includes(endpoint));
+  return endpoints.length === 0 && model.endpoints.includes('/v1/images/edits') ? ['/v1/images/edits'] : endpoints;
+}
 
 /**
  * GET /v1/models, then every listed model on each streamable endpoint it lists with `stream: true` and
@@ -79,7 +88,7 @@ export async function walkStreams(app: express.Express, key: string): Promise<{ 
   const failures: string[] = [];
   let asked = 0;
   for (const model of models) {
-    const endpoints = model.endpoints.filter((endpoint) => STREAMABLE.includes(endpoint));
+    const endpoints = streamableOf(model);
     if (endpoints.length === 0 && model.streams) failures.push(`${model.id}: streams: true, but no endpoint it lists takes stream`);
     for (const endpoint of endpoints) {
       asked += 1;

@@ -3,8 +3,10 @@
 // described by the model catalogue (docs/models.md): the endpoints this caller may use it on, how each
 // is served, its parameters, limits and whether it streams. An endpoint is listed only where
 // `resolveUpstream` routes the model for this caller (to the entry's provider, when it names one), so
-// the list never offers a 404, nor an endpoint whose every upstream is open. The host's `listModels(caller)` hook, when given, names the models
-// instead; those the catalogue knows are described the same way.
+// the list never offers a 404, nor an endpoint whose every upstream is open. The host's
+// `listModels(caller)` hook, when given, names the models instead (its own names for vendor models,
+// typically); each is described by the row of the upstream model the resolver sends it to
+// (docs/models.md "Which row a request follows").
 import type { RequestHandler } from 'express';
 import { callerOf } from '../authenticate.js';
 import { GatewayError } from '../../errors/gateway-error.js';
@@ -15,7 +17,7 @@ import type { Caller, Upstream } from '../../types.js';
 import type { ListedModel } from '../../options/host-hooks.js';
 import type { ModelEndpoint, ModelEntry, ModelLimits, ModelServing } from '../../options/model-catalogue.js';
 import { ENDPOINT_ROUTES } from '../../models/model-catalogue.js';
-import { servesRowsOf } from '../../gateway/catalogue-routing.js';
+import { rowFor, servesRowsOf } from '../../gateway/catalogue-routing.js';
 import { routedAnswer } from '../../gateway/resolve-upstreams.js';
 
 /** One entry of the `GET /v1/models` answer: openai-node's `Model`, plus the catalogue's description. */
@@ -35,6 +37,7 @@ export interface ModelObject {
 }
 
 const DEFAULT_OWNER = 'gateway';
+const ALL_ENDPOINTS = Object.keys(ENDPOINT_ROUTES) as ModelEndpoint[];
 const IMAGE_ENDPOINTS: ReadonlySet<ModelEndpoint> = new Set(['/v1/images/generations', '/v1/images/edits', '/api/v3/images/generations']);
 
 export function listModelsHandler(options: ResolvedOptions): RequestHandler {
@@ -69,12 +72,15 @@ export function toModelObjects(listed: readonly (string | ListedModel)[] | null 
   return models;
 }
 
-/** The hook's names, each described by the catalogue where it knows the name and the resolver routes it. */
+/**
+ * The hook's names, each described by the row the resolver's answer makes it follow (docs/models.md
+ * "Which row a request follows"): every endpoint is asked, since a host's own name has no row of its
+ * own to say which. A name no row describes is listed as the hook gave it.
+ */
 async function describeListed(options: ResolvedOptions, caller: Caller, listed: readonly (string | ListedModel)[]): Promise<ModelObject[]> {
   return Promise.all(
     toModelObjects(listed).map(async (model) => {
-      const entry = options.models.find(model.id);
-      const described = entry ? await describe(options, caller, model.id, entry) : undefined;
+      const described = await describe(options, caller, model.id, ALL_ENDPOINTS);
       return described ? { ...described, created: model.created, owned_by: model.owned_by } : model;
     }),
   );
@@ -94,16 +100,20 @@ async function describeCatalogue(options: ResolvedOptions, caller: Caller): Prom
     seen.add(id);
     return [{ id, entry }];
   });
-  const described = await Promise.all(named.map(({ id, entry }) => describe(options, caller, id, entry)));
+  const described = await Promise.all(named.map(({ id, entry }) => describe(options, caller, id, Object.keys(entry.endpoints) as ModelEndpoint[])));
   return described.filter((model): model is ModelObject => model !== undefined);
 }
 
-/** The entry for this caller: only the endpoints routed for it; undefined when there is none. */
-async function describe(options: ResolvedOptions, caller: Caller, id: string, entry: ModelEntry): Promise<ModelObject | undefined> {
-  const endpoints = Object.keys(entry.endpoints) as ModelEndpoint[];
-  const routed = await Promise.all(endpoints.map((endpoint) => routes(options, caller, id, endpoint, entry)));
-  const usable = endpoints.filter((_endpoint, index) => routed[index]);
-  if (usable.length === 0) return undefined;
+/**
+ * A name for this caller, described by the row of the first endpoint the resolver routes (the row
+ * rowFor picks for its upstream), with every asked endpoint that goes to that same row and that the
+ * row lists; undefined when there is none.
+ */
+async function describe(options: ResolvedOptions, caller: Caller, id: string, asked: readonly ModelEndpoint[]): Promise<ModelObject | undefined> {
+  const rows = await Promise.all(asked.map((endpoint) => routedRow(options, caller, id, endpoint)));
+  const entry = rows.find((row) => row !== undefined);
+  if (!entry) return undefined;
+  const usable = asked.filter((_endpoint, index) => rows[index] === entry);
   const model: ModelObject = {
     id,
     object: 'model',
@@ -130,19 +140,23 @@ function effectiveLimits(options: ResolvedOptions, entry: ModelEntry, endpoints:
   return images.max <= cap ? limits : { ...limits, reference_images: { min: Math.min(images.min, cap), max: cap } };
 }
 
-async function routes(options: ResolvedOptions, caller: Caller, model: string, endpoint: ModelEndpoint, entry: ModelEntry): Promise<boolean> {
+/** The row a request for `model` on `endpoint` follows for this caller, when it lists the endpoint and its rules are the routed provider's. */
+async function routedRow(options: ResolvedOptions, caller: Caller, model: string, endpoint: ModelEndpoint): Promise<ModelEntry | undefined> {
   try {
     const route = ENDPOINT_ROUTES[endpoint];
     const answer = await options.resolveUpstream({ model, route, caller });
     const list: readonly unknown[] = answer == null ? [] : (routedAnswer(answer)?.upstreams ?? (Array.isArray(answer) ? (answer as readonly unknown[]) : [answer]));
     const first = list[0];
-    if (first == null) return false;
+    if (first === null || typeof first !== 'object') return undefined;
     // every upstream open for this caller: not offered until one is usable again (docs/routing-and-health.md)
-    if (!list.some((upstream) => upstream !== null && typeof upstream === 'object' && options.routing.usable(upstream as Upstream, route, model))) return false;
+    if (!list.some((upstream) => upstream !== null && typeof upstream === 'object' && options.routing.usable(upstream as Upstream, route, model))) return undefined;
+    const upstream = first as Upstream;
+    const entry = rowFor(options.models, model, upstream);
+    if (!entry?.endpoints[endpoint]) return undefined;
     // the entry's rules are its provider's: routed to another, the description would be wrong
     // (or to one that serves its provider's rows: Azure OpenAI serves the `openai` rows)
-    return entry.provider === undefined || servesRowsOf((first as { provider?: unknown }).provider, entry.provider);
+    return entry.provider === undefined || servesRowsOf(upstream.provider, entry.provider) ? entry : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }

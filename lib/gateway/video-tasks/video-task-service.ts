@@ -33,6 +33,8 @@ import { VideoTaskUsage } from './video-task-usage.js';
 import type { QuotaCharge, Quotas } from '../tenancy/quotas.js';
 import { videoSecondsOf } from '../tenancy/request-costs.js';
 import { checkDuration, checkRefusedFields, mostVideoSeconds, refusesOn } from '../../models/model-rules.js';
+import type { ModelEntry } from '../../options/model-catalogue.js';
+import { rowFor } from '../catalogue-routing.js';
 import { UpstreamTaskState } from './upstream-task-state.js';
 
 /** The host's request object, handed to resolveUpstream only (absent for background polls). */
@@ -103,18 +105,19 @@ export class VideoTaskService {
   /** What a create needs before anything is charged: the callback URL and references checked, the upstreams resolved. */
   private async prepareCreate(request: UseCaseRequest, body: VideoTaskBody, callerKey: string): Promise<PreparedCreate> {
     const { caller } = request;
-    // the catalogue's rules for the model (docs/models.md) before anything else runs
-    const entry = this.options.models.find(body.model);
-    if (entry && refusesOn(entry, '/api/v3/contents/generations/tasks')) {
-      checkRefusedFields(entry, body.model, body);
-      checkDuration(entry, body.model, body.duration);
-    }
-    // the length the quota is charged for; lengths that disagree are a 400. `duration: -1` (the model
-    // picks) is charged the model's longest video
-    const videoSeconds = mostVideoSeconds(entry, body.duration) ?? videoSecondsOf(body, this.options.quotas?.defaultVideoSeconds ?? 5);
+    // the rules of the row the task follows (docs/models.md "Which row a request follows"): a
+    // caller-facing entry of the name before anything else runs, else the upstream model's row once
+    // the resolver chose it
+    const named = this.options.models.named(body.model);
+    if (named) checkVideoRules(named, body);
     const callbackUrl = await checkCallbackTarget(this.options, body.callback_url, callerKey);
     const content = await mapReferences(this.options, body.content, caller);
     const upstreams = this.withResultsKept(await resolveUpstreams(this.options, { model: body.model, route: 'video.tasks', caller, req: request.hostRequest }), body.model);
+    const entry = named ?? rowFor(this.options.models, body.model, upstreams[0]);
+    if (!named) checkVideoRules(entry, body);
+    // the length the quota is charged for; lengths that disagree are a 400. `duration: -1` (the model
+    // picks) is charged the model's longest video
+    const videoSeconds = mostVideoSeconds(entry, body.duration) ?? videoSecondsOf(body, this.options.quotas?.defaultVideoSeconds ?? 5);
     return { content, callbackUrl, upstreams, videoSeconds, callerKey };
   }
 
@@ -290,4 +293,11 @@ export class VideoTaskService {
 /** The text items of a video request, for an opted-in span (never a media URL). */
 function videoPromptOf(content: ReadonlyArray<Record<string, unknown>>): string | undefined {
   return content.flatMap((item) => (typeof item.text === 'string' ? [item.text] : [])).join('\n') || undefined;
+}
+
+/** The catalogue's refused fields and lengths of a video model, where the gateway applies them. */
+function checkVideoRules(entry: ModelEntry | undefined, body: VideoTaskBody): void {
+  if (!entry || !refusesOn(entry, '/api/v3/contents/generations/tasks')) return;
+  checkRefusedFields(entry, body.model, body);
+  checkDuration(entry, body.model, body.duration);
 }
