@@ -12,7 +12,7 @@ import { type CallContext, jsonHeaders, secretsOfHeaders, timeoutOf } from './ca
 import { requestUpstream } from './upstream-request.js';
 import { classifyUpstreamCode } from '../errors/status-policy.js';
 import type { OpenedStream, PassthroughCapability, PassthroughResponse, Provider } from './provider.js';
-import { secretFreeBody } from '../transport/secret-free-body.js';
+import { secretCut } from '../transport/secret-free-body.js';
 import { upstreamUrl } from './upstream-url.js';
 import { OPENAI_MODELS } from './openai-models.js';
 
@@ -136,7 +136,8 @@ async function openStream(rule: OpenAICompatibleUrlRule, call: CallContext, path
       credentialsSent(upstream, headers),
     );
   // relayed byte for byte: an error event quoting the credentials sent must not carry them to the caller
-  return { ...opened, body: secretFreeBody(opened.body, credentialsIn(upstream, headers)) };
+  const cut = secretCut(credentialsIn(upstream, headers));
+  return cut ? { ...opened, cut } : opened;
 }
 
 /** The secret values a request carried: the key, a host's bearer token, the operator's own headers. */
