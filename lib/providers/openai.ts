@@ -5,6 +5,7 @@
 // the model name; answers come back as the upstream sent them; errors are normalized.
 import type { Readable } from 'node:stream';
 import { GatewayError } from '../errors/gateway-error.js';
+import { rejectionOf } from '../errors/rejection-of.js';
 import type { FormBody } from '../transport/form-body.js';
 import type { Upstream } from '../types.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
@@ -67,10 +68,18 @@ export function retryAfterOf(headers: Readonly<Record<string, string | undefined
   return ms && /^\d+(\.\d+)?$/.test(ms) ? Number(ms) / 1000 : undefined;
 }
 
-/** POSTs a JSON body to the upstream's `{base}{path}` and returns its 2xx answer untouched. */
-async function forwardJson(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, body: Record<string, unknown>, upstream: Upstream): Promise<PassthroughResponse> {
-  const model = upstream.model ?? String(body.model);
-  return sendPassthrough(rule, call, path, upstream, await headersOf(rule, call, upstream), JSON.stringify(translateOpenAIRequest(body, model)), model);
+/**
+ * POSTs a JSON body to the upstream's `{base}{path}` and returns its 2xx answer untouched. Not an
+ * async function: with headers ready at once, the call's own promise is the only one (a throw is
+ * still a rejection, as an async function's).
+ */
+function forwardJson(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, body: Record<string, unknown>, upstream: Upstream): Promise<PassthroughResponse> {
+  return rejectionOf(() => {
+    const model = upstream.model ?? String(body.model);
+    const headers = headersOf(rule, call, upstream);
+    const json = JSON.stringify(translateOpenAIRequest(body, model));
+    return headers instanceof Promise ? headers.then((ready) => sendPassthrough(rule, call, path, upstream, ready, json, model)) : sendPassthrough(rule, call, path, upstream, headers, json, model);
+  });
 }
 
 /** POSTs a multipart form (files intact, model renamed) to the upstream's `{base}{path}`. */
@@ -82,11 +91,14 @@ async function forwardMultipart(rule: OpenAICompatibleUrlRule, call: CallContext
   return sendPassthrough(rule, call, path, upstream, headers, form.open(), undefined);
 }
 
-/** JSON headers with the rule's credentials in place of the Bearer key (an operator header of the same name gives way). */
-async function headersOf(rule: OpenAICompatibleUrlRule, call: CallContext, upstream: Upstream): Promise<Record<string, string>> {
+/**
+ * JSON headers with the rule's credentials in place of the Bearer key (an operator header of the same
+ * name gives way): at once for a rule with no credentials of its own to fetch (no promise per call).
+ */
+function headersOf(rule: OpenAICompatibleUrlRule, call: CallContext, upstream: Upstream): Record<string, string> | Promise<Record<string, string>> {
   if (!rule.auth) return jsonHeaders(upstream);
   const headers = jsonHeaders({ ...upstream, apiKey: undefined });
-  return Object.assign(headers, await rule.auth(upstream, timeoutOf(upstream, call.limits)));
+  return rule.auth(upstream, timeoutOf(upstream, call.limits)).then((auth) => Object.assign(headers, auth));
 }
 
 async function sendPassthrough(
