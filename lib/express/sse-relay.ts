@@ -67,13 +67,14 @@ export function relaySse(
 ): Promise<GatewayError | undefined> {
   const { res } = context;
   const body = upstream.body;
+  // the credentials sent are cut from each chunk as it is taken (transport/secret-free-body.ts)
+  const cut = upstream.cut;
   // a response already opened (an image stream's keep-alive came first) keeps its status and headers
   if (!res.headersSent) openEventStream(context, upstream.status, upstream.headers['content-type']);
   // Headers flushed in this turn of the event loop, but not alone when the first chunk came in the
   // same read as the upstream's headers: then the first write carries both, one syscall and one
   // packet, instead of the headers now and the chunk in a second write. The chunk waits in the
-  // body's buffer, or one stream step behind it when the body is a redacting stream
-  // (transport/secret-free-body.ts): it flows on the ticks queued now, before the check phase.
+  // body's buffer: it flows on the ticks queued now, before the check phase.
   if (body.readableLength === 0 && !res.headersSent) setImmediate(flushWhenQuiet, res);
 
   let tail = '\n\n';
@@ -99,8 +100,9 @@ export function relaySse(
       res.off('close', onClose);
       resolve(failed);
     };
-    const onData = (received: Buffer): void => {
-      const chunk = onChunk?.(received) ?? received;
+    const relay = (clean: Buffer): void => {
+      if (clean.length === 0) return;
+      const chunk = onChunk?.(clean) ?? clean;
       if (chunk.length === 0) return;
       wrote = true;
       if (format === 'event') lastSequence = lastSequenceIn(chunk, lastSequence);
@@ -115,6 +117,7 @@ export function relaySse(
         );
       }
     };
+    const onData = (received: Buffer): void => relay(cut ? cut.take(received) : received);
     const onClose = (): void => {
       // the client left: the route's abort signal has already cancelled the upstream request
       body.destroy();
@@ -123,6 +126,9 @@ export function relaySse(
     body.on('data', onData);
     res.once('close', onClose);
     body.once('end', () => {
+      // what the cut held back (an end that might have begun a credential) goes out before the end
+      const rest = cut?.end();
+      if (rest && !res.destroyed) relay(rest);
       const failure = res.destroyed ? undefined : options.endedWith?.();
       if (failure) {
         failed = failure;

@@ -21,6 +21,7 @@ import type { QuotaCost } from './tenancy/quota-cost.js';
 import type { QuotaCharge, Quotas } from './tenancy/quotas.js';
 import { settleBooks } from './tenancy/with-charge.js';
 import type { Usage } from './use-case.js';
+import { secretFreeChunks } from '../transport/secret-free-body.js';
 
 /** The settings an image event repeats (the openai SDK's ImageGenCompletedEvent fields but `type` and `b64_json`). */
 export interface ImageEventFields {
@@ -272,7 +273,7 @@ export async function* groupEvents(usage: Usage, group: GroupStream): AsyncGener
 /** The upstream body's chunks; a read failure becomes what it means for the caller (timeout, client gone, upstream). */
 async function* readChunks(stream: OpenedStream): AsyncGenerator<Buffer> {
   try {
-    for await (const chunk of stream.body) yield chunk as Buffer;
+    yield* secretFreeChunks(stream.body, stream.cut);
   } catch (error) {
     throw stream.failure(error);
   }

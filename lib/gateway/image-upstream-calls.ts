@@ -12,6 +12,7 @@ import type { Upstream } from '../types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { AttemptInfo } from '../telemetry/telemetry.js';
 import type { FormBody } from '../transport/form-body.js';
+import { secretFreeChunks } from '../transport/secret-free-body.js';
 import type { AnswerDeadline } from './answer-deadline.js';
 import { withFallback } from './fallback.js';
 import type { GatewayDeps } from './gateway-deps.js';
@@ -140,10 +141,10 @@ async function wholeBody(stream: OpenedStream, maxBytes: number, provider: strin
   const chunks: Buffer[] = [];
   let length = 0;
   try {
-    for await (const chunk of stream.body) {
-      length += (chunk as Buffer).length;
+    for await (const chunk of secretFreeChunks(stream.body, stream.cut)) {
+      length += chunk.length;
       if (length > maxBytes) throw GatewayError.badUpstreamResponse(provider, `the answer is larger than ${maxBytes} bytes`);
-      chunks.push(chunk as Buffer);
+      chunks.push(chunk);
     }
   } catch (error) {
     stream.body.destroy();

@@ -13,7 +13,7 @@ import { type CallContext, jsonHeaders, secretsOfHeaders, timeoutOf } from './ca
 import { requestUpstream } from './upstream-request.js';
 import { classifyUpstreamCode } from '../errors/status-policy.js';
 import type { OpenedStream, PassthroughCapability, PassthroughResponse, Provider } from './provider.js';
-import { secretFreeBody } from '../transport/secret-free-body.js';
+import { secretCut } from '../transport/secret-free-body.js';
 import { upstreamUrl } from './upstream-url.js';
 import { OPENAI_MODELS } from './openai-models.js';
 import { TENANT_FIELDS, type TenantField, withTenantField } from './tenant-field.js';
@@ -164,11 +164,14 @@ function formWithTenantField(form: FormBody, call: CallContext, field: TenantFie
   return form.withTextFields(TENANT_FIELDS, field ? [{ name: field, value: call.safety.identifier }] : []);
 }
 
-/** JSON headers with the rule's credentials in place of the Bearer key (an operator header of the same name gives way). */
-async function headersOf(rule: OpenAICompatibleUrlRule, call: CallContext, upstream: Upstream): Promise<Record<string, string>> {
+/**
+ * JSON headers with the rule's credentials in place of the Bearer key (an operator header of the same
+ * name gives way): at once for a rule with no credentials of its own to fetch (no promise per call).
+ */
+function headersOf(rule: OpenAICompatibleUrlRule, call: CallContext, upstream: Upstream): Record<string, string> | Promise<Record<string, string>> {
   if (!rule.auth) return jsonHeaders(upstream);
   const headers = jsonHeaders({ ...upstream, apiKey: undefined });
-  return Object.assign(headers, await rule.auth(upstream, timeoutOf(upstream, call.limits)));
+  return rule.auth(upstream, timeoutOf(upstream, call.limits)).then((auth) => Object.assign(headers, auth));
 }
 
 function postPassthrough(
@@ -231,7 +234,8 @@ async function openStream(rule: OpenAICompatibleUrlRule, call: CallContext, path
       credentialsSent(upstream, headers),
     );
   // relayed byte for byte: an error event quoting the credentials sent must not carry them to the caller
-  return { ...opened, body: secretFreeBody(opened.body, credentialsIn(upstream, headers)) };
+  const cut = secretCut(credentialsIn(upstream, headers));
+  return cut ? { ...opened, cut } : opened;
 }
 
 /** The secret values a request carried: the key, a host's bearer token, the operator's own headers. */

@@ -3,6 +3,7 @@
 // Nothing here names undici: these types reach the published declarations, and a host type-checks them.
 import type { Readable } from 'node:stream';
 import type { Resolver } from '../security/public-url.js';
+import type { SecretCut } from './secret-free-body.js';
 
 /**
  * What a call needs of a cancellation signal: an AbortSignal is one; a route's cheap client-gone watch
@@ -51,6 +52,11 @@ export type UpstreamStream =
       status: number;
       headers: Record<string, string | undefined>;
       body: Readable;
+      /**
+       * The credentials sent, to cut out of each chunk of `body` before it goes on
+       * (transport/secret-free-body.ts): every reader of the body applies it. Undefined: nothing to cut.
+       */
+      cut?: SecretCut;
       /** What a mid-stream error means for the caller: timeout (idle), client gone, or upstream failure. */
       failure(error: unknown): Error;
     }

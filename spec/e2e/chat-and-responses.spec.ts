@@ -119,6 +119,18 @@ describe('chat completions', () => {
     expect(writes.at(-1)?.endsWith('0\r\n\r\n')).toBe(true);
   });
 
+  it('cuts the operator key out of a relayed stream, split across chunks, and relays an end that only began like it', async () => {
+    llm.next((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: {"error":{"message":"bad key ${OPERATOR_KEY.slice(0, 9)}`);
+      setTimeout(() => res.write(`${OPERATOR_KEY.slice(9)}"}}\n\n`), 20);
+      // the stream's last bytes begin like the key: held back while the key might go on, sent at the end
+      setTimeout(() => res.end(`data: [DONE]\n\n${OPERATOR_KEY.slice(0, 6)}`), 40);
+    });
+    const result = await stream('/v1/chat/completions', chatBody({ stream: true }));
+    expect(result.text).toBe(`data: {"error":{"message":"bad key [redacted]"}}\n\ndata: [DONE]\n\n${OPERATOR_KEY.slice(0, 6)}`);
+  });
+
   it('ends a stream whose upstream dies with an OpenAI error event', async () => {
     llm.next((_req, res) => writeSlowly(llm, res, chatChunks('m', ['a', 'b', 'c']), { dieAfter: 2 }));
     const result = await stream('/v1/chat/completions', chatBody({ stream: true }));
