@@ -18,6 +18,8 @@ import type { ImageInput, ImageRoute } from './image-input.js';
 import type { RequestedSettings } from './image-streams.js';
 import { allowedImages, forwardedCount } from './images-allowed.js';
 import { resolveUpstreams } from './resolve-upstreams.js';
+import type { ActivePolicy } from './moderation/moderation.js';
+import { checkImageInput } from './moderation/image-moderation.js';
 import type { UseCaseRequest } from './use-case.js';
 
 /** An image call with the request it came from. */
@@ -29,6 +31,8 @@ export interface ImageRequest {
   deadline: AnswerDeadline | undefined;
   /** A streamed request: `input` is then the request as it is answered whole (no stream, b64_json). */
   stream?: { input: ImageInput; settings: RequestedSettings };
+  /** The caller's moderation policy, once its input stages passed: the output stage reads it (docs/content-safety.md). */
+  moderation?: ActivePolicy;
 }
 
 /** What the request was read as, for which family, and the upstreams the resolver named for it. */
@@ -56,6 +60,9 @@ export async function prepareImageRequest(deps: GatewayDeps, request: ImageReque
   if (translated && read) checkEntryRules(translated, request, read);
   // what an OpenAI-compatible upstream is sent is checked before the resolver too
   if (!family) forwardedCount(request.input);
+  // the input checks run before the resolver and any paid call; without a policy nothing is awaited here
+  const { moderation } = deps.options;
+  if (moderation) request.moderation = await checkImageInput(deps, moderation, request, read);
   const upstreams = await resolveUpstreams(deps.options, { model: request.model, route: request.route, caller: request.from.caller, req: request.from.hostRequest });
   const call: CallContext = { http: deps.http, signal: request.from.cancel.clientGone, limits: deps.options.limits };
   const asked = family && read ? allowedImages(read, family) : forwardedCount(request.input);

@@ -23,6 +23,7 @@ import { type ModelCatalogue, resolveModelCatalogue } from '../models/model-cata
 import { Pricing } from './ledger/pricing.js';
 import type { LedgerPolicy } from './ledger/reckoning.js';
 import type { BillingOptions } from '../options/pricing.js';
+import { Moderation } from './moderation/moderation.js';
 
 export interface ResolvedOptions {
   readonly verifyKey: VerifyKey;
@@ -54,6 +55,8 @@ export interface ResolvedOptions {
   readonly ledger: LedgerPolicy;
   readonly idempotency?: ResolvedIdempotency;
   readonly imageTasks: ResolvedImageTasks;
+  /** The `moderation` option at work; undefined without it (docs/content-safety.md). */
+  readonly moderation?: Moderation;
 }
 
 /**
@@ -85,6 +88,8 @@ const OPTION_NAMES = {
   billing: true,
   idempotency: true,
   imageTasks: true,
+  moderation: true,
+  onModeration: true,
 } as const satisfies Record<keyof GatewayOptions, true>;
 const KNOWN_OPTIONS = new Set(Object.keys(OPTION_NAMES));
 
@@ -120,7 +125,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
       `resolveUpstream: ${UPSTREAM_EXAMPLE}`,
     );
   }
-  for (const name of ['onUsage'] as const) {
+  for (const name of ['onUsage', 'onModeration'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function') {
       throw new GatewayConfigError('option_type', `options.${name} must be a function.`, `${name}: (event) => meter.record(event)`);
     }
@@ -180,6 +185,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     ledger: { pricing, chargeFailedWork: resolveBilling(options.billing) },
     idempotency: resolveIdempotency(options.idempotency, limits),
     imageTasks: resolveImageTasks(options.imageTasks),
+    ...(options.moderation !== undefined && options.moderation !== null ? { moderation: new Moderation(options.moderation, options.onModeration, logger) } : {}),
   });
 }
 

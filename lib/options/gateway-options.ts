@@ -17,6 +17,7 @@ import type { ModelsOption } from './model-catalogue.js';
 import type { BillingOptions, PricingOptions } from './pricing.js';
 import type { QuotaOptions } from './quota-options.js';
 import type { IdempotencyOptions } from './idempotency-options.js';
+import type { ModerationEvent, ModerationOption } from './moderation-options.js';
 // re-exported for the modules that read them from here
 export type { QuotaLimits, QuotaState } from './quota-options.js';
 
@@ -183,6 +184,10 @@ export interface GatewayOptions {
    * @example imageTasks: { concurrency: 16, keepSeconds: 3600 }
    */
   imageTasks?: ImageTaskOptions;
+  /** Content checks per tenant on every image route (docs/content-safety.md); default none. @example moderation: { check: openAIModeration({ apiKey: process.env.OPENAI_API_KEY! }), outputImages: true } */
+  moderation?: ModerationOption;
+  /** One audit event per moderation verdict (docs/content-safety.md "Audit"); no prompt or image unless `moderation.auditContent`. @example onModeration: (event) => audit.write(event) */
+  onModeration?: (event: ModerationEvent) => void;
 }
 
 /**
