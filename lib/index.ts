@@ -43,6 +43,17 @@ export {
 } from './stores/idempotency/idempotency-store.js';
 export type { ResultStorage } from './stores/results/result-storage.js';
 // content safety (docs/content-safety.md)
-export type { ModerationCheckInput, ModerationChecker, ModerationEvent, ModerationImage, ModerationOption, ModerationPolicy, ModerationStage, ModerationVerdict, StrikeLimitEvent, StrikeRedisClient } from './options/moderation-options.js';
+export type {
+  ModerationCheckInput,
+  ModerationChecker,
+  ModerationEvent,
+  ModerationImage,
+  ModerationOption,
+  ModerationPolicy,
+  ModerationStage,
+  ModerationVerdict,
+  StrikeLimitEvent,
+  StrikeRedisClient,
+} from './options/moderation-options.js';
 export { openAIModeration, type OpenAIModerationOptions } from './providers/openai-moderation.js';
 export { ContentPolicyError } from './errors/content-policy-error.js';

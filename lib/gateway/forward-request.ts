@@ -22,6 +22,8 @@ import type { StreamCharge } from './image-streams.js';
 import type { Quoted } from './tenancy/quote.js';
 import { type Outcome, type Usage, type UseCaseRequest, attempting, usageFor } from './use-case.js';
 import { StreamTokenReader, type TokenUsage, tokensOfAnswer } from '../json/token-usage.js';
+import type { ActivePolicy } from './moderation/moderation.js';
+import { checkNativeAnswer, checkNativeInput } from './moderation/route-moderation.js';
 
 export interface ForwardCall {
   route: RouteName;
@@ -74,7 +76,17 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
     return Promise.resolve({ ok: false, error, usage });
   }
   if (cost.images !== undefined) usage.imagesAsked = cost.images;
-  return resolveUpstreams(deps.options, { model: forward.model, route: forward.route, caller: request.caller, req: request.hostRequest }).then(
+  // the native image route's input checks before the resolver and any charge (docs/content-safety.md)
+  let moderated: ActivePolicy | undefined;
+  const resolved = () => resolveUpstreams(deps.options, { model: forward.model, route: forward.route, caller: request.caller, req: request.hostRequest });
+  const ready =
+    groups && deps.options.moderation
+      ? checkNativeInput(deps, request, forward.model, forward.body).then((active) => {
+          moderated = active;
+          return resolved();
+        })
+      : resolved();
+  return ready.then(
     (upstreams) =>
       // quotas after validation and the resolver, before the upstream call; images back when it fails
       withCharge(
@@ -103,24 +115,26 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
           return withFallback(upstreams, deps.options, { ...described, response: (sent: PassthroughResponse) => responseOfJson(sent.body) }, (upstream) => {
             attempting(usage, upstream.provider);
             return requireCapability(upstream, 'passthrough', route, deps.options.logger).forwardJson(call, upstreamPath, body, upstream);
-          }).then((response): ForwardAnswer => {
-            usage.upstreamRequestId = response.requestId;
-            const tokens = countsTokens ? tokensOfJson(response.body) : undefined;
-            if (tokens) usage.tokens = tokens;
-            const counted = groups?.countAnswer(response.body);
-            if (counted) {
-              // never more images answered (and billed) than were charged: the rest are dropped and reported
-              const charged = cost.images ?? counted.images;
-              usage.images = Math.min(counted.images, charged);
-              if (counted.sizes) usage.imageSizes = counted.sizes.slice(0, charged);
-              if (counted.usage) usage.upstreamUsage = counted.usage;
-              if (counted.images > charged) {
-                usage.upstreamImages = counted.images;
-                return { kind: 'json', response: { ...response, body: withImagesCut(response.body, charged) } };
+          })
+            .then((response): ForwardAnswer => {
+              usage.upstreamRequestId = response.requestId;
+              const tokens = countsTokens ? tokensOfJson(response.body) : undefined;
+              if (tokens) usage.tokens = tokens;
+              const counted = groups?.countAnswer(response.body);
+              if (counted) {
+                // never more images answered (and billed) than were charged: the rest are dropped and reported
+                const charged = cost.images ?? counted.images;
+                usage.images = Math.min(counted.images, charged);
+                if (counted.sizes) usage.imageSizes = counted.sizes.slice(0, charged);
+                if (counted.usage) usage.upstreamUsage = counted.usage;
+                if (counted.images > charged) {
+                  usage.upstreamImages = counted.images;
+                  return { kind: 'json', response: { ...response, body: withImagesCut(response.body, charged) } };
+                }
               }
-            }
-            return { kind: 'json', response };
-          });
+              return { kind: 'json', response };
+            })
+            .then((answer) => (moderated && answer.kind === 'json' ? checkedAnswer(deps, moderated, request, forward.model, call, usage, answer) : answer));
         },
         forward.body.stream === true ? 'by-work' : 'at-answer',
         // a dry run stops here, answered the quote of this charge
@@ -128,6 +142,19 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
       ),
     (error: unknown): Outcome<ForwardAnswer> => ({ ok: false, error, usage }),
   );
+}
+
+/** The native answer with the images the caller's policy flags dropped. */
+function checkedAnswer(
+  deps: GatewayDeps,
+  active: ActivePolicy,
+  request: UseCaseRequest,
+  model: string,
+  call: CallContext,
+  usage: Usage,
+  answer: Extract<ForwardAnswer, { kind: 'json' }>,
+): Promise<ForwardAnswer> {
+  return checkNativeAnswer(deps, active, request, model, call, usage, answer.response.body).then((body) => ({ kind: 'json', response: { ...answer.response, body } }));
 }
 
 // OpenAI's ceiling for `n`; Ark has no `n` (upstreams §2.7), an OpenAI-compatible upstream honours it

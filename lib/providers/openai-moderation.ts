@@ -70,7 +70,12 @@ export function verdictOf(body: { results?: unknown }): ModerationVerdict {
   if (!Array.isArray(body.results)) throw new Error('the moderation API answered without results');
   return mergeVerdicts(
     (body.results as ModerationResult[]).map((result) => {
-      const categories = typeof result.categories === 'object' && result.categories !== null ? Object.entries(result.categories).filter(([, flagged]) => flagged === true).map(([name]) => name) : [];
+      const categories =
+        typeof result.categories === 'object' && result.categories !== null
+          ? Object.entries(result.categories)
+              .filter(([, flagged]) => flagged === true)
+              .map(([name]) => name)
+          : [];
       const scores: Record<string, number> = {};
       if (typeof result.category_scores === 'object' && result.category_scores !== null) {
         for (const [name, score] of Object.entries(result.category_scores)) if (typeof score === 'number') scores[name] = score;

@@ -8,12 +8,14 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import type { GatewayOptions, ModerationCheckInput, ModerationEvent, ModerationPolicy, ModerationVerdict } from '../../lib/index.js';
 import { OPENAI_IMAGES, startFakePaidImages } from '../helpers/fake-paid-images.js';
+import { startFakeArk } from '../helpers/fake-ark.js';
 import { KEY_A, KEY_B } from '../helpers/gateway-app.js';
 import { type GatewayFixture, gatewayWith } from '../helpers/gateway-with.js';
 import { BLUE_PNG, RED_PNG } from '../helpers/solid-png.js';
 
 const DASHSCOPE_MODEL = 'x-image-2.0';
 const OPENAI_MODEL = 'gpt-image-1';
+const ARK_MODEL = 'doubao-seedream-4-0-250828';
 
 type Fixture = GatewayFixture<{ images: typeof startFakePaidImages }> & { events: ModerationEvent[]; checks: ModerationCheckInput[] };
 
@@ -31,12 +33,18 @@ function testChecker(state: { flagOutputs: number; checks: ModerationCheckInput[
   };
 }
 
-async function start(policy: (check: ModerationPolicy['check']) => GatewayOptions['moderation'], state = { flagOutputs: 0, checks: [] as ModerationCheckInput[] }, options: Partial<GatewayOptions> = {}): Promise<Fixture & { state: typeof state }> {
+async function start(
+  policy: (check: ModerationPolicy['check']) => GatewayOptions['moderation'],
+  state = { flagOutputs: 0, checks: [] as ModerationCheckInput[] },
+  options: Partial<GatewayOptions> = {},
+): Promise<Fixture & { state: typeof state }> {
   const events: ModerationEvent[] = [];
   const gw = await gatewayWith({
     fakes: { images: startFakePaidImages },
     resolve: ({ model }, { images }) =>
-      model === DASHSCOPE_MODEL ? { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: 'sk-up', model: 'qwen-image-2.0' } : { provider: 'openai', baseURL: images.openaiBaseURL, apiKey: 'sk-up' },
+      model === DASHSCOPE_MODEL
+        ? { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: 'sk-up', model: 'qwen-image-2.0' }
+        : { provider: 'openai', baseURL: images.openaiBaseURL, apiKey: 'sk-up' },
     moderation: policy(testChecker(state)),
     onModeration: (event) => events.push(event),
     ...options,
@@ -72,7 +80,15 @@ describe('input checks, before any paid call', () => {
     expect(gw.fakes.images.started()).toBe(0);
     // one verdict, one event: no scores, no text
     expect(gw.events).toHaveLength(1);
-    expect(gw.events[0]).toMatchObject({ caller: { id: 'tenant-a' }, route: 'images.generations', model: OPENAI_MODEL, stage: 'prompt', flagged: true, categories: ['violence'], checker: 'houseRules' });
+    expect(gw.events[0]).toMatchObject({
+      caller: { id: 'tenant-a' },
+      route: 'images.generations',
+      model: OPENAI_MODEL,
+      stage: 'prompt',
+      flagged: true,
+      categories: ['violence'],
+      checker: 'houseRules',
+    });
     expect(gw.events[0]!.requestId).toMatch(/./);
     expect(gw.events[0]).not.toHaveProperty('text');
     expect(gw.usage).toHaveLength(1);
@@ -205,10 +221,7 @@ describe('output checks, before any byte leaves', () => {
 
   it('a stream with output checks asks the whole answer and sends no partial image; a flagged image is never sent', async () => {
     const gw = await start((check) => ({ check, outputImages: true }), { flagOutputs: 1, checks: [] });
-    const res = await request(gw.app)
-      .post(OPENAI_IMAGES)
-      .set('Authorization', `Bearer ${KEY_A}`)
-      .send({ model: OPENAI_MODEL, prompt: 'two lakes', n: 2, stream: true, partial_images: 2 });
+    const res = await request(gw.app).post(OPENAI_IMAGES).set('Authorization', `Bearer ${KEY_A}`).send({ model: OPENAI_MODEL, prompt: 'two lakes', n: 2, stream: true, partial_images: 2 });
     expect(res.status).toBe(200);
     const types = [...res.text.matchAll(/^event: (.+)$/gm)].map((match) => match[1]);
     expect(types).toEqual(['image_generation.completed']);
@@ -225,15 +238,69 @@ describe('output checks, before any byte leaves', () => {
     const id = String(res.body.id);
     let task: Record<string, unknown> = {};
     await expect
-      .poll(async () => {
-        task = (await request(gw.app).get(`/v1/images/tasks/${id}`).set('Authorization', `Bearer ${KEY_A}`)).body as Record<string, unknown>;
-        return task.status;
-      }, { timeout: 20_000 })
+      .poll(
+        async () => {
+          task = (await request(gw.app).get(`/v1/images/tasks/${id}`).set('Authorization', `Bearer ${KEY_A}`)).body as Record<string, unknown>;
+          return task.status;
+        },
+        { timeout: 20_000 },
+      )
       .toBe('failed');
     expect(task.error).toMatchObject({ code: 'content_policy_violation' });
     expect(JSON.stringify(task)).not.toContain('generation-1');
     const ended = gw.usage.find((event) => event.task?.status === 'failed');
     expect(ended).toMatchObject({ flaggedImages: 1, images: 0 });
+  });
+});
+
+describe('the native image route and video tasks', () => {
+  it('/api/v3/images/generations: a flagged reference image is refused before the call; a flagged image made is dropped', async () => {
+    const gw = await start((check) => ({ check, outputImages: true }), { flagOutputs: 1, checks: [] });
+    const native = (body: Record<string, unknown>) => request(gw.app).post('/api/v3/images/generations').set('Authorization', `Bearer ${KEY_A}`).send(body);
+    const refused = await native({ model: ARK_MODEL, prompt: 'a lake', image: `data:image/png;base64,${RED_PNG.toString('base64')}` });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'content_policy_violation', param: 'image', categories: ['self-harm'] });
+    expect(gw.fakes.images.started()).toBe(0);
+    const answered = await native({ model: ARK_MODEL, prompt: 'two lakes', n: 2, response_format: 'b64_json' });
+    expect(answered.status).toBe(200);
+    expect(answered.body.data).toHaveLength(1);
+    expect(gw.fakes.images.imagesMade()).toBe(2);
+    expect(gw.usage.at(-1)).toMatchObject({ route: 'images.native', images: 1, flaggedImages: 1 });
+    // with output checks, a relayed stream would carry unchecked images: refused before any call
+    const streamed = await native({ model: ARK_MODEL, prompt: 'a lake', stream: true });
+    expect(streamed.status).toBe(400);
+    expect(gw.fakes.images.started()).toBe(1);
+  });
+
+  it('a video task with a flagged prompt or reference image is refused before the create; Ark is never called', async () => {
+    const events: ModerationEvent[] = [];
+    const state = { flagOutputs: 0, checks: [] as ModerationCheckInput[] };
+    const gw = await gatewayWith({
+      fakes: { ark: startFakeArk },
+      resolve: ({ route }, { ark }) => (route === 'video.tasks' ? { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-operator-key', model: 'doubao-seedance-1-5-pro-251215' } : null),
+      moderation: { check: testChecker(state) },
+      onModeration: (event) => events.push(event),
+    });
+    const create = (content: unknown[]) => request(gw.app).post('/api/v3/contents/generations/tasks').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'seedance', content, duration: 5 });
+    const byPrompt = await create([{ type: 'text', text: 'a forbidden scene' }]);
+    expect(byPrompt.status).toBe(400);
+    expect(byPrompt.body.error).toMatchObject({ code: 'content_policy_violation', param: 'prompt' });
+    const byImage = await create([
+      { type: 'text', text: 'the cat walks' },
+      { type: 'image_url', image_url: { url: `data:image/png;base64,${RED_PNG.toString('base64')}` }, role: 'first_frame' },
+    ]);
+    expect(byImage.status).toBe(400);
+    expect(byImage.body.error).toMatchObject({ code: 'content_policy_violation', param: 'image' });
+    expect(gw.fakes.ark.requests).toHaveLength(0);
+    const created = await create([{ type: 'text', text: 'the cat walks' }]);
+    expect(created.status).toBe(200);
+    expect(gw.fakes.ark.requests.filter((sent) => sent.method === 'POST')).toHaveLength(1);
+    expect(events.map((event) => [event.route, event.stage, event.flagged])).toEqual([
+      ['video.tasks', 'prompt', true],
+      ['video.tasks', 'prompt', false],
+      ['video.tasks', 'inputImages', true],
+      ['video.tasks', 'prompt', false],
+    ]);
   });
 });
 

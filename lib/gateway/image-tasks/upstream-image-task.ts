@@ -57,7 +57,13 @@ export class UpstreamImageTask {
     usage.images = response.data.length;
     // durable results, as the synchronous route stores them; a storage failure throws, and the
     // scheduler polls again later (the upstream keeps the task for a day)
-    const from: UseCaseRequest = { caller: callerOfTask(record), hostRequest: undefined, resultBase: record.resultBase ?? '', cancel: { clientGone: NEVER_ABORTED, signal: NEVER_ABORTED }, requestId: record.id };
+    const from: UseCaseRequest = {
+      caller: callerOfTask(record),
+      hostRequest: undefined,
+      resultBase: record.resultBase ?? '',
+      cancel: { clientGone: NEVER_ABORTED, signal: NEVER_ABORTED },
+      requestId: record.id,
+    };
     // the caller's output checks before anything is stored or answered (docs/content-safety.md); a refusal ends the task
     const checked = await settle(usage, () => checkTaskOutput(this.deps, call, from, record, usage, response));
     if (!checked.ok) return this.endFollowed(record, { ok: false, error: checked.error, usage }, true);

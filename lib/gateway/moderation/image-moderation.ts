@@ -8,7 +8,6 @@ import { ContentPolicyError } from '../../errors/content-policy-error.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ImageGenerationResponse } from '../../images/image-generation-response.js';
 import type { ImageGenerationRequest } from '../../images/image-request.js';
-import { IMAGE_URL_WORDING } from '../../images/image-request.js';
 import { UploadedImage } from '../../images/uploaded-image.js';
 import { sniffImageType } from '../../images/sniff-image-type.js';
 import { DataUrlText } from '../../json/data-url-text.js';
@@ -17,6 +16,8 @@ import type { ModerationImage } from '../../options/moderation-options.js';
 import type { CallContext } from '../../providers/call-context.js';
 import type { RouteName } from '../../types.js';
 import type { GatewayDeps } from '../gateway-deps.js';
+import type { ResolvedOptions } from '../options.js';
+import type { UpstreamHttp } from '../../transport/upstream-http.js';
 import type { ImageInput } from '../image-input.js';
 import type { Usage, UseCaseRequest } from '../use-case.js';
 import { type ActivePolicy, type Moderation, type ModerationSubject, unavailable } from './moderation.js';
@@ -35,16 +36,39 @@ export function moderationImage(bytes: Buffer, mediaType = sniffImageType(bytes.
  * The input stages of an image request: resolves with the caller's active policy (kept on the request
  * for its output stage), or undefined when the caller has none; throws the refusal.
  */
-export async function checkImageInput(deps: GatewayDeps, moderation: Moderation, request: { from: UseCaseRequest; route: RouteName; model: string; input: ImageInput }, read: ImageGenerationRequest | undefined): Promise<ActivePolicy | undefined> {
-  const active = await moderation.policyFor(request.from.caller);
-  if (!active) return undefined;
-  const subject = subjectOf(request.from, request.route, request.model);
+export function checkImageInput(
+  deps: GatewayDeps,
+  moderation: Moderation,
+  request: { from: UseCaseRequest; route: RouteName; model: string; input: ImageInput },
+  read: ImageGenerationRequest | undefined,
+): Promise<ActivePolicy | undefined> {
   const { text, images } = contentOf(request.input, read);
-  await moderation.checkInputs(active, subject, text, () => Promise.all(images.map((image) => bytesOf(deps, image, request.from))));
+  return checkRequestInput({ options: deps.options, http: deps.http }, moderation, subjectOf(request.from, request.route, request.model), request.from, text, images);
+}
+
+/** The input stages of any request: the caller's policy looked up, its prompt and images checked (images fetched only then). */
+export async function checkRequestInput(
+  where: InputFetch,
+  moderation: Moderation,
+  subject: ModerationSubject,
+  from: UseCaseRequest,
+  text: string | undefined,
+  images: readonly InputImage[],
+): Promise<ActivePolicy | undefined> {
+  const active = await moderation.policyFor(from.caller);
+  if (!active) return undefined;
+  await moderation.checkInputs(active, subject, text, () => Promise.all(images.map((image) => bytesOf(where, image, from))));
   return active;
 }
 
-type InputImage = Buffer | { url: string };
+/** A caller's image: its bytes, or a URL fetched for the check. */
+export type InputImage = Buffer | { url: string };
+
+/** What fetching a caller's image URL needs. */
+export interface InputFetch {
+  options: Pick<ResolvedOptions, 'limits' | 'allowPrivateImageUrls'>;
+  http: UpstreamHttp;
+}
 
 /** The prompt text and the caller's images, as the model's family read them (else as sent). */
 function contentOf(input: ImageInput, read: ImageGenerationRequest | undefined): { text?: string; images: InputImage[] } {
@@ -64,7 +88,8 @@ function contentOf(input: ImageInput, read: ImageGenerationRequest | undefined):
   return { ...(typeof prompt === 'string' ? { text: prompt } : {}), images: [] };
 }
 
-function imageOf(image: string | UploadedImage | DataUrlText): InputImage {
+/** An image value of a request (a Data URL, a URL, an upload) as bytes or a URL to fetch. */
+export function imageOf(image: string | UploadedImage | DataUrlText): InputImage {
   if (image instanceof UploadedImage) return Buffer.concat(image.chunks);
   const text = image instanceof DataUrlText ? image.text.toString('latin1') : image;
   if (/^data:/i.test(text)) return Buffer.from(text.slice(text.indexOf(',') + 1), 'base64');
@@ -72,15 +97,21 @@ function imageOf(image: string | UploadedImage | DataUrlText): InputImage {
 }
 
 /** An image's bytes: a URL fetched under the rules of the caller's image URLs (json-edit.ts), its failure the caller's 400. */
-async function bytesOf(deps: GatewayDeps, image: InputImage, from: UseCaseRequest): Promise<ModerationImage> {
+async function bytesOf({ options, http }: InputFetch, image: InputImage, from: UseCaseRequest): Promise<ModerationImage> {
   if (Buffer.isBuffer(image)) return moderationImage(image);
-  const { uploadFileBytes, downloadTimeoutMs } = deps.options.limits;
+  const { uploadFileBytes, downloadTimeoutMs } = options.limits;
   try {
-    const bytes = await deps.http.download(image.url, { provider: 'image URL', maxBytes: uploadFileBytes, timeoutMs: downloadTimeoutMs, signal: from.cancel.clientGone, allowPrivate: deps.options.allowPrivateImageUrls });
+    const bytes = await http.download(image.url, {
+      provider: 'image URL',
+      maxBytes: uploadFileBytes,
+      timeoutMs: downloadTimeoutMs,
+      signal: from.cancel.clientGone,
+      allowPrivate: options.allowPrivateImageUrls,
+    });
     return moderationImage(bytes);
   } catch (error) {
     if (!GatewayError.is(error)) throw error;
-    throw GatewayError.invalidRequest(`An image URL could not be fetched for the content check: ${IMAGE_URL_WORDING.notPublic === error.message ? error.message : 'make it publicly reachable, or send the image as a Data URL'}`, 'image');
+    throw GatewayError.invalidRequest('An image URL could not be fetched for the content check: make it publicly reachable, or send the image as a Data URL', 'image');
   }
 }
 
@@ -100,7 +131,10 @@ export interface OutputCheck {
  */
 export async function checkImageAnswer(check: OutputCheck, usage: Usage, response: ImageGenerationResponse, known: ReadonlyArray<Buffer | undefined> | undefined): Promise<Array<Buffer | undefined>> {
   const bytes = await Promise.all(
-    response.data.map((item, index) => known?.[index] ?? (item.b64_json !== '' ? Buffer.from(item.b64_json, 'base64') : item.url !== '' ? download(check, item.url) : undefined)),
+    response.data.map((item, index) => {
+      const bytes = known?.[index] ?? (item.b64_json !== '' ? Buffer.from(item.b64_json, 'base64') : undefined);
+      return bytes || item.url === '' ? Promise.resolve(bytes) : download(check, item.url);
+    }),
   );
   const passed = await verdictsOf(check, usage, bytes);
   const keep = (_item: unknown, index: number): boolean => passed[index]!;
@@ -117,10 +151,10 @@ export async function checkPassthroughAnswer(check: OutputCheck, usage: Usage, b
   if (!isObject(parsed) || !Array.isArray(parsed.data)) return body;
   const data = parsed.data as unknown[];
   const bytes = await Promise.all(
-    data.map((item) => {
-      if (!isObject(item)) return undefined;
-      if (typeof item.b64_json === 'string' && item.b64_json !== '') return Buffer.from(item.b64_json, 'base64');
-      return typeof item.url === 'string' && item.url !== '' ? download(check, item.url) : undefined;
+    data.map((item): Promise<Buffer | undefined> => {
+      if (!isObject(item)) return Promise.resolve(undefined);
+      if (typeof item.b64_json === 'string' && item.b64_json !== '') return Promise.resolve(Buffer.from(item.b64_json, 'base64'));
+      return typeof item.url === 'string' && item.url !== '' ? download(check, item.url) : Promise.resolve(undefined);
     }),
   );
   const passed = await verdictsOf(check, usage, bytes);

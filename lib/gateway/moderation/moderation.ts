@@ -76,9 +76,7 @@ export class Moderation {
   async checkInputs(active: ActivePolicy, subject: ModerationSubject, text: string | undefined, images: () => Promise<readonly ModerationImage[]>): Promise<void> {
     await this.assertNotSuspended(active, subject.caller);
     const prompt = active.prompt && text !== undefined && text.trim() !== '' ? this.runStage(active, subject, 'prompt', { text }) : undefined;
-    const pictures = active.inputImages
-      ? images().then((list) => (list.length > 0 ? this.runStage(active, subject, 'inputImages', { images: list }) : undefined))
-      : undefined;
+    const pictures = active.inputImages ? images().then((list) => (list.length > 0 ? this.runStage(active, subject, 'inputImages', { images: list }) : undefined)) : undefined;
     const [byPrompt, byImages] = await Promise.all([prompt, pictures]);
     const flagged = [byPrompt, byImages].filter((result): result is Extract<StageResult, { kind: 'flagged' }> => result?.kind === 'flagged');
     if (flagged.length > 0) {
@@ -241,7 +239,7 @@ function checkerNameOf(policy: ModerationPolicy): string {
 }
 
 function checkPolicy(policy: ModerationPolicy): void {
-  const fix = "moderation: { check: openAIModeration({ apiKey: process.env.OPENAI_API_KEY! }), outputImages: true }";
+  const fix = 'moderation: { check: openAIModeration({ apiKey: process.env.OPENAI_API_KEY! }), outputImages: true }';
   if (policy === null || typeof policy !== 'object' || typeof policy.check !== 'function') {
     throw new GatewayConfigError('moderation_check', 'moderation.check must be a function ({ stage, text, images }) => { flagged, categories }.', fix);
   }

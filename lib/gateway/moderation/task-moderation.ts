@@ -9,7 +9,14 @@ import type { Usage, UseCaseRequest } from '../use-case.js';
 import { checkImageAnswer, subjectOf } from './image-moderation.js';
 
 /** The bytes checked, index for index with the images kept; undefined when the caller has no output checks. */
-export async function checkTaskOutput(deps: GatewayDeps, call: CallContext, from: UseCaseRequest, record: TaskRecord, usage: Usage, response: ImageGenerationResponse): Promise<Array<Buffer | undefined> | undefined> {
+export async function checkTaskOutput(
+  deps: GatewayDeps,
+  call: CallContext,
+  from: UseCaseRequest,
+  record: TaskRecord,
+  usage: Usage,
+  response: ImageGenerationResponse,
+): Promise<Array<Buffer | undefined> | undefined> {
   const { moderation } = deps.options;
   if (!moderation) return undefined;
   const active = await moderation.policyFor(from.caller);
