@@ -113,7 +113,7 @@ function problemOf(body: unknown): { message: string; param: string } | undefine
 function resultsOf(input: unknown): unknown[] {
   if (typeof input === 'string') return [resultOf([input], [])];
   const list = input as unknown[];
-  if (list.every((item) => typeof item === 'string')) return (list as string[]).map((text) => resultOf([text], []));
+  if (list.every((item) => typeof item === 'string')) return list.map((text) => resultOf([text], []));
   const texts = list.flatMap((part) => ((part as { type: string }).type === 'text' ? [(part as { text: string }).text] : []));
   const images = list.flatMap((part) => ((part as { type: string }).type === 'image_url' ? [(part as { image_url: { url: string } }).image_url.url] : []));
   return [resultOf(texts, images)];

@@ -55,5 +55,5 @@ export type {
   StrikeLimitEvent,
   StrikeRedisClient,
 } from './options/moderation-options.js';
-export { openAIModeration, type OpenAIModerationOptions } from './providers/openai-moderation.js';
+export { openAIModeration, type OpenAIModerationOptions } from './providers/registry.js';
 export { ContentPolicyError } from './errors/content-policy-error.js';

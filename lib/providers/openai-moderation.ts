@@ -16,7 +16,7 @@ export interface OpenAIModerationOptions {
 }
 
 /** The largest image sent, bytes: past it the call is not made (the checker fails; the policy's `onCheckerError` decides). */
-export const MODERATION_IMAGE_BYTES = 20 * 1024 * 1024;
+const MODERATION_IMAGE_BYTES = 20 * 1024 * 1024;
 /** The image types the omni moderation model reads. */
 const READ_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp', 'image/gif']);
 

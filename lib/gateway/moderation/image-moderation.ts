@@ -28,7 +28,7 @@ export function subjectOf(from: UseCaseRequest, route: RouteName, model: string)
 }
 
 /** An image as a checker gets it. */
-export function moderationImage(bytes: Buffer, mediaType = sniffImageType(bytes.subarray(0, 32)) ?? 'application/octet-stream'): ModerationImage {
+function moderationImage(bytes: Buffer, mediaType = sniffImageType(bytes.subarray(0, 32)) ?? 'application/octet-stream'): ModerationImage {
   return { mediaType, bytes, dataUrl: () => `data:${mediaType};base64,${bytes.toString('base64')}` };
 }
 
