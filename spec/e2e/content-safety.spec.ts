@@ -3,9 +3,16 @@
 // of them reaches the caller, storage, a callback or a stream. The fake upstream counts the generations it
 // starts; the checker here flags the word "forbidden" and the red test image, and the output images it is
 // told to, so every test holds what was paid and what was answered against the events.
+import { createOpenAI } from '@ai-sdk/openai';
+import { APICallError, generateImage } from 'ai';
 import OpenAI, { toFile } from 'openai';
 import request from 'supertest';
-import { describe, expect, it } from 'vitest';
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { localResultStorage } from '../../lib/storage.js';
+import { startCallbackReceiver } from '../helpers/callback-receiver.js';
+import { tempDir } from '../helpers/temp-dir.js';
 import type { GatewayOptions, ModerationCheckInput, ModerationEvent, ModerationPolicy, ModerationVerdict } from '../../lib/index.js';
 import { OPENAI_IMAGES, startFakePaidImages } from '../helpers/fake-paid-images.js';
 import { startFakeArk } from '../helpers/fake-ark.js';
@@ -14,6 +21,8 @@ import { type GatewayFixture, gatewayWith } from '../helpers/gateway-with.js';
 import { BLUE_PNG, RED_PNG } from '../helpers/solid-png.js';
 
 const DASHSCOPE_MODEL = 'x-image-2.0';
+// qwen-image-plus runs on DashScope's asynchronous synthesis (upstreams §1.5)
+const ASYNC_MODEL = 'x-image-plus';
 const OPENAI_MODEL = 'gpt-image-1';
 const ARK_MODEL = 'doubao-seedream-4-0-250828';
 
@@ -44,12 +53,19 @@ async function start(
     resolve: ({ model }, { images }) =>
       model === DASHSCOPE_MODEL
         ? { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: 'sk-up', model: 'qwen-image-2.0' }
-        : { provider: 'openai', baseURL: images.openaiBaseURL, apiKey: 'sk-up' },
+        : model === ASYNC_MODEL
+          ? { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: 'sk-up', model: 'qwen-image-plus' }
+          : { provider: 'openai', baseURL: images.openaiBaseURL, apiKey: 'sk-up' },
     moderation: policy(testChecker(state)),
     onModeration: (event) => events.push(event),
     ...options,
   });
   return { ...gw, events, checks: state.checks, state };
+}
+
+/** Every file under `directory`, at any depth. */
+function filesUnder(directory: string): string[] {
+  return readdirSync(directory, { recursive: true, encoding: 'utf8' }).filter((name) => statSync(path.join(directory, name)).isFile());
 }
 
 const client = (gw: { url: string }, key = KEY_A) => new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1` });
@@ -250,6 +266,65 @@ describe('output checks, before any byte leaves', () => {
     expect(JSON.stringify(task)).not.toContain('generation-1');
     const ended = gw.usage.find((event) => event.task?.status === 'failed');
     expect(ended).toMatchObject({ flaggedImages: 1, images: 0 });
+  });
+});
+
+describe('the Vercel AI SDK', () => {
+  it('generateImage of a flagged prompt fails with the 400 and its categories, without a retry; an edit with a red image too', async () => {
+    const gw = await start((check) => ({ check }));
+    const provider = createOpenAI({ baseURL: `${gw.url}/v1`, apiKey: KEY_A });
+    const byPrompt = await generateImage({ model: provider.image(OPENAI_MODEL), prompt: 'forbidden' }).catch((error: unknown) => error);
+    expect(APICallError.isInstance(byPrompt)).toBe(true);
+    expect((byPrompt as APICallError).statusCode).toBe(400);
+    expect((byPrompt as APICallError).isRetryable).toBe(false);
+    expect(JSON.parse((byPrompt as APICallError).responseBody!)).toMatchObject({ error: { code: 'content_policy_violation', categories: ['violence'] } });
+    const byImage = await generateImage({ model: provider.image(OPENAI_MODEL), prompt: { text: 'nicer', images: [RED_PNG] } }).catch((error: unknown) => error);
+    expect((byImage as APICallError).statusCode).toBe(400);
+    expect(gw.fakes.images.started()).toBe(0);
+    expect(gw.events).toHaveLength(3);
+  });
+});
+
+describe('output checks before storage and callbacks', () => {
+  it('a task keeps and calls back only the image that passed; a task on the upstream’s own task whose image is flagged stores nothing', async () => {
+    const receiver = await startCallbackReceiver();
+    onTestFinished(() => receiver.close());
+    const directory = tempDir('content-safety-');
+    const gw = await start(
+      (check) => ({ check, outputImages: true }),
+      { flagOutputs: 1, checks: [] },
+      {
+        storage: localResultStorage({ directory, secret: 'content-safety-results-secret-0123456789' }),
+        callbacks: { allowLocal: true, retryBaseMs: 10, retryMaxMs: 50 },
+        imageTasks: { pollSeconds: 1 },
+      },
+    );
+    const submit = (body: Record<string, unknown>) =>
+      request(gw.app)
+        .post(OPENAI_IMAGES)
+        .set('Authorization', `Bearer ${KEY_A}`)
+        .set('Prefer', 'respond-async')
+        .send({ ...body, callback_url: receiver.url });
+    const first = await submit({ model: DASHSCOPE_MODEL, prompt: 'two lakes', n: 2 });
+    expect(first.status).toBe(202);
+    const deliveries = await receiver.accepted(2);
+    const succeeded = JSON.parse(deliveries.at(-1)!.body) as { status: string; result: { data: Array<{ url: string }> } };
+    expect(succeeded.status).toBe('succeeded');
+    expect(succeeded.result.data).toHaveLength(1);
+    // the stored image is the one that passed; the flagged one was never written
+    expect(filesUnder(directory)).toHaveLength(1);
+    expect(gw.fakes.images.imagesMade()).toBe(2);
+
+    // on DashScope's own task: followed by id, its one image flagged when it comes in
+    gw.state.flagOutputs = 1;
+    const second = await submit({ model: ASYNC_MODEL, prompt: 'a slow lighthouse' });
+    expect(second.status).toBe(202);
+    const all = await receiver.accepted(4, 20_000);
+    const failed = JSON.parse(all.at(-1)!.body) as { status: string; error?: { code: string } };
+    expect(failed).toMatchObject({ status: 'failed', error: { code: 'content_policy_violation' } });
+    expect(filesUnder(directory)).toHaveLength(1);
+    await expect.poll(() => gw.usage.filter((event) => event.task?.status === 'failed')).toHaveLength(1);
+    expect(gw.usage.find((event) => event.task?.status === 'failed')).toMatchObject({ images: 0, flaggedImages: 1 });
   });
 });
 
