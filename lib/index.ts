@@ -56,4 +56,4 @@ export type {
   StrikeRedisClient,
 } from './options/moderation-options.js';
 export { openAIModeration, type OpenAIModerationOptions } from './providers/registry.js';
-export { ContentPolicyError } from './errors/content-policy-error.js';
+export { ContentPolicyError, type ContentPolicyStage } from './errors/content-policy-error.js';
