@@ -179,6 +179,23 @@ describe('input checks, before any paid call', () => {
     expect(allow.events[0]).toMatchObject({ stage: 'prompt', flagged: false, checkerError: { decision: 'allow' } });
   });
 
+  it("an image URL the gateway cannot fetch for the check is the caller's 400; under allow it goes on unchecked, and the event says so", async () => {
+    const body = { model: DASHSCOPE_MODEL, input: { messages: [{ role: 'user', content: [{ image: 'https://images.example.com/subject.png' }, { text: 'snow' }] }] } };
+    const refuse = await start((check) => ({ check }));
+    const refused = await request(refuse.app).post(OPENAI_IMAGES).set('Authorization', `Bearer ${KEY_A}`).send(body);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'invalid_request_error', param: 'image' });
+    expect(refuse.fakes.images.started()).toBe(0);
+
+    const allow = await start((check) => ({ check, onCheckerError: 'allow' }));
+    const allowed = await request(allow.app).post(OPENAI_IMAGES).set('Authorization', `Bearer ${KEY_A}`).send(body);
+    expect(allowed.status).toBe(200);
+    expect(allow.events.find((event) => event.stage === 'inputImages')).toMatchObject({
+      flagged: false,
+      checkerError: { decision: 'allow', message: '1 image URL could not be fetched for the check' },
+    });
+  });
+
   it('a checker that never answers is cut at timeoutMs', async () => {
     const hangs: ModerationPolicy['check'] = () => new Promise(() => {});
     const gw = await start(() => ({ check: hangs, timeoutMs: 50 }));

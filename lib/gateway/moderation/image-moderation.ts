@@ -20,7 +20,7 @@ import type { ResolvedOptions } from '../options.js';
 import type { UpstreamHttp } from '../../transport/upstream-http.js';
 import type { ImageInput } from '../image-input.js';
 import type { Usage, UseCaseRequest } from '../use-case.js';
-import { type ActivePolicy, type Moderation, type ModerationSubject, unavailable } from './moderation.js';
+import { type ActivePolicy, type InputImages, type Moderation, type ModerationSubject, unavailable } from './moderation.js';
 
 /** A request's subject: who, where, which model. */
 export function subjectOf(from: UseCaseRequest, route: RouteName, model: string): ModerationSubject {
@@ -57,7 +57,17 @@ export async function checkRequestInput(
 ): Promise<ActivePolicy | undefined> {
   const active = await moderation.policyFor(from.caller);
   if (!active) return undefined;
-  await moderation.checkInputs(active, subject, text, () => Promise.all(images.map((image) => bytesOf(where, image, from))));
+  const fetched = (): Promise<InputImages> =>
+    Promise.all(
+      images.map((image) =>
+        bytesOf(where, image, from).catch((error: unknown) => {
+          // a URL the gateway cannot fetch is the caller's 400, unless the policy lets unchecked content through
+          if (active.refuseOnError || !GatewayError.is(error)) throw error;
+          return undefined;
+        }),
+      ),
+    ).then((list) => ({ images: list.filter((image): image is ModerationImage => image !== undefined), unfetched: list.filter((image) => image === undefined).length }));
+  await moderation.checkInputs(active, subject, text, fetched);
   return active;
 }
 

@@ -73,10 +73,16 @@ export class Moderation {
    * The input stages, in parallel: the prompt and the caller's images (fetched only when that stage
    * runs). A flagged one is a 400 naming its field and categories, a failed checker a 503 or nothing.
    */
-  async checkInputs(active: ActivePolicy, subject: ModerationSubject, text: string | undefined, images: () => Promise<readonly ModerationImage[]>): Promise<void> {
+  async checkInputs(active: ActivePolicy, subject: ModerationSubject, text: string | undefined, images: () => Promise<InputImages>): Promise<void> {
     await this.assertNotSuspended(active, subject.caller);
     const prompt = active.prompt && text !== undefined && text.trim() !== '' ? this.runStage(active, subject, 'prompt', { text }) : undefined;
-    const pictures = active.inputImages ? images().then((list) => (list.length > 0 ? this.runStage(active, subject, 'inputImages', { images: list }) : undefined)) : undefined;
+    const pictures = active.inputImages
+      ? images().then(({ images: list, unfetched }) => {
+          // image URLs that could not be fetched go on unchecked only under 'allow' (else their 400 was thrown)
+          if (unfetched > 0) this.reportUnfetched(active, subject, unfetched);
+          return list.length > 0 ? this.runStage(active, subject, 'inputImages', { images: list }) : undefined;
+        })
+      : undefined;
     const [byPrompt, byImages] = await Promise.all([prompt, pictures]);
     const flagged = [byPrompt, byImages].filter((result): result is Extract<StageResult, { kind: 'flagged' }> => result?.kind === 'flagged');
     if (flagged.length > 0) {
@@ -149,6 +155,12 @@ export class Moderation {
     return result;
   }
 
+  /** The verdict on caller images that could not be fetched for the check, let through under `onCheckerError: 'allow'`. */
+  private reportUnfetched(active: ActivePolicy, subject: ModerationSubject, unfetched: number): void {
+    const message = `${unfetched} image URL${unfetched === 1 ? '' : 's'} could not be fetched for the check`;
+    this.report({ ...subject, stage: 'inputImages', flagged: false, categories: [], checker: checkerNameOf(active.policy), latencyMs: 0, checkerError: { message, decision: 'allow' } });
+  }
+
   private report(event: ModerationEvent): void {
     const { requestId, caller, route, model, stage, categories, checker, checkerError } = event;
     if (event.flagged) this.logger.warn({ requestId, caller: caller.id, route, model, stage, categories, checker }, 'content flagged by the moderation policy');
@@ -199,6 +211,12 @@ export class Moderation {
     this.active.set(policy, active);
     return active;
   }
+}
+
+/** The caller's images as fetched for the input check; `unfetched`: URLs that could not be (let through under 'allow'). */
+export interface InputImages {
+  images: readonly ModerationImage[];
+  unfetched: number;
 }
 
 /** What checkOutputs found. */
