@@ -13,7 +13,16 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { localResultStorage } from '../../lib/storage.js';
 import { startCallbackReceiver } from '../helpers/callback-receiver.js';
 import { tempDir } from '../helpers/temp-dir.js';
-import type { GatewayOptions, ModerationCheckInput, ModerationEvent, ModerationPolicy, ModerationVerdict } from '../../lib/index.js';
+import {
+  type GatewayOptions,
+  type ModerationCheckInput,
+  type ModerationEvent,
+  type ModerationPolicy,
+  type ModerationVerdict,
+  GatewayConfigError,
+  createGatewayRouter,
+  staticKeys,
+} from '../../lib/index.js';
 import { OPENAI_IMAGES, startFakePaidImages } from '../helpers/fake-paid-images.js';
 import { startFakeArk } from '../helpers/fake-ark.js';
 import { KEY_A, KEY_B } from '../helpers/gateway-app.js';
@@ -78,6 +87,18 @@ async function refusal(work: Promise<unknown>): Promise<InstanceType<typeof Open
   expect(error).toBeInstanceOf(OpenAI.APIError);
   return error as InstanceType<typeof OpenAI.APIError>;
 }
+
+describe('the option', () => {
+  it.each([
+    ['a policy without a checker', { prompt: true }, /moderation\.check must be a function/],
+    ['a timeout that is not a positive number', { check: () => ({ flagged: false, categories: [] }), timeoutMs: 0 }, /moderation\.timeoutMs must be a positive number/],
+    ['an unknown onCheckerError', { check: () => ({ flagged: false, categories: [] }), onCheckerError: 'maybe' }, /onCheckerError must be 'refuse' or 'allow'/],
+  ])('%s is refused when the router is created, with the fix', (_name, moderation, message) => {
+    const create = () => createGatewayRouter({ verifyKey: staticKeys({ [KEY_A]: { id: 'tenant-a' } }), resolveUpstream: () => null, moderation: moderation as ModerationPolicy });
+    expect(create).toThrow(GatewayConfigError);
+    expect(create).toThrow(message);
+  });
+});
 
 describe('input checks, before any paid call', () => {
   it('a flagged prompt is a 400 content_policy_violation naming the prompt and its categories; the upstream is never called', async () => {
