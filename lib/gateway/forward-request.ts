@@ -112,29 +112,29 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
               return requireCapability(upstream, 'passthrough', route, deps.options.logger).openStream(call, upstreamPath, body, upstream);
             }).then((stream) => streamed({ quotas: deps.quotas, charge, cost, clientGone: () => request.cancel.clientGone.aborted }, usage, stream, groups?.streamCounter(), countsTokens));
           }
-          return withFallback(upstreams, deps.options, { ...described, response: (sent: PassthroughResponse) => responseOfJson(sent.body) }, (upstream) => {
+          const answered = withFallback(upstreams, deps.options, { ...described, response: (sent: PassthroughResponse) => responseOfJson(sent.body) }, (upstream) => {
             attempting(usage, upstream.provider);
             return requireCapability(upstream, 'passthrough', route, deps.options.logger).forwardJson(call, upstreamPath, body, upstream);
-          })
-            .then((response): ForwardAnswer => {
-              usage.upstreamRequestId = response.requestId;
-              const tokens = countsTokens ? tokensOfJson(response.body) : undefined;
-              if (tokens) usage.tokens = tokens;
-              const counted = groups?.countAnswer(response.body);
-              if (counted) {
-                // never more images answered (and billed) than were charged: the rest are dropped and reported
-                const charged = cost.images ?? counted.images;
-                usage.images = Math.min(counted.images, charged);
-                if (counted.sizes) usage.imageSizes = counted.sizes.slice(0, charged);
-                if (counted.usage) usage.upstreamUsage = counted.usage;
-                if (counted.images > charged) {
-                  usage.upstreamImages = counted.images;
-                  return { kind: 'json', response: { ...response, body: withImagesCut(response.body, charged) } };
-                }
+          }).then((response): ForwardAnswer => {
+            usage.upstreamRequestId = response.requestId;
+            const tokens = countsTokens ? tokensOfJson(response.body) : undefined;
+            if (tokens) usage.tokens = tokens;
+            const counted = groups?.countAnswer(response.body);
+            if (counted) {
+              // never more images answered (and billed) than were charged: the rest are dropped and reported
+              const charged = cost.images ?? counted.images;
+              usage.images = Math.min(counted.images, charged);
+              if (counted.sizes) usage.imageSizes = counted.sizes.slice(0, charged);
+              if (counted.usage) usage.upstreamUsage = counted.usage;
+              if (counted.images > charged) {
+                usage.upstreamImages = counted.images;
+                return { kind: 'json', response: { ...response, body: withImagesCut(response.body, charged) } };
               }
-              return { kind: 'json', response };
-            })
-            .then((answer) => (moderated && answer.kind === 'json' ? checkedAnswer(deps, moderated, request, forward.model, call, usage, answer) : answer));
+            }
+            return { kind: 'json', response };
+          });
+          // the caller's output checks drop flagged images before the answer is written (docs/content-safety.md)
+          return moderated ? answered.then((answer) => (answer.kind === 'json' ? checkedAnswer(deps, moderated!, request, forward.model, call, usage, answer) : answer)) : answered;
         },
         forward.body.stream === true ? 'by-work' : 'at-answer',
         // a dry run stops here, answered the quote of this charge
