@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import express from 'express';
-import { createGatewayRouter, type ModelEntry, modelEntry, type PricingOptions, staticKeys, type Upstream, type UsageEvent } from '../lib/index.js';
+import { createGatewayRouter, type ModelEntry, modelEntry, openAIModeration, type PricingOptions, staticKeys, type Upstream, type UsageEvent } from '../lib/index.js';
 import { createPlayground } from '../lib/playground.js';
 import { localResultStorage } from '../lib/storage.js';
 import { type CallbackReceiver, createCallbackReceiver } from './callback-receiver.js';
@@ -23,6 +23,7 @@ import { startSimulatedFal } from './simulated-fal.js';
 import { SIMULATED_GEMINI_KEY, startSimulatedGemini } from './simulated-gemini.js';
 import { startSimulatedReplicate } from './simulated-replicate.js';
 import { startSimulatedLlm } from './simulated-llm.js';
+import { startSimulatedModeration } from './simulated-moderation.js';
 import { startSimulatedVolcengine } from './simulated-volcengine.js';
 import { startRoutingSimulations } from './simulated-routing.js';
 
@@ -70,6 +71,8 @@ export interface ExampleApp {
   simulated: boolean;
   /** Each vendor: simulated or real, and where. */
   upstreams: Readonly<Record<Vendor, UpstreamInfo>>;
+  /** The content checker: OpenAI's moderation API, or its simulation (docs/content-safety.md). */
+  moderation: UpstreamInfo;
   /** The example's own callback receiver at `/hooks/video`. */
   callbacks: CallbackReceiver;
   /** Whether callbacks may target loopback/private hosts (only while listening on loopback). */
@@ -415,6 +418,21 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
   // the catalogue (docs/models.md): each caller-facing name with the rules of the model behind it, so
   // GET /v1/models describes exactly what works; only what the resolver below routes is listed
   const models = (defaults: readonly ModelEntry[]): ModelEntry[] => exampleModels(defaults, seedreamModel, videoModel, azureDeployment, vendorModel);
+  // content safety (docs/content-safety.md): the real moderation API with OPENAI_API_KEY, else a simulated one
+  // whose word list and "mostly pure red image" rule a newcomer can trigger from the playground
+  let moderationInfo: UpstreamInfo;
+  let moderationCheck: ReturnType<typeof openAIModeration>;
+  if (env.OPENAI_API_KEY) {
+    const baseURL = env.OPENAI_BASE_URL || OPENAI_BASE_URL;
+    moderationCheck = openAIModeration({ apiKey: env.OPENAI_API_KEY, baseURL });
+    moderationInfo = { simulated: false, baseURL, keyVariables: 'OPENAI_API_KEY' };
+  } else {
+    const simulation = await startSimulatedModeration();
+    closers.push(() => simulation.close());
+    moderationCheck = openAIModeration({ apiKey: SIMULATED_KEY, baseURL: simulation.baseURL });
+    moderationInfo = { simulated: true, baseURL: simulation.baseURL, keyVariables: 'OPENAI_API_KEY' };
+  }
+
   const signingSecret = env.GATEWAY_WEBHOOK_SECRET || `whsec_${randomBytes(24).toString('base64')}`;
   const callbacks = createCallbackReceiver(signingSecret);
 
@@ -465,6 +483,11 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
     },
     models,
     pricing: EXAMPLE_PRICING,
+    // prompts and input images checked before any paid call; a flagged one is a 400 that names its categories
+    // the simulations draw edits from their image URLs without fetching them, and the docs' samples link
+    // images on hosts that do not exist: with 'allow', what the gateway cannot fetch goes on unchecked
+    // (an event says so); a production policy keeps the default 'refuse'
+    moderation: { check: moderationCheck, onCheckerError: 'allow' },
     // the simulations serve their results on loopback, which the gateway refuses to download for
     // b64_json by default; with every vendor that answers URLs real, the result hosts are public and this stays off
     allowPrivateResultUrls: !dashscope.real || ark.simulated || fal.simulated || replicate.simulated,
@@ -523,6 +546,7 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
     upstreamBaseURL: dashscope.baseURL,
     simulated: dashscope.simulated,
     upstreams,
+    moderation: moderationInfo,
     callbacks,
     localCallbacks,
     resultsDirectory,
@@ -559,6 +583,11 @@ export function startupLines(example: ExampleApp, base: string): string[] {
     if (info.simulated) lines.push(`warning: ${info.keyVariables} unset: ${VENDOR_NAMES[vendor]} is simulated on ${info.baseURL}; set it to use the real vendor`);
     else lines.push(`${VENDOR_NAMES[vendor]}: real vendor at ${info.baseURL}`);
   }
+  lines.push(
+    example.moderation.simulated
+      ? `Content safety: a simulated moderation service on ${example.moderation.baseURL} flags prompts with "massacre", "kill", "gore", "counterfeit" or "hateful", and images that are mostly pure red; set OPENAI_API_KEY to use the real one`
+      : `Content safety: the moderation API at ${example.moderation.baseURL}`,
+  );
   if (!example.localCallbacks) lines.push('Callbacks to loopback and private hosts are off (HOST is not a loopback address): use an https callback_url.');
   lines.push(`Callback receiver: ${base}${example.callbacks.path} (prints each delivery whose signature it verified)`);
   lines.push(`Durable results: stored in ${example.resultsDirectory}, answered as signed ${base}/v1/results/... URLs (24 h); the simulated upstreams' own result links expire after one download`);

@@ -57,3 +57,18 @@ export {
   type MemoryIdempotencyStoreOptions,
 } from './stores/idempotency/idempotency-store.js';
 export type { ResultStorage } from './stores/results/result-storage.js';
+// content safety (docs/content-safety.md)
+export type {
+  ModerationCheckInput,
+  ModerationChecker,
+  ModerationEvent,
+  ModerationImage,
+  ModerationOption,
+  ModerationPolicy,
+  ModerationStage,
+  ModerationVerdict,
+  StrikeLimitEvent,
+  StrikeRedisClient,
+} from './options/moderation-options.js';
+export { openAIModeration, type OpenAIModerationOptions } from './providers/registry.js';
+export { ContentPolicyError, type ContentPolicyStage } from './errors/content-policy-error.js';

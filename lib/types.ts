@@ -92,7 +92,7 @@ export interface VendorWork {
  * `cancelled`), charged to the tenant; the vendor's or the gateway's failures (`upstream`, `gateway`),
  * the operator's cost unless `billing.chargeFailedWork`.
  */
-export type LostBy = 'client_left' | 'stream_cut' | 'cancelled' | 'upstream' | 'gateway';
+export type LostBy = 'client_left' | 'stream_cut' | 'cancelled' | 'upstream' | 'gateway' | 'flagged';
 
 /**
  * One billable outcome, for metering and billing (docs/tenancy-and-billing.md, the billing contract): one
@@ -146,6 +146,8 @@ export interface UsageEvent {
    * or absorb them; a retry that received kept work has no event of its own.
    */
   undeliveredImages?: number;
+  /** Images the vendor made that the moderation policy's output stage withheld (docs/content-safety.md); paid as `undeliveredImages` with lostBy 'flagged'. */
+  flaggedImages?: number;
   /**
    * Only on the one event of a task's terminal state (video: `succeeded`, `failed`, `expired`, ...;
    * image tasks: `succeeded`, `failed`, `cancelled`), emitted once whichever instance saw it. `latencyMs`

@@ -11,6 +11,10 @@ export const ERROR_CODES = {
   unsupportedMediaType: 'unsupported_media_type',
   requestTimeout: 'request_timeout',
   contentPolicyViolation: 'content_policy_violation',
+  /** 403: the tenant reached the moderation policy's `maxStrikes` (docs/content-safety.md "Strikes"). */
+  tenantSuspended: 'tenant_suspended',
+  /** 503: the content checker failed or timed out and the policy's `onCheckerError` is 'refuse'. */
+  moderationUnavailable: 'moderation_unavailable',
   rateLimitExceeded: 'rate_limit_exceeded',
   /** 503: the quota counters (Redis) cannot be reached and `quotas.whenRedisDown` is 'refuse'. */
   quotaUnavailable: 'quota_unavailable',

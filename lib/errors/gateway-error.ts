@@ -5,7 +5,8 @@ import { ERROR_CODES, type ErrorCode } from './error-codes.js';
 import { UPSTREAM_ERROR_RULES, type UpstreamErrorKind, errorTypeForStatus, kindFromStatus } from './status-policy.js';
 
 export interface GatewayErrorBody {
-  error: { message: string; type: string; code: string; param?: string };
+  /** `categories` and `stage`: a content policy refusal's (content-policy-error.ts). */
+  error: { message: string; type: string; code: string; param?: string; categories?: string[]; stage?: string };
 }
 
 export interface GatewayErrorInit {

@@ -6,10 +6,14 @@ import { sendJson } from './send-body.js';
 import { ClientGoneError } from '../errors/client-gone-error.js';
 import type { ResolvedOptions } from '../gateway/options.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { ERROR_CODES } from '../errors/error-codes.js';
 import { QuotaExceededError } from '../errors/quota-exceeded-error.js';
 import { RequestContext, findContext } from './request-context.js';
 import { bearerKeyOf } from './authenticate.js';
 import { redactSecrets } from '../errors/redact.js';
+
+// the same request gets the same refusal: a retry would only spend a check (docs/content-safety.md)
+const REFUSED_AS_IS: ReadonlySet<string> = new Set([ERROR_CODES.contentPolicyViolation, ERROR_CODES.tenantSuspended]);
 
 export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHandler {
   return function renderGatewayError(error: unknown, req, res, _next) {
@@ -37,7 +41,7 @@ export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHan
     if (context.workKept) {
       res.setHeader('x-should-retry', 'true');
       res.setHeader('retry-after', '1');
-    } else if (context.workMayHaveStarted) res.setHeader('x-should-retry', 'false');
+    } else if (context.workMayHaveStarted || REFUSED_AS_IS.has(gatewayError.code)) res.setHeader('x-should-retry', 'false');
     // 429 and 503 say when to come back (the OpenAI SDKs wait that long before their retry)
     if (gatewayError.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(gatewayError.retryAfterSeconds));
     // a quota's 429 also says which limit and what is left (draft-ietf-httpapi-ratelimit-headers)

@@ -48,6 +48,10 @@ export class UseCaseView implements UseCaseRequest {
     this.context.tracker?.(usage);
   }
 
+  get requestId(): string {
+    return this.context.requestId;
+  }
+
   get dryRun(): boolean {
     return this.context.dryRun;
   }

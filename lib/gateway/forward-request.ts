@@ -23,6 +23,8 @@ import type { StreamCharge } from './image-streams.js';
 import type { Quoted } from './tenancy/quote.js';
 import { type Outcome, type Usage, type UseCaseRequest, attempting, usageFor } from './use-case.js';
 import { StreamTokenReader, type TokenUsage, tokensOfAnswer } from '../json/token-usage.js';
+import type { ActivePolicy } from './moderation/moderation.js';
+import { checkNativeAnswer, checkNativeInput } from './moderation/route-moderation.js';
 
 export interface ForwardCall {
   route: RouteName;
@@ -79,7 +81,17 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
     return Promise.resolve({ ok: false, error, usage });
   }
   if (cost.images !== undefined) usage.imagesAsked = cost.images;
-  return resolveUpstreams(deps.options, { model: forward.model, route: forward.route, caller: request.caller, req: request.hostRequest }).then(
+  // the native image route's input checks before the resolver and any charge (docs/content-safety.md)
+  let moderated: ActivePolicy | undefined;
+  const resolved = () => resolveUpstreams(deps.options, { model: forward.model, route: forward.route, caller: request.caller, req: request.hostRequest });
+  const ready =
+    groups && deps.options.moderation
+      ? checkNativeInput(deps, request, forward.model, forward.body).then((active) => {
+          moderated = active;
+          return resolved();
+        })
+      : resolved();
+  return ready.then(
     (upstreams) => {
       // any other name follows the row of the upstream model the resolver chose
       if (!named) {
@@ -113,7 +125,7 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
               return requireCapability(upstream, 'passthrough', route, deps.options.logger).openStream(call, upstreamPath, body, upstream);
             }).then((stream) => streamed({ quotas: deps.quotas, charge, cost, clientGone: () => request.cancel.clientGone.aborted }, usage, stream, groups?.streamCounter(), countsTokens));
           }
-          return withFallback(upstreams, deps.options, { ...described, response: (sent: PassthroughResponse) => responseOfJson(sent.body) }, (upstream) => {
+          const answered = withFallback(upstreams, deps.options, { ...described, response: (sent: PassthroughResponse) => responseOfJson(sent.body) }, (upstream) => {
             attempting(usage, upstream.provider);
             return requireCapability(upstream, 'passthrough', route, deps.options.logger).forwardJson(call, upstreamPath, body, upstream);
           }).then((response): ForwardAnswer => {
@@ -134,6 +146,8 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
             }
             return { kind: 'json', response };
           });
+          // the caller's output checks drop flagged images before the answer is written (docs/content-safety.md)
+          return moderated ? answered.then((answer) => (answer.kind === 'json' ? checkedAnswer(deps, moderated!, request, forward.model, call, usage, answer) : answer)) : answered;
         },
         forward.body.stream === true ? 'by-work' : 'at-answer',
         // a dry run stops here, answered the quote of this charge
@@ -142,6 +156,19 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
     },
     (error: unknown): Outcome<ForwardAnswer> => ({ ok: false, error, usage }),
   );
+}
+
+/** The native answer with the images the caller's policy flags dropped. */
+function checkedAnswer(
+  deps: GatewayDeps,
+  active: ActivePolicy,
+  request: UseCaseRequest,
+  model: string,
+  call: CallContext,
+  usage: Usage,
+  answer: Extract<ForwardAnswer, { kind: 'json' }>,
+): Promise<ForwardAnswer> {
+  return checkNativeAnswer(deps, active, request, model, call, usage, answer.response.body).then((body) => ({ kind: 'json', response: { ...answer.response, body } }));
 }
 
 // OpenAI's ceiling for `n`; Ark has no `n` (upstreams §2.7), an OpenAI-compatible upstream honours it

@@ -32,6 +32,7 @@ import type { QuotaCharge } from './tenancy/quotas.js';
 import type { Quoted } from './tenancy/quote.js';
 import { type ImageStreamEvent, type RelayedImages, type StreamedImage, eventsOf, groupEvents, imagesOfAnswer, imagesOfPassthrough, relayedImages } from './image-streams.js';
 import { type Outcome, type Usage, type UseCaseRequest, usageFor } from './use-case.js';
+import { type OutputCheck, checkImageAnswer, checkPassthroughAnswer, subjectOf } from './moderation/image-moderation.js';
 
 /** An image request as the inbound side hands it over: the route, the model and the caller's input. */
 export interface ImageCall {
@@ -197,9 +198,12 @@ async function completeAnswer(deps: GatewayDeps, usage: Usage, request: ImageReq
     usage.images = capped.images;
     if (capped.sizes) usage.imageSizes = capped.sizes;
     if (capped.usage) usage.upstreamUsage = capped.usage;
+    // flagged images are dropped before anything is stored, streamed or answered (docs/content-safety.md)
+    const output = outputCheckOf(deps, request, call);
+    const body = output ? await checkPassthroughAnswer(output, usage, capped.body) : capped.body;
     // a stream carries the bytes themselves: nothing is stored for it
-    if (request.stream) return { kind: 'passthrough', response: { ...answer.response, body: capped.body } };
-    const response = await rehostPassthrough(deps, usage, request.from, { ...answer.response, body: capped.body }, requestedFormatOf(request.input));
+    if (request.stream) return { kind: 'passthrough', response: { ...answer.response, body } };
+    const response = await rehostPassthrough(deps, usage, request.from, { ...answer.response, body }, requestedFormatOf(request.input));
     return { kind: 'passthrough', response };
   }
   const { response } = answer;
@@ -220,15 +224,27 @@ async function completeAnswer(deps: GatewayDeps, usage: Usage, request: ImageReq
     const policy = { allowPrivate: deps.options.allowPrivateResultUrls };
     images = await downloadImages(response, call, answer.provider, policy);
   }
+  // flagged images are dropped before anything is stored or answered; the bytes checked are stored as they are
+  const output = outputCheckOf(deps, request, call);
+  const checked = output ? await checkImageAnswer(output, usage, response, images) : undefined;
+  if (images && checked) images = checked;
   // with storage, each image is stored (from the b64_json buffer when there is one) and url is durable
   if (!request.stream) {
-    await rehostImageAnswer(deps, usage, request.from, response, images);
+    await rehostImageAnswer(deps, usage, request.from, response, checked ?? images);
     // an upstream that answers bytes only (Gemini): once stored, a caller who asked for `url` gets the
     // URL alone; one who did not ask keeps the bytes the model answers by default beside it, since
     // clients such as the Vercel AI SDK's edit read b64_json without asking (docs/routes.md "The answer")
     if (requestedFormatOf(request.input) === 'url') for (const item of response.data) if (item.url !== '' && item.b64_json !== '') item.b64_json = '';
   }
   return images ? { kind: 'image', response, images } : { kind: 'image', response };
+}
+
+/** The output stage of the caller's policy, when it has one (docs/content-safety.md). */
+function outputCheckOf(deps: GatewayDeps, request: ImageRequest, call: CallContext): OutputCheck | undefined {
+  const { moderation } = deps.options;
+  const active = request.moderation;
+  if (!moderation || !active?.outputImages) return undefined;
+  return { moderation, active, subject: subjectOf(request.from, request.route, request.model), call, allowPrivate: deps.options.allowPrivateResultUrls };
 }
 
 /**

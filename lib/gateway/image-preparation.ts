@@ -21,6 +21,8 @@ import type { RequestedSettings } from './image-streams.js';
 import { allowedImages, forwardedCount } from './images-allowed.js';
 import { resolveUpstreams } from './resolve-upstreams.js';
 import { capabilityOf } from '../providers/registry.js';
+import type { ActivePolicy } from './moderation/moderation.js';
+import { checkImageInput } from './moderation/image-moderation.js';
 import type { UseCaseRequest } from './use-case.js';
 
 /** An image call with the request it came from. */
@@ -32,6 +34,8 @@ export interface ImageRequest {
   deadline: AnswerDeadline | undefined;
   /** A streamed request: `input` is then the request as it is answered whole (no stream, b64_json). */
   stream?: { input: ImageInput; settings: RequestedSettings };
+  /** The caller's moderation policy, once its input stages passed: the output stage reads it (docs/content-safety.md). */
+  moderation?: ActivePolicy;
 }
 
 /** What the request was read as, for which family, and the upstreams the resolver named for it. */
@@ -60,6 +64,9 @@ export async function prepareImageRequest(deps: GatewayDeps, request: ImageReque
   const upstreams = await resolveUpstreams(deps.options, { model: request.model, route: request.route, caller: request.from.caller, req: request.from.hostRequest });
   // the first upstream's row: a fallback is sent the same request (docs/models.md)
   const { family, read, serving } = early ?? validated(deps, request, rowFor(models, request.model, upstreams[0]));
+  // the input checks run before any paid call; without a policy nothing is awaited here (docs/content-safety.md)
+  const { moderation } = deps.options;
+  if (moderation) request.moderation = await checkImageInput(deps, moderation, request, read);
   const call: CallContext = { http: deps.http, signal: request.from.cancel.clientGone, limits: deps.options.limits, safety: deps.options.safetyIdentifier?.tagOf(request.from.caller.id) };
   const asked = family && read ? allowedImages(read, family, upstreams[0] && capabilityOf(upstreams[0], 'imageGroups')) : forwardedCount(request.input);
   return { family, request: read, upstreams, call, asked, passthrough: serving === 'passthrough' };

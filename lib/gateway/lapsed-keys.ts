@@ -28,13 +28,14 @@ import { type WorkEnd, bookFields } from './ledger/reckoning.js';
 import { lostWorkUsage } from './ledger/lost-work.js';
 import { hasLapsed } from './leases/lease-terms.js';
 import { rehostImageAnswer } from './rehost-images.js';
+import { checkFollowedOutput } from './moderation/task-moderation.js';
 import { resolveUpstreams } from './resolve-upstreams.js';
 import { downloadImages } from './result-images.js';
 import { NEVER_ABORTED, messageOf } from './tasks/background-work.js';
 import type { TaskWatches } from './tasks/task-jobs.js';
 import { taskUpstreamAmong } from './tasks/task-upstream.js';
 import { Pricing } from './ledger/pricing.js';
-import { type Usage, type UseCaseRequest, attempting, usageFor } from './use-case.js';
+import { type Usage, type UseCaseRequest, attempting, settle, usageFor } from './use-case.js';
 
 // scheduler job ids of key watches; the rest is the scoped key (base64url)
 const PREFIX = 'idemkey_';
@@ -154,9 +155,18 @@ export class LapsedKeys implements TaskWatches {
     delete response.usage;
     // as the route completes an answer (image-pipeline.ts completeAnswer): bytes for b64_json, durable
     // URLs with `storage`; a download or a store that fails throws, and the scheduler polls again
-    const images = task.base64 ? await downloadImages(response, call, upstream.provider, { allowPrivate: options.allowPrivateResultUrls }) : undefined;
-    const from: UseCaseRequest = { caller: work.caller, hostRequest: undefined, resultBase: task.resultBase ?? '', cancel: { clientGone: NEVER_ABORTED, signal: NEVER_ABORTED } };
-    await rehostImageAnswer(this.deps, usage, from, response, images);
+    const from: UseCaseRequest = { caller: work.caller, hostRequest: undefined, resultBase: task.resultBase ?? '', cancel: { clientGone: NEVER_ABORTED, signal: NEVER_ABORTED }, requestId: key };
+    // the caller's output checks before anything is downloaded for it or stored (docs/content-safety.md); a
+    // refusal is the answer the retry gets
+    const checked = await settle(usage, () => checkFollowedOutput(this.deps, call, from, work, usage, response));
+    if (!checked.ok) {
+      if (!GatewayError.is(checked.error)) throw checked.error;
+      const refusal = Buffer.from(JSON.stringify(checked.error.toJSON()));
+      await this.end(key, record, doneRecord(record.fingerprint, checked.error.status, 'application/json; charset=utf-8', refusal), usage, { error: checked.error });
+      return undefined;
+    }
+    const images = task.base64 ? (checked.answer ?? (await downloadImages(response, call, upstream.provider, { allowPrivate: options.allowPrivateResultUrls }))) : undefined;
+    await rehostImageAnswer(this.deps, usage, from, response, images ?? checked.answer);
     if (!task.base64) for (const item of response.data) if (item.url !== '' && item.b64_json !== '') item.b64_json = '';
     const body = images ? encodeImageResponse(response, images) : Buffer.from(JSON.stringify(response));
     const config = options.idempotency!;

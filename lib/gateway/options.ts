@@ -27,6 +27,7 @@ import type { LedgerPolicy } from './ledger/reckoning.js';
 import type { BillingOptions } from '../options/pricing.js';
 import type { UpstreamHealth } from './routing/upstream-health.js';
 import { resolveRouting } from './routing/resolve-routing.js';
+import { Moderation } from './moderation/moderation.js';
 
 export interface ResolvedOptions {
   readonly verifyKey: VerifyKey;
@@ -62,6 +63,8 @@ export interface ResolvedOptions {
   readonly safetyIdentifier?: SafetyIdentifiers;
   /** The upstreams' health and the routing strategy (`routing`, `onUpstreamHealth`): docs/routing-and-health.md. */
   readonly routing: UpstreamHealth;
+  /** The `moderation` option at work; undefined without it (docs/content-safety.md). */
+  readonly moderation?: Moderation;
 }
 
 /**
@@ -96,6 +99,8 @@ const OPTION_NAMES = {
   safetyIdentifier: true,
   routing: true,
   onUpstreamHealth: true,
+  moderation: true,
+  onModeration: true,
 } as const satisfies Record<keyof GatewayOptions, true>;
 const KNOWN_OPTIONS = new Set(Object.keys(OPTION_NAMES));
 
@@ -131,7 +136,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
       `resolveUpstream: ${UPSTREAM_EXAMPLE}`,
     );
   }
-  for (const name of ['onUsage'] as const) {
+  for (const name of ['onUsage', 'onModeration'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function') {
       throw new GatewayConfigError('option_type', `options.${name} must be a function.`, `${name}: (event) => meter.record(event)`);
     }
@@ -193,6 +198,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     imageTasks: resolveImageTasks(options.imageTasks),
     safetyIdentifier: resolveSafetyIdentifier(options.safetyIdentifier),
     routing: resolveRouting(options.routing, options.onUpstreamHealth, logger, telemetry),
+    ...(options.moderation !== undefined && options.moderation !== null ? { moderation: new Moderation(options.moderation, options.onModeration, logger) } : {}),
   });
 }
 

@@ -40,6 +40,8 @@ export interface UseCaseRequest {
    * where it would charge and answers the quote instead (tenancy/with-charge.ts).
    */
   dryRun?: boolean;
+  /** The request's id (`x-request-id`), for the moderation policy's audit events. */
+  requestId?: string;
 }
 
 /** What a use case did, for the request's usage event (UsageEvent) and its RateLimit headers. */
@@ -91,6 +93,8 @@ export interface Usage {
    * record, then polls), and resolves this once the id is recorded (gateway/lapsed-keys.ts).
    */
   onUpstreamTask?: (task: UpstreamTaskRef) => Promise<void>;
+  /** Images made that the moderation policy withheld (gateway/moderation/). */
+  flaggedImages?: number;
 }
 
 /** Records that `upstream` is being called for paid work (the provider of the usage event, and one attempt of the ledger). */

@@ -19,6 +19,7 @@ import type { QuotaOptions } from './quota-options.js';
 import type { IdempotencyOptions } from './idempotency-options.js';
 import type { SafetyIdentifierOptions } from './safety-identifier-options.js';
 import type { RoutingOptions, UpstreamHealthEvent } from './routing-options.js';
+import type { ModerationEvent, ModerationOption } from './moderation-options.js';
 // re-exported for the modules that read them from here
 export type { QuotaLimits, QuotaState } from './quota-options.js';
 
@@ -191,6 +192,10 @@ export interface GatewayOptions {
   routing?: RoutingOptions;
   /** Hears each state change of an upstream on this instance (docs/routing-and-health.md "Operator signals"). Errors it throws are logged. Default: none. @example onUpstreamHealth: (event) => pager.notify(event) */
   onUpstreamHealth?: (event: UpstreamHealthEvent) => void;
+  /** Content checks per tenant on every image route (docs/content-safety.md); default none. @example moderation: { check: openAIModeration({ apiKey: process.env.OPENAI_API_KEY! }), outputImages: true } */
+  moderation?: ModerationOption;
+  /** One audit event per moderation verdict (docs/content-safety.md "Audit"); no prompt or image unless `moderation.auditContent`. @example onModeration: (event) => audit.write(event) */
+  onModeration?: (event: ModerationEvent) => void;
 }
 
 /**

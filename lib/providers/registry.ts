@@ -126,3 +126,6 @@ export function nativeImageGroups(): NonNullable<Provider['imageGroups']> | unde
 export function servesRowsOf(routed: unknown, rowProvider: ProviderName): boolean {
   return routed === rowProvider || (isProviderName(routed) && PROVIDERS[routed].catalogueRowsOf === rowProvider);
 }
+
+// the built-in content checker (docs/content-safety.md), reached from the public surface through here
+export { openAIModeration, type OpenAIModerationOptions } from './openai-moderation.js';

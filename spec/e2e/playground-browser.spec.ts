@@ -147,6 +147,17 @@ describe.skipIf(!available)('the playground in Debian chromium', () => {
     await page.fill('#image-model', 'x-image-2.0');
   });
 
+  it('shows a content policy refusal with its flagged categories', async () => {
+    // the example's simulated moderation service flags "massacre" (docs/content-safety.md)
+    const prompt = await page.inputValue('#image-prompt');
+    await page.fill('#image-prompt', 'a massacre at the lighthouse');
+    await page.click('#generate button[type=submit]');
+    await expect.poll(() => page.textContent('#panel-generate .error'), { timeout: STATE_TIMEOUT }).toContain('[content_policy_violation]');
+    expect(await page.textContent('#panel-generate .error')).toContain('Flagged categories: violence');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'playground-refusal.png'), fullPage: true });
+    await page.fill('#image-prompt', prompt);
+  });
+
   it('edits an uploaded image and shows the result', async () => {
     await page.click('nav button[data-panel=panel-edit]');
     const upload = renderPicture({ prompt: 'a house', images: [], index: 0, width: 96, height: 64 });

@@ -16,7 +16,8 @@ import { NEVER_ABORTED } from '../tasks/background-work.js';
 import { callerOfTask } from '../tasks/caller-snapshot.js';
 import { followKey } from '../tasks/task-keys.js';
 import { resolveTaskUpstream } from '../tasks/task-upstream.js';
-import { type Outcome, type Usage, type UseCaseRequest, attempting, usageFor } from '../use-case.js';
+import { type Outcome, type Usage, type UseCaseRequest, attempting, settle, usageFor } from '../use-case.js';
+import { checkTaskOutput } from '../moderation/task-moderation.js';
 import type { ImageTaskEnding } from './image-task-ending.js';
 import { terminalViewOf, viewOf } from './image-task-view.js';
 
@@ -56,8 +57,17 @@ export class UpstreamImageTask {
     usage.images = response.data.length;
     // durable results, as the synchronous route stores them; a storage failure throws, and the
     // scheduler polls again later (the upstream keeps the task for a day)
-    const from: UseCaseRequest = { caller: callerOfTask(record), hostRequest: undefined, resultBase: record.resultBase ?? '', cancel: { clientGone: NEVER_ABORTED, signal: NEVER_ABORTED } };
-    await rehostImageAnswer(this.deps, usage, from, response, undefined);
+    const from: UseCaseRequest = {
+      caller: callerOfTask(record),
+      hostRequest: undefined,
+      resultBase: record.resultBase ?? '',
+      cancel: { clientGone: NEVER_ABORTED, signal: NEVER_ABORTED },
+      requestId: record.id,
+    };
+    // the caller's output checks before anything is stored or answered (docs/content-safety.md); a refusal ends the task
+    const checked = await settle(usage, () => checkTaskOutput(this.deps, call, from, record, usage, response));
+    if (!checked.ok) return this.endFollowed(record, { ok: false, error: checked.error, usage }, true);
+    await rehostImageAnswer(this.deps, usage, from, response, checked.answer);
     return this.endFollowed(record, { ok: true, answer: { kind: 'image', response }, usage });
   }
 

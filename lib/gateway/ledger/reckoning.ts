@@ -24,7 +24,8 @@ import type { WorkEnd } from './work-end.js';
 export type { WorkEnd } from './work-end.js';
 
 // causes that are the tenant's own act: the tenant pays for what they lost
-const TENANT_ACTS: ReadonlySet<LostBy> = new Set(['client_left', 'stream_cut', 'cancelled']);
+// (an image the moderation policy withheld was made at the tenant's request: docs/content-safety.md)
+const TENANT_ACTS: ReadonlySet<LostBy> = new Set(['client_left', 'stream_cut', 'cancelled', 'flagged']);
 
 // failures of the gateway's own, after the vendor's work: the rest are the vendor's
 const GATEWAY_FAILURES: ReadonlySet<string> = new Set([ERROR_CODES.storageFailed, ERROR_CODES.resultNotKept, ERROR_CODES.internalError, ERROR_CODES.taskInterrupted]);
@@ -179,6 +180,7 @@ export interface BookFields {
   undeliveredSizes?: string[];
   absorbedImages?: number;
   keptImages?: number;
+  flaggedImages?: number;
   lostBy?: LostBy;
   vendorWork?: VendorWork;
   cost?: Cost;
@@ -194,6 +196,7 @@ export function bookFields(usage: Usage, end: WorkEnd, policy: LedgerPolicy, vid
     ...(books.undeliveredSizes ? { undeliveredSizes: books.undeliveredSizes } : {}),
     ...(books.absorbed > 0 ? { absorbedImages: books.absorbed } : {}),
     ...(books.kept > 0 ? { keptImages: books.kept } : {}),
+    ...(usage.flaggedImages ? { flaggedImages: usage.flaggedImages } : {}),
     ...(books.lostBy && (books.undelivered > 0 || books.absorbed > 0 || books.kept > 0) ? { lostBy: books.lostBy } : {}),
     // on every event of work that was charged or reached a vendor, `{ images: 0, attempts: [] }` when it reached none
     ...((usage.attempts && usage.attempts.length > 0) || usage.imagesAsked !== undefined ? { vendorWork: books.vendorWork } : {}),

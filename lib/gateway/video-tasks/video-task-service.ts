@@ -22,6 +22,7 @@ import { withFallback } from '../fallback.js';
 import { resolveUpstreams } from '../resolve-upstreams.js';
 import { snapshotCaller } from '../tasks/caller-snapshot.js';
 import { VIDEO_TASK_ID, mapReferences } from './video-task-content.js';
+import { checkVideoInput } from '../moderation/route-moderation.js';
 import { DeliveryJobs } from '../tasks/delivery-jobs.js';
 import { VideoTaskFollower } from './video-task-follower.js';
 import { type TaskWatches, startTaskJobs } from '../tasks/task-jobs.js';
@@ -112,6 +113,8 @@ export class VideoTaskService {
     if (named) checkVideoRules(named, body);
     const callbackUrl = await checkCallbackTarget(this.options, body.callback_url, callerKey);
     const content = await mapReferences(this.options, body.content, caller);
+    // the prompt and reference images checked before the resolver and any charge (docs/content-safety.md)
+    if (this.options.moderation) await checkVideoInput({ options: this.options, http: this.http }, request, 'video.tasks', body.model, content);
     const upstreams = this.withResultsKept(await resolveUpstreams(this.options, { model: body.model, route: 'video.tasks', caller, req: request.hostRequest }), body.model);
     const entry = named ?? rowFor(this.options.models, body.model, upstreams[0]);
     if (!named) checkVideoRules(entry, body);

@@ -12,6 +12,12 @@ export const SCRIPT_GATEWAY_CALLS = `
     return h;
   }
   // every failure is shown as the gateway's error object message (contract §2.5), or what went wrong on the way
+  // a content policy refusal names its flagged categories (docs/content-safety.md): shown on a line of their own
+  function flaggedLine(data) {
+    var categories = data && data.error && Array.isArray(data.error.categories) ? data.error.categories : [];
+    return categories.length > 0 ? '\\nFlagged categories: ' + categories.join(', ') : '';
+  }
+
   async function call(method, path, body, isForm, extraHeaders) {
     var extra = isForm || body === undefined ? {} : { 'Content-Type': 'application/json' };
     for (var name in extraHeaders || {}) extra[name] = extraHeaders[name];
@@ -27,7 +33,7 @@ export const SCRIPT_GATEWAY_CALLS = `
     if (!response.ok) {
       var message = data && data.error && data.error.message ? data.error.message : 'HTTP ' + response.status + ' (not the gateway\\'s error object)';
       var code = data && data.error && data.error.code ? ' [' + data.error.code + ']' : '';
-      throw new Error(message + code);
+      throw new Error(message + code + flaggedLine(data));
     }
     if (data === undefined) throw new Error('The answer was not JSON.');
     // the gateway prices the answer when the host set pricing (docs/tenancy-and-billing.md "Cost in money")
@@ -42,7 +48,7 @@ export const SCRIPT_GATEWAY_CALLS = `
     if (!response.ok || !/event-stream/.test(response.headers.get('content-type') || '')) {
       var text = await response.text();
       var data; try { data = JSON.parse(text); } catch (e) { data = undefined; }
-      throw new Error(data && data.error && data.error.message ? data.error.message + ' [' + data.error.code + ']' : 'HTTP ' + response.status);
+      throw new Error(data && data.error && data.error.message ? data.error.message + ' [' + data.error.code + ']' + flaggedLine(data) : 'HTTP ' + response.status);
     }
     var reader = response.body.getReader();
     var decoder = new TextDecoder();

@@ -1,0 +1,66 @@
+// The moderation policy on the image routes outside the image pipeline (docs/content-safety.md): Ark's
+// native image generation (`/api/v3/images/generations`, forward-request.ts) and the video tasks'
+// prompt and reference images (video-tasks/video-task-service.ts). Their input stages run before the
+// resolver and any charge; the native route's images are checked as the OpenAI-compatible answers of
+// the image pipeline are.
+import { GatewayError } from '../../errors/gateway-error.js';
+import { isObject } from '../../json/json-values.js';
+import type { CallContext } from '../../providers/call-context.js';
+import type { RouteName } from '../../types.js';
+import type { UseCaseRequest, Usage } from '../use-case.js';
+import { type InputFetch, type InputImage, checkPassthroughAnswer, checkRequestInput, imageOf, subjectOf } from './image-moderation.js';
+import type { ActivePolicy, Moderation } from './moderation.js';
+
+/** The native image body's prompt and `image` (one value or a list): checked; the caller's policy when it has one. */
+export async function checkNativeInput(
+  where: InputFetch & { options: { moderation?: Moderation } },
+  from: UseCaseRequest,
+  model: string,
+  body: Record<string, unknown>,
+): Promise<ActivePolicy | undefined> {
+  const { moderation } = where.options;
+  if (!moderation) return undefined;
+  const values = Array.isArray(body.image) ? (body.image as unknown[]) : body.image === undefined ? [] : [body.image];
+  const images = values.filter((value): value is string => typeof value === 'string' && value !== '').map((value) => imageOf(value));
+  const active = await checkRequestInput(where, moderation, subjectOf(from, 'images.native', model), from, typeof body.prompt === 'string' ? body.prompt : undefined, images);
+  // a relayed stream would carry the images unchecked: with output checks the native route answers whole only
+  if (active?.outputImages && body.stream === true) {
+    throw GatewayError.invalidRequest('stream: true is not available for this account: its images are checked before they are answered. Send stream: false.', 'stream');
+  }
+  return active;
+}
+
+/** The native answer with its flagged images dropped (docs/content-safety.md "Output images"). */
+export function checkNativeAnswer(
+  where: InputFetch & { options: { moderation?: Moderation; allowPrivateResultUrls: boolean } },
+  active: ActivePolicy,
+  from: UseCaseRequest,
+  model: string,
+  call: CallContext,
+  usage: Usage,
+  body: Buffer,
+): Promise<Buffer> {
+  const { moderation } = where.options;
+  if (!moderation || !active.outputImages) return Promise.resolve(body);
+  return checkPassthroughAnswer({ moderation, active, subject: subjectOf(from, 'images.native', model), call, allowPrivate: where.options.allowPrivateResultUrls }, usage, body);
+}
+
+/** A video task's text and reference images (`image_url` items; `asset://` references are the vendor's own and not fetched). */
+export async function checkVideoInput(
+  where: InputFetch & { options: { moderation?: Moderation } },
+  from: UseCaseRequest,
+  route: RouteName,
+  model: string,
+  content: ReadonlyArray<Record<string, unknown>>,
+): Promise<void> {
+  const { moderation } = where.options;
+  if (!moderation) return;
+  const texts: string[] = [];
+  const images: InputImage[] = [];
+  for (const item of content) {
+    if (typeof item.text === 'string' && item.text !== '') texts.push(item.text);
+    const url = isObject(item.image_url) ? item.image_url.url : undefined;
+    if (typeof url === 'string' && url !== '' && !/^asset:\/\//i.test(url)) images.push(imageOf(url));
+  }
+  await checkRequestInput(where, moderation, subjectOf(from, route, model), from, texts.length > 0 ? texts.join('\n') : undefined, images);
+}
