@@ -55,7 +55,18 @@ describe('OpenAI videos on Veo (stored results)', () => {
     const started = veo.operationsStarted();
     const madeBefore = succeeded(veoGw.usage);
     const created = await openai.videos.create({ model: VEO, prompt: 'a paper boat on a pond', seconds: '8', size: '1280x720' });
-    expect(created).toMatchObject({ object: 'video', model: VEO, status: 'queued', progress: 0, seconds: '8', size: '1280x720', prompt: 'a paper boat on a pond', error: null, remixed_from_video_id: null, completed_at: null });
+    expect(created).toMatchObject({
+      object: 'video',
+      model: VEO,
+      status: 'queued',
+      progress: 0,
+      seconds: '8',
+      size: '1280x720',
+      prompt: 'a paper boat on a pond',
+      error: null,
+      remixed_from_video_id: null,
+      completed_at: null,
+    });
     expect(created.id).toMatch(/^task_/);
     expect(Math.abs(created.created_at - Date.now() / 1000)).toBeLessThan(600);
     // size and seconds went as the task's fields, and Veo got them as its own
@@ -101,7 +112,9 @@ describe('OpenAI videos on Veo (stored results)', () => {
       [{ remix_video_id: 'video_1' }, 'remix_video_id', /Unknown parameter/],
     ];
     for (const [fields, param, message] of cases) {
-      const error = (await openai.videos.create({ model: VEO, prompt: 'x', ...fields } as OpenAI.Videos.VideoCreateParams).catch((caught: unknown) => caught)) as InstanceType<typeof OpenAI.BadRequestError>;
+      const error = (await openai.videos.create({ model: VEO, prompt: 'x', ...fields }).catch((caught: unknown) => caught)) as InstanceType<
+        typeof OpenAI.BadRequestError
+      >;
       expect(error, JSON.stringify(fields)).toBeInstanceOf(OpenAI.BadRequestError);
       expect(error.type).toBe('invalid_request_error');
       expect(error.param).toBe(param);
