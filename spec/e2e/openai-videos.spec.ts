@@ -112,9 +112,7 @@ describe('OpenAI videos on Veo (stored results)', () => {
       [{ remix_video_id: 'video_1' }, 'remix_video_id', /Unknown parameter/],
     ];
     for (const [fields, param, message] of cases) {
-      const error = (await openai.videos.create({ model: VEO, prompt: 'x', ...fields }).catch((caught: unknown) => caught)) as InstanceType<
-        typeof OpenAI.BadRequestError
-      >;
+      const error = (await openai.videos.create({ model: VEO, prompt: 'x', ...fields }).catch((caught: unknown) => caught)) as InstanceType<typeof OpenAI.BadRequestError>;
       expect(error, JSON.stringify(fields)).toBeInstanceOf(OpenAI.BadRequestError);
       expect(error.type).toBe('invalid_request_error');
       expect(error.param).toBe(param);
