@@ -72,7 +72,7 @@ export function checkDuration(entry: ModelEntry, model: string, duration: unknow
   }
   const values = durations.values;
   if (duration < durations.min || duration > durations.max || (values && !values.includes(duration))) {
-    const allowed = values ? values.join(', ') : `${durations.min} to ${durations.max}`;
+    const allowed = values ? `one of ${values.join(', ')}` : `${durations.min} to ${durations.max}`;
     throw GatewayError.invalidRequest(`duration must be ${allowed} seconds for model '${model}'${durations.auto ? ' (or -1: the model picks)' : ''}, got ${duration}`, 'duration');
   }
 }

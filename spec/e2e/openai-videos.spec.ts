@@ -103,7 +103,7 @@ describe('OpenAI videos on Veo (stored results)', () => {
     const openai = client(veoGw.url);
     const started = veo.operationsStarted();
     const cases: Array<[Record<string, unknown>, string, RegExp]> = [
-      [{ seconds: '5' }, 'seconds', /seconds must be 4, 6, 8 seconds/],
+      [{ seconds: '5' }, 'seconds', /seconds must be one of 4, 6, 8 seconds/],
       [{ seconds: 'eight' }, 'seconds', /whole number/],
       [{ size: '1024x1792' }, 'size', /size '1024x1792' \(resolution 1024p\)/],
       [{ size: '1080x1350' }, 'size', /size '1080x1350' \(ratio 4:5\)/],
@@ -206,7 +206,7 @@ describe('OpenAI videos on Kling (fal, no storage)', () => {
     const error = (await openai.videos.create({ model: KLING, prompt: 'x', seconds: '8' }).catch((caught: unknown) => caught)) as InstanceType<typeof OpenAI.BadRequestError>;
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect(error.param).toBe('seconds');
-    expect(error.message).toMatch(/5, 10/);
+    expect(error.message).toMatch(/one of 5, 10 seconds/);
     expect(fal.submits()).toBe(submits);
   });
 });

@@ -72,10 +72,10 @@ describe('readVideoCreate', () => {
   it.each([
     { fields: { prompt: 'p' }, entry: veo, refused: /^model: model is required/ },
     { fields: { model: 'v', prompt: ' ' }, entry: veo, refused: /^prompt: prompt is required/ },
-    { fields: { model: 'v', prompt: 'p', seconds: '5' }, entry: veo, refused: /^seconds: seconds must be 4, 6, 8 seconds for model 'v', got 5/ },
-    { fields: { model: 'v', prompt: 'p', seconds: '12' }, entry: veo, refused: /^seconds: seconds must be 4, 6, 8/ },
+    { fields: { model: 'v', prompt: 'p', seconds: '5' }, entry: veo, refused: /^seconds: seconds must be one of 4, 6, 8 seconds for model 'v', got 5/ },
+    { fields: { model: 'v', prompt: 'p', seconds: '12' }, entry: veo, refused: /^seconds: seconds must be one of 4, 6, 8/ },
     { fields: { model: 'v', prompt: 'p', seconds: '4.5' }, entry: veo, refused: /^seconds: seconds must be a whole number/ },
-    { fields: { model: 'k', prompt: 'p', seconds: '8' }, entry: kling, refused: /^seconds: seconds must be 5, 10 seconds/ },
+    { fields: { model: 'k', prompt: 'p', seconds: '8' }, entry: kling, refused: /^seconds: seconds must be one of 5, 10 seconds/ },
     { fields: { model: 'm', prompt: 'p', seconds: '6' }, entry: minimax, refused: /^seconds: Model 'm' makes videos of one length/ },
     { fields: { model: 'm', prompt: 'p', size: '1280x720' }, entry: minimax, refused: /^size: Model 'm' takes no size/ },
     { fields: { model: 'v', prompt: 'p', size: '1792x1024' }, entry: veo, refused: /^size: size '1792x1024' \(resolution 1024p\) is not a resolution model 'v' makes: use one of 720p, 1080p/ },
