@@ -9,6 +9,7 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { memoryTaskStore } from '../../lib/index.js';
 import { localResultStorage } from '../../lib/storage.js';
+import { startCallbackReceiver } from '../helpers/callback-receiver.js';
 import { FAKE_VIDEO, FAL_KEY, startFakeFal } from '../helpers/fake-fal.js';
 import { GEMINI_KEY } from '../helpers/fake-gemini.js';
 import { VEO_VIDEO, startFakeVeo } from '../helpers/fake-veo.js';
@@ -22,7 +23,8 @@ const KLING = 'fal-ai/kling-video/v2.1/standard/text-to-video';
 
 // Veo's videos must be kept by the gateway (docs/providers/gemini.md): this one has storage
 const veoGw = await gatewayWith({
-  fakes: { veo: startFakeVeo },
+  fakes: { veo: startFakeVeo, receiver: () => startCallbackReceiver() },
+  callbacks: { allowLocal: true, pollIntervalsMs: [30], retryBaseMs: 20, retryMaxMs: 40 },
   store: memoryTaskStore(),
   storage: localResultStorage({ directory: tempDir('openai-videos-'), secret: 'a-results-signing-secret-of-more-than-32-chars' }),
   resolve: (_input, { veo }) => ({ provider: 'gemini', baseURL: veo.baseURL, apiKey: GEMINI_KEY, model: VEO }),
@@ -33,7 +35,7 @@ const falGw = await gatewayWith({
   store: memoryTaskStore(),
   resolve: ({ model }, { fal }) => ({ provider: 'fal', baseURL: fal.origin, apiKey: FAL_KEY, model }),
 });
-const { veo } = veoGw.fakes;
+const { veo, receiver } = veoGw.fakes;
 const { fal } = falGw.fakes;
 
 const client = (url: string, key = KEY_A): OpenAI => new OpenAI({ apiKey: key, baseURL: `${url}/v1` });
@@ -168,6 +170,34 @@ describe('OpenAI videos on Veo (stored results)', () => {
     const listed: string[] = [];
     for await (const video of openai.videos.list()) listed.push(video.id);
     expect(listed).not.toContain(created.id);
+  });
+
+  it('runs one operation for a create repeated with its Idempotency-Key, and answers the same video', async () => {
+    const started = veo.operationsStarted();
+    const send = () => request(veoGw.url).post('/v1/videos').set('Authorization', `Bearer ${KEY_A}`).set('Idempotency-Key', `video-${Date.now()}`).send({ model: VEO, prompt: 'once', seconds: '4' });
+    const key = `video-key-${Math.random()}`;
+    const first = await request(veoGw.url).post('/v1/videos').set('Authorization', `Bearer ${KEY_A}`).set('Idempotency-Key', key).send({ model: VEO, prompt: 'once', seconds: '4' });
+    const again = await request(veoGw.url).post('/v1/videos').set('Authorization', `Bearer ${KEY_A}`).set('Idempotency-Key', key).send({ model: VEO, prompt: 'once', seconds: '4' });
+    expect(first.status, first.text).toBe(200);
+    expect(again.body).toStrictEqual(first.body);
+    expect(veo.operationsStarted() - started).toBe(1);
+    // another key is another video
+    const other = await send('video-key-2');
+    expect(other.body.id).not.toBe(first.body.id);
+    expect(veo.operationsStarted() - started).toBe(2);
+    for (const id of [first.body.id as string, other.body.id as string]) await ended(client(veoGw.url), id);
+  });
+
+  it("follows a callback_url as the task route does, with the video's id", async () => {
+    const madeBefore = succeeded(veoGw.usage);
+    const created = await client(veoGw.url).videos.create({ model: VEO, prompt: 'a lantern', callback_url: receiver.url } as OpenAI.Videos.VideoCreateParams);
+    // Veo's operation is running, then done: each state the gateway sees is delivered
+    const deliveries = await receiver.accepted(2);
+    const states = deliveries.map((delivery) => JSON.parse(delivery.body) as { id: string; status: string });
+    expect(states.every((state) => state.id === created.id)).toBe(true);
+    expect(states.map((state) => state.status)).toContain('succeeded');
+    expect((await client(veoGw.url).videos.retrieve(created.id)).status).toBe('completed');
+    expect(succeeded(veoGw.usage) - madeBefore).toBe(1);
   });
 
   it('answers the routes it does not offer with the error object', async () => {
