@@ -174,10 +174,9 @@ describe('OpenAI videos on Veo (stored results)', () => {
 
   it('runs one operation for a create repeated with its Idempotency-Key, and answers the same video', async () => {
     const started = veo.operationsStarted();
-    const send = () => request(veoGw.url).post('/v1/videos').set('Authorization', `Bearer ${KEY_A}`).set('Idempotency-Key', `video-${Date.now()}`).send({ model: VEO, prompt: 'once', seconds: '4' });
-    const key = `video-key-${Math.random()}`;
-    const first = await request(veoGw.url).post('/v1/videos').set('Authorization', `Bearer ${KEY_A}`).set('Idempotency-Key', key).send({ model: VEO, prompt: 'once', seconds: '4' });
-    const again = await request(veoGw.url).post('/v1/videos').set('Authorization', `Bearer ${KEY_A}`).set('Idempotency-Key', key).send({ model: VEO, prompt: 'once', seconds: '4' });
+    const send = (key: string) => request(veoGw.url).post('/v1/videos').set('Authorization', `Bearer ${KEY_A}`).set('Idempotency-Key', key).send({ model: VEO, prompt: 'once', seconds: '4' });
+    const first = await send('video-key-1');
+    const again = await send('video-key-1');
     expect(first.status, first.text).toBe(200);
     expect(again.body).toStrictEqual(first.body);
     expect(veo.operationsStarted() - started).toBe(1);
