@@ -199,6 +199,34 @@ describe('OpenAI videos on Veo (stored results)', () => {
     expect(succeeded(veoGw.usage) - madeBefore).toBe(1);
   });
 
+  it('refuses a bad page, order or cursor, and a body that is neither JSON nor a form, with the error object', async () => {
+    const get = (query: string) => request(veoGw.url).get(`/v1/videos${query}`).set('Authorization', `Bearer ${KEY_A}`);
+    for (const [query, param] of [
+      ['?limit=0', 'limit'],
+      ['?limit=101', 'limit'],
+      ['?limit=ten', 'limit'],
+      ['?order=sideways', 'order'],
+      ['?after=a&after=b', 'after'],
+    ]) {
+      const res = await get(query!);
+      expect(res.status, query).toBe(400);
+      expect(res.body.error, query).toMatchObject({ type: 'invalid_request_error', param });
+    }
+    expect((await get('?after=task_unknown')).body).toStrictEqual({ object: 'list', data: [], first_id: null, last_id: null, has_more: false });
+    const text = await request(veoGw.url).post('/v1/videos').set('Authorization', `Bearer ${KEY_A}`).set('Content-Type', 'text/plain').send('model=x');
+    expect(text.status).toBe(415);
+    expect(text.body.error.type).toBeDefined();
+  });
+
+  it('answers Prefer: dry-run with the quote of the video, and starts nothing', async () => {
+    const started = veo.operationsStarted();
+    const quoted = await request(veoGw.url).post('/v1/videos').set('Authorization', `Bearer ${KEY_A}`).set('Prefer', 'dry-run').send({ model: VEO, prompt: 'p', seconds: '6' });
+    expect(quoted.status, quoted.text).toBe(200);
+    expect(quoted.body.object).toBe('quote');
+    expect(quoted.headers['preference-applied']).toBe('dry-run');
+    expect(veo.operationsStarted()).toBe(started);
+  });
+
   it('answers the routes it does not offer with the error object', async () => {
     const openai = client(veoGw.url);
     const remix = (await openai.videos.remix('task_x', { prompt: 'again' }).catch((caught: unknown) => caught)) as InstanceType<typeof OpenAI.BadRequestError>;
