@@ -147,7 +147,10 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     ],
     ['/api/v3/contents/generations/tasks', [...paid('video.tasks'), createVideoTaskHandler(tasks, compile(videoTaskSchema))]],
     // the SDKs send a form (with or without an input_reference file); JSON clients send JSON
-    ['/v1/videos', [...paid('video.tasks', createEditBody(multipartBody, jsonBody)), createVideoHandler(videos)]],
+    [
+      '/v1/videos',
+      [...paid('video.tasks', createEditBody(multipartBody, jsonBody, 'multipart/form-data (as the SDKs send it, with an input_reference file) or application/json')), createVideoHandler(videos)],
+    ],
     ...['/v1/videos/:id/remix', '/v1/videos/edits', '/v1/videos/extensions', '/v1/videos/characters'].map((path): [string, RequestHandler[]] => [
       path,
       [unrouted, ...authenticate, unofferedVideoHandler()],

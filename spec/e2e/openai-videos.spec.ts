@@ -215,7 +215,7 @@ describe('OpenAI videos on Veo (stored results)', () => {
     expect((await get('?after=task_unknown')).body).toStrictEqual({ object: 'list', data: [], first_id: null, last_id: null, has_more: false });
     const text = await request(veoGw.url).post('/v1/videos').set('Authorization', `Bearer ${KEY_A}`).set('Content-Type', 'text/plain').send('model=x');
     expect(text.status).toBe(415);
-    expect(text.body.error.type).toBeDefined();
+    expect(text.body.error.message).toMatch(/multipart\/form-data \(as the SDKs send it, with an input_reference file\) or application\/json, got 'text\/plain/);
   });
 
   it('answers Prefer: dry-run with the quote of the video, and starts nothing', async () => {
