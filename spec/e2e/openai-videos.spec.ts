@@ -236,6 +236,15 @@ describe('OpenAI videos on Veo (stored results)', () => {
     expect(variant.status).toBe(400);
     expect(variant.body.error).toMatchObject({ type: 'invalid_request_error', param: 'variant' });
   });
+  it('names input_reference in the 400 of a first frame Veo cannot take (a URL: Veo reads only bytes)', async () => {
+    const started = veo.operationsStarted();
+    const error = (await client(veoGw.url)
+      .videos.create({ model: VEO, prompt: 'p', input_reference: { image_url: 'https://cdn.example/frame.png' } })
+      .catch((caught: unknown) => caught)) as InstanceType<typeof OpenAI.BadRequestError>;
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error.param).toBe('input_reference');
+    expect(veo.operationsStarted()).toBe(started);
+  });
 });
 
 describe('OpenAI videos on Kling (fal, no storage)', () => {
@@ -255,6 +264,13 @@ describe('OpenAI videos on Kling (fal, no storage)', () => {
     expect(Buffer.from(await content.arrayBuffer()).equals(FAKE_VIDEO)).toBe(true);
     expect(fal.started().length - started).toBe(1);
     expect(succeeded(falGw.usage) - madeBefore).toBe(1);
+  });
+
+  it("sends the SDK form's input_reference { image_url } as the first frame", async () => {
+    const openai = client(falGw.url);
+    const created = await openai.videos.create({ model: KLING, prompt: 'it moves', input_reference: { image_url: 'https://cdn.example/frame.png' } });
+    expect(fal.inputs().at(-1)!.input).toMatchObject({ prompt: 'it moves', image_url: 'https://cdn.example/frame.png' });
+    await ended(openai, created.id);
   });
 
   it('refuses a length Kling does not make, before any request to fal', async () => {

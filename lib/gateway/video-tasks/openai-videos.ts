@@ -43,7 +43,7 @@ export class OpenAiVideos {
     // a passthrough row is the upstream's to judge, as on the task shape (model-rules.ts refusesOn)
     const { body, asked } = readVideoCreate(fields, entry && refusesOn(entry, '/api/v3/contents/generations/tasks') ? entry : undefined);
     const outcome = await this.tasks.create(request, body, callerKey, asked);
-    if (!outcome.ok) return failed(outcome);
+    if (!outcome.ok) return { ok: false, error: inOpenAiTerms(outcome.error), usage: outcome.usage };
     if (isQuoted(outcome.answer)) return { ...outcome, answer: outcome.answer };
     const created = outcome.answer;
     return { ...outcome, answer: videoObjectOf({ id: created.id, model: body.model, createdAt: created.createdAt, asked }, { status: 'queued' }) };
@@ -119,6 +119,23 @@ export class OpenAiVideos {
     if (!record || record.owner !== request.caller.id || record.image) throw GatewayError.notFound(`Video '${id.slice(0, 64)}' was not found.`);
     return record;
   }
+}
+
+// the task body's fields, as the OpenAI create names them (openai-video-shape.ts builds the body)
+const OPENAI_PARAMS: ReadonlyArray<[RegExp, string]> = [
+  [/^content\[0\]/, 'prompt'],
+  [/^content\[1\]/, 'input_reference'],
+  [/^duration$/, 'seconds'],
+  [/^(?:resolution|ratio)$/, 'size'],
+];
+
+/** A 400 of the task service (an upstream's own field check, a reference refused) under the field the caller sent. */
+function inOpenAiTerms(error: unknown): unknown {
+  if (!(error instanceof GatewayError) || error.status !== 400 || error.param === undefined) return error;
+  const param = error.param;
+  const renamed = OPENAI_PARAMS.find(([pattern]) => pattern.test(param))?.[1];
+  if (!renamed) return error;
+  return new GatewayError({ status: 400, code: error.code, message: error.message, param: renamed, type: error.type });
 }
 
 /** A failed outcome as one of another answer (video tasks never answer late). */
