@@ -26,6 +26,8 @@ import { imageGenerationSchema } from '../schemas/image-generation-schema.js';
 import { videoTaskSchema } from '../schemas/video-task-schema.js';
 import { VideoTaskService } from '../gateway/video-tasks/video-task-service.js';
 import { createVideoTaskHandler, queryVideoTaskHandler } from './routes/video-tasks.js';
+import { OpenAiVideos } from '../gateway/video-tasks/openai-videos.js';
+import { createVideoHandler, deleteVideoHandler, listVideosHandler, retrieveVideoHandler, unofferedVideoHandler, videoContentHandler } from './routes/openai-videos.js';
 import { ImageTaskService } from '../gateway/image-tasks/image-task-service.js';
 import { cancelImageTaskHandler, queryImageTaskHandler } from './routes/image-tasks.js';
 import { createSchemaCompiler } from '../schemas/validator.js';
@@ -94,6 +96,8 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   // edits come as a form or as JSON with images by URL (docs/routes.md "Edits as JSON"); kept work finds a retry by the JSON bytes too
   const editBody = createEditBody(multipartBody, createJsonBody(resolved, { fingerprintAll: resolved.idempotency?.keptAnswerMs !== undefined }));
   const tasks = new VideoTaskService(resolved, http, quotas);
+  // OpenAI's videos API: a second wire shape over the same task service (docs/openai-videos.md)
+  const videos = new OpenAiVideos(resolved, tasks);
   const imageTasks = new ImageTaskService(deps);
   // Idempotency-Key requests whose instance stopped: found by their lease's watch (lapsed-keys.ts)
   const lapsedKeys = new LapsedKeys(deps);
@@ -149,6 +153,15 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
       ],
     ],
     ['/api/v3/contents/generations/tasks', [...paid('video.tasks'), createVideoTaskHandler(tasks, compile(videoTaskSchema))]],
+    // the SDKs send a form (with or without an input_reference file); JSON clients send JSON
+    [
+      '/v1/videos',
+      [...paid('video.tasks', createEditBody(multipartBody, jsonBody, 'multipart/form-data (as the SDKs send it, with an input_reference file) or application/json')), createVideoHandler(videos)],
+    ],
+    ...['/v1/videos/:id/remix', '/v1/videos/edits', '/v1/videos/extensions', '/v1/videos/characters'].map((path): [string, RequestHandler[]] => [
+      path,
+      [unrouted, ...authenticate, unofferedVideoHandler()],
+    ]),
     // an asset costs no image or video: no quote, `Prefer: dry-run` is not applied there
     ['/api/v3/open/CreateAsset', [...paid('assets', jsonBody, false), createAssetHandler(deps, compile(createAssetSchema))]],
   ]);
@@ -160,6 +173,14 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   router.get(
     '/api/v3/contents/generations/tasks/:id',
     routeChain('GET /api/v3/contents/generations/tasks/:id', [beginRequest('video.tasks', resolved), ...authenticate, queryVideoTaskHandler(tasks)]),
+  );
+  router.get('/v1/videos', routeChain('GET /v1/videos', [unrouted, ...authenticate, listVideosHandler(videos)]));
+  router.get('/v1/videos/characters/:id', routeChain('GET /v1/videos/characters/:id', [unrouted, ...authenticate, unofferedVideoHandler()]));
+  router.get('/v1/videos/:id', routeChain('GET /v1/videos/:id', [beginRequest('video.tasks', resolved), ...authenticate, retrieveVideoHandler(videos)]));
+  router.delete('/v1/videos/:id', routeChain('DELETE /v1/videos/:id', [unrouted, ...authenticate, deleteVideoHandler(videos)]));
+  router.get(
+    '/v1/videos/:id/content',
+    routeChain('GET /v1/videos/:id/content', [beginRequest('video.tasks', resolved), ...authenticate, videoContentHandler(videos, resolved.storage?.store, resolved.logger)]),
   );
   router.get('/v1/images/tasks/:id', routeChain('GET /v1/images/tasks/:id', [unrouted, ...authenticate, queryImageTaskHandler(imageTasks)]));
   router.get('/v1/models', routeChain('GET /v1/models', [unrouted, ...authenticate, listModelsHandler(resolved)]));

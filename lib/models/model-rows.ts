@@ -34,21 +34,25 @@ export function imageRoutes(limits: ModelEntry['limits']): ModelEntry['endpoints
   return images !== undefined && images.min >= 1 ? EDIT_ONLY : IMAGE_ROUTES_TRANSLATED;
 }
 
+/** What a video row can make (docs/models.md "Limits"): lengths, resolutions, aspect ratios. */
+export type VideoLimits = Pick<NonNullable<ModelEntry['limits']>, 'durations' | 'resolutions' | 'ratios'>;
+
 /**
  * A video model's row: the task route only (served `native` in Ark's task shape, or `translated`),
- * its fields, and its durations when known. Video tasks never stream (docs/models.md `streams`).
+ * its fields, and what it can make when known (lengths, resolutions, aspect ratios: checked on both video shapes). Video tasks never stream (docs/models.md `streams`).
  */
 export function videoTaskRow(
   id: string,
-  of: { ownedBy: string; provider: NonNullable<ModelEntry['provider']>; serving?: ModelServing; parameters: readonly string[]; durations?: NonNullable<ModelEntry['limits']>['durations'] },
+  of: { ownedBy: string; provider: NonNullable<ModelEntry['provider']>; serving?: ModelServing; parameters: readonly string[]; limits?: VideoLimits },
 ): ModelEntry {
+  const limits = Object.fromEntries(Object.entries(of.limits ?? {}).filter(([, value]) => value !== undefined));
   return {
     id,
     owned_by: of.ownedBy,
     provider: of.provider,
     endpoints: { '/api/v3/contents/generations/tasks': of.serving ?? 'native' },
     supported_parameters: of.parameters,
-    ...(of.durations ? { limits: { durations: of.durations } } : {}),
+    ...(Object.keys(limits).length > 0 ? { limits } : {}),
     streams: false,
   };
 }

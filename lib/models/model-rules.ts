@@ -70,12 +70,18 @@ export function checkDuration(entry: ModelEntry, model: string, duration: unknow
     if (durations.auto) return;
     throw GatewayError.invalidRequest(`duration -1 (the model picks the length) is not taken by model '${model}': give ${durations.min} to ${durations.max} seconds`, 'duration');
   }
-  if (duration < durations.min || duration > durations.max) {
-    throw GatewayError.invalidRequest(
-      `duration must be ${durations.min} to ${durations.max} seconds for model '${model}'${durations.auto ? ' (or -1: the model picks)' : ''}, got ${duration}`,
-      'duration',
-    );
+  const values = durations.values;
+  if (duration < durations.min || duration > durations.max || (values && !values.includes(duration))) {
+    const allowed = values ? `one of ${values.join(', ')}` : `${durations.min} to ${durations.max}`;
+    throw GatewayError.invalidRequest(`duration must be ${allowed} seconds for model '${model}'${durations.auto ? ' (or -1: the model picks)' : ''}, got ${duration}`, 'duration');
   }
+}
+
+/** A 400 when a video's `resolution` or `ratio` is not one the entry's model makes (`path` names the field). */
+export function checkVideoShape(entry: ModelEntry, model: string, field: 'resolution' | 'ratio', value: unknown, path: string = field): void {
+  const allowed = field === 'resolution' ? entry.limits?.resolutions : entry.limits?.ratios;
+  if (!allowed || typeof value !== 'string' || allowed.includes(value)) return;
+  throw GatewayError.invalidRequest(`${path} '${value.slice(0, 40)}' is not a ${field} model '${model}' makes: use one of ${allowed.join(', ')}`, path);
 }
 
 /** The longest a `duration: -1` task of a model that picks its own length may last; undefined otherwise. */

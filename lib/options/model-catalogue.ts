@@ -39,9 +39,20 @@ export interface ModelLimits {
   pixels?: ModelRange;
   /**
    * Video seconds (`duration`); `auto: true` also takes `-1` (the model picks the length, up to
-   * `max`: a budget reserves `max`). @example durations: { min: 4, max: 12, auto: true }
+   * `max`: a budget reserves `max`); `values`, when set, are the only lengths in the range the model
+   * makes. @example durations: { min: 4, max: 12, auto: true } @example durations: { min: 4, max: 8, values: [4, 6, 8] }
    */
-  durations?: ModelRange & { auto?: boolean };
+  durations?: ModelRange & { auto?: boolean; values?: readonly number[] };
+  /**
+   * Video resolutions (`resolution`, and the short side of the OpenAI video shape's `size`, as `720p`).
+   * @example resolutions: ['720p', '1080p']
+   */
+  resolutions?: readonly string[];
+  /**
+   * Video aspect ratios (`ratio`, and the OpenAI video shape's `size` reduced, as `16:9`).
+   * @example ratios: ['16:9', '9:16']
+   */
+  ratios?: readonly string[];
 }
 
 /**

@@ -1,7 +1,7 @@
 // Ark's rows of the default model catalogue (docs/models.md "Model rows"): Seedream on the image routes and
 // Seedance on the task route, under Volcengine's names and BytePlus ModelArk's.
 import type { ModelEntry, ModelServing } from '../options/model-catalogue.js';
-import { IMAGE_ROUTES_TRANSLATED, videoTaskRow } from '../models/model-rows.js';
+import { IMAGE_ROUTES_TRANSLATED, type VideoLimits, videoTaskRow } from '../models/model-rows.js';
 
 // Ark's Seedream fields (upstreams §2.7), as a caller sends them on /api/v3/images/generations or at the top
 // level of an OpenAI-shaped /v1/images/generations body; `n` and `image` are the gateway's own translation
@@ -63,8 +63,12 @@ const SEEDANCE_PARAMETERS = [
   'tools',
 ] as const;
 
-function seedance(id: string, durations: NonNullable<ModelEntry['limits']>['durations']): ModelEntry {
-  return videoTaskRow(id, { ownedBy: 'ark', provider: 'ark', parameters: SEEDANCE_PARAMETERS, durations });
+// Seedance's resolutions and ratios (upstreams §2.2); `adaptive` takes the first frame's own ratio
+const SEEDANCE_RESOLUTIONS = ['480p', '720p', '1080p'] as const;
+const SEEDANCE_RATIOS = ['16:9', '4:3', '1:1', '3:4', '9:16', '21:9', 'adaptive'] as const;
+
+function seedance(id: string, durations: NonNullable<VideoLimits['durations']>): ModelEntry {
+  return videoTaskRow(id, { ownedBy: 'ark', provider: 'ark', parameters: SEEDANCE_PARAMETERS, limits: { durations, resolutions: SEEDANCE_RESOLUTIONS, ratios: SEEDANCE_RATIOS } });
 }
 
 const ARK_ROWS: readonly ModelEntry[] = [

@@ -1,7 +1,7 @@
 // fal's rows of the default model catalogue (docs/models.md "Model rows"): image and video endpoints under
 // fal's endpoint ids, and the one allow-list of fal's own fields.
 import type { ModelEntry } from '../options/model-catalogue.js';
-import { imageRoutes, videoTaskRow } from '../models/model-rows.js';
+import { type VideoLimits, imageRoutes, videoTaskRow } from '../models/model-rows.js';
 
 // fal's image endpoints (docs/providers/fal.md): the caller names fal's endpoint id; the adapter maps
 // size, n and seed by family and passes the allow-listed fal fields (its FAL_FIELDS)
@@ -40,8 +40,8 @@ function falImage(id: string, limits: ModelEntry['limits']): ModelEntry {
 const FAL_VIDEO_PARAMETERS = ['content', 'ratio', 'duration', 'watermark', 'callback_url', 'negative_prompt', 'cfg_scale', 'prompt_optimizer', 'enhance_prompt'] as const;
 
 // `extra`: the fields the family has an input for (docs/providers/fal.md "Video tasks")
-function falVideo(id: string, durations: NonNullable<ModelEntry['limits']>['durations'], extra: readonly string[] = []): ModelEntry {
-  return videoTaskRow(id, { ownedBy: 'fal', provider: 'fal', serving: 'translated', parameters: [...FAL_VIDEO_PARAMETERS, ...extra], durations });
+function falVideo(id: string, limits: VideoLimits, extra: readonly string[] = []): ModelEntry {
+  return videoTaskRow(id, { ownedBy: 'fal', provider: 'fal', serving: 'translated', parameters: [...FAL_VIDEO_PARAMETERS, ...extra], limits });
 }
 
 /** fal.ai endpoints (docs/providers/fal.md). */
@@ -54,6 +54,7 @@ export const FAL_MODELS: readonly ModelEntry[] = [
   falImage('fal-ai/flux-pro/kontext', { n: { min: 1, max: 4 }, reference_images: { min: 1, max: 1 } }),
   falImage('fal-ai/nano-banana', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 0 } }),
   falImage('fal-ai/nano-banana/edit', { n: { min: 1, max: 4 }, reference_images: { min: 1, max: 10 } }),
-  falVideo('fal-ai/kling-video*', { min: 5, max: 10 }),
-  falVideo('fal-ai/veo3*', { min: 4, max: 8 }, ['resolution', 'seed', 'generate_audio']),
+  // Kling makes 5 or 10 s at 16:9, 9:16 or 1:1 and takes no resolution; Veo 3 on fal 4, 6 or 8 s
+  falVideo('fal-ai/kling-video*', { durations: { min: 5, max: 10, values: [5, 10] }, ratios: ['16:9', '9:16', '1:1'] }),
+  falVideo('fal-ai/veo3*', { durations: { min: 4, max: 8, values: [4, 6, 8] }, resolutions: ['720p', '1080p'], ratios: ['16:9', '9:16'] }, ['resolution', 'seed', 'generate_audio']),
 ];

@@ -1,7 +1,7 @@
 // Replicate's rows of the default model catalogue (docs/models.md "Model rows"): image and video models
 // under their `owner/name` ids.
 import type { ModelEntry } from '../options/model-catalogue.js';
-import { imageRoutes, videoTaskRow } from '../models/model-rows.js';
+import { type VideoLimits, imageRoutes, videoTaskRow } from '../models/model-rows.js';
 
 // Replicate's models under their `owner/name` ids (docs/providers/replicate.md): the fields the adapter
 // maps for each family and the own fields it passes; `n` is `num_outputs` where the model has it (1-4),
@@ -23,8 +23,8 @@ function replicateImage(id: string, limits: ModelEntry['limits'], own: readonly 
 }
 
 // the task body in Ark's shape, as the adapter maps it to a Replicate video model's input
-function replicateVideo(id: string, fields: readonly string[], durations: NonNullable<ModelEntry['limits']>['durations']): ModelEntry {
-  return videoTaskRow(id, { ownedBy: 'replicate', provider: 'replicate', parameters: ['content', 'callback_url', ...fields], durations });
+function replicateVideo(id: string, fields: readonly string[], limits: VideoLimits): ModelEntry {
+  return videoTaskRow(id, { ownedBy: 'replicate', provider: 'replicate', parameters: ['content', 'callback_url', ...fields], limits });
 }
 
 /** Replicate's models (docs/providers/replicate.md). */
@@ -56,8 +56,8 @@ export const REPLICATE_MODELS: readonly ModelEntry[] = [
   ]),
   replicateImage('black-forest-labs/flux-kontext-*', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 1 } }, ['output_format', 'safety_tolerance', 'prompt_upsampling']),
   replicateImage('google/nano-banana*', { n: { min: 1, max: 4 }, reference_images: { min: 0, max: 14 } }, ['output_format', 'resolution', 'safety_filter_level'], false),
-  replicateVideo('kwaivgi/kling-*', ['ratio', 'duration', 'negative_prompt', 'mode', 'cfg_scale'], { min: 5, max: 10 }),
+  replicateVideo('kwaivgi/kling-*', ['ratio', 'duration', 'negative_prompt', 'mode', 'cfg_scale'], { durations: { min: 5, max: 10, values: [5, 10] }, ratios: ['16:9', '9:16', '1:1'] }),
   // video-01 makes 6 s videos and takes no duration
-  replicateVideo('minimax/video-01*', ['prompt_optimizer'], undefined),
-  replicateVideo('minimax/hailuo-*', ['duration', 'resolution', 'prompt_optimizer'], { min: 6, max: 10 }),
+  replicateVideo('minimax/video-01*', ['prompt_optimizer'], {}),
+  replicateVideo('minimax/hailuo-*', ['duration', 'resolution', 'prompt_optimizer'], { durations: { min: 6, max: 10 } }),
 ];

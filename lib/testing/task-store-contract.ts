@@ -218,5 +218,44 @@ export function describeTaskStoreContract(test: ContractTestApi, name: string, m
       await store.createTask(sampleTask({ id }));
       expect(await store.getAsset(id)).toStrictEqual({ id, owner: 'tenant-a', createdAt: 1 });
     });
+
+    // optional methods (OpenAI's video list and delete): checked for a store that offers them
+    it("listTasks pages one owner's video tasks in creation order, either way, without image tasks", async () => {
+      if (!store.listTasks) return;
+      const owner = `owner-${randomUUID()}`;
+      const tasks = [0, 1, 2, 3, 4].map((index) => sampleTask({ owner, createdAt: 1779348818000 + index * 1000 }));
+      for (const task of tasks) await store.createTask(task);
+      await store.createTask(sampleTask({ owner: `other-${randomUUID()}` }));
+      const image = { route: 'images.generations', images: 1, deadline: 1 } as const;
+      await store.createTask(sampleTask({ owner, createdAt: 1779348818500, image }));
+      const ids = tasks.map((task) => task.id);
+
+      const first = await store.listTasks(owner, { limit: 2, order: 'desc' });
+      expect(first.tasks.map((task) => task.id)).toStrictEqual([ids[4], ids[3]]);
+      expect(first.hasMore).toBe(true);
+      expect(first.tasks[0]).toStrictEqual({ ...tasks[4], version: 1 });
+      const rest = await store.listTasks(owner, { limit: 10, order: 'desc', after: ids[3]! });
+      expect(rest).toStrictEqual({ tasks: [ids[2], ids[1], ids[0]].map((id) => ({ ...tasks.find((task) => task.id === id)!, version: 1 })), hasMore: false });
+      const ascending = await store.listTasks(owner, { limit: 3, order: 'asc', after: ids[0]! });
+      expect(ascending.tasks.map((task) => task.id)).toStrictEqual([ids[1], ids[2], ids[3]]);
+      expect(ascending.hasMore).toBe(true);
+      expect(await store.listTasks(owner, { limit: 3, order: 'asc', after: `task-${randomUUID()}` })).toStrictEqual({ tasks: [], hasMore: false });
+      expect(await store.listTasks(`owner-${randomUUID()}`, { limit: 3, order: 'desc' })).toStrictEqual({ tasks: [], hasMore: false });
+    });
+
+    it("deleteTask forgets the task and its place in its owner's list", async () => {
+      if (!store.deleteTask) return;
+      const owner = `owner-${randomUUID()}`;
+      const kept = sampleTask({ owner, createdAt: 1 });
+      const gone = sampleTask({ owner, createdAt: 2 });
+      await store.createTask(kept);
+      await store.createTask(gone);
+      await store.deleteTask(gone.id);
+      expect(await store.getTask(gone.id)).toBeUndefined();
+      expect(await store.getTask(kept.id)).toStrictEqual(kept);
+      if (store.listTasks) expect((await store.listTasks(owner, { limit: 10, order: 'desc' })).tasks.map((task) => task.id)).toStrictEqual([kept.id]);
+      // deleting an unknown id is no error
+      await store.deleteTask(`task-${randomUUID()}`);
+    });
   });
 }

@@ -146,7 +146,8 @@ describe('the example with no vendor key simulates every upstream', () => {
         request(server.url)
           .post('/api/v3/contents/generations/tasks')
           .set('Authorization', auth)
-          .send({ model, content: [{ type: 'text', text: 'A cat on a skateboard' }], duration: 5 })
+          // a length each model makes (Veo 3: 4, 6 or 8 s; Kling: 5 or 10 s)
+          .send({ model, content: [{ type: 'text', text: 'A cat on a skateboard' }], duration: model === 'x-veo' ? 6 : 5 })
           .expect(200),
       ),
     );
@@ -157,6 +158,29 @@ describe('the example with no vendor key simulates every upstream', () => {
       expect(video.status).toBe(200);
       expect(video.body.subarray(0, 4)).toEqual(EBML_MAGIC);
     }
+  });
+
+  it("OpenAI's videos API through the official SDK: create, retrieve until completed, downloadContent, on every simulated video vendor", async () => {
+    const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: example.demoKey });
+    const asks = [
+      { model: 'x-veo', seconds: '8', size: '1280x720' },
+      { model: 'x-kling', seconds: '5', size: '720x1280' },
+      { model: 'x-kling-replicate', seconds: '10', size: '1280x720' },
+      { model: 'x-video', seconds: '5', size: '1920x1080' },
+    ] as const;
+    await Promise.all(
+      asks.map(async (ask) => {
+        let video = await client.videos.create({ ...ask, prompt: 'A cat on a skateboard', seconds: ask.seconds as OpenAI.Videos.VideoSeconds, size: ask.size as OpenAI.Videos.VideoSize });
+        const deadline = Date.now() + 30_000;
+        while ((video.status === 'queued' || video.status === 'in_progress') && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 250));
+          video = await client.videos.retrieve(video.id);
+        }
+        expect(video, ask.model).toMatchObject({ model: ask.model, status: 'completed', seconds: ask.seconds, size: ask.size, error: null });
+        const content = await client.videos.downloadContent(video.id);
+        expect(Buffer.from(await content.arrayBuffer()).subarray(0, 4), ask.model).toEqual(EBML_MAGIC);
+      }),
+    );
   });
 
   it('chat completions work through the official SDK, plain and streamed', async () => {

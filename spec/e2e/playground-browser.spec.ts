@@ -84,13 +84,13 @@ describe.skipIf(!available)('the playground in Debian chromium', () => {
     expect(await optionsOf('models-video')).toEqual(['x-video', 'x-veo', 'x-kling', 'x-kling-replicate']);
   });
 
-  it("offers the video lengths the chosen model takes (Veo: 4 to 8 s), and goes back to the default model's", async () => {
+  it("offers the video lengths the chosen model takes (Veo: 4, 6 or 8 s), and goes back to the default model's", async () => {
     const seconds = () => page.$$eval('#video-duration option', (nodes) => nodes.map((node) => Number((node as unknown as { textContent: string }).textContent)));
     await page.click('nav button[data-panel=panel-video]');
     await page.fill('#video-model', 'x-veo');
     await page.dispatchEvent('#video-model', 'change');
-    expect(await seconds()).toEqual([4, 5, 8]);
-    expect(await page.inputValue('#video-duration')).toBe('5');
+    expect(await seconds()).toEqual([4, 6, 8]);
+    expect(await page.inputValue('#video-duration')).toBe('4');
     await page.fill('#video-model', 'x-video');
     await page.dispatchEvent('#video-model', 'change');
     expect(await seconds()).toContain(10);

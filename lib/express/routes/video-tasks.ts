@@ -23,7 +23,7 @@ export function createVideoTaskHandler(tasks: VideoTaskService, validate: Valida
     context.recordUsage(outcome.usage);
     if (!outcome.ok) throw outcome.error;
     if (isQuoted(outcome.answer)) return sendQuote(context, outcome.answer.quote);
-    sendJson(context, 200, outcome.answer);
+    sendJson(context, 200, { id: outcome.answer.id });
   });
 }
 

@@ -29,11 +29,11 @@ import { type TaskWatches, startTaskJobs } from '../tasks/task-jobs.js';
 import { pollDelayOf, pollKey } from '../tasks/task-keys.js';
 import { VideoTaskResults } from './video-task-results.js';
 import { isPassedStatus, isTerminalStatus } from '../tasks/task-state-order.js';
-import type { TaskRecord } from '../../stores/tasks/task-store.js';
+import type { TaskRecord, VideoAsked } from '../../stores/tasks/task-store.js';
 import { VideoTaskUsage } from './video-task-usage.js';
 import type { QuotaCharge, Quotas } from '../tenancy/quotas.js';
 import { videoSecondsOf } from '../tenancy/request-costs.js';
-import { checkDuration, checkRefusedFields, mostVideoSeconds, refusesOn } from '../../models/model-rules.js';
+import { checkDuration, checkRefusedFields, checkVideoShape, mostVideoSeconds, refusesOn } from '../../models/model-rules.js';
 import type { ModelEntry } from '../../options/model-catalogue.js';
 import { rowFor } from '../catalogue-routing.js';
 import { UpstreamTaskState } from './upstream-task-state.js';
@@ -49,6 +49,14 @@ interface PreparedCreate {
   videoSeconds: number;
   /** The request's bearer key: kept out of the stored caller snapshot. */
   callerKey: string;
+  /** What a create in OpenAI's shape asked (openai-video-shape.ts), kept with the task. */
+  asked?: VideoAsked;
+}
+
+/** A created task: its id and when it was created (ms since the epoch). */
+export interface CreatedTask {
+  id: string;
+  createdAt: number;
 }
 
 // usage events of task routes name the provider that serves tasks, also when a request fails before
@@ -88,7 +96,7 @@ export class VideoTaskService {
    * (contract §5.5). Charged here; a task that ends without a video gives its seconds back later. A
    * dry run is answered the quote of that charge, with no upstream call and no task.
    */
-  create(request: UseCaseRequest, body: VideoTaskBody, callerKey: string): Promise<Outcome<{ id: string } | Quoted>> {
+  create(request: UseCaseRequest, body: VideoTaskBody, callerKey: string, asked?: VideoAsked): Promise<Outcome<CreatedTask | Quoted>> {
     const usage = usageFor(body.model);
     // usage events of task routes name the provider that serves tasks, also when a request fails before the resolver answered
     usage.provider = TASK_PROVIDER;
@@ -99,7 +107,7 @@ export class VideoTaskService {
       // a money budget reserves the most the video may cost: its seconds (`-1`: the model's longest) at the asked resolution
       const priced = { model: body.model, videoSeconds, ...(typeof body.resolution === 'string' ? { resolution: body.resolution } : {}) };
       const cost = { requests: 1, videoSeconds, videoTasks: 1, priced };
-      return withCharge(this.quotas, request.caller, cost, usage, (charge) => this.createCharged(request, body, prepared.answer, charge, usage), 'at-answer', request.dryRun);
+      return withCharge(this.quotas, request.caller, cost, usage, (charge) => this.createCharged(request, body, { ...prepared.answer, asked }, charge, usage), 'at-answer', request.dryRun);
     });
   }
 
@@ -144,7 +152,7 @@ export class VideoTaskService {
     });
   }
 
-  private async createCharged(request: UseCaseRequest, body: VideoTaskBody, prepared: PreparedCreate, charge: QuotaCharge, usage: Usage): Promise<{ id: string }> {
+  private async createCharged(request: UseCaseRequest, body: VideoTaskBody, prepared: PreparedCreate, charge: QuotaCharge, usage: Usage): Promise<CreatedTask> {
     const { caller } = request;
     const { model } = body;
     const { content, callbackUrl, upstreams, videoSeconds } = prepared;
@@ -176,6 +184,7 @@ export class VideoTaskService {
       ...(this.options.storage ? { resultBase: request.resultBase } : {}),
       ...(callbackUrl ? { callback: { url: callbackUrl, polls: 0, done: false } } : {}),
       ...(trace ? { trace } : {}),
+      ...(prepared.asked ? { asked: prepared.asked } : {}),
       ...(charge.taken.length > 0
         ? {
             quota: {
@@ -191,22 +200,27 @@ export class VideoTaskService {
     await this.options.store.createTask(record);
     this.options.telemetry.recordTaskTransition(record.status);
     if (callbackUrl) await this.options.scheduler.schedulePoll(record.id, this.pollDelay(0), pollKey(record.id, 0));
-    return { id: record.id };
+    return { id: record.id, createdAt: record.createdAt };
   }
 
   /** contract §4.2: the task by the id from creation, as Ark reports it, with the caller's id and model. */
   query(request: UseCaseRequest, id: string): Promise<Outcome<Record<string, unknown>>> {
+    return this.retrieve(request, id).then((outcome) => (outcome.ok ? { ...outcome, answer: outcome.answer.state } : outcome));
+  }
+
+  /** The query, with the task's record as it was read (the OpenAI video shape shows its creation fields). */
+  retrieve(request: UseCaseRequest, id: string): Promise<Outcome<{ record: TaskRecord; state: Record<string, unknown> }>> {
     const usage = usageFor('');
     return settle(usage, () => this.queryTask(request, id, usage)).then((outcome) => {
       if (outcome.ok) {
-        usage.model = typeof outcome.answer.model === 'string' ? outcome.answer.model : '';
+        usage.model = typeof outcome.answer.state.model === 'string' ? outcome.answer.state.model : '';
         usage.provider ??= TASK_PROVIDER;
       }
       return outcome;
     });
   }
 
-  private async queryTask(request: UseCaseRequest, id: string, usage: Usage): Promise<Record<string, unknown>> {
+  private async queryTask(request: UseCaseRequest, id: string, usage: Usage): Promise<{ record: TaskRecord; state: Record<string, unknown> }> {
     const { caller } = request;
     const req = request.hostRequest;
     let record = VIDEO_TASK_ID.test(id) ? await this.options.store.getTask(id) : undefined;
@@ -216,14 +230,14 @@ export class VideoTaskService {
     if (record.result) {
       // a terminal state recorded before its usage event was (an older record): reported now, once
       if (!record.usageReported) await this.reportTerminal(record, record.result);
-      return this.present(record, record.result, request.resultBase);
+      return { record, state: await this.present(record, record.result, request.resultBase) };
     }
     // the request's own caller (same id as the owner, fresh from verifyKey) is more current than the snapshot
     const state = await this.fetchState(record, caller, req, request.cancel.signal);
     const status = String(state.status);
     // states only go forward (task-state-order.ts): a lagging answer (a replica behind) never moves
     // the record back, and the caller is shown the state the task has reached, not the older one
-    if (isPassedStatus(status, record.status)) return { ...state, status: record.status };
+    if (isPassedStatus(status, record.status)) return { record, state: { ...state, status: record.status } };
     if (this.needsStoring(record, state)) {
       try {
         const stored = await this.storeResultsOnce(record, state);
@@ -231,7 +245,7 @@ export class VideoTaskService {
       } catch (error) {
         // answered with the upstream's URLs (where the caller may have them) and not recorded as
         // terminal, so the next query tries again
-        return this.results.withoutPrivateMedia(record, { ...state, storage_error: this.storageProblem(record, error) });
+        return { record, state: this.results.withoutPrivateMedia(record, { ...state, storage_error: this.storageProblem(record, error) }) };
       }
     }
     let seen: TaskRecord | undefined = record;
@@ -247,7 +261,7 @@ export class VideoTaskService {
     // a state a query saw that its callback has not carried yet is sent now, not at the next poll
     // (video-task-follower.ts deliverSeen); the writer that lost the compare-and-set leaves it to the winner
     if (seen?.callback && !seen.callback.done && seen.callback.notifiedStatus !== status) await this.follower.deliverSeen(seen, state);
-    return this.present(record, state, request.resultBase);
+    return { record: seen ?? record, state: await this.present(record, state, request.resultBase) };
   }
 
   // the parts create and query call, under the names they call them by
@@ -303,4 +317,6 @@ function checkVideoRules(entry: ModelEntry | undefined, body: VideoTaskBody): vo
   if (!entry || !refusesOn(entry, '/api/v3/contents/generations/tasks')) return;
   checkRefusedFields(entry, body.model, body);
   checkDuration(entry, body.model, body.duration);
+  checkVideoShape(entry, body.model, 'resolution', body.resolution);
+  checkVideoShape(entry, body.model, 'ratio', body.ratio);
 }

@@ -78,6 +78,18 @@ export function memoryTaskStore(options: MemoryTaskStoreOptions = {}): TaskStore
     async checkAssetCapacity(owner) {
       assets.checkRoom(owner);
     },
+    async listTasks(owner, page) {
+      // the owner's ids in creation order (insertion order), video tasks only
+      const ids = tasks.idsOf(owner).filter((id) => !tasks.get(id)!.image);
+      if (page.order === 'desc') ids.reverse();
+      const start = page.after === undefined ? 0 : ids.indexOf(page.after) + 1;
+      if (start === 0 && page.after !== undefined) return { tasks: [], hasMore: false };
+      const slice = ids.slice(start, start + page.limit);
+      return { tasks: slice.map((id) => copy(tasks.get(id)!)), hasMore: start + page.limit < ids.length };
+    },
+    async deleteTask(id) {
+      tasks.remove(id);
+    },
   };
 }
 
@@ -125,6 +137,10 @@ interface OwnerCappedMap<T extends OwnedRecord> {
   add(record: T): void;
   /** Replaces a stored record in place (same id, same owner): an update is not a new record. */
   replace(record: T): void;
+  /** Forgets a record. */
+  remove(id: string): void;
+  /** The owner's record ids, oldest first. */
+  idsOf(owner: string): string[];
 }
 
 // Eviction: past the per-owner cap, the owner's own oldest record goes. Past the total, the oldest
@@ -186,5 +202,7 @@ function ownerCappedMap<T extends OwnedRecord>(maxTotal: number, maxPerOwner: nu
     replace(record) {
       if (records.has(record.id)) records.set(record.id, record);
     },
+    remove,
+    idsOf: (owner) => [...(byOwner.get(owner) ?? [])],
   };
 }

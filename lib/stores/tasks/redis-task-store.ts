@@ -60,7 +60,39 @@ if current and cjson.decode(current).owner ~= ARGV[1] then return 0 end
 if tonumber(ARGV[3]) > 0 then redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3]) else redis.call('SET', KEYS[1], ARGV[2]) end
 return 1
 `;
+// Each owner's video tasks, for OpenAI's video list (docs/openai-videos.md): a sorted set by creation
+// time under `<prefix>tasks-of:<sha256 of the owner>`, ids whose record expired pruned as they age out.
+// KEYS[1] = the owner's set, ARGV[1] = createdAt (ms), ARGV[2] = id, ARGV[3] = TTL seconds (0: none).
+const INDEX_TASK = `
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+if tonumber(ARGV[3]) > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[1]) - tonumber(ARGV[3]) * 1000)
+  redis.call('EXPIRE', KEYS[1], ARGV[3])
+end
+return 1
+`;
+// KEYS[1] = the owner's set, ARGV[1] = the id the page starts after ('' for the first page),
+// ARGV[2] = how many ids, ARGV[3] = 'asc' or 'desc'. An `after` not in the set gives no ids.
+const PAGE_TASKS = `
+local start = 0
+if ARGV[1] ~= '' then
+  local rank
+  if ARGV[3] == 'desc' then rank = redis.call('ZREVRANK', KEYS[1], ARGV[1]) else rank = redis.call('ZRANK', KEYS[1], ARGV[1]) end
+  if not rank then return {} end
+  start = rank + 1
+end
+local stop = start + tonumber(ARGV[2]) - 1
+if ARGV[3] == 'desc' then return redis.call('ZREVRANGE', KEYS[1], start, stop) end
+return redis.call('ZRANGE', KEYS[1], start, stop)
+`;
+// KEYS[1] = a task key or an owner's set, ARGV[1] = the id (ignored for a task key)
+const FORGET = `
+if redis.call('TYPE', KEYS[1]).ok == 'zset' then return redis.call('ZREM', KEYS[1], ARGV[1]) end
+return redis.call('DEL', KEYS[1])
+`;
 const sha1 = (script: string): string => createHash('sha1').update(script).digest('hex');
+// computed once: a script is named by its SHA1 on every call
+const SHAS = new Map([COMPARE_AND_SET, PUT_ASSET, INDEX_TASK, PAGE_TASKS, FORGET].map((script) => [script, sha1(script)]));
 
 export function redisTaskStore(options: RedisTaskStoreOptions): TaskStore {
   const { client, prefix = 'gw:', taskTtlSeconds = DEFAULT_TASK_TTL_SECONDS, assetTtlSeconds = 0 } = options;
@@ -84,19 +116,20 @@ export function redisTaskStore(options: RedisTaskStoreOptions): TaskStore {
   const taskKey = (id: string): string => `${prefix}task:${id}`;
   const assetKey = (id: string): string => `${prefix}asset:${id}`;
 
+  const ownerKey = (owner: string): string => `${prefix}tasks-of:${createHash('sha256').update(owner).digest('hex')}`;
+
   // EVALSHA first (a script is sent once per Redis server, not once per call); after a restart or
   // SCRIPT FLUSH the server answers NOSCRIPT and EVAL loads it again.
-  const runScript = async (script: string, sha: string, key: string, ...args: string[]): Promise<boolean> => {
+  const evalScript = async (script: string, key: string, ...args: string[]): Promise<unknown> => {
     try {
-      return (await client.evalsha(sha, 1, key, ...args)) === 1;
+      return await client.evalsha(SHAS.get(script) ?? sha1(script), 1, key, ...args);
     } catch (error) {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return (await client.eval(script, 1, key, ...args)) === 1;
+      return client.eval(script, 1, key, ...args);
     }
   };
-  const compareAndSetSha = sha1(COMPARE_AND_SET);
-  const putAssetSha = sha1(PUT_ASSET);
-  const compareAndSet = (key: string, expectedVersion: number, json: string): Promise<boolean> => runScript(COMPARE_AND_SET, compareAndSetSha, key, String(expectedVersion), json);
+  const runScript = async (script: string, key: string, ...args: string[]): Promise<boolean> => (await evalScript(script, key, ...args)) === 1;
+  const compareAndSet = (key: string, expectedVersion: number, json: string): Promise<boolean> => runScript(COMPARE_AND_SET, key, String(expectedVersion), json);
 
   // JSON.parse gives a fresh object on every read: no caller ever shares stored state
   const read = async <T>(key: string): Promise<T | undefined> => {
@@ -110,6 +143,7 @@ export function redisTaskStore(options: RedisTaskStoreOptions): TaskStore {
       // NX makes "rejects if the id exists" atomic across instances
       const reply = taskTtlSeconds > 0 ? await client.set(taskKey(record.id), json, 'EX', taskTtlSeconds, 'NX') : await client.set(taskKey(record.id), json, 'NX');
       if (reply !== 'OK') throw new Error(`task ${record.id} exists`);
+      if (!record.image) await evalScript(INDEX_TASK, ownerKey(record.owner), String(record.createdAt), record.id, String(taskTtlSeconds));
     },
     getTask: (id) => read<TaskRecord>(taskKey(id)),
     async updateTask(id: string, expectedVersion: number, changes: TaskChanges) {
@@ -124,8 +158,21 @@ export function redisTaskStore(options: RedisTaskStoreOptions): TaskStore {
     },
     async putAsset(record) {
       // ownership never moves (task-store.ts): a lost check-and-set is not an error for the store
-      await runScript(PUT_ASSET, putAssetSha, assetKey(record.id), record.owner, JSON.stringify(record), String(assetTtlSeconds));
+      await runScript(PUT_ASSET, assetKey(record.id), record.owner, JSON.stringify(record), String(assetTtlSeconds));
     },
     getAsset: (id) => read<AssetRecord>(assetKey(id)),
+    async listTasks(owner, page) {
+      // one more than the page, to know whether more follow
+      const ids = (await evalScript(PAGE_TASKS, ownerKey(owner), page.after ?? '', String(page.limit + 1), page.order)) as string[];
+      const records = await Promise.all(ids.slice(0, page.limit).map((id) => read<TaskRecord>(taskKey(id))));
+      // an id whose record is gone (expired) is dropped from the set as it is met
+      for (const [index, record] of records.entries()) if (!record) await evalScript(FORGET, ownerKey(owner), ids[index]!);
+      return { tasks: records.filter((record): record is TaskRecord => record !== undefined), hasMore: ids.length > page.limit };
+    },
+    async deleteTask(id) {
+      const record = await read<TaskRecord>(taskKey(id));
+      await evalScript(FORGET, taskKey(id), id);
+      if (record) await evalScript(FORGET, ownerKey(record.owner), id);
+    },
   };
 }

@@ -68,6 +68,27 @@ export interface TaskRecord {
   trace?: TaskTraceContext;
   /** Set on image tasks (docs/image-tasks.md); absent on video tasks. */
   image?: ImageTaskState;
+  /** What a video create in OpenAI's shape asked (docs/openai-videos.md): the `Video` object shows it. */
+  asked?: VideoAsked;
+}
+
+/** The fields of OpenAI's `Video` object that its create sets, as the caller sent them. */
+export interface VideoAsked {
+  prompt?: string;
+  /** Whole seconds as a string, such as `'8'`. */
+  seconds?: string;
+  /** `WxH`, such as `'1280x720'`. */
+  size?: string;
+}
+
+/** A page of an owner's video tasks (`listTasks`): OpenAI's cursor list (docs/openai-videos.md). */
+export interface TaskPage {
+  /** The id of the last task of the previous page: the page starts after it. */
+  after?: string;
+  /** Most tasks on the page (1-100). */
+  limit: number;
+  /** `desc` (newest first) or `asc`. */
+  order: 'asc' | 'desc';
 }
 
 /**
@@ -149,6 +170,14 @@ export interface TaskStore {
    * that nobody could use. A store without caps leaves it out; a store with caps should offer it.
    */
   checkAssetCapacity?(owner: string): Promise<void>;
+  /**
+   * Optional: one page of `owner`'s video tasks (never image tasks) in creation order, plus whether
+   * more follow. An `after` id that is not among them gives an empty page. Without it, `GET /v1/videos`
+   * answers 500 (a configuration error). Both shipped stores have it.
+   */
+  listTasks?(owner: string, page: TaskPage): Promise<{ tasks: TaskRecord[]; hasMore: boolean }>;
+  /** Optional: forgets a task (and its place in its owner's list). Without it, `DELETE /v1/videos/{id}` answers 500 (a configuration error). */
+  deleteTask?(id: string): Promise<void>;
 }
 
 /**

@@ -29,13 +29,15 @@ export const SCRIPT_MODEL_PICKERS = `
       offerDurations();
     } catch (e) { note.textContent = e.message; }
   }
-  // the video lengths offered: 5 and 10 s, and the chosen model's shortest and longest (its limits.durations)
+  // the video lengths offered: the chosen model's own (limits.durations.values), else 5 and 10 s and its shortest and longest
   function offerDurations() {
     var select = $('video-duration');
     var model = listed[$('video-model').value.trim()];
     var range = model && model.limits && model.limits.durations;
     var seconds = [5, 10];
-    if (range && typeof range.min === 'number' && typeof range.max === 'number') {
+    if (range && Array.isArray(range.values) && range.values.length > 0) {
+      seconds = range.values.slice();
+    } else if (range && typeof range.min === 'number' && typeof range.max === 'number') {
       seconds = seconds.concat([range.min, range.max]).filter(function (value) { return value >= range.min && value <= range.max; });
     }
     seconds = seconds.filter(function (value, index) { return seconds.indexOf(value) === index; }).sort(function (a, b) { return a - b; });
