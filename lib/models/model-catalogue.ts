@@ -14,6 +14,8 @@ export const ENDPOINT_ROUTES: Readonly<Record<ModelEndpoint, RouteName>> = Objec
   '/v1/images/edits': 'images.edits',
   '/api/v3/images/generations': 'images.native',
   '/api/v3/contents/generations/tasks': 'video.tasks',
+  // OpenAI's video shape, over the same task service (docs/openai-videos.md)
+  '/v1/videos': 'video.tasks',
   '/v1/chat/completions': 'chat.completions',
   '/v1/responses': 'responses',
 });

@@ -38,8 +38,10 @@ export function imageRoutes(limits: ModelEntry['limits']): ModelEntry['endpoints
 export type VideoLimits = Pick<NonNullable<ModelEntry['limits']>, 'durations' | 'resolutions' | 'ratios'>;
 
 /**
- * A video model's row: the task route only (served `native` in Ark's task shape, or `translated`),
- * its fields, and what it can make when known (lengths, resolutions, aspect ratios: checked on both video shapes). Video tasks never stream (docs/models.md `streams`).
+ * A video model's row: the two video routes (the task route, served `native` in Ark's task shape or
+ * `translated`; OpenAI's `/v1/videos`, always a translation into the task: docs/openai-videos.md), its
+ * fields, and what it can make when known (lengths, resolutions, aspect ratios: checked on both video
+ * shapes). Video tasks never stream (docs/models.md `streams`).
  */
 export function videoTaskRow(
   id: string,
@@ -50,7 +52,7 @@ export function videoTaskRow(
     id,
     owned_by: of.ownedBy,
     provider: of.provider,
-    endpoints: { '/api/v3/contents/generations/tasks': of.serving ?? 'native' },
+    endpoints: { '/api/v3/contents/generations/tasks': of.serving ?? 'native', '/v1/videos': 'translated' },
     supported_parameters: of.parameters,
     ...(Object.keys(limits).length > 0 ? { limits } : {}),
     streams: false,

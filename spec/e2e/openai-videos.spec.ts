@@ -2,8 +2,8 @@
 // SDK at default retries: create -> retrieve until completed -> downloadContent on Veo (stored results,
 // streamed with Range) and Kling on fal (no storage: a redirect to the upstream's file); seconds and
 // size checked by the catalogue before any upstream call; the caller's own list, paginated; delete;
-// another tenant's 404; an input_reference upload; the unoffered routes. Paid work started by the fakes
-// matches the usage events.
+// another tenant's 404; an input_reference upload; the unoffered routes; a host's own name for Kling
+// mapped and checked by Kling's row. Paid work started by the fakes matches the usage events.
 import OpenAI, { toFile } from 'openai';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
@@ -34,6 +34,14 @@ const falGw = await gatewayWith({
   fakes: { fal: startFakeFal },
   store: memoryTaskStore(),
   resolve: ({ model }, { fal }) => ({ provider: 'fal', baseURL: fal.origin, apiKey: FAL_KEY, model }),
+});
+// a host's own name for fal's Kling, listed by listModels and known to no catalogue row: it follows Kling's row
+const HOST_NAME = 'house-clip';
+const hostGw = await gatewayWith({
+  fakes: { fal: startFakeFal },
+  store: memoryTaskStore(),
+  listModels: () => [HOST_NAME],
+  resolve: ({ model }, { fal }) => (model === HOST_NAME ? { provider: 'fal', baseURL: fal.origin, apiKey: FAL_KEY, model: KLING } : null),
 });
 const { veo, receiver } = veoGw.fakes;
 const { fal } = falGw.fakes;
@@ -281,5 +289,40 @@ describe('OpenAI videos on Kling (fal, no storage)', () => {
     expect(error.param).toBe('seconds');
     expect(error.message).toMatch(/one of 5, 10 seconds/);
     expect(fal.submits()).toBe(submits);
+  });
+});
+
+describe("OpenAI videos under a host's own name (no models entry: the upstream model's row)", () => {
+  it("refuses a length Kling's row does not make with the 400 naming seconds, before any request to fal", async () => {
+    const submits = hostGw.fakes.fal.submits();
+    for (const [fields, param, message] of [
+      [{ seconds: '8' }, 'seconds', /one of 5, 10 seconds for model 'house-clip'/],
+      [{ size: '1024x768' }, 'size', /ratio 4:3/],
+    ] as const) {
+      const error = (await client(hostGw.url)
+        .videos.create({ model: HOST_NAME, prompt: 'x', ...fields } as OpenAI.Videos.VideoCreateParams)
+        .catch((caught: unknown) => caught)) as InstanceType<typeof OpenAI.BadRequestError>;
+      expect(error, JSON.stringify(fields)).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(error.type).toBe('invalid_request_error');
+      expect(error.param).toBe(param);
+      expect(error.message).toMatch(message);
+    }
+    expect(hostGw.fakes.fal.submits()).toBe(submits);
+  });
+
+  it("sends seconds and size as the fields Kling's row takes (a ratio, no resolution), under Kling's name", async () => {
+    const openai = client(hostGw.url);
+    const created = await openai.videos.create({ model: HOST_NAME, prompt: 'a kite', seconds: '10' as OpenAI.Videos.VideoSeconds, size: '1280x720' });
+    expect(created).toMatchObject({ status: 'queued', model: HOST_NAME, seconds: '10', size: '1280x720' });
+    const sent = hostGw.fakes.fal.inputs().at(-1)!;
+    expect(sent.input).toMatchObject({ prompt: 'a kite', duration: '10', aspect_ratio: '16:9' });
+    expect(sent.input.resolution).toBeUndefined();
+    expect((await ended(openai, created.id)).status).toBe('completed');
+  });
+
+  it('is listed with /v1/videos among its endpoints, as the row of Kling it follows', async () => {
+    const listed = [];
+    for await (const model of client(hostGw.url).models.list()) listed.push(model as unknown as { id: string; endpoints?: string[] });
+    expect(listed.find((model) => model.id === HOST_NAME)?.endpoints).toEqual(['/api/v3/contents/generations/tasks', '/v1/videos']);
   });
 });

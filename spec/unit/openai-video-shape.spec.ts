@@ -22,7 +22,7 @@ function refusal(run: () => unknown): string {
   throw new Error('not refused');
 }
 
-describe('readVideoCreate', () => {
+describe('readVideoCreate, then bodyFor the row', () => {
   it.each([
     {
       name: 'Veo: seconds and size as duration, resolution and ratio',
@@ -66,7 +66,10 @@ describe('readVideoCreate', () => {
       asked: { prompt: 'p' },
     },
   ])('$name', ({ fields, entry, body, asked }) => {
-    expect(readVideoCreate(fields, entry)).toStrictEqual({ body, asked });
+    const read = readVideoCreate(fields);
+    expect({ body: read.bodyFor(entry), asked: read.asked }).toStrictEqual({ body, asked });
+    // the read body has only the fields no row decides: the task service maps the rest by the row the task follows
+    expect(read.body).toStrictEqual({ model: body.model, content: body.content, ...(body.callback_url ? { callback_url: body.callback_url } : {}) });
   });
 
   it.each([
@@ -87,7 +90,7 @@ describe('readVideoCreate', () => {
     { fields: { model: 'v', prompt: 'p', remix_video_id: 'video_1' }, entry: veo, refused: /^remix_video_id: Unknown parameter/ },
     { fields: { model: 'v', prompt: 'p', callback_url: 7 }, entry: veo, refused: /^callback_url: callback_url must be a string/ },
   ])('refuses $fields', ({ fields, entry, refused }) => {
-    expect(refusal(() => readVideoCreate(fields, entry))).toMatch(refused);
+    expect(refusal(() => readVideoCreate(fields).bodyFor(entry))).toMatch(refused);
   });
 });
 

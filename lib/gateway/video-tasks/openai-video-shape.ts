@@ -1,8 +1,9 @@
 // The OpenAI video shape (docs/openai-videos.md) over the video task service: a `POST /v1/videos` body
 // read into the task service's own create body (Ark's task shape, upstreams §2.2), and a task record with
 // its state written as OpenAI's `Video` object. Pure functions: the routes and the service do the I/O.
-// `seconds` and `size` are checked against the catalogue row of the model (docs/models.md "Limits")
-// before anything is charged or called.
+// `seconds` and `size` are checked against the catalogue row the task follows (docs/models.md "Limits",
+// "Which row a request follows"), mapped by the task service once it knows that row, before anything is
+// charged or called.
 import { GatewayError } from '../../errors/gateway-error.js';
 import { isObject } from '../../json/json-values.js';
 import { checkDuration, checkVideoShape } from '../../models/model-rules.js';
@@ -16,18 +17,27 @@ const KNOWN_FIELDS = new Set(['model', 'prompt', 'seconds', 'size', 'input_refer
 // OpenAI's own limit on a video prompt is far below this; the bound keeps records small
 const MAX_PROMPT_CHARS = 32_000;
 
-/** A create in OpenAI's shape, read: the task service's body and what the Video object shows of the ask. */
+/**
+ * A create in OpenAI's shape, read: the task body without the fields that depend on the model's row,
+ * what the Video object shows of the ask, and `bodyFor`, the task body for the row the task follows
+ * (the task service calls it once it knows that row: docs/models.md "Which row a request follows").
+ */
 export interface OpenAiVideoCreate {
   body: VideoTaskBody;
   asked: VideoAsked;
+  /**
+   * The task body with `seconds` and `size` checked against `entry` and sent as the fields it takes;
+   * with no row (or one the upstream judges), both are sent. Throws the 400 under the OpenAI field.
+   */
+  bodyFor(entry: ModelEntry | undefined): VideoTaskBody;
 }
 
 /**
  * Reads a `POST /v1/videos` body (JSON, or a form's fields with `input_reference` already a data: URL)
- * into the task body. `entry` is the model's catalogue row, when it has one: `seconds` and `size` must
- * be what the model makes, and are sent only as the fields the model takes.
+ * into the task body. What needs no row is checked here; `seconds` and `size` must also be what the
+ * model makes, which `bodyFor` checks once the row is known.
  */
-export function readVideoCreate(fields: Record<string, unknown>, entry: ModelEntry | undefined): OpenAiVideoCreate {
+export function readVideoCreate(fields: Record<string, unknown>): OpenAiVideoCreate {
   for (const name of Object.keys(fields)) {
     if (!KNOWN_FIELDS.has(name))
       throw GatewayError.invalidRequest(`Unknown parameter: '${name.slice(0, 100)}'. This gateway's videos take model, prompt, seconds, size, input_reference and callback_url`, name.slice(0, 100));
@@ -47,21 +57,23 @@ export function readVideoCreate(fields: Record<string, unknown>, entry: ModelEnt
     if (typeof fields.callback_url !== 'string') throw GatewayError.invalidRequest('callback_url must be a string', 'callback_url');
     body.callback_url = fields.callback_url;
   }
-  if (fields.seconds !== undefined) {
-    const seconds = secondsOf(fields.seconds);
-    if (entry) {
-      if (!takes(entry, 'duration')) throw GatewayError.invalidRequest(`Model '${model}' makes videos of one length and takes no 'seconds'. Leave it out`, 'seconds');
-      rename(() => checkDuration(entry, model, seconds), 'seconds');
+  const seconds = fields.seconds === undefined ? undefined : secondsOf(fields.seconds);
+  if (seconds !== undefined) asked.seconds = String(seconds);
+  const size = fields.size === undefined ? undefined : sidesOf(fields.size);
+  if (size) asked.size = `${size.width}x${size.height}`;
+  const bodyFor = (entry: ModelEntry | undefined): VideoTaskBody => {
+    const fitted: VideoTaskBody = { ...body };
+    if (seconds !== undefined) {
+      if (entry) {
+        if (!takes(entry, 'duration')) throw GatewayError.invalidRequest(`Model '${model}' makes videos of one length and takes no 'seconds'. Leave it out`, 'seconds');
+        rename(() => checkDuration(entry, model, seconds), 'seconds');
+      }
+      fitted.duration = seconds;
     }
-    body.duration = seconds;
-    asked.seconds = String(seconds);
-  }
-  if (fields.size !== undefined) {
-    Object.assign(body, sizeFields(fields.size, entry, model));
-    // sizeFields took only a `WxH` string
-    asked.size = (fields.size as string).trim().toLowerCase();
-  }
-  return { body, asked };
+    if (size) Object.assign(fitted, fieldsOfSize(size, entry, model));
+    return fitted;
+  };
+  return { body, asked, bodyFor };
 }
 
 /** `seconds` as OpenAI sends it (a string of digits; JSON clients may send a number), as whole seconds. */
@@ -73,15 +85,22 @@ function secondsOf(value: unknown): number {
   return Number(text);
 }
 
+/** The sides of `size` (`WxH`), or the 400 naming it. */
+function sidesOf(value: unknown): { width: number; height: number } {
+  const match = typeof value === 'string' ? /^\s*([1-9]\d{1,4})\s*x\s*([1-9]\d{1,4})\s*$/i.exec(value) : null;
+  if (!match) throw GatewayError.invalidRequest(`size must be width x height in pixels, such as '1280x720', got ${JSON.stringify(value)?.slice(0, 40)}`, 'size');
+  return { width: Number(match[1]), height: Number(match[2]) };
+}
+
 /**
  * `size` (`WxH`) as the task fields: `resolution` from the short side (`720p`), `ratio` from the sides
  * reduced (`16:9`), each checked against the row and sent only where the model takes that field.
  */
 export function sizeFields(value: unknown, entry: ModelEntry | undefined, model: string): { resolution?: string; ratio?: string } {
-  const match = typeof value === 'string' ? /^\s*([1-9]\d{1,4})\s*x\s*([1-9]\d{1,4})\s*$/i.exec(value) : null;
-  if (!match) throw GatewayError.invalidRequest(`size must be width x height in pixels, such as '1280x720', got ${JSON.stringify(value)?.slice(0, 40)}`, 'size');
-  const width = Number(match[1]);
-  const height = Number(match[2]);
+  return fieldsOfSize(sidesOf(value), entry, model);
+}
+
+function fieldsOfSize({ width, height }: { width: number; height: number }, entry: ModelEntry | undefined, model: string): { resolution?: string; ratio?: string } {
   const resolution = `${Math.min(width, height)}p`;
   const divisor = gcd(width, height);
   const ratio = `${width / divisor}:${height / divisor}`;

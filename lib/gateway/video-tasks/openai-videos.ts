@@ -4,7 +4,6 @@
 // (the stored copy, or the upstream's URL). The shape's translation is openai-video-shape.ts.
 import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { refusesOn } from '../../models/model-rules.js';
 import type { TaskRecord } from '../../stores/tasks/task-store.js';
 import { isObject } from '../../json/json-values.js';
 import { urlOf } from '../durable-results.js';
@@ -36,13 +35,15 @@ export class OpenAiVideos {
     private readonly tasks: VideoTaskService,
   ) {}
 
-  /** `POST /v1/videos`: the fields read and checked against the model's row before the task service charges or calls anything. */
+  /**
+   * `POST /v1/videos`: the fields read here; `seconds` and `size` are mapped and checked by the task
+   * service with the row the task follows (docs/models.md "Which row a request follows"), before it
+   * charges or calls anything.
+   */
   async create(request: UseCaseRequest, fields: Record<string, unknown>, callerKey: string): Promise<Outcome<VideoObject | Quoted>> {
-    const model = typeof fields.model === 'string' ? fields.model : '';
-    const entry = model ? this.options.models.find(model) : undefined;
-    // a passthrough row is the upstream's to judge, as on the task shape (model-rules.ts refusesOn)
-    const { body, asked } = readVideoCreate(fields, entry && refusesOn(entry, '/api/v3/contents/generations/tasks') ? entry : undefined);
-    const outcome = await this.tasks.create(request, body, callerKey, asked);
+    const read = readVideoCreate(fields);
+    const { body, asked } = read;
+    const outcome = await this.tasks.create(request, body, callerKey, read);
     if (!outcome.ok) return { ok: false, error: inOpenAiTerms(outcome.error), usage: outcome.usage };
     if (isQuoted(outcome.answer)) return { ...outcome, answer: outcome.answer };
     const created = outcome.answer;

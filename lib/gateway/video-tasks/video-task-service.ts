@@ -41,8 +41,22 @@ import { UpstreamTaskState } from './upstream-task-state.js';
 /** The host's request object, handed to resolveUpstream only (absent for background polls). */
 type HostRequest = ResolveUpstreamInput['req'];
 
+/**
+ * A create in another wire shape (the OpenAI video shape, openai-video-shape.ts): what it asked, kept
+ * with the task, and its task body for the row the task follows, which only the service knows (after
+ * the resolver, for a name without a caller-facing entry). Its `body` has the fields no row decides.
+ */
+export interface ShapedCreate {
+  body: VideoTaskBody;
+  asked: VideoAsked;
+  /** The task body for `entry` (undefined: no row the gateway judges by); throws the shape's 400. */
+  bodyFor(entry: ModelEntry | undefined): VideoTaskBody;
+}
+
 /** A create, checked and resolved, before it is charged. */
 interface PreparedCreate {
+  /** The task body as sent upstream: the shape's fields mapped for the row the task follows. */
+  body: VideoTaskBody;
   content: Array<Record<string, unknown>>;
   callbackUrl: string | undefined;
   upstreams: readonly Upstream[];
@@ -62,6 +76,8 @@ export interface CreatedTask {
 // usage events of task routes name the provider that serves tasks, also when a request fails before
 // the resolver answered
 const TASK_PROVIDER = providersWith('tasks')[0];
+// the catalogue's endpoint of video tasks: a row passthrough on it is the upstream's to judge (model-rules.ts refusesOn)
+const TASKS_ENDPOINT = '/api/v3/contents/generations/tasks';
 
 export class VideoTaskService {
   private readonly reader: UpstreamTaskState;
@@ -94,42 +110,53 @@ export class VideoTaskService {
    * Creates a video task for the caller (contract §4.2): `body` was validated by the route
    * (videoTaskSchema); `callerKey`, the request's bearer key, must not appear in a callback URL
    * (contract §5.5). Charged here; a task that ends without a video gives its seconds back later. A
-   * dry run is answered the quote of that charge, with no upstream call and no task.
+   * dry run is answered the quote of that charge, with no upstream call and no task. A create in
+   * another shape is `shaped` (its `body`, read, is `body`).
    */
-  create(request: UseCaseRequest, body: VideoTaskBody, callerKey: string, asked?: VideoAsked): Promise<Outcome<CreatedTask | Quoted>> {
+  create(request: UseCaseRequest, body: VideoTaskBody, callerKey: string, shaped?: ShapedCreate): Promise<Outcome<CreatedTask | Quoted>> {
     const usage = usageFor(body.model);
     // usage events of task routes name the provider that serves tasks, also when a request fails before the resolver answered
     usage.provider = TASK_PROVIDER;
-    return settle(usage, () => this.prepareCreate(request, body, callerKey)).then((prepared) => {
-      if (!prepared.ok) return { ok: false, error: prepared.error, usage };
-      const { videoSeconds } = prepared.answer;
+    return settle(usage, () => this.prepareCreate(request, body, callerKey, shaped)).then((outcome) => {
+      if (!outcome.ok) return { ok: false, error: outcome.error, usage };
+      const prepared = { ...outcome.answer, ...(shaped ? { asked: shaped.asked } : {}) };
+      const { videoSeconds, body } = prepared;
       // quotas after validation and the resolver, before the upstream call (docs/tenancy-and-billing.md)
       // a money budget reserves the most the video may cost: its seconds (`-1`: the model's longest) at the asked resolution
       const priced = { model: body.model, videoSeconds, ...(typeof body.resolution === 'string' ? { resolution: body.resolution } : {}) };
       const cost = { requests: 1, videoSeconds, videoTasks: 1, priced };
-      return withCharge(this.quotas, request.caller, cost, usage, (charge) => this.createCharged(request, body, { ...prepared.answer, asked }, charge, usage), 'at-answer', request.dryRun);
+      return withCharge(this.quotas, request.caller, cost, usage, (charge) => this.createCharged(request, prepared, charge, usage), 'at-answer', request.dryRun);
     });
   }
 
-  /** What a create needs before anything is charged: the callback URL and references checked, the upstreams resolved. */
-  private async prepareCreate(request: UseCaseRequest, body: VideoTaskBody, callerKey: string): Promise<PreparedCreate> {
+  /**
+   * What a create needs before anything is charged: the callback URL and references checked, the
+   * upstreams resolved, the body of a create in another shape mapped for the row.
+   */
+  private async prepareCreate(request: UseCaseRequest, read: VideoTaskBody, callerKey: string, shaped: ShapedCreate | undefined): Promise<PreparedCreate> {
     const { caller } = request;
     // the rules of the row the task follows (docs/models.md "Which row a request follows"): a
     // caller-facing entry of the name before anything else runs, else the upstream model's row once
-    // the resolver chose it
-    const named = this.options.models.named(body.model);
-    if (named) checkVideoRules(named, body);
+    // the resolver chose it. The shape's fields are mapped by that same row.
+    const ruled = (entry: ModelEntry | undefined): VideoTaskBody => {
+      const judged = entry && refusesOn(entry, TASKS_ENDPOINT) ? entry : undefined;
+      const body = shaped ? shaped.bodyFor(judged) : read;
+      checkVideoRules(judged, body);
+      return body;
+    };
+    const named = this.options.models.named(read.model);
+    let body = named ? ruled(named) : read;
     const callbackUrl = await checkCallbackTarget(this.options, body.callback_url, callerKey);
     const content = await mapReferences(this.options, body.content, caller);
     // the prompt and reference images checked before the resolver and any charge (docs/content-safety.md)
     if (this.options.moderation) await checkVideoInput({ options: this.options, http: this.http }, request, 'video.tasks', body.model, content);
     const upstreams = this.withResultsKept(await resolveUpstreams(this.options, { model: body.model, route: 'video.tasks', caller, req: request.hostRequest }), body.model);
     const entry = named ?? rowFor(this.options.models, body.model, upstreams[0]);
-    if (!named) checkVideoRules(entry, body);
+    if (!named) body = ruled(entry);
     // the length the quota is charged for; lengths that disagree are a 400. `duration: -1` (the model
     // picks) is charged the model's longest video
     const videoSeconds = mostVideoSeconds(entry, body.duration) ?? videoSecondsOf(body, this.options.quotas?.defaultVideoSeconds ?? 5);
-    return { content, callbackUrl, upstreams, videoSeconds, callerKey };
+    return { body, content, callbackUrl, upstreams, videoSeconds, callerKey };
   }
 
   /**
@@ -152,10 +179,10 @@ export class VideoTaskService {
     });
   }
 
-  private async createCharged(request: UseCaseRequest, body: VideoTaskBody, prepared: PreparedCreate, charge: QuotaCharge, usage: Usage): Promise<CreatedTask> {
+  private async createCharged(request: UseCaseRequest, prepared: PreparedCreate, charge: QuotaCharge, usage: Usage): Promise<CreatedTask> {
     const { caller } = request;
+    const { body, content, callbackUrl, upstreams, videoSeconds } = prepared;
     const { model } = body;
-    const { content, callbackUrl, upstreams, videoSeconds } = prepared;
     // the create carries the caller's tenant identifier where the vendor takes one (docs/security.md)
     const call: CallContext = { ...this.call(request.cancel.signal), safety: this.options.safetyIdentifier?.tagOf(caller.id) };
     const attempt = { route: 'video.tasks' as const, model, tenant: caller.id, request: request.hostRequest, prompt: () => videoPromptOf(content) };
@@ -312,9 +339,9 @@ function videoPromptOf(content: ReadonlyArray<Record<string, unknown>>): string 
   return content.flatMap((item) => (typeof item.text === 'string' ? [item.text] : [])).join('\n') || undefined;
 }
 
-/** The catalogue's refused fields and lengths of a video model, where the gateway applies them. */
+/** The catalogue's refused fields and lengths of a video model, judged by the gateway (not a passthrough row). */
 function checkVideoRules(entry: ModelEntry | undefined, body: VideoTaskBody): void {
-  if (!entry || !refusesOn(entry, '/api/v3/contents/generations/tasks')) return;
+  if (!entry) return;
   checkRefusedFields(entry, body.model, body);
   checkDuration(entry, body.model, body.duration);
   checkVideoShape(entry, body.model, 'resolution', body.resolution);
