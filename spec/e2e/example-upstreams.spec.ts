@@ -93,13 +93,13 @@ describe('the example with no vendor key simulates every upstream', () => {
       'x-gemini-image': ['/v1/images/generations', '/v1/images/edits'],
       'x-flux': ['/v1/images/generations'],
       'x-flux-schnell': ['/v1/images/generations'],
-      'x-video': ['/api/v3/contents/generations/tasks'],
-      'x-veo': ['/api/v3/contents/generations/tasks'],
-      'x-kling': ['/api/v3/contents/generations/tasks'],
-      'x-kling-replicate': ['/api/v3/contents/generations/tasks'],
+      'x-video': ['/api/v3/contents/generations/tasks', '/v1/videos'],
+      'x-veo': ['/api/v3/contents/generations/tasks', '/v1/videos'],
+      'x-kling': ['/api/v3/contents/generations/tasks', '/v1/videos'],
+      'x-kling-replicate': ['/api/v3/contents/generations/tasks', '/v1/videos'],
       'x-chat': ['/v1/chat/completions', '/v1/responses'],
     });
-    expect(pairs).toBe(22);
+    expect(pairs).toBe(26);
   });
 
   it('GET /v1/models says streams: true exactly where stream: true answers a stream: every listed model, stream true and false', async () => {

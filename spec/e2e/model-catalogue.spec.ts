@@ -63,10 +63,12 @@ describe('GET /v1/models: the walk', () => {
     expect(pairs).toBeGreaterThan(50);
     expect(failures).toEqual([]);
     // every pair reached an upstream: the video creates at the fake Ark, the image calls at the image fake
-    const videoPairs = models.filter((model) => model.endpoints.includes('/api/v3/contents/generations/tasks')).length;
+    // both video shapes (the task route and OpenAI's /v1/videos) create one task each
+    const videoEndpoints = (model: ListedModel) => model.endpoints.filter((endpoint) => endpoint === '/api/v3/contents/generations/tasks' || endpoint === '/v1/videos').length;
+    const videoPairs = models.reduce((sum, model) => sum + videoEndpoints(model), 0);
     const falSubmits = gateway.fakes.fal.requests.filter((sent) => sent.method === 'POST');
     const falVideos = falSubmits.filter((sent) => /video|veo/.test(sent.path)).length;
-    const replicateVideos = models.filter((model) => model.endpoints.includes('/api/v3/contents/generations/tasks') && catalogue.get(model.id)?.provider === 'replicate').length;
+    const replicateVideos = models.filter((model) => catalogue.get(model.id)?.provider === 'replicate').reduce((sum, model) => sum + videoEndpoints(model), 0);
     expect(gateway.fakes.ark.requests.filter((sent) => sent.method === 'POST').length + falVideos + replicateVideos + gateway.fakes.veo.operationsStarted()).toBe(videoPairs);
     const replicatePredictions = gateway.fakes.replicate.created();
     expect(

@@ -24,6 +24,8 @@ function imagesFor(limits: ModelEntry['limits'], edit: boolean): number {
 /** A minimal valid JSON body of an endpoint for a listed model. */
 export function minimalBody(model: Pick<ListedModel, 'id' | 'limits'>, endpoint: string): Record<string, unknown> {
   if (endpoint === '/api/v3/contents/generations/tasks') return { model: model.id, content: [{ type: 'text', text: 'a cat on a roof' }] };
+  // OpenAI's video create as JSON (docs/openai-videos.md): the model picks the length and size
+  if (endpoint === '/v1/videos') return { model: model.id, prompt: 'a cat on a roof' };
   if (endpoint === '/v1/chat/completions') return { model: model.id, messages: [{ role: 'user', content: 'Hello' }] };
   if (endpoint === '/v1/responses') return { model: model.id, input: 'Hello' };
   const images = imagesFor(model.limits, false);

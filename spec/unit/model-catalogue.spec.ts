@@ -73,8 +73,8 @@ describe('resolveModelCatalogue', () => {
     { name: 'no endpoints', models: [entry('x', { endpoints: {} })], problem: "options.models[0] ('x').endpoints must name at least one endpoint with how it is served." },
     {
       name: 'unknown endpoint',
-      models: [entry('x', { endpoints: { '/v1/videos': 'native' } as unknown as ModelEntry['endpoints'] })],
-      problem: "options.models[0] ('x').endpoints has unknown endpoint '/v1/videos'.",
+      models: [entry('x', { endpoints: { '/v1/audio/speech': 'native' } as unknown as ModelEntry['endpoints'] })],
+      problem: "options.models[0] ('x').endpoints has unknown endpoint '/v1/audio/speech'.",
     },
     {
       name: 'unknown serving',
