@@ -322,7 +322,7 @@ describe("OpenAI videos under a host's own name (no models entry: the upstream m
 
   it('is listed with /v1/videos among its endpoints, as the row of Kling it follows', async () => {
     const listed: Array<{ id: string; endpoints?: string[] }> = [];
-    for await (const model of client(hostGw.url).models.list()) listed.push(model as unknown as { id: string; endpoints?: string[] });
+    for await (const model of client(hostGw.url).models.list()) listed.push(model);
     expect(listed.find((model) => model.id === HOST_NAME)?.endpoints).toEqual(['/api/v3/contents/generations/tasks', '/v1/videos']);
   });
 });
