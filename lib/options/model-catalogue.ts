@@ -7,13 +7,7 @@ import type { ProviderName } from '../types.js';
 
 /** A request path a catalogue entry may answer on (docs/routes.md). */
 export type ModelEndpoint =
-  | '/v1/images/generations'
-  | '/v1/images/edits'
-  | '/api/v3/images/generations'
-  | '/api/v3/contents/generations/tasks'
-  | '/v1/videos'
-  | '/v1/chat/completions'
-  | '/v1/responses';
+  '/v1/images/generations' | '/v1/images/edits' | '/api/v3/images/generations' | '/api/v3/contents/generations/tasks' | '/v1/videos' | '/v1/chat/completions' | '/v1/responses';
 
 /**
  * How the provider serves an endpoint: `translated` (the gateway reads the request and speaks the
