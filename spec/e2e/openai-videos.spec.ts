@@ -297,7 +297,7 @@ describe("OpenAI videos under a host's own name (no models entry: the upstream m
     const submits = hostGw.fakes.fal.submits();
     for (const [fields, param, message] of [
       [{ seconds: '8' }, 'seconds', /one of 5, 10 seconds for model 'house-clip'/],
-      [{ size: '1024x768' }, 'size', /ratio 4:3/],
+      [{ size: '1024x768' }, 'size', /size '1024x768' \(ratio 4:3\) is not a ratio model 'house-clip' makes/],
     ] as const) {
       const error = (await client(hostGw.url)
         .videos.create({ model: HOST_NAME, prompt: 'x', ...fields } as OpenAI.Videos.VideoCreateParams)
