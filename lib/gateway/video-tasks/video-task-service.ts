@@ -44,10 +44,9 @@ type HostRequest = ResolveUpstreamInput['req'];
 /**
  * A create in another wire shape (the OpenAI video shape, openai-video-shape.ts): what it asked, kept
  * with the task, and its task body for the row the task follows, which only the service knows (after
- * the resolver, for a name without a caller-facing entry). Its `body` has the fields no row decides.
+ * the resolver, for a name without a caller-facing entry): one resolver call per create either way.
  */
 export interface ShapedCreate {
-  body: VideoTaskBody;
   asked: VideoAsked;
   /** The task body for `entry` (undefined: no row the gateway judges by); throws the shape's 400. */
   bodyFor(entry: ModelEntry | undefined): VideoTaskBody;
@@ -111,7 +110,7 @@ export class VideoTaskService {
    * (videoTaskSchema); `callerKey`, the request's bearer key, must not appear in a callback URL
    * (contract §5.5). Charged here; a task that ends without a video gives its seconds back later. A
    * dry run is answered the quote of that charge, with no upstream call and no task. A create in
-   * another shape is `shaped` (its `body`, read, is `body`).
+   * another shape is `shaped`, and `body` its fields that no row decides (model, content, callback).
    */
   create(request: UseCaseRequest, body: VideoTaskBody, callerKey: string, shaped?: ShapedCreate): Promise<Outcome<CreatedTask | Quoted>> {
     const usage = usageFor(body.model);
