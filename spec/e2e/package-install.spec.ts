@@ -96,8 +96,8 @@ describe('npm pack, then npm install of the tarball', () => {
       await writeFile(path.join(host, file), code);
       const { stdout } = await run(process.execPath, [file], { cwd: host, timeout: 60_000 });
       const printed = JSON.parse(stdout.trim().split('\n').at(-1)!) as { models: { data: Array<{ id: string }> }; unknown: number; playground: number; title: string };
-      // the snippet's resolver accepts x-image-2.0 and x-image-edit: the default model list shows exactly those
-      expect(printed.models.data.map((model) => model.id)).toEqual(['x-image-2.0', 'x-image-edit']);
+      // the snippet names its own models and lists them with listModels: the model list shows exactly those
+      expect(printed.models.data.map((model) => model.id)).toEqual(['ds-plus', 'ds-edit']);
       expect(printed.unknown).toBe(404);
       expect(printed).toEqual(expect.objectContaining({ playground: 200, title: 'Image gateway playground' }));
     },
