@@ -26,6 +26,8 @@ export interface KeptWorkRecord {
   route: RouteName;
   model: string;
   provider?: ProviderName;
+  /** The model the upstream was called with, when it differs from `model`: the price the images follow. */
+  upstreamModel?: string;
   images: number;
   sizes?: string[];
   quality?: string;
