@@ -56,7 +56,7 @@ function start(options: Partial<GatewayOptions> = {}) {
 
 const clientOf = (url: string, maxRetries?: number) => new OpenAI({ baseURL: `${url}/v1`, apiKey: KEY_A, ...(maxRetries !== undefined ? { maxRetries } : {}) });
 
-describe("a host name is priced as the upstream model the resolver chose, when the table lacks the name", () => {
+describe('a host name is priced as the upstream model the resolver chose, when the table lacks the name', () => {
   it("a generation under 'ds-plus' costs the images made × qwen-image-plus's price", async () => {
     const gw = await start();
     const answer = await clientOf(gw.url).images.generate({ model: 'ds-plus', prompt: 'a lighthouse at dusk' });
@@ -114,6 +114,24 @@ describe("a money budget reserves a host name's request by its upstream model's 
   });
 });
 
+describe('an image task under a host name is priced by its upstream model', () => {
+  it("a Prefer: respond-async 'ds-plus' task, run on DashScope's own task API, ends costing its images × qwen-image-plus's price", async () => {
+    const gw = await start({ imageTasks: { pollSeconds: 1 }, quotas: { limits: { budget: 1 } } });
+    const client = clientOf(gw.url);
+    const submitted = await client.images.generate({ model: 'ds-plus', prompt: 'a lighthouse at dusk' }, { headers: { Prefer: 'respond-async' } }).withResponse();
+    expect(submitted.response.status).toBe(202);
+    const id = (submitted.data as unknown as { id: string }).id;
+    await expect.poll(async () => (await client.get<{ status: string }>(`/images/tasks/${id}`)).status, { timeout: 15_000, interval: 100 }).toBe('succeeded');
+    await expect.poll(() => gw.usage.find((event) => event.task?.status === 'succeeded')).toBeDefined();
+    const terminal = gw.usage.find((event) => event.task?.status === 'succeeded')!;
+    expect(terminal).toMatchObject({ model: 'ds-plus', provider: 'dashscope', upstreamModel: 'qwen-image-plus', images: 1 });
+    expect(gw.fakes.images.imagesMade()).toBe(1);
+    expect(terminal.cost).toEqual({ amount: gw.fakes.images.imagesMade() * 0.03, currency: 'USD' });
+    // the budget reserved at submit settles to that cost
+    await expect.poll(async () => (await gw.router.quota(CALLER)).find((state) => state.name === 'budget')?.remaining).toBeCloseTo(1 - 0.03, 6);
+  });
+});
+
 describe('a video task under a host name is priced by its upstream model', () => {
   it("reserves 5 s at 720p by the Seedance row's price, and its terminal event costs what Ark made", async () => {
     const gw = await start({ quotas: { limits: { budget: 1 } } });
@@ -123,9 +141,7 @@ describe('a video task under a host name is priced by its upstream model', () =>
     expect(gw.fakes.ark.requests.filter((sent) => sent.method === 'POST')[0]!.json).toMatchObject({ model: 'doubao-seedance-1-5-pro-251215' });
     const budget = async () => (await gw.router.quota(CALLER)).find((state) => state.name === 'budget')!;
     expect((await budget()).remaining).toBeCloseTo(1 - 5 * 0.02, 6);
-    await expect
-      .poll(async () => (await root.get<{ status: string }>(`${TASKS}/${created.id}`)).status, { timeout: 15_000, interval: 100 })
-      .toBe('succeeded');
+    await expect.poll(async () => (await root.get<{ status: string }>(`${TASKS}/${created.id}`)).status, { timeout: 15_000, interval: 100 }).toBe('succeeded');
     await expect.poll(() => gw.usage.find((event) => event.task?.status === 'succeeded')).toBeDefined();
     const terminal = gw.usage.find((event) => event.task?.status === 'succeeded')!;
     // the fake Ark made 5 s at 720p
