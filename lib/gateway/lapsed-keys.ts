@@ -205,6 +205,7 @@ export class LapsedKeys implements TaskWatches {
     const usage = lostWorkUsage({
       model: work.model,
       ...(work.provider !== undefined ? { provider: work.provider } : {}),
+      ...(work.upstreamModel !== undefined ? { upstreamModel: work.upstreamModel } : {}),
       imagesAsked: work.imagesAsked ?? 0,
       started,
       ...(work.sizeAsked !== undefined ? { sizeAsked: work.sizeAsked } : {}),
