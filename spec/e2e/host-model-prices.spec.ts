@@ -59,8 +59,10 @@ const clientOf = (url: string, maxRetries?: number) => new OpenAI({ baseURL: `${
 describe('a host name is priced as the upstream model the resolver chose, when the table lacks the name', () => {
   it("a generation under 'ds-plus' costs the images made × qwen-image-plus's price", async () => {
     const gw = await start();
-    const answer = await clientOf(gw.url).images.generate({ model: 'ds-plus', prompt: 'a lighthouse at dusk' });
+    const { data: answer, response } = await clientOf(gw.url).images.generate({ model: 'ds-plus', prompt: 'a lighthouse at dusk' }).withResponse();
     expect(answer.data).toHaveLength(1);
+    // the answer announces the cost its event will report
+    expect(response.headers.get('x-request-cost')).toBe('0.03 USD');
     await expect.poll(() => gw.usage.length).toBe(1);
     const [event] = gw.usage;
     expect(event).toMatchObject({ model: 'ds-plus', provider: 'dashscope', upstreamModel: 'qwen-image-plus', images: 1 });
