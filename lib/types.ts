@@ -109,6 +109,12 @@ export interface UsageEvent {
    */
   model: string;
   provider?: ProviderName;
+  /**
+   * The model the upstream was called with, when the host's resolver named one other than `model` (a
+   * host's own name for a vendor model): the price a name the `pricing` table lacks follows.
+   * @example upstreamModel: 'gpt-image-1'
+   */
+  upstreamModel?: string;
   /** Images returned to the caller (image routes), 0 otherwise. */
   images: number;
   /**

@@ -143,6 +143,7 @@ function trackedWork(work: LeasedWork, usage: Usage): LeasedWork {
     ...work,
     model: usage.model || work.model,
     ...(usage.provider !== undefined ? { provider: usage.provider } : {}),
+    ...(usage.upstreamModel !== undefined ? { upstreamModel: usage.upstreamModel } : {}),
     ...(usage.imagesAsked !== undefined ? { imagesAsked: usage.imagesAsked } : {}),
     ...(usage.sizeAsked !== undefined ? { sizeAsked: usage.sizeAsked } : {}),
     ...(usage.imageQuality !== undefined ? { quality: usage.imageQuality } : {}),

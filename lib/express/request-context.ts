@@ -232,6 +232,7 @@ export class RequestContext implements Cancellation {
         route,
         model: kept ? kept.model : usage.model,
         provider: kept ? kept.provider : usage.provider,
+        ...(kept ? (kept.upstreamModel !== undefined ? { upstreamModel: kept.upstreamModel } : {}) : usage.upstreamModel !== undefined ? { upstreamModel: usage.upstreamModel } : {}),
         ...(usage.upstreamImages !== undefined ? { upstreamImages: usage.upstreamImages } : {}),
         status,
         latencyMs,

@@ -35,7 +35,7 @@ async function createRecordedAsset(deps: GatewayDeps, usage: Usage, request: Use
   const upstreams = await resolveUpstreams(deps.options, { model: usage.model, route: 'assets', caller, req: request.hostRequest });
   const created = await withFallback(upstreams, deps.options, { route: 'assets', model: usage.model, tenant: caller.id, request: request.hostRequest }, async (upstream) => {
     const assets = requireCapability(upstream, 'assets', 'assets', deps.options.logger);
-    attempting(usage, upstream.provider);
+    attempting(usage, upstream.provider, upstream.model);
     const call = { http: deps.http, signal: request.cancel.clientGone, limits: deps.options.limits };
     return { ...(await assets.create(call, body, upstream)), serviceName: assets.serviceName };
   });

@@ -25,6 +25,7 @@ import { type Outcome, type Usage, type UseCaseRequest, attempting, usageFor } f
 import { StreamTokenReader, type TokenUsage, tokensOfAnswer } from '../json/token-usage.js';
 import type { ActivePolicy } from './moderation/moderation.js';
 import { checkNativeAnswer, checkNativeInput } from './moderation/route-moderation.js';
+import { upstreamModelsOf } from './ledger/pricing.js';
 
 export interface ForwardCall {
   route: RouteName;
@@ -101,6 +102,8 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
           return { ok: false, error, usage };
         }
       }
+      // a name the price table lacks reserves by the upstream models the resolver chose
+      cost.priced = { ...cost.priced!, upstreamModels: upstreamModelsOf(upstreams) };
       // quotas after validation and the resolver, before the upstream call; images back when it fails
       return withCharge(
         deps.quotas,
@@ -121,12 +124,12 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
           };
           if (body.stream === true) {
             return withFallback(upstreams, deps.options, described, (upstream) => {
-              attempting(usage, upstream.provider);
+              attempting(usage, upstream.provider, upstream.model);
               return requireCapability(upstream, 'passthrough', route, deps.options.logger).openStream(call, upstreamPath, body, upstream);
             }).then((stream) => streamed({ quotas: deps.quotas, charge, cost, clientGone: () => request.cancel.clientGone.aborted }, usage, stream, groups?.streamCounter(), countsTokens));
           }
           const answered = withFallback(upstreams, deps.options, { ...described, response: (sent: PassthroughResponse) => responseOfJson(sent.body) }, (upstream) => {
-            attempting(usage, upstream.provider);
+            attempting(usage, upstream.provider, upstream.model);
             return requireCapability(upstream, 'passthrough', route, deps.options.logger).forwardJson(call, upstreamPath, body, upstream);
           }).then((response): ForwardAnswer => {
             usage.upstreamRequestId = response.requestId;

@@ -26,7 +26,7 @@ import { capPassthroughImages } from './passthrough-image-cap.js';
 import { downloadImages } from './result-images.js';
 import { rehostImageAnswer, rehostPassthrough } from './rehost-images.js';
 import { settleBooks, withCharge } from './tenancy/with-charge.js';
-import type { PriceAsk } from './ledger/pricing.js';
+import { type PriceAsk, upstreamModelsOf } from './ledger/pricing.js';
 import type { QuotaCost } from './tenancy/quota-cost.js';
 import type { QuotaCharge } from './tenancy/quotas.js';
 import type { Quoted } from './tenancy/quote.js';
@@ -156,7 +156,13 @@ function pricedAsk(request: ImageRequest, prepared: Prepared, usage: Usage): Pri
   if (quality !== undefined) usage.imageQuality = quality;
   const size = prepared.request?.parameters.size ?? sizeAsked(request.input);
   if (typeof size === 'string' && /^\d+[x*]\d+$/.test(size)) usage.sizeAsked = size.replace('*', 'x');
-  return { model: request.model, images: prepared.asked, ...(typeof size === 'string' ? { size } : {}), ...(quality !== undefined ? { quality } : {}) };
+  return {
+    model: request.model,
+    upstreamModels: upstreamModelsOf(prepared.upstreams),
+    images: prepared.asked,
+    ...(typeof size === 'string' ? { size } : {}),
+    ...(quality !== undefined ? { quality } : {}),
+  };
 }
 
 /** What a budget reserves for a prepared call (an image task charged at submit). */

@@ -53,7 +53,7 @@ export function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageReq
   const { deadline } = request;
   return withFallback(upstreams, deps.options, attempt, (chosen, last): Promise<Attempted> => {
     // a provider that fans out records each of its vendor calls in the attempt (ledger/vendor-work.ts)
-    const record = attempting(usage, chosen.provider);
+    const record = attempting(usage, chosen.provider, chosen.model);
     const call = { ...prepared.call, vendorCalls: (record.calls = []) };
     // only the last upstream's call outlives its deadline: before it, a call that times out without a
     // connection must still fail as not started, so the next upstream is tried (fallback.ts); the last

@@ -132,7 +132,7 @@ export class LapsedKeys implements TaskWatches {
     const call: CallContext = { http: this.deps.http, signal: NEVER_ABORTED, limits: options.limits };
     const state = await tasks.read(call, upstream, task.id);
     if (state.status === 'running') return this.nextFollow(key);
-    const usage = followedUsage(work, task);
+    const usage = followedUsage(work, task, upstream.model);
     const attempt = usage.attempts!.at(-1)!;
     if (state.status === 'failed') {
       // the vendors bill what their task made: a failed task made nothing
@@ -205,6 +205,7 @@ export class LapsedKeys implements TaskWatches {
     const usage = lostWorkUsage({
       model: work.model,
       ...(work.provider !== undefined ? { provider: work.provider } : {}),
+      ...(work.upstreamModel !== undefined ? { upstreamModel: work.upstreamModel } : {}),
       imagesAsked: work.imagesAsked ?? 0,
       started,
       ...(work.sizeAsked !== undefined ? { sizeAsked: work.sizeAsked } : {}),
@@ -238,6 +239,7 @@ export class LapsedKeys implements TaskWatches {
         route: work.route,
         model: work.model,
         ...(usage.provider !== undefined ? { provider: usage.provider } : work.provider !== undefined ? { provider: work.provider } : {}),
+        ...(usage.upstreamModel !== undefined ? { upstreamModel: usage.upstreamModel } : {}),
         ...(usage.upstreamImages !== undefined ? { upstreamImages: usage.upstreamImages } : {}),
         status: how.status,
         latencyMs: Date.now() - work.startedAt,
@@ -257,9 +259,9 @@ export class LapsedKeys implements TaskWatches {
 }
 
 /** What a followed upstream task did, for its usage event: the one vendor call of the request, by its id. */
-function followedUsage(work: LeasedWork, task: UpstreamTaskRef): Usage {
+function followedUsage(work: LeasedWork, task: UpstreamTaskRef, upstreamModel: string | undefined): Usage {
   const usage = usageFor(work.model);
-  attempting(usage, task.provider).id = task.id;
+  attempting(usage, task.provider, upstreamModel).id = task.id;
   usage.imagesAsked = work.imagesAsked ?? 1;
   if (work.sizeAsked !== undefined) usage.sizeAsked = work.sizeAsked;
   if (work.quality !== undefined) usage.imageQuality = work.quality;

@@ -48,6 +48,8 @@ export interface UseCaseRequest {
 export interface Usage {
   model: string;
   provider?: ProviderName;
+  /** The model the upstream was called with, when the resolver named one other than `model`: its price (ledger/pricing.ts). */
+  upstreamModel?: string;
   /** Images answered to the caller. */
   images: number;
   /** Images the upstream answered with, before the gateway kept at most what the request allowed. */
@@ -97,9 +99,15 @@ export interface Usage {
   flaggedImages?: number;
 }
 
-/** Records that `upstream` is being called for paid work (the provider of the usage event, and one attempt of the ledger). */
-export function attempting(usage: Usage, provider: ProviderName): AttemptRecord {
+/**
+ * Records that `upstream` is being called for paid work (the provider and upstream model of the usage
+ * event, and one attempt of the ledger). `model`: the upstream's own name for the model, when it has one.
+ */
+export function attempting(usage: Usage, provider: ProviderName, model?: string): AttemptRecord {
   usage.provider = provider;
+  // a fallback to an upstream without a name of its own is called with the caller's
+  if (model !== undefined && model !== usage.model) usage.upstreamModel = model;
+  else delete usage.upstreamModel;
   usage.attempted = true;
   const attempt = startAttempt((usage.attempts ??= []), provider);
   usage.onAttempt?.();

@@ -36,9 +36,10 @@ export interface Cost {
 }
 
 /**
- * The `pricing` option: a currency and a table per caller-facing model (`*` at the end of a name: a
- * prefix, the longest wins), or a function of the usage event that returns the amount (undefined:
- * unpriced). The cost is added to every usage event of a priced model, and money budgets
+ * The `pricing` option: a currency and a table per model (`*` at the end of a name: a prefix, the
+ * longest wins), or a function of the usage event that returns the amount (undefined: unpriced). A
+ * request follows the row of the caller's name, else that of the upstream model the resolver chose
+ * (docs/tenancy-and-billing.md "Which price a request follows"). The cost is added to every usage event of a priced model, and money budgets
  * (`quotas` limit `budget`) reserve the most a request may cost and settle to what it did.
  * @example pricing: { currency: 'USD', models: { 'x-image-2.0*': { image: 0.035 }, 'x-video': { videoSecond: { default: 0.05, by: { '1080p': 0.1 } } } } }
  */

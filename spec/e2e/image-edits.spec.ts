@@ -550,6 +550,8 @@ describe('usage (onUsage)', () => {
         route: 'images.edits',
         model: 'x-image-edit',
         provider: 'dashscope',
+        // the resolver's own name for the model (what a price table keyed by vendor ids follows)
+        upstreamModel: 'qwen-image-edit-plus',
         images: 2,
         upstreamImages: 2,
         status: 200,
@@ -566,6 +568,7 @@ describe('usage (onUsage)', () => {
         route: 'images.edits',
         model: 'gpt-image-1',
         provider: 'openai',
+        upstreamModel: 'gpt-image-1-upstream',
         images: OPENAI_EDIT_RESPONSE.data.length,
         upstreamImages: OPENAI_EDIT_RESPONSE.data.length,
         status: 200,

@@ -38,6 +38,10 @@ describe('costOf', () => {
     { name: 'a failed request made nothing', work: work({ model: 'x-image-2.0-pro', status: 502 }), amount: 0 },
     { name: 'no row: the function', work: work({ model: 'by-function', images: 3 }), amount: 1.5 },
     { name: 'no row, the function says unpriced', work: work({ model: 'other' }), amount: undefined },
+    { name: "a host's name the table lacks: the upstream model's row", work: work({ model: 'house-image', upstreamModel: 'gpt-image-1', images: 2 }), amount: 0.08 },
+    { name: "the caller's name wins over the upstream model's row", work: work({ model: 'x-image-2.0-pro', upstreamModel: 'gpt-image-1', images: 1 }), amount: 0.31 },
+    { name: "a prefix of the caller's name wins too", work: work({ model: 'x-image-2.0-house', upstreamModel: 'gpt-image-1', images: 1 }), amount: 0.1 },
+    { name: 'neither name priced: the function', work: work({ model: 'by-function', upstreamModel: 'other', images: 2 }), amount: 1 },
   ])('$name', ({ work: priced, amount }) => {
     const cost = pricing.costOf(priced);
     if (amount === undefined) expect(cost).toBeUndefined();
@@ -55,6 +59,11 @@ describe('mostMicros', () => {
     { name: 'video at no resolution: the dearest', ask: { model: 'x-video', videoSeconds: 10 }, micros: 1_000_000 },
     { name: 'tokens cannot be foreseen', ask: { model: 'x-chat' }, micros: 0 },
     { name: 'no row', ask: { model: 'by-function', images: 1 }, micros: undefined },
+    { name: "a host's name: the upstream model's row", ask: { model: 'house-image', upstreamModels: ['gpt-image-1'], images: 1, quality: 'low' }, micros: 10_000 },
+    { name: 'several upstreams: the dearest of their rows', ask: { model: 'house-image', upstreamModels: ['gpt-image-1', 'x-image-2.0-pro'], images: 1, quality: 'low' }, micros: 310_000 },
+    { name: 'an unpriced upstream among them is left out', ask: { model: 'house-image', upstreamModels: ['other', 'gpt-image-1'], images: 1, quality: 'low' }, micros: 10_000 },
+    { name: "the caller's name wins over its upstreams", ask: { model: 'x-image-2.0-pro', upstreamModels: ['gpt-image-1'], images: 1 }, micros: 310_000 },
+    { name: 'no upstream priced', ask: { model: 'house-image', upstreamModels: ['other'], images: 1 }, micros: undefined },
   ])('$name', ({ ask, micros }) => {
     expect(pricing.mostMicros(ask)).toBe(micros);
   });

@@ -87,6 +87,7 @@ export class ImageTaskEnding {
         route: record.image!.route,
         model: record.model,
         provider: usage.provider ?? record.upstream.provider,
+        ...(usage.upstreamModel !== undefined ? { upstreamModel: usage.upstreamModel } : {}),
         ...(usage.upstreamImages !== undefined ? { upstreamImages: usage.upstreamImages } : {}),
         status: view.status === 'succeeded' || view.status === 'cancelled' ? 200 : GatewayError.is(failure) ? failure.status : 500,
         latencyMs: Date.now() - record.createdAt,
@@ -108,6 +109,8 @@ function terminalUsage(record: TaskRecord, usage: Usage | undefined): Usage {
   const image = record.image!;
   const terminal = usage ?? usageFor(record.model);
   terminal.model = record.model;
+  // a task ended on another instance is priced by the upstream model its record keeps
+  if (terminal.upstreamModel === undefined && record.upstream.model !== undefined) terminal.upstreamModel = record.upstream.model;
   terminal.imagesAsked = image.images;
   if (image.size !== undefined) terminal.sizeAsked = image.size;
   if (image.quality !== undefined) terminal.imageQuality = image.quality;

@@ -86,7 +86,7 @@ export class ImageTaskRunner {
   private async submitUpstream(record: TaskRecord, local: LocalRun, native: NativeCall, tasks: UpstreamImageTasks, usage: Usage): Promise<void> {
     const { options } = this.deps;
     const { upstream, request, call } = native;
-    attempting(usage, upstream.provider);
+    attempting(usage, upstream.provider, upstream.model);
     const submitted = await settle(usage, () => tasks.submit(call, request, upstream));
     if (!submitted.ok) {
       this.runs.letGo(record.id);
@@ -101,7 +101,12 @@ export class ImageTaskRunner {
       const { leaseUntil: _held, ...image } = current.image!;
       return {
         image: { ...image, onUpstream: true, deadline: Date.now() + tasks.lifetimeMs } satisfies ImageTaskState,
-        upstream: { provider: upstream.provider, baseURL: upstream.baseURL, taskId: submitted.answer },
+        upstream: {
+          provider: upstream.provider,
+          baseURL: upstream.baseURL,
+          taskId: submitted.answer,
+          ...(upstream.model !== undefined && upstream.model !== record.model ? { model: upstream.model } : {}),
+        },
       };
     });
     // cancelled while it was submitted: the upstream task runs on unobserved (logged), the task stays cancelled

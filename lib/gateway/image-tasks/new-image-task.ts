@@ -62,7 +62,7 @@ export function newImageTaskRecord(deps: GatewayDeps, task: NewImageTask): TaskR
     owner: from.caller.id,
     ...(snapshot.ok ? { caller: snapshot.caller } : {}),
     model: task.model,
-    upstream: { provider: first.provider, baseURL: first.baseURL, taskId: '' },
+    upstream: { provider: first.provider, baseURL: first.baseURL, taskId: '', ...(first.model !== undefined && first.model !== task.model ? { model: first.model } : {}) },
     createdAt: now,
     status: 'queued',
     version: 1,

@@ -122,7 +122,7 @@ export class UpstreamImageTask {
 function followedUsage(record: TaskRecord, upstream: Upstream): Usage {
   const usage = usageFor(record.model);
   // the one vendor call of the task, by its id: what a host joins with the vendor's usage export
-  attempting(usage, upstream.provider).id = record.upstream.taskId;
+  attempting(usage, upstream.provider, upstream.model).id = record.upstream.taskId;
   usage.imagesAsked = record.image!.images;
   return usage;
 }

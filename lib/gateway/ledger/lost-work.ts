@@ -15,6 +15,8 @@ export interface LostWork {
   model: string;
   /** Known once a call was made: work without one never reached a vendor. */
   provider?: ProviderName;
+  /** The model the upstream was called with, when it differs from `model`: what the lost work is priced as. */
+  upstreamModel?: string;
   /** The images charged at the start: the most the vendor may have made. */
   imagesAsked: number;
   /** The upstream call had started (a task marked running, a request that made its call). */
@@ -29,6 +31,7 @@ export interface LostWork {
 export function lostWorkUsage(lost: LostWork): Usage {
   const usage = usageFor(lost.model);
   if (lost.provider !== undefined) usage.provider = lost.provider;
+  if (lost.upstreamModel !== undefined) usage.upstreamModel = lost.upstreamModel;
   usage.imagesAsked = lost.imagesAsked;
   usage.lostBy = 'gateway';
   if (lost.sizeAsked !== undefined) usage.sizeAsked = lost.sizeAsked;
@@ -46,7 +49,7 @@ export function lostWorkUsage(lost: LostWork): Usage {
  * `imagesAsked`; an attempt already settled, or work whose made images are known, stays as it is.
  */
 export function mayHaveBeenUnderWay(usage: Usage, provider: ProviderName, imagesAsked: number): AttemptRecord {
-  if (!usage.attempts?.length) attempting(usage, provider);
+  if (!usage.attempts?.length) attempting(usage, provider, usage.upstreamModel);
   const last = usage.attempts!.at(-1)!;
   if (!last.outcome && usage.upstreamImages === undefined) {
     last.outcome = 'unknown';

@@ -5,7 +5,7 @@
 // of rate-limiter-flexible are integers).
 import { GatewayConfigError } from '../../errors/config-error.js';
 import type { Cost, ModelPrice, PriceBy, PricingOptions } from '../../options/pricing.js';
-import type { UsageEvent } from '../../types.js';
+import type { Upstream, UsageEvent } from '../../types.js';
 
 /** Millionths of the currency unit: the budget counters' unit. */
 export const MICROS = 1_000_000;
@@ -13,6 +13,11 @@ export const MICROS = 1_000_000;
 /** What a request asks for, as far as its price depends on it (known before it runs). */
 export interface PriceAsk {
   model: string;
+  /**
+   * The upstream models the resolver chose, in order (those that name one): the price of a caller's
+   * name the table lacks is the most of theirs (docs/tenancy-and-billing.md "Which price a request follows").
+   */
+  upstreamModels?: readonly string[];
   /** Images the request may return (its charge). */
   images?: number;
   /** The size asked, `WxH` or `W*H`. */
@@ -23,8 +28,13 @@ export interface PriceAsk {
   resolution?: string;
 }
 
+/** The upstream models the resolver chose, those that name one: what a request's price may follow (`PriceAsk.upstreamModels`). */
+export function upstreamModelsOf(upstreams: readonly Pick<Upstream, 'model'>[]): string[] {
+  return upstreams.flatMap((upstream) => (upstream.model !== undefined ? [upstream.model] : []));
+}
+
 /** The part of a usage event a cost is computed from. */
-export type PricedWork = Pick<UsageEvent, 'model' | 'status' | 'images' | 'imageSizes' | 'upstreamUsage' | 'tokens' | 'video' | 'imageQuality'>;
+export type PricedWork = Pick<UsageEvent, 'model' | 'upstreamModel' | 'status' | 'images' | 'imageSizes' | 'upstreamUsage' | 'tokens' | 'video' | 'imageQuality'>;
 
 const EXAMPLE = "pricing: { currency: 'USD', models: { 'x-image-2.0*': { image: 0.035 } } }";
 
@@ -57,9 +67,17 @@ export class Pricing {
     return new Pricing(options);
   }
 
-  /** The price row of a model: its exact name, else the longest covering `*` prefix. */
-  priceOf(model: string): ModelPrice | undefined {
-    return this.exact.get(model) ?? this.prefixes.find(([prefix]) => model.startsWith(prefix))?.[1];
+  /**
+   * The price row a request follows, the catalogue's rule for rows (docs/models.md "Which row a request
+   * follows"): the caller's name when the table has it (a host's own price for its own name), else the
+   * upstream model the resolver chose. Each name: its exact entry, else the longest covering `*` prefix.
+   */
+  priceOf(model: string, upstreamModel?: string): ModelPrice | undefined {
+    return this.rowOf(model) ?? (upstreamModel !== undefined && upstreamModel !== model ? this.rowOf(upstreamModel) : undefined);
+  }
+
+  private rowOf(name: string): ModelPrice | undefined {
+    return this.exact.get(name) ?? this.prefixes.find(([prefix]) => name.startsWith(prefix))?.[1];
   }
 
   /**
@@ -68,29 +86,37 @@ export class Pricing {
    * request was priced once, at its submit).
    */
   costOf(work: PricedWork, how: { fee?: boolean } = {}): Cost | undefined {
-    const row = this.priceOf(work.model);
+    const row = this.priceOf(work.model, work.upstreamModel);
     if (row) return { amount: round(amountOf(row, work, how.fee !== false)), currency: this.currency };
     if (!this.options.price) return undefined;
     const amount = this.options.price(work as UsageEvent);
     return typeof amount === 'number' && Number.isFinite(amount) && amount >= 0 ? { amount: round(amount), currency: this.currency } : undefined;
   }
 
-  /** The most a request may cost, in millionths (a budget's reservation); undefined when the table has no row for it. */
+  /**
+   * The most a request may cost, in millionths (a budget's reservation); undefined when the table has
+   * no row for it. A name the table lacks: the dearest of the upstream models it may fall back to.
+   */
   mostMicros(ask: PriceAsk): number | undefined {
-    const row = this.priceOf(ask.model);
-    if (!row) return undefined;
-    const size = ask.size?.replace('*', 'x');
-    const quality = ask.quality !== undefined && row.imageQuality?.[ask.quality] !== undefined ? row.imageQuality[ask.quality]! : Math.max(1, ...Object.values(row.imageQuality ?? {}));
-    let amount = row.request ?? 0;
-    if (ask.images) amount += ask.images * mostOf(row.image, size) * quality;
-    if (ask.videoSeconds) amount += ask.videoSeconds * mostOf(row.videoSecond, ask.resolution);
-    return Math.ceil(round(amount) * MICROS);
+    const candidates = ask.upstreamModels && ask.upstreamModels.length > 0 ? ask.upstreamModels : [undefined];
+    const rows = candidates.map((upstream) => this.priceOf(ask.model, upstream)).filter((row) => row !== undefined);
+    return rows.length > 0 ? Math.max(...rows.map((row) => mostMicrosOf(row, ask))) : undefined;
   }
 
   /** A cost in millionths, for settling a budget. */
   static micros(cost: Cost | undefined): number | undefined {
     return cost ? Math.ceil(cost.amount * MICROS) : undefined;
   }
+}
+
+/** The most a request may cost on one price row, in millionths. */
+function mostMicrosOf(row: ModelPrice, ask: PriceAsk): number {
+  const size = ask.size?.replace('*', 'x');
+  const quality = ask.quality !== undefined && row.imageQuality?.[ask.quality] !== undefined ? row.imageQuality[ask.quality]! : Math.max(1, ...Object.values(row.imageQuality ?? {}));
+  let amount = row.request ?? 0;
+  if (ask.images) amount += ask.images * mostOf(row.image, size) * quality;
+  if (ask.videoSeconds) amount += ask.videoSeconds * mostOf(row.videoSecond, ask.resolution);
+  return Math.ceil(round(amount) * MICROS);
 }
 
 /** The event's amount by the row: nothing for a failed request (it made nothing the caller got). */

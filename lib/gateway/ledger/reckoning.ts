@@ -149,6 +149,8 @@ export function costOfBooks(usage: Usage, books: Reckoning, end: WorkEnd, pricin
   const sizes = paid > 0 ? sizesOf(usage, books) : undefined;
   const work: PricedWork = {
     model: usage.model,
+    // a name the table lacks is priced as the upstream model it ran on (docs/tenancy-and-billing.md "Which price a request follows")
+    ...(usage.upstreamModel !== undefined ? { upstreamModel: usage.upstreamModel } : {}),
     // a request that charged nothing costs nothing (its price row still says so, with amount 0)
     status: books.billable ? 200 : 500,
     images: paid,
@@ -205,13 +207,14 @@ export function bookFields(usage: Usage, end: WorkEnd, policy: LedgerPolicy, vid
 }
 
 /** Work kept for the client's retry, as its record keeps it (kept-work.ts): what the event that settles it charges. */
-export type KeptWork = Pick<KeptWorkRecord, 'model' | 'provider' | 'images' | 'sizes' | 'quality' | 'lostBy'>;
+export type KeptWork = Pick<KeptWorkRecord, 'model' | 'provider' | 'upstreamModel' | 'images' | 'sizes' | 'quality' | 'lostBy'>;
 
 /** The billing fields of the event that settles kept work: delivered to a retry (charged), or expired (by why it was lost). */
 export function keptBookFields(kept: KeptWork, how: 'delivered' | 'expired', policy: LedgerPolicy): BookFields & { kept: { images: number } } {
   const charged = how === 'delivered' || kept.lostBy === 'client_left' || policy.chargeFailedWork;
   const usage: Usage = {
     model: kept.model,
+    ...(kept.upstreamModel !== undefined ? { upstreamModel: kept.upstreamModel } : {}),
     images: kept.images,
     imagesAsked: kept.images,
     ...(kept.sizes ? { imageSizes: kept.sizes } : {}),

@@ -37,6 +37,7 @@ import { checkDuration, checkRefusedFields, checkVideoShape, mostVideoSeconds, r
 import type { ModelEntry } from '../../options/model-catalogue.js';
 import { rowFor } from '../catalogue-routing.js';
 import { UpstreamTaskState } from './upstream-task-state.js';
+import { upstreamModelsOf } from '../ledger/pricing.js';
 
 /** The host's request object, handed to resolveUpstream only (absent for background polls). */
 type HostRequest = ResolveUpstreamInput['req'];
@@ -122,7 +123,7 @@ export class VideoTaskService {
       const { videoSeconds, body } = prepared;
       // quotas after validation and the resolver, before the upstream call (docs/tenancy-and-billing.md)
       // a money budget reserves the most the video may cost: its seconds (`-1`: the model's longest) at the asked resolution
-      const priced = { model: body.model, videoSeconds, ...(typeof body.resolution === 'string' ? { resolution: body.resolution } : {}) };
+      const priced = { model: body.model, upstreamModels: upstreamModelsOf(prepared.answer.upstreams), videoSeconds, ...(typeof body.resolution === 'string' ? { resolution: body.resolution } : {}) };
       const cost = { requests: 1, videoSeconds, videoTasks: 1, priced };
       return withCharge(this.quotas, request.caller, cost, usage, (charge) => this.createCharged(request, prepared, charge, usage), 'at-answer', request.dryRun);
     });
@@ -188,7 +189,7 @@ export class VideoTaskService {
     const created = await withFallback(upstreams, this.options, attempt, async (upstream) => {
       const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
       // the provider that runs the task (Ark or Veo), not the first one that serves tasks
-      attempting(usage, upstream.provider);
+      attempting(usage, upstream.provider, upstream.model);
       return { upstream, taskId: await tasks.create(call, { ...body, content }, upstream, upstream.model ?? model) };
     });
     // the provider that created it (the task providers are several: Ark, fal)
@@ -202,7 +203,12 @@ export class VideoTaskService {
       owner: caller.id,
       ...(snapshot.ok ? { caller: snapshot.caller } : {}),
       model,
-      upstream: { provider: created.upstream.provider, baseURL: created.upstream.baseURL, taskId: created.taskId },
+      upstream: {
+        provider: created.upstream.provider,
+        baseURL: created.upstream.baseURL,
+        taskId: created.taskId,
+        ...(created.upstream.model !== undefined && created.upstream.model !== model ? { model: created.upstream.model } : {}),
+      },
       createdAt: Date.now(),
       status: 'queued',
       version: 1,

@@ -58,6 +58,8 @@ export class VideoTaskUsage {
     const made = status === 'succeeded' && seconds !== undefined && seconds > 0 ? seconds : 0;
     const usage: Usage = {
       model: record.model,
+      // priced as the upstream model the task was created on when the table lacks the caller's name
+      ...(record.upstream.model !== undefined ? { upstreamModel: record.upstream.model } : {}),
       images: 0,
       ...(upstreamUsage ? { upstreamUsage } : {}),
       attempts: [{ provider: record.upstream.provider, id: record.upstream.taskId, images: 0, ...(made > 0 ? { seconds: made } : {}), outcome: status === 'succeeded' ? 'made' : 'failed' }],
@@ -67,7 +69,8 @@ export class VideoTaskUsage {
     const books = bookFields(usage, { noFee: true }, this.options.ledger, video.video);
     // the money reserved at create (its fee and the most its seconds may cost), settled to the fee and what the video cost
     if (record.quota?.budget !== undefined) {
-      const fee = Pricing.micros(this.options.pricing?.costOf({ model: record.model, status: 200, images: 0 })) ?? 0;
+      const fee =
+        Pricing.micros(this.options.pricing?.costOf({ model: record.model, ...(usage.upstreamModel !== undefined ? { upstreamModel: usage.upstreamModel } : {}), status: 200, images: 0 })) ?? 0;
       const actual = fee + (status === 'succeeded' ? (Pricing.micros(books.cost) ?? 0) : 0);
       this.quotas.settleBudget(record.owner, record.quota.budget, actual, ends?.budget).catch(failed);
     }
@@ -77,6 +80,7 @@ export class VideoTaskUsage {
       route: 'video.tasks',
       model: record.model,
       provider: record.upstream.provider,
+      ...(usage.upstreamModel !== undefined ? { upstreamModel: usage.upstreamModel } : {}),
       status: 200,
       latencyMs: Date.now() - record.createdAt,
       task: { id: record.id, status },

@@ -26,6 +26,8 @@ export interface KeptWorkRecord {
   route: RouteName;
   model: string;
   provider?: ProviderName;
+  /** The model the upstream was called with, when it differs from `model`: the price the images follow. */
+  upstreamModel?: string;
   images: number;
   sizes?: string[];
   quality?: string;
@@ -47,6 +49,8 @@ export interface LeasedWork {
   /** ms since the epoch */
   startedAt: number;
   provider?: ProviderName;
+  /** The model the upstream was called with, when it differs from `model`: the price of the lost work. */
+  upstreamModel?: string;
   /** The images charged: the most the upstream may make. */
   imagesAsked?: number;
   sizeAsked?: string;

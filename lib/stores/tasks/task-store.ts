@@ -29,7 +29,8 @@ export interface TaskRecord {
   caller?: Caller;
   /** The model name the caller used. */
   model: string;
-  upstream: { provider: ProviderName; baseURL: string; taskId: string };
+  /** `model`: the upstream's own name for the model, when the resolver named one (the price a name the pricing table lacks follows). */
+  upstream: { provider: ProviderName; baseURL: string; taskId: string; model?: string };
   /** ms since the epoch. */
   createdAt: number;
   /** The last status seen upstream (contract §3: the set is open). */
