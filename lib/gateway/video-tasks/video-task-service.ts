@@ -123,7 +123,7 @@ export class VideoTaskService {
       const { videoSeconds, body } = prepared;
       // quotas after validation and the resolver, before the upstream call (docs/tenancy-and-billing.md)
       // a money budget reserves the most the video may cost: its seconds (`-1`: the model's longest) at the asked resolution
-      const priced = { model: body.model, upstreamModels: upstreamModelsOf(prepared.answer.upstreams), videoSeconds, ...(typeof body.resolution === 'string' ? { resolution: body.resolution } : {}) };
+      const priced = { model: body.model, upstreamModels: upstreamModelsOf(prepared.upstreams), videoSeconds, ...(typeof body.resolution === 'string' ? { resolution: body.resolution } : {}) };
       const cost = { requests: 1, videoSeconds, videoTasks: 1, priced };
       return withCharge(this.quotas, request.caller, cost, usage, (charge) => this.createCharged(request, prepared, charge, usage), 'at-answer', request.dryRun);
     });
