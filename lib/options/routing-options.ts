@@ -47,6 +47,10 @@ export interface RoutingHealthClient {
   hset(key: string, field: string, value: string): Promise<unknown>;
   hgetall(key: string): Promise<Record<string, string>>;
   hdel(key: string, field: string): Promise<unknown>;
+  /** Claims the one half-open trial of the cluster (`SET key value PX ms NX`); without it each instance sends its own trial. */
+  set?(key: string, value: string, px: 'PX', milliseconds: number, nx: 'NX'): Promise<unknown>;
+  /** Frees the trial's claim once its outcome is known. */
+  del?(key: string): Promise<unknown>;
   /** A second connection for the subscription (a subscribed connection can send nothing else). */
   duplicate(): RoutingHealthSubscriber;
 }

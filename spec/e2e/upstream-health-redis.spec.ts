@@ -1,6 +1,7 @@
 // Upstream health shared between instances (docs/routing-and-health.md "Several instances"): two
 // gateways on one real Redis (`routing.store`); an account refusal seen by one keeps the other's
-// requests off that upstream too. A Redis that cannot be reached (a client pointed at a closed port)
+// requests off that upstream too; after a shared open, one trial goes to it for the whole cluster while
+// the other instance's requests go elsewhere. A Redis that cannot be reached (a client pointed at a closed port)
 // leaves each instance with its own health: requests keep being answered. Runs when REDIS_URL is set.
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
@@ -8,7 +9,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import request from 'supertest';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Upstream } from '../../lib/index.js';
-import { type FakeLlm, startFakeLlm } from '../helpers/fake-llm.js';
+import { type FakeLlm, chatCompletion, startFakeLlm } from '../helpers/fake-llm.js';
 import { sendJson } from '../helpers/fake-upstream.js';
 import { KEY_A, KEY_B } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
@@ -18,6 +19,7 @@ const REDIS_URL = process.env.REDIS_URL;
 const ask = { model: 'x-chat', messages: [{ role: 'user', content: 'hi' }] };
 
 const upstreamOf = (fake: FakeLlm, apiKey: string): Upstream => ({ provider: 'openai', baseURL: fake.baseURL, apiKey, model: 'up-chat' });
+const unavailable = (_request: unknown, res: ServerResponse) => sendJson(res, 503, { error: { message: 'scripted 503', type: 'server_error', param: null, code: null } });
 const forbidden = (_request: unknown, res: ServerResponse) => sendJson(res, 403, { error: { message: 'account disabled', type: 'invalid_request_error', param: null, code: null } });
 const chat = (app: Parameters<typeof request>[0], key = KEY_A) => request(app).post('/v1/chat/completions').set('authorization', `Bearer ${key}`).send(ask);
 
@@ -57,6 +59,76 @@ describe.runIf(Boolean(REDIS_URL))('upstream health on Redis', () => {
     // an instance that starts later reads the open state from the hash
     const late = gateway.variant({ routing: { store: client(REDIS_URL!), prefix } });
     await expect.poll(() => late.router.health().find((entry) => entry.upstream.baseURL === a.baseURL)?.state, { timeout: 15_000 }).toBe('open');
+  });
+
+  it('after a shared open, the half-open trial is one request for the whole cluster; its success closes the upstream on both instances', async () => {
+    const prefix = `gw:test:health:${randomBytes(4).toString('hex')}:`;
+    onTestFinished(() => removeRedisKeys(REDIS_URL!, [`${prefix}*`]));
+    // one clock the spec moves, for both instances: the cooldown ends on both at once
+    let time = Date.UTC(2026, 0, 1);
+    const now = () => time;
+    const routing = (store: Redis) => ({ store, prefix, now, breaker: { failures: 2, cooldownSeconds: 30 } });
+    const gateway = await gatewayWith({
+      fakes: { a: startFakeLlm, b: startFakeLlm },
+      resolve: (_input, { a, b }) => [upstreamOf(a, 'sk-operator-a'), upstreamOf(b, 'sk-operator-b')],
+      routing: routing(client(REDIS_URL!)),
+    });
+    const other = gateway.variant({ routing: routing(client(REDIS_URL!)) });
+    const { a, b } = gateway.fakes;
+    const stateOf = (instance: typeof other) => instance.router.health().find((entry) => entry.upstream.baseURL === a.baseURL)?.state;
+    expect((await chat(other.app)).status).toBe(200);
+    expect(a.apiRequests()).toHaveLength(1);
+
+    // two 503s on the first instance open a there; the other instance hears it
+    a.next(unavailable);
+    a.next(unavailable);
+    for (let call = 0; call < 2; call++) expect((await chat(gateway.app)).status).toBe(200);
+    expect(a.apiRequests()).toHaveLength(3);
+    await expect.poll(() => stateOf(other), { timeout: 15_000 }).toBe('open');
+
+    // the trial is held at a until the spec lets it answer
+    let answer!: () => void;
+    const held = new Promise<void>((resolve) => (answer = resolve));
+    a.next(async (_request, res) => {
+      await held;
+      sendJson(res, 200, chatCompletion('up-chat', 'recovered'));
+    });
+    // the cooldown ends: requests on the two instances in turn, until one of them is the trial at a
+    time += 30_000;
+    let sent = 0;
+    let trial: Promise<request.Response> | undefined;
+    await expect
+      .poll(
+        async () => {
+          const reply = chat([gateway, other][sent++ % 2]!.app, KEY_B).then((response) => response);
+          const first = await Promise.race([
+            reply,
+            expect
+              .poll(() => a.apiRequests().length, { timeout: 10_000 })
+              .toBe(4)
+              .then(() => undefined),
+          ]);
+          if (first === undefined && a.apiRequests().length === 4) trial = reply;
+          else expect(first?.status).toBe(200);
+          return a.apiRequests().length;
+        },
+        { timeout: 15_000, interval: 50 },
+      )
+      .toBe(4);
+    // while it runs, both instances send everything else to b: one trial for the cluster
+    for (let call = 0; call < 6; call++) expect((await chat([gateway, other][call % 2]!.app, KEY_B)).status).toBe(200);
+    expect(a.apiRequests()).toHaveLength(4);
+    expect(b.apiRequests()).toHaveLength(2 + sent - 1 + 6);
+    answer();
+    expect((await trial)?.status).toBe(200);
+    // the trial answered: closed on both instances, and the other one never sent a trial of its own
+    await expect.poll(() => [stateOf(gateway), stateOf(other)], { timeout: 15_000 }).toEqual(['closed', 'closed']);
+    expect(a.apiRequests()).toHaveLength(4);
+
+    // both instances use a again
+    for (const instance of [gateway, other]) expect((await chat(instance.app)).status).toBe(200);
+    expect(a.apiRequests()).toHaveLength(6);
+    expect(b.apiRequests()).toHaveLength(2 + sent - 1 + 6);
   });
 
   it('Redis down (a client pointed at a closed port): requests are answered, health stays per instance', async () => {

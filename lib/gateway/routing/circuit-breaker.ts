@@ -113,14 +113,14 @@ export class BreakerState {
     if (as === 'trial') this.trialSince = undefined;
   }
 
-  /** Takes another instance's word (shared health): open until `openUntil`, or closed. */
-  adopt(state: 'open' | 'closed', reason: UpstreamHealthReason, since: number, openUntil: number, now: number): void {
+  /** Takes another instance's word (shared health): open until `openUntil`, or closed. True when it changed the state. */
+  adopt(state: 'open' | 'closed', reason: UpstreamHealthReason, since: number, openUntil: number, now: number): boolean {
     if (state === 'open') {
-      if (this.state === 'open' && this.openUntil >= openUntil) return;
+      if (this.state === 'open' && this.openUntil >= openUntil) return false;
       this.state = 'open';
       this.openUntil = openUntil;
     } else {
-      if (this.state === 'closed' || (this.state === 'open' && now < this.openUntil && this.since > since)) return;
+      if (this.state === 'closed' || (this.state === 'open' && now < this.openUntil && this.since > since)) return false;
       this.state = 'closed';
       this.failures = 0;
       this.retryAfterMs = 0;
@@ -128,6 +128,7 @@ export class BreakerState {
     this.trialSince = undefined;
     this.reason = reason;
     this.since = since;
+    return true;
   }
 
   private open(now: number, reason: UpstreamHealthReason, forMs: number): Transition {

@@ -2,7 +2,8 @@
 // docs/routing-and-health.md "Several instances"). A state change is written to one hash (a field per
 // upstream key) and published on a channel; every instance subscribes and applies it to its local map,
 // and reads the whole hash when it starts and every `SYNC_MS` (a message missed while disconnected is
-// caught up). Requests never wait for Redis: a lost Redis leaves each instance with its own health.
+// caught up). The half-open trial is claimed once per cluster (`SET <prefix>trial:<key> NX PX`).
+// Requests never wait for Redis: a lost Redis leaves each instance with its own health and trial.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../options/host-hooks.js';
 import type { RoutingHealthClient, RoutingHealthSubscriber, UpstreamHealthReason, UpstreamIdentity } from '../../options/routing-options.js';
@@ -25,10 +26,14 @@ interface Message extends SharedRecord {
 // the catch-up read's period: a missed message costs at most this much of sending to an open upstream
 const SYNC_MS = 5_000;
 
+/** How long a trial's claim holds when its instance never frees it (it stopped): the others then claim again. */
+export const TRIAL_LEASE_MS = 60_000;
+
 export class SharedHealth {
   private readonly id = randomUUID();
   private readonly hash: string;
   private readonly channel: string;
+  private readonly trialPrefix: string;
   private subscriber: RoutingHealthSubscriber | undefined;
   private timer: NodeJS.Timeout | undefined;
   private warned = false;
@@ -43,6 +48,7 @@ export class SharedHealth {
   ) {
     this.hash = `${prefix}state`;
     this.channel = `${prefix}changes`;
+    this.trialPrefix = `${prefix}trial:`;
   }
 
   /** Subscribes and reads the current states; never throws (a Redis that is down is logged once). */
@@ -69,6 +75,29 @@ export class SharedHealth {
     const text = JSON.stringify({ ...record, from: this.id } satisfies Message);
     const written = record.state === 'open' ? this.client.hset(this.hash, record.key, text) : this.client.hdel(this.hash, record.key);
     Promise.all([written, this.client.publish(this.channel, text)]).catch((error: unknown) => this.lost(error));
+  }
+
+  /**
+   * Claims the cluster's half-open trial of `key` for this instance: true when it holds it, false when
+   * another instance does. Undefined when the store cannot claim now (no `set`, not connected): the
+   * caller then sends its own trial, as without a store.
+   */
+  claimTrial(key: string): Promise<boolean> | undefined {
+    const { client } = this;
+    if (this.closed || !client.set || (client.status !== undefined && client.status !== 'ready')) return undefined;
+    return client.set(this.trialPrefix + key, this.id, 'PX', TRIAL_LEASE_MS, 'NX').then(
+      (answer) => answer === 'OK',
+      (error: unknown) => {
+        this.lost(error);
+        throw error;
+      },
+    );
+  }
+
+  /** Frees the claim once the trial's outcome is known (its close or open is published), in the background. */
+  endTrial(key: string): void {
+    if (this.closed || !this.client.del || !this.ready()) return;
+    this.client.del(this.trialPrefix + key).catch((error: unknown) => this.lost(error));
   }
 
   async close(): Promise<void> {

@@ -11,7 +11,7 @@ import { type BreakerSettings, BreakerState, type Transition } from './circuit-b
 import { type Candidate, chooseOrder } from './choose-upstreams.js';
 import { healthKeyOf, identityOf } from './health-key.js';
 import { healthOutcomeOf } from './health-failure.js';
-import type { SharedHealth, SharedRecord } from './shared-health.js';
+import { type SharedHealth, type SharedRecord, TRIAL_LEASE_MS } from './shared-health.js';
 
 export interface HealthSettings {
   strategy: RoutingStrategy;
@@ -32,7 +32,20 @@ interface Entry {
   key: string;
   identity: UpstreamIdentity;
   breaker: BreakerState;
+  /** This instance's claim on the cluster's half-open trial (shared store only); undefined: none made. */
+  claim?: Claim;
 }
+
+/** A claim made at `at`: `pending` until Redis answers, then `won` (this instance sends the trial) or `lost`. */
+interface Claim {
+  state: 'pending' | 'won' | 'lost';
+  at: number;
+}
+
+// a claim Redis has not answered in this long is given up: this instance sends its own trial
+const CLAIM_WAIT_MS = 2_000;
+// a lost claim is tried again this often: the holder may have stopped (its lease expires)
+const CLAIM_RETRY_MS = 1_000;
 
 /** One admitted call: what its outcome is recorded against. */
 export interface Admission {
@@ -79,7 +92,7 @@ export class UpstreamHealth {
     const rest: Upstream[] = [];
     upstreams.forEach((upstream, index) => {
       const entry = this.entries.get(healthKeyOf(upstream, route, model));
-      if (entry && this.settings.breaker && !entry.breaker.usable(now)) rest.push(upstream);
+      if (entry && this.settings.breaker && !this.ready(entry, now)) rest.push(upstream);
       else usable.push({ upstream, index, weight: weightOf(upstream), latencyMs: entry?.breaker.latencyMs, price: strategy === 'price' ? priceOf?.(upstream.model ?? model) : undefined });
     });
     const { explore } = this.settings;
@@ -93,6 +106,7 @@ export class UpstreamHealth {
     const entry = this.entryOf(upstream, route, model);
     const now = this.settings.now();
     if (!this.settings.breaker) return { entry, as: 'closed', started: now };
+    if (this.shared && entry.breaker.state !== 'closed' && entry.breaker.usable(now) && !this.trialHeld(entry, now)) return undefined;
     const admitted = entry.breaker.admit(now);
     if (!admitted) return undefined;
     if (admitted.moved) this.announce(entry, admitted.moved, false);
@@ -103,14 +117,14 @@ export class UpstreamHealth {
   usable(upstream: Upstream, route: RouteName, model: string): boolean {
     if (!this.settings.breaker) return true;
     const entry = this.entries.get(healthKeyOf(upstream, route, model));
-    return entry === undefined || entry.breaker.usable(this.settings.now());
+    return entry === undefined || this.ready(entry, this.settings.now());
   }
 
   /** The call answered. `latencyMs` is its time to answer (first byte of a stream, whole answer otherwise). */
   succeeded(admission: Admission, latencyMs: number): void {
     const { entry } = admission;
     const moved = entry.breaker.succeeded(this.settings.now(), admission.as, latencyMs, this.settings.breaker ?? NEVER_OPENS);
-    if (moved) this.announce(entry, moved, true);
+    if (moved) this.moved(entry, moved);
   }
 
   /** The call failed with `error`: counted when it is the upstream's failure (health-failure.ts). */
@@ -122,7 +136,7 @@ export class UpstreamHealth {
     const settings = this.settings.breaker ?? NEVER_OPENS;
     const moved =
       outcome === 'answered' ? entry.breaker.succeeded(now, admission.as, undefined, settings) : this.settings.breaker ? entry.breaker.failed(now, admission.as, outcome, settings) : undefined;
-    if (moved) this.announce(entry, moved, true);
+    if (moved) this.moved(entry, moved);
   }
 
   /** The soonest time an open upstream of the list may be tried again (for a 503's Retry-After). */
@@ -154,7 +168,59 @@ export class UpstreamHealth {
   /** Another instance's state change (shared-health.ts): applied to the local map, announced nowhere (that instance did). */
   adopt(record: SharedRecord): void {
     const entry = this.entries.get(record.key) ?? this.add(record.key, record.upstream);
-    entry.breaker.adopt(record.state, record.reason, record.since, record.openUntil ?? 0, this.settings.now());
+    // a new state starts a new round of claims: the trial it ends (or the open it begins) is over
+    if (entry.breaker.adopt(record.state, record.reason, record.since, record.openUntil ?? 0, this.settings.now())) entry.claim = undefined;
+  }
+
+  // this instance's own transition: announced and shared; a claimed trial ends with it
+  private moved(entry: Entry, moved: Transition): void {
+    if (entry.claim?.state === 'won') this.shared?.endTrial(entry.key);
+    entry.claim = undefined;
+    this.announce(entry, moved, true);
+  }
+
+  /** Whether `entry` may be sent to now: its breaker lets it, and no other instance holds its trial. */
+  private ready(entry: Entry, now: number): boolean {
+    if (!entry.breaker.usable(now)) return false;
+    if (!this.shared || entry.breaker.state === 'closed') return true;
+    const claim = entry.claim;
+    return claim === undefined || claim.state === 'won' || now - claim.at >= (claim.state === 'pending' ? CLAIM_WAIT_MS : CLAIM_RETRY_MS);
+  }
+
+  /**
+   * The cluster's one half-open trial (docs/routing-and-health.md "Several instances"): true when this
+   * instance holds it. Otherwise a claim is made in the background (or is under way, or another
+   * instance holds it) and the upstream is skipped meanwhile: the rest go elsewhere. Redis that does
+   * not answer, or cannot claim, leaves the trial to this instance (as without a store).
+   */
+  private trialHeld(entry: Entry, now: number): boolean {
+    const claim = entry.claim;
+    // a claim older than its lease may have passed to another instance: made again
+    if (claim?.state === 'won' && now - claim.at < TRIAL_LEASE_MS) return true;
+    if (claim?.state === 'pending' && now - claim.at < CLAIM_WAIT_MS) return false;
+    if (claim?.state === 'pending') {
+      claim.state = 'won';
+      return true;
+    }
+    if (claim?.state === 'lost' && now - claim.at < CLAIM_RETRY_MS) return false;
+    const claiming = this.shared?.claimTrial(entry.key);
+    if (!claiming) {
+      entry.claim = { state: 'won', at: now };
+      return true;
+    }
+    const made: Claim = { state: 'pending', at: now };
+    entry.claim = made;
+    claiming.then(
+      (won) => {
+        if (entry.claim !== made) return;
+        made.state = won ? 'won' : 'lost';
+        made.at = this.settings.now();
+      },
+      () => {
+        if (entry.claim === made) made.state = 'won';
+      },
+    );
+    return false;
   }
 
   private entryOf(upstream: Upstream, route: RouteName, model: string): Entry {
