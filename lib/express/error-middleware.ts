@@ -21,8 +21,13 @@ export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHan
     const context = findContext(res) ?? new RequestContext(undefined, req, res, options, false);
     // the ledger reads what the vendor may have made from the failure (ledger/reckoning.ts)
     context.failure ??= error;
-    // an Idempotency-Key request that failed frees its key, also when its client has left
-    context.recorder?.fail();
+    // an Idempotency-Key request that failed frees its key, also when its client has left; but an output
+    // refusal ends made, paid, flagged work: it is kept under the key like an answer (as a followed key
+    // keeps it, gateway/lapsed-keys.ts), so a retry neither pays for it again nor strikes the tenant again
+    // (docs/content-safety.md)
+    const refusal = outputRefusalOf(error);
+    if (refusal && context.recorder?.keepRefusal) context.recorder.keepRefusal(refusal.status, 'application/json; charset=utf-8', JSON.stringify(refusal.toJSON()));
+    else context.recorder?.fail();
     // a client that left gets nothing and is no failure; a response that finished (a stream whose error
     // event was already sent) still gets its one log line below
     if (error instanceof ClientGoneError || (res.destroyed && !res.writableFinished)) return;
@@ -120,6 +125,12 @@ function toGatewayError(error: unknown, options: ResolvedOptions): GatewayError 
   }
   // logged once, with the request's fields, by logFailure
   return GatewayError.internal();
+}
+
+/** A content policy refusal of the images made (stage `output`), by its code: it may come from the package's other build. */
+function outputRefusalOf(error: unknown): GatewayError | undefined {
+  if (!GatewayError.is(error) || error.code !== ERROR_CODES.contentPolicyViolation) return undefined;
+  return error.toJSON().error.stage === 'output' ? error : undefined;
 }
 
 /** Seconds from an error's own `Retry-After` (http-errors `headers`), when it has one. */

@@ -1,7 +1,8 @@
 // Idempotency-Key on the paid creates (IETF draft "The Idempotency-Key HTTP Header Field"; docs/tenancy-and-billing.md). Runs after authentication and the body parser, before the route: the key is
 // scoped to the caller and the route, taken atomically in the store with the body's fingerprint.
 // - first request: runs; a 2xx answer is kept (status, Content-Type, bytes) for idempotency.ttlSeconds;
-//   any error answer frees the key, so a retry runs again (a 4xx costs nothing, a 5xx may be transient)
+//   any error answer frees the key, so a retry runs again (a 4xx costs nothing, a 5xx may be transient),
+//   but an output refusal (images made, paid and flagged) is kept like an answer
 // - same key, same body, answer kept: replayed byte for byte with `Idempotent-Replayed: true`, the
 //   upstream not called, no usage event (nothing new was billed)
 // - same key, same body, still running: 409 `idempotency_key_in_use` with Retry-After (the OpenAI
@@ -289,13 +290,18 @@ function keepAnswer(context: RequestContext, scoped: string, fingerprint: string
   // reported in the request's one usage event
   const safety = setTimeout(hold.freeSlot, config.runningTtlMs);
   safety.unref();
+  const keep = (status: number, contentType: string, body: Buffer | string | undefined, bytes: number): void => {
+    if (context.res.destroyed) context.keptStatus = status;
+    settle(body === undefined ? { state: 'too-large', fingerprint, bytes } : doneRecord(fingerprint, status, contentType, body, answerHeadersOf(context.res)));
+  };
   context.recorder = {
     maxBytes: config.maxAnswerBytes,
     record(status, contentType, body, bytes) {
       if (status < 200 || status >= 300) return settle(undefined);
-      if (context.res.destroyed) context.keptStatus = status;
-      settle(body === undefined ? { state: 'too-large', fingerprint, bytes } : doneRecord(fingerprint, status, contentType, body, answerHeadersOf(context.res)));
+      keep(status, contentType, body, bytes);
     },
     fail: () => settle(undefined),
+    // made, paid and flagged: a retry gets the same refusal and pays nothing again (docs/content-safety.md)
+    keepRefusal: (status, contentType, body) => keep(status, contentType, body, Buffer.byteLength(body)),
   };
 }

@@ -24,6 +24,8 @@ export interface AnswerRecorder {
   record(status: number, contentType: string, body: Buffer | string | undefined, bytes: number): void;
   /** The request failed (the error middleware got an error), whether or not an answer can still be sent. */
   fail(): void;
+  /** The request failed with a refusal of work it made and paid (an output refusal): kept like an answer, when the recorder keeps one. */
+  keepRefusal?(status: number, contentType: string, body: string): void;
 }
 
 /** A whole answer as it would be written. */

@@ -26,6 +26,7 @@ import {
 import { OPENAI_IMAGES, startFakePaidImages } from '../helpers/fake-paid-images.js';
 import { startFakeArk } from '../helpers/fake-ark.js';
 import { KEY_A, KEY_B } from '../helpers/gateway-app.js';
+import { postAndLeave } from '../helpers/paid-work.js';
 import { type GatewayFixture, gatewayWith } from '../helpers/gateway-with.js';
 import { BLUE_PNG, RED_PNG } from '../helpers/solid-png.js';
 
@@ -432,5 +433,32 @@ describe('strikes', () => {
     await limits[0]!.clear();
     expect((await client(gw).images.generate({ model: OPENAI_MODEL, prompt: 'a quiet lake' })).data).toHaveLength(1);
     expect(gw.fakes.images.started()).toBe(2);
+  });
+});
+
+describe('output checks on an Idempotency-Key request whose client left', () => {
+  it('the flagged refusal is kept under the key: the retry gets it replayed, nothing is made again, one moderation event', async () => {
+    const directory = tempDir('content-safety-key-');
+    const gw = await start(
+      (check) => ({ check, outputImages: true }),
+      { flagOutputs: 1, checks: [] },
+      { storage: localResultStorage({ directory, secret: 'content-safety-results-secret-0123456789' }) },
+    );
+    const release = gw.fakes.images.hold();
+    const body = JSON.stringify({ model: DASHSCOPE_MODEL, prompt: 'a lake' });
+    await postAndLeave({ url: gw.url, path: OPENAI_IMAGES, key: KEY_A, body, headers: { 'idempotency-key': 'left-while-made' }, upstream: gw.fakes.images });
+    release();
+    await expect.poll(() => gw.usage.length, { timeout: 20_000 }).toBe(1);
+    const retry = await request(gw.app).post(OPENAI_IMAGES).set('Authorization', `Bearer ${KEY_A}`).set('Idempotency-Key', 'left-while-made').set('Content-Type', 'application/json').send(body);
+    expect(retry.status).toBe(400);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.body.error).toMatchObject({ code: 'content_policy_violation', stage: 'output', categories: ['sexual'] });
+    expect(retry.text).not.toMatch(/generation-\d|b64_json|"url"/);
+    expect(filesUnder(directory)).toEqual([]);
+    // made once, booked once: the refusal's status, the flagged image, the one generation
+    expect(gw.fakes.images.started()).toBe(1);
+    expect(gw.usage).toHaveLength(1);
+    expect(gw.usage[0]).toMatchObject({ status: 400, images: 0, flaggedImages: 1, vendorWork: { images: gw.fakes.images.imagesMade(), attempts: [{ outcome: 'made' }] } });
+    expect(gw.events.filter((event) => event.stage === 'outputImages')).toEqual([expect.objectContaining({ flagged: true })]);
   });
 });

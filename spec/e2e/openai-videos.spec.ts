@@ -278,7 +278,9 @@ describe('OpenAI videos on Kling (fal, no storage)', () => {
     const openai = client(falGw.url);
     const created = await openai.videos.create({ model: KLING, prompt: 'it moves', input_reference: { image_url: 'https://cdn.example/frame.png' } });
     expect(fal.inputs().at(-1)!.input).toMatchObject({ prompt: 'it moves', image_url: 'https://cdn.example/frame.png' });
-    await ended(openai, created.id);
+    // no seconds asked and none reported by fal: the length charged (quotas.defaultVideoSeconds, 5), never ''
+    expect(created.seconds).toBe('5');
+    expect((await ended(openai, created.id)).seconds).toBe('5');
   });
 
   it('refuses a length Kling does not make, before any request to fal', async () => {

@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { UsageEvent } from '../../lib/index.js';
+import type { GatewayOptions, UsageEvent } from '../../lib/index.js';
 import { removeRedisKeys } from './redis-keys.js';
 import { type RedisInstance, type RedisInstanceConfig, startRedisInstance } from './redis-instance.js';
 
@@ -27,8 +27,8 @@ export interface RedisCluster {
   readonly config: RedisInstanceConfig;
   /** A fresh namespace for this test, and the settings its instances share. */
   start(settings: Omit<RedisInstanceConfig, 'redisUrl' | 'namespace'>): RedisInstanceConfig;
-  /** An instance in this process. */
-  instance(): RedisInstance;
+  /** An instance in this process; `extra`: options of this instance only (a moderation policy, a storage). */
+  instance(extra?: Partial<GatewayOptions>): RedisInstance;
   /** An instance in its own process, once it listens. */
   spawn(): Promise<InstanceProcess>;
   /** Closes one instance of this process before the test ends (an instance stopped, not killed). */
@@ -85,8 +85,8 @@ export function redisCluster(redisUrl: string, name: string): RedisCluster {
       config = { ...settings, redisUrl, namespace: `${name}-${randomBytes(4).toString('hex')}` };
       return config;
     },
-    instance() {
-      const started = startRedisInstance(current());
+    instance(extra) {
+      const started = startRedisInstance(current(), extra);
       running.push(started);
       return started;
     },

@@ -2,6 +2,7 @@
 // production: each with its own ioredis client, all sharing the prefixes and queue name.
 import { Redis } from 'ioredis';
 import { bullmqScheduler, redisIdempotencyStore, redisTaskStore } from '../../lib/redis.js';
+import type { GatewayOptions } from '../../lib/index.js';
 import { type TestGateway, createTestGateway } from './gateway-app.js';
 
 export interface RedisInstanceConfig {
@@ -30,7 +31,8 @@ export interface RedisInstance extends TestGateway {
   client: Redis;
 }
 
-export function startRedisInstance(config: RedisInstanceConfig): RedisInstance {
+/** `extra`: options of this instance only (functions too: an instance in its own process has none). */
+export function startRedisInstance(config: RedisInstanceConfig, extra: Partial<GatewayOptions> = {}): RedisInstance {
   const client = new Redis(config.redisUrl, { lazyConnect: false });
   const gateway = createTestGateway({
     store: redisTaskStore({ client, prefix: `${config.namespace}:` }),
@@ -66,6 +68,7 @@ export function startRedisInstance(config: RedisInstanceConfig): RedisInstance {
       : {}),
     ...(config.imagesPerMinute !== undefined ? { quotas: { limits: { imagesPerMinute: config.imagesPerMinute }, redis: client, prefix: `${config.namespace}:quota:` } } : {}),
     callbacks: { allowLocal: true, pollIntervalsMs: [60], retryBaseMs: 300, retryMaxMs: 600, timeoutMs: 30_000, signingSecret: config.signingSecret },
+    ...extra,
   });
   return {
     ...gateway,

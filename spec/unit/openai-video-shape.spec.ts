@@ -167,6 +167,15 @@ describe('videoObjectOf', () => {
     expect(videoObjectOf(record, { status: 'expired' }).error).toStrictEqual({ code: 'video_generation_failed', message: 'The video task ended expired' });
   });
 
+  it.each([
+    ['asked', { seconds: '8', chargedSeconds: '5' }, { duration: 10 }, '8'],
+    ['reported by the upstream', { chargedSeconds: '5' }, { duration: 10 }, '10'],
+    ['neither: the length charged', { chargedSeconds: '5' }, {}, '5'],
+    ['a record kept before the charged length: the documented fallback', {}, {}, ''],
+  ])('seconds %s', (_name, asked, state, seconds) => {
+    expect(videoObjectOf({ ...record, asked }, { status: 'running', ...state }).seconds).toBe(seconds);
+  });
+
   it('a running task: the upstream progress where given', () => {
     expect(videoObjectOf(record, { status: 'running', progress: 42.7 })).toMatchObject({ status: 'in_progress', progress: 42, completed_at: null, seconds: '', size: '' });
     expect(videoObjectOf(record, { status: 'running', progress: 420 }).progress).toBe(0);

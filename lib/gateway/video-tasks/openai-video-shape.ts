@@ -152,7 +152,10 @@ export function videoObjectOf(record: Pick<TaskRecord, 'id' | 'model' | 'created
     completed_at: status === 'completed' || status === 'failed' ? (updated ?? null) : null,
     expires_at: null,
     prompt: asked.prompt ?? null,
-    seconds: asked.seconds ?? (typeof state.duration === 'number' ? String(state.duration) : ''),
+    // what was asked, else what the upstream reports, else the length charged (docs/openai-videos.md
+    // "Seconds and size"); '' only for a record made before the charged length was kept
+    seconds: asked.seconds ?? (typeof state.duration === 'number' && state.duration > 0 ? String(state.duration) : (asked.chargedSeconds ?? '')),
+    // the upstream picks the size when none was asked and may not report it: '' then (the same section)
     size: asked.size ?? sizeOf(state.resolution, state.ratio) ?? '',
     remixed_from_video_id: null,
     error:

@@ -47,7 +47,7 @@ export class OpenAiVideos {
     if (!outcome.ok) return { ok: false, error: inOpenAiTerms(outcome.error), usage: outcome.usage };
     if (isQuoted(outcome.answer)) return { ...outcome, answer: outcome.answer };
     const created = outcome.answer;
-    return { ...outcome, answer: videoObjectOf({ id: created.id, model: body.model, createdAt: created.createdAt, asked }, { status: 'queued' }) };
+    return { ...outcome, answer: videoObjectOf({ id: created.id, model: body.model, createdAt: created.createdAt, asked: created.asked ?? asked }, { status: 'queued' }) };
   }
 
   /** `GET /v1/videos/{id}`: the task's query, written as a Video. */

@@ -71,6 +71,8 @@ interface PreparedCreate {
 export interface CreatedTask {
   id: string;
   createdAt: number;
+  /** What the task record keeps of a create in another shape (with the length charged when none was asked). */
+  asked?: VideoAsked;
 }
 
 // usage events of task routes name the provider that serves tasks, also when a request fails before
@@ -119,7 +121,9 @@ export class VideoTaskService {
     usage.provider = TASK_PROVIDER;
     return settle(usage, () => this.prepareCreate(request, body, callerKey, shaped)).then((outcome) => {
       if (!outcome.ok) return { ok: false, error: outcome.error, usage };
-      const prepared = { ...outcome.answer, ...(shaped ? { asked: shaped.asked } : {}) };
+      // a Video object says how long the video is: with no `seconds` asked, the length it was charged for
+      const asked = shaped && shaped.asked.seconds === undefined ? { ...shaped.asked, chargedSeconds: String(outcome.answer.videoSeconds) } : shaped?.asked;
+      const prepared = { ...outcome.answer, ...(asked ? { asked } : {}) };
       const { videoSeconds, body } = prepared;
       // quotas after validation and the resolver, before the upstream call (docs/tenancy-and-billing.md)
       // a money budget reserves the most the video may cost: its seconds (`-1`: the model's longest) at the asked resolution
@@ -232,7 +236,7 @@ export class VideoTaskService {
     await this.options.store.createTask(record);
     this.options.telemetry.recordTaskTransition(record.status);
     if (callbackUrl) await this.options.scheduler.schedulePoll(record.id, this.pollDelay(0), pollKey(record.id, 0));
-    return { id: record.id, createdAt: record.createdAt };
+    return { id: record.id, createdAt: record.createdAt, ...(record.asked ? { asked: record.asked } : {}) };
   }
 
   /** contract §4.2: the task by the id from creation, as Ark reports it, with the caller's id and model. */

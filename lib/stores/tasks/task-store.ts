@@ -80,6 +80,11 @@ export interface VideoAsked {
   seconds?: string;
   /** `WxH`, such as `'1280x720'`. */
   size?: string;
+  /**
+   * No `seconds` asked: the whole seconds the task was charged for (`quotas.defaultVideoSeconds`, or
+   * the model's longest for `-1`), the Video object's `seconds` while the upstream reports no length.
+   */
+  chargedSeconds?: string;
 }
 
 /** A page of an owner's video tasks (`listTasks`): OpenAI's cursor list (docs/openai-videos.md). */
