@@ -9,41 +9,13 @@
 // autocannon on POST /v1/chat/completions (the lightest route, where a fixed cost shows most): p50 at
 // 1 connection and req/s at 64, interleaved round by round; medians of the rounds. `--quick` runs
 // fewer, shorter rounds. Prints a table and one JSON line (`ROUTING_COST {...}`).
-import { type ChildProcess, spawn } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
+import { benchChildren, measureChat, median, printPort, serveUpstream } from './chat-bench-processes.js';
 
 const KEY = 'sk-bench-routing-0123456789';
 const MODES = ['off', 'ordered-1', 'ordered-5', 'weighted-5', 'latency-5'] as const;
 type Mode = (typeof MODES)[number];
 const role = process.argv[2];
-
-function printPort(server: http.Server): void {
-  process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`);
-}
-
-/** The upstream: a fixed chat completion, answered at once. */
-function serveUpstream(): void {
-  const answer = JSON.stringify({
-    id: 'c1',
-    object: 'chat.completion',
-    created: 1,
-    model: 'm',
-    choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
-    usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
-  });
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.once('end', () => {
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer) });
-      res.end(answer);
-    });
-  });
-  server.keepAliveTimeout = 30_000;
-  server.listen(0, '127.0.0.1', () => printPort(server));
-}
 
 /** A host app with the gateway, in one routing mode. */
 async function serveGateway(mode: Mode, upstreamPort: string): Promise<void> {
@@ -66,42 +38,7 @@ async function serveGateway(mode: Mode, upstreamPort: string): Promise<void> {
   server.keepAliveTimeout = 30_000;
 }
 
-const children: ChildProcess[] = [];
-
-function start(args: string[]): Promise<number> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    child.stdout.once('data', (line: Buffer) => resolve((JSON.parse(line.toString()) as { port: number }).port));
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
-  });
-}
-
-interface Sample {
-  rps: number;
-  p50: number;
-}
-
-async function measure(port: number, seconds: number, connections: number): Promise<Sample> {
-  const latencies: number[] = [];
-  const result = await autocannon({
-    url: `http://127.0.0.1:${port}/v1/chat/completions`,
-    method: 'POST',
-    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'chat-bench', messages: [{ role: 'user', content: 'hello' }] }),
-    connections,
-    duration: seconds,
-    // autocannon's own histogram keeps whole milliseconds: too coarse for a sub-millisecond cost
-    setupClient: (client) => {
-      client.on('response', (_status, _bytes, responseTime) => latencies.push(responseTime));
-    },
-  });
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${result.non2xx} non-2xx answers and ${result.errors} errors on port ${port}`);
-  latencies.sort((a, b) => a - b);
-  return { rps: result.requests.average, p50: latencies[Math.floor(0.5 * latencies.length)]! };
-}
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const { start, stop } = benchChildren(fileURLToPath(import.meta.url));
 
 /**
  * The routing steps a request takes (order the list, admit the first, record its answer), timed in
@@ -143,12 +80,12 @@ async function main(): Promise<void> {
   try {
     const upstream = await start(['--upstream']);
     const ports = Object.fromEntries(await Promise.all(MODES.map(async (mode) => [mode, await start(['--gateway', mode, String(upstream)])] as const))) as Record<Mode, number>;
-    for (const mode of MODES) await measure(ports[mode], 1, 8); // warm-up: JIT, sockets
+    for (const mode of MODES) await measureChat(ports[mode], KEY, 1, 8); // warm-up: JIT, sockets
     const p50s: Record<Mode, number[]> = { off: [], 'ordered-1': [], 'ordered-5': [], 'weighted-5': [], 'latency-5': [] };
     const rpss: Record<Mode, number[]> = { off: [], 'ordered-1': [], 'ordered-5': [], 'weighted-5': [], 'latency-5': [] };
     for (let round = 0; round < rounds; round += 1) {
-      for (const mode of MODES) p50s[mode].push((await measure(ports[mode], seconds, 1)).p50);
-      for (const mode of MODES) rpss[mode].push((await measure(ports[mode], seconds, 64)).rps);
+      for (const mode of MODES) p50s[mode].push((await measureChat(ports[mode], KEY, seconds, 1)).p50);
+      for (const mode of MODES) rpss[mode].push((await measureChat(ports[mode], KEY, seconds, 64)).rps);
     }
     const figures = Object.fromEntries(MODES.map((mode) => [mode, { p50Ms: +median(p50s[mode]).toFixed(3), rps: Math.round(median(rpss[mode])) }])) as Record<Mode, { p50Ms: number; rps: number }>;
     console.log(`routing cost, POST /v1/chat/completions, median of ${rounds} rounds of ${seconds} s`);
@@ -164,7 +101,7 @@ async function main(): Promise<void> {
     for (const mode of MODES) console.log(`${mode.padEnd(12)}  ${String(steps[mode]).padStart(6)} ns`);
     console.log(`ROUTING_COST ${JSON.stringify({ ...figures, stepsNs: steps })}`);
   } finally {
-    for (const child of children) child.kill();
+    stop();
   }
 }
 

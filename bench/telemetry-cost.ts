@@ -6,42 +6,15 @@
 //          every metric aggregated
 // measured with autocannon on POST /v1/chat/completions (the lightest route, where a fixed cost shows
 // most), interleaved round by round; medians of the rounds. `--quick` runs fewer, shorter rounds.
-// Prints a table and one JSON line (`TELEMETRY_COST {...}`). Self-contained: it does not use bench/run.ts.
-import { type ChildProcess, spawn } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+// Prints a table and one JSON line (`TELEMETRY_COST {...}`). It does not use bench/run.ts; its processes
+// and measure are chat-bench-processes.ts, shared with routing-cost.ts.
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
+import { type ChatSample, benchChildren, measureChat, median, printPort, serveUpstream } from './chat-bench-processes.js';
 
 const KEY = 'sk-bench-telemetry-0123456789';
 const MODES = ['off', 'noop', 'sdk'] as const;
 type Mode = (typeof MODES)[number];
 const role = process.argv[2];
-
-function printPort(server: http.Server): void {
-  process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`);
-}
-
-/** The upstream: a fixed chat completion, answered at once. */
-function serveUpstream(): void {
-  const answer = JSON.stringify({
-    id: 'c1',
-    object: 'chat.completion',
-    created: 1,
-    model: 'm',
-    choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
-    usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
-  });
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.once('end', () => {
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer) });
-      res.end(answer);
-    });
-  });
-  server.keepAliveTimeout = 30_000;
-  server.listen(0, '127.0.0.1', () => printPort(server));
-}
 
 /** A host app with the gateway, in one telemetry mode. */
 async function serveGateway(mode: Mode, upstreamPort: string): Promise<void> {
@@ -76,44 +49,7 @@ async function serveGateway(mode: Mode, upstreamPort: string): Promise<void> {
   server.keepAliveTimeout = 30_000;
 }
 
-const children: ChildProcess[] = [];
-
-function start(args: string[]): Promise<number> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    child.stdout.once('data', (line: Buffer) => resolve((JSON.parse(line.toString()) as { port: number }).port));
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
-  });
-}
-
-interface Sample {
-  rps: number;
-  p50: number;
-  p99: number;
-}
-
-async function measure(port: number, seconds: number): Promise<Sample> {
-  const latencies: number[] = [];
-  const result = await autocannon({
-    url: `http://127.0.0.1:${port}/v1/chat/completions`,
-    method: 'POST',
-    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'chat-bench', messages: [{ role: 'user', content: 'hello' }] }),
-    connections: 8,
-    duration: seconds,
-    // autocannon's own histogram keeps whole milliseconds: too coarse for a sub-millisecond cost
-    setupClient: (client) => {
-      client.on('response', (_status, _bytes, responseTime) => latencies.push(responseTime));
-    },
-  });
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${result.non2xx} non-2xx answers and ${result.errors} errors on port ${port}`);
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
-  return { rps: result.requests.average, p50: at(0.5), p99: at(0.99) };
-}
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const { start, stop } = benchChildren(fileURLToPath(import.meta.url));
 
 async function main(): Promise<void> {
   const quick = process.argv.includes('--quick');
@@ -122,9 +58,9 @@ async function main(): Promise<void> {
   try {
     const upstream = await start(['--upstream']);
     const ports = Object.fromEntries(await Promise.all(MODES.map(async (mode) => [mode, await start(['--gateway', mode, String(upstream)])] as const))) as Record<Mode, number>;
-    for (const mode of MODES) await measure(ports[mode], 1); // warm-up: JIT, sockets, instruments
-    const samples: Record<Mode, Sample[]> = { off: [], noop: [], sdk: [] };
-    for (let round = 0; round < rounds; round += 1) for (const mode of MODES) samples[mode].push(await measure(ports[mode], seconds));
+    for (const mode of MODES) await measureChat(ports[mode], KEY, 1, 8); // warm-up: JIT, sockets, instruments
+    const samples: Record<Mode, ChatSample[]> = { off: [], noop: [], sdk: [] };
+    for (let round = 0; round < rounds; round += 1) for (const mode of MODES) samples[mode].push(await measureChat(ports[mode], KEY, seconds, 8));
     const figures = Object.fromEntries(
       MODES.map((mode) => [
         mode,
@@ -141,7 +77,7 @@ async function main(): Promise<void> {
     }
     console.log(`TELEMETRY_COST ${JSON.stringify(figures)}`);
   } finally {
-    for (const child of children) child.kill();
+    stop();
   }
 }
 
