@@ -8,7 +8,6 @@
 import { randomBytes } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import request from 'supertest';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ModerationCheckInput, ModerationEvent, UsageEvent } from '../../lib/index.js';
@@ -60,20 +59,7 @@ describe.runIf(Boolean(REDIS_URL))('output checks on an Idempotency-Key request 
     await images.close();
   });
 
-  /** The key's upstream task once the victim's lease records it. */
-  const recordedTask = async (): Promise<{ provider: string; id: string } | undefined> => {
-    const reader = new Redis(REDIS_URL!);
-    try {
-      for (const name of await reader.keys(`${cluster.config.namespace}:idem:*`)) {
-        const text = await reader.get(name);
-        const record = text ? (JSON.parse(text) as { lease?: { work?: { upstreamTask?: { provider: string; id: string } } } }) : undefined;
-        if (record?.lease?.work?.upstreamTask) return record.lease.work.upstreamTask;
-      }
-      return undefined;
-    } finally {
-      reader.disconnect();
-    }
-  };
+  const recordedTask = () => cluster.recordedTask();
 
   it('the followed image is flagged: the retry gets the refusal, nothing is stored, booked once as flaggedImages with one moderation event', async () => {
     const directory = tempDir('content-safety-kept-');

@@ -7,7 +7,6 @@
 // `made` under its id, and the quota counter equals the events. Killed before the id was recorded: the
 // request is booked as lost and the retry told, as before. Runs when REDIS_URL is set.
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import request from 'supertest';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -76,20 +75,7 @@ describe.runIf(Boolean(REDIS_URL))('Idempotency-Key requests on an upstream task
       headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json', 'idempotency-key': key },
       body: JSON.stringify(body),
     }).catch((error: unknown) => error);
-  /** The key's record in Redis once its lease names the upstream task (the victim recorded the id). */
-  const recordedTask = async (): Promise<{ provider: string; id: string } | undefined> => {
-    const reader = new Redis(REDIS_URL!);
-    try {
-      for (const name of await reader.keys(`${cluster.config.namespace}:idem:*`)) {
-        const text = await reader.get(name);
-        const record = text ? (JSON.parse(text) as { lease?: { work?: { upstreamTask?: { provider: string; id: string } } } }) : undefined;
-        if (record?.lease?.work?.upstreamTask) return record.lease.work.upstreamTask;
-      }
-      return undefined;
-    } finally {
-      reader.disconnect();
-    }
-  };
+  const recordedTask = () => cluster.recordedTask();
   /** The retries a client sends until it has an answer other than "in use"; the codes it met on the way. */
   const retryUntilAnswered = async (survivor: RedisInstance, key: string, body: Record<string, unknown>, killedAt: number, moment: string) => {
     const met = new Set<string>();

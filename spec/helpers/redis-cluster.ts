@@ -4,6 +4,7 @@
 // `stop()` kills the processes, closes the instances and removes the namespace's keys.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { GatewayOptions, UsageEvent } from '../../lib/index.js';
@@ -33,6 +34,8 @@ export interface RedisCluster {
   spawn(): Promise<InstanceProcess>;
   /** Closes one instance of this process before the test ends (an instance stopped, not killed). */
   close(instance: RedisInstance): Promise<void>;
+  /** The upstream task an Idempotency-Key's lease recorded in this namespace (the holder wrote its id), if any. */
+  recordedTask(): Promise<{ provider: string; id: string } | undefined>;
   /** Kills the processes, closes the instances and removes the keys of the current namespace. */
   stop(): Promise<void>;
 }
@@ -91,6 +94,19 @@ export function redisCluster(redisUrl: string, name: string): RedisCluster {
       return started;
     },
     spawn: spawnInstance,
+    async recordedTask() {
+      const reader = new Redis(redisUrl);
+      try {
+        for (const name of await reader.keys(`${current().namespace}:idem:*`)) {
+          const text = await reader.get(name);
+          const record = text ? (JSON.parse(text) as { lease?: { work?: { upstreamTask?: { provider: string; id: string } } } }) : undefined;
+          if (record?.lease?.work?.upstreamTask) return record.lease.work.upstreamTask;
+        }
+        return undefined;
+      } finally {
+        reader.disconnect();
+      }
+    },
     async close(instance) {
       running.splice(running.indexOf(instance), 1);
       await instance.close();
