@@ -32,6 +32,7 @@ import {
   vendorImages,
   vendorSeconds,
 } from '../helpers/ledger-books.js';
+import { seededRandom } from '../helpers/seeded-random.js';
 
 const KEY_C = 'sk-test-tenant-c-00112233445566778899';
 const TENANTS = [
@@ -52,18 +53,6 @@ const VIDEO_MODEL = 'doubao-seedance-1-5-pro-251215';
 const SIZE = '1024x1024';
 const SECRET = 'whsec_' + Buffer.from('ledger-day-callback-secret-0123456789').toString('base64');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** mulberry32: a small deterministic PRNG, so the day is the same day on every run. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const priced = (image: number | { default: number; by?: Record<string, number> }) => ({ request: FEE, image });
 const pricing: GatewayOptions['pricing'] = {
@@ -194,7 +183,7 @@ describe('a day of traffic over three tenants', () => {
       gemini.made.filter((recorded) => recorded.body.includes(marker)).length;
     const generationsFor = (marker: string) => images.generations.filter((generation) => generation.request.body.includes(marker));
 
-    const random = prng(SEED);
+    const random = seededRandom(SEED);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
     const weighted = (): Kind => {
       const total = KINDS.reduce((sum, [, weight]) => sum + weight, 0);

@@ -3,18 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { type Candidate, chooseOrder } from '../../lib/gateway/routing/choose-upstreams.js';
 import { type BreakerSettings, BreakerState } from '../../lib/gateway/routing/circuit-breaker.js';
-
-/** mulberry32: a small seeded generator, so the shares below are the same on every run. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../helpers/seeded-random.js';
 
 const candidate = (index: number, fields: Partial<Candidate> = {}): Candidate => ({ index, weight: 1, latencyMs: undefined, price: undefined, ...fields });
 
@@ -24,7 +13,7 @@ describe('chooseOrder', () => {
     [[3, 1], 1000],
     [[1, 2, 7], 1000],
   ])('weighted %j: each is first in its share of %i choices, within ±10 %%', (weights, rounds) => {
-    const random = seeded(42);
+    const random = seededRandom(42);
     const candidates = weights.map((weight, index) => candidate(index, { weight }));
     const firsts = weights.map(() => 0);
     for (let round = 0; round < rounds; round++) firsts[chooseOrder(candidates, 'weighted', random, false)[0]!.index]! += 1;
@@ -36,7 +25,7 @@ describe('chooseOrder', () => {
   });
 
   it('weighted: a zero weight is never first while another can be, and still follows as a fallback', () => {
-    const random = seeded(7);
+    const random = seededRandom(7);
     for (let round = 0; round < 200; round++) {
       const order = chooseOrder([candidate(0, { weight: 0 }), candidate(1, { weight: 1 })], 'weighted', random, false);
       expect(order.map((entry) => entry.index)).toEqual([1, 0]);
@@ -51,11 +40,11 @@ describe('chooseOrder', () => {
     ['price: a tie goes to the faster', 'price', [candidate(0, { price: 20, latencyMs: 500 }), candidate(1, { price: 20, latencyMs: 50 })], [1, 0]],
   ] as const)('%s', (_name, strategy, candidates, expected) => {
     // no exploration: the order is the strategy's alone
-    expect(chooseOrder(candidates, strategy, seeded(1), false).map((entry) => entry.index)).toEqual(expected);
+    expect(chooseOrder(candidates, strategy, seededRandom(1), false).map((entry) => entry.index)).toEqual(expected);
   });
 
   it('latency explores: a choice that explores puts another upstream first', () => {
-    const order = chooseOrder([candidate(0, { latencyMs: 10 }), candidate(1, { latencyMs: 500 }), candidate(2, { latencyMs: 50 })], 'latency', seeded(3), true);
+    const order = chooseOrder([candidate(0, { latencyMs: 10 }), candidate(1, { latencyMs: 500 }), candidate(2, { latencyMs: 50 })], 'latency', seededRandom(3), true);
     expect(order[0]!.index).not.toBe(0);
     expect(order.map((entry) => entry.index).sort()).toEqual([0, 1, 2]);
   });
