@@ -126,6 +126,11 @@ export class RequestContext implements Cancellation {
     this.clientGone = new ClientGoneWatch(this);
     this.lifetime.whenResponseCloses(() => this.closed());
     if (route) this.lifetime.whenRequestDone(() => this.report());
+    // A done request lets go of its context once every 'close' listener has run (a host's may still
+    // read gatewayCaller(res)). Express gives each req and res a new prototype, which V8 keeps alive
+    // through young-generation collections, and all the context holds survived with them: half the
+    // chat route's collection time (docs/architecture.md "Performance").
+    this.lifetime.whenRequestDone(() => queueMicrotask(() => contexts.delete(res)));
   }
 
   get signal(): AbortSignal {

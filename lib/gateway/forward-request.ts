@@ -71,13 +71,15 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
   const countsTokens = deps.options.onUsage !== undefined || deps.options.pricing !== undefined;
   const groups = forward.route === 'images.native' ? nativeImageGroups() : undefined;
   let cost: QuotaCost;
+  const prices = deps.quotas.enabled || request.dryRun === true;
   // the caller-facing entry of the name is its row whatever the resolver answers: checked before it
   const named = deps.options.models.named(forward.model);
   try {
     if (named) checkCatalogue(forward, named);
     cost = { requests: 1, ...(groups ? { images: nativeImagesAsked(groups, forward.body) } : {}) };
-    // a money budget reserves the most this may cost (docs/tenancy-and-billing.md "Cost in money")
-    cost.priced = { model: forward.model, ...(cost.images !== undefined ? { images: cost.images } : {}), ...(typeof forward.body.size === 'string' ? { size: forward.body.size } : {}) };
+    // a money budget reserves the most this may cost (docs/tenancy-and-billing.md "Cost in money");
+    // read only by quotas and quotes: nothing is priced per request when neither is asked
+    if (prices) cost.priced = { model: forward.model, ...(cost.images !== undefined ? { images: cost.images } : {}), ...(typeof forward.body.size === 'string' ? { size: forward.body.size } : {}) };
   } catch (error) {
     return Promise.resolve({ ok: false, error, usage });
   }
@@ -103,7 +105,7 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
         }
       }
       // a name the price table lacks reserves by the upstream models the resolver chose
-      cost.priced = { ...cost.priced!, upstreamModels: upstreamModelsOf(upstreams) };
+      if (prices) cost.priced = { ...cost.priced!, upstreamModels: upstreamModelsOf(upstreams) };
       // quotas after validation and the resolver, before the upstream call; images back when it fails
       return withCharge(
         deps.quotas,

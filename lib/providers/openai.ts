@@ -6,6 +6,7 @@
 // answers come back as the upstream sent them; errors are normalized.
 import type { Readable } from 'node:stream';
 import { GatewayError } from '../errors/gateway-error.js';
+import { rejectionOf } from '../errors/rejection-of.js';
 import type { FormBody } from '../transport/form-body.js';
 import type { Upstream } from '../types.js';
 import { isObject, parseJsonBody, stringOr } from '../json/json-values.js';
@@ -134,8 +135,23 @@ export function retryAfterOf(headers: Readonly<Record<string, string | undefined
 }
 
 /** POSTs a JSON body to the upstream's `{base}{path}` and returns its 2xx answer untouched. */
-async function forwardJson(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, body: Record<string, unknown>, upstream: Upstream): Promise<PassthroughResponse> {
+function forwardJson(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, body: Record<string, unknown>, upstream: Upstream): Promise<PassthroughResponse> {
   const model = upstream.model ?? String(body.model);
+  // headers at hand and no tenant field to place: one call, no async frame, no copy of a body whose
+  // model is already the upstream's (docs/architecture.md "Performance")
+  if (!rule.auth && !call.safety) {
+    // a rule's URL that cannot be built fails the call as the async path does, never synchronously
+    return rejectionOf(() => {
+      const headers = jsonHeaders(upstream);
+      const sent = JSON.stringify(body.model === model ? body : translateOpenAIRequest(body, model));
+      return postPassthrough(rule, call, path, upstream, headers, sent, model).then((response) => passthroughAnswer(rule, upstream, headers, response));
+    });
+  }
+  return forwardJsonWithFields(rule, call, path, body, upstream, model);
+}
+
+/** forwardJson with the rule's own credentials fetched, or the tenant field placed (and moved to `user` when refused). */
+async function forwardJsonWithFields(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, body: Record<string, unknown>, upstream: Upstream, model: string): Promise<PassthroughResponse> {
   const headers = await headersOf(rule, call, upstream);
   const translated = translateOpenAIRequest(body, model);
   const response = await withFieldFallback(

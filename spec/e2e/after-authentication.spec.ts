@@ -39,6 +39,25 @@ describe('afterAuthentication', () => {
     expect(seen).toEqual(['first tenant-b GET /v1/models', 'second', 'first tenant-a POST /v1/images/generations', 'second']);
   });
 
+  it("lets a host's own finish and close listeners read the caller, and lets go of the request once they ran", async () => {
+    const seen: string[] = [];
+    const afterwards: Array<string | undefined> = [];
+    const gw = await withMiddleware((_req, res, next) => {
+      res.on('finish', () => seen.push(`finish ${gatewayCaller(res)?.id}`));
+      res.on('close', () => {
+        seen.push(`close ${gatewayCaller(res)?.id}`);
+        // a done request's context is released after the listeners: nothing of it outlives the request
+        setImmediate(() => afterwards.push(gatewayCaller(res)?.id));
+      });
+      next();
+    });
+    const res = await request(gw.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send(body);
+    expect(res.status).toBe(200);
+    await expect.poll(() => afterwards.length).toBe(1);
+    expect(afterwards).toEqual([undefined]);
+    expect(seen).toEqual(['finish tenant-a', 'close tenant-a']);
+  });
+
   it('runs before the body is read: a refusal leaves the body unread and calls no upstream', async () => {
     let bodyAtRefusal: unknown = 'not seen';
     const gw = await withMiddleware((req, _res, next) => {

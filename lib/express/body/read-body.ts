@@ -80,6 +80,9 @@ export function readBody(req: IncomingMessage, coding: ContentCoding, limits: Re
         // Node's parser never delivers more than Content-Length; checked anyway before copying
         if (whole && wire > whole.length) return finish(GatewayError.invalidRequest('The request body is longer than its Content-Length'));
         collect(chunk, wire);
+        // every declared byte is here: the body is done now, not at 'end' a turn of the loop later
+        // (the stream keeps flowing to its end, so the connection stays reusable)
+        if (whole && wire === whole.length) finish(undefined, whole);
       }
     };
     const onDecoded = (chunk: Buffer): void => {
