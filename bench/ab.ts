@@ -5,6 +5,8 @@
 // figures as a ratio of A's (noise on a shared machine hits both alike), then each build's figures
 // against the upstream alone and the floor measured in the same rounds: chat p50 added at 1
 // connection, req/s at 64 connections as a share of the floor's, a stream's added first body byte.
+// The Express minimum (express-minimum.ts, the least any relay mounted in Express costs) is measured
+// in the same rounds: the bound under every figure a gateway in Express can reach.
 import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
@@ -63,19 +65,25 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 const upstream = await start('upstream-server.ts', {});
 const env = { BENCH_UPSTREAM_PORT: String(upstream), BENCH_PROBES: '0' };
-const [a, b, floor] = await Promise.all([start('gateway-server.ts', { ...env, BENCH_DIST: dirA! }), start('gateway-server.ts', { ...env, BENCH_DIST: dirB! }), start('express-floor.ts', env)]);
+const [a, b, floor, minimum] = await Promise.all([
+  start('gateway-server.ts', { ...env, BENCH_DIST: dirA! }),
+  start('gateway-server.ts', { ...env, BENCH_DIST: dirB! }),
+  start('express-floor.ts', env),
+  start('express-minimum.ts', env),
+]);
 const chat = JSON.stringify({ model: 'bench-model', messages: [{ role: 'user', content: 'Say hello' }] });
 const image = JSON.stringify({ model: 'x-image-2.0', prompt: 'a lighthouse at dawn' });
 const stream = JSON.stringify({ model: 'bench-model', messages: [{ role: 'user', content: 'stream' }], stream: true });
 const figures: Record<string, { A: number[]; B: number[] }> = {};
 const add = (name: string, which: 'A' | 'B', value: number) => (figures[name] ??= { A: [], B: [] })[which].push(value);
 // the upstream alone and the Express floor, measured in the same rounds as the two builds
-const floors: Record<string, { direct: number[]; floor: number[] }> = {};
-const addFloor = (name: string, which: 'direct' | 'floor', value: number) => (floors[name] ??= { direct: [], floor: [] })[which].push(value);
+const floors: Record<string, { direct: number[]; floor: number[]; minimum: number[] }> = {};
+const addFloor = (name: string, which: 'direct' | 'floor' | 'minimum', value: number) => (floors[name] ??= { direct: [], floor: [], minimum: [] })[which].push(value);
 const sides = [
   ['A', a],
   ['B', b],
   ['floor', floor],
+  ['minimum', minimum],
   ['direct', upstream],
 ] as const;
 const nativeImage = JSON.stringify({ model: 'qwen-image-2.0', input: { messages: [{ role: 'user', content: [{ text: 'a lighthouse at dawn' }] }] }, parameters: { size: '1024*1024', n: 1 } });
@@ -96,17 +104,30 @@ for (let round = 0; round < ROUNDS; round += 1) {
   }
 }
 for (const [name, { A, B }] of Object.entries(figures)) console.log(`${name}: A ${median(A).toFixed(3)}  B ${median(B).toFixed(3)}  B/A ${(median(B) / median(A)).toFixed(3)}`);
-const of = (name: string) => ({ direct: median(floors[name]!.direct), floor: median(floors[name]!.floor), A: median(figures[name]!.A), B: median(figures[name]!.B) });
+const of = (name: string) => ({
+  direct: median(floors[name]!.direct),
+  floor: median(floors[name]!.floor),
+  minimum: median(floors[name]!.minimum),
+  A: median(figures[name]!.A),
+  B: median(figures[name]!.B),
+});
 const p50 = of('chat p50 @1 (ms)');
 const chatRps = of('chat req/s @64');
 const imageRps = of('image req/s @64');
 const ttfb = of('stream first body byte (ms)');
 console.log(`\nadded over the upstream alone, and req/s as a share of the Express floor's (the same rounds):`);
-console.log(`chat p50 @1 added (ms): floor ${(p50.floor - p50.direct).toFixed(3)}  A ${(p50.A - p50.direct).toFixed(3)}  B ${(p50.B - p50.direct).toFixed(3)}`);
-console.log(`chat req/s @64 vs floor: A ${((100 * chatRps.A) / chatRps.floor).toFixed(0)} %  B ${((100 * chatRps.B) / chatRps.floor).toFixed(0)} %  (floor ${chatRps.floor.toFixed(0)})`);
-console.log(`image req/s @64 vs floor: A ${((100 * imageRps.A) / imageRps.floor).toFixed(0)} %  B ${((100 * imageRps.B) / imageRps.floor).toFixed(0)} %  (floor ${imageRps.floor.toFixed(0)})`);
+const share = (value: number, of: number) => `${((100 * value) / of).toFixed(0)} %`;
+console.log(
+  `chat p50 @1 added (ms): floor ${(p50.floor - p50.direct).toFixed(3)}  minimum ${(p50.minimum - p50.direct).toFixed(3)}  A ${(p50.A - p50.direct).toFixed(3)}  B ${(p50.B - p50.direct).toFixed(3)}`,
+);
+console.log(
+  `chat req/s @64 vs floor: minimum ${share(chatRps.minimum, chatRps.floor)}  A ${share(chatRps.A, chatRps.floor)}  B ${share(chatRps.B, chatRps.floor)}  (floor ${chatRps.floor.toFixed(0)})`,
+);
+console.log(`image req/s @64 vs floor: A ${share(imageRps.A, imageRps.floor)}  B ${share(imageRps.B, imageRps.floor)}  (floor ${imageRps.floor.toFixed(0)})`);
 const cpu = of('chat CPU per request @64 (µs)');
-console.log(`chat CPU per request @64 (µs): floor ${cpu.floor.toFixed(0)}  A ${cpu.A.toFixed(0)}  B ${cpu.B.toFixed(0)}`);
-console.log(`stream first body byte added (ms): floor ${(ttfb.floor - ttfb.direct).toFixed(3)}  A ${(ttfb.A - ttfb.direct).toFixed(3)}  B ${(ttfb.B - ttfb.direct).toFixed(3)}`);
+console.log(`chat CPU per request @64 (µs): floor ${cpu.floor.toFixed(0)}  minimum ${cpu.minimum.toFixed(0)}  A ${cpu.A.toFixed(0)}  B ${cpu.B.toFixed(0)}`);
+console.log(
+  `stream first body byte added (ms): floor ${(ttfb.floor - ttfb.direct).toFixed(3)}  minimum ${(ttfb.minimum - ttfb.direct).toFixed(3)}  A ${(ttfb.A - ttfb.direct).toFixed(3)}  B ${(ttfb.B - ttfb.direct).toFixed(3)}`,
+);
 for (const child of children) child.kill();
 agent.destroy();

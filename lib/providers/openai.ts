@@ -18,7 +18,7 @@ import { secretCut } from '../transport/secret-free-body.js';
 import { upstreamUrl } from './upstream-url.js';
 import { OPENAI_MODELS } from './openai-models.js';
 import { TENANT_FIELDS, type TenantField, withTenantField } from './tenant-field.js';
-import type { UpstreamResponse } from '../transport/upstream-http.js';
+import type { UpstreamRequest, UpstreamResponse, UpstreamStream } from '../transport/upstream-http.js';
 
 /** Where a provider's OpenAI-compatible API lives: its bare-origin prefix, and its base rewrite if any. */
 export interface OpenAICompatibleUrlRule {
@@ -215,36 +215,71 @@ function passthroughAnswer(rule: OpenAICompatibleUrlRule, upstream: Upstream, he
 }
 
 /** Opens a streamed (`stream: true`) call; a non-2xx answer is thrown normalized, before any byte is relayed. */
-async function openStream(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, body: Record<string, unknown> | FormBody, upstream: Upstream): Promise<OpenedStream> {
-  const headers = await headersOf(rule, call, upstream);
+function openStream(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, body: Record<string, unknown> | FormBody, upstream: Upstream): Promise<OpenedStream> {
+  // a JSON stream with its headers at hand and no tenant field to place: the call's promise is the
+  // stream's, with no async frames between the upstream's answer and the relay (docs/architecture.md "Performance")
+  if (!rule.auth && !call.safety && !isFormBody(body)) {
+    return rejectionOf(() => {
+      const headers = streamHeaders(jsonHeaders(upstream));
+      const model = upstream.model ?? String(body.model);
+      const sent = JSON.stringify(body.model === model ? body : translateOpenAIRequest(body, model));
+      return call.http.stream(streamCall(rule, call, path, upstream, model, headers, sent)).then((opened) => openedStream(rule, upstream, headers, opened));
+    });
+  }
+  return openStreamWithFields(rule, call, path, body, upstream);
+}
+
+/** openStream with the rule's own credentials fetched, a form, or the tenant field placed (and moved to `user` when refused). */
+async function openStreamWithFields(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, body: Record<string, unknown> | FormBody, upstream: Upstream): Promise<OpenedStream> {
+  const headers = streamHeaders(await headersOf(rule, call, upstream));
   const form = isFormBody(body) ? formWithTenantField(body, call, rule.tenantField?.(path)) : undefined;
   if (form) {
     // the form's own multipart content type names its boundary; its length is known before it is sent
     headers['content-type'] = form.contentType;
     headers['content-length'] = String(form.length);
   }
-  headers.accept = 'text/event-stream';
-  // identity: each chunk is relayed as it arrives, with no decompression step to buffer it
-  headers['accept-encoding'] = 'identity';
   const model = form ? undefined : (upstream.model ?? String((body as Record<string, unknown>).model));
   const translated = form ? undefined : translateOpenAIRequest(body as Record<string, unknown>, model!);
   const opened = await withFieldFallback(
     call,
     form ? undefined : tenantFieldOf(rule, call, path, upstream, model),
     () => upstreamKey(upstream, path, model),
-    (field) =>
-      call.http.stream({
-        provider: upstream.provider,
-        method: 'POST',
-        url: compatibleUrl(rule, upstream, path, model),
-        headers,
-        body: form ? form.open() : JSON.stringify(withTenantField(translated!, call.safety, field)),
-        timeoutMs: timeoutOf(upstream, call.limits),
-        signal: call.signal,
-        maxBytes: call.limits.upstreamResponseBytes,
-      }),
+    (field) => call.http.stream(streamCall(rule, call, path, upstream, model, headers, form ? form.open() : JSON.stringify(withTenantField(translated!, call.safety, field)))),
     (answer) => !answer.ok && refusesSafetyIdentifier(answer.status, parseJsonBody(answer.body)),
   );
+  return openedStream(rule, upstream, headers, opened);
+}
+
+/** The headers of a streamed call: an event stream, in identity coding, so each chunk is relayed as it arrives with no decompression step to buffer it. */
+function streamHeaders(headers: Record<string, string>): Record<string, string> {
+  headers.accept = 'text/event-stream';
+  headers['accept-encoding'] = 'identity';
+  return headers;
+}
+
+function streamCall(
+  rule: OpenAICompatibleUrlRule,
+  call: CallContext,
+  path: string,
+  upstream: Upstream,
+  model: string | undefined,
+  headers: Record<string, string>,
+  body: string | Readable,
+): UpstreamRequest {
+  return {
+    provider: upstream.provider,
+    method: 'POST',
+    url: compatibleUrl(rule, upstream, path, model),
+    headers,
+    body,
+    timeoutMs: timeoutOf(upstream, call.limits),
+    signal: call.signal,
+    maxBytes: call.limits.upstreamResponseBytes,
+  };
+}
+
+/** A 2xx stream with the credentials sent cut from its chunks; any other answer thrown normalized, before any byte is relayed. */
+function openedStream(rule: OpenAICompatibleUrlRule, upstream: Upstream, headers: Record<string, string>, opened: UpstreamStream): OpenedStream {
   if (!opened.ok)
     throw (rule.normalizeError ?? normalizeOpenAIError)(opened.status, parseJsonBody(opened.body), opened.headers['x-request-id'], upstream.provider, retryAfterOf(opened.headers)).withoutSecrets(
       credentialsSent(upstream, headers),
