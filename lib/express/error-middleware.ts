@@ -19,6 +19,8 @@ export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHan
   return function renderGatewayError(error: unknown, req, res, _next) {
     // an error of a host layer hung on the router comes without a context: one is made to answer it
     const context = findContext(res) ?? new RequestContext(undefined, req, res, options, false);
+    // the route's chain ends here: what follows uses the context at once (request-context.ts endWork)
+    context.endWork();
     // the ledger reads what the vendor may have made from the failure (ledger/reckoning.ts)
     context.failure ??= error;
     // an Idempotency-Key request that failed frees its key, also when its client has left; but an output

@@ -126,11 +126,41 @@ export class RequestContext implements Cancellation {
     this.clientGone = new ClientGoneWatch(this);
     this.lifetime.whenResponseCloses(() => this.closed());
     if (route) this.lifetime.whenRequestDone(() => this.report());
-    // A done request lets go of its context once every 'close' listener has run (a host's may still
-    // read gatewayCaller(res)). Express gives each req and res a new prototype, which V8 keeps alive
-    // through young-generation collections, and all the context holds survived with them: half the
-    // chat route's collection time (docs/architecture.md "Performance").
-    this.lifetime.whenRequestDone(() => queueMicrotask(() => contexts.delete(res)));
+    this.lifetime.whenRequestDone(() => {
+      this.requestDone = true;
+      if (this.workEnded) this.release();
+    });
+  }
+
+  /** The response closed with no hold left (request-lifetime.ts). */
+  private requestDone = false;
+  /** The route's chain reached its end: its handler settled, or the error middleware took its failure. */
+  private workEnded = false;
+
+  /**
+   * The route's chain is over: nothing of it will look for the context again. A middleware that
+   * answers on its own (a replay, a host's refusal) never says so, and its context stays with the
+   * response, as every context did.
+   */
+  endWork(): void {
+    if (this.workEnded) return;
+    this.workEnded = true;
+    if (this.requestDone) this.release();
+  }
+
+  /**
+   * A done request whose work has ended lets go of its context once every 'close' listener has run (a
+   * host's may still read gatewayCaller(res)). Express gives each req and res a new prototype, which
+   * V8 keeps alive through young-generation collections, and all the context holds survived with
+   * them: half the chat route's collection time (docs/architecture.md "Performance"). Not before the
+   * work ends: a failure that comes after the client left still reaches the error middleware, the
+   * usage event and the Idempotency-Key's recorder through this context.
+   */
+  private release(): void {
+    const res = this.res;
+    queueMicrotask(() => {
+      if (contexts.get(res) === this) contexts.delete(res);
+    });
   }
 
   get signal(): AbortSignal {

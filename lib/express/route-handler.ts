@@ -20,10 +20,14 @@ export function routeHandler(name: string, handler: (context: RequestContext) =>
       done = trace ? trace.run(() => handler(context)) : handler(context);
     } catch (error) {
       next(error);
+      context.endWork();
       return;
     }
     // the request's usage event waits for its work, whose books a client that left does not end (request-context.ts)
-    context.awaitBooks(done.catch(next));
+    const settled = done.catch(next);
+    context.awaitBooks(settled);
+    // its failure, if any, has reached the error middleware: the chain is over
+    void settled.then(() => context.endWork());
   };
   Object.defineProperty(routed, 'name', { value: name });
   return routed;
