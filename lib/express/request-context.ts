@@ -375,7 +375,8 @@ export function withContext(name: string, guard: (context: RequestContext, next:
 /**
  * The caller the gateway authenticated for this response (what verifyKey returned), or undefined
  * when the request did not reach the gateway or its key was refused. For the host's own middleware
- * (logging, metering), e.g. in `res.on('finish', ...)`.
+ * (logging, metering), e.g. in `res.on('finish', ...)`; read it there or earlier: after the
+ * response's `close` listeners have run and the request's work has ended, it is undefined.
  */
 export function gatewayCaller(res: ExpressResponse): Caller | undefined {
   return contexts.get(res)?.caller;
