@@ -85,7 +85,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     createAuthenticate(resolved),
     limitCallerInFlight(resolved.limits.inFlightPerCaller, createInFlightLimiter(resolved.limits.inFlightPerCaller), resolved.quotas ? quotas : undefined),
     // the host's own middleware with the caller known (its rate limiter, audit, plan checks), before any body is read
-    ...resolved.afterAuthentication.map(hostMiddleware),
+    ...resolved.afterAuthentication.map((middleware) => hostMiddleware(middleware, resolved.logger)),
   ];
   const jsonBody = createJsonBody(resolved);
   // the image route keeps long Data URLs in the body's bytes (docs/architecture.md "Performance": memory ≤ 2x the body)

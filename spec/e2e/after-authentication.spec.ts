@@ -58,6 +58,27 @@ describe('afterAuthentication', () => {
     expect(seen).toEqual(['finish tenant-a', 'close tenant-a']);
   });
 
+  it('goes on once: a middleware that calls next() and then fails is logged, and the request runs to its answer', async () => {
+    const logged: string[] = [];
+    const logger = { info: () => {}, warn: () => {}, error: (fields: Record<string, unknown>, message: string) => logged.push(`${String(fields.error)}: ${message}`) };
+    const gw = await gatewayWith({
+      fakes: { dashscope: startFakeDashscope },
+      resolve: (_input, { dashscope }: { dashscope: FakeDashscope }) => ({ provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'k' }),
+      logger,
+      afterAuthentication: async function audit(_req, _res, next) {
+        next();
+        await Promise.resolve();
+        throw new Error('the audit write failed');
+      },
+    });
+    const res = await request(gw.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send(body);
+    expect(res.status).toBe(200);
+    expect(gw.fakes.dashscope.apiRequests()).toHaveLength(1);
+    expect(gw.usage).toHaveLength(1);
+    expect(gw.usage[0]).toMatchObject({ status: 200, images: 1 });
+    expect(logged).toEqual([expect.stringMatching(/^the audit write failed: an afterAuthentication middleware went on to the gateway and then failed/)]);
+  });
+
   it('runs before the body is read: a refusal leaves the body unread and calls no upstream', async () => {
     let bodyAtRefusal: unknown = 'not seen';
     const gw = await withMiddleware((req, _res, next) => {

@@ -18,7 +18,7 @@ import { DataUrlText } from '../../json/data-url-text.js';
 import { readBody } from './read-body.js';
 import { bodyAlreadyRead, bodyReadElsewhere } from './host-read-body.js';
 import { fingerprintBytes } from './body-fingerprint.js';
-import { contextOf } from '../request-context.js';
+import { findContext } from '../request-context.js';
 import { isRepeatedHeader } from '../repeated-header.js';
 
 const JSON_TYPES = ['application/json', '+json'];
@@ -65,7 +65,10 @@ export function createJsonBody(options: Pick<ResolvedOptions, 'limits' | 'compre
     read.body.then(
       (bytes) => {
         stopClock();
-        fingerprintBytes(contextOf(res), bytes, fingerprintAll);
+        // the request was answered while its body came (its chain ended on an error): nothing more runs
+        const context = findContext(res);
+        if (!context) return;
+        fingerprintBytes(context, bytes, fingerprintAll);
         let body: unknown;
         try {
           body = parseJson(bytes, limits.jsonMembers, limits.jsonTextBytes, imageDataUrls);
