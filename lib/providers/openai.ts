@@ -102,9 +102,12 @@ async function withFieldFallback<T>(
   return send('user');
 }
 
-/** The caller's body with the model name the resolver chose; nothing else changes. */
+/**
+ * The caller's body with the model name the resolver chose; nothing else changes. The body itself
+ * when its model already is that name: no copy per request (docs/architecture.md "Performance").
+ */
 export function translateOpenAIRequest(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown> {
-  return { ...body, model: upstreamModel };
+  return body.model === upstreamModel ? body : { ...body, model: upstreamModel };
 }
 
 /** upstreams §4.5 `{ error: { message, type, param, code } }` (Ark uses the same envelope, §2.8). */
@@ -137,13 +140,12 @@ export function retryAfterOf(headers: Readonly<Record<string, string | undefined
 /** POSTs a JSON body to the upstream's `{base}{path}` and returns its 2xx answer untouched. */
 function forwardJson(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, body: Record<string, unknown>, upstream: Upstream): Promise<PassthroughResponse> {
   const model = upstream.model ?? String(body.model);
-  // headers at hand and no tenant field to place: one call, no async frame, no copy of a body whose
-  // model is already the upstream's (docs/architecture.md "Performance")
+  // headers at hand and no tenant field to place: one call, no async frame (docs/architecture.md "Performance")
   if (!rule.auth && !call.safety) {
     // a rule's URL that cannot be built fails the call as the async path does, never synchronously
     return rejectionOf(() => {
       const headers = jsonHeaders(upstream);
-      const sent = JSON.stringify(body.model === model ? body : translateOpenAIRequest(body, model));
+      const sent = JSON.stringify(translateOpenAIRequest(body, model));
       return postPassthrough(rule, call, path, upstream, headers, sent, model).then((response) => passthroughAnswer(rule, upstream, headers, response));
     });
   }
@@ -222,7 +224,7 @@ function openStream(rule: OpenAICompatibleUrlRule, call: CallContext, path: stri
     return rejectionOf(() => {
       const headers = streamHeaders(jsonHeaders(upstream));
       const model = upstream.model ?? String(body.model);
-      const sent = JSON.stringify(body.model === model ? body : translateOpenAIRequest(body, model));
+      const sent = JSON.stringify(translateOpenAIRequest(body, model));
       return call.http.stream(streamCall(rule, call, path, upstream, model, headers, sent)).then((opened) => openedStream(rule, upstream, headers, opened));
     });
   }

@@ -52,8 +52,7 @@ describe.runIf(Boolean(REDIS_URL))('output checks on an Idempotency-Key request 
     for (const release of releases.splice(0)) release();
     await cluster.stop();
     await images.settled();
-    images.generations.length = 0;
-    images.requests.length = 0;
+    images.reset();
   }, 30_000);
   afterAll(async () => {
     await images.close();

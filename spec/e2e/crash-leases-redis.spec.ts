@@ -46,10 +46,7 @@ describe.runIf(Boolean(REDIS_URL))('crashes found by leases, across instances sh
     for (const release of releases.splice(0)) release();
     await cluster.stop();
     await images.settled();
-    images.generations.length = 0;
-    images.requests.length = 0;
-    images.workMs = 0;
-    images.holdSubmits = false;
+    images.reset();
   }, 30_000);
   afterAll(async () => {
     await images.close();

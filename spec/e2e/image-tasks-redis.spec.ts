@@ -23,8 +23,7 @@ describe.runIf(Boolean(REDIS_URL))('image tasks across instances sharing Redis',
   });
   afterEach(async () => {
     await cluster.stop();
-    images.generations.length = 0;
-    images.requests.length = 0;
+    images.reset();
   });
   afterAll(async () => {
     await images.close();

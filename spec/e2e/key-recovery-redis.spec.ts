@@ -53,11 +53,7 @@ describe.runIf(Boolean(REDIS_URL))('Idempotency-Key requests on an upstream task
     await Promise.all(servers.splice(0).map((server) => server.close()));
     await cluster.stop();
     await images.settled();
-    images.generations.length = 0;
-    images.requests.length = 0;
-    images.workMs = 0;
-    images.holdSubmits = false;
-    images.script = undefined;
+    images.reset();
     replicate.requests.length = 0;
   }, 30_000);
   afterAll(async () => {

@@ -39,9 +39,7 @@ describe.runIf(Boolean(REDIS_URL))('a gateway instance killed mid-work: the book
   });
   afterEach(async () => {
     await cluster.stop();
-    images.script = undefined;
-    images.generations.length = 0;
-    images.requests.length = 0;
+    images.reset();
   });
   afterAll(async () => {
     await images.close();

@@ -85,6 +85,8 @@ export interface FakePaidImages extends FakeUpstream {
   holdSubmits: boolean;
   /** Resolves when every generation started so far has ended its work. */
   settled(): Promise<void>;
+  /** Forgets the generations and requests seen and puts every setting back to its default (between tests). */
+  reset(): void;
   /** Chooses how each request is answered (see GenerationScript); default none, the fake's defaults. */
   script?: (request: RecordedRequest) => GenerationScript | undefined;
 }
@@ -389,6 +391,17 @@ export async function startFakePaidImages(): Promise<FakePaidImages> {
     },
     settled: async () => {
       await Promise.all(box.self!.generations.map((generation) => generation.done));
+    },
+    reset: () => {
+      const self = box.self!;
+      self.generations.length = 0;
+      self.requests.length = 0;
+      self.workMs = 0;
+      self.extraImages = 0;
+      self.sequenceFailures = 0;
+      self.sequenceReturns = undefined;
+      self.holdSubmits = false;
+      self.script = undefined;
     },
   });
   return box.self;

@@ -28,6 +28,12 @@ describe('translateOpenAIRequest', () => {
     expect(translateOpenAIRequest(body, upstreamModel)).toStrictEqual(expected);
     expect(body).toStrictEqual(before); // the caller's body is not mutated
   });
+
+  it('hands back the body itself when its model already is the upstream model, and a copy otherwise', () => {
+    const body = { model: 'gpt-image-1', prompt: 'a cat' };
+    expect(translateOpenAIRequest(body, 'gpt-image-1')).toBe(body);
+    expect(translateOpenAIRequest(body, 'gpt-image-1.5')).not.toBe(body);
+  });
 });
 
 describe('normalizeOpenAIError', () => {
