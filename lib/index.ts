@@ -1,5 +1,5 @@
 // The root entry, `express-image-gateway`: what a host names to mount, configure and extend the gateway.
-// Re-exports only (style.md: one screen). Redis-backed pieces, result storages and the playground are
+// Re-exports only, one screen (docs/architecture.md "Public contract"). Redis-backed pieces, result storages and the playground are
 // entries of their own (redis.ts, storage.ts, playground.ts), so a host loads only what it uses.
 
 // mounting

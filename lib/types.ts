@@ -10,9 +10,11 @@ export interface Caller {
 /** The endpoint a request is for: a closed union, so resolvers can switch on it exhaustively. */
 export type RouteName = 'images.generations' | 'images.edits' | 'chat.completions' | 'responses' | 'video.tasks' | 'assets' | 'images.native';
 
-// the names live with the providers (one module and one registry line each); the public type is this one
-import type { ProviderName } from './providers/provider-name.js';
-export type { ProviderName };
+/**
+ * The providers of the registry, by the name `Upstream.provider` gives: one per provider folder, each the
+ * key of its line in the registry (lib/providers/registry.ts), which the compiler holds to this list.
+ */
+export type ProviderName = 'dashscope' | 'ark' | 'openai' | 'azure' | 'gemini' | 'vertex' | 'fal' | 'replicate';
 
 /** Where one request goes. Keys are used for the call only: never stored, never logged. */
 export interface Upstream {

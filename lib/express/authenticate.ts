@@ -5,7 +5,7 @@ import type { Request, RequestHandler } from 'express';
 import { GatewayError } from '../errors/gateway-error.js';
 import { bearerKeyOfHeader } from '../security/bearer-key.js';
 import { redactSecrets } from '../errors/redact.js';
-import type { ResolvedOptions } from '../gateway/options.js';
+import type { ResolvedOptions } from '../gateway/resolve-options.js';
 import type { Caller } from '../types.js';
 import { isRepeatedHeader } from './repeated-header.js';
 import { type RequestContext, withContext } from './request-context.js';

@@ -1,10 +1,10 @@
-// The one place errors are rendered (style.md: an Express error handler has four parameters).
+// The one place errors are rendered (docs/errors.md): an Express error handler has four parameters.
 // Everything thrown on a gateway route becomes the contract §2.5 object; nothing else reaches a client:
 // no stack traces, no upstream secrets, no HTML. Every 5xx is logged here, once.
 import type { ErrorRequestHandler, Response } from 'express';
-import { sendJson } from './send-body.js';
+import { sendJson } from './answers/send-body.js';
 import { ClientGoneError } from '../errors/client-gone-error.js';
-import type { ResolvedOptions } from '../gateway/options.js';
+import type { ResolvedOptions } from '../gateway/resolve-options.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { QuotaExceededError } from '../errors/quota-exceeded-error.js';

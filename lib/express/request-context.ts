@@ -6,7 +6,7 @@
 // express's Request and Response under names of their own, apart from Node's global (fetch) ones:
 // gatewayCaller's rolled-up declaration must name express's (scripts/package-entries.ts)
 import type { Request as ExpressRequest, RequestHandler, Response as ExpressResponse } from 'express';
-import type { ResolvedOptions } from '../gateway/options.js';
+import type { ResolvedOptions } from '../gateway/resolve-options.js';
 import type { Cancellation, Usage } from '../gateway/use-case.js';
 import { type KeptWork, type WorkEnd, bookFields, keptBookFields } from '../gateway/ledger/reckoning.js';
 import type { RequestTrace } from '../telemetry/telemetry.js';

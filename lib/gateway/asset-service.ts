@@ -9,9 +9,9 @@ import { requireCapability } from '../providers/registry.js';
 import type { CreateAssetBody } from '../schemas/forward-schemas.js';
 import type { Logger } from '../options/host-hooks.js';
 import { AssetCapacityError, type AssetRecord } from '../stores/tasks/task-store.js';
-import { withFallback } from './fallback.js';
+import { withFallback } from './routing/fallback.js';
 import type { GatewayDeps } from './gateway-deps.js';
-import { resolveUpstreams } from './resolve-upstreams.js';
+import { resolveUpstreams } from './routing/resolve-upstreams.js';
 import { withCharge } from './tenancy/with-charge.js';
 import { type Outcome, type Usage, type UseCaseRequest, attempting, usageFor } from './use-case.js';
 

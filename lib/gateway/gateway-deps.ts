@@ -2,7 +2,7 @@
 // upstream HTTP module and the compiled image rules. They read these; they create nothing per process.
 import type { UpstreamHttp } from '../transport/upstream-http.js';
 import type { ImageRequestRules } from '../images/image-request.js';
-import type { ResolvedOptions } from './options.js';
+import type { ResolvedOptions } from './resolve-options.js';
 import type { Quotas } from './tenancy/quotas.js';
 
 export interface GatewayDeps {

@@ -3,7 +3,7 @@
 // covers the name, so an added `my-*` never shadows a longer default prefix, nor the reverse. The rows
 // written under vendors' model names (vendor rows) are told apart from the caller-facing ones (the
 // host's `models` entries, the contract's families): which of them a request follows is
-// lib/gateway/catalogue-routing.ts's rule (docs/models.md "Which row a request follows").
+// lib/gateway/routing/catalogue-routing.ts's rule (docs/models.md "Which row a request follows").
 import { GatewayConfigError } from '../errors/config-error.js';
 import type { ModelEndpoint, ModelEntry, ModelRange, ModelsOption } from '../options/model-catalogue.js';
 import type { RouteName } from '../types.js';

@@ -12,7 +12,7 @@ import type { ModelEntry } from '../options/model-catalogue.js';
 import type { ImageModelFamily } from '../options/request-limits.js';
 import type { ProviderName, Upstream } from '../types.js';
 import type { CallContext } from './call-context.js';
-import type { ImageGroupRules } from './ark-image-groups.js';
+import type { ImageGroupRules } from './ark/ark-image-groups.js';
 import type { SseEvent } from '../json/sse-events.js';
 
 /** A 2xx answer of an OpenAI-compatible upstream, relayed to the caller as it came. */

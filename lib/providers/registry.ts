@@ -1,6 +1,6 @@
 // The one list of providers, and the only way the rest of the gateway reaches one: by the name the
 // resolver returned and the capability a route needs, never by naming it. Adding a provider is one
-// module and one line here (its name joins the ProviderName union, provider-name.ts, which this list is
+// module and one line here (its name joins the ProviderName union, in lib/types.ts, which this list is
 // held to). The default model catalogue is assembled here from each provider's own rows.
 import { GatewayError } from '../errors/gateway-error.js';
 import { DEFAULT_IMAGE_MODELS } from '../images/model-families.js';
@@ -9,14 +9,14 @@ import type { ProviderName, RouteName, Upstream } from '../types.js';
 import type { Logger } from '../options/host-hooks.js';
 import type { ModelEntry } from '../options/model-catalogue.js';
 import type { ImageModelFamily } from '../options/request-limits.js';
-import { arkProvider } from './ark.js';
-import { azureProvider } from './azure.js';
-import { dashscopeProvider } from './dashscope.js';
-import { falProvider } from './fal.js';
-import { geminiProvider } from './gemini.js';
-import { openaiProvider } from './openai.js';
-import { replicateProvider } from './replicate.js';
-import { vertexProvider } from './vertex.js';
+import { arkProvider } from './ark/ark.js';
+import { azureProvider } from './openai/azure.js';
+import { dashscopeProvider } from './dashscope/dashscope.js';
+import { falProvider } from './fal/fal.js';
+import { geminiProvider } from './google/gemini.js';
+import { openaiProvider } from './openai/openai.js';
+import { replicateProvider } from './replicate/replicate.js';
+import { vertexProvider } from './google/vertex.js';
 import type { Capability, Provider } from './provider.js';
 
 // waiting on an upstream's own task, for the gateway's use cases (submitted-work.ts)
@@ -128,4 +128,4 @@ export function servesRowsOf(routed: unknown, rowProvider: ProviderName): boolea
 }
 
 // the built-in content checker (docs/content-safety.md), reached from the public surface through here
-export { openAIModeration, type OpenAIModerationOptions } from './openai-moderation.js';
+export { openAIModeration, type OpenAIModerationOptions } from './openai/openai-moderation.js';

@@ -4,6 +4,7 @@
 // at once on work the vendor no longer knows), the pause between two reads, cut short when the client
 // goes, and the rule that any error met after the submit is one of work that started, so the fallback
 // rule never submits the paid work again at another upstream (docs/tenancy-and-billing.md "Retries").
+import { clock } from '../clock.js';
 import { ClientGoneError } from '../errors/client-gone-error.js';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -23,14 +24,14 @@ function pauseBetweenReads(ms: number, call: CallContext): Promise<void> {
       return;
     }
     const gone = (): void => {
-      clearTimeout(timer);
+      cancel();
       reject(new ClientGoneError());
     };
-    const timer = setTimeout(() => {
+    // on the gateway's clock (lib/clock.ts), so a spec's skipping clock makes the pause take no time
+    const cancel = clock().after(ms, () => {
       call.signal.removeEventListener('abort', gone);
       resolve();
-    }, ms);
-    timer.unref();
+    });
     call.signal.addEventListener('abort', gone, { once: true });
   });
 }
@@ -91,13 +92,13 @@ export async function followQueuedWork<T>(call: CallContext, upstream: Upstream,
   let gone = false;
   try {
     for (;;) {
-      const left = bound - Date.now();
+      const left = bound - clock().now();
       if (left <= 0) throw GatewayError.upstreamTimeout(work.provider, timeoutMs);
       await pauseBetweenReads(Math.min(pause, left), call);
       pause = Math.min(work.pace.longestMs, Math.round(pause * work.pace.growth));
       let read: QueuedRead<T>;
       try {
-        read = await work.read(Math.max(1, bound - Date.now()));
+        read = await work.read(Math.max(1, bound - clock().now()));
         failures = 0;
       } catch (error) {
         failures += 1;

@@ -30,7 +30,7 @@ function servedRoutes(router: GatewayRouter): string[] {
   });
 }
 
-/** The capabilities a route is served with (lib/gateway/image-pipeline.ts, forward-request.ts, task-service.ts, asset-service.ts). */
+/** The capabilities a route is served with (lib/gateway/image-pipeline/image-pipeline.ts, forward-request.ts, task-service.ts, asset-service.ts). */
 const SERVED_WITH: Readonly<Record<RouteName, readonly Capability[] | undefined>> = {
   'images.generations': ['images', 'passthrough'],
   'images.edits': ['images', 'passthrough'],

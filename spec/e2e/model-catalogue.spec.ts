@@ -4,7 +4,8 @@
 // 400 naming the model and the parameter with no upstream call), Seedream on /v1/images/generations in
 // both request shapes, and Seedance lengths.
 import request from 'supertest';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { useSkippingClock } from '../../lib/testing/index.js';
 import { DEFAULT_MODEL_CATALOGUE, type ModelEntry } from '../../lib/index.js';
 import { KEY_A } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
@@ -19,6 +20,10 @@ import { type ListedModel, minimalBody, sendTo, walkModels } from '../helpers/mo
 import type { Upstream } from '../../lib/index.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { localResultStorage } from '../../lib/storage.js';
+
+// the pauses between reads of queued work take no time (docs/contributing.md "The clock of the specs")
+const skippingClock = useSkippingClock();
+afterAll(() => skippingClock.restore());
 
 const catalogue = new Map(DEFAULT_MODEL_CATALOGUE.map((entry) => [entry.id.replace(/\*$/, ''), entry]));
 // Replicate's prefix rows as a model of each (the adapter maps fields by the full `owner/name`)

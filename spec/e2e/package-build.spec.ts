@@ -45,7 +45,7 @@ const ENTRY_VALUES: Record<string, string> = {
   'express-image-gateway/redis': 'bullmqScheduler,redisIdempotencyStore,redisTaskStore',
   'express-image-gateway/storage': 'localResultStorage,s3ResultStorage',
   'express-image-gateway/playground': 'createPlayground',
-  'express-image-gateway/testing': 'describeTaskStoreContract,sampleResult,sampleTask',
+  'express-image-gateway/testing': 'describeTaskStoreContract,sampleResult,sampleTask,useSkippingClock',
 };
 const DIST_NAMES = ['index', 'redis', 'storage', 'playground', 'testing'];
 
@@ -114,7 +114,7 @@ describe('package build', () => {
   it('exports the TaskStore contract suite as express-image-gateway/testing, from require() and import', () => {
     for (const file of ['testing.js', 'testing.cjs', 'testing.d.ts', 'testing.d.cts']) expect(existsSync(path.join(root, 'dist', file))).toBe(true);
     const names = "console.log(Object.keys(t).sort().join(','))";
-    const expected = 'describeTaskStoreContract,sampleResult,sampleTask';
+    const expected = 'describeTaskStoreContract,sampleResult,sampleTask,useSkippingClock';
     expect(node(['-e', `const t = require('express-image-gateway/testing'); ${names}`])).toBe(expected);
     expect(node(['--input-type=module', '-e', `import * as t from 'express-image-gateway/testing'; ${names}`])).toBe(expected);
   });

@@ -15,6 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SOURCES = ['package.json', 'package-lock.json', 'README.md', 'LICENSE', 'lib', 'scripts', 'tsconfig.json', 'tsconfig.build.json'];
+// the Express major of this run (vitest.config.ts): each host installs that one
+const EXPRESS_MAJOR = process.env.GATEWAY_EXPRESS === '4' ? 4 : 5;
 const NPM_FLAGS = ['--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'];
 
 /** The README's first ```ts block: the complete snippet a user copies. */
@@ -88,7 +90,7 @@ describe('npm pack, then npm install of the tarball', () => {
       const host = path.join(work, `host-${format}`);
       await mkdir(host);
       await writeFile(path.join(host, 'package.json'), JSON.stringify({ name: `host-${format}`, version: '1.0.0', private: true, type }));
-      await run('npm', ['install', tarball, 'express@^5', ...NPM_FLAGS], { cwd: host, maxBuffer: 16 * 1024 * 1024 });
+      await run('npm', ['install', tarball, `express@^${EXPRESS_MAJOR}`, ...NPM_FLAGS], { cwd: host, maxBuffer: 16 * 1024 * 1024 });
       expect(await readdir(path.join(host, 'node_modules/express-image-gateway/dist'))).toEqual(expect.arrayContaining(['index.js', 'index.cjs']));
 
       const snippet = readmeSnippet(await readFile(path.join(ROOT, 'README.md'), 'utf8')).replace('app.listen(3000)', "app.listen(0, '127.0.0.1')");

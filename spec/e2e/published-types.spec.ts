@@ -103,7 +103,7 @@ beforeAll(() => {
   writeFileSync(path.join(dir, 'consumer.cts'), consumer);
   // the host has express, @types/express and @types/node (the declarations need them) and nothing else
   symlinkSync(path.join(root, 'node_modules/@types'), path.join(dir, 'node_modules/@types'), 'dir');
-  symlinkSync(path.join(root, 'node_modules/express'), path.join(dir, 'node_modules/express'), 'dir');
+  symlinkSync(path.join(root, process.env.GATEWAY_EXPRESS === '4' ? 'node_modules/express4' : 'node_modules/express'), path.join(dir, 'node_modules/express'), 'dir');
 }, 120_000);
 afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });

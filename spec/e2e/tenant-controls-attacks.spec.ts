@@ -8,10 +8,10 @@ import { type IdempotencyRecord, type IdempotencyStore, type QuotaLimits, type T
 import { createAuthenticate } from '../../lib/express/authenticate.js';
 import { limitCallerInFlight } from '../../lib/express/caller-in-flight.js';
 import { createErrorMiddleware } from '../../lib/express/error-middleware.js';
-import { createIdempotency } from '../../lib/express/idempotency.js';
+import { createIdempotency } from '../../lib/express/idempotency/idempotency.js';
 import { beginRequest, contextOf } from '../../lib/express/request-context.js';
-import { sendJson } from '../../lib/express/send-body.js';
-import { resolveOptions } from '../../lib/gateway/options.js';
+import { sendJson } from '../../lib/express/answers/send-body.js';
+import { resolveOptions } from '../../lib/gateway/resolve-options.js';
 import { startFakeArk } from '../helpers/fake-ark.js';
 import { startFakeOpenAI } from '../helpers/fake-openai.js';
 import { startFakeUpstream } from '../helpers/fake-upstream.js';

@@ -365,7 +365,7 @@ describe('5. an upstream that answers something that is not JSON', () => {
   it('chat, 200 with malformed JSON: relayed as is (a 2xx body is passed through untouched)', async () => {
     llm.next((_req, res) => sendJson(res, 200, MALFORMED, { 'x-request-id': 'llm-bad-json' }));
     const res = await post(CHAT.path, CHAT.body());
-    // observed and by design (lib/providers/openai.ts: "answers come back as the upstream sent them")
+    // observed and by design (lib/providers/openai/openai.ts: "answers come back as the upstream sent them")
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.text).toBe(MALFORMED);

@@ -8,7 +8,7 @@ import { UpstreamHttp } from '../../lib/transport/upstream-http.js';
 import { DEFAULT_LIMITS } from '../../lib/default-limits.js';
 import type { Upstream } from '../../lib/types.js';
 import type { CallContext } from '../../lib/providers/call-context.js';
-import { createVolcengineAsset } from '../../lib/providers/volcengine-assets.js';
+import { createVolcengineAsset } from '../../lib/providers/ark/volcengine-assets.js';
 import { signVolcengineRequest } from '../../lib/transport/volcengine-signer.js';
 import { type FakeUpstream, type RecordedRequest, sendJson, startFakeUpstream } from '../helpers/fake-upstream.js';
 

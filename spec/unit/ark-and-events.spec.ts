@@ -2,9 +2,9 @@
 // terminal statuses (contract §3), callback event ids (contract §6.4) and stream error events (§4.3, §4.4).
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../lib/errors/gateway-error.js';
-import { errorEvent } from '../../lib/express/sse-relay.js';
+import { errorEvent } from '../../lib/express/answers/sse-relay.js';
 import { eventIdFor } from '../../lib/gateway/tasks/task-keys.js';
-import { readCreateTaskResponse, toCallerTask, translateCreateTaskRequest } from '../../lib/providers/ark.js';
+import { readCreateTaskResponse, toCallerTask, translateCreateTaskRequest } from '../../lib/providers/ark/ark.js';
 import { isTerminalStatus } from '../../lib/gateway/tasks/task-state-order.js';
 
 describe('translateCreateTaskRequest', () => {

@@ -2,9 +2,9 @@
 // Azure's error bodies read as the gateway's, the upstream's Retry-After, and the catalogue rows it serves.
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../lib/errors/gateway-error.js';
-import { azureAuth, azureUrl, normalizeAzureError } from '../../lib/providers/azure.js';
+import { azureAuth, azureUrl, normalizeAzureError } from '../../lib/providers/openai/azure.js';
 import { tokenBudgetMs } from '../../lib/providers/host-token.js';
-import { retryAfterOf } from '../../lib/providers/openai.js';
+import { retryAfterOf } from '../../lib/providers/openai/openai.js';
 import { servesRowsOf } from '../../lib/providers/registry.js';
 import type { Upstream } from '../../lib/types.js';
 import { thrown } from '../helpers/thrown.js';

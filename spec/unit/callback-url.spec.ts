@@ -2,7 +2,7 @@
 // host list; backslashes and userinfo refused; the caller's key found however it is encoded.
 import { describe, expect, it } from 'vitest';
 import { GatewayConfigError } from '../../lib/errors/config-error.js';
-import { resolveOptions } from '../../lib/gateway/options.js';
+import { resolveOptions } from '../../lib/gateway/resolve-options.js';
 import { type CallbackUrlPolicy, TEMPORARY_PROXY_HOSTS, checkCallbackUrl } from '../../lib/security/callback-url.js';
 import { decodePercentRepeatedly } from '../../lib/security/percent-decode.js';
 

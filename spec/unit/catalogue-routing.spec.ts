@@ -1,9 +1,9 @@
-// Which catalogue row a routed request follows (lib/gateway/catalogue-routing.ts, docs/models.md "Which
+// Which catalogue row a routed request follows (lib/gateway/routing/catalogue-routing.ts, docs/models.md "Which
 // row a request follows"): the caller-facing entry of the name (the host's `models`, a contract family)
 // first, else the upstream model's row written for the routed provider, else the name's own row, else
 // none; and the edit-only rows listed for edits alone.
 import { describe, expect, it } from 'vitest';
-import { rowFor } from '../../lib/gateway/catalogue-routing.js';
+import { rowFor } from '../../lib/gateway/routing/catalogue-routing.js';
 import { resolveModelCatalogue } from '../../lib/models/model-catalogue.js';
 import { imageRoutes } from '../../lib/models/model-rows.js';
 import { defaultModelRows, isVendorRow, modelEntry } from '../../lib/providers/registry.js';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError, type GatewayErrorBody } from '../../lib/errors/gateway-error.js';
 import type { ImageGenerationResponse } from '../../lib/images/image-generation-response.js';
 import type { ImageGenerationRequest } from '../../lib/images/image-request.js';
-import { type DashscopeImageRequest, normalizeDashscopeError, translateImageRequest, translateImageResponse } from '../../lib/providers/dashscope.js';
+import { type DashscopeImageRequest, normalizeDashscopeError, translateImageRequest, translateImageResponse } from '../../lib/providers/dashscope/dashscope.js';
 import { thrown } from '../helpers/thrown.js';
 
 /** The whole client-visible error plus the fields the router acts on. */

@@ -2,7 +2,7 @@
 // RUNNING or SUSPENDED; succeeded with one image per result that has a URL (partial success bills only
 // those); failed with DashScope's own code when FAILED, and a code that says so for CANCELED and UNKNOWN.
 import { describe, expect, it } from 'vitest';
-import { stateOf } from '../../lib/providers/dashscope-image-tasks.js';
+import { stateOf } from '../../lib/providers/dashscope/dashscope-image-tasks.js';
 
 const task = (output: Record<string, unknown>) => ({ request_id: 'rq-1', output: { task_id: 't-1', ...output } });
 

@@ -4,11 +4,11 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../lib/errors/gateway-error.js';
 import type { ImageGenerationRequest } from '../../lib/images/image-request.js';
-import { falFieldOf, normalizeFalError } from '../../lib/providers/fal-errors.js';
-import { falAspectRatio, falFamilyOf, falImageSize, translateFalImageRequest, translateFalImageResponse } from '../../lib/providers/fal.js';
-import { appIdOf, decodeFalTaskId, encodeFalTaskId, readFalStatus } from '../../lib/providers/fal-queue.js';
+import { falFieldOf, normalizeFalError } from '../../lib/providers/fal/fal-errors.js';
+import { falAspectRatio, falFamilyOf, falImageSize, translateFalImageRequest, translateFalImageResponse } from '../../lib/providers/fal/fal.js';
+import { appIdOf, decodeFalTaskId, encodeFalTaskId, readFalStatus } from '../../lib/providers/fal/fal-queue.js';
 import { asStartedWork } from '../../lib/providers/submitted-work.js';
-import { toCallerTask, translateFalVideoRequest } from '../../lib/providers/fal-video.js';
+import { toCallerTask, translateFalVideoRequest } from '../../lib/providers/fal/fal-video.js';
 import { thrown } from '../helpers/thrown.js';
 
 const request = (parameters: Record<string, unknown> = {}, extra?: Record<string, unknown>, images: string[] = []): ImageGenerationRequest => ({

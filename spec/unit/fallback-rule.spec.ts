@@ -2,8 +2,8 @@
 // certainly came before any work began. Only those let withFallback try the next upstream.
 import { describe, expect, it } from 'vitest';
 import { GatewayError, type UpstreamFailure } from '../../lib/errors/gateway-error.js';
-import { withFallback } from '../../lib/gateway/fallback.js';
-import { resolveOptions } from '../../lib/gateway/options.js';
+import { withFallback } from '../../lib/gateway/routing/fallback.js';
+import { resolveOptions } from '../../lib/gateway/resolve-options.js';
 import type { Upstream } from '../../lib/types.js';
 
 describe('GatewayError.fromUpstream: notStarted', () => {

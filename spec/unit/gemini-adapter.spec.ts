@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import type { ImageGenerationRequest } from '../../lib/images/image-request.js';
 import { InlineBase64, UploadedImage, encodeJsonWithUploads } from '../../lib/images/uploaded-image.js';
 import { DataUrlText } from '../../lib/json/data-url-text.js';
-import { fanOutOf, geminiImageConfig, translateImageRequest, translateImageResponse } from '../../lib/providers/gemini.js';
-import { normalizeGeminiError } from '../../lib/providers/google-errors.js';
+import { fanOutOf, geminiImageConfig, translateImageRequest, translateImageResponse } from '../../lib/providers/google/gemini.js';
+import { normalizeGeminiError } from '../../lib/providers/google/google-errors.js';
 import { TINY_PNG } from '../helpers/images.js';
 import { thrown } from '../helpers/thrown.js';
 

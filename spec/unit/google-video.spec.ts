@@ -2,7 +2,7 @@
 // predictLongRunning body per API, the refusals naming their field, the stored task id, and the
 // operation read back as Ark's task object, table by table.
 import { describe, expect, it } from 'vitest';
-import { parseVideoTaskId, sameOrigin, toCallerVideoTask, translateVideoRequest, videoTaskId } from '../../lib/providers/google-video.js';
+import { parseVideoTaskId, sameOrigin, toCallerVideoTask, translateVideoRequest, videoTaskId } from '../../lib/providers/google/google-video.js';
 import { thrown } from '../helpers/thrown.js';
 
 const PNG_B64 = 'iVBORw0KGgo=';

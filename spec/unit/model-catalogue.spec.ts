@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { compileCatalogue, resolveModelCatalogue } from '../../lib/models/model-catalogue.js';
 import { DEFAULT_MODEL_CATALOGUE, defaultModelRows, modelEntry } from '../../lib/providers/registry.js';
 import { checkDuration, checkRefusedFields, checkSize, familyOf, mostVideoSeconds, refusesOn } from '../../lib/models/model-rules.js';
-import { translateArkImageRequest, translateArkImageResponse } from '../../lib/providers/ark-images.js';
+import { translateArkImageRequest, translateArkImageResponse } from '../../lib/providers/ark/ark-images.js';
 import { GatewayConfigError } from '../../lib/errors/config-error.js';
 import { GatewayError } from '../../lib/errors/gateway-error.js';
 import type { ModelEntry, ModelsOption } from '../../lib/options/model-catalogue.js';

@@ -2,7 +2,7 @@
 // once the policy's thresholds meet its scores, and the moderation API's answer read as a verdict.
 import { describe, expect, it } from 'vitest';
 import { flaggedCategories } from '../../lib/gateway/moderation/moderation.js';
-import { verdictOf } from '../../lib/providers/openai-moderation.js';
+import { verdictOf } from '../../lib/providers/openai/openai-moderation.js';
 
 describe('flaggedCategories', () => {
   it.each([

@@ -1,7 +1,7 @@
 // OpenAI-compatible adapter translation (upstreams §4.5, §2.8): model rename and error normalization.
 import { describe, expect, it } from 'vitest';
 import { GatewayError, type GatewayErrorBody } from '../../lib/errors/gateway-error.js';
-import { normalizeOpenAIError, translateOpenAIRequest } from '../../lib/providers/openai.js';
+import { normalizeOpenAIError, translateOpenAIRequest } from '../../lib/providers/openai/openai.js';
 
 describe('translateOpenAIRequest', () => {
   it.each<{ name: string; body: Record<string, unknown>; upstreamModel: string; expected: Record<string, unknown> }>([

@@ -2,10 +2,10 @@
 // size mapping, model ids, prediction reading, error normalisation, and the video task translation.
 import { describe, expect, it } from 'vitest';
 import type { ImageGenerationRequest } from '../../lib/images/image-request.js';
-import { imageStateOf, imagesOf } from '../../lib/providers/replicate.js';
-import { familyOf, parseModelRef, sizeInput, translateImageInput } from '../../lib/providers/replicate-inputs.js';
-import { createTarget, normalizeReplicateError, outputUrls, predictionFailure, readPrediction, waitSecondsFor } from '../../lib/providers/replicate-predictions.js';
-import { toCallerVideoTask, translateVideoInput } from '../../lib/providers/replicate-video.js';
+import { imageStateOf, imagesOf } from '../../lib/providers/replicate/replicate.js';
+import { familyOf, parseModelRef, sizeInput, translateImageInput } from '../../lib/providers/replicate/replicate-inputs.js';
+import { createTarget, normalizeReplicateError, outputUrls, predictionFailure, readPrediction, waitSecondsFor } from '../../lib/providers/replicate/replicate-predictions.js';
+import { toCallerVideoTask, translateVideoInput } from '../../lib/providers/replicate/replicate-video.js';
 import { thrown } from '../helpers/thrown.js';
 
 const text = (prompt: string, parameters: Record<string, unknown> = {}, extra?: Record<string, unknown>): ImageGenerationRequest => ({

@@ -3,7 +3,7 @@
 // request's images from its group options.
 import { describe, expect, it } from 'vitest';
 import { videoSecondsOf } from '../../lib/gateway/tenancy/request-costs.js';
-import { nativeImagesAsked } from '../../lib/providers/ark-image-groups.js';
+import { nativeImagesAsked } from '../../lib/providers/ark/ark-image-groups.js';
 import type { VideoTaskBody } from '../../lib/schemas/video-task-schema.js';
 
 const task = (extra: Partial<VideoTaskBody>, text = 'a cat'): VideoTaskBody => ({ model: 'seedance', content: [{ type: 'text', text }], ...extra });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { GatewayConfigError } from '../../lib/errors/config-error.js';
 import { DEFAULT_IMAGE_MODELS } from '../../lib/images/model-families.js';
 import { DEFAULT_LIMITS } from '../../lib/default-limits.js';
-import { resolveOptions } from '../../lib/gateway/options.js';
+import { resolveOptions } from '../../lib/gateway/resolve-options.js';
 import type { GatewayOptions } from '../../lib/options/gateway-options.js';
 
 const verifyKey: GatewayOptions['verifyKey'] = () => null;

@@ -2,7 +2,7 @@
 // sniffed extension), which keys a URL may name, and the storage option's validation in resolveOptions.
 import { describe, expect, it } from 'vitest';
 import { GatewayConfigError } from '../../lib/errors/config-error.js';
-import { resolveOptions } from '../../lib/gateway/options.js';
+import { resolveOptions } from '../../lib/gateway/resolve-options.js';
 import { contentTypeOfKey, isResultKey, newResultKey, tenantPrefix } from '../../lib/stores/results/result-keys.js';
 import type { ResultStorage } from '../../lib/index.js';
 import { localResultStorage, s3ResultStorage } from '../../lib/storage.js';

@@ -8,10 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { GatewayConfigError } from '../../lib/errors/config-error.js';
 import { safetyIdentifierOf } from '../../lib/index.js';
 import { SafetyIdentifiers } from '../../lib/security/safety-identifier.js';
-import { resolveSafetyIdentifier } from '../../lib/gateway/safety-identifier-option.js';
+import { resolveSafetyIdentifier } from '../../lib/gateway/options/safety-identifier-option.js';
 import { type TenantField, withTenantField } from '../../lib/providers/tenant-field.js';
-import { openAITenantField, refusesSafetyIdentifier } from '../../lib/providers/openai.js';
-import { arkTenantField, toCallerTask, translateCreateTaskRequest } from '../../lib/providers/ark.js';
+import { openAITenantField, refusesSafetyIdentifier } from '../../lib/providers/openai/openai.js';
+import { arkTenantField, toCallerTask, translateCreateTaskRequest } from '../../lib/providers/ark/ark.js';
 import { encodeFormBody } from '../../lib/transport/form-body.js';
 
 const SECRET = 'a-test-secret-of-at-least-32-characters';

@@ -1,8 +1,8 @@
 // Server-sent events read from an upstream's bytes (lib/json/sse-events.ts) wherever the chunks are cut,
-// and Ark's image group events in the gateway's terms (lib/providers/ark-image-stream.ts, upstreams §2.7).
+// and Ark's image group events in the gateway's terms (lib/providers/ark/ark-image-stream.ts, upstreams §2.7).
 import { describe, expect, it } from 'vitest';
 import { SseReader } from '../../lib/json/sse-events.js';
-import { arkRefusesStream, readArkImageEvent } from '../../lib/providers/ark-image-stream.js';
+import { arkRefusesStream, readArkImageEvent } from '../../lib/providers/ark/ark-image-stream.js';
 import { GatewayError } from '../../lib/errors/gateway-error.js';
 
 const STREAM = 'event: a\ndata: {"x":1}\n\n: keep-alive\n\ndata: line one\ndata: line two\n\nevent: b\r\ndata: é\r\n\r\n';

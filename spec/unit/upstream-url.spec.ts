@@ -1,6 +1,6 @@
 // upstreamUrl and openAICompatiblePrefix: joining an upstream baseURL with an adapter path (docs/architecture.md Upstream.baseURL).
 import { describe, expect, it } from 'vitest';
-import { DASHSCOPE_IMAGE_PATH } from '../../lib/providers/dashscope.js';
+import { DASHSCOPE_IMAGE_PATH } from '../../lib/providers/dashscope/dashscope.js';
 import { openAICompatiblePrefix } from '../../lib/providers/registry.js';
 import { upstreamUrl } from '../../lib/providers/upstream-url.js';
 

@@ -3,7 +3,7 @@
 // caller sent it: volcengine-assets-transport.spec.ts checks it on the wire.
 import { describe, expect, it } from 'vitest';
 import { GatewayError, type GatewayErrorBody } from '../../lib/errors/gateway-error.js';
-import { readCreateAssetResponse } from '../../lib/providers/volcengine-assets.js';
+import { readCreateAssetResponse } from '../../lib/providers/ark/volcengine-assets.js';
 import { thrown } from '../helpers/thrown.js';
 
 /** The whole client-visible error plus the fields the router acts on. */

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { ResolvedOptions } from '../../gateway/options.js';
+import type { ResolvedOptions } from '../../gateway/resolve-options.js';
 import { startBodyDeadline } from './body-deadline.js';
 import { contentCodingOf } from './content-coding.js';
 import { type LongString, scanJsonStructure } from '../../json/json-scan.js';

@@ -4,7 +4,7 @@
 import type { RequestHandler } from 'express';
 import { routeHandler } from '../route-handler.js';
 import { jsonObjectBody } from '../body/json-body.js';
-import { sendJson } from '../send-body.js';
+import { sendJson } from '../answers/send-body.js';
 import type { CreateAssetBody } from '../../schemas/forward-schemas.js';
 import type { Validator } from '../../schemas/validator.js';
 import { requirePublicUrl } from '../../security/public-url.js';

@@ -5,9 +5,9 @@
 import type { RequestHandler } from 'express';
 import { routeHandler } from '../route-handler.js';
 import { jsonObjectBody } from '../body/json-body.js';
-import { sendBody } from '../send-body.js';
-import { sendQuote } from '../send-quote.js';
-import { type SseErrorFormat, relaySse } from '../sse-relay.js';
+import { sendBody } from '../answers/send-body.js';
+import { sendQuote } from '../answers/send-quote.js';
+import { type SseErrorFormat, relaySse } from '../answers/sse-relay.js';
 import type { ForwardedBody } from '../../schemas/forward-schemas.js';
 import type { Validator } from '../../schemas/validator.js';
 import { checkForwardedUrls } from '../../security/forwarded-urls.js';

@@ -11,10 +11,10 @@ import { sniffImageType } from '../../images/sniff-image-type.js';
 import { uploadedChunks, uploadedHead } from '../body/upload-chunks.js';
 import { requireModel } from './request-fields.js';
 import type { GatewayDeps } from '../../gateway/gateway-deps.js';
-import type { EditForm, FormFile, FormImage } from '../../gateway/image-edit-form.js';
+import type { EditForm, FormFile, FormImage } from '../../gateway/image-pipeline/image-edit-form.js';
 import { type ImageTasksRoute, serveImageRequest } from './serve-image-request.js';
 import { readImageStreamAsk } from '../../images/image-stream-ask.js';
-import { readJsonEdit } from '../../gateway/json-edit.js';
+import { readJsonEdit } from '../../gateway/image-pipeline/json-edit.js';
 import type { RequestContext } from '../request-context.js';
 
 type UploadedFile = Express.Multer.File;

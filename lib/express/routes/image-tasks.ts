@@ -3,15 +3,15 @@
 // `wait`, the ordinary answer when the work ends in time; GET /v1/images/tasks/{id} and
 // POST /v1/images/tasks/{id}/cancel answer the caller's task. The work itself is the gateway's.
 import type { RequestHandler } from 'express';
-import type { ImageCall, WholeAnswer } from '../../gateway/image-pipeline.js';
+import type { ImageCall, WholeAnswer } from '../../gateway/image-pipeline/image-pipeline.js';
 import { type ImageTaskService, type ImageTaskView, TaskNotRun } from '../../gateway/image-tasks/image-task-service.js';
 import { isTerminalStatus } from '../../gateway/tasks/task-state-order.js';
 import { bearerKeyOf, callerOf } from '../authenticate.js';
 import { UseCaseView } from '../request-base.js';
 import type { RequestContext } from '../request-context.js';
 import { routeHandler } from '../route-handler.js';
-import { sendJson } from '../send-body.js';
-import { sendQuote } from '../send-quote.js';
+import { sendJson } from '../answers/send-body.js';
+import { sendQuote } from '../answers/send-quote.js';
 import { isQuoted } from '../../gateway/tenancy/quote.js';
 
 // how soon a client should look again at a task that has not ended

@@ -11,14 +11,14 @@ import type { RequestHandler } from 'express';
 import { callerOf } from '../authenticate.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { routeHandler } from '../route-handler.js';
-import { sendJson } from '../send-body.js';
-import type { ResolvedOptions } from '../../gateway/options.js';
+import { sendJson } from '../answers/send-body.js';
+import type { ResolvedOptions } from '../../gateway/resolve-options.js';
 import type { Caller, Upstream } from '../../types.js';
 import type { ListedModel } from '../../options/host-hooks.js';
 import type { ModelEndpoint, ModelEntry, ModelLimits, ModelServing } from '../../options/model-catalogue.js';
 import { ENDPOINT_ROUTES } from '../../models/model-catalogue.js';
-import { rowFor, servesRowsOf } from '../../gateway/catalogue-routing.js';
-import { routedAnswer } from '../../gateway/resolve-upstreams.js';
+import { rowFor, servesRowsOf } from '../../gateway/routing/catalogue-routing.js';
+import { routedAnswer } from '../../gateway/routing/resolve-upstreams.js';
 
 /** One entry of the `GET /v1/models` answer: openai-node's `Model`, plus the catalogue's description. */
 export interface ModelObject {

@@ -13,8 +13,8 @@ import { bearerKeyOf } from '../authenticate.js';
 import { uploadedChunks } from '../body/upload-chunks.js';
 import { UseCaseView } from '../request-base.js';
 import { routeHandler } from '../route-handler.js';
-import { sendJson } from '../send-body.js';
-import { sendQuote } from '../send-quote.js';
+import { sendJson } from '../answers/send-body.js';
+import { sendQuote } from '../answers/send-quote.js';
 import { sendStoredObject } from './stored-results.js';
 
 export function createVideoHandler(videos: OpenAiVideos): RequestHandler {

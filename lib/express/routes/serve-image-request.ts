@@ -1,7 +1,7 @@
 // Answers an image request the gateway's image pipeline served (gateway/image-pipeline.ts): the
 // upstream's own answer relayed, the contract §2.4 JSON, or the §2.4 answer with b64_json written as the
 // images are encoded; a quote for `Prefer: dry-run` (docs/tenancy-and-billing.md "Quotes before work").
-import { type ImageCall, type WholeAnswer, runImageRequest } from '../../gateway/image-pipeline.js';
+import { type ImageCall, type WholeAnswer, runImageRequest } from '../../gateway/image-pipeline/image-pipeline.js';
 import type { ImageStreamAsk } from '../../images/image-stream-ask.js';
 import { serveImageStream } from './serve-image-stream.js';
 import { GatewayError } from '../../errors/gateway-error.js';
@@ -11,9 +11,9 @@ import type { ImageTaskService } from '../../gateway/image-tasks/image-task-serv
 import { preferenceOf } from '../prefer-header.js';
 import { serveImageTask } from './image-tasks.js';
 import type { KeptAnswer, RequestContext } from '../request-context.js';
-import { sendBody, sendJson } from '../send-body.js';
-import { sendQuote } from '../send-quote.js';
-import { encodeImageResponse, writeImageResponse } from '../write-image-response.js';
+import { sendBody, sendJson } from '../answers/send-body.js';
+import { sendQuote } from '../answers/send-quote.js';
+import { encodeImageResponse, writeImageResponse } from '../answers/write-image-response.js';
 
 /**
  * Not async: the pipeline's promise is chained, so only the pipeline's own frame waits for the

@@ -6,14 +6,14 @@
 // images delivered.
 import { ClientGoneError } from '../../errors/client-gone-error.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { type ImageCall, runImageRequest } from '../../gateway/image-pipeline.js';
+import { type ImageCall, runImageRequest } from '../../gateway/image-pipeline/image-pipeline.js';
 import type { GatewayDeps } from '../../gateway/gateway-deps.js';
 import type { ImageStreamAsk } from '../../images/image-stream-ask.js';
-import { ImageEventWriter } from '../image-event-writer.js';
-import type { ImageStreamEvent } from '../../gateway/image-streams.js';
+import { ImageEventWriter } from '../answers/image-event-writer.js';
+import type { ImageStreamEvent } from '../../gateway/image-pipeline/image-streams.js';
 import { UseCaseView } from '../request-base.js';
 import type { RequestContext } from '../request-context.js';
-import { relaySse } from '../sse-relay.js';
+import { relaySse } from '../answers/sse-relay.js';
 
 export async function serveImageStream(deps: GatewayDeps, context: RequestContext, call: Omit<ImageCall, 'keepsLateWork' | 'stream'>, ask: ImageStreamAsk): Promise<void> {
   const keepAliveMs = deps.options.limits.streamKeepAliveMs;

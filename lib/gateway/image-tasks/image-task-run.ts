@@ -7,7 +7,7 @@ import type { ImageTaskState, TaskChanges, TaskRecord } from '../../stores/tasks
 import type { UpstreamImageTasks } from '../../providers/provider.js';
 import { capabilityOf } from '../../providers/registry.js';
 import type { GatewayDeps } from '../gateway-deps.js';
-import { type WholeAnswer, runBudgetOf, runPreparedImage, singleNativeCall } from '../image-pipeline.js';
+import { type WholeAnswer, runBudgetOf, runPreparedImage, singleNativeCall } from '../image-pipeline/image-pipeline.js';
 import { leaseEnd, nextLookAt } from '../leases/lease-terms.js';
 import { messageOf } from '../tasks/background-work.js';
 import { type Outcome, type Usage, attempting, settle, usageFor } from '../use-case.js';

@@ -11,7 +11,7 @@ import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
 import type { TaskRecord } from '../../stores/tasks/task-store.js';
 import type { Caller } from '../../types.js';
 import type { GatewayDeps } from '../gateway-deps.js';
-import { type WholeAnswer, type ImageCall, type PreparedImage, imagesAskedOf, prepareImage, pricedAskOf, rebasePrepared } from '../image-pipeline.js';
+import { type WholeAnswer, type ImageCall, type PreparedImage, imagesAskedOf, prepareImage, pricedAskOf, rebasePrepared } from '../image-pipeline/image-pipeline.js';
 import { mayHaveBeenUnderWay } from '../ledger/lost-work.js';
 import { nextLookAt } from '../leases/lease-terms.js';
 import { checkCallbackTarget } from '../tasks/callback-target.js';

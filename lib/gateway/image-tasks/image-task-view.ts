@@ -6,7 +6,7 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import type { ImageGenerationResponse } from '../../images/image-generation-response.js';
 import { isObject, parseJsonBody } from '../../json/json-values.js';
 import type { TaskRecord } from '../../stores/tasks/task-store.js';
-import type { WholeAnswer } from '../image-pipeline.js';
+import type { WholeAnswer } from '../image-pipeline/image-pipeline.js';
 
 /** The task as a query answers it (docs/image-tasks.md): `result` once succeeded, `error` once failed. */
 export interface ImageTaskView {

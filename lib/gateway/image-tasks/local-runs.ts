@@ -6,10 +6,10 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import type { Caller } from '../../types.js';
 import type { TaskRecord } from '../../stores/tasks/task-store.js';
 
-import type { WholeAnswer, PreparedImage } from '../image-pipeline.js';
+import type { WholeAnswer, PreparedImage } from '../image-pipeline/image-pipeline.js';
 import { leaseEnd } from '../leases/lease-terms.js';
 import { LeaseRenewer } from '../leases/lease-renewer.js';
-import type { ResolvedOptions } from '../options.js';
+import type { ResolvedOptions } from '../resolve-options.js';
 import { isTerminalStatus } from '../tasks/task-state-order.js';
 import type { QuotaCharge } from '../tenancy/quotas.js';
 import { type Outcome, type Usage, usageFor } from '../use-case.js';

@@ -6,7 +6,7 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import type { ImageTaskState, TaskRecord } from '../../stores/tasks/task-store.js';
 import type { Caller } from '../../types.js';
 import type { GatewayDeps } from '../gateway-deps.js';
-import { type PreparedImage, firstUpstreamOf, imagesAskedOf } from '../image-pipeline.js';
+import { type PreparedImage, firstUpstreamOf, imagesAskedOf } from '../image-pipeline/image-pipeline.js';
 import { leaseEnd } from '../leases/lease-terms.js';
 import { snapshotCaller } from '../tasks/caller-snapshot.js';
 import type { QuotaCharge } from '../tenancy/quotas.js';

@@ -3,7 +3,7 @@
 // for the gateway or for one caller.
 import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { ImageCall } from '../image-pipeline.js';
+import type { ImageCall } from '../image-pipeline/image-pipeline.js';
 import type { Admission } from './fair-queue.js';
 
 /** `response_format: 'b64_json'` needs result storage for a task: the 400 naming the field, else nothing. */

@@ -1,5 +1,5 @@
 // The moderation policy on the image pipeline (docs/content-safety.md): the prompt and the caller's images
-// checked once the request is validated and before the resolver and any paid call (image-preparation.ts;
+// checked once the request is validated and before the resolver and any paid call (image-pipeline/moderate-input.ts;
 // image tasks prepare at submit, so before their 202), and the images made checked before any byte of
 // them is answered, stored, called back or streamed (image-pipeline.ts, image-tasks/). A flagged image
 // made is dropped and counted in `usage.flaggedImages`; the tenant pays for it as for work lost by its
@@ -7,7 +7,6 @@
 import { ContentPolicyError } from '../../errors/content-policy-error.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ImageGenerationResponse } from '../../images/image-generation-response.js';
-import type { ImageGenerationRequest } from '../../images/image-request.js';
 import { UploadedImage } from '../../images/uploaded-image.js';
 import { sniffImageType } from '../../images/sniff-image-type.js';
 import { DataUrlText } from '../../json/data-url-text.js';
@@ -15,10 +14,8 @@ import { isObject, parseJsonBody } from '../../json/json-values.js';
 import type { ModerationImage } from '../../options/moderation-options.js';
 import type { CallContext } from '../../providers/call-context.js';
 import type { RouteName } from '../../types.js';
-import type { GatewayDeps } from '../gateway-deps.js';
-import type { ResolvedOptions } from '../options.js';
+import type { ResolvedOptions } from '../resolve-options.js';
 import type { UpstreamHttp } from '../../transport/upstream-http.js';
-import type { ImageInput } from '../image-input.js';
 import type { Usage, UseCaseRequest } from '../use-case.js';
 import { type ActivePolicy, type InputImages, type Moderation, type ModerationSubject, unavailable } from './moderation.js';
 
@@ -30,20 +27,6 @@ export function subjectOf(from: UseCaseRequest, route: RouteName, model: string)
 /** An image as a checker gets it. */
 function moderationImage(bytes: Buffer, mediaType = sniffImageType(bytes.subarray(0, 32)) ?? 'application/octet-stream'): ModerationImage {
   return { mediaType, bytes, dataUrl: () => `data:${mediaType};base64,${bytes.toString('base64')}` };
-}
-
-/**
- * The input stages of an image request: resolves with the caller's active policy (kept on the request
- * for its output stage), or undefined when the caller has none; throws the refusal.
- */
-export function checkImageInput(
-  deps: GatewayDeps,
-  moderation: Moderation,
-  request: { from: UseCaseRequest; route: RouteName; model: string; input: ImageInput },
-  read: ImageGenerationRequest | undefined,
-): Promise<ActivePolicy | undefined> {
-  const { text, images } = contentOf(request.input, read);
-  return checkRequestInput({ options: deps.options, http: deps.http }, moderation, subjectOf(request.from, request.route, request.model), request.from, text, images);
 }
 
 /** The input stages of any request: the caller's policy looked up, its prompt and images checked (images fetched only then). */
@@ -78,24 +61,6 @@ export type InputImage = Buffer | { url: string };
 export interface InputFetch {
   options: Pick<ResolvedOptions, 'limits' | 'allowPrivateImageUrls'>;
   http: UpstreamHttp;
-}
-
-/** The prompt text and the caller's images, as the model's family read them (else as sent). */
-function contentOf(input: ImageInput, read: ImageGenerationRequest | undefined): { text?: string; images: InputImage[] } {
-  if (read) {
-    const texts: string[] = [];
-    const images: InputImage[] = [];
-    for (const item of read.content) {
-      if ('text' in item) texts.push(item.text);
-      else images.push(imageOf(item.image));
-    }
-    const negative = read.parameters.negative_prompt;
-    if (typeof negative === 'string' && negative !== '') texts.push(negative);
-    return { text: texts.join('\n'), images };
-  }
-  if (input.kind === 'form') return { text: input.form.prompt, images: input.form.images.map(({ file }) => Buffer.concat(file.chunks)) };
-  const prompt = input.body.prompt;
-  return { ...(typeof prompt === 'string' ? { text: prompt } : {}), images: [] };
 }
 
 /** An image value of a request (a Data URL, a URL, an upload) as bytes or a URL to fetch. */

@@ -2,7 +2,7 @@
 // body a query returns, queued under the state's event id (task-keys.ts), so a state handed over twice
 // is queued once; the delivery job (delivery-jobs.ts) sends it, signed, at least once.
 import type { TaskRecord } from '../../stores/tasks/task-store.js';
-import type { ResolvedOptions } from '../options.js';
+import type { ResolvedOptions } from '../resolve-options.js';
 import { callbackJob } from './task-keys.js';
 
 /** Queues the delivery of `status` (its body `body`) to the task's callback URL; nothing when it has none. */

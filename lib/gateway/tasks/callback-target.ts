@@ -4,7 +4,7 @@
 import { GatewayError } from '../../errors/gateway-error.js';
 import { checkCallbackUrl } from '../../security/callback-url.js';
 import { NonPublicAddressError, resolvePublicAddress } from '../../security/public-url.js';
-import type { ResolvedOptions } from '../options.js';
+import type { ResolvedOptions } from '../resolve-options.js';
 
 /** The checked URL to call back, or undefined when the request has none. `callerKey` must not appear in it. */
 export async function checkCallbackTarget(options: ResolvedOptions, value: unknown, callerKey: string): Promise<string | undefined> {

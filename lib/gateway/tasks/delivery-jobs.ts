@@ -3,7 +3,7 @@
 // callback-delivery.ts inside the task's trace. Whichever scheduler runs it, the rule is the same.
 import type { DeliveryJob } from '../../stores/scheduling/job-scheduler.js';
 import type { UpstreamHttp } from '../../transport/upstream-http.js';
-import type { ResolvedOptions } from '../options.js';
+import type { ResolvedOptions } from '../resolve-options.js';
 import { type CallbackDeliverer, createCallbackDeliverer } from './callback-delivery.js';
 import { isPassedStatus, isTerminalStatus } from './task-state-order.js';
 

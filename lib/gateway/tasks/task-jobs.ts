@@ -3,7 +3,7 @@
 // and callback deliveries, started once per router with their handlers and retry policy. All run
 // detached from whichever request armed the scheduler's timer.
 import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
-import type { ResolvedOptions } from '../options.js';
+import type { ResolvedOptions } from '../resolve-options.js';
 import { messageOf } from './background-work.js';
 import { CallbackDeliveryError } from './callback-delivery.js';
 import type { DeliveryJobs } from './delivery-jobs.js';

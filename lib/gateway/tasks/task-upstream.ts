@@ -4,8 +4,8 @@
 import type { ResolveUpstreamInput } from '../../options/host-hooks.js';
 import type { TaskRecord } from '../../stores/tasks/task-store.js';
 import type { Caller, Upstream } from '../../types.js';
-import type { ResolvedOptions } from '../options.js';
-import { resolveUpstreams } from '../resolve-upstreams.js';
+import type { ResolvedOptions } from '../resolve-options.js';
+import { resolveUpstreams } from '../routing/resolve-upstreams.js';
 
 /**
  * The upstream a stored task (video or image) runs on, for a query or a background poll: keys are

@@ -3,7 +3,7 @@
 // The event is built only when the host listens, and a listener that throws is logged, never the
 // task's failure.
 import type { UsageEvent } from '../../types.js';
-import type { ResolvedOptions } from '../options.js';
+import type { ResolvedOptions } from '../resolve-options.js';
 import { messageOf } from './background-work.js';
 
 /** Emits the event `build` makes, when the host has an `onUsage` listener. */

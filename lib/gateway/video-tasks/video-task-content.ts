@@ -6,7 +6,7 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import type { VideoContentItem } from '../../schemas/video-task-schema.js';
 import { requirePublicUrl } from '../../security/public-url.js';
 import type { Caller } from '../../types.js';
-import type { ResolvedOptions } from '../options.js';
+import type { ResolvedOptions } from '../resolve-options.js';
 import { WELL_FORMED_ASSET_ID, assetIdOf, assetReferencesIn, isAssetReference, isMediaUrlCandidate, stringsOf } from './content-references.js';
 
 /** The ids of video tasks (`imgtask_…` are image tasks'). */

@@ -5,8 +5,8 @@
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
 import type { TaskRecord } from '../../stores/tasks/task-store.js';
-import { NotMediaResult } from '../durable-results.js';
-import type { ResolvedOptions } from '../options.js';
+import { NotMediaResult } from '../results/durable-results.js';
+import type { ResolvedOptions } from '../resolve-options.js';
 import { CAS_ROUNDS, NEVER_ABORTED, messageOf } from '../tasks/background-work.js';
 import { handOverState } from '../tasks/callback-hand-over.js';
 import { eventIdFor, pollDelayOf, pollKey } from '../tasks/task-keys.js';

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { UpstreamHttp } from '../../transport/upstream-http.js';
-import type { ResolvedOptions } from '../options.js';
+import type { ResolvedOptions } from '../resolve-options.js';
 import { checkCallbackTarget } from '../tasks/callback-target.js';
 import type { VideoTaskBody } from '../../schemas/video-task-schema.js';
 import type { Caller, Upstream } from '../../types.js';
@@ -18,8 +18,8 @@ import type { Quoted } from '../tenancy/quote.js';
 import type { CallContext } from '../../providers/call-context.js';
 import { capabilityOf, providersWith, requireCapability } from '../../providers/registry.js';
 import { ERROR_CODES } from '../../errors/error-codes.js';
-import { withFallback } from '../fallback.js';
-import { resolveUpstreams } from '../resolve-upstreams.js';
+import { withFallback } from '../routing/fallback.js';
+import { resolveUpstreams } from '../routing/resolve-upstreams.js';
 import { snapshotCaller } from '../tasks/caller-snapshot.js';
 import { VIDEO_TASK_ID, mapReferences } from './video-task-content.js';
 import { checkVideoInput } from '../moderation/route-moderation.js';
@@ -35,7 +35,7 @@ import type { QuotaCharge, Quotas } from '../tenancy/quotas.js';
 import { videoSecondsOf } from '../tenancy/request-costs.js';
 import { checkDuration, checkRefusedFields, checkVideoShape, mostVideoSeconds, refusesOn } from '../../models/model-rules.js';
 import type { ModelEntry } from '../../options/model-catalogue.js';
-import { rowFor } from '../catalogue-routing.js';
+import { rowFor } from '../routing/catalogue-routing.js';
 import { UpstreamTaskState } from './upstream-task-state.js';
 import { upstreamModelsOf } from '../ledger/pricing.js';
 

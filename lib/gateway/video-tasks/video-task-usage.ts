@@ -4,7 +4,7 @@
 // (ledger/reckoning.ts) as an image task's are, with the quota slot and unused video-seconds given back.
 // Video differs from images in what is charged: seconds and a concurrent-task slot, not images.
 import type { TaskRecord } from '../../stores/tasks/task-store.js';
-import type { ResolvedOptions } from '../options.js';
+import type { ResolvedOptions } from '../resolve-options.js';
 import type { Quotas } from '../tenancy/quotas.js';
 import { usageOf } from '../../json/usage-fields.js';
 import { messageOf } from '../tasks/background-work.js';

@@ -1,0 +1,309 @@
+// resolveOptions(): the only place that knows defaults and shorthands (ky's Options vs
+// NormalizedOptions). It checks the public options (lib/options/) once, with a GatewayConfigError that
+// shows the fix, and everything else in lib/ reads the resolved, frozen options.
+import type { SafetyIdentifiers } from '../security/safety-identifier.js';
+import { resolveSafetyIdentifier } from './options/safety-identifier-option.js';
+import { GatewayConfigError } from '../errors/config-error.js';
+import { DEFAULT_IMAGE_MODELS, type ImageModelTable } from '../images/model-families.js';
+import { type JobScheduler, memoryScheduler } from '../stores/scheduling/job-scheduler.js';
+import { memoryTaskStore } from '../stores/tasks/memory-task-store.js';
+import type { TaskStore } from '../stores/tasks/task-store.js';
+import type { ResultStorage } from '../stores/results/result-storage.js';
+import type { ResolvedStorage } from './results/durable-results.js';
+import { Telemetry } from '../telemetry/telemetry.js';
+import { GENAI_PROVIDER_NAMES, PROVIDER_NAMES, defaultModelRows, isVendorRow } from '../providers/registry.js';
+import { type ResolvedCallbacks, resolveCallbacks } from './options/callback-options.js';
+import { resolveCompressedBodies, resolveImageModels, resolveLimits } from './options/limit-options.js';
+import { type ResolvedIdempotency, type ResolvedQuotas, resolveIdempotency, resolveQuotas } from './tenancy/resolve-tenancy.js';
+import type { UsageEvent } from '../types.js';
+import { stderrLogger } from './stderr-logger.js';
+import type { GatewayOptions, StorageOptions, TelemetryOptions } from '../options/gateway-options.js';
+import { type ResolvedImageTasks, resolveImageTasks } from './image-tasks/image-task-options.js';
+import type { CompressedBodiesOptions, GatewayLimits } from '../options/request-limits.js';
+import type { AuthenticatedMiddleware, ListModels, Logger, ResolveUpstream, VerifyKey } from '../options/host-hooks.js';
+import { type ModelCatalogue, resolveModelCatalogue } from '../models/model-catalogue.js';
+import { Pricing } from './ledger/pricing.js';
+import type { LedgerPolicy } from './ledger/reckoning.js';
+import type { BillingOptions } from '../options/pricing.js';
+import type { UpstreamHealth } from './routing/upstream-health.js';
+import { resolveRouting } from './routing/resolve-routing.js';
+import { Moderation } from './moderation/moderation.js';
+
+export interface ResolvedOptions {
+  readonly verifyKey: VerifyKey;
+  readonly resolveUpstream: ResolveUpstream;
+  readonly limits: Readonly<GatewayLimits>;
+  /** false: compressed request bodies are refused (415). */
+  readonly compressedBodies: Readonly<Required<CompressedBodiesOptions>> | false;
+  readonly imageModels: ImageModelTable;
+  /** The model catalogue (`models` over the defaults, `imageModels` as its contract families): docs/models.md. */
+  readonly models: ModelCatalogue;
+  readonly allowPrivateImageUrls: boolean;
+  readonly allowPrivateResultUrls: boolean;
+  readonly onUsage?: (event: UsageEvent) => void;
+  readonly logger: Logger;
+  /** The host's middleware after authentication, in order (none: empty). */
+  readonly afterAuthentication: readonly AuthenticatedMiddleware[];
+  readonly store: TaskStore;
+  readonly scheduler: JobScheduler;
+  readonly callbacks: ResolvedCallbacks;
+  readonly allowOperatorAssets: boolean;
+  readonly listModels?: ListModels;
+  readonly fallthrough: boolean;
+  readonly storage?: ResolvedStorage;
+  readonly telemetry: Telemetry;
+  readonly quotas?: ResolvedQuotas;
+  /** The `pricing` option: costs of usage events, the reservations of money budgets. */
+  readonly pricing?: Pricing;
+  /** The one ledger rule's policy (ledger/reckoning.ts): who pays for lost work, and the price table. */
+  readonly ledger: LedgerPolicy;
+  readonly idempotency?: ResolvedIdempotency;
+  readonly imageTasks: ResolvedImageTasks;
+  /** The tenant identifiers sent to vendors (safety-identifier-option.ts); undefined when off. */
+  readonly safetyIdentifier?: SafetyIdentifiers;
+  /** The upstreams' health and the routing strategy (`routing`, `onUpstreamHealth`): docs/routing-and-health.md. */
+  readonly routing: UpstreamHealth;
+  /** The `moderation` option at work; undefined without it (docs/content-safety.md). */
+  readonly moderation?: Moderation;
+}
+
+/**
+ * Every option name, once: tsc fails when GatewayOptions gains an option that is missing here (or
+ * this names one it does not have), so the check for unknown options cannot forget one.
+ */
+const OPTION_NAMES = {
+  verifyKey: true,
+  resolveUpstream: true,
+  limits: true,
+  compressedBodies: true,
+  imageModels: true,
+  models: true,
+  allowPrivateImageUrls: true,
+  allowPrivateResultUrls: true,
+  onUsage: true,
+  logger: true,
+  afterAuthentication: true,
+  store: true,
+  scheduler: true,
+  callbacks: true,
+  allowOperatorAssets: true,
+  listModels: true,
+  fallthrough: true,
+  storage: true,
+  telemetry: true,
+  quotas: true,
+  pricing: true,
+  billing: true,
+  idempotency: true,
+  imageTasks: true,
+  safetyIdentifier: true,
+  routing: true,
+  onUpstreamHealth: true,
+  moderation: true,
+  onModeration: true,
+} as const satisfies Record<keyof GatewayOptions, true>;
+const KNOWN_OPTIONS = new Set(Object.keys(OPTION_NAMES));
+
+const silent = (): void => {};
+
+// a resolver's answer, with every provider of the registry (the fix of a missing options object or resolver)
+const UPSTREAM_EXAMPLE = `({ model }) => ({ provider: ${PROVIDER_NAMES.map((name) => `'${name}'`).join(' | ')}, baseURL: 'https://…', apiKey: process.env.UPSTREAM_API_KEY })`;
+
+export function resolveOptions(options: GatewayOptions | undefined): ResolvedOptions {
+  if (options === null || typeof options !== 'object') {
+    throw new GatewayConfigError(
+      'options_missing',
+      'createGatewayRouter needs an options object.',
+      `createGatewayRouter({ verifyKey: staticKeys({ 'sk-...': { id: 'tenant-a' } }), resolveUpstream: ${UPSTREAM_EXAMPLE} })`,
+    );
+  }
+  for (const key of Object.keys(options)) {
+    if (!KNOWN_OPTIONS.has(key)) {
+      throw new GatewayConfigError('option_unknown', `Unknown option '${key}'.`, `use only: ${[...KNOWN_OPTIONS].join(', ')}.`);
+    }
+  }
+  if (typeof options.verifyKey !== 'function') {
+    throw new GatewayConfigError(
+      'verify_key_missing',
+      'options.verifyKey must be a function (key, req) => Caller | null.',
+      "verifyKey: staticKeys({ 'sk-tenant-a': { id: 'tenant-a' } }), or an async function that looks the key up.",
+    );
+  }
+  if (typeof options.resolveUpstream !== 'function') {
+    throw new GatewayConfigError(
+      'resolve_upstream_missing',
+      'options.resolveUpstream must be a function ({ model, route, caller }) => Upstream | Upstream[] | null.',
+      `resolveUpstream: ${UPSTREAM_EXAMPLE}`,
+    );
+  }
+  for (const name of ['onUsage', 'onModeration'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'function') {
+      throw new GatewayConfigError('option_type', `options.${name} must be a function.`, `${name}: (event) => meter.record(event)`);
+    }
+  }
+  if (options.listModels !== undefined && typeof options.listModels !== 'function') {
+    throw new GatewayConfigError('option_type', 'options.listModels must be a function (caller) => names.', "listModels: (caller) => ['x-image-2.0', 'x-image-edit']");
+  }
+  if (options.fallthrough !== undefined && typeof options.fallthrough !== 'boolean') {
+    throw new GatewayConfigError('option_type', 'options.fallthrough must be a boolean.', 'fallthrough: true');
+  }
+  for (const name of ['allowPrivateImageUrls', 'allowPrivateResultUrls', 'allowOperatorAssets'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'boolean') {
+      throw new GatewayConfigError('option_type', `options.${name} must be a boolean.`, `${name}: true`);
+    }
+  }
+  checkInterface(options.store, 'store', ['createTask', 'getTask', 'updateTask', 'putAsset', 'getAsset'], 'store: redisTaskStore({ client: new Redis(process.env.REDIS_URL) })');
+  checkInterface(options.scheduler, 'scheduler', ['start', 'schedulePoll', 'scheduleDelivery', 'close'], 'scheduler: bullmqScheduler({ connection: new Redis(process.env.REDIS_URL) })');
+  const limits = resolveLimits(options.limits);
+  const logger = resolveLogger(options.logger);
+  const imageModels = resolveImageModels(options.imageModels);
+  const telemetry = resolveTelemetry(options.telemetry, logger);
+  // the operator's model names label metrics as they are (telemetry/metrics.ts): a family's name
+  // without its trailing `*`, and every exact name
+  telemetry.reserveModelLabels((options.imageModels ?? DEFAULT_IMAGE_MODELS).map((family) => family.pattern.replace(/\*$/, '')).filter((name) => name !== ''));
+  // a money budget is counted by the price table: without one it would silently count nothing
+  if (options.pricing === undefined && options.quotas?.limits && typeof options.quotas.limits === 'object' && options.quotas.limits.budget !== undefined) {
+    throw new GatewayConfigError(
+      'quotas_budget',
+      'quotas.limits.budget needs the pricing option: the budget reserves what the price table says a request may cost.',
+      "pricing: { currency: 'USD', models: { 'x-image-2.0*': { image: 0.035 } } }",
+    );
+  }
+  const pricing = Pricing.resolve(options.pricing);
+  return Object.freeze({
+    verifyKey: options.verifyKey,
+    resolveUpstream: options.resolveUpstream,
+    limits,
+    compressedBodies: resolveCompressedBodies(options.compressedBodies),
+    imageModels,
+    // after imageModels: its families were checked there
+    models: resolveModelCatalogue(options.models, defaultModelRows(options.imageModels), isVendorRow),
+    allowPrivateImageUrls: options.allowPrivateImageUrls ?? false,
+    allowPrivateResultUrls: options.allowPrivateResultUrls ?? false,
+    onUsage: options.onUsage,
+    logger,
+    afterAuthentication: resolveAfterAuthentication(options.afterAuthentication),
+    store: options.store ?? memoryTaskStore(),
+    scheduler: options.scheduler ?? memoryScheduler(),
+    callbacks: resolveCallbacks(options.callbacks),
+    allowOperatorAssets: options.allowOperatorAssets ?? false,
+    listModels: options.listModels,
+    fallthrough: options.fallthrough ?? false,
+    storage: resolveStorage(options.storage),
+    telemetry,
+    quotas: resolveQuotas(options.quotas),
+    pricing,
+    ledger: { pricing, chargeFailedWork: resolveBilling(options.billing) },
+    idempotency: resolveIdempotency(options.idempotency, limits),
+    imageTasks: resolveImageTasks(options.imageTasks),
+    safetyIdentifier: resolveSafetyIdentifier(options.safetyIdentifier),
+    routing: resolveRouting(options.routing, options.onUpstreamHealth, logger, telemetry),
+    ...(options.moderation !== undefined && options.moderation !== null ? { moderation: new Moderation(options.moderation, options.onModeration, logger) } : {}),
+  });
+}
+
+/** `billing.chargeFailedWork`, checked. */
+function resolveBilling(billing: BillingOptions | undefined): boolean {
+  if (billing === undefined) return false;
+  if (billing === null || typeof billing !== 'object') throw new GatewayConfigError('billing_type', 'options.billing must be an object.', 'billing: { chargeFailedWork: true }');
+  for (const key of Object.keys(billing)) {
+    if (key !== 'chargeFailedWork') throw new GatewayConfigError('billing_unknown', `Unknown billing option '${key}'.`, 'use only: chargeFailedWork.');
+  }
+  if (billing.chargeFailedWork !== undefined && typeof billing.chargeFailedWork !== 'boolean') {
+    throw new GatewayConfigError('billing_value', 'billing.chargeFailedWork must be true or false.', 'billing: { chargeFailedWork: true }');
+  }
+  return billing.chargeFailedWork ?? false;
+}
+
+/** The names of the long `storage` form, checked against StorageOptions by tsc as OPTION_NAMES is. */
+const STORAGE_OPTION_NAMES = { store: true, onFailure: true, timeoutMs: true, maxVideoBytes: true } as const satisfies Record<keyof StorageOptions, true>;
+
+function resolveStorage(storage: ResultStorage | StorageOptions | undefined): ResolvedStorage | undefined {
+  if (storage === undefined) return undefined;
+  const example = "storage: localResultStorage({ directory: './results', secret: process.env.RESULTS_SECRET })";
+  const long = storage !== null && typeof storage === 'object' && 'store' in storage ? storage : { store: storage };
+  const known = new Set(Object.keys(STORAGE_OPTION_NAMES));
+  for (const key of Object.keys(long)) {
+    if (!known.has(key)) throw new GatewayConfigError('storage_unknown', `Unknown storage option '${key}'.`, `use only: ${[...known].join(', ')}.`);
+  }
+  checkInterface(long.store, 'storage', ['put', 'url', 'delete', 'deletePrefix'], example);
+  if (long.store === undefined || long.store === null) throw new GatewayConfigError('storage_type', 'options.storage.store must be a ResultStorage.', example);
+  if (long.onFailure !== undefined && long.onFailure !== 'upstream_url' && long.onFailure !== 'error') {
+    throw new GatewayConfigError('storage_value', "storage.onFailure must be 'upstream_url' or 'error'.", "storage: { store, onFailure: 'error' }");
+  }
+  for (const key of ['timeoutMs', 'maxVideoBytes'] as const) {
+    const value = long[key];
+    if (value !== undefined && (!Number.isSafeInteger(value) || value <= 0))
+      throw new GatewayConfigError('storage_value', `storage.${key} must be a positive integer.`, 'storage: { store, timeoutMs: 120000 }');
+  }
+  return Object.freeze({ store: long.store, onFailure: long.onFailure ?? 'upstream_url', timeoutMs: long.timeoutMs ?? 120_000, maxVideoBytes: long.maxVideoBytes ?? 1024 * 1024 * 1024 });
+}
+
+/** The names of the `telemetry` object, checked against TelemetryOptions by tsc. */
+const TELEMETRY_OPTION_NAMES = { api: true, capturePrompts: true } as const satisfies Record<keyof TelemetryOptions, true>;
+
+function resolveTelemetry(telemetry: TelemetryOptions | false | undefined, logger: Logger): Telemetry {
+  const example = "telemetry: { api: await import('@opentelemetry/api'), capturePrompts: false }";
+  // the host's pipeline failing (a span processor that throws) is logged once; requests go on
+  const report = (error: unknown): void => logger.error({ error: error instanceof Error ? error.message : String(error) }, 'the OpenTelemetry pipeline threw; the gateway ignores it (logged once)');
+  if (telemetry === undefined || telemetry === false) return Telemetry.from(telemetry, GENAI_PROVIDER_NAMES, report);
+  if (telemetry === null || typeof telemetry !== 'object') throw new GatewayConfigError('telemetry_type', 'options.telemetry must be an object or false.', example);
+  for (const key of Object.keys(telemetry)) {
+    if (!Object.hasOwn(TELEMETRY_OPTION_NAMES, key))
+      throw new GatewayConfigError('telemetry_unknown', `Unknown telemetry option '${key}'.`, `use only: ${Object.keys(TELEMETRY_OPTION_NAMES).join(', ')}.`);
+  }
+  if (telemetry.capturePrompts !== undefined && typeof telemetry.capturePrompts !== 'boolean') {
+    throw new GatewayConfigError('telemetry_value', 'telemetry.capturePrompts must be a boolean.', example);
+  }
+  const api = telemetry.api as Partial<Record<string, unknown>> | undefined;
+  if (
+    api !== undefined &&
+    (typeof api !== 'object' || api === null || typeof api.trace !== 'object' || typeof api.metrics !== 'object' || typeof api.context !== 'object' || typeof api.propagation !== 'object')
+  ) {
+    throw new GatewayConfigError('telemetry_api', 'telemetry.api must be the @opentelemetry/api module.', example);
+  }
+  return Telemetry.from(telemetry, GENAI_PROVIDER_NAMES, report);
+}
+
+function checkInterface(value: unknown, name: string, methods: readonly string[], example: string): void {
+  if (value === undefined) return;
+  const missing = methods.filter((method) => typeof (value as Record<string, unknown> | null)?.[method] !== 'function');
+  if (missing.length > 0) {
+    throw new GatewayConfigError(`${name}_type`, `options.${name} lacks ${missing.join(', ')}.`, example);
+  }
+}
+
+/** One middleware or a list, as a frozen list; anything but functions is a configuration error. */
+function resolveAfterAuthentication(given: GatewayOptions['afterAuthentication']): readonly AuthenticatedMiddleware[] {
+  if (given === undefined) return Object.freeze([]);
+  const list = typeof given === 'function' ? [given] : given;
+  if (!Array.isArray(list) || list.some((middleware) => typeof middleware !== 'function')) {
+    throw new GatewayConfigError(
+      'option_type',
+      'options.afterAuthentication must be a middleware (req, res, next) or a list of them.',
+      'afterAuthentication: [rateLimit({ keyGenerator: (req, res) => gatewayCaller(res)!.id })]',
+    );
+  }
+  return Object.freeze([...(list as readonly AuthenticatedMiddleware[])]);
+}
+
+/**
+ * The host's logger with every level present (a missing one is silent). Calls are pino's
+ * `(fields, message)`; a logger written for the old `(message, fields)` order is not detected (0.1.0
+ * was never published: a clean break). A logger with `child` (pino, bunyan) gets one child, so every
+ * line says which component wrote it without the gateway repeating it in each call.
+ */
+function resolveLogger(given: Partial<Logger> | false | undefined): Logger {
+  // none given: failures still reach stderr (stderr-logger.ts); `false` is the explicit silence
+  if (given === undefined) return Object.freeze(stderrLogger());
+  if (given === false) return Object.freeze({ info: silent, warn: silent, error: silent });
+  if (given === null || typeof given !== 'object') {
+    throw new GatewayConfigError('option_type', 'options.logger must be a pino-style logger object or false.', 'logger: pino(), or logger: false to write nothing');
+  }
+  const logger: Partial<Logger> | undefined = typeof given?.child === 'function' ? given.child({ component: 'express-image-gateway' }) : given;
+  return Object.freeze({
+    info: typeof logger?.info === 'function' ? logger.info.bind(logger) : silent,
+    warn: typeof logger?.warn === 'function' ? logger.warn.bind(logger) : silent,
+    error: typeof logger?.error === 'function' ? logger.error.bind(logger) : silent,
+  });
+}
