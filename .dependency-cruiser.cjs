@@ -64,6 +64,15 @@ module.exports = {
       to: { path: '^lib/providers/' },
     },
     {
+      name: 'inbound-without-books',
+      severity: 'error',
+      comment:
+        'The inbound side receives, authenticates, parses and writes: the books of paid work (lib/gateway/ledger/) are the ' +
+        "gateway's, reached through what the use cases hand back and the resolved options' books, never imported (type imports count).",
+      from: { path: '^lib/express/' },
+      to: { path: '^lib/gateway/ledger/' },
+    },
+    {
       name: 'providers-only-down',
       severity: 'error',
       comment: 'Providers translate and call the transport; they never reach back into the use cases or the inbound side.',

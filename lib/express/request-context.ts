@@ -7,8 +7,7 @@
 // gatewayCaller's rolled-up declaration must name express's (scripts/package-entries.ts)
 import type { Request as ExpressRequest, RequestHandler, Response as ExpressResponse } from 'express';
 import type { ResolvedOptions } from '../gateway/resolve-options.js';
-import type { Cancellation, Usage } from '../gateway/use-case.js';
-import { type KeptWork, type WorkEnd, bookFields, keptBookFields } from '../gateway/ledger/reckoning.js';
+import type { Cancellation, KeptWork, RequestEnd, Usage } from '../gateway/use-case.js';
 import type { RequestTrace } from '../telemetry/telemetry.js';
 import type { CancelSignal } from '../transport/upstream-http.js';
 import type { Caller, RouteName } from '../types.js';
@@ -216,8 +215,8 @@ export class RequestContext implements Cancellation {
    */
   announceCost(): void {
     if (!this.options.pricing || this.res.headersSent) return;
-    const { cost } = bookFields(this.usage, {}, this.options.ledger);
-    if (cost) this.res.setHeader('x-request-cost', `${cost.amount} ${cost.currency}`);
+    const cost = this.options.books.costHeader(this.usage);
+    if (cost) this.res.setHeader('x-request-cost', cost);
   }
 
   private closed(): void {
@@ -251,44 +250,28 @@ export class RequestContext implements Cancellation {
     else this.bill(route, status, latencyMs, finished);
   }
 
-  /** The books of the request: its charge settled when late, and its one usage event. */
+  /** The request's books (ledger/request-books.ts): its charge settled when late, and its one usage event. */
   private bill(route: RouteName, status: number, latencyMs: number, finished: boolean): void {
     const { options, usage } = this;
-    // usage is per caller: a request that never authenticated has nobody to bill
-    // a quote bills nothing
+    // usage is per caller: a request that never authenticated has nobody to bill; a quote bills nothing
     const reports = options.onUsage !== undefined && this.caller !== undefined && !this.replayed && !this.dryRun;
     if (!reports && !usage.settleLater) return;
-    const end = this.workEnd(finished);
-    // late work settles its charge by the books of its end (with-charge.ts), whether or not an event goes out
-    if (usage.settleLater) void usage.settleLater(end);
-    if (!reports || !options.onUsage || !this.caller) return;
-    const kept = this.keptDelivery;
-    try {
-      options.onUsage({
-        caller: this.caller,
-        route,
-        model: kept ? kept.model : usage.model,
-        provider: kept ? kept.provider : usage.provider,
-        ...(kept ? (kept.upstreamModel !== undefined ? { upstreamModel: kept.upstreamModel } : {}) : usage.upstreamModel !== undefined ? { upstreamModel: usage.upstreamModel } : {}),
-        ...(usage.upstreamImages !== undefined ? { upstreamImages: usage.upstreamImages } : {}),
-        status,
-        latencyMs,
-        upstreamRequestId: usage.upstreamRequestId,
-        ...(this.errorCode !== undefined ? { errorCode: this.errorCode } : {}),
-        ...(usage.storedBytes !== undefined ? { storedBytes: usage.storedBytes } : {}),
-        ...(usage.imageSizes !== undefined ? { imageSizes: usage.imageSizes } : {}),
-        ...(usage.upstreamUsage !== undefined ? { upstreamUsage: usage.upstreamUsage } : {}),
-        ...(usage.tokens !== undefined ? { tokens: usage.tokens } : {}),
-        ...(usage.imageQuality !== undefined ? { imageQuality: usage.imageQuality } : {}),
-        ...(this.keptDelivery ? keptBookFields(this.keptDelivery, 'delivered', options.ledger) : bookFields(usage, end, options.ledger)),
-      });
-    } catch (error) {
-      options.logger.error({ requestId: this.requestId, error: error instanceof Error ? error.message : String(error) }, 'onUsage threw');
-    }
+    options.books.close({
+      caller: this.caller,
+      route,
+      requestId: this.requestId,
+      status,
+      latencyMs,
+      errorCode: this.errorCode,
+      usage,
+      end: this.workEnd(finished),
+      delivered: this.keptDelivery,
+      reports,
+    });
   }
 
-  /** How the request's work ended, for the ledger (ledger/reckoning.ts). */
-  private workEnd(finished: boolean): WorkEnd {
+  /** How the request's work ended, as the inbound side saw it, for the ledger (ledger/request-books.ts). */
+  private workEnd(finished: boolean): RequestEnd['end'] {
     const { usage } = this;
     // a stream's images went out one by one: those sent were received, the rest were cut (ledger/reckoning.ts)
     const streamed = this.streaming;

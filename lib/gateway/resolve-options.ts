@@ -24,6 +24,7 @@ import type { AuthenticatedMiddleware, ListModels, Logger, ResolveUpstream, Veri
 import { type ModelCatalogue, resolveModelCatalogue } from '../models/model-catalogue.js';
 import { Pricing } from './ledger/pricing.js';
 import type { LedgerPolicy } from './ledger/reckoning.js';
+import { RequestBooks } from './ledger/request-books.js';
 import type { BillingOptions } from '../options/pricing.js';
 import type { UpstreamHealth } from './routing/upstream-health.js';
 import { resolveRouting } from './routing/resolve-routing.js';
@@ -57,6 +58,8 @@ export interface ResolvedOptions {
   readonly pricing?: Pricing;
   /** The one ledger rule's policy (ledger/reckoning.ts): who pays for lost work, and the price table. */
   readonly ledger: LedgerPolicy;
+  /** Each request's books: its cost header, its settlement and usage event, its kept work (ledger/request-books.ts). */
+  readonly books: RequestBooks;
   readonly idempotency?: ResolvedIdempotency;
   readonly imageTasks: ResolvedImageTasks;
   /** The tenant identifiers sent to vendors (safety-identifier-option.ts); undefined when off. */
@@ -170,6 +173,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     );
   }
   const pricing = Pricing.resolve(options.pricing);
+  const ledger: LedgerPolicy = { pricing, chargeFailedWork: resolveBilling(options.billing) };
   return Object.freeze({
     verifyKey: options.verifyKey,
     resolveUpstream: options.resolveUpstream,
@@ -193,7 +197,8 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     telemetry,
     quotas: resolveQuotas(options.quotas),
     pricing,
-    ledger: { pricing, chargeFailedWork: resolveBilling(options.billing) },
+    ledger,
+    books: new RequestBooks(ledger, options.onUsage, logger),
     idempotency: resolveIdempotency(options.idempotency, limits),
     imageTasks: resolveImageTasks(options.imageTasks),
     safetyIdentifier: resolveSafetyIdentifier(options.safetyIdentifier),

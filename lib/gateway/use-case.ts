@@ -6,12 +6,12 @@
 // `resolveUpstream` only.
 import type { RateLimitFields } from '../errors/quota-exceeded-error.js';
 import type { CancelSignal } from '../transport/upstream-http.js';
-import type { Caller, LostBy, ProviderName } from '../types.js';
+import type { Caller, LostBy, ProviderName, RouteName } from '../types.js';
 import type { ResolveUpstreamInput } from '../options/host-hooks.js';
 import type { TokenUsage } from '../json/token-usage.js';
 import { rejectionOf } from '../errors/rejection-of.js';
 import type { WorkEnd } from './ledger/work-end.js';
-import type { UpstreamTaskRef } from '../stores/idempotency/idempotency-store.js';
+import type { KeptWorkRecord, UpstreamTaskRef } from '../stores/idempotency/idempotency-store.js';
 import { type AttemptRecord, startAttempt } from './ledger/vendor-work.js';
 
 /** How a use case learns that its client went away. */
@@ -135,4 +135,23 @@ export function settle<A>(usage: Usage, work: () => Promise<A>): Promise<Outcome
     (answer): Outcome<A> => ({ ok: true, answer, usage }),
     (error: unknown): Outcome<A> => ({ ok: false, error, usage }),
   );
+}
+
+/** Work kept for a client's retry, as the event that settles it reads it (docs/tenancy-and-billing.md "Retries"). */
+export type KeptWork = Pick<KeptWorkRecord, 'model' | 'provider' | 'upstreamModel' | 'images' | 'sizes' | 'quality' | 'lostBy'>;
+
+/** How one request ended, as the inbound side saw it: the facts the ledger's books of it are reckoned from (ledger/request-books.ts). */
+export interface RequestEnd {
+  caller: Caller | undefined;
+  route: RouteName;
+  requestId: string;
+  status: number;
+  latencyMs: number;
+  errorCode: string | undefined;
+  usage: Usage;
+  end: WorkEnd;
+  /** The kept work this request delivered: its event charges that work. */
+  delivered: KeptWork | undefined;
+  /** An event goes out (a caller, not a replay, not a quote). */
+  reports: boolean;
 }

@@ -29,33 +29,16 @@ import { preferenceOf } from '../prefer-header.js';
 import { backgroundWrites, doneRecord } from './kept-answers.js';
 import { type StreamFields, asksStream } from '../../images/image-stream-ask.js';
 import type { KeptWorkRecord } from '../../stores/idempotency/idempotency-store.js';
-import { costOfBooks, reckon } from '../../gateway/ledger/reckoning.js';
 import { keptWorkJobId } from '../../gateway/kept-work/kept-work-expiry.js';
 import { snapshotCaller } from '../../gateway/tasks/caller-snapshot.js';
-import { Pricing } from '../../gateway/ledger/pricing.js';
 import { bearerKeyOf } from '../authenticate.js';
 
-/** The books of the work kept for the retry: what it holds, for whom, and where its charge was counted. */
+/** The work kept for the retry: for whom, on which route, and its books (ledger/request-books.ts). */
 function keptRecordOf(context: RequestContext, lostBy: KeptWorkRecord['lostBy'], options: ResolvedOptions): KeptWorkRecord {
-  const { usage } = context;
-  const caller = callerOf(context);
-  const books = reckon(usage, { kept: true }, options.ledger);
-  const images = books.kept;
-  const sizes = Array.from({ length: images }, (_, index) => usage.imageSizes?.[index] ?? usage.sizeAsked ?? '');
-  // what the charge holds for it, its fee included: all of it comes back when the operator absorbs it
-  const money = usage.charged?.budget !== undefined ? Pricing.micros(costOfBooks(usage, { ...books, undelivered: images, kept: 0, billable: true }, {}, options.pricing)) : undefined;
   return {
-    caller: snapshotCaller(caller, bearerKeyOf(context.req) ?? '').caller,
+    caller: snapshotCaller(callerOf(context), bearerKeyOf(context.req) ?? '').caller,
     route: context.route!,
-    model: usage.model,
-    ...(usage.provider ? { provider: usage.provider } : {}),
-    ...(usage.upstreamModel !== undefined ? { upstreamModel: usage.upstreamModel } : {}),
-    images,
-    ...(sizes.every((size) => size !== '') && sizes.length > 0 ? { sizes } : {}),
-    ...(usage.imageQuality !== undefined ? { quality: usage.imageQuality } : {}),
-    lostBy,
-    ...(usage.charged ? { windowEnds: { images: usage.charged.imagesWindowEnd, budget: usage.charged.budgetWindowEnd } } : {}),
-    ...(money !== undefined ? { budgetMicros: money } : {}),
+    ...options.books.keptWork(context.usage, lostBy),
   };
 }
 

@@ -22,7 +22,6 @@ import { allowedImages, forwardedCount } from './images-allowed.js';
 import { resolveUpstreams } from '../routing/resolve-upstreams.js';
 import { capabilityOf } from '../../providers/registry.js';
 import type { ActivePolicy } from '../moderation/moderation.js';
-import { checkImageInput } from './moderate-input.js';
 import type { UseCaseRequest } from '../use-case.js';
 
 /** An image call with the request it came from. */
@@ -64,9 +63,6 @@ export async function prepareImageRequest(deps: GatewayDeps, request: ImageReque
   const upstreams = await resolveUpstreams(deps.options, { model: request.model, route: request.route, caller: request.from.caller, req: request.from.hostRequest });
   // the first upstream's row: a fallback is sent the same request (docs/models.md)
   const { family, read, serving } = early ?? validated(deps, request, rowFor(models, request.model, upstreams[0]));
-  // the input checks run before any paid call; without a policy nothing is awaited here (docs/content-safety.md)
-  const { moderation } = deps.options;
-  if (moderation) request.moderation = await checkImageInput(deps, moderation, request, read);
   const call: CallContext = { http: deps.http, signal: request.from.cancel.clientGone, limits: deps.options.limits, safety: deps.options.safetyIdentifier?.tagOf(request.from.caller.id) };
   const asked = family && read ? allowedImages(read, family, upstreams[0] && capabilityOf(upstreams[0], 'imageGroups')) : forwardedCount(request.input);
   return { family, request: read, upstreams, call, asked, passthrough: serving === 'passthrough' };

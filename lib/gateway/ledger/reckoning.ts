@@ -16,7 +16,6 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import type { Cost } from '../../options/pricing.js';
 import type { Pricing, PricedWork } from './pricing.js';
 import type { LostBy, VendorAttempt, VendorWork } from '../../types.js';
-import type { KeptWorkRecord } from '../../stores/idempotency/idempotency-store.js';
 import type { Usage } from '../use-case.js';
 import { type AttemptRecord, outcomeOfFailure } from './vendor-work.js';
 import type { WorkEnd } from './work-end.js';
@@ -207,7 +206,8 @@ export function bookFields(usage: Usage, end: WorkEnd, policy: LedgerPolicy, vid
 }
 
 /** Work kept for the client's retry, as its record keeps it (kept-work.ts): what the event that settles it charges. */
-export type KeptWork = Pick<KeptWorkRecord, 'model' | 'provider' | 'upstreamModel' | 'images' | 'sizes' | 'quality' | 'lostBy'>;
+import type { KeptWork } from '../use-case.js';
+export type { KeptWork };
 
 /** The billing fields of the event that settles kept work: delivered to a retry (charged), or expired (by why it was lost). */
 export function keptBookFields(kept: KeptWork, how: 'delivered' | 'expired', policy: LedgerPolicy): BookFields & { kept: { images: number } } {

@@ -1,20 +1,21 @@
-// The input moderation stage of the image pipeline (docs/content-safety.md): the prompt, the negative
+// The `moderate-input` stage of the image pipeline (docs/content-safety.md): the prompt, the negative
 // prompt and the caller's images, as the model's family read them (else as sent), checked under the
-// caller's policy once the request is validated and before the resolver and any paid call. The policy's
-// core and the checks every route shares are in ../moderation/.
-import type { ImageGenerationRequest } from '../../images/image-request.js';
-import type { RouteName } from '../../types.js';
-import type { GatewayDeps } from '../gateway-deps.js';
-import { type InputImage, checkRequestInput, imageOf, subjectOf } from '../moderation/image-moderation.js';
-import type { ActivePolicy, Moderation } from '../moderation/moderation.js';
-import type { UseCaseRequest } from '../use-case.js';
-import type { ImageInput } from './image-input.js';
+// caller's policy once the request is validated and resolved, before any paid call. Without a policy
+// nothing is awaited. The policy's core and the checks every route shares are in moderation/.
+import type { ImageGenerationRequest } from '../../../images/image-request.js';
+import type { RouteName } from '../../../types.js';
+import type { GatewayDeps } from '../../gateway-deps.js';
+import { type InputImage, checkRequestInput, imageOf, subjectOf } from '../../moderation/image-moderation.js';
+import type { ActivePolicy, Moderation } from '../../moderation/moderation.js';
+import type { UseCaseRequest } from '../../use-case.js';
+import type { ImageInput } from '../image-input.js';
+import type { ImageStage } from '../image-work.js';
 
 /**
  * The input stages of an image request: resolves with the caller's active policy (kept on the request
  * for its output stage), or undefined when the caller has none; throws the refusal.
  */
-export function checkImageInput(
+function checkImageInput(
   deps: GatewayDeps,
   moderation: Moderation,
   request: { from: UseCaseRequest; route: RouteName; model: string; input: ImageInput },
@@ -41,3 +42,16 @@ function contentOf(input: ImageInput, read: ImageGenerationRequest | undefined):
   const prompt = input.body.prompt;
   return { ...(typeof prompt === 'string' ? { text: prompt } : {}), images: [] };
 }
+
+export const moderateInput: ImageStage = {
+  name: 'moderate-input',
+  run(work, next) {
+    const { moderation } = work.deps.options;
+    if (!moderation) return next();
+    const { request } = work;
+    return checkImageInput(work.deps, moderation, request, work.prepared!.request).then((active) => {
+      request.moderation = active;
+      return next();
+    });
+  },
+};
