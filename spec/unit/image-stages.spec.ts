@@ -1,0 +1,30 @@
+// The image pipeline's list of stages (docs/architecture.md "The image pipeline"): the order the docs
+// give is the order the code runs, and a run of part of the list runs only that part.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { IMAGE_STAGES, runImageStages } from '../../lib/gateway/image-pipeline/image-stages.js';
+import type { ImageWork } from '../../lib/gateway/image-pipeline/image-work.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** The stage column of the docs' table, in order. */
+function documentedStages(): string[] {
+  const page = readFileSync(path.join(ROOT, 'docs/architecture.md'), 'utf8');
+  const section = page.slice(page.indexOf('## The image pipeline'));
+  const table = section.slice(0, section.indexOf('Who runs which stages'));
+  return [...table.matchAll(/^\| `([a-z-]+)` \| `stages\//gm)].map((match) => match[1]!);
+}
+
+describe('the image stages', () => {
+  it('run in the order docs/architecture.md gives, each in a file named after it', () => {
+    expect(IMAGE_STAGES.map((stage) => stage.name)).toEqual(documentedStages());
+    expect(documentedStages()).toEqual(['prepare', 'moderate-input', 'charge', 'call', 'results', 'moderate-output', 'store', 'answer']);
+  });
+
+  it('a run of a slice that ends before it begins is refused before any stage runs', async () => {
+    const work = {} as ImageWork;
+    await expect(runImageStages(work, 'store', 'call')).rejects.toThrow('no image stages from store to call');
+    expect(work).toEqual({});
+  });
+});
