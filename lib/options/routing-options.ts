@@ -49,8 +49,12 @@ export interface RoutingHealthClient {
   hdel(key: string, field: string): Promise<unknown>;
   /** Claims the one half-open trial of the cluster (`SET key value PX ms NX`); without it each instance sends its own trial. */
   set?(key: string, value: string, px: 'PX', milliseconds: number, nx: 'NX'): Promise<unknown>;
-  /** Frees the trial's claim once its outcome is known. */
-  del?(key: string): Promise<unknown>;
+  /**
+   * Frees the trial's claim once its outcome is known, only while it is still this instance's (a
+   * compare-and-delete Lua script: a claim that outlived its lease may be another instance's by then).
+   * Without it the claim is left to lapse at the end of its lease (60 s).
+   */
+  eval?(script: string, numkeys: number, key: string, value: string): Promise<unknown>;
   /** A second connection for the subscription (a subscribed connection can send nothing else). */
   duplicate(): RoutingHealthSubscriber;
 }

@@ -29,6 +29,9 @@ const SYNC_MS = 5_000;
 /** How long a trial's claim holds when its instance never frees it (it stopped): the others then claim again. */
 export const TRIAL_LEASE_MS = 60_000;
 
+// compare-and-delete, atomic in Redis: the claim is deleted only when it still holds this instance's id
+const FREE_OWN_CLAIM = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0";
+
 export class SharedHealth {
   private readonly id = randomUUID();
   private readonly hash: string;
@@ -94,10 +97,15 @@ export class SharedHealth {
     );
   }
 
-  /** Frees the claim once the trial's outcome is known (its close or open is published), in the background. */
+  /**
+   * Frees the claim once the trial's outcome is known (its close or open is published), in the
+   * background, and only while it is still this instance's: a claim whose lease ran out may have been
+   * taken by another instance since, and a plain DEL would free that one (docs/routing-and-health.md
+   * "Several instances"). A client without `eval` leaves the claim to lapse with its lease.
+   */
   endTrial(key: string): void {
-    if (this.closed || !this.client.del || !this.ready()) return;
-    this.client.del(this.trialPrefix + key).catch((error: unknown) => this.lost(error));
+    if (this.closed || !this.client.eval || !this.ready()) return;
+    this.client.eval(FREE_OWN_CLAIM, 1, this.trialPrefix + key, this.id).catch((error: unknown) => this.lost(error));
   }
 
   async close(): Promise<void> {
