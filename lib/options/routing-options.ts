@@ -34,6 +34,13 @@ export interface BreakerOptions {
   cooldownSeconds?: number;
   /** Seconds an operator-account failure (401, 403, account blocked, quota exhausted) keeps it open. Default 300. @example accountCooldownSeconds: 600 */
   accountCooldownSeconds?: number;
+  /**
+   * The longest vendor `Retry-After` honoured, seconds: a 429's wait rests the upstream at most this
+   * long, and a longer wait keeps an opened upstream out at most this long. A `Retry-After` that cannot
+   * be read (a bad HTTP date, a negative or non-numeric value) gets `cooldownSeconds`. Default 300.
+   * @example maxRetryAfterSeconds: 120
+   */
+  maxRetryAfterSeconds?: number;
 }
 
 /**
@@ -102,7 +109,7 @@ export interface UpstreamIdentity {
 export type UpstreamState = 'closed' | 'open' | 'half-open';
 
 /** Why the state changed. */
-export type UpstreamHealthReason = 'failures' | 'failure-rate' | 'account' | 'trial-failed' | 'cooldown-over' | 'recovered';
+export type UpstreamHealthReason = 'failures' | 'failure-rate' | 'account' | 'retry-after' | 'trial-failed' | 'cooldown-over' | 'recovered';
 
 /** What `onUpstreamHealth` hears when an upstream changes state on this instance. */
 export interface UpstreamHealthEvent {

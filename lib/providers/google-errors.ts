@@ -29,7 +29,8 @@ export function normalizeGeminiError(status: number, body: unknown, headers: Rec
   const reasonKind = classifyUpstreamCode(reason);
   const code = reasonKind === 'auth' ? reason : (error && stringOr(error.status)) || reason;
   // Retry-After in seconds or as an HTTP date (RFC 9110), else RetryInfo's retryDelay
-  const retryAfter = retryAfterOf(headers) ?? retryDelayOf(details);
+  const header = retryAfterOf(headers);
+  const retryAfter = typeof header === 'number' ? header : (retryDelayOf(details) ?? header);
   return GatewayError.fromUpstream({
     provider,
     status,

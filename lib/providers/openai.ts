@@ -111,7 +111,7 @@ export function translateOpenAIRequest(body: Record<string, unknown>, upstreamMo
 }
 
 /** upstreams §4.5 `{ error: { message, type, param, code } }` (Ark uses the same envelope, §2.8). */
-export function normalizeOpenAIError(status: number, body: unknown, headerRequestId?: string, provider = 'openai', retryAfterSeconds?: number): GatewayError {
+export function normalizeOpenAIError(status: number, body: unknown, headerRequestId?: string, provider = 'openai', retryAfterSeconds?: number | 'unreadable'): GatewayError {
   const error = isObject(body) && isObject(body.error) ? body.error : undefined;
   const code = error ? (stringOr(error.code) ?? stringOr(error.type)) : undefined;
   return GatewayError.fromUpstream({
@@ -125,17 +125,29 @@ export function normalizeOpenAIError(status: number, body: unknown, headerReques
   });
 }
 
-/** Seconds an upstream's `Retry-After` (seconds or an HTTP date) or `retry-after-ms` asks to wait; undefined when it names none. */
-export function retryAfterOf(headers: Readonly<Record<string, string | undefined>>): number | undefined {
+/**
+ * Seconds an upstream's `Retry-After` (delta-seconds or an HTTP date, RFC 9110 §10.2.3) or
+ * `retry-after-ms` asks to wait; undefined when it names none; `'unreadable'` when it sent one that
+ * cannot be read: a negative, fractional or non-numeric value, or a date that is not an HTTP date
+ * (routing then rests the upstream for its ordinary cooldown, docs/routing-and-health.md "What counts").
+ * A date already past is a wait of 0.
+ */
+export function retryAfterOf(headers: Readonly<Record<string, string | undefined>>): number | 'unreadable' | undefined {
   const value = headers['retry-after']?.trim();
   if (value) {
     if (/^\d+$/.test(value)) return Number(value);
-    const at = Date.parse(value);
+    // only the HTTP date forms: Date.parse alone reads '-5' or '1.5' as dates of 2001
+    const at = HTTP_DATE.test(value) ? Date.parse(value) : NaN;
     if (Number.isFinite(at)) return Math.max(0, (at - Date.now()) / 1000);
   }
   const ms = headers['retry-after-ms']?.trim();
-  return ms && /^\d+(\.\d+)?$/.test(ms) ? Number(ms) / 1000 : undefined;
+  if (ms && /^\d+(\.\d+)?$/.test(ms)) return Number(ms) / 1000;
+  return value || ms ? 'unreadable' : undefined;
 }
+
+// IMF-fixdate, the obsolete RFC 850 form and asctime (RFC 9110 §5.6.7)
+const HTTP_DATE =
+  /^(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT|[A-Z][a-z]+day, \d{2}-[A-Z][a-z]{2}-\d{2} \d{2}:\d{2}:\d{2} GMT|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4})$/;
 
 /** POSTs a JSON body to the upstream's `{base}{path}` and returns its 2xx answer untouched. */
 function forwardJson(rule: OpenAICompatibleUrlRule, call: CallContext, path: string, body: Record<string, unknown>, upstream: Upstream): Promise<PassthroughResponse> {

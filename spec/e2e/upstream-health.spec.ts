@@ -76,20 +76,6 @@ describe('circuit breaker', () => {
     expect(a.apiRequests()).toHaveLength(7);
   });
 
-  it("a vendor's Retry-After longer than the cooldown keeps the upstream out that long", async () => {
-    const clock = manualClock();
-    const gateway = await twoUpstreams({ routing: { now: clock.now, breaker: { failures: 2, cooldownSeconds: 10 } } });
-    const { a } = gateway.fakes;
-    for (let failure = 0; failure < 2; failure++) a.next(vendorError(429, { 'retry-after': '120' }));
-    for (let call = 0; call < 2; call++) expect((await chat(gateway.app)).status).toBe(200);
-    clock.advance(11);
-    expect((await chat(gateway.app)).status).toBe(200);
-    expect(a.apiRequests()).toHaveLength(2);
-    clock.advance(110);
-    expect((await chat(gateway.app)).status).toBe(200);
-    expect(a.apiRequests()).toHaveLength(3);
-  });
-
   it('a 403 on the operator account opens it for every tenant at once, announced once, logged without the key', async () => {
     const clock = manualClock();
     const events: UpstreamHealthEvent[] = [];
@@ -153,6 +139,59 @@ describe('circuit breaker', () => {
     expect(answer.body.error.code).toBe('upstream_timeout');
     expect(b.apiRequests()).toHaveLength(0);
     expect(gateway.router.health().find((entry) => entry.upstream.baseURL === a.baseURL)).toMatchObject({ state: 'closed', failures: 1 });
+  });
+});
+
+describe("a vendor's Retry-After", () => {
+  const stateOfA = (gateway: Awaited<ReturnType<typeof twoUpstreams>>) => gateway.router.health().find((entry) => entry.upstream.baseURL === gateway.fakes.a.baseURL);
+
+  it('a 429 with Retry-After rests that upstream for that long at once, the next upstream serving meanwhile', async () => {
+    const clock = manualClock();
+    const events: UpstreamHealthEvent[] = [];
+    const gateway = await twoUpstreams({ routing: { now: clock.now }, onUpstreamHealth: (event) => events.push(event) });
+    const { a, b } = gateway.fakes;
+    a.next(vendorError(429, { 'retry-after': '20' }));
+    for (let call = 0; call < 4; call++) expect((await chat(gateway.app)).status).toBe(200);
+    expect(a.apiRequests()).toHaveLength(1);
+    expect(b.apiRequests()).toHaveLength(4);
+    expect(stateOfA(gateway)).toMatchObject({ state: 'open', reason: 'retry-after', openUntil: new Date(clock.now() + 20_000) });
+    expect(events).toMatchObject([{ state: 'open', reason: 'retry-after', openUntil: new Date(clock.now() + 20_000) }]);
+    clock.advance(19);
+    expect((await chat(gateway.app)).status).toBe(200);
+    expect(a.apiRequests()).toHaveLength(1);
+    // the wait is over: a serves again
+    clock.advance(1);
+    expect((await chat(gateway.app)).status).toBe(200);
+    expect(a.apiRequests()).toHaveLength(2);
+    expect(stateOfA(gateway)).toMatchObject({ state: 'closed' });
+  });
+
+  it.each([
+    { name: 'the default cap, 300 s', breaker: {}, cap: 300 },
+    { name: 'breaker.maxRetryAfterSeconds: 60', breaker: { maxRetryAfterSeconds: 60 }, cap: 60 },
+  ])('a Retry-After of a day rests the upstream no longer than the cap: $name', async ({ breaker, cap }) => {
+    const clock = manualClock();
+    // one failure opens it, so the length of the rest is what the spec reads
+    const gateway = await twoUpstreams({ routing: { now: clock.now, breaker: { failures: 1, ...breaker } } });
+    const { a } = gateway.fakes;
+    a.next(vendorError(429, { 'retry-after': '86400' }));
+    expect((await chat(gateway.app)).status).toBe(200);
+    expect(stateOfA(gateway)?.openUntil).toEqual(new Date(clock.now() + cap * 1000));
+    clock.advance(cap);
+    expect((await chat(gateway.app)).status).toBe(200);
+    expect(a.apiRequests()).toHaveLength(2);
+  });
+
+  it.each(['soon', '-5', '1.5', 'Fri, 31 Feb 2026 99:00:00 GMT'])('a Retry-After that cannot be read (%j) rests the upstream for the ordinary cooldown', async (header) => {
+    const clock = manualClock();
+    const gateway = await twoUpstreams({ routing: { now: clock.now, breaker: { cooldownSeconds: 10 } } });
+    const { a } = gateway.fakes;
+    a.next(vendorError(429, { 'retry-after': header }));
+    expect((await chat(gateway.app)).status).toBe(200);
+    expect(stateOfA(gateway)).toMatchObject({ state: 'open', reason: 'retry-after', openUntil: new Date(clock.now() + 10_000) });
+    clock.advance(10);
+    expect((await chat(gateway.app)).status).toBe(200);
+    expect(a.apiRequests()).toHaveLength(2);
   });
 });
 

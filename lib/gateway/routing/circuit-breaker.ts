@@ -1,8 +1,9 @@
 // The circuit breaker of one upstream (docs/routing-and-health.md "States"): closed -> open after
 // `failures` consecutive failures or a failure rate over a window; open for the cooldown (or the
-// vendor's Retry-After when longer); then half-open, where one real request is the trial and the rest
-// go elsewhere. An operator-account failure opens it at once, for longer. Pure: the caller passes the
-// clock and receives the transition to announce.
+// vendor's Retry-After when longer, capped at `maxRetryAfterMs`); then half-open, where one real
+// request is the trial and the rest go elsewhere. An operator-account failure opens it at once, for
+// longer; a 429 with a Retry-After opens it at once for that wait. Pure: the caller passes the clock
+// and receives the transition to announce.
 import type { UpstreamHealthReason, UpstreamState } from '../../options/routing-options.js';
 
 export interface BreakerSettings {
@@ -12,11 +13,18 @@ export interface BreakerSettings {
   minCalls: number;
   cooldownMs: number;
   accountCooldownMs: number;
+  /** The longest vendor Retry-After honoured; a longer one counts as this. */
+  maxRetryAfterMs: number;
 }
 
-/** A failure the breaker counts: an account failure opens at once; `retryAfterMs` is the vendor's own wait. */
+/**
+ * A failure the breaker counts: an account failure opens at once; `retryAfterMs` is the vendor's own
+ * wait; `rest`: a 429 that named a wait (readable or not), which opens at once for that wait, or for
+ * the cooldown when it could not be read.
+ */
 export interface HealthFailure {
   account: boolean;
+  rest?: boolean;
   retryAfterMs?: number;
 }
 
@@ -90,13 +98,19 @@ export class BreakerState {
 
   /** A health failure. Returns the transition to open, when it opened. */
   failed(now: number, as: 'closed' | 'trial', failure: HealthFailure, settings: BreakerSettings): Transition | undefined {
-    this.retryAfterMs = Math.max(this.retryAfterMs, failure.retryAfterMs ?? 0);
+    // a vendor's wait is capped: a Retry-After of a day would otherwise keep the upstream out a day
+    const waitMs = failure.retryAfterMs === undefined ? undefined : Math.min(failure.retryAfterMs, settings.maxRetryAfterMs);
+    this.retryAfterMs = Math.max(this.retryAfterMs, waitMs ?? 0);
+    // a 429's named wait rests the upstream that long (the ordinary cooldown when it could not be read)
+    const restMs = failure.rest ? (waitMs ?? settings.cooldownMs) : undefined;
     if (this.state === 'open') {
-      // another request's account failure while open: kept open that long, announced once
+      // another request's account failure or named wait while open: kept open that long, announced once
       if (failure.account) this.openUntil = Math.max(this.openUntil, now + Math.max(settings.accountCooldownMs, this.retryAfterMs));
+      else if (restMs !== undefined) this.openUntil = Math.max(this.openUntil, now + restMs);
       return undefined;
     }
     if (failure.account) return this.open(now, 'account', Math.max(settings.accountCooldownMs, this.retryAfterMs));
+    if (restMs !== undefined) return this.open(now, 'retry-after', restMs);
     if (this.state === 'half-open') {
       if (as !== 'trial') return undefined;
       return this.open(now, 'trial-failed', Math.max(settings.cooldownMs, this.retryAfterMs));

@@ -17,6 +17,7 @@ const DEFAULT_BREAKER: Readonly<Required<BreakerOptions>> = Object.freeze({
   minCalls: 20,
   cooldownSeconds: 30,
   accountCooldownSeconds: 300,
+  maxRetryAfterSeconds: 300,
 });
 
 const ROUTING_NAMES = { strategy: true, breaker: true, store: true, prefix: true, explore: true, now: true } as const satisfies Record<keyof RoutingOptions, true>;
@@ -88,5 +89,6 @@ function resolveBreaker(breaker: BreakerOptions | false | undefined): BreakerSet
     minCalls: values.minCalls,
     cooldownMs: values.cooldownSeconds * 1000,
     accountCooldownMs: values.accountCooldownSeconds * 1000,
+    maxRetryAfterMs: values.maxRetryAfterSeconds * 1000,
   };
 }

@@ -276,7 +276,7 @@ export class UpstreamHealth {
 }
 
 /** Breaker settings under which nothing opens: latency and counts only, for `breaker: false`. */
-const NEVER_OPENS: BreakerSettings = { failures: Infinity, failureRate: Infinity, windowMs: 60_000, minCalls: Infinity, cooldownMs: 0, accountCooldownMs: 0 };
+const NEVER_OPENS: BreakerSettings = { failures: Infinity, failureRate: Infinity, windowMs: 60_000, minCalls: Infinity, cooldownMs: 0, accountCooldownMs: 0, maxRetryAfterMs: 0 };
 
 function weightOf(upstream: Upstream): number {
   const weight = upstream.weight;
