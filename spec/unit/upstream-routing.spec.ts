@@ -50,7 +50,7 @@ describe('chooseOrder', () => {
   });
 });
 
-const SETTINGS: BreakerSettings = { failures: 5, failureRate: 0.5, windowMs: 60_000, minCalls: 20, cooldownMs: 30_000, accountCooldownMs: 300_000, maxRetryAfterMs: 300_000 };
+const SETTINGS: BreakerSettings = { failures: 5, failureRate: 0.5, windowMs: 60_000, minCalls: 20, cooldownMs: 30_000, accountCooldownMs: 300_000, maxRetryAfterMs: 300_000, minCallers: 3 };
 const transient = { account: false };
 
 describe('BreakerState', () => {

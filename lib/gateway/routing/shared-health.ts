@@ -16,6 +16,8 @@ export interface SharedRecord {
   reason: UpstreamHealthReason;
   since: number;
   openUntil?: number;
+  /** The one caller it opened or closed for (docs/routing-and-health.md "Whose failure"): sent on the channel, never kept in the hash. */
+  caller?: string;
 }
 
 interface Message extends SharedRecord {
@@ -76,6 +78,11 @@ export class SharedHealth {
   publish(record: SharedRecord): void {
     if (this.closed || !this.ready()) return;
     const text = JSON.stringify({ ...record, from: this.id } satisfies Message);
+    // one caller's state is short and per tenant: the channel only, so the hash holds one field per upstream
+    if (record.caller !== undefined) {
+      this.client.publish(this.channel, text).catch((error: unknown) => this.lost(error));
+      return;
+    }
     const written = record.state === 'open' ? this.client.hset(this.hash, record.key, text) : this.client.hdel(this.hash, record.key);
     Promise.all([written, this.client.publish(this.channel, text)]).catch((error: unknown) => this.lost(error));
   }
@@ -126,7 +133,7 @@ export class SharedHealth {
         const now = this.now();
         for (const text of Object.values(all ?? {})) {
           const record = parse(text);
-          if (record && record.state === 'open' && (record.openUntil ?? 0) > now) this.apply(record);
+          if (record && record.caller === undefined && record.state === 'open' && (record.openUntil ?? 0) > now) this.apply(record);
         }
       },
       (error: unknown) => this.lost(error),
@@ -153,7 +160,14 @@ export class SharedHealth {
 function parse(text: string): Message | undefined {
   try {
     const value = JSON.parse(text) as Partial<Message>;
-    if (typeof value.key !== 'string' || (value.state !== 'open' && value.state !== 'closed') || typeof value.since !== 'number' || typeof value.upstream !== 'object' || value.upstream === null)
+    if (
+      typeof value.key !== 'string' ||
+      (value.state !== 'open' && value.state !== 'closed') ||
+      typeof value.since !== 'number' ||
+      typeof value.upstream !== 'object' ||
+      value.upstream === null ||
+      (value.caller !== undefined && typeof value.caller !== 'string')
+    )
       return undefined;
     return value as Message;
   } catch {
