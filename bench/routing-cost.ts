@@ -54,7 +54,8 @@ async function stepsPerRequest(): Promise<Record<Mode, number>> {
     const count = mode.endsWith('-5') ? 5 : 1;
     const upstreams = Array.from({ length: count }, (_, index) => ({ provider: 'openai' as const, baseURL: 'http://127.0.0.1:1/v1', apiKey: `sk-upstream-${index}` }));
     const strategy = mode === 'weighted-5' ? 'weighted' : mode === 'latency-5' ? 'latency' : 'ordered';
-    const breaker = mode === 'off' ? undefined : { failures: 5, failureRate: 0.5, windowMs: 60_000, minCalls: 20, cooldownMs: 30_000, accountCooldownMs: 300_000 };
+    const breaker =
+      mode === 'off' ? undefined : { failures: 5, failureRate: 0.5, windowMs: 60_000, minCalls: 20, cooldownMs: 30_000, accountCooldownMs: 300_000, maxRetryAfterMs: 300_000, minCallers: 3 };
     const health = new UpstreamHealth({ strategy, breaker, explore: 0.05, now: Date.now, random: Math.random }, { logger: silent, telemetry: Telemetry.off });
     const runs: number[] = [];
     for (let run = 0; run < 6; run++) {

@@ -502,7 +502,8 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
     // metering, the way a SaaS host would bill per tenant; keys never reach this line
     onUsage: (event) => console.log(usageLine(event)),
     // each upstream state change: traffic leaving the flapping and blocked upstreams, and coming back
-    onUpstreamHealth: (event) => console.log(`routing: ${routingNames.get(event.upstream.baseURL) ?? event.upstream.baseURL} is ${event.state} (${event.reason})`),
+    onUpstreamHealth: (event) =>
+      console.log(`routing: ${routingNames.get(event.upstream.baseURL) ?? event.upstream.baseURL} is ${event.state}${event.caller !== undefined ? ` for ${event.caller}` : ''} (${event.reason})`),
     // the gateway never hands its logger a key; info stays quiet to keep the console readable
     logger: { warn: (fields, message) => console.warn(`warn: ${message}`, fields), error: (fields, message) => console.error(`error: ${message}`, fields) },
   });

@@ -26,6 +26,7 @@ export type {
   RoutingHealthSubscriber,
   RoutingOptions,
   RoutingStrategy,
+  UpstreamCallerState,
   UpstreamHealthEvent,
   UpstreamHealthReason,
   UpstreamHealthReport,

@@ -25,6 +25,8 @@ export interface GatewayErrorInit {
   upstreamRequestId?: string;
   /** Seconds the client should wait before retrying: sent as `Retry-After` (429, 503). */
   retryAfterSeconds?: number;
+  /** The upstream sent a `Retry-After` that cannot be read (docs/routing-and-health.md "What counts"). */
+  retryAfterUnreadable?: boolean;
   /** `error.type` when the status's usual type would mislead (a 503 that is the gateway's own, not an upstream's). */
   type?: string;
 }
@@ -39,8 +41,12 @@ export interface UpstreamFailure {
   requestId?: string;
   /** The adapter's reading of the upstream code, where the status alone would mislead. */
   kind?: UpstreamErrorKind;
-  /** The upstream's own `Retry-After`, in seconds: kept on a 429 or 503 the caller gets. */
-  retryAfterSeconds?: number;
+  /**
+   * The upstream's own `Retry-After`, in seconds: kept on a 429 or 503 the caller gets. `'unreadable'`:
+   * it sent one that cannot be read (a bad HTTP date, a negative or non-numeric value); routing then
+   * rests the upstream for its ordinary cooldown (docs/routing-and-health.md "What counts").
+   */
+  retryAfterSeconds?: number | 'unreadable';
 }
 
 /**
@@ -75,6 +81,11 @@ export class GatewayError extends Error {
   readonly notStarted: boolean;
   readonly upstreamRequestId?: string;
   readonly retryAfterSeconds?: number;
+  /**
+   * True when the upstream sent a `Retry-After` the gateway could not read: routing rests a 429's
+   * upstream for the ordinary cooldown then (docs/routing-and-health.md "What counts").
+   */
+  readonly retryAfterUnreadable?: boolean;
 
   constructor(init: GatewayErrorInit) {
     super(init.message);
@@ -87,6 +98,8 @@ export class GatewayError extends Error {
     this.notStarted = init.notStarted ?? false;
     this.upstreamRequestId = init.upstreamRequestId;
     this.retryAfterSeconds = init.retryAfterSeconds;
+    // set only when true: an error's own keys (its JSON, log fields, a structural comparison) stay as they were
+    if (init.retryAfterUnreadable) this.retryAfterUnreadable = true;
   }
 
   /** The same error with these secrets (the upstream's keys) removed from its message. */
@@ -102,6 +115,7 @@ export class GatewayError extends Error {
       notStarted: this.notStarted,
       upstreamRequestId: this.upstreamRequestId,
       retryAfterSeconds: this.retryAfterSeconds,
+      ...(this.retryAfterUnreadable ? { retryAfterUnreadable: true } : {}),
       type: this.type,
     });
   }
@@ -245,7 +259,7 @@ export class GatewayError extends Error {
     const callerStatus = rule.status(status);
     const wait = failure.retryAfterSeconds;
     // the upstream's own wait is what a client retrying sooner would hit again (docs/errors.md)
-    const retryAfterSeconds = (callerStatus === 429 || callerStatus === 503) && wait !== undefined && Number.isFinite(wait) ? Math.max(1, Math.ceil(wait)) : undefined;
+    const retryAfterSeconds = (callerStatus === 429 || callerStatus === 503) && typeof wait === 'number' && Number.isFinite(wait) ? Math.max(1, Math.ceil(wait)) : undefined;
     return new GatewayError({
       status: callerStatus,
       code: rule.code,
@@ -254,6 +268,7 @@ export class GatewayError extends Error {
       notStarted: rule.notStarted(status),
       upstreamRequestId: requestId,
       ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
+      ...(wait === 'unreadable' ? { retryAfterUnreadable: true } : {}),
     });
   }
 }

@@ -30,10 +30,25 @@ export interface BreakerOptions {
   windowSeconds?: number;
   /** Calls in the window before `failureRate` is read. Default 20. @example minCalls: 50 */
   minCalls?: number;
+  /**
+   * Distinct caller ids whose failures within `windowSeconds` it takes before a 5xx, a timeout or an
+   * unreadable answer (failures a request itself may cause) opens the upstream for every caller. Below
+   * that, a caller's own `failures` in a row open it for that caller alone for `cooldownSeconds`. 429s,
+   * connect failures and operator-account failures open it for everyone regardless. 1: any caller's
+   * failures open it for everyone. Default 3. @example minCallers: 5
+   */
+  minCallers?: number;
   /** Seconds an upstream stays open, or the vendor's `Retry-After` when longer. Default 30. @example cooldownSeconds: 10 */
   cooldownSeconds?: number;
   /** Seconds an operator-account failure (401, 403, account blocked, quota exhausted) keeps it open. Default 300. @example accountCooldownSeconds: 600 */
   accountCooldownSeconds?: number;
+  /**
+   * The longest vendor `Retry-After` honoured, seconds: a 429's wait rests the upstream at most this
+   * long, and a longer wait keeps an opened upstream out at most this long. A `Retry-After` that cannot
+   * be read (a bad HTTP date, a negative or non-numeric value) gets `cooldownSeconds`. Default 300.
+   * @example maxRetryAfterSeconds: 120
+   */
+  maxRetryAfterSeconds?: number;
 }
 
 /**
@@ -49,8 +64,12 @@ export interface RoutingHealthClient {
   hdel(key: string, field: string): Promise<unknown>;
   /** Claims the one half-open trial of the cluster (`SET key value PX ms NX`); without it each instance sends its own trial. */
   set?(key: string, value: string, px: 'PX', milliseconds: number, nx: 'NX'): Promise<unknown>;
-  /** Frees the trial's claim once its outcome is known. */
-  del?(key: string): Promise<unknown>;
+  /**
+   * Frees the trial's claim once its outcome is known, only while it is still this instance's (a
+   * compare-and-delete Lua script: a claim that outlived its lease may be another instance's by then).
+   * Without it the claim is left to lapse at the end of its lease (60 s).
+   */
+  eval?(script: string, numkeys: number, key: string, value: string): Promise<unknown>;
   /** A second connection for the subscription (a subscribed connection can send nothing else). */
   duplicate(): RoutingHealthSubscriber;
 }
@@ -97,8 +116,11 @@ export interface UpstreamIdentity {
 /** `closed`: used. `open`: skipped until `openUntil`. `half-open`: one trial request, the rest go elsewhere. */
 export type UpstreamState = 'closed' | 'open' | 'half-open';
 
-/** Why the state changed. */
-export type UpstreamHealthReason = 'failures' | 'failure-rate' | 'account' | 'trial-failed' | 'cooldown-over' | 'recovered';
+/**
+ * Why the state changed. `caller-failures`: opened for one caller alone by its own failures (the event's
+ * `caller`); every other caller still uses the upstream.
+ */
+export type UpstreamHealthReason = 'failures' | 'failure-rate' | 'account' | 'retry-after' | 'caller-failures' | 'trial-failed' | 'cooldown-over' | 'recovered';
 
 /** What `onUpstreamHealth` hears when an upstream changes state on this instance. */
 export interface UpstreamHealthEvent {
@@ -109,6 +131,18 @@ export interface UpstreamHealthEvent {
   since: Date;
   /** When an open upstream is tried again. */
   openUntil?: Date;
+  /** The one caller id it changed for (opened by its own failures, `caller-failures`, or closed again by its success); absent when it changed for every caller. */
+  caller?: string;
+}
+
+/** An upstream open (skipped) for one caller alone, by that caller's own failures (docs/routing-and-health.md "Whose failure"). */
+export interface UpstreamCallerState {
+  caller: string;
+  /** The caller's own consecutive failures. */
+  failures: number;
+  since: Date;
+  /** When this caller may use it again. */
+  openUntil: Date;
 }
 
 /** One upstream in `router.health()`. */
@@ -123,4 +157,6 @@ export interface UpstreamHealthReport {
   openUntil?: Date;
   reason?: UpstreamHealthReason;
   since?: Date;
+  /** The callers it is open for alone, now, by their own failures (`state` is everyone else's); absent when none. */
+  openFor?: UpstreamCallerState[];
 }

@@ -133,6 +133,7 @@ export function asStartedWork(error: unknown): unknown {
     notStarted: false,
     ...(error.upstreamRequestId !== undefined ? { upstreamRequestId: error.upstreamRequestId } : {}),
     ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
+    ...(error.retryAfterUnreadable ? { retryAfterUnreadable: true } : {}),
     type: error.type,
   });
 }

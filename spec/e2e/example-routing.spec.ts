@@ -1,7 +1,8 @@
 // The example's routing demo (examples/simulated-routing.ts, docs/routing-and-health.md "In the
 // example"): `x-image-2.0` has a flapping upstream and a blocked account before the simulated
 // DashScope. With the flapping one down, every request still answers 200, and the log tells the
-// traffic moving: the flapping upstream opens after five 503s, the blocked account at its first call.
+// traffic moving: the flapping upstream opens for the one demo caller after its five 503s (one
+// caller's failures open it for that caller alone), the blocked account for everyone at its first call.
 import request from 'supertest';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { createExampleApp, type ExampleApp } from '../../examples/server.js';
@@ -30,7 +31,7 @@ it('answers every x-image-2.0 request while its first upstreams fail, and logs t
     expect(answer.body.data).toHaveLength(1);
   }
   expect(lines).toContain('routing: blocked DashScope account is open (account)');
-  expect(lines).toContain('routing: flapping DashScope is open (failures)');
+  expect(lines).toContain('routing: flapping DashScope is open for demo-tenant (caller-failures)');
   // the account refusal is the operator's error line, naming the upstream and never its key
   expect(lines.some((line) => line.startsWith("error: the upstream refused the operator's account"))).toBe(true);
   expect(lines.join('\n')).not.toContain('sk-simulated-upstream');

@@ -67,7 +67,8 @@ describe.runIf(Boolean(REDIS_URL))('upstream health on Redis', () => {
     // one clock the spec moves, for both instances: the cooldown ends on both at once
     let time = Date.UTC(2026, 0, 1);
     const now = () => time;
-    const routing = (store: Redis) => ({ store, prefix, now, breaker: { failures: 2, cooldownSeconds: 30 } });
+    // one caller's 503s open it for everyone here (minCallers 1): the spec is about the trial
+    const routing = (store: Redis) => ({ store, prefix, now, breaker: { failures: 2, cooldownSeconds: 30, minCallers: 1 } });
     const gateway = await gatewayWith({
       fakes: { a: startFakeLlm, b: startFakeLlm },
       resolve: (_input, { a, b }) => [upstreamOf(a, 'sk-operator-a'), upstreamOf(b, 'sk-operator-b')],
@@ -129,6 +130,89 @@ describe.runIf(Boolean(REDIS_URL))('upstream health on Redis', () => {
     for (const instance of [gateway, other]) expect((await chat(instance.app)).status).toBe(200);
     expect(a.apiRequests()).toHaveLength(6);
     expect(b.apiRequests()).toHaveLength(2 + sent - 1 + 6);
+  });
+
+  it("one caller's own failures open the upstream for that caller alone, on every instance; the other tenants still reach it", async () => {
+    const prefix = `gw:test:health:${randomBytes(4).toString('hex')}:`;
+    onTestFinished(() => removeRedisKeys(REDIS_URL!, [`${prefix}*`]));
+    const gateway = await gatewayWith({
+      fakes: { a: startFakeLlm, b: startFakeLlm },
+      resolve: (_input, { a, b }) => [upstreamOf(a, 'sk-operator-a'), upstreamOf(b, 'sk-operator-b')],
+      routing: { store: client(REDIS_URL!), prefix },
+    });
+    const other = gateway.variant({ routing: { store: client(REDIS_URL!), prefix } });
+    const { a, b } = gateway.fakes;
+    const healthOfA = (instance: typeof other) => instance.router.health().find((entry) => entry.upstream.baseURL === a.baseURL);
+    // the other instance has subscribed and knows a
+    expect((await chat(other.app, KEY_B)).status).toBe(200);
+    expect(a.apiRequests()).toHaveLength(1);
+
+    const serverError = (_request: unknown, res: ServerResponse) => sendJson(res, 500, { error: { message: 'scripted 500', type: 'server_error', param: null, code: null } });
+    for (let failure = 0; failure < 5; failure++) a.next(serverError);
+    for (let call = 0; call < 5; call++) expect((await chat(gateway.app, KEY_A)).status).toBe(502);
+    await expect.poll(() => healthOfA(other)?.openFor?.map((entry) => entry.caller), { timeout: 15_000 }).toEqual(['tenant-a']);
+    for (const instance of [gateway, other]) {
+      expect(healthOfA(instance)?.state).toBe('closed');
+      // tenant-a goes to b on both instances; tenant-b still reaches a on both
+      expect((await chat(instance.app, KEY_A)).status).toBe(200);
+      expect((await chat(instance.app, KEY_B)).status).toBe(200);
+    }
+    expect(a.apiRequests()).toHaveLength(8);
+    expect(b.apiRequests()).toHaveLength(2);
+    // nothing was written to the shared hash: no instance starting later reads a as open
+    expect(await client(REDIS_URL!).hgetall(`${prefix}state`)).toEqual({});
+  });
+
+  it.each([
+    { name: 'a claim that lapsed and was taken by another instance is left to that instance', takenMeanwhile: true },
+    { name: 'a claim still its own is freed once the trial answered', takenMeanwhile: false },
+  ])('the trial claim is freed by compare-and-delete: $name', async ({ takenMeanwhile }) => {
+    const prefix = `gw:test:health:${randomBytes(4).toString('hex')}:`;
+    onTestFinished(() => removeRedisKeys(REDIS_URL!, [`${prefix}*`]));
+    let time = Date.UTC(2026, 0, 1);
+    const gateway = await gatewayWith({
+      fakes: { a: startFakeLlm, b: startFakeLlm },
+      resolve: (_input, { a, b }) => [upstreamOf(a, 'sk-operator-a'), upstreamOf(b, 'sk-operator-b')],
+      routing: { store: client(REDIS_URL!), prefix, now: () => time },
+    });
+    const { a } = gateway.fakes;
+    const redis = client(REDIS_URL!);
+    // the instance's messages, in the order its one connection sent them: once its 'closed' is heard,
+    // the command that freed (or kept) the claim, sent before it, has run
+    const listener = client(REDIS_URL!);
+    const heard: string[] = [];
+    listener.on('message', (_channel: string, message: string) => heard.push(message));
+    await listener.subscribe(`${prefix}changes`);
+
+    // an account refusal opens a; once its cooldown is over, the instance claims the trial
+    a.next(forbidden);
+    expect((await chat(gateway.app)).status).toBe(200);
+    time += 300_000;
+    let arrived!: () => void;
+    const atA = new Promise<'a'>((resolve) => (arrived = () => resolve('a')));
+    let answer!: () => void;
+    const held = new Promise<void>((resolve) => (answer = resolve));
+    a.next(async (_request, res) => {
+      arrived();
+      await held;
+      sendJson(res, 200, chatCompletion('up-chat', 'recovered'));
+    });
+    // requests go to b until Redis has answered the claim; then one is the trial, held at a
+    let trial: Promise<request.Response> | undefined;
+    for (let sent = 0; sent < 100 && !trial; sent++) {
+      const reply = chat(gateway.app).then((response) => response);
+      if ((await Promise.race([reply.then(() => 'b' as const), atA])) === 'a') trial = reply;
+      else await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(trial).toBeDefined();
+    const [claimKey] = await redis.keys(`${prefix}trial:*`);
+    expect(claimKey).toBeDefined();
+    // its lease ran out and another instance claimed the trial meanwhile
+    if (takenMeanwhile) await redis.set(claimKey!, 'another-instance', 'PX', 60_000);
+    answer();
+    expect((await trial)?.status).toBe(200);
+    await expect.poll(() => heard.some((message) => (JSON.parse(message) as { state: string }).state === 'closed'), { timeout: 15_000 }).toBe(true);
+    expect(await redis.get(claimKey!)).toBe(takenMeanwhile ? 'another-instance' : null);
   });
 
   it('Redis down (a client pointed at a closed port): requests are answered, health stays per instance', async () => {

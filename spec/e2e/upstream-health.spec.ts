@@ -8,7 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import type { GatewayOptions, Upstream, UpstreamHealthEvent } from '../../lib/index.js';
+import { type GatewayOptions, type Upstream, type UpstreamHealthEvent, staticKeys } from '../../lib/index.js';
 import { startFakeDashscope } from '../helpers/fake-dashscope.js';
 import { type FakeLlm, chatCompletion, startFakeLlm } from '../helpers/fake-llm.js';
 import { sendJson } from '../helpers/fake-upstream.js';
@@ -44,7 +44,8 @@ const chat = (app: Parameters<typeof request>[0], key = KEY_A) => request(app).p
 describe('circuit breaker', () => {
   it('5 failures open it: the next requests never reach that upstream until the cooldown, then one trial closes it', async () => {
     const clock = manualClock();
-    const gateway = await twoUpstreams({ routing: { now: clock.now, breaker: { cooldownSeconds: 30 } } });
+    // one caller's 503s: minCallers 1 lets them open it for everyone ("Whose failure" has the default's rule)
+    const gateway = await twoUpstreams({ routing: { now: clock.now, breaker: { cooldownSeconds: 30, minCallers: 1 } } });
     const { a, b } = gateway.fakes;
     // a 503 is a refusal before any work: each request falls back to b and answers 200
     for (let failure = 0; failure < 5; failure++) a.next(vendorError(503));
@@ -74,20 +75,6 @@ describe('circuit breaker', () => {
     expect(gateway.router.health().find((entry) => entry.upstream.baseURL === a.baseURL)).toMatchObject({ state: 'closed', failures: 0 });
     expect((await chat(gateway.app)).status).toBe(200);
     expect(a.apiRequests()).toHaveLength(7);
-  });
-
-  it("a vendor's Retry-After longer than the cooldown keeps the upstream out that long", async () => {
-    const clock = manualClock();
-    const gateway = await twoUpstreams({ routing: { now: clock.now, breaker: { failures: 2, cooldownSeconds: 10 } } });
-    const { a } = gateway.fakes;
-    for (let failure = 0; failure < 2; failure++) a.next(vendorError(429, { 'retry-after': '120' }));
-    for (let call = 0; call < 2; call++) expect((await chat(gateway.app)).status).toBe(200);
-    clock.advance(11);
-    expect((await chat(gateway.app)).status).toBe(200);
-    expect(a.apiRequests()).toHaveLength(2);
-    clock.advance(110);
-    expect((await chat(gateway.app)).status).toBe(200);
-    expect(a.apiRequests()).toHaveLength(3);
   });
 
   it('a 403 on the operator account opens it for every tenant at once, announced once, logged without the key', async () => {
@@ -153,6 +140,147 @@ describe('circuit breaker', () => {
     expect(answer.body.error.code).toBe('upstream_timeout');
     expect(b.apiRequests()).toHaveLength(0);
     expect(gateway.router.health().find((entry) => entry.upstream.baseURL === a.baseURL)).toMatchObject({ state: 'closed', failures: 1 });
+  });
+});
+
+describe("one caller's failures (minCallers)", () => {
+  const KEY_C = 'sk-test-tenant-c-00112233445566778899';
+  const verifyKey = staticKeys({ [KEY_A]: { id: 'tenant-a' }, [KEY_B]: { id: 'tenant-b' }, [KEY_C]: { id: 'tenant-c' } });
+  const stateOfA = (gateway: Awaited<ReturnType<typeof twoUpstreams>>) => gateway.router.health().find((entry) => entry.upstream.baseURL === gateway.fakes.a.baseURL);
+  const failures = {
+    '500': { status: 502, script: () => vendorError(500) },
+    // accepted and never answered: the upstream's timeoutMs (below) ends each
+    timeout: { status: 504, script: () => () => new Promise<void>(() => {}) },
+  };
+
+  it.each(['500', 'timeout'] as const)("one caller's five failures (%s) open the upstream for that caller alone: the other tenants still reach it, that caller falls back", async (kind) => {
+    const clock = manualClock();
+    const events: UpstreamHealthEvent[] = [];
+    const gateway = await twoUpstreams({ verifyKey, routing: { now: clock.now, breaker: { cooldownSeconds: 30 } }, onUpstreamHealth: (event) => events.push(event) }, (a, b) => [
+      { ...upstreamOf(a, OPERATOR_KEY_A), timeoutMs: 300 },
+      upstreamOf(b, 'sk-operator-upstream-b'),
+    ]);
+    const { a, b } = gateway.fakes;
+    for (let failure = 0; failure < 5; failure++) a.next(failures[kind].script());
+    // a 500 or a timeout may have started the work: the caller gets it, no fallback
+    for (let call = 0; call < 5; call++) expect((await chat(gateway.app, KEY_A)).status).toBe(failures[kind].status);
+    expect(a.apiRequests()).toHaveLength(5);
+
+    expect((await chat(gateway.app, KEY_B)).status).toBe(200);
+    expect((await chat(gateway.app, KEY_C)).status).toBe(200);
+    expect(a.apiRequests()).toHaveLength(7);
+    expect((await chat(gateway.app, KEY_A)).status).toBe(200);
+    expect(a.apiRequests()).toHaveLength(7);
+    expect(b.apiRequests()).toHaveLength(1);
+
+    const openUntil = new Date(clock.now() + 30_000);
+    expect(stateOfA(gateway)).toMatchObject({ state: 'closed', openFor: [{ caller: 'tenant-a', failures: 5, openUntil }] });
+    expect(events).toEqual([{ upstream: expect.objectContaining({ baseURL: a.baseURL }), state: 'open', reason: 'caller-failures', caller: 'tenant-a', since: new Date(clock.now()), openUntil }]);
+
+    // its cooldown over, the caller reaches it again; its answer closes it for that caller
+    clock.advance(30);
+    expect((await chat(gateway.app, KEY_A)).status).toBe(200);
+    expect(a.apiRequests()).toHaveLength(8);
+    expect(stateOfA(gateway)?.openFor).toBeUndefined();
+    expect(events.at(-1)).toMatchObject({ state: 'closed', reason: 'recovered', caller: 'tenant-a' });
+  });
+
+  it('with no other upstream, that caller gets 503 upstream_unavailable with Retry-After while the other tenants are served', async () => {
+    const clock = manualClock();
+    const gateway = await twoUpstreams({ verifyKey, routing: { now: clock.now, breaker: { cooldownSeconds: 30 } } }, (a) => [upstreamOf(a, OPERATOR_KEY_A)]);
+    const { a } = gateway.fakes;
+    for (let failure = 0; failure < 5; failure++) a.next(vendorError(500));
+    for (let call = 0; call < 5; call++) expect((await chat(gateway.app, KEY_A)).status).toBe(502);
+    const refused = await chat(gateway.app, KEY_A);
+    expect(refused.status).toBe(503);
+    expect(refused.body.error.code).toBe('upstream_unavailable');
+    expect(refused.headers['retry-after']).toBe('30');
+    expect((await chat(gateway.app, KEY_B)).status).toBe(200);
+    expect(a.apiRequests()).toHaveLength(6);
+  });
+
+  it('failures from minCallers (3) distinct callers open it for every caller; two callers do not', async () => {
+    const clock = manualClock();
+    const gateway = await twoUpstreams({ verifyKey, routing: { now: clock.now } });
+    const { a, b } = gateway.fakes;
+    for (let failure = 0; failure < 7; failure++) a.next(vendorError(500));
+    for (const key of [KEY_A, KEY_A, KEY_A, KEY_B, KEY_B, KEY_B]) expect((await chat(gateway.app, key)).status).toBe(502);
+    // six in a row, from two callers: still closed for everyone
+    expect(stateOfA(gateway)).toMatchObject({ state: 'closed', failures: 6 });
+    expect(stateOfA(gateway)?.openFor).toBeUndefined();
+    // a third caller's failure: open for everyone
+    expect((await chat(gateway.app, KEY_C)).status).toBe(502);
+    expect(stateOfA(gateway)).toMatchObject({ state: 'open', reason: 'failures' });
+    for (const key of [KEY_A, KEY_B, KEY_C]) expect((await chat(gateway.app, key)).status).toBe(200);
+    expect(a.apiRequests()).toHaveLength(7);
+    expect(b.apiRequests()).toHaveLength(3);
+  });
+
+  it('a success for any caller ends the run of failures in a row that opens it for everyone', async () => {
+    const clock = manualClock();
+    const gateway = await twoUpstreams({ verifyKey, routing: { now: clock.now, breaker: { failures: 3 } } });
+    const { a } = gateway.fakes;
+    a.next(vendorError(500));
+    a.next(vendorError(500));
+    expect((await chat(gateway.app, KEY_A)).status).toBe(502);
+    expect((await chat(gateway.app, KEY_B)).status).toBe(502);
+    expect((await chat(gateway.app, KEY_A)).status).toBe(200);
+    a.next(vendorError(500));
+    expect((await chat(gateway.app, KEY_C)).status).toBe(502);
+    expect(stateOfA(gateway)).toMatchObject({ state: 'closed', failures: 1 });
+  });
+});
+
+describe("a vendor's Retry-After", () => {
+  const stateOfA = (gateway: Awaited<ReturnType<typeof twoUpstreams>>) => gateway.router.health().find((entry) => entry.upstream.baseURL === gateway.fakes.a.baseURL);
+
+  it('a 429 with Retry-After rests that upstream for that long at once, the next upstream serving meanwhile', async () => {
+    const clock = manualClock();
+    const events: UpstreamHealthEvent[] = [];
+    const gateway = await twoUpstreams({ routing: { now: clock.now }, onUpstreamHealth: (event) => events.push(event) });
+    const { a, b } = gateway.fakes;
+    a.next(vendorError(429, { 'retry-after': '20' }));
+    for (let call = 0; call < 4; call++) expect((await chat(gateway.app)).status).toBe(200);
+    expect(a.apiRequests()).toHaveLength(1);
+    expect(b.apiRequests()).toHaveLength(4);
+    expect(stateOfA(gateway)).toMatchObject({ state: 'open', reason: 'retry-after', openUntil: new Date(clock.now() + 20_000) });
+    expect(events).toMatchObject([{ state: 'open', reason: 'retry-after', openUntil: new Date(clock.now() + 20_000) }]);
+    clock.advance(19);
+    expect((await chat(gateway.app)).status).toBe(200);
+    expect(a.apiRequests()).toHaveLength(1);
+    // the wait is over: a serves again
+    clock.advance(1);
+    expect((await chat(gateway.app)).status).toBe(200);
+    expect(a.apiRequests()).toHaveLength(2);
+    expect(stateOfA(gateway)).toMatchObject({ state: 'closed' });
+  });
+
+  it.each([
+    { name: 'the default cap, 300 s', breaker: {}, cap: 300 },
+    { name: 'breaker.maxRetryAfterSeconds: 60', breaker: { maxRetryAfterSeconds: 60 }, cap: 60 },
+  ])('a Retry-After of a day rests the upstream no longer than the cap: $name', async ({ breaker, cap }) => {
+    const clock = manualClock();
+    // one failure opens it, so the length of the rest is what the spec reads
+    const gateway = await twoUpstreams({ routing: { now: clock.now, breaker: { failures: 1, ...breaker } } });
+    const { a } = gateway.fakes;
+    a.next(vendorError(429, { 'retry-after': '86400' }));
+    expect((await chat(gateway.app)).status).toBe(200);
+    expect(stateOfA(gateway)?.openUntil).toEqual(new Date(clock.now() + cap * 1000));
+    clock.advance(cap);
+    expect((await chat(gateway.app)).status).toBe(200);
+    expect(a.apiRequests()).toHaveLength(2);
+  });
+
+  it.each(['soon', '-5', '1.5', 'Fri, 31 Feb 2026 99:00:00 GMT'])('a Retry-After that cannot be read (%j) rests the upstream for the ordinary cooldown', async (header) => {
+    const clock = manualClock();
+    const gateway = await twoUpstreams({ routing: { now: clock.now, breaker: { cooldownSeconds: 10 } } });
+    const { a } = gateway.fakes;
+    a.next(vendorError(429, { 'retry-after': header }));
+    expect((await chat(gateway.app)).status).toBe(200);
+    expect(stateOfA(gateway)).toMatchObject({ state: 'open', reason: 'retry-after', openUntil: new Date(clock.now() + 10_000) });
+    clock.advance(10);
+    expect((await chat(gateway.app)).status).toBe(200);
+    expect(a.apiRequests()).toHaveLength(2);
   });
 });
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../lib/errors/gateway-error.js';
 import { azureAuth, azureUrl, normalizeAzureError } from '../../lib/providers/openai/azure.js';
 import { tokenBudgetMs } from '../../lib/providers/host-token.js';
-import { retryAfterOf } from '../../lib/providers/openai/openai.js';
+import { retryAfterOf } from '../../lib/providers/retry-after.js';
 import { servesRowsOf } from '../../lib/providers/registry.js';
 import type { Upstream } from '../../lib/types.js';
 import { thrown } from '../helpers/thrown.js';
@@ -175,11 +175,15 @@ describe('normalizeAzureError', () => {
 });
 
 describe('retryAfterOf', () => {
-  it.each<{ name: string; headers: Record<string, string>; expected: number | undefined }>([
+  it.each<{ name: string; headers: Record<string, string>; expected: number | 'unreadable' | undefined }>([
     { name: 'seconds', headers: { 'retry-after': '6' }, expected: 6 },
     { name: 'milliseconds (Azure)', headers: { 'retry-after-ms': '1500' }, expected: 1.5 },
     { name: 'a date in the past', headers: { 'retry-after': 'Wed, 21 Oct 2015 07:28:00 GMT' }, expected: 0 },
-    { name: 'nonsense', headers: { 'retry-after': 'soon' }, expected: undefined },
+    { name: 'nonsense', headers: { 'retry-after': 'soon' }, expected: 'unreadable' },
+    { name: 'negative', headers: { 'retry-after': '-5' }, expected: 'unreadable' },
+    { name: 'fractional', headers: { 'retry-after': '1.5' }, expected: 'unreadable' },
+    { name: 'a date that is not one', headers: { 'retry-after': 'Fri, 31 Feb 2026 99:00:00 GMT' }, expected: 'unreadable' },
+    { name: 'an RFC 850 date in the past', headers: { 'retry-after': 'Sunday, 06-Nov-94 08:49:37 GMT' }, expected: 0 },
     { name: 'none', headers: {}, expected: undefined },
   ])('$name', ({ headers, expected }) => {
     expect(retryAfterOf(headers)).toBe(expected);

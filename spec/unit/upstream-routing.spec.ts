@@ -50,7 +50,7 @@ describe('chooseOrder', () => {
   });
 });
 
-const SETTINGS: BreakerSettings = { failures: 5, failureRate: 0.5, windowMs: 60_000, minCalls: 20, cooldownMs: 30_000, accountCooldownMs: 300_000 };
+const SETTINGS: BreakerSettings = { failures: 5, failureRate: 0.5, windowMs: 60_000, minCalls: 20, cooldownMs: 30_000, accountCooldownMs: 300_000, maxRetryAfterMs: 300_000, minCallers: 3 };
 const transient = { account: false };
 
 describe('BreakerState', () => {
@@ -86,6 +86,12 @@ describe('BreakerState', () => {
     const breaker = new BreakerState();
     for (let failure = 0; failure < 5; failure++) breaker.failed(0, 'closed', { account: false, retryAfterMs: 90_000 }, SETTINGS);
     expect(breaker.openUntil).toBe(90_000);
+  });
+
+  it("a 429's named wait opens it at once for that wait, capped at maxRetryAfterMs; one that could not be read for the cooldown", () => {
+    expect(new BreakerState().failed(0, 'closed', { account: false, rest: true, retryAfterMs: 20_000 }, SETTINGS)).toEqual({ state: 'open', reason: 'retry-after', since: 0, openUntil: 20_000 });
+    expect(new BreakerState().failed(0, 'closed', { account: false, rest: true, retryAfterMs: 86_400_000 }, SETTINGS)).toMatchObject({ openUntil: 300_000 });
+    expect(new BreakerState().failed(0, 'closed', { account: false, rest: true }, SETTINGS)).toMatchObject({ openUntil: 30_000 });
   });
 
   it('an account failure opens it at once for the account cooldown; another while open announces nothing', () => {

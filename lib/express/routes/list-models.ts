@@ -149,7 +149,7 @@ async function routedRow(options: ResolvedOptions, caller: Caller, model: string
     const first = list[0];
     if (first === null || typeof first !== 'object') return undefined;
     // every upstream open for this caller: not offered until one is usable again (docs/routing-and-health.md)
-    if (!list.some((upstream) => upstream !== null && typeof upstream === 'object' && options.routing.usable(upstream as Upstream, route, model))) return undefined;
+    if (!list.some((upstream) => upstream !== null && typeof upstream === 'object' && options.routing.usable(upstream as Upstream, route, model, caller.id))) return undefined;
     const upstream = first as Upstream;
     const entry = rowFor(options.models, model, upstream);
     if (!entry?.endpoints[endpoint]) return undefined;

@@ -1,8 +1,12 @@
 // The circuit breaker of one upstream (docs/routing-and-health.md "States"): closed -> open after
 // `failures` consecutive failures or a failure rate over a window; open for the cooldown (or the
-// vendor's Retry-After when longer); then half-open, where one real request is the trial and the rest
-// go elsewhere. An operator-account failure opens it at once, for longer. Pure: the caller passes the
-// clock and receives the transition to announce.
+// vendor's Retry-After when longer, capped at `maxRetryAfterMs`); then half-open, where one real
+// request is the trial and the rest go elsewhere. An operator-account failure opens it at once, for
+// longer; a 429 with a Retry-After opens it at once for that wait. A failure the caller may have
+// caused itself (a 5xx, a timeout) opens it for everyone only once `minCallers` callers met such
+// failures in the window; before that, a caller's own `failures` in a row close it to that caller
+// alone (docs/routing-and-health.md "Whose failure"). Pure: the caller passes the clock and receives
+// the transition to announce.
 import type { UpstreamHealthReason, UpstreamState } from '../../options/routing-options.js';
 
 export interface BreakerSettings {
@@ -12,11 +16,22 @@ export interface BreakerSettings {
   minCalls: number;
   cooldownMs: number;
   accountCooldownMs: number;
+  /** The longest vendor Retry-After honoured; a longer one counts as this. */
+  maxRetryAfterMs: number;
+  /** Distinct callers whose own failures in the window it takes to open for everyone. */
+  minCallers: number;
 }
 
-/** A failure the breaker counts: an account failure opens at once; `retryAfterMs` is the vendor's own wait. */
+/**
+ * A failure the breaker counts: an account failure opens at once; `retryAfterMs` is the vendor's own
+ * wait; `rest`: a 429 that named a wait (readable or not), which opens at once for that wait, or for
+ * the cooldown when it could not be read.
+ */
 export interface HealthFailure {
   account: boolean;
+  rest?: boolean;
+  /** A failure the request itself may have caused (a 5xx, a timeout or reset once written, an unreadable answer). */
+  callerOwn?: boolean;
   retryAfterMs?: number;
 }
 
@@ -25,7 +40,21 @@ export interface Transition {
   reason: UpstreamHealthReason;
   since: number;
   openUntil?: number;
+  /** Set when the change is for this one caller only (opened by its own failures, or closed by its success). */
+  caller?: string;
 }
+
+/** One caller's own failures on this upstream, and the opening (for it alone) they made. */
+export interface CallerHealth {
+  /** Its consecutive failures of the kind it may cause. */
+  failures: number;
+  /** Open for this caller alone until then; 0 when its failures never opened it. */
+  openUntil: number;
+  since: number;
+}
+
+// the most callers kept per upstream: the oldest is forgotten first (a resolver's tenants may be many)
+const MAX_CALLERS = 1_000;
 
 // weight of the newest sample in the latency estimate: about the last 5 answers count
 const LATENCY_ALPHA = 0.3;
@@ -46,6 +75,17 @@ export class BreakerState {
   windowCalls = 0;
   windowFailures = 0;
   latencyMs: number | undefined;
+  /** The callers whose own failures were met in the last window: id -> when the last one was. */
+  readonly failingCallers = new Map<string, number>();
+  /** Each caller's own failures, while it has any (a success forgets it). */
+  readonly callers = new Map<string, CallerHealth>();
+
+  /** Whether the upstream is open for `caller` alone now (skipped for it: its own failures). */
+  openFor(caller: string | undefined, now: number): boolean {
+    if (caller === undefined || this.callers.size === 0) return false;
+    const own = this.callers.get(caller);
+    return own !== undefined && now < own.openUntil;
+  }
 
   /** Whether a request may be sent now, without taking the trial: for ordering and listing. */
   usable(now: number): boolean {
@@ -71,41 +111,91 @@ export class BreakerState {
   }
 
   /** An answer that is not a health failure. Closes a half-open breaker only for its trial. */
-  succeeded(now: number, as: 'closed' | 'trial', latencyMs: number | undefined, settings: BreakerSettings): Transition | undefined {
+  succeeded(now: number, as: 'closed' | 'trial', latencyMs: number | undefined, settings: BreakerSettings, caller?: string): Transition | undefined {
     if (latencyMs !== undefined) this.latencyMs = this.latencyMs === undefined ? latencyMs : this.latencyMs + LATENCY_ALPHA * (latencyMs - this.latencyMs);
+    const own = caller !== undefined && this.callers.size > 0 ? this.callers.get(caller) : undefined;
+    if (own) this.callers.delete(caller!);
+    // its own failures had opened it for this caller: its success closes it again
+    const ownRecovered: Transition | undefined = own && own.openUntil > 0 ? { state: 'closed', reason: 'recovered', since: now, caller: caller! } : undefined;
     if (as === 'trial' && this.state === 'half-open') {
       this.trialSince = undefined;
       this.failures = 0;
       this.retryAfterMs = 0;
       this.resetWindow(now);
+      this.failingCallers.clear();
       return this.move('closed', 'recovered', now);
     }
     // an answer begun before the breaker opened does not close it: only the trial does
-    if (this.state !== 'closed') return undefined;
+    if (this.state !== 'closed') return ownRecovered;
     this.failures = 0;
     this.retryAfterMs = 0;
     this.count(now, false, settings);
-    return undefined;
+    return ownRecovered;
   }
 
   /** A health failure. Returns the transition to open, when it opened. */
-  failed(now: number, as: 'closed' | 'trial', failure: HealthFailure, settings: BreakerSettings): Transition | undefined {
-    this.retryAfterMs = Math.max(this.retryAfterMs, failure.retryAfterMs ?? 0);
+  failed(now: number, as: 'closed' | 'trial', failure: HealthFailure, settings: BreakerSettings, caller?: string): Transition | undefined {
+    // a vendor's wait is capped: a Retry-After of a day would otherwise keep the upstream out a day
+    const waitMs = failure.retryAfterMs === undefined ? undefined : Math.min(failure.retryAfterMs, settings.maxRetryAfterMs);
+    this.retryAfterMs = Math.max(this.retryAfterMs, waitMs ?? 0);
+    // a 429's named wait rests the upstream that long (the ordinary cooldown when it could not be read)
+    const restMs = failure.rest ? (waitMs ?? settings.cooldownMs) : undefined;
     if (this.state === 'open') {
-      // another request's account failure while open: kept open that long, announced once
+      // another request's account failure or named wait while open: kept open that long, announced once
       if (failure.account) this.openUntil = Math.max(this.openUntil, now + Math.max(settings.accountCooldownMs, this.retryAfterMs));
+      else if (restMs !== undefined) this.openUntil = Math.max(this.openUntil, now + restMs);
       return undefined;
     }
     if (failure.account) return this.open(now, 'account', Math.max(settings.accountCooldownMs, this.retryAfterMs));
+    if (restMs !== undefined) return this.open(now, 'retry-after', restMs);
     if (this.state === 'half-open') {
       if (as !== 'trial') return undefined;
       return this.open(now, 'trial-failed', Math.max(settings.cooldownMs, this.retryAfterMs));
     }
     this.failures += 1;
     const rateTripped = this.count(now, true, settings);
+    // a failure the caller may have caused: its own count first, everyone's only with enough callers
+    const own = failure.callerOwn && caller !== undefined ? this.ownFailure(now, caller, settings) : undefined;
+    if (failure.callerOwn && this.callersFailing(now, caller ?? '', settings) < settings.minCallers) return own;
     if (this.failures >= settings.failures) return this.open(now, 'failures', Math.max(settings.cooldownMs, this.retryAfterMs));
     if (rateTripped) return this.open(now, 'failure-rate', Math.max(settings.cooldownMs, this.retryAfterMs));
-    return undefined;
+    return own;
+  }
+
+  /** Takes another instance's word that the upstream is open for `caller` alone until `openUntil`, or closed for it again. */
+  adoptCaller(caller: string, state: 'open' | 'closed', since: number, openUntil: number): boolean {
+    const own = this.callers.get(caller);
+    if (state === 'closed') return this.callers.delete(caller);
+    if (own && own.openUntil >= openUntil) return false;
+    this.keepCaller(caller, { failures: own?.failures ?? 0, openUntil, since });
+    return true;
+  }
+
+  /** Counts a caller's own failure; its `failures`-th in a row (or the next once it was open for it) opens the upstream for it alone. */
+  private ownFailure(now: number, caller: string, settings: BreakerSettings): Transition | undefined {
+    const own = this.callers.get(caller) ?? { failures: 0, openUntil: 0, since: now };
+    own.failures += 1;
+    this.keepCaller(caller, own);
+    if (own.failures < settings.failures || now < own.openUntil) return undefined;
+    own.openUntil = now + settings.cooldownMs;
+    own.since = now;
+    return { state: 'open', reason: 'caller-failures', since: now, openUntil: own.openUntil, caller };
+  }
+
+  /** Notes `caller` among the window's failing callers; how many distinct ones the window holds. */
+  private callersFailing(now: number, caller: string, settings: BreakerSettings): number {
+    for (const [id, at] of this.failingCallers) if (now - at > settings.windowMs) this.failingCallers.delete(id);
+    // re-inserted: the Map's order stays oldest first, and the oldest goes first when full
+    this.failingCallers.delete(caller);
+    if (this.failingCallers.size >= MAX_CALLERS) this.failingCallers.delete(this.failingCallers.keys().next().value!);
+    this.failingCallers.set(caller, now);
+    return this.failingCallers.size;
+  }
+
+  private keepCaller(caller: string, own: CallerHealth): void {
+    this.callers.delete(caller);
+    if (this.callers.size >= MAX_CALLERS) this.callers.delete(this.callers.keys().next().value!);
+    this.callers.set(caller, own);
   }
 
   /** A request that ended neither answered nor failed by the upstream (its client left): the trial is free again. */

@@ -37,12 +37,14 @@ export function withFallback<T>(upstreams: readonly Upstream[], options: Resolve
   const health = options.routing;
   const { route, model } = info;
   const strategy = listStrategy(upstreams) ?? health.settings.strategy;
-  const order = health.order(upstreams, route, model, strategy, strategy === 'price' ? priceOfRequest(options, info) : undefined);
+  // the caller's id: an upstream closed to it alone by its own failures is skipped for it only (docs/routing-and-health.md "Whose failure")
+  const caller = info.tenant;
+  const order = health.order(upstreams, route, model, strategy, strategy === 'price' ? priceOfRequest(options, info) : undefined, caller);
   let skipped: string[] | undefined;
   let tried = 0;
   // whether an upstream after `position` would be admitted now: a fallback has somewhere to go
   const usableAfter = (position: number): boolean => {
-    for (let next = position + 1; next < order.length; next++) if (health.usable(order[next]!, route, model)) return true;
+    for (let next = position + 1; next < order.length; next++) if (health.usable(order[next]!, route, model, caller)) return true;
     return false;
   };
   // a promise chain, not an async loop: a suspended async frame (its registers, promise and
@@ -52,11 +54,11 @@ export function withFallback<T>(upstreams: readonly Upstream[], options: Resolve
       // the last failure stands; with no attempt at all, every upstream was open
       // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the last attempt's own failure, passed on as it was thrown
       if (tried > 0) return Promise.reject(failure);
-      const until = health.soonestOpenUntil(order, route, model);
+      const until = health.soonestOpenUntil(order, route, model, caller);
       return Promise.reject(GatewayError.upstreamUnavailable(model, until === undefined ? undefined : (until - health.settings.now()) / 1000));
     }
     const upstream = order[position]!;
-    const admission = health.admit(upstream, route, model);
+    const admission = health.admit(upstream, route, model, caller);
     if (!admission) {
       (skipped ??= []).push(`${upstream.provider} ${upstream.baseURL}`);
       return attemptAt(position + 1, failure);

@@ -17,6 +17,8 @@ const DEFAULT_BREAKER: Readonly<Required<BreakerOptions>> = Object.freeze({
   minCalls: 20,
   cooldownSeconds: 30,
   accountCooldownSeconds: 300,
+  maxRetryAfterSeconds: 300,
+  minCallers: 3,
 });
 
 const ROUTING_NAMES = { strategy: true, breaker: true, store: true, prefix: true, explore: true, now: true } as const satisfies Record<keyof RoutingOptions, true>;
@@ -72,11 +74,11 @@ function resolveBreaker(breaker: BreakerOptions | false | undefined): BreakerSet
       typeof value === 'number' &&
       Number.isFinite(value) &&
       value >= 0 &&
-      (name === 'failureRate' ? value <= 1 : name === 'failures' || name === 'minCalls' ? Number.isInteger(value) && value >= 1 : true);
+      (name === 'failureRate' ? value <= 1 : name === 'failures' || name === 'minCalls' || name === 'minCallers' ? Number.isInteger(value) && value >= 1 : true);
     if (!valid)
       throw new GatewayConfigError(
         'routing_breaker',
-        `routing.breaker.${name} must be ${name === 'failureRate' ? 'a share from 0 to 1' : 'a positive number'}.`,
+        `routing.breaker.${name} must be ${name === 'failureRate' ? 'a share from 0 to 1' : name === 'failures' || name === 'minCalls' || name === 'minCallers' ? 'a whole number of 1 or more' : 'a positive number'}.`,
         `routing: { breaker: { ${name}: ${DEFAULT_BREAKER[name]} } }`,
       );
     values[name] = value;
@@ -88,5 +90,7 @@ function resolveBreaker(breaker: BreakerOptions | false | undefined): BreakerSet
     minCalls: values.minCalls,
     cooldownMs: values.cooldownSeconds * 1000,
     accountCooldownMs: values.accountCooldownSeconds * 1000,
+    maxRetryAfterMs: values.maxRetryAfterSeconds * 1000,
+    minCallers: values.minCallers,
   };
 }

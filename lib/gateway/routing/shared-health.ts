@@ -16,6 +16,8 @@ export interface SharedRecord {
   reason: UpstreamHealthReason;
   since: number;
   openUntil?: number;
+  /** The one caller it opened or closed for (docs/routing-and-health.md "Whose failure"): sent on the channel, never kept in the hash. */
+  caller?: string;
 }
 
 interface Message extends SharedRecord {
@@ -28,6 +30,9 @@ const SYNC_MS = 5_000;
 
 /** How long a trial's claim holds when its instance never frees it (it stopped): the others then claim again. */
 export const TRIAL_LEASE_MS = 60_000;
+
+// compare-and-delete, atomic in Redis: the claim is deleted only when it still holds this instance's id
+const FREE_OWN_CLAIM = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0";
 
 export class SharedHealth {
   private readonly id = randomUUID();
@@ -73,6 +78,11 @@ export class SharedHealth {
   publish(record: SharedRecord): void {
     if (this.closed || !this.ready()) return;
     const text = JSON.stringify({ ...record, from: this.id } satisfies Message);
+    // one caller's state is short and per tenant: the channel only, so the hash holds one field per upstream
+    if (record.caller !== undefined) {
+      this.client.publish(this.channel, text).catch((error: unknown) => this.lost(error));
+      return;
+    }
     const written = record.state === 'open' ? this.client.hset(this.hash, record.key, text) : this.client.hdel(this.hash, record.key);
     Promise.all([written, this.client.publish(this.channel, text)]).catch((error: unknown) => this.lost(error));
   }
@@ -94,10 +104,15 @@ export class SharedHealth {
     );
   }
 
-  /** Frees the claim once the trial's outcome is known (its close or open is published), in the background. */
+  /**
+   * Frees the claim once the trial's outcome is known (its close or open is published), in the
+   * background, and only while it is still this instance's: a claim whose lease ran out may have been
+   * taken by another instance since, and a plain DEL would free that one (docs/routing-and-health.md
+   * "Several instances"). A client without `eval` leaves the claim to lapse with its lease.
+   */
   endTrial(key: string): void {
-    if (this.closed || !this.client.del || !this.ready()) return;
-    this.client.del(this.trialPrefix + key).catch((error: unknown) => this.lost(error));
+    if (this.closed || !this.client.eval || !this.ready()) return;
+    this.client.eval(FREE_OWN_CLAIM, 1, this.trialPrefix + key, this.id).catch((error: unknown) => this.lost(error));
   }
 
   async close(): Promise<void> {
@@ -118,7 +133,7 @@ export class SharedHealth {
         const now = this.now();
         for (const text of Object.values(all ?? {})) {
           const record = parse(text);
-          if (record && record.state === 'open' && (record.openUntil ?? 0) > now) this.apply(record);
+          if (record && record.caller === undefined && record.state === 'open' && (record.openUntil ?? 0) > now) this.apply(record);
         }
       },
       (error: unknown) => this.lost(error),
@@ -145,7 +160,14 @@ export class SharedHealth {
 function parse(text: string): Message | undefined {
   try {
     const value = JSON.parse(text) as Partial<Message>;
-    if (typeof value.key !== 'string' || (value.state !== 'open' && value.state !== 'closed') || typeof value.since !== 'number' || typeof value.upstream !== 'object' || value.upstream === null)
+    if (
+      typeof value.key !== 'string' ||
+      (value.state !== 'open' && value.state !== 'closed') ||
+      typeof value.since !== 'number' ||
+      typeof value.upstream !== 'object' ||
+      value.upstream === null ||
+      (value.caller !== undefined && typeof value.caller !== 'string')
+    )
       return undefined;
     return value as Message;
   } catch {

@@ -1,10 +1,11 @@
 // The health of every upstream this instance has called (docs/routing-and-health.md): a breaker and a
 // latency estimate per key (health-key.ts), the order a list is tried in (choose-upstreams.ts), and
 // the operator's signals when one changes state: onUpstreamHealth, a log line, a metric, and the
-// shared store's message to the other instances. Requests read only this local map: no Redis round
+// shared store's message to the other instances. An upstream may also be closed to one caller alone,
+// by that caller's own failures ("Whose failure"): every read below takes the caller's id. Requests read only this local map: no Redis round
 // trip on the hot path (shared-health.ts updates the map in the background).
 import type { Logger } from '../../options/host-hooks.js';
-import type { RoutingStrategy, UpstreamHealthEvent, UpstreamHealthReport, UpstreamIdentity } from '../../options/routing-options.js';
+import type { RoutingStrategy, UpstreamCallerState, UpstreamHealthEvent, UpstreamHealthReport, UpstreamIdentity } from '../../options/routing-options.js';
 import type { Telemetry } from '../../telemetry/telemetry.js';
 import type { RouteName, Upstream } from '../../types.js';
 import { type BreakerSettings, BreakerState, type Transition } from './circuit-breaker.js';
@@ -52,6 +53,8 @@ export interface Admission {
   entry: Entry;
   as: 'closed' | 'trial';
   started: number;
+  /** The caller's id: its own failures are counted apart (circuit-breaker.ts). */
+  caller: string | undefined;
 }
 
 /** What a request is asked, for the `'price'` strategy: the price of the request on an upstream's model. */
@@ -85,14 +88,14 @@ export class UpstreamHealth {
    * The list in the order to try it: `'ordered'` (the default) hands the list back as it is, so the
    * hot path allocates nothing; the other strategies order the usable upstreams, the rest after them.
    */
-  order(upstreams: readonly Upstream[], route: RouteName, model: string, strategy: RoutingStrategy, priceOf?: PriceOf): readonly Upstream[] {
+  order(upstreams: readonly Upstream[], route: RouteName, model: string, strategy: RoutingStrategy, priceOf?: PriceOf, caller?: string): readonly Upstream[] {
     if (strategy === 'ordered' || upstreams.length < 2) return upstreams;
     const now = this.settings.now();
     const usable: Array<Candidate & { upstream: Upstream }> = [];
     const rest: Upstream[] = [];
     upstreams.forEach((upstream, index) => {
       const entry = this.entries.get(healthKeyOf(upstream, route, model));
-      if (entry && this.settings.breaker && !this.ready(entry, now)) rest.push(upstream);
+      if (entry && this.settings.breaker && !this.ready(entry, now, caller)) rest.push(upstream);
       else usable.push({ upstream, index, weight: weightOf(upstream), latencyMs: entry?.breaker.latencyMs, price: strategy === 'price' ? priceOf?.(upstream.model ?? model) : undefined });
     });
     const { explore } = this.settings;
@@ -102,28 +105,29 @@ export class UpstreamHealth {
   }
 
   /** Admits a call to `upstream` now, or undefined when its breaker keeps it out (open, or its half-open trial taken). */
-  admit(upstream: Upstream, route: RouteName, model: string): Admission | undefined {
+  admit(upstream: Upstream, route: RouteName, model: string, caller?: string): Admission | undefined {
     const entry = this.entryOf(upstream, route, model);
     const now = this.settings.now();
-    if (!this.settings.breaker) return { entry, as: 'closed', started: now };
+    if (!this.settings.breaker) return { entry, as: 'closed', started: now, caller };
+    if (entry.breaker.openFor(caller, now)) return undefined;
     if (this.shared && entry.breaker.state !== 'closed' && entry.breaker.usable(now) && !this.trialHeld(entry, now)) return undefined;
     const admitted = entry.breaker.admit(now);
     if (!admitted) return undefined;
     if (admitted.moved) this.announce(entry, admitted.moved, false);
-    return { entry, as: admitted.as, started: now };
+    return { entry, as: admitted.as, started: now, caller };
   }
 
   /** Whether `upstream` would be admitted now (taking nothing): to tell whether a fallback has anywhere to go. */
-  usable(upstream: Upstream, route: RouteName, model: string): boolean {
+  usable(upstream: Upstream, route: RouteName, model: string, caller?: string): boolean {
     if (!this.settings.breaker) return true;
     const entry = this.entries.get(healthKeyOf(upstream, route, model));
-    return entry === undefined || this.ready(entry, this.settings.now());
+    return entry === undefined || this.ready(entry, this.settings.now(), caller);
   }
 
   /** The call answered. `latencyMs` is its time to answer (first byte of a stream, whole answer otherwise). */
   succeeded(admission: Admission, latencyMs: number): void {
     const { entry } = admission;
-    const moved = entry.breaker.succeeded(this.settings.now(), admission.as, latencyMs, this.settings.breaker ?? NEVER_OPENS);
+    const moved = entry.breaker.succeeded(this.settings.now(), admission.as, latencyMs, this.settings.breaker ?? NEVER_OPENS, admission.caller);
     if (moved) this.moved(entry, moved);
   }
 
@@ -135,15 +139,22 @@ export class UpstreamHealth {
     if (outcome === 'neutral') return entry.breaker.released(admission.as);
     const settings = this.settings.breaker ?? NEVER_OPENS;
     const moved =
-      outcome === 'answered' ? entry.breaker.succeeded(now, admission.as, undefined, settings) : this.settings.breaker ? entry.breaker.failed(now, admission.as, outcome, settings) : undefined;
+      outcome === 'answered'
+        ? entry.breaker.succeeded(now, admission.as, undefined, settings, admission.caller)
+        : this.settings.breaker
+          ? entry.breaker.failed(now, admission.as, outcome, settings, admission.caller)
+          : undefined;
     if (moved) this.moved(entry, moved);
   }
 
   /** The soonest time an open upstream of the list may be tried again (for a 503's Retry-After). */
-  soonestOpenUntil(upstreams: readonly Upstream[], route: RouteName, model: string): number | undefined {
+  soonestOpenUntil(upstreams: readonly Upstream[], route: RouteName, model: string, caller?: string): number | undefined {
     let soonest: number | undefined;
     for (const upstream of upstreams) {
-      const until = this.entries.get(healthKeyOf(upstream, route, model))?.breaker.openUntil;
+      const breaker = this.entries.get(healthKeyOf(upstream, route, model))?.breaker;
+      const own = caller !== undefined ? breaker?.callers.get(caller)?.openUntil : undefined;
+      // closed to this caller alone, and open or not for the rest: it waits for the later of the two
+      const until = breaker === undefined ? undefined : Math.max(breaker.state === 'closed' ? 0 : breaker.openUntil, own ?? 0);
       if (until !== undefined && (soonest === undefined || until < soonest)) soonest = until;
     }
     return soonest;
@@ -161,6 +172,7 @@ export class UpstreamHealth {
         ...(breaker.latencyMs !== undefined ? { latencyMs: Math.round(breaker.latencyMs * 10) / 10 } : {}),
         ...(state === 'open' ? { openUntil: new Date(breaker.openUntil) } : {}),
         ...(breaker.reason ? { reason: breaker.reason, since: new Date(breaker.since) } : {}),
+        ...closingsOf(breaker, now),
       };
     });
   }
@@ -168,20 +180,28 @@ export class UpstreamHealth {
   /** Another instance's state change (shared-health.ts): applied to the local map, announced nowhere (that instance did). */
   adopt(record: SharedRecord): void {
     const entry = this.entries.get(record.key) ?? this.add(record.key, record.upstream);
+    if (record.caller !== undefined) {
+      // open for one caller alone on another instance: for that caller here too, and for no one else
+      entry.breaker.adoptCaller(record.caller, record.state, record.since, record.openUntil ?? 0);
+      return;
+    }
     // a new state starts a new round of claims: the trial it ends (or the open it begins) is over
     if (entry.breaker.adopt(record.state, record.reason, record.since, record.openUntil ?? 0, this.settings.now())) entry.claim = undefined;
   }
 
   // this instance's own transition: announced and shared; a claimed trial ends with it
   private moved(entry: Entry, moved: Transition): void {
-    if (entry.claim?.state === 'won') this.shared?.endTrial(entry.key);
-    entry.claim = undefined;
+    // one caller's opening or closing leaves the upstream, and its trial, as they were for everyone else
+    if (moved.caller === undefined) {
+      if (entry.claim?.state === 'won') this.shared?.endTrial(entry.key);
+      entry.claim = undefined;
+    }
     this.announce(entry, moved, true);
   }
 
   /** Whether `entry` may be sent to now: its breaker lets it, and no other instance holds its trial. */
-  private ready(entry: Entry, now: number): boolean {
-    if (!entry.breaker.usable(now)) return false;
+  private ready(entry: Entry, now: number, caller?: string): boolean {
+    if (!entry.breaker.usable(now) || entry.breaker.openFor(caller, now)) return false;
     if (!this.shared || entry.breaker.state === 'closed') return true;
     const claim = entry.claim;
     return claim === undefined || claim.state === 'won' || now - claim.at >= (claim.state === 'pending' ? CLAIM_WAIT_MS : CLAIM_RETRY_MS);
@@ -237,7 +257,7 @@ export class UpstreamHealth {
 
   // keys made per tenant could grow without end: the closed ones without failures are forgotten
   private forgetHealthy(): void {
-    for (const [key, entry] of this.entries) if (entry.breaker.state === 'closed' && entry.breaker.failures === 0) this.entries.delete(key);
+    for (const [key, entry] of this.entries) if (entry.breaker.state === 'closed' && entry.breaker.failures === 0 && entry.breaker.callers.size === 0) this.entries.delete(key);
   }
 
   /** The operator's signals of a state change (docs/routing-and-health.md "Operator signals"). */
@@ -249,10 +269,20 @@ export class UpstreamHealth {
       reason: moved.reason,
       since: new Date(moved.since),
       ...(moved.openUntil !== undefined ? { openUntil: new Date(moved.openUntil) } : {}),
+      ...(moved.caller !== undefined ? { caller: moved.caller } : {}),
     };
-    const fields = { upstream: identity, state: moved.state, reason: moved.reason, ...(event.openUntil ? { openUntil: event.openUntil.toISOString() } : {}) };
+    const fields = {
+      upstream: identity,
+      state: moved.state,
+      reason: moved.reason,
+      ...(event.openUntil ? { openUntil: event.openUntil.toISOString() } : {}),
+      ...(moved.caller !== undefined ? { caller: moved.caller } : {}),
+    };
     const { logger } = this.signals;
-    if (moved.reason === 'account') logger.error(fields, `the upstream refused the operator's account: ${identity.provider} ${identity.baseURL} is open for every tenant`);
+    if (moved.caller !== undefined && moved.state === 'open')
+      logger.warn(fields, `upstream ${identity.provider} ${identity.baseURL} is open for caller ${moved.caller} alone after its own failures: the other callers still use it`);
+    else if (moved.caller !== undefined) logger.info(fields, `upstream ${identity.provider} ${identity.baseURL} is closed for caller ${moved.caller} again`);
+    else if (moved.reason === 'account') logger.error(fields, `the upstream refused the operator's account: ${identity.provider} ${identity.baseURL} is open for every tenant`);
     else if (moved.state === 'open') logger.warn(fields, `upstream ${identity.provider} ${identity.baseURL} is open: requests go to the next upstream`);
     else logger.info(fields, `upstream ${identity.provider} ${identity.baseURL} is ${moved.state}`);
     this.signals.telemetry.recordUpstreamHealth(moved.state, moved.reason, identity.provider);
@@ -271,12 +301,21 @@ export class UpstreamHealth {
         reason: moved.reason,
         since: moved.since,
         ...(moved.openUntil !== undefined ? { openUntil: moved.openUntil } : {}),
+        ...(moved.caller !== undefined ? { caller: moved.caller } : {}),
       });
   }
 }
 
+/** The callers an upstream is open for alone, now, for health(). */
+function closingsOf(breaker: BreakerState, now: number): { openFor?: UpstreamCallerState[] } {
+  if (breaker.callers.size === 0) return {};
+  const openFor: UpstreamCallerState[] = [];
+  for (const [caller, own] of breaker.callers) if (now < own.openUntil) openFor.push({ caller, failures: own.failures, since: new Date(own.since), openUntil: new Date(own.openUntil) });
+  return openFor.length > 0 ? { openFor } : {};
+}
+
 /** Breaker settings under which nothing opens: latency and counts only, for `breaker: false`. */
-const NEVER_OPENS: BreakerSettings = { failures: Infinity, failureRate: Infinity, windowMs: 60_000, minCalls: Infinity, cooldownMs: 0, accountCooldownMs: 0 };
+const NEVER_OPENS: BreakerSettings = { failures: Infinity, failureRate: Infinity, windowMs: 60_000, minCalls: Infinity, cooldownMs: 0, accountCooldownMs: 0, maxRetryAfterMs: 0, minCallers: 1 };
 
 function weightOf(upstream: Upstream): number {
   const weight = upstream.weight;

@@ -4,6 +4,7 @@
 // ValidationError.fieldErrors), sometimes `{ message }`. The request id is `x-fal-request-id`.
 import { GatewayError } from '../../errors/gateway-error.js';
 import { isObject, stringOr } from '../../json/json-values.js';
+import { retryAfterOf } from '../retry-after.js';
 
 /** The caller's field for a field fal names in a 422: the gateway's own names where it translated one. */
 const CALLER_FIELD: Readonly<Record<string, string>> = {
@@ -46,8 +47,7 @@ function messageOf(body: unknown): string | undefined {
  */
 export function normalizeFalError(status: number, body: unknown, headers: Record<string, string | undefined> = {}): GatewayError {
   const requestId = headers['x-fal-request-id'] ?? headers['x-request-id'];
-  const header = headers['retry-after']?.trim();
-  const retryAfter = header !== undefined && /^\d+$/.test(header) ? Number(header) : undefined;
+  const retryAfter = retryAfterOf(headers);
   const upstreamMessage = messageOf(body);
   const errorType = isObject(body) ? (stringOr(body.error_type) ?? stringOr(body.type)) : undefined;
   const detailType = isObject(body) && Array.isArray(body.detail) && isObject(body.detail[0]) ? stringOr(body.detail[0].type) : undefined;

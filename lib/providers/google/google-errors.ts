@@ -4,7 +4,7 @@
 import { GatewayError } from '../../errors/gateway-error.js';
 import { classifyUpstreamCode } from '../../errors/status-policy.js';
 import { isObject, stringOr } from '../../json/json-values.js';
-import { retryAfterOf } from '../openai/openai.js';
+import { retryAfterOf } from '../retry-after.js';
 
 /** Seconds of a google.rpc.RetryInfo `retryDelay` ("37s", "1.5s"), when the error carries one. */
 function retryDelayOf(details: unknown): number | undefined {
@@ -29,7 +29,8 @@ export function normalizeGeminiError(status: number, body: unknown, headers: Rec
   const reasonKind = classifyUpstreamCode(reason);
   const code = reasonKind === 'auth' ? reason : (error && stringOr(error.status)) || reason;
   // Retry-After in seconds or as an HTTP date (RFC 9110), else RetryInfo's retryDelay
-  const retryAfter = retryAfterOf(headers) ?? retryDelayOf(details);
+  const header = retryAfterOf(headers);
+  const retryAfter = typeof header === 'number' ? header : (retryDelayOf(details) ?? header);
   return GatewayError.fromUpstream({
     provider,
     status,

@@ -93,7 +93,7 @@ function noToken(): GatewayError {
  * OpenAI's envelope, plus Azure's content filter: its image refusals carry the reason in
  * `error.inner_error.code` (`ResponsibleAIPolicyViolation`) beside a code that may say less.
  */
-export function normalizeAzureError(status: number, body: unknown, headerRequestId?: string, provider = 'azure', retryAfterSeconds?: number): GatewayError {
+export function normalizeAzureError(status: number, body: unknown, headerRequestId?: string, provider = 'azure', retryAfterSeconds?: number | 'unreadable'): GatewayError {
   const error = isObject(body) && isObject(body.error) ? body.error : undefined;
   const inner = error && isObject(error.inner_error) ? stringOr(error.inner_error.code) : undefined;
   // an account block ("Your resource has been temporarily blocked because we detected behavior that may

@@ -4,6 +4,7 @@
 // its URLs, credentials and error reading: azure.ts). Requests go through unchanged but for
 // the model name and the tenant identifier in the field each vendor documents (tenant-field.ts);
 // answers come back as the upstream sent them; errors are normalized.
+import { retryAfterOf } from '../retry-after.js';
 import type { Readable } from 'node:stream';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { rejectionOf } from '../../errors/rejection-of.js';
@@ -111,7 +112,7 @@ export function translateOpenAIRequest(body: Record<string, unknown>, upstreamMo
 }
 
 /** upstreams §4.5 `{ error: { message, type, param, code } }` (Ark uses the same envelope, §2.8). */
-export function normalizeOpenAIError(status: number, body: unknown, headerRequestId?: string, provider = 'openai', retryAfterSeconds?: number): GatewayError {
+export function normalizeOpenAIError(status: number, body: unknown, headerRequestId?: string, provider = 'openai', retryAfterSeconds?: number | 'unreadable'): GatewayError {
   const error = isObject(body) && isObject(body.error) ? body.error : undefined;
   const code = error ? (stringOr(error.code) ?? stringOr(error.type)) : undefined;
   return GatewayError.fromUpstream({
@@ -123,18 +124,6 @@ export function normalizeOpenAIError(status: number, body: unknown, headerReques
     kind: classifyUpstreamCode(code),
     retryAfterSeconds,
   });
-}
-
-/** Seconds an upstream's `Retry-After` (seconds or an HTTP date) or `retry-after-ms` asks to wait; undefined when it names none. */
-export function retryAfterOf(headers: Readonly<Record<string, string | undefined>>): number | undefined {
-  const value = headers['retry-after']?.trim();
-  if (value) {
-    if (/^\d+$/.test(value)) return Number(value);
-    const at = Date.parse(value);
-    if (Number.isFinite(at)) return Math.max(0, (at - Date.now()) / 1000);
-  }
-  const ms = headers['retry-after-ms']?.trim();
-  return ms && /^\d+(\.\d+)?$/.test(ms) ? Number(ms) / 1000 : undefined;
 }
 
 /** POSTs a JSON body to the upstream's `{base}{path}` and returns its 2xx answer untouched. */

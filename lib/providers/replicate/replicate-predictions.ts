@@ -16,6 +16,7 @@ import { isObject, parseJsonBody, stringOr } from '../../json/json-values.js';
 import type { UpstreamResponse } from '../../transport/upstream-http.js';
 import type { Upstream } from '../../types.js';
 import { type CallContext, jsonHeaders, timeoutOf } from '../call-context.js';
+import { retryAfterOf } from '../retry-after.js';
 import { parseModelRef } from './replicate-inputs.js';
 import { upstreamUrl } from '../upstream-url.js';
 
@@ -105,8 +106,7 @@ export function normalizeReplicateError(status: number, body: unknown, headers: 
     const text = redactSecrets(said).slice(0, 500);
     return GatewayError.invalidRequest(`The upstream rejected the request: ${text} (replicate${field ? ` field ${field.slice(0, 80)}` : ''})`, param);
   }
-  const header = headers['retry-after'];
-  const retryAfter = header !== undefined && /^\d+$/.test(header.trim()) ? Number(header.trim()) : undefined;
+  const retryAfter = retryAfterOf(headers);
   return GatewayError.fromUpstream({
     provider: PROVIDER,
     status,
