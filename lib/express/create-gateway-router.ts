@@ -34,7 +34,7 @@ import { createSchemaCompiler } from '../schemas/validator.js';
 import { listModelsHandler } from './routes/list-models.js';
 import { GATEWAY_PREFIXES, notFoundHandler } from './routes/not-found.js';
 import { KeptWorkExpiry } from '../gateway/kept-work/kept-work-expiry.js';
-import { allWatches } from '../gateway/tasks/task-jobs.js';
+import { startTaskJobs } from '../gateway/tasks/task-jobs.js';
 import { Quotas } from '../gateway/tenancy/quotas.js';
 import type { QuotaState } from '../options/quota-options.js';
 import { createIdempotency } from './idempotency/idempotency.js';
@@ -102,7 +102,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   // Idempotency-Key requests whose instance stopped: found by their lease's watch (lapsed-keys.ts)
   const lapsedKeys = new LapsedKeys(deps);
   // polls, deliveries, and the watches of image tasks, kept answers and keys' leases start now; a failure to start (Redis down) is logged, requests still work
-  const started = tasks.start(allWatches(imageTasks, new KeptWorkExpiry(resolved, quotas), lapsedKeys)).catch((error: unknown) => {
+  const started = startTaskJobs(resolved, http, [tasks.polls, imageTasks, new KeptWorkExpiry(resolved, quotas), lapsedKeys]).catch((error: unknown) => {
     resolved.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'the task scheduler did not start');
   });
   // no RouteName (it is a closed public union) and no upstream call: authenticated, but no usage event

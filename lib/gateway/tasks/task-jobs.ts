@@ -1,42 +1,40 @@
-// The scheduler's work for every kind of task (docs/architecture.md "long-lived work"): polls of video
-// tasks with a callback, the watches of image tasks (and of the other work with an id, TaskWatches),
-// and callback deliveries, started once per router with their handlers and retry policy. All run
-// detached from whichever request armed the scheduler's timer.
+// The scheduler's work for every kind of task (docs/architecture.md "Long-lived work"), owned here and
+// started once per router: each scheduled job goes to the kind of work that owns its id (the polls of
+// video tasks with a callback, the watches of image tasks, kept answers and lapsed keys), and callback
+// deliveries to the one delivery core. A new kind of work is one more entry in the list the router
+// starts it with. All run detached from whichever request armed the scheduler's timer.
 import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
 import type { ResolvedOptions } from '../resolve-options.js';
 import { messageOf } from './background-work.js';
 import { CallbackDeliveryError } from './callback-delivery.js';
-import type { DeliveryJobs } from './delivery-jobs.js';
+import { DeliveryJobs } from './delivery-jobs.js';
+import type { UpstreamHttp } from '../../transport/upstream-http.js';
 import { equalJitterBackoff } from './retry-backoff.js';
 
-/** The polls of video tasks with a callback (video-tasks/video-task-follower.ts): the scheduler's polls no watch owns. */
-export interface TaskPolls {
-  poll(taskId: string): Promise<NextPoll | undefined>;
-}
-
-/** Scheduled jobs of another kind of task that share the scheduler's poll queue (image tasks' watches). */
+/** One kind of work with jobs on the scheduler's poll queue: the ids it owns, and what a job of one does. */
 export interface TaskWatches {
   /** True for the task ids this kind owns. */
   owns(taskId: string): boolean;
   watch(taskId: string): Promise<NextPoll | undefined>;
 }
 
-/** Several kinds of scheduled jobs as one: each job goes to the kind that owns its id. */
-export function allWatches(...kinds: TaskWatches[]): TaskWatches {
-  const ownerOf = (taskId: string): TaskWatches | undefined => kinds.find((kind) => kind.owns(taskId));
-  return {
-    owns: (taskId) => ownerOf(taskId) !== undefined,
-    watch: (taskId) => ownerOf(taskId)!.watch(taskId),
-  };
-}
-
-/** Starts `options.scheduler` with the follower's polls, the delivery jobs and, when given, the watches of image tasks. */
-export async function startTaskJobs(options: ResolvedOptions, follower: TaskPolls, deliveries: DeliveryJobs, watches?: TaskWatches): Promise<void> {
+/**
+ * Starts `options.scheduler` with every kind of work's jobs and the callback deliveries. A job no kind
+ * owns (one left by an older version, say) is dropped with a warning rather than retried forever.
+ */
+export async function startTaskJobs(options: ResolvedOptions, http: UpstreamHttp, kinds: readonly TaskWatches[]): Promise<void> {
   const { callbacks, logger, telemetry } = options;
+  const deliveries = new DeliveryJobs(options, http);
+  const watch = (taskId: string): Promise<NextPoll | undefined> => {
+    const kind = kinds.find((candidate) => candidate.owns(taskId));
+    if (kind) return kind.watch(taskId);
+    logger.warn({ taskId }, 'a scheduled job no kind of work owns was dropped');
+    return Promise.resolve(undefined);
+  };
   await options.scheduler.start(
     {
       // background work: not in the context of whichever request armed the scheduler's timer
-      poll: (taskId) => telemetry.detached(() => (watches?.owns(taskId) ? watches.watch(taskId) : follower.poll(taskId))),
+      poll: (taskId) => telemetry.detached(() => watch(taskId)),
       pollFailed: (taskId, error, attempts) => logger.error({ taskId, attempts, error: messageOf(error) }, 'task poll given up'),
       deliver: (job) => telemetry.detached(() => deliveries.deliver(job)),
       isRetryable: (error) => !(error instanceof CallbackDeliveryError) || error.retryable,

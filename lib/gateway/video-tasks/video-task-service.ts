@@ -23,9 +23,8 @@ import { resolveUpstreams } from '../routing/resolve-upstreams.js';
 import { snapshotCaller } from '../tasks/caller-snapshot.js';
 import { VIDEO_TASK_ID, mapReferences } from './video-task-content.js';
 import { checkVideoInput } from '../moderation/route-moderation.js';
-import { DeliveryJobs } from '../tasks/delivery-jobs.js';
 import { VideoTaskFollower } from './video-task-follower.js';
-import { type TaskWatches, startTaskJobs } from '../tasks/task-jobs.js';
+import type { TaskWatches } from '../tasks/task-jobs.js';
 import { pollDelayOf, pollKey } from '../tasks/task-keys.js';
 import { VideoTaskResults } from './video-task-results.js';
 import { isPassedStatus, isTerminalStatus } from '../tasks/task-state-order.js';
@@ -86,7 +85,6 @@ export class VideoTaskService {
   private readonly results: VideoTaskResults;
   private readonly usage: VideoTaskUsage;
   private readonly follower: VideoTaskFollower;
-  private readonly deliveries: DeliveryJobs;
 
   constructor(
     private readonly options: ResolvedOptions,
@@ -97,15 +95,11 @@ export class VideoTaskService {
     this.results = new VideoTaskResults(options, http, this.reader);
     this.usage = new VideoTaskUsage(options, quotas);
     this.follower = new VideoTaskFollower(options, this.reader, this.results, this.usage);
-    this.deliveries = new DeliveryJobs(options, http);
   }
 
-  /**
-   * Starts the scheduler's work (polls and deliveries) with this service's handlers (task-jobs.ts);
-   * `watches` takes the scheduled jobs of image tasks (image-tasks/image-task-service.ts).
-   */
-  async start(watches?: TaskWatches): Promise<void> {
-    await startTaskJobs(this.options, this.follower, this.deliveries, watches);
+  /** The scheduler's jobs of video tasks (tasks/task-jobs.ts): the polls of a task with a callback. */
+  get polls(): TaskWatches {
+    return { owns: (taskId) => VIDEO_TASK_ID.test(taskId), watch: (taskId) => this.follower.poll(taskId) };
   }
 
   /**
