@@ -57,12 +57,13 @@ export class ImageTaskEnding {
   }
 
   private async refundImages(record: TaskRecord, images: number): Promise<void> {
-    const quota = record.image?.quota;
-    if (!quota) return;
+    const charged = record.charge;
+    if (!charged) return;
+    const taken = charged.images ?? 0;
     const local = this.runs.get(record.id);
     // the charge object of this process knows the window; another instance gives back by the record
-    if (local) return local.charge.refund(['images'], { images: Math.min(images, quota.images) });
-    await this.deps.quotas.refundImages(record.owner, Math.min(images, quota.images), quota.imagesWindowEnd);
+    if (local) return local.charge.refund(['images'], { images: Math.min(images, taken) });
+    await this.deps.quotas.refundImages(record.owner, Math.min(images, taken), charged.windowEnds?.images);
   }
 
   /**
@@ -70,10 +71,10 @@ export class ImageTaskEnding {
    * task cost: the fee, and the images the books charge the tenant (docs/tenancy-and-billing.md "The books").
    */
   private async settleBudget(record: TaskRecord, usage: Usage, books: Reckoning): Promise<void> {
-    const reserved = record.image?.quota?.budget;
+    const reserved = record.charge?.budget;
     if (reserved === undefined) return;
     const cost = costOfBooks(usage, { ...books, billable: true }, {}, this.deps.options.pricing);
-    await this.deps.quotas.settleBudget(record.owner, reserved, Pricing.micros(cost) ?? 0, record.image?.quota?.budgetWindowEnd);
+    await this.deps.quotas.settleBudget(record.owner, reserved, Pricing.micros(cost) ?? 0, record.charge?.windowEnds?.budget);
   }
 
   /** The task's one terminal usage event (docs/tenancy-and-billing.md "The books"). */

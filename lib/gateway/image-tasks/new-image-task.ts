@@ -1,6 +1,7 @@
 // The record an accepted image task is created with (docs/image-tasks.md): who asked, the upstream it
 // will run on, what was charged (settled at its terminal state), its deadline and lease, and where its
 // callback goes. The store never holds image bytes, nor the caller's key (tasks/caller-snapshot.ts).
+import { taskChargeOf } from '../tasks/task-charge.js';
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ImageTaskState, TaskRecord } from '../../stores/tasks/task-store.js';
@@ -39,19 +40,11 @@ export function newImageTaskRecord(deps: GatewayDeps, task: NewImageTask): TaskR
   // resolveUpstreams never answers an empty list (an unknown model is refused): a prepared call has a first upstream
   const first = firstUpstreamOf(ready);
   if (!first) throw GatewayError.internal();
+  const charged = taskChargeOf(charge, { images });
   const state: ImageTaskState = {
     route: task.route,
     images,
     deadline: now + options.imageTasks.maxQueueMs,
-    ...(charge.taken.length > 0
-      ? {
-          quota: {
-            images: charge.taken.includes('images') ? images : 0,
-            ...(charge.windowEnds.images !== undefined ? { imagesWindowEnd: charge.windowEnds.images } : {}),
-            ...(charge.budget !== undefined ? { budget: charge.budget, ...(charge.windowEnds.budget !== undefined ? { budgetWindowEnd: charge.windowEnds.budget } : {}) } : {}),
-          },
-        }
-      : {}),
     ...(usage.imageQuality !== undefined ? { quality: usage.imageQuality } : {}),
     ...(usage.sizeAsked !== undefined ? { size: usage.sizeAsked } : {}),
     ...(options.storage ? { durable: true } : {}),
@@ -69,6 +62,7 @@ export function newImageTaskRecord(deps: GatewayDeps, task: NewImageTask): TaskR
     ...(options.storage ? { resultBase: from.resultBase } : {}),
     ...(callbackUrl ? { callback: { url: callbackUrl, polls: 0, done: false } } : {}),
     ...(trace ? { trace } : {}),
+    ...(charged ? { charge: charged } : {}),
     image: state,
   };
 }

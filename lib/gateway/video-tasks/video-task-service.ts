@@ -25,6 +25,7 @@ import { VIDEO_TASK_ID, mapReferences } from './video-task-content.js';
 import { checkVideoInput } from '../moderation/route-moderation.js';
 import { VideoTaskFollower } from './video-task-follower.js';
 import type { TaskWatches } from '../tasks/task-jobs.js';
+import { taskChargeOf } from '../tasks/task-charge.js';
 import { pollDelayOf, pollKey } from '../tasks/task-keys.js';
 import { VideoTaskResults } from './video-task-results.js';
 import { isPassedStatus, isTerminalStatus } from '../tasks/task-state-order.js';
@@ -196,6 +197,7 @@ export class VideoTaskService {
     const snapshot = snapshotCaller(caller, prepared.callerKey);
     if (!snapshot.ok) this.options.logger.warn({ owner: caller.id, reason: snapshot.reason }, 'the caller is not stored with the task; background polls see { id } only');
     const trace = this.options.telemetry.currentTaskTrace();
+    const charged = taskChargeOf(charge, { videoSeconds });
     const record: TaskRecord = {
       id: `task_${randomBytes(16).toString('base64url')}`,
       owner: caller.id,
@@ -215,16 +217,7 @@ export class VideoTaskService {
       ...(callbackUrl ? { callback: { url: callbackUrl, polls: 0, done: false } } : {}),
       ...(trace ? { trace } : {}),
       ...(prepared.asked ? { asked: prepared.asked } : {}),
-      ...(charge.taken.length > 0
-        ? {
-            quota: {
-              videoSeconds: charge.taken.includes('videoSeconds') ? videoSeconds : 0,
-              slot: charge.taken.includes('videoTasks'),
-              windowEnds: { videoSeconds: charge.windowEnds.videoSeconds, videoTasks: charge.windowEnds.videoTasks, budget: charge.windowEnds.budget },
-              ...(charge.budget !== undefined ? { budget: charge.budget } : {}),
-            },
-          }
-        : {}),
+      ...(charged ? { charge: charged } : {}),
     };
     // no record, no terminal state to free what the create took: a failure here is refunded by withCharge
     await this.options.store.createTask(record);

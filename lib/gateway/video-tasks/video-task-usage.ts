@@ -44,12 +44,14 @@ export class VideoTaskUsage {
   terminalReached(record: TaskRecord, result: Record<string, unknown>): void {
     const status = String(result.status);
     const failed = (error: unknown): void => this.options.logger.warn({ taskId: record.id, error: messageOf(error) }, 'quota release failed');
-    const ends = record.quota?.windowEnds;
-    if (record.quota?.slot) this.quotas.releaseVideoTask(record.owner, ends?.videoTasks).catch(failed);
+    const charged = record.charge;
+    const ends = charged?.windowEnds;
+    if (charged?.slot) this.quotas.releaseVideoTask(record.owner, ends?.videoTasks).catch(failed);
     const seconds = typeof result.duration === 'number' ? result.duration : undefined;
-    if (record.quota && record.quota.videoSeconds > 0) {
+    const reservedSeconds = charged?.videoSeconds ?? 0;
+    if (reservedSeconds > 0) {
       // nothing generated: every second back; a shorter video than reserved (`duration: -1`): the rest back
-      const unused = status !== 'succeeded' ? record.quota.videoSeconds : seconds !== undefined && seconds > 0 ? record.quota.videoSeconds - Math.ceil(seconds) : 0;
+      const unused = status !== 'succeeded' ? reservedSeconds : seconds !== undefined && seconds > 0 ? reservedSeconds - Math.ceil(seconds) : 0;
       if (unused > 0) this.quotas.refundVideoSeconds(record.owner, unused, ends?.videoSeconds).catch(failed);
     }
     const video = status === 'succeeded' ? { video: { ...(seconds !== undefined ? { seconds } : {}), ...(typeof result.resolution === 'string' ? { resolution: result.resolution } : {}) } } : {};
@@ -68,11 +70,11 @@ export class VideoTaskUsage {
     // of video priced without the per-request fee (the create's own event carried it)
     const books = bookFields(usage, { noFee: true }, this.options.ledger, video.video);
     // the money reserved at create (its fee and the most its seconds may cost), settled to the fee and what the video cost
-    if (record.quota?.budget !== undefined) {
+    if (charged?.budget !== undefined) {
       const fee =
         Pricing.micros(this.options.pricing?.costOf({ model: record.model, ...(usage.upstreamModel !== undefined ? { upstreamModel: usage.upstreamModel } : {}), status: 200, images: 0 })) ?? 0;
       const actual = fee + (status === 'succeeded' ? (Pricing.micros(books.cost) ?? 0) : 0);
-      this.quotas.settleBudget(record.owner, record.quota.budget, actual, ends?.budget).catch(failed);
+      this.quotas.settleBudget(record.owner, charged.budget, actual, ends?.budget).catch(failed);
     }
     const error = result.error as { code?: unknown } | null | undefined;
     emitTaskUsage(this.options, () => ({

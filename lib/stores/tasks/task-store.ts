@@ -51,15 +51,12 @@ export interface TaskRecord {
    * compare-and-set that records (or first sees) the terminal state, so exactly one instance emits it.
    */
   usageReported?: boolean;
-  /** The video-seconds and concurrent-task slot the create charged to the owner's quotas, freed at the terminal state. */
-  quota?: {
-    videoSeconds: number;
-    slot: boolean;
-    /** When the quota windows the create charged end (ms since the epoch): nothing is given back after (quotas.ts `reward`). */
-    windowEnds?: { videoSeconds?: number; videoTasks?: number; budget?: number };
-    /** The money budget the create reserved, in millionths of the pricing currency: settled to the video's cost at the terminal state. */
-    budget?: number;
-  };
+  /**
+   * What the create or submit charged to the owner's quotas and budget, settled at the terminal state
+   * (docs/tenancy-and-billing.md "The books"), in one shape for every kind of task. Absent when nothing
+   * was charged.
+   */
+  charge?: TaskCharge;
   /** Starts at 1, +1 on every applied update. */
   version: number;
   /**
@@ -71,6 +68,20 @@ export interface TaskRecord {
   image?: ImageTaskState;
   /** What a video create in OpenAI's shape asked (docs/openai-videos.md): the `Video` object shows it. */
   asked?: VideoAsked;
+}
+
+/** What a task's create or submit charged (docs/tenancy-and-billing.md "The books"). */
+export interface TaskCharge {
+  /** The images charged: the most an image task may produce. */
+  images?: number;
+  /** The video-seconds charged by a video task's create. */
+  videoSeconds?: number;
+  /** A video task holds one of the owner's concurrent-task slots. */
+  slot?: boolean;
+  /** The money reserved, in millionths of the pricing currency, when the owner has a budget. */
+  budget?: number;
+  /** When the quota windows the charge counted in end (ms since the epoch): nothing is given back after (quotas.ts `reward`). */
+  windowEnds?: { images?: number; videoSeconds?: number; videoTasks?: number; budget?: number };
 }
 
 /** The fields of OpenAI's `Video` object that its create sets, as the caller sent them. */
@@ -111,14 +122,6 @@ export interface ImageTaskState {
   finishedAt?: number;
   /** The time (ms since the epoch) by which the task is terminal, or the watch ends it `failed` (task_interrupted). */
   deadline: number;
-  /** What the submit charged to the owner's quotas, settled at the terminal state. */
-  quota?: {
-    images: number;
-    imagesWindowEnd?: number;
-    /** The money reserved (millionths of the pricing currency) when the owner has a budget. */
-    budget?: number;
-    budgetWindowEnd?: number;
-  };
   /** The `quality` the request asked for, for its price. */
   quality?: string;
   /** The size asked (`WxH`): the price of images whose size the upstream did not say, and of those not delivered. */
