@@ -33,7 +33,10 @@ export interface ModerationCheckInput {
 export interface ModerationVerdict {
   /** The checker's own judgement; the policy's `thresholds` may flag more categories by their scores. */
   flagged: boolean;
-  /** The flagged categories' names (`violence`, `sexual/minors`, ...): the caller is told these, never scores. */
+  /**
+   * The categories' names (`violence`, `sexual/minors`, ...): the caller is told these when `flagged` is
+   * true, never scores. They never flag by themselves: a checker may name them on every verdict.
+   */
   categories: readonly string[];
   /** Scores by category, 0 to 1, when the checker gives them: the policy's `thresholds` apply to them. */
   scores?: Readonly<Record<string, number>>;

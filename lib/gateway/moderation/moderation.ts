@@ -131,8 +131,9 @@ export class Moderation {
         Promise.resolve().then(() => policy.check({ stage, caller: subject.caller, route: subject.route, model: subject.model, ...content, signal: controller.signal })),
         new Promise<never>((_resolve, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true })),
       ]);
-      categories = flaggedCategories(verdict, policy.thresholds);
-      result = verdict.flagged === true || categories.length > 0 ? { kind: 'flagged', categories } : { kind: 'passed' };
+      const judged = judgeVerdict(verdict, policy.thresholds);
+      categories = judged.categories;
+      result = judged.flagged ? { kind: 'flagged', categories } : { kind: 'passed' };
     } catch (error) {
       result = { kind: 'failed', refuse: active.refuseOnError };
       checkerError = { message: messageOf(error).slice(0, 300), decision: active.refuseOnError ? 'refuse' : 'allow' };
@@ -229,16 +230,27 @@ export interface OutputVerdicts {
   failed: boolean;
 }
 
-/** The categories the verdict flags, with those whose score reaches the policy's threshold. */
-export function flaggedCategories(verdict: ModerationVerdict, thresholds: ModerationPolicy['thresholds']): string[] {
-  const names = new Set(Array.isArray(verdict.categories) ? verdict.categories.filter((name) => typeof name === 'string') : []);
+/**
+ * Whether a verdict flags, and the categories it flags (docs/content-safety.md "The checker"): `flagged:
+ * true`, or a score at or above its threshold, flags; categories alone never do, since a checker may name
+ * them on every verdict (the docs' own example does). The checker's categories are told only when it
+ * flagged; the thresholds add the categories whose scores reached them.
+ */
+export function judgeVerdict(verdict: ModerationVerdict, thresholds: ModerationPolicy['thresholds']): { flagged: boolean; categories: string[] } {
+  const names = new Set<string>();
+  const byChecker = verdict.flagged === true;
+  if (byChecker && Array.isArray(verdict.categories)) for (const name of verdict.categories) if (typeof name === 'string') names.add(name);
+  let byScore = false;
   if (thresholds && verdict.scores) {
     for (const [name, threshold] of Object.entries(thresholds)) {
       const score = verdict.scores[name];
-      if (typeof score === 'number' && score >= threshold) names.add(name);
+      if (typeof score === 'number' && score >= threshold) {
+        names.add(name);
+        byScore = true;
+      }
     }
   }
-  return [...names];
+  return { flagged: byChecker || byScore, categories: byChecker || byScore ? [...names] : [] };
 }
 
 /** 503 `moderation_unavailable`: the checker failed and the policy refuses what it could not check. */
