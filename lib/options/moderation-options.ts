@@ -21,7 +21,14 @@ export interface ModerationCheckInput {
   caller: Caller;
   route: RouteName;
   model: string;
-  /** The prompt text (stage `prompt`). */
+  /**
+   * Which text field of the request `text` is (stage `prompt`): each text field the gateway forwards is
+   * checked in its own call, so a checker can judge a negative prompt (what to avoid) as one.
+   * `prompt`: the prompt (a multimodal request's text items, a video task's text items);
+   * `negative_prompt`: the negative prompt.
+   */
+  field?: 'prompt' | 'negative_prompt';
+  /** The text of `field` (stage `prompt`). */
   text?: string;
   /** The images (stages `inputImages` and `outputImages`; an output check gets one image per call). */
   images?: readonly ModerationImage[];

@@ -5,13 +5,15 @@
 import OpenAI from 'openai';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import type { ModerationChecker, ModerationEvent, ModerationPolicy } from '../../lib/index.js';
+import type { ModerationChecker, ModerationCheckInput, ModerationEvent, ModerationPolicy } from '../../lib/index.js';
 import { OPENAI_IMAGES, startFakePaidImages } from '../helpers/fake-paid-images.js';
 import { KEY_A } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
+import { BLUE_PNG } from '../helpers/solid-png.js';
 
 const DASHSCOPE_MODEL = 'x-image-2.0';
 const OPENAI_MODEL = 'gpt-image-1';
+const ARK_MODEL = 'doubao-seedream-4-0-250828';
 
 async function start(check: ModerationChecker, policy: Omit<ModerationPolicy, 'check'> = {}) {
   const events: ModerationEvent[] = [];
@@ -25,6 +27,14 @@ async function start(check: ModerationChecker, policy: Omit<ModerationPolicy, 'c
     onModeration: (event) => events.push(event),
   });
   return { ...gw, events };
+}
+
+/** A checker that records what it is asked and flags the word "forbidden" in any text. */
+function wordChecker(checks: ModerationCheckInput[]): ModerationChecker {
+  return async function words(input) {
+    checks.push(input);
+    return /forbidden/i.test(input.text ?? '') ? { flagged: true, categories: ['violence'] } : { flagged: false, categories: [] };
+  };
 }
 
 describe('a verdict flags by flagged or a score, never by its categories alone', () => {
@@ -57,5 +67,79 @@ describe('a verdict flags by flagged or a score, never by its categories alone',
     expect(refused.status).toBe(400);
     expect(refused.body.error).toMatchObject({ code: 'content_policy_violation', categories: ['hate'] });
     expect(gw.fakes.images.started()).toBe(0);
+  });
+});
+
+describe('every text field forwarded on an image route is checked on its own', () => {
+  const post = (app: Parameters<typeof request>[0], path: string, body: Record<string, unknown>) => request(app).post(path).set('Authorization', `Bearer ${KEY_A}`).send(body);
+  const texts = (checks: ModerationCheckInput[]) => checks.filter((check) => check.stage === 'prompt').map((check) => [check.field, check.text]);
+
+  it('an OpenAI-compatible body: a flagged negative_prompt is a 400 naming it; the upstream is never called', async () => {
+    const checks: ModerationCheckInput[] = [];
+    const gw = await start(wordChecker(checks));
+    const refused = await post(gw.app, OPENAI_IMAGES, { model: OPENAI_MODEL, prompt: 'a quiet lake', negative_prompt: 'nothing forbidden here' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'content_policy_violation', param: 'negative_prompt', categories: ['violence'], stage: 'input' });
+    expect(gw.fakes.images.started()).toBe(0);
+    expect(texts(checks).sort()).toEqual([
+      ['negative_prompt', 'nothing forbidden here'],
+      ['prompt', 'a quiet lake'],
+    ]);
+    // a clean one is forwarded, field for field
+    const answered = await post(gw.app, OPENAI_IMAGES, { model: OPENAI_MODEL, prompt: 'a quiet lake', negative_prompt: 'fog' });
+    expect(answered.status).toBe(200);
+    expect(gw.fakes.images.started()).toBe(1);
+    expect(gw.fakes.images.requests.at(-1)!.json).toMatchObject({ prompt: 'a quiet lake', negative_prompt: 'fog' });
+  });
+
+  it('a multipart edit for an OpenAI-compatible upstream: its negative_prompt field is checked', async () => {
+    const checks: ModerationCheckInput[] = [];
+    const gw = await start(wordChecker(checks));
+    const refused = await request(gw.app)
+      .post('/v1/images/edits')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .field('model', OPENAI_MODEL)
+      .field('prompt', 'brighter')
+      .field('negative_prompt', 'forbidden shapes')
+      .attach('image', BLUE_PNG, { filename: 'blue.png', contentType: 'image/png' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'content_policy_violation', param: 'negative_prompt' });
+    expect(gw.fakes.images.started()).toBe(0);
+  });
+
+  it('a translated request: the negative prompt is its own check, never pasted into the prompt', async () => {
+    const checks: ModerationCheckInput[] = [];
+    const gw = await start(wordChecker(checks));
+    const answered = await post(gw.app, OPENAI_IMAGES, {
+      model: DASHSCOPE_MODEL,
+      input: { messages: [{ role: 'user', content: [{ text: 'a quiet lake' }] }] },
+      parameters: { negative_prompt: 'fog' },
+    });
+    expect(answered.status).toBe(200);
+    expect(texts(checks).sort()).toEqual([
+      ['negative_prompt', 'fog'],
+      ['prompt', 'a quiet lake'],
+    ]);
+    const refused = await post(gw.app, OPENAI_IMAGES, {
+      model: DASHSCOPE_MODEL,
+      input: { messages: [{ role: 'user', content: [{ text: 'a quiet lake' }] }] },
+      parameters: { negative_prompt: 'forbidden things' },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'content_policy_violation', param: 'negative_prompt' });
+    expect(gw.fakes.images.started()).toBe(1);
+  });
+
+  it('/api/v3/images/generations: a flagged negative_prompt is refused before the call', async () => {
+    const checks: ModerationCheckInput[] = [];
+    const gw = await start(wordChecker(checks));
+    const refused = await post(gw.app, '/api/v3/images/generations', { model: ARK_MODEL, prompt: 'a lake', negative_prompt: 'forbidden' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'content_policy_violation', param: 'negative_prompt' });
+    expect(gw.fakes.images.started()).toBe(0);
+    expect(texts(checks).sort()).toEqual([
+      ['negative_prompt', 'forbidden'],
+      ['prompt', 'a lake'],
+    ]);
   });
 });

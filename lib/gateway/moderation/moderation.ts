@@ -6,7 +6,7 @@ import { GatewayConfigError } from '../../errors/config-error.js';
 import { ContentPolicyError } from '../../errors/content-policy-error.js';
 import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { ModerationEvent, ModerationImage, ModerationOption, ModerationPolicy, ModerationStage, ModerationVerdict } from '../../options/moderation-options.js';
+import type { ModerationCheckInput, ModerationEvent, ModerationImage, ModerationOption, ModerationPolicy, ModerationStage, ModerationVerdict } from '../../options/moderation-options.js';
 import type { Caller, Logger, RouteName } from '../../types.js';
 import { type StrikeCounter, memoryStrikes, redisStrikes } from './strike-counter.js';
 
@@ -70,12 +70,14 @@ export class Moderation {
   }
 
   /**
-   * The input stages, in parallel: the prompt and the caller's images (fetched only when that stage
-   * runs). A flagged one is a 400 naming its field and categories, a failed checker a 503 or nothing.
+   * The input stages, in parallel: each text field in its own check, and the caller's images (fetched
+   * only when that stage runs). A flagged one is a 400 naming its field (the first text field flagged,
+   * else `image`) and the categories, a failed checker a 503 or nothing.
    */
-  async checkInputs(active: ActivePolicy, subject: ModerationSubject, text: string | undefined, images: () => Promise<InputImages>): Promise<void> {
+  async checkInputs(active: ActivePolicy, subject: ModerationSubject, texts: readonly CheckedText[], images: () => Promise<InputImages>): Promise<void> {
     await this.assertNotSuspended(active, subject.caller);
-    const prompt = active.prompt && text !== undefined && text.trim() !== '' ? this.runStage(active, subject, 'prompt', { text }) : undefined;
+    const checked = active.prompt ? texts.filter(({ text }) => text.trim() !== '') : [];
+    const byTexts = Promise.all(checked.map(({ field, text }) => this.runStage(active, subject, 'prompt', { field, text })));
     const pictures = active.inputImages
       ? images().then(({ images: list, unfetched }) => {
           // image URLs that could not be fetched go on unchecked only under 'allow' (else their 400 was thrown)
@@ -83,20 +85,22 @@ export class Moderation {
           return list.length > 0 ? this.runStage(active, subject, 'inputImages', { images: list }) : undefined;
         })
       : undefined;
-    const [byPrompt, byImages] = await Promise.all([prompt, pictures]);
-    const flagged = [byPrompt, byImages].filter((result): result is Extract<StageResult, { kind: 'flagged' }> => result?.kind === 'flagged');
+    const [textResults, byImages] = await Promise.all([byTexts, pictures]);
+    const results = [...textResults, byImages];
+    const flagged = results.filter((result): result is Extract<StageResult, { kind: 'flagged' }> => result?.kind === 'flagged');
     if (flagged.length > 0) {
       await this.strike(active, subject.caller);
-      const param = byPrompt?.kind === 'flagged' ? 'prompt' : 'image';
+      const flaggedText = checked.find((_text, index) => textResults[index]!.kind === 'flagged');
+      const param = flaggedText?.field ?? 'image';
       const categories = [...new Set(flagged.flatMap((result) => result.categories))];
       throw new ContentPolicyError(
-        `The ${param === 'prompt' ? 'prompt' : 'input image'} was refused by the content policy${categories.length > 0 ? ` (${categories.join(', ')})` : ''}.`,
+        `The ${param === 'image' ? 'input image' : param} was refused by the content policy${categories.length > 0 ? ` (${categories.join(', ')})` : ''}.`,
         param,
         categories,
         'input',
       );
     }
-    if ([byPrompt, byImages].some((result) => result?.kind === 'failed' && result.refuse)) throw unavailable();
+    if (results.some((result) => result?.kind === 'failed' && result.refuse)) throw unavailable();
   }
 
   /**
@@ -117,7 +121,12 @@ export class Moderation {
   }
 
   /** One checker call under the policy's deadline, its verdict read against the thresholds, its one event. */
-  private async runStage(active: ActivePolicy, subject: ModerationSubject, stage: ModerationStage, content: { text?: string; images?: readonly ModerationImage[] }): Promise<StageResult> {
+  private async runStage(
+    active: ActivePolicy,
+    subject: ModerationSubject,
+    stage: ModerationStage,
+    content: { field?: CheckedText['field']; text?: string; images?: readonly ModerationImage[] },
+  ): Promise<StageResult> {
     const { policy } = active;
     const started = performance.now();
     const controller = new AbortController();
@@ -212,6 +221,12 @@ export class Moderation {
     this.active.set(policy, active);
     return active;
   }
+}
+
+/** One text field of a request, checked on its own (docs/content-safety.md "The stages"). */
+export interface CheckedText {
+  field: NonNullable<ModerationCheckInput['field']>;
+  text: string;
 }
 
 /** The caller's images as fetched for the input check; `unfetched`: URLs that could not be (let through under 'allow'). */
