@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { ModerationChecker, ModerationCheckInput, ModerationEvent, ModerationPolicy } from '../../lib/index.js';
 import { OPENAI_IMAGES, startFakePaidImages } from '../helpers/fake-paid-images.js';
 import { KEY_A } from '../helpers/gateway-app.js';
+import { startFakeArk } from '../helpers/fake-ark.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 import { BLUE_PNG } from '../helpers/solid-png.js';
 
@@ -141,5 +142,52 @@ describe('every text field forwarded on an image route is checked on its own', (
       ['negative_prompt', 'forbidden'],
       ['prompt', 'a lake'],
     ]);
+  });
+});
+
+describe('a body bound for Ark carries no case variant of a checked key', () => {
+  const post = (app: Parameters<typeof request>[0], path: string, body: Record<string, unknown>) => request(app).post(path).set('Authorization', `Bearer ${KEY_A}`).send(body);
+
+  it('/api/v3/images/generations: Prompt beside prompt, or a variant at any depth, is a 400 naming it, before any check or call', async () => {
+    const checks: ModerationCheckInput[] = [];
+    const gw = await start(wordChecker(checks));
+    const refused = await post(gw.app, '/api/v3/images/generations', { model: ARK_MODEL, prompt: 'a cat', Prompt: 'something forbidden' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request_error', param: 'Prompt' });
+    const nested = await post(gw.app, '/api/v3/images/generations', { model: ARK_MODEL, prompt: 'a cat', extra: [{ IMAGE: 'https://images.example.com/a.png' }] });
+    expect(nested.status).toBe(400);
+    expect(nested.body.error).toMatchObject({ code: 'invalid_request_error', param: 'extra[0].IMAGE' });
+    expect(gw.fakes.images.started()).toBe(0);
+    expect(checks).toHaveLength(0);
+    // the exact keys pass
+    expect((await post(gw.app, '/api/v3/images/generations', { model: ARK_MODEL, prompt: 'a cat' })).status).toBe(200);
+    expect(gw.fakes.images.started()).toBe(1);
+  });
+
+  it('a policy that checks no input leaves the body as sent', async () => {
+    const checks: ModerationCheckInput[] = [];
+    const gw = await start(wordChecker(checks), { prompt: false, inputImages: false });
+    const answered = await post(gw.app, '/api/v3/images/generations', { model: ARK_MODEL, prompt: 'a cat', Prompt: 'a dog' });
+    expect(answered.status).toBe(200);
+    expect(gw.fakes.images.requests.at(-1)!.json).toMatchObject({ prompt: 'a cat', Prompt: 'a dog' });
+  });
+
+  it('a video task: Text beside text in a content item is a 400 naming it; Ark is never called', async () => {
+    const checks: ModerationCheckInput[] = [];
+    const gw = await gatewayWith({
+      fakes: { ark: startFakeArk },
+      resolve: ({ route }, { ark }) => (route === 'video.tasks' ? { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-operator-key', model: 'doubao-seedance-1-5-pro-251215' } : null),
+      moderation: { check: wordChecker(checks) },
+    });
+    const create = (body: Record<string, unknown>) => post(gw.app, '/api/v3/contents/generations/tasks', { model: 'seedance', duration: 5, ...body });
+    const refused = await create({ content: [{ type: 'text', text: 'the cat walks', Text: 'a forbidden scene' }] });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'invalid_request_error', param: 'content[0].Text' });
+    const byNegative = await create({ content: [{ type: 'text', text: 'the cat walks' }], Negative_Prompt: 'blur' });
+    expect(byNegative.status).toBe(400);
+    expect(byNegative.body.error).toMatchObject({ param: 'Negative_Prompt' });
+    expect(gw.fakes.ark.requests).toHaveLength(0);
+    expect(checks).toHaveLength(0);
+    expect((await create({ content: [{ type: 'text', text: 'the cat walks' }] })).status).toBe(200);
   });
 });

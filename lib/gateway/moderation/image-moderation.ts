@@ -29,7 +29,10 @@ function moderationImage(bytes: Buffer, mediaType = sniffImageType(bytes.subarra
   return { mediaType, bytes, dataUrl: () => `data:${mediaType};base64,${bytes.toString('base64')}` };
 }
 
-/** The input stages of any request: the caller's policy looked up, its prompt and images checked (images fetched only then). */
+/**
+ * The input stages of any request: the caller's policy looked up, its text fields and images checked
+ * (images fetched only then); `beforeChecks` refuses what the policy makes uncheckable, before any check.
+ */
 export async function checkRequestInput(
   where: InputFetch,
   moderation: Moderation,
@@ -37,9 +40,11 @@ export async function checkRequestInput(
   from: UseCaseRequest,
   texts: readonly CheckedText[],
   images: readonly InputImage[],
+  beforeChecks?: (active: ActivePolicy) => void,
 ): Promise<ActivePolicy | undefined> {
   const active = await moderation.policyFor(from.caller);
   if (!active) return undefined;
+  beforeChecks?.(active);
   const fetched = (): Promise<InputImages> =>
     Promise.all(
       images.map((image) =>

@@ -23,7 +23,7 @@ export async function checkNativeInput(
   const values = Array.isArray(body.image) ? (body.image as unknown[]) : body.image === undefined ? [] : [body.image];
   const images = values.filter((value): value is string => typeof value === 'string' && value !== '').map((value) => imageOf(value));
   const texts = [...textOfField('prompt', body.prompt), ...textOfField('negative_prompt', body.negative_prompt)];
-  const active = await checkRequestInput(where, moderation, subjectOf(from, 'images.native', model), from, texts, images);
+  const active = await checkRequestInput(where, moderation, subjectOf(from, 'images.native', model), from, texts, images, (policy) => refuseKeyVariants(policy, body, NATIVE_IMAGE_KEYS));
   // a relayed stream would carry the images unchecked: with output checks the native route answers whole only
   if (active?.outputImages && body.stream === true) {
     throw GatewayError.invalidRequest('stream: true is not available for this account: its images are checked before they are answered. Send stream: false.', 'stream');
@@ -52,8 +52,8 @@ export async function checkVideoInput(
   from: UseCaseRequest,
   route: RouteName,
   model: string,
+  body: Readonly<Record<string, unknown>>,
   content: ReadonlyArray<Record<string, unknown>>,
-  negativePrompt?: unknown,
 ): Promise<void> {
   const { moderation } = where.options;
   if (!moderation) return;
@@ -69,7 +69,40 @@ export async function checkVideoInput(
     moderation,
     subjectOf(from, route, model),
     from,
-    [...textOfField('prompt', texts.length > 0 ? texts.join('\n') : undefined), ...textOfField('negative_prompt', negativePrompt)],
+    [...textOfField('prompt', texts.length > 0 ? texts.join('\n') : undefined), ...textOfField('negative_prompt', body.negative_prompt)],
     images,
+    (policy) => refuseKeyVariants(policy, { ...body, content }, VIDEO_TASK_KEYS),
   );
+}
+
+/** The keys whose values the checks read on a native image body, and on a video task's body. */
+const NATIVE_IMAGE_KEYS: ReadonlySet<string> = new Set(['prompt', 'negative_prompt', 'image']);
+const VIDEO_TASK_KEYS: ReadonlySet<string> = new Set(['content', 'text', 'image_url', 'url', 'negative_prompt']);
+
+/**
+ * A 400 for a key, at any depth, that equals a checked key case-insensitively but not exactly
+ * (docs/content-safety.md "Keys that differ only in case"): these bodies are forwarded as they are, and
+ * Ark's Go JSON decoder matches keys case-insensitively, so `Prompt` beside a checked `prompt` would reach
+ * the vendor unread. Only when the caller's policy checks input; a walk without recursion, so no nesting
+ * depth can overflow the stack.
+ */
+function refuseKeyVariants(active: ActivePolicy, body: unknown, checked: ReadonlySet<string>): void {
+  if (!active.prompt && !active.inputImages) return;
+  const pending: Array<{ value: unknown; path: string }> = [{ value: body, path: '' }];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const { value, path } = next;
+    if (Array.isArray(value)) {
+      value.forEach((item, index) => pending.push({ value: item, path: `${path}[${index}]` }));
+    } else if (isObject(value)) {
+      for (const [key, inner] of Object.entries(value)) {
+        const at = path === '' ? key : `${path}.${key}`;
+        // Go's case folding also takes the long s (U+017F) for an s, as toLowerCase does the Kelvin sign for a k
+        const lower = key.toLowerCase().replace(/\u017f/g, 's');
+        if (!checked.has(key) && checked.has(lower)) {
+          throw GatewayError.invalidRequest(`${at}: the key ${key} differs from ${lower} only in case, and the vendor may read it as ${lower} unchecked. Send ${lower} only.`, at);
+        }
+        pending.push({ value: inner, path: at });
+      }
+    }
+  }
 }
