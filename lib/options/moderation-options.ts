@@ -21,7 +21,14 @@ export interface ModerationCheckInput {
   caller: Caller;
   route: RouteName;
   model: string;
-  /** The prompt text (stage `prompt`). */
+  /**
+   * Which text field of the request `text` is (stage `prompt`): each text field the gateway forwards is
+   * checked in its own call, so a checker can judge a negative prompt (what to avoid) as one.
+   * `prompt`: the prompt (a multimodal request's text items, a video task's text items);
+   * `negative_prompt`: the negative prompt.
+   */
+  field?: 'prompt' | 'negative_prompt';
+  /** The text of `field` (stage `prompt`). */
   text?: string;
   /** The images (stages `inputImages` and `outputImages`; an output check gets one image per call). */
   images?: readonly ModerationImage[];
@@ -33,7 +40,10 @@ export interface ModerationCheckInput {
 export interface ModerationVerdict {
   /** The checker's own judgement; the policy's `thresholds` may flag more categories by their scores. */
   flagged: boolean;
-  /** The flagged categories' names (`violence`, `sexual/minors`, ...): the caller is told these, never scores. */
+  /**
+   * The categories' names (`violence`, `sexual/minors`, ...): the caller is told these when `flagged` is
+   * true, never scores. They never flag by themselves: a checker may name them on every verdict.
+   */
   categories: readonly string[];
   /** Scores by category, 0 to 1, when the checker gives them: the policy's `thresholds` apply to them. */
   scores?: Readonly<Record<string, number>>;

@@ -462,3 +462,24 @@ describe('output checks on an Idempotency-Key request whose client left', () => 
     expect(gw.events.filter((event) => event.stage === 'outputImages')).toEqual([expect.objectContaining({ flagged: true })]);
   });
 });
+
+describe('output checks on a request without an Idempotency-Key whose client left', () => {
+  it('the flagged refusal is kept for the retry as a kept answer is: the retry gets it, nothing is made again, one moderation event', async () => {
+    const gw = await start((check) => ({ check, outputImages: true }), { flagOutputs: 1, checks: [] });
+    const release = gw.fakes.images.hold();
+    const body = JSON.stringify({ model: DASHSCOPE_MODEL, prompt: 'a lake' });
+    await postAndLeave({ url: gw.url, path: OPENAI_IMAGES, key: KEY_A, body, upstream: gw.fakes.images });
+    release();
+    await expect.poll(() => gw.usage.length, { timeout: 20_000 }).toBe(1);
+    // the official SDK's retry of the request its client gave up on
+    const retry = await request(gw.app).post(OPENAI_IMAGES).set('Authorization', `Bearer ${KEY_A}`).set('x-stainless-retry-count', '1').set('Content-Type', 'application/json').send(body);
+    expect(retry.status).toBe(400);
+    expect(retry.body.error).toMatchObject({ code: 'content_policy_violation', stage: 'output', categories: ['sexual'] });
+    expect(retry.text).not.toMatch(/generation-\d|b64_json|"url"/);
+    // made once, booked once (the first try's event charges the flagged image); the retry pays nothing
+    expect(gw.fakes.images.started()).toBe(1);
+    expect(gw.usage).toHaveLength(1);
+    expect(gw.usage[0]).toMatchObject({ status: 400, images: 0, flaggedImages: 1, vendorWork: { images: gw.fakes.images.imagesMade() } });
+    expect(gw.events.filter((event) => event.stage === 'outputImages')).toEqual([expect.objectContaining({ flagged: true })]);
+  });
+});

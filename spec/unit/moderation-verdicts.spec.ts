@@ -1,19 +1,27 @@
 // The verdict rules of the moderation policy (docs/content-safety.md): the categories a verdict flags
 // once the policy's thresholds meet its scores, and the moderation API's answer read as a verdict.
 import { describe, expect, it } from 'vitest';
-import { flaggedCategories } from '../../lib/gateway/moderation/moderation.js';
+import { judgeVerdict } from '../../lib/gateway/moderation/moderation.js';
 import { verdictOf } from '../../lib/providers/openai/openai-moderation.js';
 
-describe('flaggedCategories', () => {
+describe('judgeVerdict', () => {
   it.each([
-    ['the checker’s own categories', { flagged: true, categories: ['violence'] }, undefined, ['violence']],
-    ['a score at its threshold', { flagged: false, categories: [], scores: { hate: 0.5 } }, { hate: 0.5 }, ['hate']],
-    ['a score under its threshold', { flagged: false, categories: [], scores: { hate: 0.49 } }, { hate: 0.5 }, []],
-    ['a threshold without a score', { flagged: false, categories: [] }, { hate: 0.1 }, []],
-    ['both, once each', { flagged: true, categories: ['hate'], scores: { hate: 0.9, sexual: 0.2 } }, { hate: 0.5, sexual: 0.1 }, ['hate', 'sexual']],
-    ['names that are not strings dropped', { flagged: true, categories: ['violence', 3 as unknown as string] }, undefined, ['violence']],
+    ['the checker’s own categories', { flagged: true, categories: ['violence'] }, undefined, { flagged: true, categories: ['violence'] }],
+    ['a score at its threshold', { flagged: false, categories: [], scores: { hate: 0.5 } }, { hate: 0.5 }, { flagged: true, categories: ['hate'] }],
+    ['a score under its threshold', { flagged: false, categories: [], scores: { hate: 0.49 } }, { hate: 0.5 }, { flagged: false, categories: [] }],
+    ['a threshold without a score', { flagged: false, categories: [] }, { hate: 0.1 }, { flagged: false, categories: [] }],
+    ['both, once each', { flagged: true, categories: ['hate'], scores: { hate: 0.9, sexual: 0.2 } }, { hate: 0.5, sexual: 0.1 }, { flagged: true, categories: ['hate', 'sexual'] }],
+    ['names that are not strings dropped', { flagged: true, categories: ['violence', 3 as unknown as string] }, undefined, { flagged: true, categories: ['violence'] }],
+    ['categories alone never flag', { flagged: false, categories: ['house-rules'] }, undefined, { flagged: false, categories: [] }],
+    [
+      'flagged by a score alone: only the categories the thresholds flagged',
+      { flagged: false, categories: ['house-rules'], scores: { hate: 0.7 } },
+      { hate: 0.5 },
+      { flagged: true, categories: ['hate'] },
+    ],
+    ['flagged: true without categories', { flagged: true, categories: [] }, undefined, { flagged: true, categories: [] }],
   ])('%s', (_name, verdict, thresholds, expected) => {
-    expect(flaggedCategories(verdict, thresholds)).toEqual(expected);
+    expect(judgeVerdict(verdict, thresholds)).toEqual(expected);
   });
 });
 

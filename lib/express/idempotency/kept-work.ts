@@ -119,7 +119,8 @@ async function deliver(context: RequestContext, store: KeepingStore, key: string
   context.lifetime.whenResponseCloses(() => {
     if (!context.res.writableFinished) return putBack();
     // written, but perhaps to a client that is gone: kept behind, for its own next retry
-    if (record.kept) write(() => store.finish(key, { ...record, delivered: true }, config.keptAnswerMs!));
+    // (a kept refusal, without books, too: it is never delivered before its first retry)
+    if (record.kept || !record.delivered) write(() => store.finish(key, { ...record, delivered: true }, config.keptAnswerMs!));
   });
   context.res.setHeader(KEPT_HEADER, 'true');
   sendBody(context, record.answer.status, record.answer.contentType, Buffer.from(record.answer.body, 'base64'));
@@ -227,12 +228,17 @@ function keep(context: RequestContext, store: KeepingStore, key: string, options
   const safety = setTimeout(hold.freeSlot, config.runningTtlMs);
   safety.unref();
   let late = false;
-  const settle = (record: IdempotencyRecord | undefined, fromLateWork = false): void => {
+  const settle = (record: IdempotencyRecord | undefined, fromLateWork = false, refusal = false): void => {
     // once the caller was answered for a missed deadline, only the late work's own outcome settles
     if (settled || (late && !fromLateWork)) return;
     settled = true;
     clearTimeout(safety);
-    if (abandoned && record?.state === 'done') {
+    if (abandoned && record?.state === 'done' && refusal) {
+      // an output refusal (made, paid, flagged) is booked on this request's own event: kept without
+      // books, so the retry gets it replayed and unbilled, and neither makes nor checks the images again
+      // (docs/content-safety.md "What a flagged image costs")
+      write(() => store.finish(key, record, keptRecordMs(config.keptAnswerMs!)));
+    } else if (abandoned && record?.state === 'done') {
       // kept for the retry: charged when delivered or when it expires, not on this request's event
       const kept: IdempotencyRecord = { ...record, kept: keptRecordOf(context, late ? 'upstream' : 'client_left', options) };
       context.keptForRetry = true;
@@ -261,5 +267,10 @@ function keep(context: RequestContext, store: KeepingStore, key: string, options
       settle(doneRecord(fingerprint, status, contentType, body));
     },
     fail: () => settle(undefined),
+    keepRefusal: (status, contentType, body) => {
+      // booked as the refusal its retry receives, as under an Idempotency-Key (idempotency.ts)
+      if (context.res.destroyed) context.keptStatus = status;
+      settle(doneRecord(fingerprint, status, contentType, body), false, true);
+    },
   };
 }

@@ -17,7 +17,7 @@ import type { RouteName } from '../../types.js';
 import type { ResolvedOptions } from '../resolve-options.js';
 import type { UpstreamHttp } from '../../transport/upstream-http.js';
 import type { Usage, UseCaseRequest } from '../use-case.js';
-import { type ActivePolicy, type InputImages, type Moderation, type ModerationSubject, unavailable } from './moderation.js';
+import { type ActivePolicy, type CheckedText, type InputImages, type Moderation, type ModerationSubject, unavailable } from './moderation.js';
 
 /** A request's subject: who, where, which model. */
 export function subjectOf(from: UseCaseRequest, route: RouteName, model: string): ModerationSubject {
@@ -29,17 +29,22 @@ function moderationImage(bytes: Buffer, mediaType = sniffImageType(bytes.subarra
   return { mediaType, bytes, dataUrl: () => `data:${mediaType};base64,${bytes.toString('base64')}` };
 }
 
-/** The input stages of any request: the caller's policy looked up, its prompt and images checked (images fetched only then). */
+/**
+ * The input stages of any request: the caller's policy looked up, its text fields and images checked
+ * (images fetched only then); `beforeChecks` refuses what the policy makes uncheckable, before any check.
+ */
 export async function checkRequestInput(
   where: InputFetch,
   moderation: Moderation,
   subject: ModerationSubject,
   from: UseCaseRequest,
-  text: string | undefined,
+  texts: readonly CheckedText[],
   images: readonly InputImage[],
+  beforeChecks?: (active: ActivePolicy) => void,
 ): Promise<ActivePolicy | undefined> {
   const active = await moderation.policyFor(from.caller);
   if (!active) return undefined;
+  beforeChecks?.(active);
   const fetched = (): Promise<InputImages> =>
     Promise.all(
       images.map((image) =>
@@ -50,8 +55,17 @@ export async function checkRequestInput(
         }),
       ),
     ).then((list) => ({ images: list.filter((image): image is ModerationImage => image !== undefined), unfetched: list.filter((image) => image === undefined).length }));
-  await moderation.checkInputs(active, subject, text, fetched);
+  await moderation.checkInputs(active, subject, texts, fetched);
   return active;
+}
+
+/**
+ * The text of a field as the checker reads it: a string as it is; any other value the gateway forwards
+ * (a list, an object) as its JSON, so nothing forwarded goes unread; nothing for an absent field.
+ */
+export function textOfField(field: CheckedText['field'], value: unknown): CheckedText[] {
+  if (value === undefined || value === null) return [];
+  return [{ field, text: typeof value === 'string' ? value : JSON.stringify(value) }];
 }
 
 /** A caller's image: its bytes, or a URL fetched for the check. */

@@ -6,7 +6,7 @@ import { GatewayConfigError } from '../../errors/config-error.js';
 import { ContentPolicyError } from '../../errors/content-policy-error.js';
 import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { ModerationEvent, ModerationImage, ModerationOption, ModerationPolicy, ModerationStage, ModerationVerdict } from '../../options/moderation-options.js';
+import type { ModerationCheckInput, ModerationEvent, ModerationImage, ModerationOption, ModerationPolicy, ModerationStage, ModerationVerdict } from '../../options/moderation-options.js';
 import type { Caller, Logger, RouteName } from '../../types.js';
 import { type StrikeCounter, memoryStrikes, redisStrikes } from './strike-counter.js';
 
@@ -70,12 +70,14 @@ export class Moderation {
   }
 
   /**
-   * The input stages, in parallel: the prompt and the caller's images (fetched only when that stage
-   * runs). A flagged one is a 400 naming its field and categories, a failed checker a 503 or nothing.
+   * The input stages, in parallel: each text field in its own check, and the caller's images (fetched
+   * only when that stage runs). A flagged one is a 400 naming its field (the first text field flagged,
+   * else `image`) and the categories, a failed checker a 503 or nothing.
    */
-  async checkInputs(active: ActivePolicy, subject: ModerationSubject, text: string | undefined, images: () => Promise<InputImages>): Promise<void> {
+  async checkInputs(active: ActivePolicy, subject: ModerationSubject, texts: readonly CheckedText[], images: () => Promise<InputImages>): Promise<void> {
     await this.assertNotSuspended(active, subject.caller);
-    const prompt = active.prompt && text !== undefined && text.trim() !== '' ? this.runStage(active, subject, 'prompt', { text }) : undefined;
+    const checked = active.prompt ? texts.filter(({ text }) => text.trim() !== '') : [];
+    const byTexts = Promise.all(checked.map(({ field, text }) => this.runStage(active, subject, 'prompt', { field, text })));
     const pictures = active.inputImages
       ? images().then(({ images: list, unfetched }) => {
           // image URLs that could not be fetched go on unchecked only under 'allow' (else their 400 was thrown)
@@ -83,20 +85,22 @@ export class Moderation {
           return list.length > 0 ? this.runStage(active, subject, 'inputImages', { images: list }) : undefined;
         })
       : undefined;
-    const [byPrompt, byImages] = await Promise.all([prompt, pictures]);
-    const flagged = [byPrompt, byImages].filter((result): result is Extract<StageResult, { kind: 'flagged' }> => result?.kind === 'flagged');
+    const [textResults, byImages] = await Promise.all([byTexts, pictures]);
+    const results = [...textResults, byImages];
+    const flagged = results.filter((result): result is Extract<StageResult, { kind: 'flagged' }> => result?.kind === 'flagged');
     if (flagged.length > 0) {
       await this.strike(active, subject.caller);
-      const param = byPrompt?.kind === 'flagged' ? 'prompt' : 'image';
+      const flaggedText = checked.find((_text, index) => textResults[index]!.kind === 'flagged');
+      const param = flaggedText?.field ?? 'image';
       const categories = [...new Set(flagged.flatMap((result) => result.categories))];
       throw new ContentPolicyError(
-        `The ${param === 'prompt' ? 'prompt' : 'input image'} was refused by the content policy${categories.length > 0 ? ` (${categories.join(', ')})` : ''}.`,
+        `The ${param === 'image' ? 'input image' : param} was refused by the content policy${categories.length > 0 ? ` (${categories.join(', ')})` : ''}.`,
         param,
         categories,
         'input',
       );
     }
-    if ([byPrompt, byImages].some((result) => result?.kind === 'failed' && result.refuse)) throw unavailable();
+    if (results.some((result) => result?.kind === 'failed' && result.refuse)) throw unavailable();
   }
 
   /**
@@ -117,7 +121,12 @@ export class Moderation {
   }
 
   /** One checker call under the policy's deadline, its verdict read against the thresholds, its one event. */
-  private async runStage(active: ActivePolicy, subject: ModerationSubject, stage: ModerationStage, content: { text?: string; images?: readonly ModerationImage[] }): Promise<StageResult> {
+  private async runStage(
+    active: ActivePolicy,
+    subject: ModerationSubject,
+    stage: ModerationStage,
+    content: { field?: CheckedText['field']; text?: string; images?: readonly ModerationImage[] },
+  ): Promise<StageResult> {
     const { policy } = active;
     const started = performance.now();
     const controller = new AbortController();
@@ -131,8 +140,9 @@ export class Moderation {
         Promise.resolve().then(() => policy.check({ stage, caller: subject.caller, route: subject.route, model: subject.model, ...content, signal: controller.signal })),
         new Promise<never>((_resolve, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true })),
       ]);
-      categories = flaggedCategories(verdict, policy.thresholds);
-      result = verdict.flagged === true || categories.length > 0 ? { kind: 'flagged', categories } : { kind: 'passed' };
+      const judged = judgeVerdict(verdict, policy.thresholds);
+      categories = judged.categories;
+      result = judged.flagged ? { kind: 'flagged', categories } : { kind: 'passed' };
     } catch (error) {
       result = { kind: 'failed', refuse: active.refuseOnError };
       checkerError = { message: messageOf(error).slice(0, 300), decision: active.refuseOnError ? 'refuse' : 'allow' };
@@ -213,6 +223,12 @@ export class Moderation {
   }
 }
 
+/** One text field of a request, checked on its own (docs/content-safety.md "The stages"). */
+export interface CheckedText {
+  field: NonNullable<ModerationCheckInput['field']>;
+  text: string;
+}
+
 /** The caller's images as fetched for the input check; `unfetched`: URLs that could not be (let through under 'allow'). */
 export interface InputImages {
   images: readonly ModerationImage[];
@@ -229,16 +245,27 @@ export interface OutputVerdicts {
   failed: boolean;
 }
 
-/** The categories the verdict flags, with those whose score reaches the policy's threshold. */
-export function flaggedCategories(verdict: ModerationVerdict, thresholds: ModerationPolicy['thresholds']): string[] {
-  const names = new Set(Array.isArray(verdict.categories) ? verdict.categories.filter((name) => typeof name === 'string') : []);
+/**
+ * Whether a verdict flags, and the categories it flags (docs/content-safety.md "The checker"): `flagged:
+ * true`, or a score at or above its threshold, flags; categories alone never do, since a checker may name
+ * them on every verdict (the docs' own example does). The checker's categories are told only when it
+ * flagged; the thresholds add the categories whose scores reached them.
+ */
+export function judgeVerdict(verdict: ModerationVerdict, thresholds: ModerationPolicy['thresholds']): { flagged: boolean; categories: string[] } {
+  const names = new Set<string>();
+  const byChecker = verdict.flagged === true;
+  if (byChecker && Array.isArray(verdict.categories)) for (const name of verdict.categories) if (typeof name === 'string') names.add(name);
+  let byScore = false;
   if (thresholds && verdict.scores) {
     for (const [name, threshold] of Object.entries(thresholds)) {
       const score = verdict.scores[name];
-      if (typeof score === 'number' && score >= threshold) names.add(name);
+      if (typeof score === 'number' && score >= threshold) {
+        names.add(name);
+        byScore = true;
+      }
     }
   }
-  return [...names];
+  return { flagged: byChecker || byScore, categories: byChecker || byScore ? [...names] : [] };
 }
 
 /** 503 `moderation_unavailable`: the checker failed and the policy refuses what it could not check. */

@@ -148,7 +148,7 @@ export class VideoTaskService {
     const callbackUrl = await checkCallbackTarget(this.options, body.callback_url, callerKey);
     const content = await mapReferences(this.options, body.content, caller);
     // the prompt and reference images checked before the resolver and any charge (docs/content-safety.md)
-    if (this.options.moderation) await checkVideoInput({ options: this.options, http: this.http }, request, 'video.tasks', body.model, content);
+    if (this.options.moderation) await checkVideoInput({ options: this.options, http: this.http }, request, 'video.tasks', body.model, body, content);
     const upstreams = this.withResultsKept(await resolveUpstreams(this.options, { model: body.model, route: 'video.tasks', caller, req: request.hostRequest }), body.model);
     const entry = named ?? rowFor(this.options.models, body.model, upstreams[0]);
     if (!named) body = ruled(entry);

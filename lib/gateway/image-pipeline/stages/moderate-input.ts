@@ -1,12 +1,12 @@
 // The `moderate-input` stage of the image pipeline (docs/content-safety.md): the prompt, the negative
-// prompt and the caller's images, as the model's family read them (else as sent), checked under the
+// prompt (each its own check) and the caller's images, as the model's family read them (else as sent), checked under the
 // caller's policy once the request is validated and resolved, before any paid call. Without a policy
 // nothing is awaited. The policy's core and the checks every route shares are in moderation/.
 import type { ImageGenerationRequest } from '../../../images/image-request.js';
 import type { RouteName } from '../../../types.js';
 import type { GatewayDeps } from '../../gateway-deps.js';
-import { type InputImage, checkRequestInput, imageOf, subjectOf } from '../../moderation/image-moderation.js';
-import type { ActivePolicy, Moderation } from '../../moderation/moderation.js';
+import { type InputImage, checkRequestInput, imageOf, subjectOf, textOfField } from '../../moderation/image-moderation.js';
+import type { ActivePolicy, CheckedText, Moderation } from '../../moderation/moderation.js';
 import type { UseCaseRequest } from '../../use-case.js';
 import type { ImageInput } from '../image-input.js';
 import type { ImageStage } from '../image-work.js';
@@ -21,26 +21,30 @@ function checkImageInput(
   request: { from: UseCaseRequest; route: RouteName; model: string; input: ImageInput },
   read: ImageGenerationRequest | undefined,
 ): Promise<ActivePolicy | undefined> {
-  const { text, images } = contentOf(request.input, read);
-  return checkRequestInput({ options: deps.options, http: deps.http }, moderation, subjectOf(request.from, request.route, request.model), request.from, text, images);
+  const { texts, images } = contentOf(request.input, read);
+  return checkRequestInput({ options: deps.options, http: deps.http }, moderation, subjectOf(request.from, request.route, request.model), request.from, texts, images);
 }
 
-/** The prompt text and the caller's images, as the model's family read them (else as sent). */
-function contentOf(input: ImageInput, read: ImageGenerationRequest | undefined): { text?: string; images: InputImage[] } {
+/**
+ * The text fields and the caller's images, as the model's family read them (else as sent). Each text
+ * field the gateway forwards is its own check: a negative prompt names what to avoid, so it is never
+ * pasted into the prompt's text (docs/content-safety.md "The stages").
+ */
+function contentOf(input: ImageInput, read: ImageGenerationRequest | undefined): { texts: CheckedText[]; images: InputImage[] } {
   if (read) {
-    const texts: string[] = [];
+    const prompt: string[] = [];
     const images: InputImage[] = [];
     for (const item of read.content) {
-      if ('text' in item) texts.push(item.text);
+      if ('text' in item) prompt.push(item.text);
       else images.push(imageOf(item.image));
     }
-    const negative = read.parameters.negative_prompt;
-    if (typeof negative === 'string' && negative !== '') texts.push(negative);
-    return { text: texts.join('\n'), images };
+    return { texts: [...textOfField('prompt', prompt.length > 0 ? prompt.join('\n') : undefined), ...textOfField('negative_prompt', read.parameters.negative_prompt)], images };
   }
-  if (input.kind === 'form') return { text: input.form.prompt, images: input.form.images.map(({ file }) => Buffer.concat(file.chunks)) };
-  const prompt = input.body.prompt;
-  return { ...(typeof prompt === 'string' ? { text: prompt } : {}), images: [] };
+  if (input.kind === 'form') {
+    const { form } = input;
+    return { texts: [...textOfField('prompt', form.prompt), ...textOfField('negative_prompt', form.fields.negative_prompt)], images: form.images.map(({ file }) => Buffer.concat(file.chunks)) };
+  }
+  return { texts: [...textOfField('prompt', input.body.prompt), ...textOfField('negative_prompt', input.body.negative_prompt)], images: [] };
 }
 
 export const moderateInput: ImageStage = {
