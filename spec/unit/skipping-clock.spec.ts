@@ -28,9 +28,18 @@ describe('the skipping clock', () => {
   });
 
   it.each([
-    [[3_000, 1_000, 2_000], ['1000', '2000', '3000']],
-    [[500, 500, 10], ['10', '500', '500']],
-    [[0, 5_000], ['0', '5000']],
+    [
+      [3_000, 1_000, 2_000],
+      ['1000', '2000', '3000'],
+    ],
+    [
+      [500, 500, 10],
+      ['10', '500', '500'],
+    ],
+    [
+      [0, 5_000],
+      ['0', '5000'],
+    ],
   ])('waits of %j end in the order of their due times', async (delays, expected) => {
     installed = useSkippingClock();
     const order: string[] = [];
