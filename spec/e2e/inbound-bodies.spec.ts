@@ -80,7 +80,7 @@ describe('Content-Encoding on JSON routes (default: refused)', () => {
   });
 });
 
-describe('Content-Encoding with compressedBodies allowed', () => {
+describe('Content-Encoding with limits.compressedBodies allowed', () => {
   it('a gzip body is decoded and served', async () => {
     const res = await post(gatewayOf({ limits: { compressedBodies: true } }), zlib.gzipSync(VALID), { 'content-encoding': 'gzip' });
     expect(res.status, res.text).toBe(200);
