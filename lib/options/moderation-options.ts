@@ -94,8 +94,8 @@ export interface ModerationPolicy {
   strikeWindowSeconds?: number;
   /** Where strikes are counted across instances. Default: this process's memory. */
   redis?: StrikeRedisClient;
-  /** Prepended to the strike keys in Redis. Default `'gw:strikes:'`. */
-  redisPrefix?: string;
+  /** Prepended to the strike keys in Redis, as `prefix` is for every other Redis store. Default `'gw:strikes:'`. @example prefix: 'myapp:strikes:' */
+  prefix?: string;
 }
 
 /**

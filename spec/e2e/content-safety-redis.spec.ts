@@ -29,7 +29,7 @@ describe.runIf(Boolean(REDIS_URL))('strikes across instances sharing Redis', () 
       maxStrikes: 2,
       strikeWindowSeconds: 600,
       redis,
-      redisPrefix: prefix,
+      prefix,
     });
     const first = new Redis(REDIS_URL!);
     const second = new Redis(REDIS_URL!);

@@ -71,6 +71,12 @@ describe('resolveOptions: mis-configuration throws GatewayConfigError with a fix
       code: 'option_moved',
       problem: 'moderation.onStrikeLimit is now the top-level option onStrikeLimit.',
     },
+    {
+      name: 'the strike key prefix under its old name',
+      options: { verifyKey, resolveUpstream, moderation: { check: () => ({ flagged: false, categories: [] }), redisPrefix: 'x:' } },
+      code: 'option_moved',
+      problem: 'moderation.redisPrefix is now moderation.prefix',
+    },
     { name: 'a scheduler that is not one', options: { verifyKey, resolveUpstream, callbacks: { scheduler: {} } }, code: 'scheduler_type', problem: 'options.callbacks.scheduler lacks start' },
     {
       name: 'limits.compressedBodies not a boolean or object',

@@ -198,7 +198,7 @@ export class Moderation {
     checkPolicy(policy);
     let strikes = this.memory;
     if (policy.redis) {
-      strikes = this.shared.get(policy.redis) ?? redisStrikes(policy.redis, policy.redisPrefix ?? 'gw:strikes:');
+      strikes = this.shared.get(policy.redis) ?? redisStrikes(policy.redis, policy.prefix ?? 'gw:strikes:');
       this.shared.set(policy.redis, strikes);
     }
     const active: ActivePolicy = {
@@ -277,6 +277,12 @@ function checkPolicy(policy: ModerationPolicy): void {
       'moderation.onStrikeLimit is now the top-level option onStrikeLimit.',
       'createGatewayRouter({ ..., moderation: { check, maxStrikes: 5 }, onStrikeLimit: (event) => support.openCase(event.caller.id) })',
     );
+  }
+  if (Object.hasOwn(policy, 'redisPrefix')) {
+    throw new GatewayConfigError('option_moved', 'moderation.redisPrefix is now moderation.prefix, as in every other Redis store.', "moderation: { check, redis, prefix: 'myapp:strikes:' }");
+  }
+  if (policy.prefix !== undefined && (typeof policy.prefix !== 'string' || policy.prefix === '')) {
+    throw new GatewayConfigError('moderation_value', 'moderation.prefix must be a non-empty string.', "moderation: { check, redis, prefix: 'myapp:strikes:' }");
   }
   if (policy.onCheckerError !== undefined && policy.onCheckerError !== 'refuse' && policy.onCheckerError !== 'allow') {
     throw new GatewayConfigError('moderation_value', "moderation.onCheckerError must be 'refuse' or 'allow'.", "onCheckerError: 'allow'");
