@@ -79,7 +79,7 @@ async function runScenario(name: Name): Promise<void> {
   const router = createGatewayRouter({
     verifyKey: staticKeys({ [KEY]: { id: 'bench' } }),
     resolveUpstream: ({ model }) => (model === 'seedance' ? { provider: 'ark', baseURL: `${origin}/api/v3`, apiKey: 'k' } : { provider: 'dashscope', baseURL: `${origin}/api/v1`, apiKey: 'k' }),
-    allowPrivateResultUrls: true,
+    allow: { privateResultUrls: true },
     limits: { downloadBytes: 64 * MIB },
     ...('noStorage' in scenario ? {} : { storage: localResultStorage({ directory, secret: 'bench-secret-bench-secret-bench-secret' }) }),
   });

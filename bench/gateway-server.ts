@@ -24,7 +24,7 @@ const router = createGatewayRouter({
   resolveUpstream: ({ model }) =>
     model.startsWith('x-image-') ? { provider: 'dashscope', baseURL: `${upstream}/api/v1`, apiKey: 'k', model: 'qwen-image-2.0' } : { provider: 'openai', baseURL: `${upstream}/v1`, apiKey: 'k' },
   // the bench image URLs are on loopback (a trusted upstream's private results); uploads are 5 MB
-  allowPrivateResultUrls: true,
+  allow: { privateResultUrls: true },
   limits: { downloadBytes: 64 * 1024 * 1024, ...(scale > 0 ? { upstreamSockets: scale, upstreamQueue: scale, inFlightPerCaller: scale } : {}) },
 });
 

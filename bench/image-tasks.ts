@@ -78,9 +78,8 @@ async function startGateway(upstream: Upstream): Promise<Gateway> {
     verifyKey: staticKeys({ [KEY_A]: { id: 'tenant-a' }, [KEY_B]: { id: 'tenant-b' } }),
     resolveUpstream: () => ({ provider: 'dashscope', baseURL: upstream.baseURL, apiKey: 'sk-up', model: 'qwen-image-2.0', timeoutMs: 600_000 }),
     logger: silent,
-    allowPrivateResultUrls: true,
-    limits: { inFlightPerCaller: 1_000 },
-    imageTasks: { concurrency: CONCURRENCY, maxQueued: TASKS * 2, maxQueuedPerCaller: TASKS * 2, maxQueueSeconds: 86_400 },
+    allow: { privateResultUrls: true },
+    limits: { inFlightPerCaller: 1_000, imageTasks: { concurrency: CONCURRENCY, maxQueued: TASKS * 2, maxQueuedPerCaller: TASKS * 2, maxQueueSeconds: 86_400 } },
     onUsage: (event) => {
       if (event.task) terminal += 1;
     },

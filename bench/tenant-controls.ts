@@ -97,7 +97,7 @@ async function endToEnd(redis: Redis): Promise<{ without: number; with: number; 
   const plainRouter = createGatewayRouter({ ...base, idempotency: false });
   const controlledRouter = createGatewayRouter({
     ...base,
-    quotas: { limits: { requestsPerMinute: 1e12, imagesPerMinute: 1e12 }, redis, prefix: `${PREFIX}e2e:` },
+    tenancy: { quotas: { limits: { requestsPerMinute: 1e12, imagesPerMinute: 1e12 }, redis, prefix: `${PREFIX}e2e:` } },
     idempotency: { store: redisIdempotencyStore({ client: redis, prefix: `${PREFIX}e2e-idem:` }) },
   });
   const plain = await listen(express().use(plainRouter));

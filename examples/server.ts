@@ -481,8 +481,8 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
           return null;
       }
     },
-    models,
-    pricing: EXAMPLE_PRICING,
+    models: { catalogue: models },
+    tenancy: { pricing: EXAMPLE_PRICING },
     // prompts and input images checked before any paid call; a flagged one is a 400 that names its categories
     // the simulations draw edits from their image URLs without fetching them, and the docs' samples link
     // images on hosts that do not exist: with 'allow', what the gateway cannot fetch goes on unchecked
@@ -490,7 +490,7 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
     moderation: { check: moderationCheck, onCheckerError: 'allow' },
     // the simulations serve their results on loopback, which the gateway refuses to download for
     // b64_json by default; with every vendor that answers URLs real, the result hosts are public and this stays off
-    allowPrivateResultUrls: !dashscope.real || ark.simulated || fal.simulated || replicate.simulated,
+    allow: { privateResultUrls: !dashscope.real || ark.simulated || fal.simulated || replicate.simulated },
     callbacks: {
       signingSecret,
       // the video example of docs/video-tasks-and-callbacks.md calls back this app's own receiver on loopback; bound elsewhere,

@@ -14,7 +14,7 @@ export { GatewayConfigError } from './errors/config-error.js';
 export { ERROR_CODES, type ErrorCode } from './errors/error-codes.js';
 
 // options, their defaults, and the functions a host writes
-export type { CallbackOptions, GatewayOptions, ImageTaskOptions, StorageOptions, TelemetryOptions } from './options/gateway-options.js';
+export type { AllowOptions, CallbackOptions, GatewayOptions, ImageTaskOptions, LimitOptions, ModelOptions, StorageOptions, TelemetryOptions, TenancyOptions } from './options/gateway-options.js';
 export type { QuotaLimits, QuotaOptions } from './options/quota-options.js';
 export type { IdempotencyOptions } from './options/idempotency-options.js';
 export type { GatewayLimits, ImageModelFamily } from './options/request-limits.js';
@@ -36,9 +36,9 @@ export type {
 export type { Caller, LostBy, ProviderName, Quote, RouteName, Upstream, UsageEvent, VendorAttempt, VendorOutcome, VendorWork } from './types.js';
 export { DEFAULT_LIMITS } from './default-limits.js';
 export { DEFAULT_IMAGE_MODELS } from './images/model-families.js';
-export type { ModelEndpoint, ModelEntry, ModelLimits, ModelRange, ModelServing, ModelsOption } from './options/model-catalogue.js';
+export type { ModelEndpoint, ModelEntry, ModelLimits, ModelRange, ModelServing, ModelCatalogueOption } from './options/model-catalogue.js';
 export { DEFAULT_MODEL_CATALOGUE, modelEntry } from './providers/registry.js';
-export type { BillingOptions, Cost, ModelPrice, PriceBy, PricingOptions } from './options/pricing.js';
+export type { Cost, ModelPrice, PriceBy, PricingOptions } from './options/pricing.js';
 export { TEMPORARY_PROXY_HOSTS } from './security/callback-url.js';
 export type { SafetyIdentifierOptions } from './options/safety-identifier-options.js';
 export { safetyIdentifierOf } from './security/safety-identifier.js';

@@ -4,5 +4,5 @@
 export { redisTaskStore, type RedisTaskStoreClient, type RedisTaskStoreOptions } from './stores/tasks/redis-task-store.js';
 export { redisIdempotencyStore, type RedisIdempotencyClient, type RedisIdempotencyStoreOptions } from './stores/idempotency/idempotency-store.js';
 export { bullmqScheduler, type BullmqConnection, type BullmqSchedulerOptions } from './stores/scheduling/bullmq-scheduler.js';
-// the client of the `quotas` option's shared counters (`quotas.redis`)
+// the client of the `tenancy.quotas` option's shared counters (`tenancy.quotas.redis`)
 export type { QuotaRedisClient } from './options/quota-options.js';

@@ -92,7 +92,7 @@ export interface VendorWork {
 /**
  * Why vendor work did not reach the caller: the tenant's own acts (`client_left`, `stream_cut`,
  * `cancelled`), charged to the tenant; the vendor's or the gateway's failures (`upstream`, `gateway`),
- * the operator's cost unless `billing.chargeFailedWork`.
+ * the operator's cost unless `tenancy.chargeFailedWork`.
  */
 export type LostBy = 'client_left' | 'stream_cut' | 'cancelled' | 'upstream' | 'gateway' | 'flagged';
 
@@ -113,7 +113,7 @@ export interface UsageEvent {
   provider?: ProviderName;
   /**
    * The model the upstream was called with, when the host's resolver named one other than `model` (a
-   * host's own name for a vendor model): the price a name the `pricing` table lacks follows.
+   * host's own name for a vendor model): the price a name the `tenancy.pricing` table lacks follows.
    * @example upstreamModel: 'gpt-image-1'
    */
   upstreamModel?: string;
@@ -174,7 +174,7 @@ export interface UsageEvent {
   /**
    * Images the vendor may bill that the tenant is not charged for: lost by the vendor or the gateway (a
    * 5xx after the request was written, an unknown outcome, a failed download or store, a crash), and
-   * images beyond what the request asked for. The operator's cost (`billing.chargeFailedWork` charges
+   * images beyond what the request asked for. The operator's cost (`tenancy.chargeFailedWork` charges
    * the lost ones to the tenant instead).
    */
   absorbedImages?: number;
@@ -193,7 +193,7 @@ export interface UsageEvent {
   /** The `quality` an image request asked for (gpt-image `low`…`max`), when it named one: prices may depend on it. */
   imageQuality?: string;
   /**
-   * What this event's work cost in money, by the `pricing` option (docs/tenancy-and-billing.md "Cost in
+   * What this event's work cost in money, by the `tenancy.pricing` option (docs/tenancy-and-billing.md "Cost in
    * money"): images by count, size and quality, tokens the upstream reported, video seconds by
    * resolution, plus a price per request. Present on every event of a priced model, the failures that
    * cost nothing included (amount 0); absent when no pricing is set or the model has no price.
@@ -212,7 +212,7 @@ export interface Quote {
   object: 'quote';
   /** Caller text: the model as the caller named it. */
   model: string;
-  /** The most the request may cost by the `pricing` option (what a money budget reserves); null when the model has no price. */
+  /** The most the request may cost by the `tenancy.pricing` option (what a money budget reserves); null when the model has no price. */
   cost: { amount: number; currency: string } | null;
   /** What the request would take from each of the caller's quotas that counts it; `{}` without quotas. */
   reserved: {

@@ -60,7 +60,7 @@ const gateway = createGatewayRouter({
   resolveUpstream: ({ model }) => (model === variant.model ? variant.upstream(fake.baseURL) : null),
   onUsage: () => usageSeen(),
   // the fakes serve their result images from 127.0.0.1 (docs/security.md)
-  allowPrivateResultUrls: true,
+  allow: { privateResultUrls: true },
 });
 const app = express();
 app.use((_req, res, next) => {

@@ -94,13 +94,15 @@ export function createSaasHost(options: SaasHostOptions): SaasHost {
     ...(redis
       ? {
           store: redisTaskStore({ client: redis, prefix: `${prefix}:tasks:` }),
-          scheduler: bullmqScheduler({ connection: redis, queueName: `${prefix}-tasks` }),
           idempotency: { store: redisIdempotencyStore({ client: redis, prefix: `${prefix}:idem:` }) },
         }
       : {}),
-    callbacks: { allowLocal: options.allowLocalCallbacks ?? false },
+    callbacks: {
+      allowLocal: options.allowLocalCallbacks ?? false,
+      ...(redis ? { scheduler: bullmqScheduler({ connection: redis, queueName: `${prefix}-tasks` }) } : {}),
+    },
     // each tenant's opaque identifier on every vendor call; safetyIdentifierOf(tenant.id, secret) maps a report back
-    safetyIdentifier: options.safetyIdentifierSecret ? { secret: options.safetyIdentifierSecret } : false,
+    tenancy: { safetyIdentifier: options.safetyIdentifierSecret ? { secret: options.safetyIdentifierSecret } : false },
   });
 
   const app = express();

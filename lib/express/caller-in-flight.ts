@@ -1,4 +1,4 @@
-// The per-caller in-flight cap (limits.inFlightPerCaller, or the caller's `quotas` `inFlight`): runs
+// The per-caller in-flight cap (limits.inFlightPerCaller, or the caller's `tenancy.quotas` `inFlight`): runs
 // right after authentication, so one tenant can hold at most that many requests (and so upstream
 // sockets) at a time and never starve the others. A request past the cap gets the quotas' 429 (with
 // RateLimit headers) before its body is read or an upstream is called. Counted per instance: it

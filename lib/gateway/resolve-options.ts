@@ -17,7 +17,7 @@ import { resolveCompressedBodies, resolveImageModels, resolveLimits } from './op
 import { type ResolvedIdempotency, type ResolvedQuotas, resolveIdempotency, resolveQuotas } from './tenancy/resolve-tenancy.js';
 import type { UsageEvent } from '../types.js';
 import { stderrLogger } from './stderr-logger.js';
-import type { GatewayOptions, StorageOptions, TelemetryOptions } from '../options/gateway-options.js';
+import type { AllowOptions, GatewayOptions, ModelOptions, StorageOptions, TelemetryOptions, TenancyOptions } from '../options/gateway-options.js';
 import { type ResolvedImageTasks, resolveImageTasks } from './image-tasks/image-task-options.js';
 import type { CompressedBodiesOptions, GatewayLimits } from '../options/request-limits.js';
 import type { AuthenticatedMiddleware, ListModels, Logger, ResolveUpstream, VerifyKey } from '../options/host-hooks.js';
@@ -25,48 +25,59 @@ import { type ModelCatalogue, resolveModelCatalogue } from '../models/model-cata
 import { Pricing } from './ledger/pricing.js';
 import type { LedgerPolicy } from './ledger/reckoning.js';
 import { RequestBooks } from './ledger/request-books.js';
-import type { BillingOptions } from '../options/pricing.js';
 import type { UpstreamHealth } from './routing/upstream-health.js';
 import { resolveRouting } from './routing/resolve-routing.js';
 import { Moderation } from './moderation/moderation.js';
 
+/**
+ * The options as the code reads them: checked, defaults filled, flat. A field read from a group says
+ * its public place (`allow.privateImageUrls`); docs/configuration.md "Old names" maps the old ones.
+ */
 export interface ResolvedOptions {
   readonly verifyKey: VerifyKey;
   readonly resolveUpstream: ResolveUpstream;
   readonly limits: Readonly<GatewayLimits>;
-  /** false: compressed request bodies are refused (415). */
+  /** `limits.compressedBodies`; false: compressed request bodies are refused (415). */
   readonly compressedBodies: Readonly<Required<CompressedBodiesOptions>> | false;
   readonly imageModels: ImageModelTable;
-  /** The model catalogue (`models` over the defaults, `imageModels` as its contract families): docs/models.md. */
+  /** The model catalogue (`models.catalogue` over the defaults, `imageModels` as its contract families): docs/models.md. */
   readonly models: ModelCatalogue;
+  /** `allow.privateImageUrls` */
   readonly allowPrivateImageUrls: boolean;
+  /** `allow.privateResultUrls` */
   readonly allowPrivateResultUrls: boolean;
   readonly onUsage?: (event: UsageEvent) => void;
   readonly logger: Logger;
   /** The host's middleware after authentication, in order (none: empty). */
   readonly afterAuthentication: readonly AuthenticatedMiddleware[];
   readonly store: TaskStore;
+  /** `callbacks.scheduler` */
   readonly scheduler: JobScheduler;
   readonly callbacks: ResolvedCallbacks;
+  /** `allow.operatorAssets` */
   readonly allowOperatorAssets: boolean;
+  /** `models.list` */
   readonly listModels?: ListModels;
+  /** `allow.fallthrough` */
   readonly fallthrough: boolean;
   readonly storage?: ResolvedStorage;
   readonly telemetry: Telemetry;
+  /** `tenancy.quotas` */
   readonly quotas?: ResolvedQuotas;
-  /** The `pricing` option: costs of usage events, the reservations of money budgets. */
+  /** `tenancy.pricing`: costs of usage events, the reservations of money budgets. */
   readonly pricing?: Pricing;
-  /** The one ledger rule's policy (ledger/reckoning.ts): who pays for lost work, and the price table. */
+  /** The one ledger rule's policy (ledger/reckoning.ts): who pays for lost work (`tenancy.chargeFailedWork`), and the price table. */
   readonly ledger: LedgerPolicy;
   /** Each request's books: its cost header, its settlement and usage event, its kept work (ledger/request-books.ts). */
   readonly books: RequestBooks;
   readonly idempotency?: ResolvedIdempotency;
+  /** `limits.imageTasks` */
   readonly imageTasks: ResolvedImageTasks;
-  /** The tenant identifiers sent to vendors (safety-identifier-option.ts); undefined when off. */
+  /** `tenancy.safetyIdentifier`: the tenant identifiers sent to vendors (safety-identifier-option.ts); undefined when off. */
   readonly safetyIdentifier?: SafetyIdentifiers;
   /** The upstreams' health and the routing strategy (`routing`, `onUpstreamHealth`): docs/routing-and-health.md. */
   readonly routing: UpstreamHealth;
-  /** The `moderation` option at work; undefined without it (docs/content-safety.md). */
+  /** The `moderation` option at work (with `onModeration` and `onStrikeLimit`); undefined without it (docs/content-safety.md). */
   readonly moderation?: Moderation;
 }
 
@@ -77,35 +88,45 @@ export interface ResolvedOptions {
 const OPTION_NAMES = {
   verifyKey: true,
   resolveUpstream: true,
+  afterAuthentication: true,
   limits: true,
-  compressedBodies: true,
   imageModels: true,
   models: true,
-  allowPrivateImageUrls: true,
-  allowPrivateResultUrls: true,
+  allow: true,
   onUsage: true,
-  logger: true,
-  afterAuthentication: true,
-  store: true,
-  scheduler: true,
-  callbacks: true,
-  allowOperatorAssets: true,
-  listModels: true,
-  fallthrough: true,
-  storage: true,
-  telemetry: true,
-  quotas: true,
-  pricing: true,
-  billing: true,
+  tenancy: true,
   idempotency: true,
-  imageTasks: true,
-  safetyIdentifier: true,
+  store: true,
+  callbacks: true,
+  storage: true,
   routing: true,
   onUpstreamHealth: true,
   moderation: true,
   onModeration: true,
+  onStrikeLimit: true,
+  logger: true,
+  telemetry: true,
 } as const satisfies Record<keyof GatewayOptions, true>;
 const KNOWN_OPTIONS = new Set(Object.keys(OPTION_NAMES));
+
+/**
+ * The options that moved when they were grouped by concern (docs/configuration.md "Old names"): an old
+ * name is refused with its new place and the new form, never read.
+ */
+const MOVED_OPTIONS: Readonly<Record<string, { readonly to: string; readonly fix: string }>> = {
+  compressedBodies: { to: 'limits.compressedBodies', fix: 'limits: { compressedBodies: true }' },
+  imageTasks: { to: 'limits.imageTasks', fix: 'limits: { imageTasks: { concurrency: 16 } }' },
+  listModels: { to: 'models.list', fix: "models: { list: (caller) => ['x-image-2.0'] }" },
+  allowPrivateImageUrls: { to: 'allow.privateImageUrls', fix: 'allow: { privateImageUrls: true }' },
+  allowPrivateResultUrls: { to: 'allow.privateResultUrls', fix: 'allow: { privateResultUrls: true }' },
+  allowOperatorAssets: { to: 'allow.operatorAssets', fix: 'allow: { operatorAssets: true }' },
+  fallthrough: { to: 'allow.fallthrough', fix: 'allow: { fallthrough: true }' },
+  pricing: { to: 'tenancy.pricing', fix: "tenancy: { pricing: { currency: 'USD', models: { 'x-image-2.0*': { image: 0.035 } } } }" },
+  quotas: { to: 'tenancy.quotas', fix: 'tenancy: { quotas: { limits: { requestsPerMinute: 60 } } }' },
+  billing: { to: 'tenancy.chargeFailedWork', fix: 'tenancy: { chargeFailedWork: true }' },
+  safetyIdentifier: { to: 'tenancy.safetyIdentifier', fix: 'tenancy: { safetyIdentifier: { secret: process.env.SAFETY_IDENTIFIER_SECRET } }' },
+  scheduler: { to: 'callbacks.scheduler', fix: 'callbacks: { scheduler: bullmqScheduler({ connection: new Redis(process.env.REDIS_URL) }) }' },
+};
 
 const silent = (): void => {};
 
@@ -121,6 +142,8 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     );
   }
   for (const key of Object.keys(options)) {
+    const moved = Object.hasOwn(MOVED_OPTIONS, key) ? MOVED_OPTIONS[key] : undefined;
+    if (moved) throw new GatewayConfigError('option_moved', `Option '${key}' is now ${moved.to}.`, moved.fix);
     if (!KNOWN_OPTIONS.has(key)) {
       throw new GatewayConfigError('option_unknown', `Unknown option '${key}'.`, `use only: ${[...KNOWN_OPTIONS].join(', ')}.`);
     }
@@ -139,24 +162,33 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
       `resolveUpstream: ${UPSTREAM_EXAMPLE}`,
     );
   }
-  for (const name of ['onUsage', 'onModeration'] as const) {
+  for (const name of ['onUsage', 'onModeration', 'onStrikeLimit'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function') {
       throw new GatewayConfigError('option_type', `options.${name} must be a function.`, `${name}: (event) => meter.record(event)`);
     }
   }
-  if (options.listModels !== undefined && typeof options.listModels !== 'function') {
-    throw new GatewayConfigError('option_type', 'options.listModels must be a function (caller) => names.', "listModels: (caller) => ['x-image-2.0', 'x-image-edit']");
+  const models = checkGroup<ModelOptions>(options.models, 'models', MODEL_OPTION_NAMES, "models: { catalogue: [{ ...modelEntry('doubao-seedream-4-0-250828')!, id: 'x-seedream' }] }");
+  if (models.list !== undefined && typeof models.list !== 'function') {
+    throw new GatewayConfigError('option_type', 'options.models.list must be a function (caller) => names.', "models: { list: (caller) => ['x-image-2.0', 'x-image-edit'] }");
   }
-  if (options.fallthrough !== undefined && typeof options.fallthrough !== 'boolean') {
-    throw new GatewayConfigError('option_type', 'options.fallthrough must be a boolean.', 'fallthrough: true');
-  }
-  for (const name of ['allowPrivateImageUrls', 'allowPrivateResultUrls', 'allowOperatorAssets'] as const) {
-    if (options[name] !== undefined && typeof options[name] !== 'boolean') {
-      throw new GatewayConfigError('option_type', `options.${name} must be a boolean.`, `${name}: true`);
+  const allow = checkGroup<AllowOptions>(options.allow, 'allow', ALLOW_OPTION_NAMES, 'allow: { privateImageUrls: true }');
+  for (const name of Object.keys(ALLOW_OPTION_NAMES) as (keyof AllowOptions)[]) {
+    if (allow[name] !== undefined && typeof allow[name] !== 'boolean') {
+      throw new GatewayConfigError('option_type', `options.allow.${name} must be a boolean.`, `allow: { ${name}: true }`);
     }
   }
+  const tenancy = checkGroup<TenancyOptions>(options.tenancy, 'tenancy', TENANCY_OPTION_NAMES, 'tenancy: { chargeFailedWork: true }');
+  if (tenancy.chargeFailedWork !== undefined && typeof tenancy.chargeFailedWork !== 'boolean') {
+    throw new GatewayConfigError('option_type', 'options.tenancy.chargeFailedWork must be true or false.', 'tenancy: { chargeFailedWork: true }');
+  }
+  const scheduler = options.callbacks?.scheduler;
   checkInterface(options.store, 'store', ['createTask', 'getTask', 'updateTask', 'putAsset', 'getAsset'], 'store: redisTaskStore({ client: new Redis(process.env.REDIS_URL) })');
-  checkInterface(options.scheduler, 'scheduler', ['start', 'schedulePoll', 'scheduleDelivery', 'close'], 'scheduler: bullmqScheduler({ connection: new Redis(process.env.REDIS_URL) })');
+  checkInterface(
+    scheduler,
+    'callbacks.scheduler',
+    ['start', 'schedulePoll', 'scheduleDelivery', 'close'],
+    'callbacks: { scheduler: bullmqScheduler({ connection: new Redis(process.env.REDIS_URL) }) }',
+  );
   const limits = resolveLimits(options.limits);
   const logger = resolveLogger(options.logger);
   const imageModels = resolveImageModels(options.imageModels);
@@ -165,59 +197,67 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
   // without its trailing `*`, and every exact name
   telemetry.reserveModelLabels((options.imageModels ?? DEFAULT_IMAGE_MODELS).map((family) => family.pattern.replace(/\*$/, '')).filter((name) => name !== ''));
   // a money budget is counted by the price table: without one it would silently count nothing
-  if (options.pricing === undefined && options.quotas?.limits && typeof options.quotas.limits === 'object' && options.quotas.limits.budget !== undefined) {
+  if (tenancy.pricing === undefined && tenancy.quotas?.limits && typeof tenancy.quotas.limits === 'object' && tenancy.quotas.limits.budget !== undefined) {
     throw new GatewayConfigError(
       'quotas_budget',
-      'quotas.limits.budget needs the pricing option: the budget reserves what the price table says a request may cost.',
-      "pricing: { currency: 'USD', models: { 'x-image-2.0*': { image: 0.035 } } }",
+      'tenancy.quotas.limits.budget needs tenancy.pricing: the budget reserves what the price table says a request may cost.',
+      "tenancy: { pricing: { currency: 'USD', models: { 'x-image-2.0*': { image: 0.035 } } }, quotas: { limits: { budget: 25 } } }",
     );
   }
-  const pricing = Pricing.resolve(options.pricing);
-  const ledger: LedgerPolicy = { pricing, chargeFailedWork: resolveBilling(options.billing) };
+  const pricing = Pricing.resolve(tenancy.pricing);
+  const ledger: LedgerPolicy = { pricing, chargeFailedWork: tenancy.chargeFailedWork ?? false };
   return Object.freeze({
     verifyKey: options.verifyKey,
     resolveUpstream: options.resolveUpstream,
     limits,
-    compressedBodies: resolveCompressedBodies(options.compressedBodies),
+    compressedBodies: resolveCompressedBodies(options.limits?.compressedBodies),
     imageModels,
     // after imageModels: its families were checked there
-    models: resolveModelCatalogue(options.models, defaultModelRows(options.imageModels), isVendorRow),
-    allowPrivateImageUrls: options.allowPrivateImageUrls ?? false,
-    allowPrivateResultUrls: options.allowPrivateResultUrls ?? false,
+    models: resolveModelCatalogue(models.catalogue, defaultModelRows(options.imageModels), isVendorRow),
+    allowPrivateImageUrls: allow.privateImageUrls ?? false,
+    allowPrivateResultUrls: allow.privateResultUrls ?? false,
     onUsage: options.onUsage,
     logger,
     afterAuthentication: resolveAfterAuthentication(options.afterAuthentication),
     store: options.store ?? memoryTaskStore(),
-    scheduler: options.scheduler ?? memoryScheduler(),
+    scheduler: scheduler ?? memoryScheduler(),
     callbacks: resolveCallbacks(options.callbacks),
-    allowOperatorAssets: options.allowOperatorAssets ?? false,
-    listModels: options.listModels,
-    fallthrough: options.fallthrough ?? false,
+    allowOperatorAssets: allow.operatorAssets ?? false,
+    listModels: models.list,
+    fallthrough: allow.fallthrough ?? false,
     storage: resolveStorage(options.storage),
     telemetry,
-    quotas: resolveQuotas(options.quotas),
+    quotas: resolveQuotas(tenancy.quotas),
     pricing,
     ledger,
     books: new RequestBooks(ledger, options.onUsage, logger),
     idempotency: resolveIdempotency(options.idempotency, limits),
-    imageTasks: resolveImageTasks(options.imageTasks),
-    safetyIdentifier: resolveSafetyIdentifier(options.safetyIdentifier),
+    imageTasks: resolveImageTasks(options.limits?.imageTasks),
+    safetyIdentifier: resolveSafetyIdentifier(tenancy.safetyIdentifier),
     routing: resolveRouting(options.routing, options.onUpstreamHealth, logger, telemetry),
-    ...(options.moderation !== undefined && options.moderation !== null ? { moderation: new Moderation(options.moderation, options.onModeration, logger) } : {}),
+    ...(options.moderation !== undefined && options.moderation !== null ? { moderation: new Moderation(options.moderation, options.onModeration, logger, options.onStrikeLimit) } : {}),
   });
 }
 
-/** `billing.chargeFailedWork`, checked. */
-function resolveBilling(billing: BillingOptions | undefined): boolean {
-  if (billing === undefined) return false;
-  if (billing === null || typeof billing !== 'object') throw new GatewayConfigError('billing_type', 'options.billing must be an object.', 'billing: { chargeFailedWork: true }');
-  for (const key of Object.keys(billing)) {
-    if (key !== 'chargeFailedWork') throw new GatewayConfigError('billing_unknown', `Unknown billing option '${key}'.`, 'use only: chargeFailedWork.');
+/** The names of each group, checked against its type by tsc as OPTION_NAMES is. */
+const MODEL_OPTION_NAMES = { catalogue: true, list: true } as const satisfies Record<keyof ModelOptions, true>;
+const ALLOW_OPTION_NAMES = { privateImageUrls: true, privateResultUrls: true, operatorAssets: true, fallthrough: true } as const satisfies Record<keyof AllowOptions, true>;
+const TENANCY_OPTION_NAMES = { pricing: true, quotas: true, chargeFailedWork: true, safetyIdentifier: true } as const satisfies Record<keyof TenancyOptions, true>;
+/** A group option: absent is `{}`; anything but an object, or a name it lacks, is a configuration error. */
+function checkGroup<T extends object>(value: T | undefined, name: string, names: Readonly<Record<keyof T, true>>, example: string): Partial<T> {
+  if (value === undefined) return {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    const catalogue = name === 'models' && (Array.isArray(value) || typeof value === 'function');
+    throw new GatewayConfigError(
+      catalogue ? 'option_moved' : 'option_type',
+      catalogue ? 'options.models is now { catalogue, list }: the catalogue entries (or the function of the defaults) are models.catalogue.' : `options.${name} must be an object.`,
+      example,
+    );
   }
-  if (billing.chargeFailedWork !== undefined && typeof billing.chargeFailedWork !== 'boolean') {
-    throw new GatewayConfigError('billing_value', 'billing.chargeFailedWork must be true or false.', 'billing: { chargeFailedWork: true }');
+  for (const key of Object.keys(value)) {
+    if (!Object.hasOwn(names, key)) throw new GatewayConfigError('option_unknown', `Unknown ${name} option '${key}'.`, `use only: ${Object.keys(names).join(', ')}.`);
   }
-  return billing.chargeFailedWork ?? false;
+  return value;
 }
 
 /** The names of the long `storage` form, checked against StorageOptions by tsc as OPTION_NAMES is. */
@@ -274,7 +314,7 @@ function checkInterface(value: unknown, name: string, methods: readonly string[]
   if (value === undefined) return;
   const missing = methods.filter((method) => typeof (value as Record<string, unknown> | null)?.[method] !== 'function');
   if (missing.length > 0) {
-    throw new GatewayConfigError(`${name}_type`, `options.${name} lacks ${missing.join(', ')}.`, example);
+    throw new GatewayConfigError(`${name.split('.').pop()!}_type`, `options.${name} lacks ${missing.join(', ')}.`, example);
   }
 }
 

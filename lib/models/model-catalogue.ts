@@ -1,11 +1,11 @@
-// The model catalogue compiled once per router (docs/models.md): the `models` option over the default
+// The model catalogue compiled once per router (docs/models.md): the `models.catalogue` option over the default
 // rows, checked, frozen, and found by name: an exact id first, else the longest `*` prefix that
 // covers the name, so an added `my-*` never shadows a longer default prefix, nor the reverse. The rows
 // written under vendors' model names (vendor rows) are told apart from the caller-facing ones (the
-// host's `models` entries, the contract's families): which of them a request follows is
+// host's `models.catalogue` entries, the contract's families): which of them a request follows is
 // lib/gateway/routing/catalogue-routing.ts's rule (docs/models.md "Which row a request follows").
 import { GatewayConfigError } from '../errors/config-error.js';
-import type { ModelEndpoint, ModelEntry, ModelRange, ModelsOption } from '../options/model-catalogue.js';
+import type { ModelEndpoint, ModelEntry, ModelRange, ModelCatalogueOption } from '../options/model-catalogue.js';
 import type { RouteName } from '../types.js';
 
 /** The route name of each endpoint a catalogue entry may list (docs/routes.md). */
@@ -25,36 +25,37 @@ export interface ModelCatalogue {
   /** The entry that covers a model name, or undefined. */
   find(model: string): ModelEntry | undefined;
   /**
-   * The caller-facing entry that covers a name (the host's `models` entry, a contract family), or
+   * The caller-facing entry that covers a name (the host's `models.catalogue` entry, a contract family), or
    * undefined when the name's entry is a vendor row (or there is none): a caller-facing entry is the
    * caller's name's own, whatever the resolver answers.
    */
   named(model: string): ModelEntry | undefined;
 }
 
-const EXAMPLE = "models: [{ id: 'x-seedream', endpoints: { '/v1/images/generations': 'translated' }, supported_parameters: ['prompt', 'size'], streams: false }]";
+const EXAMPLE = "models: { catalogue: [{ id: 'x-seedream', endpoints: { '/v1/images/generations': 'translated' }, supported_parameters: ['prompt', 'size'], streams: false }] }";
 
 /**
- * The catalogue for a router: `models` adds to or overrides the default rows (a list) or returns the
+ * The catalogue for a router: `models.catalogue` adds to or overrides the default rows (a list) or returns the
  * whole catalogue (a function). The default rows are the providers' (the registry assembles them,
  * with the `imageModels` option's families in place of the contract's).
  */
-export function resolveModelCatalogue(models: ModelsOption | undefined, defaults: readonly ModelEntry[], isVendorRow: (entry: ModelEntry) => boolean = () => false): ModelCatalogue {
+export function resolveModelCatalogue(models: ModelCatalogueOption | undefined, defaults: readonly ModelEntry[], isVendorRow: (entry: ModelEntry) => boolean = () => false): ModelCatalogue {
   let entries: readonly ModelEntry[];
   if (models === undefined) entries = defaults;
   else if (typeof models === 'function') entries = models(defaults);
   else if (Array.isArray(models)) {
     const given = new Set((models as readonly ModelEntry[]).map((entry) => entry?.id));
     entries = [...(models as readonly ModelEntry[]), ...defaults.filter((entry) => !given.has(entry.id))];
-  } else throw new GatewayConfigError('models_type', 'options.models must be a list of model entries or a function (defaults) => entries.', EXAMPLE);
-  if (!Array.isArray(entries)) throw new GatewayConfigError('models_type', 'options.models, as a function, must return a list of model entries.', 'models: (defaults) => [...defaults, mine]');
+  } else throw new GatewayConfigError('models_type', 'options.models.catalogue must be a list of model entries or a function (defaults) => entries.', EXAMPLE);
+  if (!Array.isArray(entries))
+    throw new GatewayConfigError('models_type', 'options.models.catalogue, as a function, must return a list of model entries.', 'models: { catalogue: (defaults) => [...defaults, mine] }');
   const checked = entries.map((entry: ModelEntry, index: number) => checkEntry(entry, index));
   return compileCatalogue(checked, isVendorRow);
 }
 
 /**
  * Entries found by exact id, else by the longest covering prefix; lookups cached (bounded).
- * `isVendorRow` tells a provider's own row (by identity: a `models` function that keeps a default row
+ * `isVendorRow` tells a provider's own row (by identity: a `models.catalogue` function that keeps a default row
  * keeps it a vendor row; a copy under a name of the host's is the host's).
  */
 export function compileCatalogue(entries: readonly ModelEntry[], isVendorRow: (entry: ModelEntry) => boolean = () => false): ModelCatalogue {
@@ -98,7 +99,7 @@ function freezeEntry(entry: ModelEntry): ModelEntry {
 }
 
 function checkEntry(entry: ModelEntry, index: number): ModelEntry {
-  const where = `options.models[${index}]`;
+  const where = `options.models.catalogue[${index}]`;
   if (entry === null || typeof entry !== 'object') throw new GatewayConfigError('models_entry', `${where} must be a model entry object.`, EXAMPLE);
   if (typeof entry.id !== 'string' || entry.id.replace(/\*$/, '') === '') throw new GatewayConfigError('models_entry', `${where}.id must be a model name or a prefix ending in '*'.`, EXAMPLE);
   const at = `${where} ('${entry.id}')`;

@@ -1,8 +1,9 @@
 // The public options of createGatewayRouter (docs/configuration.md): GatewayOptions and the option objects
-// it is made of, each with its default and an example. Types only; the bounds of a request are in
-// request-limits.ts, the functions a host writes in host-hooks.ts, the quotas in quota-options.ts, the
-// Idempotency-Key store in idempotency-options.ts. gateway/options.ts is the only
-// place that reads them: it checks them, fills the defaults and widens the shorthands.
+// it is made of, each with its default and an example, grouped by concern (docs/configuration.md "Old
+// names"). Types only; the bounds of a request are in request-limits.ts, the functions a host writes in
+// host-hooks.ts, the quotas in quota-options.ts, the Idempotency-Key store in idempotency-options.ts.
+// gateway/resolve-options.ts is the only place that reads them: it checks them, fills the defaults and
+// widens the shorthands.
 // the telemetry option's type lives with the facade that reads it: telemetry imports no option
 import type { TelemetryOptions } from '../telemetry/otel-api.js';
 
@@ -13,13 +14,13 @@ import type { TaskStore } from '../stores/tasks/task-store.js';
 import type { UsageEvent } from '../types.js';
 import type { AuthenticatedMiddleware, ListModels, Logger, ResolveUpstream, VerifyKey } from './host-hooks.js';
 import type { CompressedBodiesOptions, GatewayLimits, ImageModelFamily } from './request-limits.js';
-import type { ModelsOption } from './model-catalogue.js';
-import type { BillingOptions, PricingOptions } from './pricing.js';
+import type { ModelCatalogueOption } from './model-catalogue.js';
+import type { PricingOptions } from './pricing.js';
 import type { QuotaOptions } from './quota-options.js';
 import type { IdempotencyOptions } from './idempotency-options.js';
 import type { SafetyIdentifierOptions } from './safety-identifier-options.js';
 import type { RoutingOptions, UpstreamHealthEvent } from './routing-options.js';
-import type { ModerationEvent, ModerationOption } from './moderation-options.js';
+import type { ModerationEvent, ModerationOption, StrikeLimitEvent } from './moderation-options.js';
 // re-exported for the modules that read them from here
 export type { QuotaLimits, QuotaState } from './quota-options.js';
 
@@ -35,51 +36,94 @@ export interface GatewayOptions {
    */
   resolveUpstream: ResolveUpstream;
   /**
-   * Body, image and upstream limits. Each key is optional; defaults in `DEFAULT_LIMITS`.
-   * @example limits: { jsonBodyBytes: 64 * 1024 * 1024 }
+   * The host's own middleware for gateway requests once the caller is known (its rate limiter, an
+   * audit log, a plan check): runs on every gateway route after `verifyKey` accepted the key and
+   * before the body is read; `gatewayCaller(res)` is the caller. An error it passes to `next` (or
+   * throws, or rejects with) is answered in the gateway's error shape: a `GatewayError` as it is, an
+   * error with `status` 401, 403, 404 or 429 (http-errors) with that status. Default: none.
+   * @example afterAuthentication: [rateLimit({ keyGenerator: (req, res) => gatewayCaller(res)!.id, handler: (req, res, next) => next(GatewayError.rateLimited('Too many requests', 60)) })]
    */
-  limits?: Partial<GatewayLimits>;
+  afterAuthentication?: AuthenticatedMiddleware | readonly AuthenticatedMiddleware[];
   /**
-   * Accept `Content-Encoding: gzip`, `deflate` (also `x-gzip`) or `br` on JSON routes. Default
-   * false: any coding but `identity` is a 415, because the official SDKs never compress request
-   * bodies and a 200-byte brotli body can inflate to 48 MB. `true` allows them under
-   * `DEFAULT_COMPRESSED_BODIES` (1 MiB decoded, ratio 20). Multipart bodies are never decoded.
-   * @example compressedBodies: { maxDecodedBytes: 4 * 1024 * 1024, maxRatio: 20 }
+   * What one request may hold and how long it may take, what compressed bodies may decode to, and
+   * how many asynchronous image tasks run and wait. Each key is optional; defaults in `DEFAULT_LIMITS`,
+   * `limits.compressedBodies` off, `imageTasks` as ImageTaskOptions says.
+   * @example limits: { jsonBodyBytes: 64 * 1024 * 1024, compressedBodies: true, imageTasks: { concurrency: 16 } }
    */
-  compressedBodies?: boolean | CompressedBodiesOptions;
+  limits?: LimitOptions;
   /**
    * The image model families of contract §1. Default: `DEFAULT_IMAGE_MODELS` (the spec's table).
    * @example imageModels: [...DEFAULT_IMAGE_MODELS, { pattern: 'my-image-*', minImages: 0, maxImages: 2, maxN: 4 }]
    */
   imageModels?: readonly ImageModelFamily[];
   /**
-   * The model catalogue (docs/models.md): per caller-facing model, its endpoints and how each is
-   * served, its parameters, the ones refused, its limits, whether it streams. Validation and
-   * `GET /v1/models` read it. A list adds entries (same id: replaces a default); a function returns
-   * the whole catalogue. Default: `DEFAULT_MODEL_CATALOGUE` (the contract's families, then today's
-   * vendor models under their vendor names).
-   * @example models: [{ ...modelEntry('doubao-seedream-4-0-250828')!, id: 'x-seedream' }]
+   * The model catalogue and the names `GET /v1/models` lists (docs/models.md). Default: the catalogue
+   * `DEFAULT_MODEL_CATALOGUE`, listed as the resolver routes it.
+   * @example models: { catalogue: [{ ...modelEntry('doubao-seedream-4-0-250828')!, id: 'x-seedream' }], list: (caller) => ['x-image-2.0', 'x-seedream'] }
    */
-  models?: ModelsOption;
+  models?: ModelOptions;
   /**
-   * Accept reference image URLs that name loopback, private or link-local hosts. Default false:
-   * such URLs get a 400 (the upstream fetches them from the public internet, contract §4.1).
-   * @example allowPrivateImageUrls: process.env.NODE_ENV !== 'production'
+   * What the gateway refuses by default and may let through (docs/security.md): caller image URLs and
+   * upstream result URLs on private networks, `asset://` references to the operator's own assets, and
+   * requests to paths it does not serve. Every key defaults to false. Callback targets on private
+   * networks are `callbacks.allowLocal`.
+   * @example allow: { privateImageUrls: process.env.NODE_ENV !== 'production', privateResultUrls: process.env.NODE_ENV !== 'production' }
    */
-  allowPrivateImageUrls?: boolean;
-  /**
-   * Download `b64_json` result images from hosts that name or resolve to loopback, private or
-   * link-local addresses. Default false: the upstream names the result URL, so it gets the callback
-   * rules (public addresses only, pinned, no redirects). Set true only for a trusted upstream that
-   * serves results from a private network, or for local development.
-   * @example allowPrivateResultUrls: process.env.NODE_ENV !== 'production'
-   */
-  allowPrivateResultUrls?: boolean;
+  allow?: AllowOptions;
   /**
    * Called once per finished request, for metering and billing. Errors it throws are logged, not sent. Default: none.
    * @example onUsage: (event) => meter.record(event.caller.id, event.route, event.images)
    */
   onUsage?: (event: UsageEvent) => void;
+  /**
+   * What each tenant pays and may use, and how vendors see it (docs/tenancy-and-billing.md): prices,
+   * quotas and budgets, who pays for lost work, the tenant identifier sent to vendors. Default: no
+   * prices, no quotas, lost work absorbed by the operator, no identifier sent.
+   * @example tenancy: { pricing: { currency: 'USD', models: { 'x-image-2.0*': { image: 0.035 } } }, quotas: { limits: { imagesPerMinute: 40, budget: 25 } } }
+   */
+  tenancy?: TenancyOptions;
+  /**
+   * `Idempotency-Key` on the paid creates (image generations and edits, video tasks, Ark native
+   * images, CreateAsset): a retry with the same key and body gets the stored answer, the upstream is
+   * not called again. Default: on, keys in memory for 24 h; `false` ignores the header.
+   * @example idempotency: { store: redisIdempotencyStore({ client: redis }) }
+   */
+  idempotency?: IdempotencyOptions | false;
+  /**
+   * Task and asset records (ownership, callback state). Default: `memoryTaskStore()`; `redisTaskStore` for several instances.
+   * @example store: redisTaskStore({ client: new Redis(process.env.REDIS_URL!) })
+   */
+  store?: TaskStore;
+  /**
+   * Callback delivery (contract §6): signing, retries, the polling schedule, and the scheduler that runs
+   * polls and deliveries. Default: `DEFAULT_CALLBACKS`, unsigned, `memoryScheduler()`.
+   * @example callbacks: { signingSecret: process.env.WEBHOOK_SECRET, maxAttempts: 8, scheduler: bullmqScheduler({ connection: redis }) }
+   */
+  callbacks?: CallbackOptions;
+  /**
+   * Durable results (docs/durable-results.md): every result image, and a video task's video and
+   * last frame, is re-hosted into this store and `url` answers the store's signed URL instead of
+   * the upstream's 24-hour link. A store alone, or `{ store, onFailure, timeoutMs, maxVideoBytes }`.
+   * Default: none (upstream URLs are answered as they come).
+   * @example storage: localResultStorage({ directory: './results', secret: process.env.RESULTS_SECRET })
+   * @example storage: { store: s3ResultStorage({ bucket: 'results', region: 'auto', endpoint }), onFailure: 'error' }
+   */
+  storage?: ResultStorage | StorageOptions;
+  /** Health-aware routing among a resolver's upstreams, and their circuit breaker (docs/routing-and-health.md). Default `{ strategy: 'ordered' }`, breaker on. @example routing: { strategy: 'weighted', store: redis } */
+  routing?: RoutingOptions;
+  /** Hears each state change of an upstream on this instance (docs/routing-and-health.md "Operator signals"). Errors it throws are logged. Default: none. @example onUpstreamHealth: (event) => pager.notify(event) */
+  onUpstreamHealth?: (event: UpstreamHealthEvent) => void;
+  /** Content checks per tenant on every image route (docs/content-safety.md); default none. @example moderation: { check: openAIModeration({ apiKey: process.env.OPENAI_API_KEY! }), outputImages: true } */
+  moderation?: ModerationOption;
+  /** One audit event per moderation verdict (docs/content-safety.md "Audit"); no prompt or image unless `moderation.auditContent`. @example onModeration: (event) => audit.write(event) */
+  onModeration?: (event: ModerationEvent) => void;
+  /**
+   * Told once when a tenant reaches its moderation policy's `maxStrikes` (docs/content-safety.md
+   * "Strikes"); the event's `clear()` lifts the suspension. One hook for every policy. Errors it throws
+   * are logged. Default: none.
+   * @example onStrikeLimit: (event) => support.openCase(event.caller.id, event.strikes)
+   */
+  onStrikeLimit?: (event: StrikeLimitEvent) => void | Promise<void>;
   /**
    * Where the gateway logs, pino-compatible: `info/warn/error(fields, message)`, optional `child()`.
    * Gets every 5xx (with its `requestId`), hooks that throw, failed upstream attempts, polls and
@@ -90,41 +134,82 @@ export interface GatewayOptions {
    */
   logger?: Partial<Logger> | false;
   /**
-   * The host's own middleware for gateway requests once the caller is known (its rate limiter, an
-   * audit log, a plan check): runs on every gateway route after `verifyKey` accepted the key and
-   * before the body is read; `gatewayCaller(res)` is the caller. An error it passes to `next` (or
-   * throws, or rejects with) is answered in the gateway's error shape: a `GatewayError` as it is, an
-   * error with `status` 401, 403, 404 or 429 (http-errors) with that status. Default: none.
-   * @example afterAuthentication: [rateLimit({ keyGenerator: (req, res) => gatewayCaller(res)!.id, handler: (req, res, next) => next(GatewayError.rateLimited('Too many requests', 60)) })]
+   * OpenTelemetry traces and metrics through the host's `@opentelemetry/api` (docs/observability.md).
+   * Default: on when the package is installed (with no SDK registered it records nothing), off
+   * otherwise; `false` turns it off. Prompts are recorded only with `capturePrompts: true`.
+   * @example telemetry: { capturePrompts: false }
    */
-  afterAuthentication?: AuthenticatedMiddleware | readonly AuthenticatedMiddleware[];
+  telemetry?: TelemetryOptions | false;
+}
+/**
+ * The `limits` option (docs/configuration.md "limits"): the bounds of one request (each a positive
+ * integer over `DEFAULT_LIMITS`), compressed request bodies, and the asynchronous image task queue.
+ * @example limits: { jsonBodyBytes: 64 * 1024 * 1024, upstreamTimeoutMs: 600_000, compressedBodies: { maxDecodedBytes: 4 * 1024 * 1024 } }
+ */
+export interface LimitOptions extends Partial<GatewayLimits> {
   /**
-   * Task and asset records (ownership, callback state). Default: `memoryTaskStore()`; `redisTaskStore` for several instances.
-   * @example store: redisTaskStore({ client: new Redis(process.env.REDIS_URL!) })
+   * Accept `Content-Encoding: gzip`, `deflate` (also `x-gzip`) or `br` on JSON routes. Default
+   * false: any coding but `identity` is a 415, because the official SDKs never compress request
+   * bodies and a 200-byte brotli body can inflate to 48 MB. `true` allows them under
+   * `DEFAULT_COMPRESSED_BODIES` (1 MiB decoded, ratio 20). Multipart bodies are never decoded.
+   * @example compressedBodies: { maxDecodedBytes: 4 * 1024 * 1024, maxRatio: 20 }
    */
-  store?: TaskStore;
+  compressedBodies?: boolean | CompressedBodiesOptions;
   /**
-   * Runs task polls and callback deliveries. Default: `memoryScheduler()`; `bullmqScheduler` for several instances.
-   * @example scheduler: bullmqScheduler({ connection: new Redis(process.env.REDIS_URL!) })
+   * Asynchronous image tasks (`Prefer: respond-async`, `POST /v1/images/generations/async`,
+   * docs/image-tasks.md): how long tasks are kept, how many run at once and how many may wait.
+   * Default: ImageTaskOptions' defaults (32 at once, kept 24 h).
+   * @example imageTasks: { concurrency: 16, keepSeconds: 3600 }
    */
-  scheduler?: JobScheduler;
+  imageTasks?: ImageTaskOptions;
+}
+/**
+ * The `models` option (docs/models.md): the catalogue validation and `GET /v1/models` read, and the
+ * names that route lists per caller. Each key is optional.
+ * @example models: { catalogue: (defaults) => defaults.filter((entry) => entry.provider !== 'openai') }
+ */
+export interface ModelOptions {
   /**
-   * Callback delivery (contract §6): signing, retries, the polling schedule. Default: `DEFAULT_CALLBACKS`, unsigned.
-   * @example callbacks: { signingSecret: process.env.WEBHOOK_SECRET, maxAttempts: 8 }
+   * The model catalogue: per caller-facing model, its endpoints and how each is served, its
+   * parameters, the ones refused, its limits, whether it streams. A list adds entries (same id:
+   * replaces a default); a function returns the whole catalogue. Default: `DEFAULT_MODEL_CATALOGUE`
+   * (the contract's families, then today's vendor models under their vendor names).
+   * @example catalogue: [{ ...modelEntry('doubao-seedream-4-0-250828')!, id: 'x-seedream' }]
    */
-  callbacks?: CallbackOptions;
+  catalogue?: ModelCatalogueOption;
+  /**
+   * The models `GET /v1/models` lists for a caller (OpenAI list shape), instead of the catalogue's.
+   * Default: the catalogue entries `resolveUpstream` routes for that caller.
+   * @example list: (caller) => ['x-image-2.0', 'x-image-edit', { id: 'x-video', owned_by: 'ark' }]
+   */
+  list?: ListModels;
+}
+/**
+ * The `allow` option (docs/security.md): what the gateway refuses by default. Every key is a boolean,
+ * default false. Callback targets on loopback or private hosts are `callbacks.allowLocal`.
+ * @example allow: { privateImageUrls: true, privateResultUrls: true } // local development
+ */
+export interface AllowOptions {
+  /**
+   * Accept image and media URLs from callers that name loopback, private or link-local hosts.
+   * Default false: such URLs get a 400 (the upstream fetches them from the public internet, contract §4.1).
+   * @example privateImageUrls: process.env.NODE_ENV !== 'production'
+   */
+  privateImageUrls?: boolean;
+  /**
+   * Download result images (for `b64_json` and `storage`) from hosts that name or resolve to
+   * loopback, private or link-local addresses. Default false: the upstream names the result URL, so
+   * it gets the callback rules (public addresses only, pinned, no redirects). Set true only for a
+   * trusted upstream that serves results from a private network, or for local development.
+   * @example privateResultUrls: process.env.NODE_ENV !== 'production'
+   */
+  privateResultUrls?: boolean;
   /**
    * Accept `asset://` references to assets not created through this gateway (the operator's own).
    * Another tenant's asset is refused either way. Default false.
-   * @example allowOperatorAssets: true
+   * @example operatorAssets: true
    */
-  allowOperatorAssets?: boolean;
-  /**
-   * The models `GET /v1/models` lists for a caller (OpenAI list shape). Default: the image-family
-   * names of `imageModels` that `resolveUpstream` accepts for that caller.
-   * @example listModels: (caller) => ['x-image-2.0', 'x-image-edit', { id: 'x-video', owned_by: 'ark' }]
-   */
-  listModels?: ListModels;
+  operatorAssets?: boolean;
   /**
    * Let requests to paths under `/v1` and `/api/v3` that the gateway does not serve fall through to
    * the host's own routes. Default false: they get the JSON error object with 404 `not_found`, as
@@ -132,75 +217,50 @@ export interface GatewayOptions {
    * @example fallthrough: true // the host serves its own GET /v1/status after the gateway
    */
   fallthrough?: boolean;
-  /**
-   * Durable results (docs/durable-results.md): every result image, and a video task's video and
-   * last frame, is re-hosted into this store and `url` answers the store's signed URL instead of
-   * the upstream's 24-hour link. A store alone, or `{ store, onFailure, timeoutMs, maxVideoBytes }`.
-   * Default: none (upstream URLs are answered as they come).
-   * @example storage: localResultStorage({ directory: './results', secret: process.env.RESULTS_SECRET })
-   * @example storage: { store: s3ResultStorage({ bucket: 'results', region: 'auto', endpoint }), onFailure: 'error' }
-   */
-  storage?: ResultStorage | StorageOptions;
-  /**
-   * OpenTelemetry traces and metrics through the host's `@opentelemetry/api` (docs/observability.md).
-   * Default: on when the package is installed (with no SDK registered it records nothing), off
-   * otherwise; `false` turns it off. Prompts are recorded only with `capturePrompts: true`.
-   * @example telemetry: { capturePrompts: false }
-   */
-  telemetry?: TelemetryOptions | false;
-  /**
-   * Per-caller quotas in billing units: requests and images per minute, video-seconds per day,
-   * concurrent video tasks, in-flight requests (docs/tenancy-and-billing.md). Default: none (only
-   * `limits.inFlightPerCaller`). A refusal is 429 `rate_limit_exceeded` with `Retry-After` and the
-   * IETF `RateLimit-Policy` / `RateLimit` headers.
-   * @example quotas: { limits: (caller) => plans[String(caller.plan)], redis: new Redis(process.env.REDIS_URL!) }
-   */
-  quotas?: QuotaOptions;
+}
+/**
+ * The `tenancy` option (docs/tenancy-and-billing.md): what a tenant's work costs, the quotas and
+ * budgets it is held to, who pays for work lost on the way, and the identifier vendors see for it.
+ * Each key is optional.
+ * @example tenancy: { pricing: { currency: 'USD', models: { 'x-image-2.0*': { image: 0.035 } } }, quotas: { limits: { budget: 25 } }, chargeFailedWork: true }
+ */
+export interface TenancyOptions {
   /**
    * Cost in money (docs/tenancy-and-billing.md "Cost in money"): a price table per model, or a function
    * of the usage event. Every usage event of a priced model carries `cost: { amount, currency }`, and
-   * the `quotas` limit `budget` reserves the most a request may cost and settles to what it did.
+   * the quota limit `budget` reserves the most a request may cost and settles to what it did.
    * Default: none (no costs).
    * @example pricing: { currency: 'USD', models: { 'x-image-2.0*': { image: 0.035 }, 'x-video': { videoSecond: 0.05 } } }
    */
   pricing?: PricingOptions;
   /**
+   * Per-caller quotas in billing units: requests and images per minute, video-seconds per day,
+   * concurrent video tasks, in-flight requests, money (docs/tenancy-and-billing.md "Quotas"). Default:
+   * none (only `limits.inFlightPerCaller`). A refusal is 429 `rate_limit_exceeded` with `Retry-After`
+   * and the IETF `RateLimit-Policy` / `RateLimit` headers.
+   * @example quotas: { limits: (caller) => plans[String(caller.plan)], redis: new Redis(process.env.REDIS_URL!) }
+   */
+  quotas?: QuotaOptions;
+  /**
    * Who pays for work lost on the way (docs/tenancy-and-billing.md "The books"). The tenant always pays
    * for what it received and for what it lost by its own act (it left, cut a stream, cancelled running
    * work). Work the vendor or the gateway lost (a 5xx after the request was written, an unknown
    * outcome, a failed download or store, a crash) is the operator's cost by default, reported as
-   * `absorbedImages`; `chargeFailedWork: true` charges it to the tenant as `undeliveredImages`.
-   * @example billing: { chargeFailedWork: true }
+   * `absorbedImages`; `true` charges it to the tenant as `undeliveredImages`. Default false.
+   * @example chargeFailedWork: true
    */
-  billing?: BillingOptions;
+  chargeFailedWork?: boolean;
   /**
-   * `Idempotency-Key` on the paid creates (image generations and edits, video tasks, Ark native
-   * images, CreateAsset): a retry with the same key and body gets the stored answer, the upstream is
-   * not called again. Default: on, keys in memory for 24 h; `false` ignores the header.
-   * @example idempotency: { store: redisIdempotencyStore({ client: redis }) }
+   * The tenant identifier sent to vendors (docs/security.md "Tenant identifier sent to vendors"): an
+   * HMAC of the caller's id under a secret. Default: off.
+   * @example safetyIdentifier: { secret: process.env.SAFETY_IDENTIFIER_SECRET! }
    */
-  idempotency?: IdempotencyOptions | false;
-  /**
-   * Asynchronous image tasks (`Prefer: respond-async`, `POST /v1/images/generations/async`,
-   * docs/image-tasks.md): how long tasks are kept, how many run at once and how many may wait.
-   * @example imageTasks: { concurrency: 16, keepSeconds: 3600 }
-   */
-  imageTasks?: ImageTaskOptions;
-  /** The tenant identifier sent to vendors (docs/security.md "Tenant identifier sent to vendors"). Default: off. @example safetyIdentifier: { secret: process.env.SAFETY_IDENTIFIER_SECRET! } */
   safetyIdentifier?: SafetyIdentifierOptions | false;
-  /** Health-aware routing among a resolver's upstreams, and their circuit breaker (docs/routing-and-health.md). Default `{ strategy: 'ordered' }`, breaker on. @example routing: { strategy: 'weighted', store: redis } */
-  routing?: RoutingOptions;
-  /** Hears each state change of an upstream on this instance (docs/routing-and-health.md "Operator signals"). Errors it throws are logged. Default: none. @example onUpstreamHealth: (event) => pager.notify(event) */
-  onUpstreamHealth?: (event: UpstreamHealthEvent) => void;
-  /** Content checks per tenant on every image route (docs/content-safety.md); default none. @example moderation: { check: openAIModeration({ apiKey: process.env.OPENAI_API_KEY! }), outputImages: true } */
-  moderation?: ModerationOption;
-  /** One audit event per moderation verdict (docs/content-safety.md "Audit"); no prompt or image unless `moderation.auditContent`. @example onModeration: (event) => audit.write(event) */
-  onModeration?: (event: ModerationEvent) => void;
 }
 
 /**
  * Asynchronous image tasks (docs/image-tasks.md). Every field has a default.
- * @example imageTasks: { concurrency: 16, perCallerConcurrency: 4, maxQueuedPerCaller: 200 }
+ * @example limits: { imageTasks: { concurrency: 16, perCallerConcurrency: 4, maxQueuedPerCaller: 200 } }
  */
 export interface ImageTaskOptions {
   /** Seconds a task is kept after it was created; then its id answers 404. Default 86 400 (24 h). @example keepSeconds: 3600 */
@@ -258,7 +318,8 @@ export interface StorageOptions {
 }
 
 /**
- * Callback delivery for video tasks (contract §6). Every key is optional.
+ * Callback delivery for tasks (contract §6), the polling schedule behind it and the scheduler that
+ * runs both. Every key is optional.
  * @example callbacks: { signingSecret: 'whsec_…', maxAttempts: 8, pollIntervalsMs: [60_000, 30_000, 15_000] }
  */
 export interface CallbackOptions {
@@ -266,8 +327,17 @@ export interface CallbackOptions {
   signingSecret?: string;
   /** Attempts per task state before giving up. Default 8. @example maxAttempts: 12 */
   maxAttempts?: number;
-  /** Development and tests only: http and loopback/private callback targets. Default false. @example allowLocal: process.env.NODE_ENV === 'test' */
+  /**
+   * Development and tests only: http and loopback/private callback targets (the other private-network
+   * allowances are the `allow` option). Default false. @example allowLocal: process.env.NODE_ENV === 'test'
+   */
   allowLocal?: boolean;
+  /**
+   * Runs the task polls and callback deliveries, and the lease watches of image tasks and of kept
+   * work. Default: `memoryScheduler()`; `bullmqScheduler` for several instances.
+   * @example scheduler: bullmqScheduler({ connection: new Redis(process.env.REDIS_URL!) })
+   */
+  scheduler?: JobScheduler;
   /** Timeout of one delivery attempt, ms. Default 10 s. @example timeoutMs: 5_000 */
   timeoutMs?: number;
   /**

@@ -1,5 +1,5 @@
 // The public types of the functions a host hands the gateway (docs/architecture.md "Public contract"):
-// `verifyKey`, `resolveUpstream`, `listModels`, `logger` and the `afterAuthentication` middleware. Types only; the domain types they speak
+// `verifyKey`, `resolveUpstream`, `models.list`, `logger` and the `afterAuthentication` middleware. Types only; the domain types they speak
 // of (Caller, Upstream, RouteName) are in types.ts.
 // express's Request under a name of its own, apart from Node's global (fetch) one: the rolled-up
 // declarations must name express's (scripts/package-entries.ts)
@@ -42,7 +42,7 @@ export type ResolveUpstream = (input: ResolveUpstreamInput) => ResolvedUpstreams
 export type ResolvedUpstreams = Upstream | readonly Upstream[] | RoutedUpstreams | null | undefined;
 
 /**
- * One entry a `listModels` hook may return beside plain names (OpenAI `Model` fields).
+ * One entry a `models.list` hook may return beside plain names (OpenAI `Model` fields).
  * @example { id: 'x-video', owned_by: 'ark' }
  */
 export interface ListedModel {
@@ -55,7 +55,7 @@ export interface ListedModel {
 }
 
 /**
- * Names the models `GET /v1/models` lists for a caller (`listModels` option). Default: the
+ * Names the models `GET /v1/models` lists for a caller (`models.list` option). Default: the
  * image-family names of `imageModels` that `resolveUpstream` accepts for that caller.
  * @example listModels: (caller) => ['x-image-2.0', 'x-image-edit', { id: 'x-video', owned_by: 'ark' }]
  */

@@ -1,4 +1,4 @@
-// The public types of the model catalogue (`models` option, docs/models.md): per caller-facing model,
+// The public types of the model catalogue (`models.catalogue` option, docs/models.md): per caller-facing model,
 // the endpoints it answers on and how each is served, the parameters it takes, the ones the gateway
 // refuses for it, its limits and whether it streams. Types only; the default rows are
 // lib/models/default-models.ts, the rules that read them lib/models/model-rules.ts. Field names are
@@ -57,7 +57,7 @@ export interface ModelLimits {
 }
 
 /**
- * One model of the catalogue (`models` option): a vendor model under the vendor's name, which every
+ * One model of the catalogue (`models.catalogue` option): a vendor model under the vendor's name, which every
  * caller name the resolver sends to it follows, or a name of yours with rules of its own, which wins
  * over the upstream model's row (docs/models.md "Which row a request follows"). The resolver stays the
  * routing authority: an entry is listed for a caller only on the endpoints `resolveUpstream` routes for it.
@@ -93,9 +93,9 @@ export interface ModelEntry {
 }
 
 /**
- * The `models` option: a list adds entries to the default catalogue (an entry with the id of a
+ * The `models.catalogue` option: a list adds entries to the default catalogue (an entry with the id of a
  * default one replaces it); a function gets the defaults and returns the whole catalogue.
- * @example models: [{ ...modelEntry('doubao-seedream-4-0-250828')!, id: 'x-seedream' }]
- * @example models: (defaults) => defaults.filter((entry) => entry.provider !== 'openai')
+ * @example catalogue: [{ ...modelEntry('doubao-seedream-4-0-250828')!, id: 'x-seedream' }]
+ * @example catalogue: (defaults) => defaults.filter((entry) => entry.provider !== 'openai')
  */
-export type ModelsOption = readonly ModelEntry[] | ((defaults: readonly ModelEntry[]) => readonly ModelEntry[]);
+export type ModelCatalogueOption = readonly ModelEntry[] | ((defaults: readonly ModelEntry[]) => readonly ModelEntry[]);

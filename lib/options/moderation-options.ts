@@ -1,4 +1,4 @@
-// The `moderation` and `onModeration` options (docs/content-safety.md): which stages of an image request
+// The `moderation`, `onModeration` and `onStrikeLimit` options (docs/content-safety.md): which stages of an image request
 // a content checker sees, per tenant, what a refusal and a checker failure do, the audit event of each
 // verdict and the strikes that suspend a tenant. Types only; gateway/moderation/ reads them.
 import type { Caller, RouteName } from '../types.js';
@@ -55,7 +55,7 @@ export interface ModerationVerdict {
  */
 export type ModerationChecker = ((input: ModerationCheckInput) => ModerationVerdict | Promise<ModerationVerdict>) & { checkerName?: string };
 
-/** A tenant that reached `maxStrikes`: `clear()` lifts the suspension now (an appeal granted). */
+/** What `onStrikeLimit` hears: a tenant that reached `maxStrikes`; `clear()` lifts the suspension now (an appeal granted). */
 export interface StrikeLimitEvent {
   caller: Caller;
   strikes: number;
@@ -104,10 +104,8 @@ export interface ModerationPolicy {
   strikeWindowSeconds?: number;
   /** Where strikes are counted across instances. Default: this process's memory. */
   redis?: StrikeRedisClient;
-  /** Prepended to the strike keys in Redis. Default `'gw:strikes:'`. */
-  redisPrefix?: string;
-  /** Told once when a tenant reaches `maxStrikes`; its `clear()` lifts the suspension. */
-  onStrikeLimit?: (event: StrikeLimitEvent) => void | Promise<void>;
+  /** Prepended to the strike keys in Redis, as `prefix` is for every other Redis store. Default `'gw:strikes:'`. @example prefix: 'myapp:strikes:' */
+  prefix?: string;
 }
 
 /**

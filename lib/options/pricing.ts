@@ -1,4 +1,4 @@
-// The public types of the `pricing` option (docs/tenancy-and-billing.md "Cost in money"): what a request
+// The public types of the `tenancy.pricing` option (docs/tenancy-and-billing.md "Cost in money"): what a request
 // costs in money, per model from a table or from the host's own function of the usage. Types only;
 // the arithmetic is lib/gateway/ledger/pricing.ts.
 import type { UsageEvent } from '../types.js';
@@ -31,17 +31,17 @@ export interface ModelPrice {
 /** An amount of money. */
 export interface Cost {
   amount: number;
-  /** ISO 4217 code, as `pricing.currency` says. @example currency: 'USD' */
+  /** ISO 4217 code, as `tenancy.pricing.currency` says. @example currency: 'USD' */
   currency: string;
 }
 
 /**
- * The `pricing` option: a currency and a table per model (`*` at the end of a name: a prefix, the
+ * The `tenancy.pricing` option: a currency and a table per model (`*` at the end of a name: a prefix, the
  * longest wins), or a function of the usage event that returns the amount (undefined: unpriced). A
  * request follows the row of the caller's name, else that of the upstream model the resolver chose
  * (docs/tenancy-and-billing.md "Which price a request follows"). The cost is added to every usage event of a priced model, and money budgets
- * (`quotas` limit `budget`) reserve the most a request may cost and settle to what it did.
- * @example pricing: { currency: 'USD', models: { 'x-image-2.0*': { image: 0.035 }, 'x-video': { videoSecond: { default: 0.05, by: { '1080p': 0.1 } } } } }
+ * (`tenancy.quotas` limit `budget`) reserve the most a request may cost and settle to what it did.
+ * @example tenancy: { pricing: { currency: 'USD', models: { 'x-image-2.0*': { image: 0.035 }, 'x-video': { videoSecond: { default: 0.05, by: { '1080p': 0.1 } } } } } }
  */
 export interface PricingOptions {
   /** ISO 4217 code of every amount. No default. @example currency: 'USD' */
@@ -54,10 +54,4 @@ export interface PricingOptions {
    * @example price: (event) => event.images * 0.04
    */
   price?: (event: UsageEvent) => number | undefined;
-}
-
-/** The `billing` option: who pays for vendor work the caller did not receive. */
-export interface BillingOptions {
-  /** Charge the tenant for work the vendor or the gateway lost, as `undeliveredImages`. Default false (the operator absorbs it). @example chargeFailedWork: true */
-  chargeFailedWork?: boolean;
 }

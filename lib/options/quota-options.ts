@@ -1,4 +1,4 @@
-// The `quotas` option's types (docs/tenancy-and-billing.md "Quotas"): per-caller limits on requests, images,
+// The `tenancy.quotas` option's types (docs/tenancy-and-billing.md "Quotas"): per-caller limits on requests, images,
 // video seconds, concurrent tasks and money, the Redis client that counts them across instances, and what
 // `router.quota(caller)` reports. Types only; gateway/tenancy/resolve-tenancy.ts checks and resolves them.
 import type { Caller } from '../types.js';
@@ -51,9 +51,9 @@ export interface QuotaLimits {
   /** Requests in flight at once on this instance; overrides `limits.inFlightPerCaller` for this caller. @example inFlight: 16 */
   inFlight?: number;
   /**
-   * Money per budget window (`budgetWindowSeconds`, default a day), in the `pricing` currency: a
+   * Money per budget window (`budgetWindowSeconds`, default a day), in the `tenancy.pricing` currency: a
    * request reserves the most it may cost by the price table, and is settled to its cost when it ends
-   * (a video task at its terminal state); a 429 names the budget. Needs `pricing`. @example budget: 25
+   * (a video task at its terminal state); a 429 names the budget. Needs `tenancy.pricing`. @example budget: 25
    */
   budget?: number;
 }
@@ -74,7 +74,7 @@ export interface QuotaRedisClient {
   multi(...args: never[]): unknown;
 }
 
-/** What `router.quota(caller)` tells about the `quotas` limits: each configured limit, what is left of it now, and when it refills. */
+/** What `router.quota(caller)` tells about the `tenancy.quotas` limits: each configured limit, what is left of it now, and when it refills. */
 export interface QuotaState {
   name: 'requests' | 'images' | 'video-seconds' | 'video-tasks' | 'budget';
   limit: number;

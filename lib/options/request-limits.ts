@@ -1,4 +1,4 @@
-// The public option types that bound a request (docs/configuration.md): `limits`, `compressedBodies` and the
+// The public option types that bound a request (docs/configuration.md): `limits`, `limits.compressedBodies` and the
 // `imageModels` families. Types only, with nothing above the leaves: the leaves that apply the
 // bounds (default-limits.ts, images/) import them from here. Resolution: gateway/options.ts.
 
@@ -80,7 +80,7 @@ export interface GatewayLimits {
 
 /**
  * Compressed request bodies (`Content-Encoding: gzip`, `deflate`, `br`) on JSON routes, when the
- * `compressedBodies` option allows them. The decoded size is bounded twice, so a small body cannot
+ * `limits.compressedBodies` option allows them. The decoded size is bounded twice, so a small body cannot
  * inflate into a large one. Default (with `compressedBodies: true`): `DEFAULT_COMPRESSED_BODIES`.
  * @example compressedBodies: { maxDecodedBytes: 4 * 1024 * 1024, maxRatio: 20 }
  */

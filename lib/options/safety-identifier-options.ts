@@ -1,4 +1,4 @@
-// The `safetyIdentifier` option's type (docs/security.md "Tenant identifier sent to vendors"): the
+// The `tenancy.safetyIdentifier` option's type (docs/security.md "Tenant identifier sent to vendors"): the
 // secret under which each caller's id becomes the opaque identifier sent to vendors that take one.
 // Types only; gateway/safety-identifier-option.ts checks and resolves it.
 

@@ -17,7 +17,7 @@ export interface CallContext {
    */
   vendorCalls?: VendorAttempt[];
   /**
-   * The caller's opaque identifier for the vendors' abuse reports, when the `safetyIdentifier` option
+   * The caller's opaque identifier for the vendors' abuse reports, when the `tenancy.safetyIdentifier` option
    * is on: each adapter puts it in the field its vendor documents, or sends nothing
    * (docs/security.md "Tenant identifier sent to vendors").
    */

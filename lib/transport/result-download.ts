@@ -10,7 +10,7 @@ export interface DownloadOptions {
   timeoutMs: number;
   signal?: CancelSignal;
   provider: string;
-  /** Operator opt-in (`allowPrivateResultUrls`): result hosts on loopback/private networks. */
+  /** Operator opt-in (`allow.privateResultUrls`): result hosts on loopback/private networks. */
   allowPrivate: boolean;
   /** DNS, replaceable in tests. */
   resolve?: Resolver;

@@ -1,8 +1,8 @@
 // docs/configuration.md lists every option of `GatewayOptions`, read from the type itself with the
 // TypeScript compiler API (not from a list kept by hand): each option has a `## \`name\`` section that
 // states its declared type, its default and an example, and each nested options object (a property
-// whose type is named `...Options` or `...Limits`: limits, callbacks, storage, quotas, ...) has every
-// one of its fields named in that section. The `Upstream` fields a resolver returns are named in the
+// whose type is named `...Options` or `...Limits`: limits, callbacks, storage, tenancy, ...) has every
+// one of its fields named in that section, down to the fields of a group's own objects (`tenancy.quotas.limits`). The `Upstream` fields a resolver returns are named in the
 // `resolveUpstream` section, and the `limits` table states each default of `DEFAULT_LIMITS`.
 // docs/contributing.md "Documentation"
 import { readFileSync } from 'node:fs';
@@ -13,7 +13,7 @@ import { DEFAULT_LIMITS } from '../../lib/index.js';
 import { ROOT, sections } from '../helpers/markdown-docs.js';
 
 interface OptionField {
-  /** `limits.jsonBodyBytes`, `quotas.limits.requestsPerMinute` */
+  /** `limits.jsonBodyBytes`, `tenancy.quotas.limits.requestsPerMinute` */
   path: string;
   name: string;
   /** The declared type as written in the source (`Partial<GatewayLimits>`). */
@@ -48,7 +48,7 @@ function fieldsOf(checker: ts.TypeChecker, type: ts.Type, prefix: string, depth:
       path: fullPath,
       name: property.name,
       declaredType: typeNode ? typeNode.getText() : checker.typeToString(propertyType),
-      fields: depth < 2 ? nestedOptionTypes(checker, propertyType).flatMap((nested) => fieldsOf(checker, nested, fullPath, depth + 1)) : [],
+      fields: depth < 3 ? nestedOptionTypes(checker, propertyType).flatMap((nested) => fieldsOf(checker, nested, fullPath, depth + 1)) : [],
     };
   });
 }
@@ -93,11 +93,12 @@ describe.skipIf(process.env.GATEWAY_EXPRESS === '4')('docs/configuration.md agai
   }, 60_000);
 
   it('reads the options and their nested fields from the type', () => {
-    expect(options.map((option) => option.name)).toEqual(expect.arrayContaining(['verifyKey', 'resolveUpstream', 'limits', 'callbacks', 'storage', 'quotas']));
-    expect(options.find((option) => option.name === 'limits')!.fields.map((field) => field.name)).toContain('jsonBodyBytes');
+    expect(options.map((option) => option.name)).toEqual(expect.arrayContaining(['verifyKey', 'resolveUpstream', 'limits', 'callbacks', 'storage', 'tenancy', 'allow']));
+    expect(options.find((option) => option.name === 'limits')!.fields.map((field) => field.name)).toEqual(expect.arrayContaining(['jsonBodyBytes', 'compressedBodies', 'imageTasks']));
     expect(
       options
-        .find((option) => option.name === 'quotas')!
+        .find((option) => option.name === 'tenancy')!
+        .fields.find((field) => field.name === 'quotas')!
         .fields.find((field) => field.name === 'limits')!
         .fields.map((field) => field.name),
     ).toContain('imagesPerMinute');

@@ -69,7 +69,7 @@ const gw = await gatewayWith({
   fakes: { azure: startFakeAzure },
   resolve: ({ model }, { azure }) => azureUpstream(model, azure),
   storage: localResultStorage({ directory: tempDir('azure-openai-'), secret: 'azure-openai-results-secret-0123456789' }),
-  imageTasks: { pollSeconds: 1 },
+  limits: { imageTasks: { pollSeconds: 1 } },
   resetEach: true,
 });
 const { azure } = gw.fakes;

@@ -27,7 +27,7 @@ const gw = await gatewayWith({
     if (model === 'x-image-edit') return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: 'ds-key', model: 'qwen-image-edit-plus' };
     return { provider: 'openai', baseURL: images.openaiBaseURL, apiKey: 'oa-key' };
   },
-  quotas: { limits: { imagesPerMinute: 100_000, videoSecondsPerDay: 100_000 } },
+  tenancy: { quotas: { limits: { imagesPerMinute: 100_000, videoSecondsPerDay: 100_000 } } },
   resetEach: true,
 });
 const images: FakePaidImages = gw.fakes.images;

@@ -29,8 +29,7 @@ describe.runIf(Boolean(REDIS_URL))('strikes across instances sharing Redis', () 
       maxStrikes: 2,
       strikeWindowSeconds: 600,
       redis,
-      redisPrefix: prefix,
-      onStrikeLimit: (event) => void limits.push(event),
+      prefix,
     });
     const first = new Redis(REDIS_URL!);
     const second = new Redis(REDIS_URL!);
@@ -39,6 +38,7 @@ describe.runIf(Boolean(REDIS_URL))('strikes across instances sharing Redis', () 
       fakes: { images: startFakePaidImages },
       resolve: (_input, { images }) => ({ provider: 'openai', baseURL: images.openaiBaseURL, apiKey: 'sk-up' }),
       moderation: policyOn(first),
+      onStrikeLimit: (event) => void limits.push(event),
     });
     const other = gw.variant({ moderation: policyOn(second) });
     const otherServer = await listen(other.app);

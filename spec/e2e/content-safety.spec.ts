@@ -175,7 +175,7 @@ describe('input checks, before any paid call', () => {
   });
 
   it('an image task with a flagged prompt is refused before its 202: no task, no charge, no call', async () => {
-    const gw = await start((check) => ({ check }), undefined, { quotas: { limits: { imagesPerMinute: 10 } } });
+    const gw = await start((check) => ({ check }), undefined, { tenancy: { quotas: { limits: { imagesPerMinute: 10 } } } });
     const res = await request(gw.app).post(OPENAI_IMAGES).set('Authorization', `Bearer ${KEY_A}`).set('Prefer', 'respond-async').send({ model: DASHSCOPE_MODEL, prompt: 'forbidden things' });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ code: 'content_policy_violation', param: 'prompt' });
@@ -335,7 +335,7 @@ describe('output checks before storage and callbacks', () => {
       {
         storage: localResultStorage({ directory, secret: 'content-safety-results-secret-0123456789' }),
         callbacks: { allowLocal: true, retryBaseMs: 10, retryMaxMs: 50 },
-        imageTasks: { pollSeconds: 1 },
+        limits: { imageTasks: { pollSeconds: 1 } },
       },
     );
     const submit = (body: Record<string, unknown>) =>
@@ -421,7 +421,7 @@ describe('the native image route and video tasks', () => {
 describe('strikes', () => {
   it('a tenant over maxStrikes gets 403 tenant_suspended until the host clears it', async () => {
     const limits: Array<{ strikes: number; clear(): Promise<void> }> = [];
-    const gw = await start((check) => ({ check, maxStrikes: 2, strikeWindowSeconds: 600, onStrikeLimit: (event) => void limits.push(event) }));
+    const gw = await start((check) => ({ check, maxStrikes: 2, strikeWindowSeconds: 600 }), undefined, { onStrikeLimit: (event) => void limits.push(event) });
     await refusal(client(gw).images.generate({ model: OPENAI_MODEL, prompt: 'forbidden one' }));
     await refusal(client(gw).images.generate({ model: OPENAI_MODEL, prompt: 'forbidden two' }));
     const suspended = await refusal(client(gw).images.generate({ model: OPENAI_MODEL, prompt: 'a quiet lake' }));

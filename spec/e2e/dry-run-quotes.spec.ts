@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { type GatewayOptions, type Quote, type QuotaLimits, type TaskRecord, memoryTaskStore } from '../../lib/index.js';
+import { type GatewayOptions, type TenancyOptions, type Quote, type QuotaLimits, type TaskRecord, memoryTaskStore } from '../../lib/index.js';
 import { startFakeArk } from '../helpers/fake-ark.js';
 import { startFakeLlm } from '../helpers/fake-llm.js';
 import { startFakePaidImages } from '../helpers/fake-paid-images.js';
@@ -30,7 +30,7 @@ const SEEDANCE = 'doubao-seedance-1-5-pro-251215';
 const auth = { Authorization: `Bearer ${KEY_A}` };
 const DRY_RUN = { Prefer: 'dry-run' };
 
-const PRICING: NonNullable<GatewayOptions['pricing']> = {
+const PRICING: NonNullable<TenancyOptions['pricing']> = {
   currency: 'USD',
   models: {
     // a size no row names costs the default: with no size asked, the dearest is reserved
@@ -54,20 +54,21 @@ async function start(options: Partial<GatewayOptions> = {}): Promise<Fixture> {
     tasksCreated.push(record.id);
     return createTask(record);
   };
-  const gw = await gatewayWith<Fakes>({
-    fakes: { images: startFakePaidImages, ark: startFakeArk },
-    resolve: ({ model, route }, { images, ark }) => {
-      if (route === 'video.tasks') return { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-key' };
-      if (route === 'images.native') return { provider: 'ark', baseURL: images.arkBaseURL, apiKey: 'ark-key', model: 'doubao-seedream-4-0-250828' };
-      if (model === 'x-image-edit') return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: 'ds-key', model: 'qwen-image-edit-plus' };
-      if (model.startsWith('x-image-2.0')) return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: 'ds-key', model: 'qwen-image-2.0' };
-      return null;
+  const gw = await gatewayWith<Fakes>(
+    {
+      fakes: { images: startFakePaidImages, ark: startFakeArk },
+      resolve: ({ model, route }, { images, ark }) => {
+        if (route === 'video.tasks') return { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-key' };
+        if (route === 'images.native') return { provider: 'ark', baseURL: images.arkBaseURL, apiKey: 'ark-key', model: 'doubao-seedream-4-0-250828' };
+        if (model === 'x-image-edit') return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: 'ds-key', model: 'qwen-image-edit-plus' };
+        if (model.startsWith('x-image-2.0')) return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: 'ds-key', model: 'qwen-image-2.0' };
+        return null;
+      },
+      tenancy: { pricing: PRICING, quotas: { limits: LIMITS } },
+      store,
     },
-    pricing: PRICING,
-    quotas: { limits: LIMITS },
-    store,
-    ...options,
-  });
+    options,
+  );
   return Object.assign(gw, { tasksCreated });
 }
 
@@ -258,7 +259,7 @@ describe('Prefer: dry-run on each billable create', () => {
 
 describe('a quote is refused as the real request would be', () => {
   it('over the budget: the same 429 naming the budget, and the real request gets it too', async () => {
-    const gw = await start({ quotas: { limits: { budget: 0.1 } } });
+    const gw = await start({ tenancy: { quotas: { limits: { budget: 0.1 } } } });
     const body = { model: 'x-image-2.0', prompt: 'a lighthouse', n: 2, size: '1024x1024' };
     // 0.08 of 0.10 spent, then 0.08 more may not be
     expect((await post(gw.app, GENERATIONS, body)).status).toBe(200);
@@ -278,7 +279,7 @@ describe('a quote is refused as the real request would be', () => {
   });
 
   it('more than the whole budget, and a quota of another kind (concurrent video tasks)', async () => {
-    const gw = await start({ quotas: { limits: { budget: 0.1, concurrentVideoTasks: 1 } } });
+    const gw = await start({ tenancy: { quotas: { limits: { budget: 0.1, concurrentVideoTasks: 1 } } } });
     const whole = await post(gw.app, GENERATIONS, { model: 'x-image-2.0', prompt: 'x', n: 4, size: '1024x1024' }, DRY_RUN);
     expect([whole.status, whole.body.error.message]).toEqual([429, 'This request may cost up to 0.16 USD, more than your whole budget of 0.10 USD per 86400 s.']);
     const video = { model: SEEDANCE, content: [{ type: 'text', text: 'a cat' }], duration: 4, resolution: '720p' };
@@ -331,7 +332,7 @@ describe('what a quote leaves alone', () => {
   });
 
   it('without quotas or prices: nothing reserved, no budget, and an unpriced model costs null', async () => {
-    const gw = await start({ quotas: undefined, pricing: { currency: 'EUR', models: { 'x-image-2.0': { image: 0.05, request: 0.01 } } } });
+    const gw = await start({ tenancy: { quotas: undefined, pricing: { currency: 'EUR', models: { 'x-image-2.0': { image: 0.05, request: 0.01 } } } } });
     const priced = quoteOf(await post(gw.app, GENERATIONS, { model: 'x-image-2.0', prompt: 'x', n: 2 }, DRY_RUN));
     expect(priced).toEqual({ object: 'quote', model: 'x-image-2.0', cost: { amount: 0.11, currency: 'EUR' }, reserved: {}, budget_remaining: null });
     const unpriced = quoteOf(await post(gw.app, GENERATIONS, { model: 'x-image-2.0-turbo', prompt: 'x' }, DRY_RUN));
@@ -340,7 +341,7 @@ describe('what a quote leaves alone', () => {
   });
 
   it('an unpriced model under a budget reserves no money, and the budget left is still told', async () => {
-    const gw = await start({ pricing: { currency: 'USD', models: {} } });
+    const gw = await start({ tenancy: { pricing: { currency: 'USD', models: {} } } });
     const quote = quoteOf(await post(gw.app, GENERATIONS, { model: 'x-image-2.0', prompt: 'x' }, DRY_RUN));
     expect(quote).toEqual({ object: 'quote', model: 'x-image-2.0', cost: null, reserved: { requests: 1, images: 1 }, budget_remaining: { amount: 25, currency: 'USD' } });
   });
@@ -385,8 +386,8 @@ describe.runIf(Boolean(REDIS_URL))('quotes against counters in Redis', () => {
     for (const client of clients) client.on('error', () => {});
     try {
       const limits: QuotaLimits = { imagesPerMinute: 10, budget: 0.2 };
-      const a = await start({ quotas: { limits, redis: clients[0]!, prefix } });
-      const b = await start({ quotas: { limits, redis: clients[1]!, prefix } });
+      const a = await start({ tenancy: { quotas: { limits, redis: clients[0]!, prefix } } });
+      const b = await start({ tenancy: { quotas: { limits, redis: clients[1]!, prefix } } });
       const body = { model: 'x-image-2.0', prompt: 'a lighthouse', n: 2, size: '1024x1024' };
       const counters = async (): Promise<Record<string, string | null>> => {
         const keys = (await inspector.keys(`${prefix}*`)).sort();
@@ -425,7 +426,7 @@ describe.runIf(Boolean(REDIS_URL))('quotes against counters in Redis', () => {
     client.on('error', () => {});
     try {
       await client.connect().catch(() => undefined);
-      const gw = await start({ quotas: { limits: { imagesPerMinute: 5 }, redis: client } });
+      const gw = await start({ tenancy: { quotas: { limits: { imagesPerMinute: 5 }, redis: client } } });
       const res = await post(gw.app, GENERATIONS, { model: 'x-image-2.0', prompt: 'x' }, DRY_RUN);
       expect([res.status, res.body.error.code]).toEqual([503, 'quota_unavailable']);
       expect(upstreamCalls(gw)).toBe(0);

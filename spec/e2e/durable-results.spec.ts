@@ -338,8 +338,8 @@ describe('hostile upstreams and failing stores', () => {
     expect(res.body.error.message).toContain('larger than 4096 bytes');
   });
 
-  it('a result URL on a private address: refused unless allowPrivateResultUrls', async () => {
-    const strict = gateway.variant({ store, storage, allowPrivateResultUrls: false });
+  it('a result URL on a private address: refused unless allow.privateResultUrls', async () => {
+    const strict = gateway.variant({ store, storage, allow: { privateResultUrls: false } });
     dashscope.next(answerWith(media.publish('private.png', TINY_PNG, 'image/png')));
     const res = await generate({}, strict.app);
     expect(res.status).toBe(502);

@@ -29,7 +29,7 @@ const gw = await gatewayWith({
     if (model === 'fal-ai/flux-pro/v1.1') return { provider: 'fal', baseURL: fal.origin, apiKey: FAL_KEY, model, timeoutMs: 1500 };
     return { provider: 'fal', baseURL: fal.origin, apiKey: FAL_KEY, model };
   },
-  quotas: { limits: { imagesPerMinute: 100_000 } },
+  tenancy: { quotas: { limits: { imagesPerMinute: 100_000 } } },
   resetEach: true,
 });
 const { fal } = gw.fakes;
@@ -227,8 +227,8 @@ describe('image tasks', () => {
         close: () => inner.close(),
       };
     };
-    const options = { resolveUpstream: () => ({ provider: 'fal' as const, baseURL: fake.origin, apiKey: FAL_KEY, model: 'fal-ai/flux/dev' }), store, imageTasks: { pollSeconds: 1 } };
-    const first = createTestGateway({ ...options, scheduler: sharedScheduler() });
+    const options = { resolveUpstream: () => ({ provider: 'fal' as const, baseURL: fake.origin, apiKey: FAL_KEY, model: 'fal-ai/flux/dev' }), store, limits: { imageTasks: { pollSeconds: 1 } } };
+    const first = createTestGateway({ ...options, callbacks: { scheduler: sharedScheduler() } });
     try {
       fake.setQueueReads(1_000);
       const submitted = await request(first.app).post('/v1/images/generations').set(auth).set('Prefer', 'respond-async').send({ model: 'fal-ai/flux/dev', prompt: 'a harbour' });
@@ -237,7 +237,7 @@ describe('image tasks', () => {
       await first.close();
       fake.setQueueReads(0);
       // the restarted instance: the same store and queue, nothing of the first one's memory
-      const second = createTestGateway({ ...options, scheduler: sharedScheduler() });
+      const second = createTestGateway({ ...options, callbacks: { scheduler: sharedScheduler() } });
       try {
         const task = await settled(second.app, `/v1/images/tasks/${String(submitted.body.id)}`);
         expect(task.status).toBe('succeeded');

@@ -31,7 +31,7 @@ const gw = await gatewayWith({
     if (model === 'gemini-wrong-key') return { provider: 'gemini', baseURL: gemini.baseURL, apiKey: 'not-the-key', model: MODEL };
     return { provider: 'gemini', baseURL: gemini.baseURL, apiKey: GEMINI_KEY, model: MODEL };
   },
-  quotas: { limits: { imagesPerMinute: 100_000 } },
+  tenancy: { quotas: { limits: { imagesPerMinute: 100_000 } } },
   resetEach: true,
 });
 const { gemini } = gw.fakes;
@@ -247,7 +247,7 @@ describe('streamed and asynchronous', () => {
       fakes: { gemini: startFakeGemini },
       resolve: (_input, fakes) => ({ provider: 'gemini', baseURL: fakes.gemini.baseURL, apiKey: GEMINI_KEY, model: MODEL }),
       storage: localResultStorage({ directory: tempDir('gemini-tasks-'), secret: 'gemini-task-results-secret-0123456789' }),
-      imageTasks: { pollSeconds: 1 },
+      limits: { imageTasks: { pollSeconds: 1 } },
     });
     const submitted = await request(stored.url).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Prefer', 'respond-async').send({ model: MODEL, prompt: 'a harbour' });
     expect(submitted.status).toBe(202);
@@ -302,7 +302,7 @@ describe('Vertex AI', () => {
     const vertex = await gatewayWith({
       fakes: { gemini: startFakeGemini },
       resolve: ({ model }, fakes) => (model.startsWith('gemini-3-pro-image') ? { provider: 'vertex', baseURL: fakes.gemini.vertexBaseURL, project: 'p', getAccessToken: () => VERTEX_TOKEN } : null),
-      models: [{ ...modelEntry('gemini-3-pro-image')!, provider: 'vertex' }],
+      models: { catalogue: [{ ...modelEntry('gemini-3-pro-image')!, provider: 'vertex' }] },
     });
     const listed = await request(vertex.app).get('/v1/models').set('Authorization', `Bearer ${KEY_A}`);
     expect((listed.body.data as Array<{ id: string }>).map((model) => model.id)).toContain('gemini-3-pro-image');

@@ -10,7 +10,7 @@ import { KEY_A } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 import { DASHSCOPE_SYNTHESIS, type FakePaidImages, startFakePaidImages } from '../helpers/fake-paid-images.js';
 
-/** The host's names, listed once: the resolver reads them and `listModels` lists them. */
+/** The host's names, listed once: the resolver reads them and `models.list` lists them. */
 const NAMES: Record<string, Pick<Upstream, 'provider' | 'model'>> = {
   'ds-plus': { provider: 'dashscope', model: 'qwen-image-plus' },
   'slow-image': { provider: 'openai', model: 'gpt-image-1' },
@@ -31,8 +31,8 @@ function resolverOf(images: FakePaidImages): ResolveUpstream {
 const gateway = await gatewayWith({
   fakes: { images: startFakePaidImages },
   resolve: (input, { images }) => resolverOf(images)(input),
-  listModels: () => Object.keys(NAMES),
-  imageTasks: { pollSeconds: 1 },
+  models: { list: () => Object.keys(NAMES) },
+  limits: { imageTasks: { pollSeconds: 1 } },
   resetEach: true,
 });
 
@@ -159,8 +159,7 @@ describe('a models entry of the caller name wins over the upstream row', () => {
     const host = await gatewayWith({
       fakes: { images: startFakePaidImages },
       resolve: (input, { images }) => resolverOf(images)(input),
-      listModels: () => ['ds-plus'],
-      models: [{ ...modelEntry('qwen-image-2.0')!, id: 'ds-plus' }],
+      models: { list: () => ['ds-plus'], catalogue: [{ ...modelEntry('qwen-image-2.0')!, id: 'ds-plus' }] },
     });
     const own = new OpenAI({ baseURL: `${host.url}/v1`, apiKey: KEY_A, maxRetries: 0 });
     const answer = await own.images.generate({ model: 'ds-plus', prompt: 'two cats', n: 2 });

@@ -1,12 +1,12 @@
 // Prices of a host's own model names (docs/tenancy-and-billing.md "Which price a request follows"),
-// driven by the official openai SDK: with no `models` option and a `pricing` table keyed only by vendor
+// driven by the official openai SDK: with no `models` option and a `tenancy.pricing` table keyed only by vendor
 // model ids, a request under a host name is priced as the upstream model the resolver chose: its usage
 // event's cost is the fake's images made × that model's price, a money budget reserves by it before the
 // call and refuses (no upstream call) when it is over, and a video task under a host name is priced by
 // its upstream model when it ends. A price of the caller's own name wins over the upstream model's.
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import type { GatewayOptions, ResolveUpstream, Upstream } from '../../lib/index.js';
+import type { GatewayOptions, TenancyOptions, ResolveUpstream, Upstream } from '../../lib/index.js';
 import { KEY_A } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 import { type FakeArk, startFakeArk } from '../helpers/fake-ark.js';
@@ -15,7 +15,7 @@ import { type FakePaidImages, startFakePaidImages } from '../helpers/fake-paid-i
 const CALLER = { id: 'tenant-a' };
 const TASKS = '/api/v3/contents/generations/tasks';
 
-/** The host's names for vendor models, listed once: the resolver reads them and `listModels` lists them. */
+/** The host's names for vendor models, listed once: the resolver reads them and `models.list` lists them. */
 const NAMES: Record<string, Pick<Upstream, 'provider' | 'model'>> = {
   'ds-plus': { provider: 'dashscope', model: 'qwen-image-plus' },
   'slow-image': { provider: 'openai', model: 'gpt-image-1' },
@@ -23,7 +23,7 @@ const NAMES: Record<string, Pick<Upstream, 'provider' | 'model'>> = {
 };
 
 /** Prices by vendor model id only: none of the host's names is in it. */
-const VENDOR_PRICES: NonNullable<GatewayOptions['pricing']> = {
+const VENDOR_PRICES: NonNullable<TenancyOptions['pricing']> = {
   currency: 'USD',
   models: {
     'qwen-image-plus': { image: 0.03 },
@@ -45,13 +45,15 @@ function resolverOf(images: FakePaidImages, ark: FakeArk): ResolveUpstream {
 
 /** A gateway of the test's own (fresh counters), the host's names listed, priced as given. */
 function start(options: Partial<GatewayOptions> = {}) {
-  return gatewayWith<Fakes>({
-    fakes: { images: startFakePaidImages, ark: startFakeArk },
-    resolve: (input, { images, ark }) => resolverOf(images, ark)(input),
-    listModels: () => Object.keys(NAMES),
-    pricing: VENDOR_PRICES,
-    ...options,
-  });
+  return gatewayWith<Fakes>(
+    {
+      fakes: { images: startFakePaidImages, ark: startFakeArk },
+      resolve: (input, { images, ark }) => resolverOf(images, ark)(input),
+      models: { list: () => Object.keys(NAMES) },
+      tenancy: { pricing: VENDOR_PRICES },
+    },
+    options,
+  );
 }
 
 const clientOf = (url: string, maxRetries?: number) => new OpenAI({ baseURL: `${url}/v1`, apiKey: KEY_A, ...(maxRetries !== undefined ? { maxRetries } : {}) });
@@ -81,7 +83,7 @@ describe('a host name is priced as the upstream model the resolver chose, when t
   });
 
   it("a price of the caller's own name wins over the upstream model's", async () => {
-    const gw = await start({ pricing: { currency: 'USD', models: { ...VENDOR_PRICES.models, 'ds-plus': { image: 0.2 } } } });
+    const gw = await start({ tenancy: { pricing: { currency: 'USD', models: { ...VENDOR_PRICES.models, 'ds-plus': { image: 0.2 } } } } });
     await clientOf(gw.url).images.generate({ model: 'ds-plus', prompt: 'a lighthouse' });
     await expect.poll(() => gw.usage.length).toBe(1);
     expect(gw.fakes.images.imagesMade()).toBe(1);
@@ -91,7 +93,7 @@ describe('a host name is priced as the upstream model the resolver chose, when t
 
 describe("a money budget reserves a host name's request by its upstream model's price", () => {
   it('reserves and settles 0.03 per ds-plus image, and refuses with a 429 naming the budget when less is left, calling no upstream', async () => {
-    const gw = await start({ quotas: { limits: { budget: 0.05 } } });
+    const gw = await start({ tenancy: { quotas: { limits: { budget: 0.05 } } } });
     // the refusal's window is a day long: the test reads the first 429 rather than wait out retries
     const client = clientOf(gw.url, 0);
     await client.images.generate({ model: 'ds-plus', prompt: 'a lighthouse' });
@@ -106,7 +108,7 @@ describe("a money budget reserves a host name's request by its upstream model's 
   });
 
   it("a dry run quotes the upstream model's price for a host name", async () => {
-    const gw = await start({ quotas: { limits: { budget: 5 } } });
+    const gw = await start({ tenancy: { quotas: { limits: { budget: 5 } } } });
     const quoted = await clientOf(gw.url).post<{ cost?: { amount: number; currency: string } }>('/images/generations', {
       body: { model: 'slow-image', prompt: 'two foxes', n: 2 },
       headers: { Prefer: 'dry-run' },
@@ -118,7 +120,7 @@ describe("a money budget reserves a host name's request by its upstream model's 
 
 describe('an image task under a host name is priced by its upstream model', () => {
   it("a Prefer: respond-async 'ds-plus' task, run on DashScope's own task API, ends costing its images × qwen-image-plus's price", async () => {
-    const gw = await start({ imageTasks: { pollSeconds: 1 }, quotas: { limits: { budget: 1 } } });
+    const gw = await start({ limits: { imageTasks: { pollSeconds: 1 } }, tenancy: { quotas: { limits: { budget: 1 } } } });
     const client = clientOf(gw.url);
     const submitted = await client.images.generate({ model: 'ds-plus', prompt: 'a lighthouse at dusk' }, { headers: { Prefer: 'respond-async' } }).withResponse();
     expect(submitted.response.status).toBe(202);
@@ -136,7 +138,7 @@ describe('an image task under a host name is priced by its upstream model', () =
 
 describe('a video task under a host name is priced by its upstream model', () => {
   it("reserves 5 s at 720p by the Seedance row's price, and its terminal event costs what Ark made", async () => {
-    const gw = await start({ quotas: { limits: { budget: 1 } } });
+    const gw = await start({ tenancy: { quotas: { limits: { budget: 1 } } } });
     // Ark's task routes are at the root, beside the OpenAI-shaped /v1
     const root = new OpenAI({ baseURL: gw.url, apiKey: KEY_A });
     const created = await root.post<{ id: string }>(TASKS, { body: { model: 'house-video', content: [{ type: 'text', text: 'a cat' }], duration: 5, resolution: '720p' } });

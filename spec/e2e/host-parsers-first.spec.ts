@@ -28,7 +28,7 @@ function hostApp(parsers: express.RequestHandler[], mountPath?: string): { app: 
   const gateway = createGatewayRouter({
     verifyKey: staticKeys({ [KEY_A]: { id: 'tenant-a' } }),
     resolveUpstream: () => ({ provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'k' }),
-    allowPrivateResultUrls: true,
+    allow: { privateResultUrls: true },
     logger,
   });
   const app = express();

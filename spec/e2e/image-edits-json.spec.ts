@@ -42,9 +42,9 @@ const gateway = await gatewayWith({
   resetEach: true,
 });
 const { dashscope, openai } = gateway.fakes;
-// the operator's opt-in the image host on 127.0.0.1 needs (docs/configuration.md `allowPrivateImageUrls`)
-const local = gateway.variant({ allowPrivateImageUrls: true });
-const smallLocal = gateway.variant({ allowPrivateImageUrls: true, limits: { uploadFileBytes: 1024 } });
+// the operator's opt-in the image host on 127.0.0.1 needs (docs/configuration.md `allow.privateImageUrls`)
+const local = gateway.variant({ allow: { privateImageUrls: true } });
+const smallLocal = gateway.variant({ allow: { privateImageUrls: true }, limits: { uploadFileBytes: 1024 } });
 
 function jsonEdit(body: Record<string, unknown>, app = gateway.app): Test {
   return request(app).post('/v1/images/edits').set('Authorization', `Bearer ${KEY_A}`).send(body);

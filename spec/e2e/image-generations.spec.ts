@@ -365,7 +365,7 @@ describe('validation: 400 with the error object, and neither resolver nor upstre
   });
 
   it('private image URLs pass when the operator allows them', async () => {
-    const open = createTestGateway({ allowPrivateImageUrls: true, resolveUpstream: () => ({ provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'k' }) });
+    const open = createTestGateway({ allow: { privateImageUrls: true }, resolveUpstream: () => ({ provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'k' }) });
     const res = await request(open.app)
       .post('/v1/images/generations')
       .set('Authorization', `Bearer ${KEY_A}`)

@@ -25,7 +25,7 @@ const resolve = ({ model }: { model: string }, { paid }: { paid: Awaited<ReturnT
   return null;
 };
 
-const gw = await gatewayWith({ fakes: { paid: startFakePaidImages }, resolve, quotas: { limits: { imagesPerMinute: 100_000 } }, resetEach: true });
+const gw = await gatewayWith({ fakes: { paid: startFakePaidImages }, resolve, tenancy: { quotas: { limits: { imagesPerMinute: 100_000 } } }, resetEach: true });
 const { paid } = gw.fakes;
 const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: KEY_A, maxRetries: 0 });
 
@@ -270,7 +270,7 @@ describe('keep-alive comments and failures', () => {
   });
 
   it('a stream opened by a keep-alive comment carries the RateLimit headers of its charge', async () => {
-    const limited = await gatewayWith({ fakes: { paid: startFakePaidImages }, resolve, limits: { streamKeepAliveMs: 20 }, quotas: { limits: { imagesPerMinute: 50 } } });
+    const limited = await gatewayWith({ fakes: { paid: startFakePaidImages }, resolve, limits: { streamKeepAliveMs: 20 }, tenancy: { quotas: { limits: { imagesPerMinute: 50 } } } });
     const release = limited.fakes.paid.hold();
     const response = await post(limited, { model: 'x-image-2.0', prompt: 'slow', stream: true });
     // the headers went out with the first comment, before the upstream answered

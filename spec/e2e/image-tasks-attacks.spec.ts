@@ -20,12 +20,14 @@ const DASHSCOPE_MODEL = 'x-image-2.0';
 type Fixture = GatewayFixture<{ images: typeof startFakePaidImages }>;
 
 function start(options: Partial<GatewayOptions> = {}): Promise<Fixture> {
-  return gatewayWith({
-    fakes: { images: startFakePaidImages },
-    resolve: (_, { images }) => ({ provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: 'sk-up', model: 'qwen-image-2.0' }),
-    quotas: { limits: { imagesPerMinute: 100 } },
-    ...options,
-  });
+  return gatewayWith(
+    {
+      fakes: { images: startFakePaidImages },
+      resolve: (_, { images }) => ({ provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: 'sk-up', model: 'qwen-image-2.0' }),
+      tenancy: { quotas: { limits: { imagesPerMinute: 100 } } },
+    },
+    options,
+  );
 }
 
 const auth = { Authorization: `Bearer ${KEY_A}` };
@@ -118,7 +120,7 @@ function slowStore(): { store: TaskStore; creating: () => number; open: () => vo
 describe('a burst of submits against a store with a round trip', () => {
   it("one caller's concurrent submits cannot queue more than maxQueuedPerCaller between the check and the queue", async () => {
     const slow = slowStore();
-    const gw = await start({ store: slow.store, imageTasks: { concurrency: 1, maxQueuedPerCaller: 1 } });
+    const gw = await start({ store: slow.store, limits: { imageTasks: { concurrency: 1, maxQueuedPerCaller: 1 } } });
     const submits = Array.from({ length: 4 }, (_, index) =>
       request(gw.url)
         .post(OPENAI_IMAGES)
@@ -141,7 +143,7 @@ describe('a burst of submits against a store with a round trip', () => {
 
 describe('a queued task ended by its watch', () => {
   it('gives its place in the queue back at once: the caller may queue another, and the ended task never runs', async () => {
-    const gw = await start({ imageTasks: { concurrency: 1, maxQueuedPerCaller: 1, maxQueueSeconds: 1 } });
+    const gw = await start({ limits: { imageTasks: { concurrency: 1, maxQueuedPerCaller: 1, maxQueueSeconds: 1 } } });
     const release = gw.fakes.images.hold();
     const running = await request(gw.app).post(OPENAI_IMAGES).set(auth).set('Prefer', 'respond-async').send({ model: DASHSCOPE_MODEL, prompt: 'holds the slot' });
     await expect.poll(() => gw.fakes.images.started()).toBe(1);
@@ -163,7 +165,7 @@ describe('a queued task ended by its watch', () => {
 
 describe('an expired task', () => {
   it('cancelling it answers 409 naming the status the task answers (expired), not the one recorded', async () => {
-    const gw = await start({ imageTasks: { upstreamUrlSeconds: 1 } });
+    const gw = await start({ limits: { imageTasks: { upstreamUrlSeconds: 1 } } });
     const res = await request(gw.app).post(OPENAI_IMAGES).set(auth).set('Prefer', 'respond-async').send({ model: DASHSCOPE_MODEL, prompt: 'short-lived URLs' });
     await expect.poll(async () => (await request(gw.app).get(`/v1/images/tasks/${res.body.id}`).set(auth)).body.status, { timeout: 10_000, interval: 100 }).toBe('expired');
     const cancelled = await request(gw.app).post(`/v1/images/tasks/${res.body.id}/cancel`).set(auth);
@@ -218,7 +220,7 @@ describe('a cancel between running and the upstream call', () => {
     // the first schedulePoll is the submit's watch, the second the run's, made just before the upstream call
     const held = heldScheduler(2);
     const watched = watchedStore();
-    const gw = await start({ scheduler: held.scheduler, store: watched.store });
+    const gw = await start({ callbacks: { scheduler: held.scheduler }, store: watched.store });
     const res = await request(gw.app).post(OPENAI_IMAGES).set(auth).set('Prefer', 'respond-async').send({ model: DASHSCOPE_MODEL, prompt: 'cancelled in the gap', n: 2 });
     expect(res.status).toBe(202);
     await held.reached;
@@ -239,7 +241,7 @@ describe('a task that ends failed although its upstream answered', () => {
     const gw = await gatewayWith({
       fakes: { images: startFakePaidImages },
       resolve: (_, { images }) => ({ provider: 'openai', baseURL: images.openaiBaseURL, apiKey: 'sk-up' }),
-      quotas: { limits: { imagesPerMinute: 100 } },
+      tenancy: { quotas: { limits: { imagesPerMinute: 100 } } },
     });
     const res = await request(gw.app).post(OPENAI_IMAGES).set(auth).set('Prefer', 'respond-async, wait=30').send({ model: 'gpt-image-1', prompt: 'bytes only' });
     expect(res.body.data).toBeUndefined();
@@ -271,7 +273,7 @@ describe('what a queued task holds', () => {
     const router = createGatewayRouter({
       verifyKey: staticKeys({ [KEY_A]: { id: 'tenant-a' } }),
       resolveUpstream: () => ({ provider: 'dashscope', baseURL: fakes.dashscopeBaseURL, apiKey: 'sk-up', model: 'qwen-image-2.0' }),
-      imageTasks: { concurrency: 1 },
+      limits: { imageTasks: { concurrency: 1 } },
     });
     const requests: Array<WeakRef<object>> = [];
     const sockets: Array<WeakRef<object>> = [];
@@ -326,7 +328,7 @@ describe('a scheduler that is down at submit', () => {
       },
     });
     const watched = watchedStore();
-    const gw = await start({ scheduler, store: watched.store });
+    const gw = await start({ callbacks: { scheduler }, store: watched.store });
     const res = await request(gw.app).post(OPENAI_IMAGES).set(auth).set('Prefer', 'respond-async').send({ model: DASHSCOPE_MODEL, prompt: 'never watched', n: 2 });
     expect(res.status).toBeGreaterThanOrEqual(500);
     expect(watched.ids).toEqual([]);

@@ -27,19 +27,21 @@ const TASK_ID = /^imgtask_[A-Za-z0-9_-]{22}$/;
 type Fixture = GatewayFixture<{ images: typeof startFakePaidImages }>;
 
 function start(options: Partial<GatewayOptions> & { mountPath?: string } = {}): Promise<Fixture> {
-  return gatewayWith({
-    fakes: { images: startFakePaidImages },
-    resolve: ({ model }, { images }) => {
-      if (model === DASHSCOPE_MODEL) return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: 'sk-up', model: 'qwen-image-2.0' };
-      if (model === ASYNC_MODEL) return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: 'sk-up', model: 'qwen-image-plus' };
-      if (model === ARK_MODEL) return { provider: 'ark', baseURL: images.arkBaseURL, apiKey: 'sk-up' };
-      return { provider: 'openai', baseURL: images.openaiBaseURL, apiKey: 'sk-up' };
+  return gatewayWith(
+    {
+      fakes: { images: startFakePaidImages },
+      resolve: ({ model }, { images }) => {
+        if (model === DASHSCOPE_MODEL) return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: 'sk-up', model: 'qwen-image-2.0' };
+        if (model === ASYNC_MODEL) return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: 'sk-up', model: 'qwen-image-plus' };
+        if (model === ARK_MODEL) return { provider: 'ark', baseURL: images.arkBaseURL, apiKey: 'sk-up' };
+        return { provider: 'openai', baseURL: images.openaiBaseURL, apiKey: 'sk-up' };
+      },
+      tenancy: { quotas: { limits: { imagesPerMinute: 100 } } },
+      limits: { imageTasks: { pollSeconds: 1 } },
+      callbacks: { signingSecret: SECRET, allowLocal: true, retryBaseMs: 10, retryMaxMs: 50 },
     },
-    quotas: { limits: { imagesPerMinute: 100 } },
-    callbacks: { signingSecret: SECRET, allowLocal: true, retryBaseMs: 10, retryMaxMs: 50 },
-    imageTasks: { pollSeconds: 1 },
-    ...options,
-  });
+    options,
+  );
 }
 
 const auth = (key = KEY_A) => ({ Authorization: `Bearer ${key}` });
@@ -250,7 +252,7 @@ describe("on the upstream's own task", () => {
   });
 
   it('an upstream task does not hold a slot of the queue: with one slot, a second task starts while the first is followed', async () => {
-    const gw = await start({ imageTasks: { concurrency: 1, pollSeconds: 1 } });
+    const gw = await start({ limits: { imageTasks: { concurrency: 1, pollSeconds: 1 } } });
     const release = gw.fakes.images.hold();
     const first = await submit(gw, { model: ASYNC_MODEL, prompt: 'followed' });
     await expect.poll(() => gw.fakes.images.started()).toBe(1);
@@ -308,7 +310,7 @@ describe('who sees a task', () => {
   });
 
   it('a task older than imageTasks.keepSeconds answers 404', async () => {
-    const gw = await start({ imageTasks: { keepSeconds: 1 } });
+    const gw = await start({ limits: { imageTasks: { keepSeconds: 1 } } });
     const res = await submit(gw, { model: DASHSCOPE_MODEL, prompt: 'short-lived' });
     await ended(gw, res.body.id as string);
     await new Promise((resolve) => setTimeout(resolve, 1_100));
@@ -318,7 +320,7 @@ describe('who sees a task', () => {
 
 describe('cancelling', () => {
   it('a queued task is cancelled before it starts: nothing is generated and its charge comes back', async () => {
-    const gw = await start({ imageTasks: { concurrency: 1 } });
+    const gw = await start({ limits: { imageTasks: { concurrency: 1 } } });
     const release = gw.fakes.images.hold();
     const first = await submit(gw, { model: DASHSCOPE_MODEL, prompt: 'first' });
     await expect.poll(() => gw.fakes.images.started()).toBe(1);
@@ -345,7 +347,7 @@ describe('cancelling', () => {
   });
 
   it('close() ends the tasks still waiting at once: failed task_interrupted, refunded, reported once, never started', async () => {
-    const gw = await start({ imageTasks: { concurrency: 1 } });
+    const gw = await start({ limits: { imageTasks: { concurrency: 1 } } });
     const release = gw.fakes.images.hold();
     const first = await submit(gw, { model: DASHSCOPE_MODEL, prompt: 'running' });
     await expect.poll(() => gw.fakes.images.started()).toBe(1);
@@ -406,7 +408,7 @@ describe('retries and limits', () => {
   });
 
   it("one caller's queue is bounded (429 task_queue_full) while another caller still gets a slot", async () => {
-    const gw = await start({ imageTasks: { concurrency: 2, perCallerConcurrency: 1, maxQueuedPerCaller: 1 } });
+    const gw = await start({ limits: { imageTasks: { concurrency: 2, perCallerConcurrency: 1, maxQueuedPerCaller: 1 } } });
     const release = gw.fakes.images.hold();
     const running = await submit(gw, { model: DASHSCOPE_MODEL, prompt: 'a1' });
     await expect.poll(() => gw.fakes.images.started()).toBe(1);

@@ -80,9 +80,9 @@ describe('Content-Encoding on JSON routes (default: refused)', () => {
   });
 });
 
-describe('Content-Encoding with compressedBodies allowed', () => {
+describe('Content-Encoding with limits.compressedBodies allowed', () => {
   it('a gzip body is decoded and served', async () => {
-    const res = await post(gatewayOf({ compressedBodies: true }), zlib.gzipSync(VALID), { 'content-encoding': 'gzip' });
+    const res = await post(gatewayOf({ limits: { compressedBodies: true } }), zlib.gzipSync(VALID), { 'content-encoding': 'gzip' });
     expect(res.status, res.text).toBe(200);
     expect(dashscope.apiRequests().at(-1)?.json).toMatchObject({ input: { messages: [{ content: [{ text: 'a cat' }] }] } });
   });
@@ -90,19 +90,19 @@ describe('Content-Encoding with compressedBodies allowed', () => {
   it('a brotli bomb (a few hundred bytes, 8 MB decoded) gets 413 and the upstream is not called', async () => {
     const before = dashscope.apiRequests().length;
     const bomb = zlib.brotliCompressSync(Buffer.concat([Buffer.from('{"model":"x-image-2.0","prompt":"'), Buffer.alloc(8 * 1024 * 1024, 0x61), Buffer.from('"}')]));
-    const res = await post(gatewayOf({ compressedBodies: { maxDecodedBytes: 16 * 1024 * 1024, maxRatio: 20 } }), bomb, { 'content-encoding': 'br' });
+    const res = await post(gatewayOf({ limits: { compressedBodies: { maxDecodedBytes: 16 * 1024 * 1024, maxRatio: 20 } } }), bomb, { 'content-encoding': 'br' });
     expect({ status: res.status, body: res.body }).toEqual(error(413, 'request_too_large', 'The compressed request body inflates more than 20 times: send it uncompressed'));
     expect(dashscope.apiRequests().length).toBe(before);
   });
 
   it('a body that decodes past maxDecodedBytes gets 413 naming the limit', async () => {
     const random = zlib.gzipSync(Buffer.from(JSON.stringify({ model: 'x-image-2.0', prompt: randomBytes(300_000).toString('base64') })));
-    const res = await post(gatewayOf({ compressedBodies: { maxDecodedBytes: 100_000 } }), random, { 'content-encoding': 'gzip' });
+    const res = await post(gatewayOf({ limits: { compressedBodies: { maxDecodedBytes: 100_000 } } }), random, { 'content-encoding': 'gzip' });
     expect({ status: res.status, body: res.body }).toEqual(error(413, 'request_too_large', 'The request body decodes to more than the 100000 byte limit for compressed bodies'));
   });
 
   it('a body that is not what its Content-Encoding says gets 400', async () => {
-    const res = await post(gatewayOf({ compressedBodies: true }), VALID, { 'content-encoding': 'gzip' });
+    const res = await post(gatewayOf({ limits: { compressedBodies: true } }), VALID, { 'content-encoding': 'gzip' });
     expect({ status: res.status, body: res.body }).toEqual(error(400, 'invalid_request_error', 'The request body is not valid gzip data (Content-Encoding: gzip)'));
   });
 });

@@ -9,7 +9,7 @@
 import OpenAI from 'openai';
 import request from 'supertest';
 import { describe, expect, it, vi } from 'vitest';
-import { type GatewayOptions, staticKeys } from '../../lib/index.js';
+import { type TenancyOptions, staticKeys } from '../../lib/index.js';
 import { startCallbackReceiver } from '../helpers/callback-receiver.js';
 import { startFakeArk } from '../helpers/fake-ark.js';
 import { GEMINI_KEY, startFakeGemini } from '../helpers/fake-gemini.js';
@@ -55,7 +55,7 @@ const SECRET = 'whsec_' + Buffer.from('ledger-day-callback-secret-0123456789').t
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const priced = (image: number | { default: number; by?: Record<string, number> }) => ({ request: FEE, image });
-const pricing: GatewayOptions['pricing'] = {
+const pricing: TenancyOptions['pricing'] = {
   currency: 'USD',
   models: {
     'gpt-image-1': priced({ default: 0.04, by: { [SIZE]: UNIT['gpt-image-1']! } }),
@@ -157,10 +157,9 @@ describe('a day of traffic over three tenants', () => {
         if (model === 'gpt-image-1') return { provider: 'openai', baseURL: images.openaiBaseURL, apiKey: 'oa-key' };
         return null;
       },
-      pricing,
-      quotas: { limits: { imagesPerMinute: 10_000, budget: 1_000, videoSecondsPerDay: 100_000 } },
+      tenancy: { pricing: pricing, quotas: { limits: { imagesPerMinute: 10_000, budget: 1_000, videoSecondsPerDay: 100_000 } } },
+      limits: { imageTasks: { pollSeconds: 1 } },
       idempotency: { keptAnswerSeconds: KEPT_SECONDS },
-      imageTasks: { pollSeconds: 1 },
       callbacks: { signingSecret: SECRET, allowLocal: true, retryBaseMs: 10, retryMaxMs: 50 },
     });
     const { images, gemini, ark, hooks } = gw.fakes;

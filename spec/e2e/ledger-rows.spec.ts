@@ -8,7 +8,7 @@ import net from 'node:net';
 import OpenAI from 'openai';
 import request from 'supertest';
 import { describe, expect, it, vi } from 'vitest';
-import type { GatewayOptions, UsageEvent } from '../../lib/index.js';
+import type { GatewayOptions, TenancyOptions, UsageEvent } from '../../lib/index.js';
 import { startFakeArk } from '../helpers/fake-ark.js';
 import { GEMINI_KEY, startFakeGemini } from '../helpers/fake-gemini.js';
 import { type GenerationScript, OPENAI_IMAGES, startFakePaidImages } from '../helpers/fake-paid-images.js';
@@ -32,7 +32,7 @@ const PRICES = {
   gemini: 0.039,
   videoSecond: 0.1,
 };
-const pricing: GatewayOptions['pricing'] = {
+const pricing: TenancyOptions['pricing'] = {
   currency: 'USD',
   models: {
     'gpt-image-1': { request: FEE, image: { default: PRICES.gpt.default, by: { '1024x1024': PRICES.gpt['1024x1024'], '1536x1024': PRICES.gpt['1536x1024'] } } },
@@ -50,21 +50,22 @@ type Fixture = GatewayFixture<typeof fakes>;
 function start(options: Partial<GatewayOptions> & { timeoutMs?: number } = {}): Promise<Fixture> {
   const { timeoutMs, ...rest } = options;
   const deadline = timeoutMs !== undefined ? { timeoutMs } : {};
-  return gatewayWith({
-    fakes,
-    resolve: ({ model, route }, { images, gemini, ark }) => {
-      if (route === 'video.tasks') return { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-key' };
-      if (model === 'x-image-2.0') return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: 'ds-key', model: 'qwen-image-2.0', ...deadline };
-      if (model === 'x-image-plus') return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: 'ds-key', model: 'qwen-image-plus', ...deadline };
-      if (model === 'gemini-image') return { provider: 'gemini', baseURL: gemini.baseURL, apiKey: GEMINI_KEY, model: GEMINI_MODEL };
-      if (model === 'gpt-image-1') return { provider: 'openai', baseURL: images.openaiBaseURL, apiKey: 'oa-key', ...deadline };
-      return null;
+  return gatewayWith(
+    {
+      fakes,
+      resolve: ({ model, route }, { images, gemini, ark }) => {
+        if (route === 'video.tasks') return { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-key' };
+        if (model === 'x-image-2.0') return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: 'ds-key', model: 'qwen-image-2.0', ...deadline };
+        if (model === 'x-image-plus') return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: 'ds-key', model: 'qwen-image-plus', ...deadline };
+        if (model === 'gemini-image') return { provider: 'gemini', baseURL: gemini.baseURL, apiKey: GEMINI_KEY, model: GEMINI_MODEL };
+        if (model === 'gpt-image-1') return { provider: 'openai', baseURL: images.openaiBaseURL, apiKey: 'oa-key', ...deadline };
+        return null;
+      },
+      tenancy: { pricing: pricing, quotas: { limits: { imagesPerMinute: 1_000, budget: 100 } } },
+      limits: { imageTasks: { pollSeconds: 1 } },
     },
-    pricing,
-    quotas: { limits: { imagesPerMinute: 1_000, budget: 100 } },
-    imageTasks: { pollSeconds: 1 },
-    ...rest,
-  });
+    rest,
+  );
 }
 
 const auth = { Authorization: `Bearer ${KEY_A}` };
@@ -279,7 +280,7 @@ describe('the books of each path', () => {
     await expectCountersAgree(gw, events);
   });
 
-  it('an upstream that made the image and answered 500: the event records the vendor work, absorbed by default, charged as undelivered with billing.chargeFailedWork', async () => {
+  it('an upstream that made the image and answered 500: the event records the vendor work, absorbed by default, charged as undelivered with tenancy.chargeFailedWork', async () => {
     const gw = await start();
     scriptBy(gw, { 'made then 500': { failAfterWork: 500 } });
     const failedAnswer = await post(gw, { model: 'gpt-image-1', prompt: 'made then 500', size: '1024x1024' });
@@ -295,7 +296,10 @@ describe('the books of each path', () => {
     await expectCountersAgree(gw, events);
 
     // the documented option charges the tenant for it instead
-    const charging = gw.variant({ pricing, quotas: { limits: { imagesPerMinute: 1_000, budget: 100 } }, ...({ billing: { chargeFailedWork: true } } as Partial<GatewayOptions>) });
+    const charging = gw.variant({
+      tenancy: { pricing: pricing, quotas: { limits: { imagesPerMinute: 1_000, budget: 100 } } },
+      ...({ tenancy: { chargeFailedWork: true } } as Partial<GatewayOptions>),
+    });
     await request(charging.app).post(OPENAI_IMAGES).set(auth).send({ model: 'gpt-image-1', prompt: 'made then 500, charged', size: '1024x1024' });
     await gw.fakes.images.settled();
     await vi.waitFor(() => expect(charging.usage).toHaveLength(1));

@@ -173,7 +173,7 @@ describe('a Redis outage does not flood the log', () => {
     // nothing listens there: BullMQ's queue and worker connections fail, and retry, over and over
     const client = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: null, retryStrategy: () => 20 });
     const own = await gatewayWith({
-      scheduler: bullmqScheduler({ connection: client }),
+      callbacks: { scheduler: bullmqScheduler({ connection: client }) },
       logger: pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Line) }),
     });
     const outageLines = (): Line[] => lines.filter((entry) => entry.msg === 'the task scheduler cannot reach Redis; BullMQ keeps retrying');

@@ -312,7 +312,7 @@ describe('the catalogue decides how an endpoint is served', () => {
   it('an Ark model listed as passthrough goes to Ark as the caller sent it, not translated', async () => {
     // the host's entry replaces the default row of the same id
     const raw = gateway.variant({
-      models: [{ id: 'doubao-seedream-4-5*', provider: 'ark', endpoints: { '/v1/images/generations': 'passthrough' }, supported_parameters: ['prompt', 'n'], streams: false }],
+      models: { catalogue: [{ id: 'doubao-seedream-4-5*', provider: 'ark', endpoints: { '/v1/images/generations': 'passthrough' }, supported_parameters: ['prompt', 'n'], streams: false }] },
     });
     const response = await request(raw.app).post('/v1/images/generations').set(auth).send({ model: 'doubao-seedream-4-5', prompt: 'a cat', n: 2, vendor_field: 'kept' });
     expect(response.status).toBe(200);

@@ -1,6 +1,6 @@
 // GET /v1/models (docs/routes.md): the OpenAI list shape, authenticated like every route, from the
 // `listModels(caller)` hook or by default from the model catalogue as the resolver routes it; and unserved
-// paths under /v1 and /api/v3 answering the JSON error object (404 not_found), unless `fallthrough`.
+// paths under /v1 and /api/v3 answering the JSON error object (404 not_found), unless `allow.fallthrough`.
 import OpenAI from 'openai';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
@@ -63,7 +63,7 @@ describe('GET /v1/models', () => {
   it('answers what listModels(caller) returns, and the official SDK reads it', async () => {
     const gw = createTestGateway({
       resolveUpstream: () => upstream,
-      listModels: (caller) => (caller.id === 'tenant-a' ? ['x-image-2.0', { id: 'x-video', owned_by: 'ark', created: 1700000000 }, 'x-image-2.0', ''] : []),
+      models: { list: (caller) => (caller.id === 'tenant-a' ? ['x-image-2.0', { id: 'x-video', owned_by: 'ark', created: 1700000000 }, 'x-image-2.0', ''] : []) },
     });
     const server = await listen(gw.app);
     try {
@@ -85,7 +85,7 @@ describe('GET /v1/models', () => {
 
   it('is authenticated like every route: no key is a 401 and the hook is not called', async () => {
     let calls = 0;
-    const gw = createTestGateway({ resolveUpstream: () => upstream, listModels: () => ((calls += 1), ['x']) });
+    const gw = createTestGateway({ resolveUpstream: () => upstream, models: { list: () => ((calls += 1), ['x']) } });
     const response = await request(gw.app).get('/v1/models');
     await gw.close();
     expect(response.status).toBe(401);
@@ -97,8 +97,10 @@ describe('GET /v1/models', () => {
     const logged: string[] = [];
     const gw = createTestGateway({
       resolveUpstream: () => upstream,
-      listModels: () => {
-        throw new Error('catalogue database down');
+      models: {
+        list: () => {
+          throw new Error('catalogue database down');
+        },
       },
       logger: { error: (_fields, message: string) => logged.push(message) },
     });
@@ -176,7 +178,7 @@ describe('unserved paths under the gateway prefixes', () => {
   });
 
   it('with fallthrough: true, they reach the host routes mounted after the gateway', async () => {
-    const gw = createTestGateway({ resolveUpstream: () => upstream, fallthrough: true });
+    const gw = createTestGateway({ resolveUpstream: () => upstream, allow: { fallthrough: true } });
     gw.app.get('/v1/status', (_req, res) => {
       res.json({ host: 'status' });
     });
@@ -189,8 +191,8 @@ describe('unserved paths under the gateway prefixes', () => {
   });
 
   it.each([
-    ['listModels', { listModels: ['x-image-2.0'] }, /listModels must be a function/],
-    ['fallthrough', { fallthrough: 'yes' }, /fallthrough must be a boolean/],
+    ['models.list', { models: { list: ['x-image-2.0'] } }, /models\.list must be a function/],
+    ['allow.fallthrough', { allow: { fallthrough: 'yes' } }, /allow\.fallthrough must be a boolean/],
   ])('a wrong %s fails at creation with the fix', (_name, extra, message) => {
     const create = () => createGatewayRouter({ verifyKey: staticKeys({ k: 'a' }), resolveUpstream: () => null, ...(extra as object) });
     expect(create).toThrow(GatewayConfigError);

@@ -44,17 +44,19 @@ describe.runIf(Boolean(REDIS_URL))('money budgets across instances sharing Redis
         if (model === 'x-image-2.0-down') return { provider: 'dashscope', baseURL: 'http://127.0.0.1:9/api/v1', apiKey: 'ds-key' };
         return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: 'ds-key' };
       },
-      pricing: {
-        currency: 'USD',
-        models: {
-          // the fake reports 1024x1024 images; a size no row names costs the default
-          'x-image-2.0*': { image: { default: 0.1, by: { '1024x1024': 0.05 } } },
-          'doubao-seedance-1-5-pro*': { videoSecond: { default: 0.05, by: { '720p': 0.02 } } },
-          // the fake answers 5 input and 2 output tokens: 0.05 + 0.04
-          'x-chat': { tokens: { input: 10_000, output: 20_000 } },
+      tenancy: {
+        pricing: {
+          currency: 'USD',
+          models: {
+            // the fake reports 1024x1024 images; a size no row names costs the default
+            'x-image-2.0*': { image: { default: 0.1, by: { '1024x1024': 0.05 } } },
+            'doubao-seedance-1-5-pro*': { videoSecond: { default: 0.05, by: { '720p': 0.02 } } },
+            // the fake answers 5 input and 2 output tokens: 0.05 + 0.04
+            'x-chat': { tokens: { input: 10_000, output: 20_000 } },
+          },
         },
+        quotas: { limits, redis: client, prefix: `${namespace}:quota:`, ...(budgetWindowSeconds ? { budgetWindowSeconds } : {}) },
       },
-      quotas: { limits, redis: client, prefix: `${namespace}:quota:`, ...(budgetWindowSeconds ? { budgetWindowSeconds } : {}) },
     });
     const started: Instance = {
       ...gateway,

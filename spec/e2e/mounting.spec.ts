@@ -95,7 +95,7 @@ describe('mounting', () => {
   });
 
   it('with fallthrough: true, lets paths and methods it does not serve fall through to the host', async () => {
-    const gw = createTestGateway({ resolveUpstream: route, fallthrough: true });
+    const gw = createTestGateway({ resolveUpstream: route, allow: { fallthrough: true } });
     gw.app.get('/v1/images/generations', (_req, res) => {
       res.json({ host: 'get handled by host' });
     });

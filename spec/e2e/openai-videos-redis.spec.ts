@@ -29,7 +29,7 @@ describe.runIf(Boolean(REDIS_URL))('OpenAI videos across instances sharing Redis
     const client = new Redis(REDIS_URL!);
     const gateway = createTestGateway({
       store: redisTaskStore({ client, prefix: `${namespace}:` }),
-      scheduler: bullmqScheduler({ connection: client, queueName: namespace, prefix: 'gwtest', lockDurationMs: 1_500, stalledIntervalMs: 500 }),
+      callbacks: { scheduler: bullmqScheduler({ connection: client, queueName: namespace, prefix: 'gwtest', lockDurationMs: 1_500, stalledIntervalMs: 500 }) },
       storage: localResultStorage({ directory, secret: 'a-shared-results-secret-of-more-than-32-chars' }),
       resolveUpstream: () => ({ provider: 'gemini', baseURL: veo.baseURL, apiKey: GEMINI_KEY, model: VEO }),
     });

@@ -40,7 +40,7 @@ const HOST_NAME = 'house-clip';
 const hostGw = await gatewayWith({
   fakes: { fal: startFakeFal },
   store: memoryTaskStore(),
-  listModels: () => [HOST_NAME],
+  models: { list: () => [HOST_NAME] },
   resolve: ({ model }, { fal }) => (model === HOST_NAME ? { provider: 'fal', baseURL: fal.origin, apiKey: FAL_KEY, model: KLING } : null),
 });
 const { veo, receiver } = veoGw.fakes;

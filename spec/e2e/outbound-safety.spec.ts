@@ -55,10 +55,10 @@ const strict = await gatewayWith({
     if (model.startsWith('x-image')) return { provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'ds-key' };
     return { provider: 'openai', baseURL: llm.baseURL, apiKey: 'llm-key' };
   },
-  allowPrivateResultUrls: false,
+  allow: { privateResultUrls: false },
   limits: { downloadTimeoutMs: 2_000 },
 });
-const open = strict.variant({ allowPrivateResultUrls: true, limits: { downloadTimeoutMs: 300 } });
+const open = strict.variant({ allow: { privateResultUrls: true }, limits: { downloadTimeoutMs: 300 } });
 const { dashscope, llm, ark, openapi, silent, secret } = strict.fakes;
 
 const b64 = (gateway: TestGateway, extra: Record<string, unknown> = {}) =>
@@ -126,7 +126,7 @@ describe('result downloads obey the public-address rules (item 4)', () => {
     expect(secret.hits).toBe(0);
   });
 
-  it('allowPrivateResultUrls: true downloads from loopback', async () => {
+  it('allow.privateResultUrls: true downloads from loopback', async () => {
     answerWith([dashscope.resultUrl('ok.png')]);
     const res = await b64(open);
     expect(res.status).toBe(200);

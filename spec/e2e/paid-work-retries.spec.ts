@@ -35,19 +35,21 @@ type Fixture = GatewayFixture<{ images: typeof startFakePaidImages }>;
  */
 function start(options: { timeoutMs?: number; upstream?: (fake: FakePaidImages) => Upstream } & Partial<GatewayOptions> = {}): Promise<Fixture> {
   const { timeoutMs, upstream, ...gatewayOptions } = options;
-  return gatewayWith({
-    fakes: { images: startFakePaidImages },
-    resolve: ({ model, route }, { images }) => {
-      if (upstream) return upstream(images);
-      const deadline = timeoutMs !== undefined ? { timeoutMs } : {};
-      if (route === 'images.native' || route === 'video.tasks') return { provider: 'ark', baseURL: images.arkBaseURL, apiKey: UPSTREAM_KEY, ...deadline };
-      if (model === 'x-image-2.0') return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: UPSTREAM_KEY, model: 'qwen-image-2.0', ...deadline };
-      if (model === 'x-image-edit') return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: UPSTREAM_KEY, model: 'qwen-image-edit-plus', ...deadline };
-      return { provider: 'openai', baseURL: images.openaiBaseURL, apiKey: UPSTREAM_KEY, ...deadline };
+  return gatewayWith(
+    {
+      fakes: { images: startFakePaidImages },
+      resolve: ({ model, route }, { images }) => {
+        if (upstream) return upstream(images);
+        const deadline = timeoutMs !== undefined ? { timeoutMs } : {};
+        if (route === 'images.native' || route === 'video.tasks') return { provider: 'ark', baseURL: images.arkBaseURL, apiKey: UPSTREAM_KEY, ...deadline };
+        if (model === 'x-image-2.0') return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: UPSTREAM_KEY, model: 'qwen-image-2.0', ...deadline };
+        if (model === 'x-image-edit') return { provider: 'dashscope', baseURL: images.dashscopeBaseURL, apiKey: UPSTREAM_KEY, model: 'qwen-image-edit-plus', ...deadline };
+        return { provider: 'openai', baseURL: images.openaiBaseURL, apiKey: UPSTREAM_KEY, ...deadline };
+      },
+      tenancy: { quotas: { limits: { imagesPerMinute: 100 } } },
     },
-    quotas: { limits: { imagesPerMinute: 100 } },
-    ...gatewayOptions,
-  });
+    gatewayOptions,
+  );
 }
 
 const post = (gw: Fixture, text: string, key = KEY_A, headers: Record<string, string> = {}) =>
@@ -230,7 +232,7 @@ describe('x-should-retry on error answers', () => {
   }
 
   it("the gateway's own quota refusal (429) is not marked: nothing was started", async () => {
-    const gw = await start({ quotas: { limits: { imagesPerMinute: 1 } } });
+    const gw = await start({ tenancy: { quotas: { limits: { imagesPerMinute: 1 } } } });
     expect((await post(gw, body())).status).toBe(200);
     const refused = await post(gw, body('another'));
     expect(refused.status).toBe(429);

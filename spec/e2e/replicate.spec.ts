@@ -46,9 +46,9 @@ const gw = await gatewayWith({
       return { provider: 'replicate', baseURL: replicate.baseURL, apiKey: REPLICATE_TOKEN, model: `${SCHNELL}:5599ed30703defd1d160a25a63321b4dec97101d98b4674bcc56e41f62f35637` };
     return { provider: 'replicate', baseURL: replicate.baseURL, apiKey: REPLICATE_TOKEN, model };
   },
-  models: [...['flux-wrong-key', 'flux-bare-origin', 'flux-versioned'].map((id) => ({ ...modelEntry(SCHNELL)!, id })), { ...modelEntry(NANO)!, id: 'flux-with-fallback' }],
-  quotas: { limits: { imagesPerMinute: 100_000 } },
-  imageTasks: { pollSeconds: 1 },
+  models: { catalogue: [...['flux-wrong-key', 'flux-bare-origin', 'flux-versioned'].map((id) => ({ ...modelEntry(SCHNELL)!, id })), { ...modelEntry(NANO)!, id: 'flux-with-fallback' }] },
+  tenancy: { quotas: { limits: { imagesPerMinute: 100_000 } } },
+  limits: { imageTasks: { pollSeconds: 1 } },
   resetEach: true,
 });
 const { replicate } = gw.fakes;
@@ -322,7 +322,7 @@ describe('image tasks', () => {
       fakes: { replicate: startFakeReplicate },
       resolve: ({ model }, fakes) => ({ provider: 'replicate', baseURL: fakes.replicate.baseURL, apiKey: REPLICATE_TOKEN, model }),
       storage: storageOptions(),
-      imageTasks: { pollSeconds: 1 },
+      limits: { imageTasks: { pollSeconds: 1 } },
     });
     const submitted = await request(stored.url).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Prefer', 'respond-async').send({ model: KONTEXT, prompt: 'a harbour' });
     expect(submitted.status).toBe(202);

@@ -1,5 +1,5 @@
 // The tenant identifier sent to vendors, end to end (docs/security.md "Tenant identifier sent to
-// vendors"): with `safetyIdentifier` on, every model of the catalogue walked on every endpoint it lists
+// vendors"): with `tenancy.safetyIdentifier` on, every model of the catalogue walked on every endpoint it lists
 // reaches its vendor's fake with the identifier in the field that vendor documents and nothing where it
 // documents none; the official openai SDK's chat, responses (plain and streamed) and image calls reach
 // OpenAI, Azure, Ark and DashScope the same way; one tenant always has one value, two tenants two; a
@@ -89,7 +89,7 @@ const gateway = await gatewayWith({
     if (entry.provider === 'gemini') return { provider: 'gemini', baseURL: fakes.gemini.baseURL, apiKey: GEMINI_KEY };
     return { provider: 'dashscope', baseURL: fakes.images.dashscopeBaseURL, apiKey: 'ds-key' };
   },
-  safetyIdentifier: { secret: SECRET },
+  tenancy: { safetyIdentifier: { secret: SECRET } },
   resetEach: true,
 });
 // Veo's videos are kept in storage: its rows go to an instance with storage, as in the catalogue walk
@@ -138,7 +138,7 @@ const sdk = await gatewayWith({
     if (model === 'gpt-image-1') return { provider: 'openai', baseURL: openai.baseURL, apiKey: 'oa-key' };
     return null;
   },
-  safetyIdentifier: { secret: SECRET },
+  tenancy: { safetyIdentifier: { secret: SECRET } },
 });
 const { llm, picky, openai, azure, paid } = sdk.fakes;
 picky.refuses.add('safety_identifier');
@@ -291,7 +291,7 @@ describe('the official openai SDK: chat, responses and images', () => {
   });
 
   it('with the option off, bodies pass as they came: no identifier, the caller’s user as sent', async () => {
-    const off = sdk.variant({ safetyIdentifier: false });
+    const off = sdk.variant({ tenancy: { safetyIdentifier: false } });
     const answered = await request(off.app)
       .post('/v1/chat/completions')
       .set('Authorization', `Bearer ${KEY_A}`)

@@ -57,9 +57,14 @@ describe.runIf(Boolean(REDIS_URL))('video task durability on Redis (bullmqSchedu
     const store = wrapStore(redisTaskStore({ client, prefix: `${namespace}:` }));
     const gateway = createTestGateway({
       store,
-      scheduler: wrapScheduler(bullmqScheduler({ connection: client, queueName: namespace, prefix: QUEUE_PREFIX })),
       resolveUpstream: ({ route }) => (route === 'video.tasks' ? { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-operator-key' } : null),
-      callbacks: { allowLocal: true, pollIntervalsMs: [50], retryBaseMs: 200, retryMaxMs: 400 },
+      callbacks: {
+        allowLocal: true,
+        pollIntervalsMs: [50],
+        retryBaseMs: 200,
+        retryMaxMs: 400,
+        scheduler: wrapScheduler(bullmqScheduler({ connection: client, queueName: namespace, prefix: QUEUE_PREFIX })),
+      },
       logger: {
         info: (fields, message) => logs.push({ level: 'info', message, fields }),
         warn: (fields, message) => logs.push({ level: 'warn', message, fields }),

@@ -44,13 +44,13 @@ function gatewayWith(options: Partial<GatewayOptions> = {}): TestGateway {
   const gateway = createTestGateway({
     store: memoryTaskStore(),
     resolveUpstream: arkFor(),
-    callbacks: { allowLocal: true, pollIntervalsMs: [30], retryBaseMs: 20, retryMaxMs: 40 },
     logger: {
       info: (fields, message) => logs.push({ level: 'info', message, fields }),
       warn: (fields, message) => logs.push({ level: 'warn', message, fields }),
       error: (fields, message) => logs.push({ level: 'error', message, fields }),
     },
     ...options,
+    callbacks: { allowLocal: true, pollIntervalsMs: [30], retryBaseMs: 20, retryMaxMs: 40, ...options.callbacks },
   });
   open.push(gateway);
   return gateway;
@@ -112,7 +112,7 @@ describe('11: a terminal callback is never lost', () => {
         return inner.scheduleDelivery(job);
       },
     };
-    const gw = gatewayWith({ scheduler });
+    const gw = gatewayWith({ callbacks: { scheduler } });
     const id = await create(gw);
     const [delivered] = await receiver.accepted(1);
     expect(JSON.parse(delivered!.body)).toMatchObject({ id, status: 'succeeded' });
@@ -188,7 +188,7 @@ describe('13: background polls see the caller of the create request', () => {
     const scheduler = memoryScheduler();
     const gw = gatewayWith({
       store,
-      scheduler,
+      callbacks: { scheduler },
       // a host that puts the key on its caller object: the snapshot must not keep it
       verifyKey: staticKeys({ [KEY_A]: { id: 'tenant-a', plan: 'pro', limits: { videos: 3 }, token: KEY_A } }),
       // authorizes by plan: a caller without one gets no upstream
@@ -310,7 +310,7 @@ describe('15: states go forward', () => {
         return inner.scheduleDelivery(job);
       },
     };
-    const gw = gatewayWith({ scheduler });
+    const gw = gatewayWith({ callbacks: { scheduler } });
     const id = await create(gw);
     const [delivered] = await receiver.accepted(1);
     expect(JSON.parse(delivered!.body)).toMatchObject({ id, status: 'succeeded' });

@@ -1,6 +1,6 @@
 // Tenant data isolation in tasks and assets (contract §2.6, §2.7; docs/architecture.md: a tenant's tasks and assets
 // are its own): asset:// references are checked in every string of a content item, not only in the
-// field the item's type names; with allowOperatorAssets only exact, well-formed ids pass; recording an
+// field the item's type names; with allow.operatorAssets only exact, well-formed ids pass; recording an
 // asset never moves it to another tenant; the in-memory store evicts a tenant's own tasks, never
 // another tenant's because one created many; and asset records are never forgotten (a full cap refuses).
 import request from 'supertest';
@@ -38,7 +38,7 @@ const gateway = await gatewayWith({
     return null;
   },
 });
-const operatorGateway = gateway.variant({ allowOperatorAssets: true });
+const operatorGateway = gateway.variant({ allow: { operatorAssets: true } });
 const { ark } = gateway.fakes;
 afterEach(() => {
   ark.requests.length = 0;
@@ -99,7 +99,7 @@ describe('asset:// references are checked wherever they appear in a content item
   });
 });
 
-describe('allowOperatorAssets: only exact, well-formed asset ids', () => {
+describe('allow.operatorAssets: only exact, well-formed asset ids', () => {
   const variants: Array<[string, string]> = [
     ['upper-case id', `asset://${B_ASSET.toUpperCase()}`],
     ['upper-case suffix', `asset://${B_ASSET.slice(0, -5)}BBBBB`],
@@ -195,7 +195,7 @@ describe('memoryTaskStore caps: a tenant that creates many evicts only its own o
   });
 
   // asset records are ownership, not a cache: a forgotten record would make another tenant's asset
-  // pass as the operator's under allowOperatorAssets, so the caps refuse new assets instead
+  // pass as the operator's under allow.operatorAssets, so the caps refuse new assets instead
   it('assets are never evicted: past maxAssetsPerOwner or maxAssets, putAsset rejects and every record stays', async () => {
     const capped = memoryTaskStore({ maxAssets: 5, maxAssetsPerOwner: 4 });
     const quiet = asset('tenant-b');
@@ -253,7 +253,7 @@ describe('asset records are never forgotten: a full store refuses new assets', (
   const gatewayOn = (taskStore: TaskStore, warnings: unknown[][] = []): TestGateway => {
     const gw = createTestGateway({
       store: taskStore,
-      allowOperatorAssets: true,
+      allow: { operatorAssets: true },
       logger: { warn: (...args: unknown[]) => warnings.push(args) },
       resolveUpstream: ({ route }): Upstream | null => {
         if (route === 'video.tasks') return { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-operator-key' };

@@ -11,7 +11,7 @@ describe('the task core owns the scheduler', () => {
     const router = createGatewayRouter({
       verifyKey: staticKeys({ 'sk-task-jobs': { id: 'tenant-a' } }),
       resolveUpstream: () => null,
-      scheduler,
+      callbacks: { scheduler },
       logger: { info: () => undefined, warn: (fields, message) => void warnings.push({ fields, message }), error: () => undefined },
     });
     try {

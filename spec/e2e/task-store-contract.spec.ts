@@ -90,7 +90,7 @@ describe.runIf(Boolean(REDIS_URL))('redisTaskStore (REDIS_URL)', () => {
   });
 
   // a forgotten asset record would let another tenant reference the asset as the operator's
-  // (allowOperatorAssets), so asset records never expire unless the host says so
+  // (allow.operatorAssets), so asset records never expire unless the host says so
   it('asset records have no TTL by default; assetTtlSeconds sets one, and a re-record by the owner keeps it set', async () => {
     const store = redisTaskStore({ client, prefix });
     await store.putAsset({ id: 'asset-1', owner: 'tenant-a', createdAt: 1 });

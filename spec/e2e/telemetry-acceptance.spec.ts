@@ -257,7 +257,7 @@ describe('metrics after a known sequence', () => {
   });
 
   it('a limit refusal is counted by limit and route; no tenant id or key is a metric attribute', async () => {
-    const limited = gateway.variant({ quotas: { limits: { requestsPerMinute: 1 } } });
+    const limited = gateway.variant({ tenancy: { quotas: { limits: { requestsPerMinute: 1 } } } });
     const before = await collect();
     await request(limited.app)
       .post('/v1/chat/completions')

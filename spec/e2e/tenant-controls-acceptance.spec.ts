@@ -230,7 +230,7 @@ describe('Idempotency-Key on every paid create', () => {
 
 describe('quotas in billing units', () => {
   it('requests per minute: the refusal is 429 rate_limit_exceeded naming the limit, with Retry-After and the IETF headers; the upstream is not called', async () => {
-    const gw = await gatewayWith({ fakes, resolve: resolver, quotas: { limits: { requestsPerMinute: 2 } } });
+    const gw = await gatewayWith({ fakes, resolve: resolver, tenancy: { quotas: { limits: { requestsPerMinute: 2 } } } });
     const ok = await post(gw, '/v1/images/generations', image());
     expect(ok.status).toBe(200);
     expect(ok.headers['ratelimit-policy']).toContain('"requests";q=2;w=60');
@@ -247,7 +247,7 @@ describe('quotas in billing units', () => {
   });
 
   it('images per minute: weighted by n, refunded when the upstream fails; the host reads the remaining budget', async () => {
-    const gw = await gatewayWith({ fakes, resolve: resolver, quotas: { limits: { imagesPerMinute: 5 } } });
+    const gw = await gatewayWith({ fakes, resolve: resolver, tenancy: { quotas: { limits: { imagesPerMinute: 5 } } } });
     const caller = { id: 'tenant-a' };
     expect((await post(gw, '/v1/images/generations', image({ n: 3 }))).status).toBe(200);
     expect((await gw.router.quota(caller)).find((q) => q.name === 'images')?.remaining).toBe(2);
@@ -267,7 +267,7 @@ describe('quotas in billing units', () => {
     const gw = await gatewayWith({
       fakes,
       resolve: (input, f) => (input.model === 'refused' ? null : resolver(input, f)),
-      quotas: { limits: { requestsPerMinute: 1, imagesPerMinute: 1, videoSecondsPerDay: 5, concurrentVideoTasks: 1 } },
+      tenancy: { quotas: { limits: { requestsPerMinute: 1, imagesPerMinute: 1, videoSecondsPerDay: 5, concurrentVideoTasks: 1 } } },
     });
     expect((await post(gw, '/v1/images/generations', { model: 'x-image-max', prompt: 'x', input: { messages: [] }, parameters: { n: 9 } })).status).toBe(400);
     expect((await post(gw, '/v1/images/generations', image({ model: 'refused' }))).status).toBeGreaterThanOrEqual(400);
@@ -280,7 +280,7 @@ describe('quotas in billing units', () => {
   });
 
   it('video-seconds per day and concurrent video tasks: charged by duration, a slot freed when the task ends', async () => {
-    const gw = await gatewayWith({ fakes, resolve: resolver, quotas: { limits: { videoSecondsPerDay: 12, concurrentVideoTasks: 1 } } });
+    const gw = await gatewayWith({ fakes, resolve: resolver, tenancy: { quotas: { limits: { videoSecondsPerDay: 12, concurrentVideoTasks: 1 } } } });
     const first = await post(gw, TASKS, video({ duration: 5 }));
     expect(first.status).toBe(200);
     const busy = await post(gw, TASKS, video({ duration: 5 }));
@@ -303,7 +303,7 @@ describe('quotas in billing units', () => {
     const redisB = new Redis(REDIS_URL);
     const prefix = `${unique()}:`;
     const make = (redis: Redis) =>
-      createTestGateway({ quotas: { limits: { imagesPerMinute: 3 }, redis, prefix }, resolveUpstream: () => ({ provider: 'openai', baseURL: `${f.images.origin}/v1`, apiKey: 'k' }) });
+      createTestGateway({ tenancy: { quotas: { limits: { imagesPerMinute: 3 }, redis, prefix } }, resolveUpstream: () => ({ provider: 'openai', baseURL: `${f.images.origin}/v1`, apiKey: 'k' }) });
     const one = make(redisA);
     const two = make(redisB);
     try {
@@ -336,7 +336,7 @@ describe('quotas in billing units', () => {
         await server.start();
         const redis = new Redis(server.url, { maxRetriesPerRequest: 1 });
         redis.on('error', () => {});
-        const options: Partial<GatewayOptions> = { quotas: { limits: { requestsPerMinute: 100 }, redis, whenRedisDown: mode }, logger };
+        const options: Partial<GatewayOptions> = { tenancy: { quotas: { limits: { requestsPerMinute: 100 }, redis, whenRedisDown: mode } }, logger };
         const gw = await gatewayWith({ fakes, resolve: resolver, ...options });
         try {
           expect((await post(gw, '/v1/images/generations', image())).status).toBe(200);
@@ -381,7 +381,7 @@ describe('quotas in billing units', () => {
 
 describe('usage events a host can bill from', () => {
   it('an image event carries what the upstream returned (images, request id, usage), a refusal carries its error code', async () => {
-    const gw = await gatewayWith({ fakes, resolve: resolver, quotas: { limits: { requestsPerMinute: 2 } } });
+    const gw = await gatewayWith({ fakes, resolve: resolver, tenancy: { quotas: { limits: { requestsPerMinute: 2 } } } });
     await post(gw, '/api/v3/images/generations', { model: 'seedream', prompt: 'a cat', sequential_image_generation: 'auto' });
     const event = gw.usage.at(-1)!;
     expect(event.images).toBe(1);

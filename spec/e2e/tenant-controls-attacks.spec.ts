@@ -56,7 +56,7 @@ describe('video quotas', () => {
       fakes: { ark: startFakeArk },
       store,
       resolve: (_input, { ark }) => ({ provider: 'ark', baseURL: ark.baseURL, apiKey: 'k' }),
-      quotas: { limits: { concurrentVideoTasks: 1, videoSecondsPerDay: 5 } },
+      tenancy: { quotas: { limits: { concurrentVideoTasks: 1, videoSecondsPerDay: 5 } } },
     });
     expect((await create(gw)).status).toBeGreaterThanOrEqual(500);
     const state = await gw.router.quota({ id: 'tenant-a' });
@@ -70,7 +70,7 @@ describe('video quotas', () => {
       fakes: { ark: startFakeArk },
       resolve: (_input, { ark }) => ({ provider: 'ark', baseURL: ark.baseURL, apiKey: 'k' }),
       callbacks: { maxFollowMs: 1_000 },
-      quotas: { limits: { concurrentVideoTasks: 1 } },
+      tenancy: { quotas: { limits: { concurrentVideoTasks: 1 } } },
     });
     const first = await create(gw);
     expect(first.status).toBe(200);
@@ -235,7 +235,7 @@ describe('a quotas.limits function that answers nonsense', () => {
       fakes: { openai: startFakeOpenAI },
       resolve: (_input, { openai }) => ({ provider: 'openai', baseURL: openai.baseURL, apiKey: 'k' }),
       // a plan row from the host's database with a typo
-      quotas: { limits: () => ({ imagesPerMinut: 1 }) as QuotaLimits },
+      tenancy: { quotas: { limits: () => ({ imagesPerMinut: 1 }) as QuotaLimits } },
       logger: { info: () => {}, warn: () => {}, error: (fields, message) => void errors.push(`${message} ${JSON.stringify(fields)}`) },
     });
     const res = await request(gw.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'gpt-image-1', prompt: 'a cat' });
@@ -251,7 +251,7 @@ describe('a concurrent-task window longer than a timer can wait', () => {
       fakes: { ark: startFakeArk },
       resolve: (_input, { ark }) => ({ provider: 'ark', baseURL: ark.baseURL, apiKey: 'k' }),
       callbacks: { maxFollowMs: 30 * 86_400_000 },
-      quotas: { limits: { concurrentVideoTasks: 1 } },
+      tenancy: { quotas: { limits: { concurrentVideoTasks: 1 } } },
     });
     expect((await create(gw)).status).toBe(200);
     await sleep(50);
@@ -282,7 +282,7 @@ describe('a streamed Ark image group', () => {
           }),
       },
       resolve: (_input, { ark }) => ({ provider: 'ark', baseURL: `${ark.origin}/api/v3`, apiKey: 'k' }),
-      quotas: { limits: { imagesPerMinute: 10 } },
+      tenancy: { quotas: { limits: { imagesPerMinute: 10 } } },
     });
     const res = await request(gw.app)
       .post('/api/v3/images/generations')

@@ -42,11 +42,16 @@ describe.runIf(Boolean(REDIS_URL))('tenant controls across instances sharing Red
     const warnings: string[] = [];
     const gateway = createTestGateway({
       store: redisTaskStore({ client, prefix: `${namespace}:` }),
-      ...(options.scheduler ? { scheduler: bullmqScheduler({ connection: client, queueName: namespace, prefix: 'gwtest', lockDurationMs: 1_500, stalledIntervalMs: 500 }) } : {}),
       idempotency: { store: redisIdempotencyStore({ client, prefix: `${namespace}:idem:` }) },
-      ...(options.quotas ? { quotas: { ...options.quotas, redis: client, prefix: `${namespace}:quota:` } } : {}),
+      ...(options.quotas ? { tenancy: { quotas: { ...options.quotas, redis: client, prefix: `${namespace}:quota:` } } } : {}),
       resolveUpstream: ({ route }) => (route === 'video.tasks' ? { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-key' } : { provider: 'openai', baseURL: openai.baseURL, apiKey: 'oa-key' }),
-      callbacks: { allowLocal: true, pollIntervalsMs: [60], retryBaseMs: 300, retryMaxMs: 600 },
+      callbacks: {
+        allowLocal: true,
+        pollIntervalsMs: [60],
+        retryBaseMs: 300,
+        retryMaxMs: 600,
+        ...(options.scheduler ? { scheduler: bullmqScheduler({ connection: client, queueName: namespace, prefix: 'gwtest', lockDurationMs: 1_500, stalledIntervalMs: 500 }) } : {}),
+      },
       logger: { warn: (_fields, message) => warnings.push(message), info: () => {}, error: () => {} },
     });
     const started: Instance = {

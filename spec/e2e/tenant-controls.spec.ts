@@ -24,7 +24,8 @@ async function start(options: { quotas?: QuotaOptions; idempotency?: { ttlSecond
     fakes: { openai: startFakeOpenAI, ark: startFakeArk },
     resolve: ({ route }, { openai, ark }) =>
       route === 'video.tasks' || route === 'images.native' ? { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-key' } : { provider: 'openai', baseURL: openai.baseURL, apiKey: 'oa-key' },
-    ...options,
+    tenancy: { quotas: options.quotas },
+    ...(options.idempotency !== undefined ? { idempotency: options.idempotency } : {}),
   });
 }
 

@@ -82,7 +82,7 @@ async function start(limits: Partial<GatewayLimits>): Promise<Running> {
   const gateway = createTestGateway({
     limits,
     // the fake serves the result image on 127.0.0.1
-    allowPrivateResultUrls: true,
+    allow: { privateResultUrls: true },
     logger: { warn: (fields, message) => warnings.push({ message, fields }) },
     resolveUpstream: ({ model }): Upstream | null => {
       if (model === 'chat') return { provider: 'openai', baseURL: `${upstream.origin}/v1`, apiKey: UPSTREAM_KEY, model: 'upstream-chat', timeoutMs: 30_000 };

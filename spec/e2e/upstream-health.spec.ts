@@ -338,7 +338,7 @@ describe("'price'", () => {
           { ...upstreamOf(b, 'sk-b'), model: 'up-cheap' },
         ],
       }),
-      pricing: { currency: 'USD', models: { 'up-dear': { request: 0.05 }, 'up-cheap': { request: 0.01 } } },
+      tenancy: { pricing: { currency: 'USD', models: { 'up-dear': { request: 0.05 }, 'up-cheap': { request: 0.01 } } } },
     });
     for (let call = 0; call < 10; call++) expect((await chat(gateway.app)).status).toBe(200);
     expect(gateway.fakes.a.apiRequests()).toHaveLength(0);

@@ -22,15 +22,17 @@ const gateway = await gatewayWith({
     if (model.startsWith('gpt-image')) return { provider: 'openai', baseURL: fakes.images.openaiBaseURL, apiKey: 'oa-key' };
     return { provider: 'dashscope', baseURL: fakes.images.dashscopeBaseURL, apiKey: 'ds-key' };
   },
-  pricing: {
-    currency: 'USD',
-    models: {
-      'x-image-2.0*': { image: { default: 0.1, by: { '1024x1024': 0.05 } } },
-      'x-broken': { image: 0.1 },
-      'doubao-seedream-4-0*': { image: 0.03 },
-      'gpt-image-1': { image: 0.01, imageQuality: { high: 3 }, tokens: { input: 5, output: 40 } },
-      'x-chat': { tokens: { input: 1, output: 2 } },
-      'doubao-seedance-1-5-pro*': { videoSecond: { default: 0.2, by: { '720p': 0.1 } } },
+  tenancy: {
+    pricing: {
+      currency: 'USD',
+      models: {
+        'x-image-2.0*': { image: { default: 0.1, by: { '1024x1024': 0.05 } } },
+        'x-broken': { image: 0.1 },
+        'doubao-seedream-4-0*': { image: 0.03 },
+        'gpt-image-1': { image: 0.01, imageQuality: { high: 3 }, tokens: { input: 5, output: 40 } },
+        'x-chat': { tokens: { input: 1, output: 2 } },
+        'doubao-seedance-1-5-pro*': { videoSecond: { default: 0.2, by: { '720p': 0.1 } } },
+      },
     },
   },
   resetEach: true,

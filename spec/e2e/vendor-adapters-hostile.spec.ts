@@ -39,7 +39,7 @@ const gw = await gatewayWith({
     return { provider: 'gemini', baseURL: gemini.baseURL, apiKey: GEMINI_KEY, model: MODEL };
   },
   logger: pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) }),
-  quotas: { limits: { imagesPerMinute: 100_000 } },
+  tenancy: { quotas: { limits: { imagesPerMinute: 100_000 } } },
   resetEach: true,
 });
 const { gemini, azure } = gw.fakes;
@@ -357,8 +357,8 @@ describe('Gemini: streams and image tasks charge the images delivered', () => {
       fakes: { gemini: startFakeGemini },
       resolve: (_input, fakes) => ({ provider: 'gemini', baseURL: fakes.gemini.baseURL, apiKey: GEMINI_KEY, model: MODEL }),
       storage: localResultStorage({ directory: tempDir('gemini-hostile-tasks-'), secret: 'gemini-hostile-task-secret-0123456789' }),
-      imageTasks: { pollSeconds: 1 },
-      quotas: { limits: { imagesPerMinute: 100 } },
+      limits: { imageTasks: { pollSeconds: 1 } },
+      tenancy: { quotas: { limits: { imagesPerMinute: 100 } } },
     });
     stored.fakes.gemini.next((_req, res) => geminiError(res, 429, 'RESOURCE_EXHAUSTED', 'quota', undefined, { 'retry-after': '30' }));
     const submitted = await request(stored.url).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Prefer', 'respond-async').send({ model: MODEL, prompt: 'x', n: 2 });

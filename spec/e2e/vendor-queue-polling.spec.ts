@@ -25,7 +25,7 @@ async function start(keptWorkSeconds: number, timeoutMs = 600) {
       if (model === FAL_MODEL) return { provider: 'fal', baseURL: fal.origin, apiKey: FAL_KEY, model, timeoutMs };
       return { provider: 'replicate', baseURL: replicate.baseURL, apiKey: REPLICATE_TOKEN, model, timeoutMs };
     },
-    quotas: { limits: { imagesPerMinute: 1000 } },
+    tenancy: { quotas: { limits: { imagesPerMinute: 1000 } } },
     idempotency: { keptWorkSeconds },
   });
 }

@@ -37,7 +37,7 @@ const gw = await gatewayWith({
   storage: localResultStorage({ directory: tempDir('veo-results-'), secret: 'a-results-signing-secret-of-more-than-32-chars' }),
   callbacks: { allowLocal: true, pollIntervalsMs: [30], retryBaseMs: 20, retryMaxMs: 40 },
   logger: { info: capture, warn: capture, error: capture },
-  pricing: { currency: 'USD', models: { 'veo-*': { videoSecond: { default: 0.4, by: { '1080p': 0.5 } } } } },
+  tenancy: { pricing: { currency: 'USD', models: { 'veo-*': { videoSecond: { default: 0.4, by: { '1080p': 0.5 } } } } } },
   resolve: ({ model }, { veo }) => {
     if (model === 'veo-wrong-key') return { provider: 'gemini', baseURL: veo.baseURL, apiKey: 'not-the-key', model: VEO_MODEL };
     if (model === 'veo-vertex') {

@@ -310,8 +310,8 @@ describe('assets in task content', () => {
     expect(ark.apiRequests()).toHaveLength(1);
   });
 
-  it("allowOperatorAssets accepts assets created outside the gateway, never another tenant's", async () => {
-    const open = gateway.variant({ allowOperatorAssets: true });
+  it("allow.operatorAssets accepts assets created outside the gateway, never another tenant's", async () => {
+    const open = gateway.variant({ allow: { operatorAssets: true } });
     const content = (id: string) => [
       { type: 'text', text: 'x' },
       { type: 'video_url', video_url: { url: `asset://${id}` }, role: 'reference_video' },

@@ -14,26 +14,43 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
+/** The option groups whose fields a spec's overrides add to the test defaults, field by field. */
+const GROUPS = ['allow', 'limits', 'models', 'tenancy'] as const;
+
+/** `overrides` over `base`, each group of GROUPS merged one level deep (a group's own fields replace). */
+export function mergeTestOptions<T extends Partial<GatewayOptions>>(base: T, overrides: Partial<GatewayOptions>): T {
+  const merged: Record<string, unknown> = { ...base, ...overrides };
+  for (const group of GROUPS) {
+    const [a, b] = [base[group], overrides[group]];
+    if (a && b && typeof a === 'object' && typeof b === 'object') merged[group] = { ...a, ...b };
+  }
+  return merged as T;
+}
+
 /** Gateway options over the test defaults, plus where to mount and whether the host parses JSON first. */
 export type TestGatewayOverrides = Partial<GatewayOptions> & { mountPath?: string; hostJson?: boolean };
 
 export function createTestGateway(overrides: TestGatewayOverrides = {}): TestGateway {
   const { mountPath, hostJson, ...options } = overrides;
   const usage: UsageEvent[] = [];
-  const router = createGatewayRouter({
-    verifyKey: staticKeys({ [KEY_A]: { id: 'tenant-a' }, [KEY_B]: { id: 'tenant-b' } }),
-    resolveUpstream: () => null,
-    onUsage: (event) => usage.push(event),
-    // the fake upstreams serve result images from 127.0.0.1; specs of the public-only rule pass false
-    allowPrivateResultUrls: true,
-    // the specs' own failures would fill the test output; specs of logging pass their logger
-    logger: false,
-    // a file-level gateway meets one scripted upstream failure per test, and each test expects that
-    // failure, not 503 upstream_unavailable because earlier tests opened the circuit breaker (on by
-    // default); the routing specs pass their own `routing` with the breaker on
-    routing: { breaker: false },
-    ...options,
-  });
+  const router = createGatewayRouter(
+    mergeTestOptions(
+      {
+        verifyKey: staticKeys({ [KEY_A]: { id: 'tenant-a' }, [KEY_B]: { id: 'tenant-b' } }),
+        resolveUpstream: () => null,
+        onUsage: (event) => usage.push(event),
+        // the fake upstreams serve result images from 127.0.0.1; specs of the public-only rule pass false
+        allow: { privateResultUrls: true },
+        // the specs' own failures would fill the test output; specs of logging pass their logger
+        logger: false,
+        // a file-level gateway meets one scripted upstream failure per test, and each test expects that
+        // failure, not 503 upstream_unavailable because earlier tests opened the circuit breaker (on by
+        // default); the routing specs pass their own `routing` with the breaker on
+        routing: { breaker: false },
+      },
+      options,
+    ),
+  );
   const app = express();
   if (hostJson) app.use(express.json());
   if (mountPath) app.use(mountPath, router);

@@ -4,7 +4,7 @@
 import { afterAll, afterEach, expect, onTestFinished } from 'vitest';
 import type { ResolveUpstream, ResolveUpstreamInput } from '../../lib/index.js';
 import type { RecordedRequest } from './fake-upstream.js';
-import { type TestGateway, type TestGatewayOverrides, createTestGateway, listen } from './gateway-app.js';
+import { type TestGateway, type TestGatewayOverrides, createTestGateway, listen, mergeTestOptions } from './gateway-app.js';
 
 /** Anything a spec starts and must stop: the fakes in spec/helpers all fit. */
 interface Closable {
@@ -39,8 +39,12 @@ export interface GatewayFixture<F extends Starters> extends TestGateway {
  * Starts the fakes and a listening gateway. Call it with `await` at a spec file's top level (torn down in
  * `afterAll`) or inside a test (torn down when the test finishes); not inside a hook, where neither applies.
  */
-export async function gatewayWith<F extends Starters = Record<never, never>>(options: GatewayWithOptions<F> = {}): Promise<GatewayFixture<F>> {
-  const { fakes: starters, resolve, resetEach, ...overrides } = options;
+export async function gatewayWith<F extends Starters = Record<never, never>>(
+  given: GatewayWithOptions<F> = {},
+  /** A spec helper's caller's options over `given`, each option group merged field by field (mergeTestOptions). */
+  changes: Omit<TestGatewayOverrides, 'resolveUpstream'> = {},
+): Promise<GatewayFixture<F>> {
+  const { fakes: starters, resolve, resetEach, ...overrides } = mergeTestOptions(given, changes);
   const inTest = expect.getState().currentTestName !== undefined;
   const started: Array<{ close(): Promise<void> }> = [];
   const teardown = async (): Promise<void> => {
@@ -57,7 +61,7 @@ export async function gatewayWith<F extends Starters = Record<never, never>>(opt
     (fakes as Record<string, Closable>)[name] = fake;
   }
   const build = (changes: Omit<TestGatewayOverrides, 'resolveUpstream'>): TestGateway => {
-    const built = createTestGateway({ ...overrides, ...changes, ...(resolve ? { resolveUpstream: (input) => resolve(input, fakes) } : {}) });
+    const built = createTestGateway({ ...mergeTestOptions(overrides, changes), ...(resolve ? { resolveUpstream: (input) => resolve(input, fakes) } : {}) });
     started.push(built);
     return built;
   };

@@ -14,7 +14,7 @@ const ark = await startFakeArk();
 const dashscope = await startFakeDashscope();
 const logged: string[] = [];
 const gateway = createTestGateway({
-  allowPrivateResultUrls: false,
+  allow: { privateResultUrls: false },
   callbacks: { pollIntervalsMs: [20], retryBaseMs: 20, retryMaxMs: 40, maxAttempts: 2 },
   logger: { error: (_fields: unknown, message: string) => logged.push(message), warn: (_fields: unknown, message: string) => logged.push(message) },
   resolveUpstream: ({ route, model }): Upstream | null => {

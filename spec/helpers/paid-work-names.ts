@@ -60,6 +60,6 @@ export function redisStores(client: Redis, prefix: string, limits?: QuotaLimits)
   return {
     store: redisTaskStore({ client, prefix: `${prefix}tasks:` }),
     idempotency: { store: redisIdempotencyStore({ client, prefix: `${prefix}idem:` }) },
-    ...(limits ? { quotas: { limits, redis: client, prefix: `${prefix}quota:` } } : {}),
+    ...(limits ? { tenancy: { quotas: { limits, redis: client, prefix: `${prefix}quota:` } } } : {}),
   };
 }

@@ -17,9 +17,9 @@ export interface RedisInstanceConfig {
   imagesPerMinute?: number;
   /** The image upstream's deadline (`Upstream.timeoutMs`), ms. Default 3 000; `null`: none, the gateway's default applies. */
   imageTimeoutMs?: number | null;
-  /** `imageTasks.leaseSeconds` and `idempotency.leaseSeconds`: how soon another instance finds this one stopped. */
+  /** `limits.imageTasks.leaseSeconds` and `idempotency.leaseSeconds`: how soon another instance finds this one stopped. */
   leaseSeconds?: number;
-  /** `imageTasks.concurrency`: 1 keeps a second task queued behind a running one. */
+  /** `limits.imageTasks.concurrency`: 1 keeps a second task queued behind a running one. */
   imageTasksConcurrency?: number;
   /** Idempotency-Keys and kept answers on this Redis too (redisIdempotencyStore), shared by every instance. Default: each instance's own memory. */
   idempotency?: boolean;
@@ -36,7 +36,6 @@ export function startRedisInstance(config: RedisInstanceConfig, extra: Partial<G
   const client = new Redis(config.redisUrl, { lazyConnect: false });
   const gateway = createTestGateway({
     store: redisTaskStore({ client, prefix: `${config.namespace}:` }),
-    scheduler: bullmqScheduler({ connection: client, queueName: config.namespace, prefix: 'gwtest', lockDurationMs: 1_500, stalledIntervalMs: 500 }),
     resolveUpstream: ({ model, route }) => {
       if (route === 'video.tasks') return { provider: 'ark', baseURL: config.arkBaseURL, apiKey: 'ark-key' };
       // Replicate's models are named owner/name: each request is one prediction
@@ -55,19 +54,29 @@ export function startRedisInstance(config: RedisInstanceConfig, extra: Partial<G
     },
     ...(config.imagesBaseURL
       ? {
-          limits: { downloadTimeoutMs: 1_000 },
-          imageTasks: {
-            pollSeconds: 1,
-            ...(config.leaseSeconds !== undefined ? { leaseSeconds: config.leaseSeconds } : {}),
-            ...(config.imageTasksConcurrency !== undefined ? { concurrency: config.imageTasksConcurrency } : {}),
+          limits: {
+            downloadTimeoutMs: 1_000,
+            imageTasks: {
+              pollSeconds: 1,
+              ...(config.leaseSeconds !== undefined ? { leaseSeconds: config.leaseSeconds } : {}),
+              ...(config.imageTasksConcurrency !== undefined ? { concurrency: config.imageTasksConcurrency } : {}),
+            },
           },
         }
       : {}),
     ...(config.idempotency
       ? { idempotency: { store: redisIdempotencyStore({ client, prefix: `${config.namespace}:idem:` }), ...(config.leaseSeconds !== undefined ? { leaseSeconds: config.leaseSeconds } : {}) } }
       : {}),
-    ...(config.imagesPerMinute !== undefined ? { quotas: { limits: { imagesPerMinute: config.imagesPerMinute }, redis: client, prefix: `${config.namespace}:quota:` } } : {}),
-    callbacks: { allowLocal: true, pollIntervalsMs: [60], retryBaseMs: 300, retryMaxMs: 600, timeoutMs: 30_000, signingSecret: config.signingSecret },
+    ...(config.imagesPerMinute !== undefined ? { tenancy: { quotas: { limits: { imagesPerMinute: config.imagesPerMinute }, redis: client, prefix: `${config.namespace}:quota:` } } } : {}),
+    callbacks: {
+      allowLocal: true,
+      pollIntervalsMs: [60],
+      retryBaseMs: 300,
+      retryMaxMs: 600,
+      timeoutMs: 30_000,
+      signingSecret: config.signingSecret,
+      scheduler: bullmqScheduler({ connection: client, queueName: config.namespace, prefix: 'gwtest', lockDurationMs: 1_500, stalledIntervalMs: 500 }),
+    },
     ...extra,
   });
   return {

@@ -266,7 +266,7 @@ describe('readImageGenerationRequest: refused', () => {
   });
 });
 
-describe('readImageGenerationRequest: allowPrivateImageUrls', () => {
+describe('readImageGenerationRequest: allow.privateImageUrls', () => {
   it.each(['http://127.0.0.1/a.png', 'http://192.168.1.10:8080/a.png', 'http://localhost:3000/a.png'])('%s is accepted when allowed', (url) => {
     const body = { model: 'x-image-edit', input: user([{ image: url }, { text: 'a' }]) };
     expect(readImageGenerationRequest(body, familyOf('x-image-edit'), { ...rules, allowPrivateImageUrls: true })).toStrictEqual({

@@ -46,7 +46,7 @@ describe('the books of lost work', () => {
     });
   });
 
-  it('charged to the tenant as undelivered with billing.chargeFailedWork', () => {
+  it('charged to the tenant as undelivered with tenancy.chargeFailedWork', () => {
     const usage = lostWorkUsage({ model: 'm', provider: 'dashscope', imagesAsked: 2, started: true, sizeAsked: '1024x1024' });
     expect(bookFields(usage, { error: interrupted, noFee: true }, { ...policy, chargeFailedWork: true })).toMatchObject({
       images: 0,

@@ -8,7 +8,7 @@ import { checkDuration, checkRefusedFields, checkSize, familyOf, mostVideoSecond
 import { translateArkImageRequest, translateArkImageResponse } from '../../lib/providers/ark/ark-images.js';
 import { GatewayConfigError } from '../../lib/errors/config-error.js';
 import { GatewayError } from '../../lib/errors/gateway-error.js';
-import type { ModelEntry, ModelsOption } from '../../lib/options/model-catalogue.js';
+import type { ModelEntry, ModelCatalogueOption } from '../../lib/options/model-catalogue.js';
 import type { ImageGenerationRequest } from '../../lib/images/image-request.js';
 
 const entry = (id: string, extra: Partial<ModelEntry> = {}): ModelEntry => ({ id, endpoints: { '/v1/images/generations': 'translated' }, supported_parameters: ['prompt'], streams: false, ...extra });
@@ -67,28 +67,32 @@ describe('resolveModelCatalogue', () => {
   });
 
   it.each<{ name: string; models: unknown; problem: string }>([
-    { name: 'not a list', models: { id: 'x' }, problem: 'options.models must be a list of model entries or a function (defaults) => entries.' },
-    { name: 'a function returning nothing', models: () => undefined, problem: 'options.models, as a function, must return a list of model entries.' },
-    { name: 'no id', models: [{ ...entry('x'), id: '*' }], problem: "options.models[0].id must be a model name or a prefix ending in '*'." },
-    { name: 'no endpoints', models: [entry('x', { endpoints: {} })], problem: "options.models[0] ('x').endpoints must name at least one endpoint with how it is served." },
+    { name: 'not a list', models: { id: 'x' }, problem: 'options.models.catalogue must be a list of model entries or a function (defaults) => entries.' },
+    { name: 'a function returning nothing', models: () => undefined, problem: 'options.models.catalogue, as a function, must return a list of model entries.' },
+    { name: 'no id', models: [{ ...entry('x'), id: '*' }], problem: "options.models.catalogue[0].id must be a model name or a prefix ending in '*'." },
+    { name: 'no endpoints', models: [entry('x', { endpoints: {} })], problem: "options.models.catalogue[0] ('x').endpoints must name at least one endpoint with how it is served." },
     {
       name: 'unknown endpoint',
       models: [entry('x', { endpoints: { '/v1/audio/speech': 'native' } as unknown as ModelEntry['endpoints'] })],
-      problem: "options.models[0] ('x').endpoints has unknown endpoint '/v1/audio/speech'.",
+      problem: "options.models.catalogue[0] ('x').endpoints has unknown endpoint '/v1/audio/speech'.",
     },
     {
       name: 'unknown serving',
       models: [entry('x', { endpoints: { '/v1/images/generations': 'proxied' } as unknown as ModelEntry['endpoints'] })],
-      problem: "options.models[0] ('x').endpoints['/v1/images/generations'] must be 'translated', 'passthrough' or 'native'.",
+      problem: "options.models.catalogue[0] ('x').endpoints['/v1/images/generations'] must be 'translated', 'passthrough' or 'native'.",
     },
-    { name: 'parameters not names', models: [entry('x', { supported_parameters: [''] })], problem: "options.models[0] ('x').supported_parameters must be a list of field names." },
-    { name: 'streams missing', models: [{ ...entry('x'), streams: undefined }], problem: "options.models[0] ('x').streams must be a boolean." },
-    { name: 'a range upside down', models: [entry('x', { limits: { n: { min: 3, max: 1 } } })], problem: "options.models[0] ('x').limits.n must be { min, max }: whole numbers, min <= max." },
-    { name: 'sizes not strings', models: [entry('x', { limits: { sizes: [1024] as unknown as string[] } })], problem: "options.models[0] ('x').limits.sizes must be a list of strings." },
+    { name: 'parameters not names', models: [entry('x', { supported_parameters: [''] })], problem: "options.models.catalogue[0] ('x').supported_parameters must be a list of field names." },
+    { name: 'streams missing', models: [{ ...entry('x'), streams: undefined }], problem: "options.models.catalogue[0] ('x').streams must be a boolean." },
+    {
+      name: 'a range upside down',
+      models: [entry('x', { limits: { n: { min: 3, max: 1 } } })],
+      problem: "options.models.catalogue[0] ('x').limits.n must be { min, max }: whole numbers, min <= max.",
+    },
+    { name: 'sizes not strings', models: [entry('x', { limits: { sizes: [1024] as unknown as string[] } })], problem: "options.models.catalogue[0] ('x').limits.sizes must be a list of strings." },
   ])('$name: a GatewayConfigError', ({ models, problem }) => {
     let thrown: unknown;
     try {
-      resolveModelCatalogue(models as ModelsOption, DEFAULT_MODEL_CATALOGUE);
+      resolveModelCatalogue(models as ModelCatalogueOption, DEFAULT_MODEL_CATALOGUE);
     } catch (error) {
       thrown = error;
     }

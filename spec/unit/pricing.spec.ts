@@ -71,8 +71,8 @@ describe('mostMicros', () => {
 
 describe('Pricing.resolve', () => {
   it.each<{ name: string; options: unknown; problem: string }>([
-    { name: 'not an object', options: 'USD', problem: 'options.pricing must be an object.' },
-    { name: 'an unknown key', options: { currency: 'USD', tables: {} }, problem: "Unknown pricing option 'tables'." },
+    { name: 'not an object', options: 'USD', problem: 'options.tenancy.pricing must be an object.' },
+    { name: 'an unknown key', options: { currency: 'USD', tables: {} }, problem: "Unknown tenancy.pricing option 'tables'." },
     { name: 'no currency', options: { models: {} }, problem: 'pricing.currency must be an ISO 4217 code such as USD.' },
     { name: 'price not a function', options: { currency: 'USD', price: 3 }, problem: 'pricing.price must be a function (event) => amount.' },
     { name: 'a negative price', options: { currency: 'USD', models: { m: { image: -1 } } }, problem: "pricing.models['m'].image is not a price" },

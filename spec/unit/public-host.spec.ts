@@ -72,7 +72,7 @@ describe('isNonPublicHost', () => {
   });
 });
 
-// docs/configuration.md "allowPrivateImageUrls": addresses that embed or alias a non-public IPv4, and IPv6 outside global unicast
+// docs/configuration.md "allow.privateImageUrls": addresses that embed or alias a non-public IPv4, and IPv6 outside global unicast
 describe('isNonPublicHost: no holes', () => {
   it.each([
     { host: '[::127.0.0.1]', why: 'IPv4-compatible loopback, as typed' },

@@ -56,10 +56,51 @@ describe('resolveOptions: mis-configuration throws GatewayConfigError with a fix
     { name: 'a store that is no Redis client', options: { verifyKey, resolveUpstream, routing: { store: {} } }, code: 'routing_store', problem: 'routing.store must be a Redis client' },
     { name: 'onUpstreamHealth not a function', options: { verifyKey, resolveUpstream, onUpstreamHealth: 'log' }, code: 'option_type', problem: 'options.onUpstreamHealth must be a function.' },
     {
-      name: 'allowPrivateImageUrls not a boolean',
-      options: { verifyKey, resolveUpstream, allowPrivateImageUrls: 'yes' },
+      name: 'allow.privateImageUrls not a boolean',
+      options: { verifyKey, resolveUpstream, allow: { privateImageUrls: 'yes' } },
       code: 'option_type',
-      problem: 'options.allowPrivateImageUrls must be a boolean.',
+      problem: 'options.allow.privateImageUrls must be a boolean.',
+    },
+    { name: 'allow not an object', options: { verifyKey, resolveUpstream, allow: true }, code: 'option_type', problem: 'options.allow must be an object.' },
+    { name: 'unknown allow option', options: { verifyKey, resolveUpstream, allow: { localCallbacks: true } }, code: 'option_unknown', problem: "Unknown allow option 'localCallbacks'." },
+    { name: 'unknown tenancy option', options: { verifyKey, resolveUpstream, tenancy: { billing: {} } }, code: 'option_unknown', problem: "Unknown tenancy option 'billing'." },
+    {
+      name: 'tenancy.chargeFailedWork not a boolean',
+      options: { verifyKey, resolveUpstream, tenancy: { chargeFailedWork: 'yes' } },
+      code: 'option_type',
+      problem: 'options.tenancy.chargeFailedWork must be true or false.',
+    },
+    { name: 'onStrikeLimit not a function', options: { verifyKey, resolveUpstream, onStrikeLimit: 'page' }, code: 'option_type', problem: 'options.onStrikeLimit must be a function.' },
+    {
+      name: 'the catalogue given as models itself',
+      options: { verifyKey, resolveUpstream, models: [] },
+      code: 'option_moved',
+      problem: 'options.models is now { catalogue, list }',
+    },
+    {
+      name: 'the strike hook inside the moderation policy',
+      options: { verifyKey, resolveUpstream, moderation: { check: () => ({ flagged: false, categories: [] }), onStrikeLimit: () => {} } },
+      code: 'option_moved',
+      problem: 'moderation.onStrikeLimit is now the top-level option onStrikeLimit.',
+    },
+    {
+      name: 'the strike key prefix under its old name',
+      options: { verifyKey, resolveUpstream, moderation: { check: () => ({ flagged: false, categories: [] }), redisPrefix: 'x:' } },
+      code: 'option_moved',
+      problem: 'moderation.redisPrefix is now moderation.prefix',
+    },
+    { name: 'a scheduler that is not one', options: { verifyKey, resolveUpstream, callbacks: { scheduler: {} } }, code: 'scheduler_type', problem: 'options.callbacks.scheduler lacks start' },
+    {
+      name: 'limits.compressedBodies not a boolean or object',
+      options: { verifyKey, resolveUpstream, limits: { compressedBodies: 'gzip' } },
+      code: 'compressed_bodies_type',
+      problem: 'options.limits.compressedBodies must be a boolean or an object.',
+    },
+    {
+      name: 'limits.imageTasks with an unknown field',
+      options: { verifyKey, resolveUpstream, limits: { imageTasks: { slots: 4 } } },
+      code: 'image_tasks_unknown',
+      problem: "Unknown limits.imageTasks option 'slots'.",
     },
     { name: 'limits not an object', options: { verifyKey, resolveUpstream, limits: 5 }, code: 'limits_type', problem: 'options.limits must be an object.' },
     { name: 'unknown limit', options: { verifyKey, resolveUpstream, limits: { bodyBytes: 1 } }, code: 'limit_unknown', problem: "Unknown limit 'bodyBytes'." },
@@ -121,6 +162,29 @@ describe('resolveOptions: mis-configuration throws GatewayConfigError with a fix
   });
 });
 
+describe('resolveOptions: an option under its old name is refused with its new place', () => {
+  it.each<{ old: string; value: unknown; now: string }>([
+    { old: 'compressedBodies', value: true, now: 'limits.compressedBodies' },
+    { old: 'imageTasks', value: { concurrency: 4 }, now: 'limits.imageTasks' },
+    { old: 'listModels', value: () => [], now: 'models.list' },
+    { old: 'allowPrivateImageUrls', value: true, now: 'allow.privateImageUrls' },
+    { old: 'allowPrivateResultUrls', value: true, now: 'allow.privateResultUrls' },
+    { old: 'allowOperatorAssets', value: true, now: 'allow.operatorAssets' },
+    { old: 'fallthrough', value: true, now: 'allow.fallthrough' },
+    { old: 'pricing', value: { currency: 'USD' }, now: 'tenancy.pricing' },
+    { old: 'quotas', value: { limits: {} }, now: 'tenancy.quotas' },
+    { old: 'billing', value: { chargeFailedWork: true }, now: 'tenancy.chargeFailedWork' },
+    { old: 'safetyIdentifier', value: false, now: 'tenancy.safetyIdentifier' },
+    { old: 'scheduler', value: {}, now: 'callbacks.scheduler' },
+  ])('$old -> $now', ({ old, value, now }) => {
+    const error = configError({ verifyKey, resolveUpstream, [old]: value });
+    expect(error.code).toBe('option_moved');
+    const [first, fix] = error.message.split('\nFix: ');
+    expect(first).toContain(`Option '${old}' is now ${now}.`);
+    expect(fix).toContain(`${now.split('.')[0]}: {`);
+  });
+});
+
 describe('resolveOptions: defaults and merging', () => {
   it('applies every default and freezes the result', () => {
     const resolved = resolveOptions({ verifyKey, resolveUpstream });
@@ -162,7 +226,7 @@ describe('resolveOptions: defaults and merging', () => {
     expect(DEFAULT_LIMITS.dataUrlBytes).toBe(10 * 1024 * 1024); // the defaults themselves are untouched
   });
 
-  it('keeps given values: allowPrivateImageUrls, onUsage, logger methods, imageModels', () => {
+  it('keeps given values: allow.privateImageUrls, onUsage, logger methods, imageModels', () => {
     const onUsage = (): void => {};
     const lines: string[] = [];
     const logger = {
@@ -172,7 +236,7 @@ describe('resolveOptions: defaults and merging', () => {
       },
     };
     const family = { pattern: 'y-image*', minImages: 0, maxImages: 1, maxN: 2 };
-    const resolved = resolveOptions({ verifyKey, resolveUpstream, allowPrivateImageUrls: true, onUsage, logger, imageModels: [family] });
+    const resolved = resolveOptions({ verifyKey, resolveUpstream, allow: { privateImageUrls: true }, onUsage, logger, imageModels: [family] });
     resolved.logger.warn({}, 'careful');
     resolved.logger.error({}, 'not configured, so silent');
     expect({

@@ -1,6 +1,6 @@
 // Which Content-Encoding a request body may use (docs/architecture.md "Security boundaries": compressed bodies must not amplify). The
 // official SDKs never compress request bodies, so by default anything but `identity` is a 415; the
-// `compressedBodies` option allows gzip, deflate and br, decoded under the caps of read-body.ts.
+// `limits.compressedBodies` option allows gzip, deflate and br, decoded under the caps of read-body.ts.
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from '../../errors/gateway-error.js';
 

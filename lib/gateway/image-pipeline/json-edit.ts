@@ -4,7 +4,7 @@
 // (docs/routes.md "Edits as JSON"). Each `image_url` is a base64 image Data URL, decoded here, or a
 // public http(s) URL, fetched here under the rules of the gateway's own downloads: the URL rules of
 // every caller URL, public addresses only (checked after resolution and pinned) unless
-// `allowPrivateImageUrls`, no redirects, bounded in bytes and time. Either way the bytes get the
+// `allow.privateImageUrls`, no redirects, bounded in bytes and time. Either way the bytes get the
 // checks an upload gets: the per-file byte limit, the image count, the type sniffed from the bytes.
 import { GatewayError } from '../../errors/gateway-error.js';
 import { ERROR_CODES } from '../../errors/error-codes.js';

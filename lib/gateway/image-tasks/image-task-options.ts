@@ -1,4 +1,4 @@
-// The `imageTasks` option resolved once (docs/image-tasks.md, docs/configuration.md): every field
+// The `limits.imageTasks` option resolved once (docs/image-tasks.md, docs/configuration.md): every field
 // checked as a positive whole number, defaults filled in, milliseconds where the code counts them.
 import { GatewayConfigError } from '../../errors/config-error.js';
 import type { ImageTaskOptions } from '../../options/gateway-options.js';
@@ -32,17 +32,17 @@ const NAMES = {
 } as const satisfies Record<keyof ImageTaskOptions, true>;
 
 export function resolveImageTasks(options: ImageTaskOptions | undefined): ResolvedImageTasks {
-  const example = 'imageTasks: { concurrency: 16, keepSeconds: 3600 }';
-  if (options !== undefined && (options === null || typeof options !== 'object')) throw new GatewayConfigError('image_tasks_type', 'options.imageTasks must be an object.', example);
+  const example = 'limits: { imageTasks: { concurrency: 16, keepSeconds: 3600 } }';
+  if (options !== undefined && (options === null || typeof options !== 'object')) throw new GatewayConfigError('image_tasks_type', 'options.limits.imageTasks must be an object.', example);
   const given = options ?? {};
   for (const key of Object.keys(given)) {
-    if (!Object.hasOwn(NAMES, key)) throw new GatewayConfigError('image_tasks_unknown', `Unknown imageTasks option '${key}'.`, `use only: ${Object.keys(NAMES).join(', ')}.`);
+    if (!Object.hasOwn(NAMES, key)) throw new GatewayConfigError('image_tasks_unknown', `Unknown limits.imageTasks option '${key}'.`, `use only: ${Object.keys(NAMES).join(', ')}.`);
   }
   const read = (key: keyof ImageTaskOptions, fallback: number): number => {
     const value = given[key];
     if (value === undefined) return fallback;
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-      throw new GatewayConfigError('image_tasks_value', `imageTasks.${key} must be a whole number >= 1, got ${String(value)}.`, example);
+      throw new GatewayConfigError('image_tasks_value', `limits.imageTasks.${key} must be a whole number >= 1, got ${String(value)}.`, example);
     }
     return value;
   };

@@ -204,7 +204,7 @@ export class ImageTaskService implements TaskWatches {
     );
   }
 
-  /** The caller's own image task, kept for `imageTasks.keepSeconds`; anything else is the one 404. */
+  /** The caller's own image task, kept for `limits.imageTasks.keepSeconds`; anything else is the one 404. */
   private async owned(caller: Caller, id: string): Promise<TaskRecord> {
     const record = IMAGE_TASK_ID.test(id) ? await this.deps.options.store.getTask(id) : undefined;
     if (!record?.image || record.owner !== caller.id || Date.now() - record.createdAt > this.deps.options.imageTasks.keepMs) {

@@ -3,7 +3,7 @@
 // scheduler (so it runs on whichever instance is alive, on BullMQ), and settled by the ledger: the
 // images its client lost by leaving are charged to the tenant (`undeliveredImages`); those a slow vendor
 // lost to the gateway's deadline are the operator's (`absorbedImages`, given back to the quotas), unless
-// `billing.chargeFailedWork`. The retry that takes the answer first settles it instead, by delivering it.
+// `tenancy.chargeFailedWork`. The retry that takes the answer first settles it instead, by delivering it.
 import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
 import type { KeptWorkRecord } from '../../stores/idempotency/idempotency-store.js';
 import { keptBookFields } from '../ledger/reckoning.js';

@@ -3,7 +3,7 @@
 // says: who asked, for how many images, and whether the upstream call had started. A call that started
 // has an unknown outcome (the vendor may have made, and billed, every image asked): one attempt
 // `unknown`; the loss is the gateway's (`lostBy: 'gateway'`), so the ledger absorbs it unless
-// `billing.chargeFailedWork`. Work that never reached a vendor has no attempt, and costs nothing.
+// `tenancy.chargeFailedWork`. Work that never reached a vendor has no attempt, and costs nothing.
 // The same rule books a call cut while it may have been under way (a cancelled image task): there the
 // loss is the caller's act.
 import type { ProviderName } from '../../types.js';

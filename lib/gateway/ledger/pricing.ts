@@ -1,4 +1,4 @@
-// Cost in money (docs/tenancy-and-billing.md "Cost in money"): the `pricing` option resolved once, the
+// Cost in money (docs/tenancy-and-billing.md "Cost in money"): the `tenancy.pricing` option resolved once, the
 // cost of a finished usage event (images by count, size and quality; tokens the upstream reported;
 // video seconds by resolution; a price per request), and the most a request may cost before it runs,
 // which a money budget reserves. Money budgets count whole millionths of the currency (the counters
@@ -36,7 +36,7 @@ export function upstreamModelsOf(upstreams: readonly Pick<Upstream, 'model'>[]):
 /** The part of a usage event a cost is computed from. */
 export type PricedWork = Pick<UsageEvent, 'model' | 'upstreamModel' | 'status' | 'images' | 'imageSizes' | 'upstreamUsage' | 'tokens' | 'video' | 'imageQuality'>;
 
-const EXAMPLE = "pricing: { currency: 'USD', models: { 'x-image-2.0*': { image: 0.035 } } }";
+const EXAMPLE = "tenancy: { pricing: { currency: 'USD', models: { 'x-image-2.0*': { image: 0.035 } } } }";
 
 export class Pricing {
   readonly currency: string;
@@ -52,17 +52,18 @@ export class Pricing {
     this.prefixes.sort((a, b) => b[0].length - a[0].length);
   }
 
-  /** The `pricing` option checked: a GatewayConfigError with the fix for a wrong one. */
+  /** The `tenancy.pricing` option checked: a GatewayConfigError with the fix for a wrong one. */
   static resolve(options: PricingOptions | undefined): Pricing | undefined {
     if (options === undefined) return undefined;
-    if (options === null || typeof options !== 'object') throw new GatewayConfigError('pricing_type', 'options.pricing must be an object.', EXAMPLE);
+    if (options === null || typeof options !== 'object') throw new GatewayConfigError('pricing_type', 'options.tenancy.pricing must be an object.', EXAMPLE);
     for (const key of Object.keys(options)) {
-      if (key !== 'currency' && key !== 'models' && key !== 'price') throw new GatewayConfigError('pricing_unknown', `Unknown pricing option '${key}'.`, 'use only: currency, models, price.');
+      if (key !== 'currency' && key !== 'models' && key !== 'price') throw new GatewayConfigError('pricing_unknown', `Unknown tenancy.pricing option '${key}'.`, 'use only: currency, models, price.');
     }
-    if (typeof options.currency !== 'string' || !/^[A-Z]{3}$/.test(options.currency)) throw new GatewayConfigError('pricing_value', 'pricing.currency must be an ISO 4217 code such as USD.', EXAMPLE);
-    if (options.price !== undefined && typeof options.price !== 'function') throw new GatewayConfigError('pricing_value', 'pricing.price must be a function (event) => amount.', EXAMPLE);
+    if (typeof options.currency !== 'string' || !/^[A-Z]{3}$/.test(options.currency))
+      throw new GatewayConfigError('pricing_value', 'tenancy.pricing.currency must be an ISO 4217 code such as USD.', EXAMPLE);
+    if (options.price !== undefined && typeof options.price !== 'function') throw new GatewayConfigError('pricing_value', 'tenancy.pricing.price must be a function (event) => amount.', EXAMPLE);
     if (options.models !== undefined && (options.models === null || typeof options.models !== 'object'))
-      throw new GatewayConfigError('pricing_value', 'pricing.models must be an object of model prices.', EXAMPLE);
+      throw new GatewayConfigError('pricing_value', 'tenancy.pricing.models must be an object of model prices.', EXAMPLE);
     for (const [name, price] of Object.entries(options.models ?? {})) checkPrice(name, price);
     return new Pricing(options);
   }
@@ -164,7 +165,7 @@ function round(amount: number): number {
 }
 
 function checkPrice(name: string, price: ModelPrice): void {
-  const where = `pricing.models['${name}']`;
+  const where = `tenancy.pricing.models['${name}']`;
   const amount = (value: unknown): boolean => typeof value === 'number' && Number.isFinite(value) && value >= 0;
   const by = (value: unknown): boolean =>
     amount(value) || (typeof value === 'object' && value !== null && amount((value as PriceBy).default) && Object.values((value as PriceBy).by ?? {}).every(amount));

@@ -6,7 +6,7 @@
 // - the tenant pays for what it received, and for what was lost by its own act: it left, cut a stream,
 //   cancelled running work (`undeliveredImages`);
 // - work lost by the vendor or the gateway (a 5xx, an unknown outcome, a failed download or store, a
-//   crash) is the operator's cost (`absorbedImages`), unless `billing.chargeFailedWork` says otherwise;
+//   crash) is the operator's cost (`absorbedImages`), unless `tenancy.chargeFailedWork` says otherwise;
 // - images beyond what the request asked for are the vendor's excess: never the tenant's;
 // - work kept for the client's retry is not charged yet (`keptImages`): the event that delivers it, or
 //   its expiry, settles it.
@@ -31,7 +31,7 @@ const GATEWAY_FAILURES: ReadonlySet<string> = new Set([ERROR_CODES.storageFailed
 
 /** What the billing policy lets the ledger charge. */
 export interface LedgerPolicy {
-  /** Work lost by the vendor or the gateway is charged to the tenant too (`billing.chargeFailedWork`). */
+  /** Work lost by the vendor or the gateway is charged to the tenant too (`tenancy.chargeFailedWork`). */
   chargeFailedWork: boolean;
   pricing: Pricing | undefined;
 }

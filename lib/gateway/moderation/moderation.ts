@@ -6,7 +6,16 @@ import { GatewayConfigError } from '../../errors/config-error.js';
 import { ContentPolicyError } from '../../errors/content-policy-error.js';
 import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { ModerationCheckInput, ModerationEvent, ModerationImage, ModerationOption, ModerationPolicy, ModerationStage, ModerationVerdict } from '../../options/moderation-options.js';
+import type {
+  ModerationCheckInput,
+  ModerationEvent,
+  ModerationImage,
+  ModerationOption,
+  ModerationPolicy,
+  ModerationStage,
+  ModerationVerdict,
+  StrikeLimitEvent,
+} from '../../options/moderation-options.js';
 import type { Caller, Logger, RouteName } from '../../types.js';
 import { type StrikeCounter, memoryStrikes, redisStrikes } from './strike-counter.js';
 
@@ -45,6 +54,8 @@ export class Moderation {
     private readonly option: ModerationOption,
     private readonly onModeration: ((event: ModerationEvent) => void) | undefined,
     private readonly logger: Logger,
+    /** The `onStrikeLimit` option: one hook for every policy, whichever the caller's is. */
+    private readonly onStrikeLimit?: (event: StrikeLimitEvent) => void | Promise<void>,
   ) {
     // a fixed policy is checked now, as every option is; a function's policies when it returns them
     if (typeof option !== 'function') this.activate(option);
@@ -185,7 +196,8 @@ export class Moderation {
 
   /** One strike; the host told once when the tenant reaches its limit. A counter that fails is logged, never the request's failure. */
   private async strike(active: ActivePolicy, caller: Caller): Promise<void> {
-    const { maxStrikes, onStrikeLimit } = active.policy;
+    const { maxStrikes } = active.policy;
+    const { onStrikeLimit } = this;
     if (maxStrikes === undefined) return;
     try {
       const strikes = await active.strikes.add(caller.id, active.windowMs);
@@ -205,7 +217,7 @@ export class Moderation {
     checkPolicy(policy);
     let strikes = this.memory;
     if (policy.redis) {
-      strikes = this.shared.get(policy.redis) ?? redisStrikes(policy.redis, policy.redisPrefix ?? 'gw:strikes:');
+      strikes = this.shared.get(policy.redis) ?? redisStrikes(policy.redis, policy.prefix ?? 'gw:strikes:');
       this.shared.set(policy.redis, strikes);
     }
     const active: ActivePolicy = {
@@ -293,6 +305,20 @@ function checkPolicy(policy: ModerationPolicy): void {
     if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
       throw new GatewayConfigError('moderation_value', `moderation.${name} must be a positive number.`, `${name}: ${name === 'timeoutMs' ? 5000 : name === 'maxStrikes' ? 5 : 3600}`);
     }
+  }
+  if (Object.hasOwn(policy, 'onStrikeLimit')) {
+    // the hook is the same for every policy: a top-level option (docs/configuration.md "Old names")
+    throw new GatewayConfigError(
+      'option_moved',
+      'moderation.onStrikeLimit is now the top-level option onStrikeLimit.',
+      'createGatewayRouter({ ..., moderation: { check, maxStrikes: 5 }, onStrikeLimit: (event) => support.openCase(event.caller.id) })',
+    );
+  }
+  if (Object.hasOwn(policy, 'redisPrefix')) {
+    throw new GatewayConfigError('option_moved', 'moderation.redisPrefix is now moderation.prefix, as in every other Redis store.', "moderation: { check, redis, prefix: 'myapp:strikes:' }");
+  }
+  if (policy.prefix !== undefined && (typeof policy.prefix !== 'string' || policy.prefix === '')) {
+    throw new GatewayConfigError('moderation_value', 'moderation.prefix must be a non-empty string.', "moderation: { check, redis, prefix: 'myapp:strikes:' }");
   }
   if (policy.onCheckerError !== undefined && policy.onCheckerError !== 'refuse' && policy.onCheckerError !== 'allow') {
     throw new GatewayConfigError('moderation_value', "moderation.onCheckerError must be 'refuse' or 'allow'.", "onCheckerError: 'allow'");

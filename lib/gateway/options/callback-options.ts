@@ -29,14 +29,15 @@ const DEFAULT_CALLBACKS: Readonly<Omit<ResolvedCallbacks, 'signingSecret'>> = Ob
   maxFollowMs: 48 * 3600_000,
   blockedHosts: Object.freeze([]),
   allowedHosts: Object.freeze([]),
-  // the names of the `callbacks` object (signingSecret aside) come from here: tsc checks them against CallbackOptions
-} satisfies Record<Exclude<keyof CallbackOptions, 'signingSecret'>, unknown>);
+  // the names of the `callbacks` object (signingSecret and the scheduler, resolved apart, aside) come from
+  // here: tsc checks them against CallbackOptions
+} satisfies Record<Exclude<keyof CallbackOptions, 'signingSecret' | 'scheduler'>, unknown>);
 
 export function resolveCallbacks(callbacks: CallbackOptions | undefined): ResolvedCallbacks {
   if (callbacks === undefined) return DEFAULT_CALLBACKS;
   const example = "callbacks: { signingSecret: 'whsec_…', maxAttempts: 8, pollIntervalsMs: [60000, 30000, 15000] }";
   if (callbacks === null || typeof callbacks !== 'object') throw new GatewayConfigError('callbacks_type', 'options.callbacks must be an object.', example);
-  const known = new Set(['signingSecret', ...Object.keys(DEFAULT_CALLBACKS)]);
+  const known = new Set(['signingSecret', 'scheduler', ...Object.keys(DEFAULT_CALLBACKS)]);
   for (const key of Object.keys(callbacks)) {
     if (!known.has(key)) throw new GatewayConfigError('callbacks_unknown', `Unknown callbacks option '${key}'.`, `use only: ${[...known].join(', ')}.`);
   }

@@ -1,26 +1,31 @@
-// The request bounds resolved (docs/configuration.md "limits", "compressedBodies", "imageModels"): the
+// The request bounds resolved (docs/configuration.md "limits", "imageModels"): the
 // `limits` over DEFAULT_LIMITS, what compressed bodies may decode to, and the contract's image families,
 // each checked with a fix.
 import { GatewayConfigError } from '../../errors/config-error.js';
 import { DEFAULT_LIMITS } from '../../default-limits.js';
 import { DEFAULT_IMAGE_MODELS, compileImageModelTable, type ImageModelTable } from '../../images/model-families.js';
+import type { LimitOptions } from '../../options/gateway-options.js';
 import type { CompressedBodiesOptions, GatewayLimits, ImageModelFamily } from '../../options/request-limits.js';
 
-/** What `compressedBodies: true` means. */
+/** What `limits.compressedBodies: true` means. */
 const DEFAULT_COMPRESSED_BODIES: Readonly<Required<CompressedBodiesOptions>> = Object.freeze({
   maxDecodedBytes: 1024 * 1024,
   maxRatio: 20,
 });
 
-export function resolveLimits(limits: Partial<GatewayLimits> | undefined): Readonly<GatewayLimits> {
+/** The `limits` fields that are objects of their own, resolved by resolveCompressedBodies and resolveImageTasks. */
+const LIMIT_GROUPS = new Set(['compressedBodies', 'imageTasks']);
+/** The request bounds of the `limits` option over DEFAULT_LIMITS (its `limits.compressedBodies` and `imageTasks` apart). */
+export function resolveLimits(limits: LimitOptions | undefined): Readonly<GatewayLimits> {
   if (limits === undefined) return DEFAULT_LIMITS;
   if (limits === null || typeof limits !== 'object') {
     throw new GatewayConfigError('limits_type', 'options.limits must be an object.', 'limits: { jsonBodyBytes: 50 * 1024 * 1024 }');
   }
   const resolved: GatewayLimits = { ...DEFAULT_LIMITS };
   for (const [key, value] of Object.entries(limits)) {
+    if (LIMIT_GROUPS.has(key)) continue;
     if (!Object.hasOwn(DEFAULT_LIMITS, key)) {
-      throw new GatewayConfigError('limit_unknown', `Unknown limit '${key}'.`, `use only: ${Object.keys(DEFAULT_LIMITS).join(', ')}.`);
+      throw new GatewayConfigError('limit_unknown', `Unknown limit '${key}'.`, `use only: ${[...Object.keys(DEFAULT_LIMITS), ...LIMIT_GROUPS].join(', ')}.`);
     }
     if (value === undefined) continue;
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
@@ -34,16 +39,16 @@ export function resolveLimits(limits: Partial<GatewayLimits> | undefined): Reado
 export function resolveCompressedBodies(value: boolean | CompressedBodiesOptions | undefined): Readonly<Required<CompressedBodiesOptions>> | false {
   if (value === undefined || value === false) return false;
   if (value === true) return DEFAULT_COMPRESSED_BODIES;
-  const example = 'compressedBodies: { maxDecodedBytes: 1048576, maxRatio: 20 } (or true for these defaults)';
-  if (value === null || typeof value !== 'object') throw new GatewayConfigError('compressed_bodies_type', 'options.compressedBodies must be a boolean or an object.', example);
+  const example = 'limits: { compressedBodies: { maxDecodedBytes: 1048576, maxRatio: 20 } } (or true for these defaults)';
+  if (value === null || typeof value !== 'object') throw new GatewayConfigError('compressed_bodies_type', 'options.limits.compressedBodies must be a boolean or an object.', example);
   const resolved = { ...DEFAULT_COMPRESSED_BODIES };
   for (const [key, item] of Object.entries(value)) {
     if (!Object.hasOwn(DEFAULT_COMPRESSED_BODIES, key)) {
-      throw new GatewayConfigError('compressed_bodies_unknown', `Unknown compressedBodies option '${key}'.`, `use only: ${Object.keys(DEFAULT_COMPRESSED_BODIES).join(', ')}.`);
+      throw new GatewayConfigError('compressed_bodies_unknown', `Unknown limits.compressedBodies option '${key}'.`, `use only: ${Object.keys(DEFAULT_COMPRESSED_BODIES).join(', ')}.`);
     }
     if (item === undefined) continue;
     if (typeof item !== 'number' || !Number.isSafeInteger(item) || item <= 0) {
-      throw new GatewayConfigError('compressed_bodies_value', `compressedBodies.${key} must be a positive integer, got ${String(item)}.`, example);
+      throw new GatewayConfigError('compressed_bodies_value', `limits.compressedBodies.${key} must be a positive integer, got ${String(item)}.`, example);
     }
     resolved[key as keyof CompressedBodiesOptions] = item;
   }

@@ -1,4 +1,4 @@
-// Resolves the `safetyIdentifier` option (docs/security.md "Tenant identifier sent to vendors"):
+// Resolves the `tenancy.safetyIdentifier` option (docs/security.md "Tenant identifier sent to vendors"):
 // checked once at creation, then one SafetyIdentifiers per gateway, which every call context of a
 // caller reads its tag from.
 import { GatewayConfigError } from '../../errors/config-error.js';
@@ -6,17 +6,17 @@ import type { SafetyIdentifierOptions } from '../../options/safety-identifier-op
 import { SafetyIdentifiers } from '../../security/safety-identifier.js';
 
 const MIN_SECRET = 32;
-const EXAMPLE = 'safetyIdentifier: { secret: process.env.SAFETY_IDENTIFIER_SECRET } // openssl rand -hex 32';
+const EXAMPLE = 'tenancy: { safetyIdentifier: { secret: process.env.SAFETY_IDENTIFIER_SECRET } } // openssl rand -hex 32';
 
 /** The gateway's identifiers, or undefined when the option is absent or `false`. */
 export function resolveSafetyIdentifier(option: SafetyIdentifierOptions | false | undefined): SafetyIdentifiers | undefined {
   if (option === undefined || option === false) return undefined;
-  if (option === null || typeof option !== 'object') throw new GatewayConfigError('safety_identifier_type', 'options.safetyIdentifier must be an object { secret } or false.', EXAMPLE);
+  if (option === null || typeof option !== 'object') throw new GatewayConfigError('safety_identifier_type', 'options.tenancy.safetyIdentifier must be an object { secret } or false.', EXAMPLE);
   for (const key of Object.keys(option)) {
-    if (key !== 'secret') throw new GatewayConfigError('safety_identifier_unknown', `Unknown safetyIdentifier option '${key}'.`, 'use only: secret.');
+    if (key !== 'secret') throw new GatewayConfigError('safety_identifier_unknown', `Unknown tenancy.safetyIdentifier option '${key}'.`, 'use only: secret.');
   }
   if (typeof option.secret !== 'string' || option.secret.length < MIN_SECRET) {
-    throw new GatewayConfigError('safety_identifier_secret', `safetyIdentifier.secret must be a string of at least ${MIN_SECRET} characters.`, EXAMPLE);
+    throw new GatewayConfigError('safety_identifier_secret', `tenancy.safetyIdentifier.secret must be a string of at least ${MIN_SECRET} characters.`, EXAMPLE);
   }
   return new SafetyIdentifiers(option.secret);
 }

@@ -10,7 +10,7 @@ import type { ImageGenerationResponse } from '../../images/image-generation-resp
 import { sniffImageType } from '../../images/sniff-image-type.js';
 
 export interface DownloadPolicy {
-  /** `allowPrivateResultUrls`: result hosts on loopback/private networks may be fetched. */
+  /** `allow.privateResultUrls`: result hosts on loopback/private networks may be fetched. */
   allowPrivate: boolean;
 }
 

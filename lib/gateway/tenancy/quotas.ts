@@ -70,7 +70,7 @@ export class Quotas {
     private readonly logger: Logger,
     /** How long a video-task slot is held at most (a task nobody sees end): callbacks.maxFollowMs. */
     videoSlotMs: number,
-    /** The ledger's policy: the `pricing` option (what a money budget reserves and settles) and who pays for lost work. */
+    /** The ledger's policy: the `tenancy.pricing` option (what a money budget reserves and settles) and who pays for lost work. */
     readonly ledger: LedgerPolicy = { pricing: undefined, chargeFailedWork: false },
   ) {
     const { counters, windows, durations } = quotaCounters(config, videoSlotMs);
@@ -79,7 +79,7 @@ export class Quotas {
     this.durations = durations;
   }
 
-  /** The `pricing` option: what a money budget reserves and settles. */
+  /** The `tenancy.pricing` option: what a money budget reserves and settles. */
   get pricing(): Pricing | undefined {
     return this.ledger.pricing;
   }

@@ -1,4 +1,4 @@
-// The `quotas` and `idempotency` options checked and defaulted, for resolveOptions() (options.ts):
+// The `tenancy.quotas` and `idempotency` options checked and defaulted, for resolveOptions() (options.ts):
 // config errors are GatewayConfigError with a fix example.
 import { GatewayConfigError } from '../../errors/config-error.js';
 import type { GatewayLimits } from '../../options/request-limits.js';
@@ -30,14 +30,14 @@ export interface ResolvedIdempotency {
   readonly lease: LeaseTerms;
 }
 
-const QUOTA_EXAMPLE = 'quotas: { limits: { requestsPerMinute: 60, imagesPerMinute: 20, videoSecondsPerDay: 600, concurrentVideoTasks: 2 } }';
+const QUOTA_EXAMPLE = 'tenancy: { quotas: { limits: { requestsPerMinute: 60, imagesPerMinute: 20, videoSecondsPerDay: 600, concurrentVideoTasks: 2 } } }';
 /** Every quota limit name, once: tsc fails when QuotaLimits gains a limit that is missing here. */
 const QUOTA_LIMIT_NAMES = { requestsPerMinute: true, imagesPerMinute: true, videoSecondsPerDay: true, concurrentVideoTasks: true, inFlight: true, budget: true } as const satisfies Record<
   keyof QuotaLimits,
   true
 >;
 const LIMIT_KEYS = Object.keys(QUOTA_LIMIT_NAMES) as ReadonlyArray<keyof QuotaLimits>;
-/** The names of the `quotas` and `idempotency` objects, checked against their types by tsc. */
+/** The names of the `tenancy.quotas` and `idempotency` objects, checked against their types by tsc. */
 const QUOTA_OPTION_NAMES = { limits: true, redis: true, prefix: true, whenRedisDown: true, defaultVideoSeconds: true, budgetWindowSeconds: true } as const satisfies Record<keyof QuotaOptions, true>;
 const IDEMPOTENCY_OPTION_NAMES = { store: true, ttlSeconds: true, maxAnswerBytes: true, keptAnswerSeconds: true, keptWorkSeconds: true, leaseSeconds: true } as const satisfies Record<
   keyof IdempotencyOptions,
@@ -46,32 +46,32 @@ const IDEMPOTENCY_OPTION_NAMES = { store: true, ttlSeconds: true, maxAnswerBytes
 
 export function resolveQuotas(value: QuotaOptions | undefined): ResolvedQuotas | undefined {
   if (value === undefined) return undefined;
-  if (value === null || typeof value !== 'object') throw new GatewayConfigError('quotas_type', 'options.quotas must be an object.', QUOTA_EXAMPLE);
+  if (value === null || typeof value !== 'object') throw new GatewayConfigError('quotas_type', 'options.tenancy.quotas must be an object.', QUOTA_EXAMPLE);
   const known = new Set(Object.keys(QUOTA_OPTION_NAMES));
   for (const key of Object.keys(value)) {
-    if (!known.has(key)) throw new GatewayConfigError('quotas_unknown', `Unknown quotas option '${key}'.`, `use only: ${[...known].join(', ')}.`);
+    if (!known.has(key)) throw new GatewayConfigError('quotas_unknown', `Unknown tenancy.quotas option '${key}'.`, `use only: ${[...known].join(', ')}.`);
   }
-  if (typeof value.limits !== 'function') checkQuotaLimits(value.limits, 'quotas.limits');
+  if (typeof value.limits !== 'function') checkQuotaLimits(value.limits, 'tenancy.quotas.limits');
   if (value.redis !== undefined && (value.redis === null || typeof (value.redis as { eval?: unknown }).eval !== 'function')) {
-    throw new GatewayConfigError('quotas_redis', 'quotas.redis must be an ioredis client.', 'quotas: { limits, redis: new Redis(process.env.REDIS_URL!) }');
+    throw new GatewayConfigError('quotas_redis', 'tenancy.quotas.redis must be an ioredis client.', 'tenancy: { quotas: { limits, redis: new Redis(process.env.REDIS_URL!) } }');
   }
   if (value.whenRedisDown !== undefined && value.whenRedisDown !== 'refuse' && value.whenRedisDown !== 'allow') {
-    throw new GatewayConfigError('quotas_value', "quotas.whenRedisDown must be 'refuse' or 'allow'.", "quotas: { limits, redis, whenRedisDown: 'allow' }");
+    throw new GatewayConfigError('quotas_value', "tenancy.quotas.whenRedisDown must be 'refuse' or 'allow'.", "tenancy: { quotas: { limits, redis, whenRedisDown: 'allow' } }");
   }
   if (value.prefix !== undefined && (typeof value.prefix !== 'string' || value.prefix === '')) {
-    throw new GatewayConfigError('quotas_value', 'quotas.prefix must be a non-empty string.', "quotas: { limits, redis, prefix: 'myapp:quota:' }");
+    throw new GatewayConfigError('quotas_value', 'tenancy.quotas.prefix must be a non-empty string.', "tenancy: { quotas: { limits, redis, prefix: 'myapp:quota:' } }");
   }
   const defaultVideoSeconds = value.defaultVideoSeconds ?? 5;
   if (!Number.isSafeInteger(defaultVideoSeconds) || defaultVideoSeconds <= 0) {
-    throw new GatewayConfigError('quotas_value', 'quotas.defaultVideoSeconds must be a positive integer.', 'quotas: { limits, defaultVideoSeconds: 5 }');
+    throw new GatewayConfigError('quotas_value', 'tenancy.quotas.defaultVideoSeconds must be a positive integer.', 'tenancy: { quotas: { limits, defaultVideoSeconds: 5 } }');
   }
   const budgetWindowSeconds = value.budgetWindowSeconds ?? 86_400;
   // the memory counters expire by setTimeout, which cannot wait more than 24.8 days (quotas.ts)
   if (!Number.isSafeInteger(budgetWindowSeconds) || budgetWindowSeconds <= 0 || budgetWindowSeconds > 24 * 86_400) {
     throw new GatewayConfigError(
       'quotas_value',
-      'quotas.budgetWindowSeconds must be a positive integer of at most 24 days (2073600).',
-      'quotas: { limits: { budget: 25 }, budgetWindowSeconds: 86400 }',
+      'tenancy.quotas.budgetWindowSeconds must be a positive integer of at most 24 days (2073600).',
+      'tenancy: { quotas: { limits: { budget: 25 }, budgetWindowSeconds: 86400 } }',
     );
   }
   return Object.freeze({
@@ -91,7 +91,11 @@ export function checkQuotaLimits(limits: unknown, where: string): void {
     if (!LIMIT_KEYS.includes(key as keyof QuotaLimits)) throw new GatewayConfigError('quotas_limits', `Unknown limit '${key}' in ${where}.`, `use only: ${LIMIT_KEYS.join(', ')}.`);
     // a budget is money: any positive amount; every other limit counts whole units
     if (key === 'budget' && item !== undefined && (typeof item !== 'number' || !Number.isFinite(item) || item <= 0)) {
-      throw new GatewayConfigError('quotas_limits', `${where}.budget must be a positive amount of money, got ${String(item)}.`, 'quotas: { limits: { budget: 25 } } (with pricing)');
+      throw new GatewayConfigError(
+        'quotas_limits',
+        `${where}.budget must be a positive amount of money, got ${String(item)}.`,
+        'tenancy: { quotas: { limits: { budget: 25 } } } (with tenancy.pricing)',
+      );
     }
     if (key !== 'budget' && item !== undefined && (typeof item !== 'number' || !Number.isSafeInteger(item) || item <= 0)) {
       throw new GatewayConfigError('quotas_limits', `${where}.${key} must be a positive integer, got ${String(item)}.`, QUOTA_EXAMPLE);

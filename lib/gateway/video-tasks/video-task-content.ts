@@ -58,7 +58,7 @@ export async function mapReferences(options: ResolvedOptions, content: VideoCont
 
 /**
  * Only the exact spelling `asset://<id>` can pass: an id recorded for the caller, or, with
- * allowOperatorAssets, a well-formed Ark id recorded for nobody. Another tenant's asset and one that
+ * allow.operatorAssets, a well-formed Ark id recorded for nobody. Another tenant's asset and one that
  * does not exist get the same answer, so a caller cannot probe for other tenants' ids.
  */
 async function checkAssetReference(options: ResolvedOptions, reference: string, path: string, caller: Caller): Promise<void> {

@@ -4,7 +4,7 @@
 // capped, per owner and in total, so the store is no memory hole. Tasks are a cache of upstream state:
 // one tenant that creates many pushes out its own oldest, never another tenant's. Assets are
 // ownership: a forgotten asset record would let any tenant reference that asset as the operator's
-// (allowOperatorAssets), so assets are never forgotten and a full cap refuses new ones instead.
+// (allow.operatorAssets), so assets are never forgotten and a full cap refuses new ones instead.
 import { GatewayConfigError } from '../../errors/config-error.js';
 import { AssetCapacityError, type AssetRecord, type TaskChanges, type TaskRecord, type TaskStore } from './task-store.js';
 

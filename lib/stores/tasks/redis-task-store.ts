@@ -33,7 +33,7 @@ export interface RedisTaskStoreOptions {
   /**
    * Seconds an asset record lives after it is (re)recorded; 0 keeps asset records forever. Default 0.
    * An asset record is ownership: once it is gone, a well-formed id recorded for nobody passes as the
-   * operator's under allowOperatorAssets, so any tenant could reference that asset. Set this only
+   * operator's under allow.operatorAssets, so any tenant could reference that asset. Set this only
    * above the time Ark keeps the asset (ownership must outlive any reference to it).
    * Example: `redisTaskStore({ client, assetTtlSeconds: 400 * 24 * 3600 })`.
    */

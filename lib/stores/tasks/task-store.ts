@@ -192,7 +192,7 @@ export interface TaskStore {
 /**
  * Thrown (rejected) by putAsset or checkAssetCapacity when a store with caps cannot record one more
  * asset. An asset record is ownership, not a cache: a store never forgets one to make room, because
- * an unrecorded id would pass as the operator's under allowOperatorAssets. `scope` says which cap:
+ * an unrecorded id would pass as the operator's under allow.operatorAssets. `scope` says which cap:
  * `'owner'` (this caller has recorded `limit` assets) or `'store'` (the store holds `limit` in total).
  */
 export class AssetCapacityError extends Error {
