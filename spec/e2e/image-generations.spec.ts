@@ -483,6 +483,29 @@ describe('models the resolver does not route', () => {
     expect(dashscope.requests).toHaveLength(0);
   });
 
+  it('a body for an OpenAI-compatible upstream without a usable prompt is a 400 naming prompt, and nothing is sent', async () => {
+    for (const body of [
+      { model: 'gpt-image-1' },
+      { model: 'gpt-image-1', prompt: 7 },
+      { model: 'gpt-image-1', prompt: '' },
+      { model: 'gpt-image-1', prompt: '   ' },
+      { model: 'gpt-image-1', stream: true },
+    ]) {
+      const res = await post(body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.error, JSON.stringify(body)).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request_error', param: 'prompt' });
+    }
+    // the edit routes refuse it the same way
+    const edit = await request(gateway.app)
+      .post('/v1/images/edits')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'gpt-image-1', images: [{ image_url: PUBLIC_IMAGE_URL }] });
+    expect(edit.status).toBe(400);
+    expect(edit.body.error).toMatchObject({ type: 'invalid_request_error', param: 'prompt' });
+    expect(openai.apiRequests()).toHaveLength(0);
+    expect(gateway.usage.filter((event) => event.images > 0)).toHaveLength(0);
+  });
+
   it('an OpenAI-compatible upstream error is normalized', async () => {
     openai.next((_req, res) => openaiError(res, 400, 'Invalid size', 'invalid_request_error', 'invalid_value', 'oa-req-400'));
     const res = await post({ model: 'gpt-image-1', prompt: 'x' });
