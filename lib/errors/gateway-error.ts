@@ -1,12 +1,13 @@
 // The one error type of the gateway. Everything a client sees as an error is a GatewayError rendered
-// by the error middleware as the contract §2.5 object: { error: { message, type, code, param? } }.
+// by the error middleware as the contract §2.5 object: { error: { message, type, code, param } }, `param`
+// null when no single field is at fault (OpenAI's API description requires the member: docs/errors.md).
 import { redactSecrets } from './redact.js';
 import { ERROR_CODES, type ErrorCode } from './error-codes.js';
 import { UPSTREAM_ERROR_RULES, type UpstreamErrorKind, errorTypeForStatus, kindFromStatus } from './status-policy.js';
 
 export interface GatewayErrorBody {
   /** `categories` and `stage`: a content policy refusal's (content-policy-error.ts). */
-  error: { message: string; type: string; code: string; param?: string; categories?: string[]; stage?: string };
+  error: { message: string; type: string; code: string; param: string | null; categories?: string[]; stage?: string };
 }
 
 export interface GatewayErrorInit {
@@ -39,6 +40,8 @@ export interface UpstreamFailure {
   upstreamCode?: string;
   upstreamMessage?: string;
   requestId?: string;
+  /** The field the upstream named (an OpenAI-compatible error's `param`): kept on a 4xx the caller gets. */
+  param?: string;
   /** The adapter's reading of the upstream code, where the status alone would mislead. */
   kind?: UpstreamErrorKind;
   /**
@@ -121,9 +124,8 @@ export class GatewayError extends Error {
   }
 
   toJSON(): GatewayErrorBody {
-    const error: GatewayErrorBody['error'] = { message: this.message, type: this.type, code: this.code };
-    if (this.param !== undefined) error.param = this.param;
-    return { error };
+    // always present: strictly generated OpenAI clients reject an error object without it (docs/errors.md)
+    return { error: { message: this.message, type: this.type, code: this.code, param: this.param ?? null } };
   }
 
   /** 400. contract §7: a missing model is exactly `model is required` with code `invalid_request_error`. */
@@ -260,10 +262,13 @@ export class GatewayError extends Error {
     const wait = failure.retryAfterSeconds;
     // the upstream's own wait is what a client retrying sooner would hit again (docs/errors.md)
     const retryAfterSeconds = (callerStatus === 429 || callerStatus === 503) && typeof wait === 'number' && Number.isFinite(wait) ? Math.max(1, Math.ceil(wait)) : undefined;
+    // the field the upstream blamed is the caller's to fix only when the caller gets the 4xx (docs/errors.md)
+    const param = callerStatus < 500 && failure.param ? truncate(failure.param, 100) : undefined;
     return new GatewayError({
       status: callerStatus,
       code: rule.code,
       message: UPSTREAM_WORDING[kind](said, detail),
+      ...(param !== undefined ? { param } : {}),
       retryable: rule.retryable,
       notStarted: rule.notStarted(status),
       upstreamRequestId: requestId,

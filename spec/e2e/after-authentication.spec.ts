@@ -87,7 +87,7 @@ describe('afterAuthentication', () => {
     });
     const res = await request(gw.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send(body);
     expect(res.status).toBe(403);
-    expect(res.body).toEqual({ error: { message: 'Your plan does not include image generation.', type: 'permission_error', code: 'permission_denied' } });
+    expect(res.body).toEqual({ error: { message: 'Your plan does not include image generation.', type: 'permission_error', code: 'permission_denied', param: null } });
     expect(bodyAtRefusal).toBeUndefined();
     expect(gw.fakes.dashscope.apiRequests()).toHaveLength(0);
   });
@@ -97,21 +97,21 @@ describe('afterAuthentication', () => {
       'GatewayError.rateLimited through next()',
       ((_req, _res, next) => next(GatewayError.rateLimited('Your plan allows 60 requests a minute.', 12.2))) as AuthenticatedMiddleware,
       429,
-      { message: 'Your plan allows 60 requests a minute.', type: 'rate_limit_error', code: 'rate_limit_exceeded' },
+      { message: 'Your plan allows 60 requests a minute.', type: 'rate_limit_error', code: 'rate_limit_exceeded', param: null },
       '13',
     ],
     [
       'an http-errors 429 with an exposed message and Retry-After',
       ((_req, _res, next) => next(Object.assign(new Error('Slow down'), { status: 429, expose: true, headers: { 'retry-after': '30' } }))) as AuthenticatedMiddleware,
       429,
-      { message: 'Slow down', type: 'rate_limit_error', code: 'rate_limit_exceeded' },
+      { message: 'Slow down', type: 'rate_limit_error', code: 'rate_limit_exceeded', param: null },
       '30',
     ],
     [
       'an http-errors 403 whose message is not exposed',
       ((_req, _res, next) => next(Object.assign(new Error('internal plan id 7 lacks images'), { status: 403 }))) as AuthenticatedMiddleware,
       403,
-      { message: 'The request is not allowed.', type: 'permission_error', code: 'permission_denied' },
+      { message: 'The request is not allowed.', type: 'permission_error', code: 'permission_denied', param: null },
       undefined,
     ],
     [
@@ -120,7 +120,7 @@ describe('afterAuthentication', () => {
         throw new Error('audit log down');
       }) as AuthenticatedMiddleware,
       500,
-      { message: 'Internal gateway error.', type: 'server_error', code: 'internal_error' },
+      { message: 'Internal gateway error.', type: 'server_error', code: 'internal_error', param: null },
       undefined,
     ],
     [
@@ -130,7 +130,7 @@ describe('afterAuthentication', () => {
         throw new Error('plan lookup failed');
       }) as AuthenticatedMiddleware,
       500,
-      { message: 'Internal gateway error.', type: 'server_error', code: 'internal_error' },
+      { message: 'Internal gateway error.', type: 'server_error', code: 'internal_error', param: null },
       undefined,
     ],
   ])('%s is answered in the gateway shape', async (_name, middleware, status, error, retryAfter) => {

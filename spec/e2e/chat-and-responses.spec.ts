@@ -78,7 +78,7 @@ describe('chat completions', () => {
       .set('Authorization', `Bearer ${KEY_A}`)
       .send(body as object);
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: { message, type: 'invalid_request_error', code: 'invalid_request_error', ...(param ? { param } : {}) } });
+    expect(res.body).toEqual({ error: { message, type: 'invalid_request_error', code: 'invalid_request_error', param: param ?? null } });
     expect(llm.requests).toHaveLength(0);
   });
 
@@ -165,6 +165,7 @@ describe('chat completions', () => {
         message: 'The upstream is rate limiting requests: Rate limit reached (openai code rate_limit_exceeded, request id llm-429). Retry later.',
         type: 'rate_limit_error',
         code: 'rate_limit_exceeded',
+        param: null,
       },
     });
   });
@@ -283,6 +284,7 @@ describe('native image generation (Ark, /api/v3/images/generations)', () => {
         message: 'The upstream rejected the request: One or more parameters specified in the request are not valid. Request id: 0217 (ark code InvalidParameter)',
         type: 'invalid_request_error',
         code: 'invalid_request_error',
+        param: 'size',
       },
     });
   });

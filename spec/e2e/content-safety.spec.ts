@@ -266,6 +266,7 @@ describe('output checks, before any byte leaves', () => {
       message: 'Every image made was refused by the content policy (sexual).',
       type: 'invalid_request_error',
       code: 'content_policy_violation',
+      param: null,
       categories: ['sexual'],
       stage: 'output',
     });

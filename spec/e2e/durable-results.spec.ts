@@ -264,7 +264,7 @@ describe('signed result URLs', () => {
     return new URL((await generate({})).body.data[0].url as string);
   }
   const sign = (key: string, expires: string) => createHmac('sha256', SECRET).update(`${key}\n${expires}`).digest('base64url');
-  const NOT_FOUND = { error: { message: 'No such result.', type: 'invalid_request_error', code: 'not_found' } };
+  const NOT_FOUND = { error: { message: 'No such result.', type: 'invalid_request_error', code: 'not_found', param: null } };
 
   it('valid: 200 with the bytes and the sniffed type', async () => {
     const response = await fetch(await storedUrl());

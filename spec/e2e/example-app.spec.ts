@@ -160,7 +160,7 @@ describe('examples/server.ts with its own simulated DashScope', () => {
 
   it('a wrong key gets 401 with the error object', async () => {
     const response = await request(example.app).post('/v1/images/generations').set('Authorization', 'Bearer sk-not-the-demo-key').send(textToImage('A lighthouse')).expect(401);
-    expect(response.body).toEqual({ error: { message: expect.any(String), type: 'authentication_error', code: 'invalid_api_key' } });
+    expect(response.body).toEqual({ error: { message: expect.any(String), type: 'authentication_error', code: 'invalid_api_key', param: null } });
     expect(response.body.error.message).not.toContain('sk-not-the-demo-key');
   });
 

@@ -146,6 +146,7 @@ describe('images: falls back only when the first upstream certainly did not star
         message: "The dashscope upstream did not answer within 2000 ms. Retry, or raise the upstream's timeoutMs for slow jobs.",
         type: 'upstream_error',
         code: 'upstream_timeout',
+        param: null,
       },
     });
     expect(first.apiRequests()).toHaveLength(1);
@@ -163,7 +164,7 @@ describe('images: falls back only when the first upstream certainly did not star
   it('a reset after the request was sent: 502, the second upstream is never called', async () => {
     const res = await generate('reset');
     expect(res.status).toBe(502);
-    expect(res.body).toEqual({ error: { message: 'The dashscope upstream could not be reached (ECONNRESET).', type: 'upstream_error', code: 'upstream_unreachable' } });
+    expect(res.body).toEqual({ error: { message: 'The dashscope upstream could not be reached (ECONNRESET).', type: 'upstream_error', code: 'upstream_unreachable', param: null } });
     expect(second.requests).toHaveLength(0);
   });
 });

@@ -175,6 +175,7 @@ describe('Gemini errors', () => {
       message: 'The upstream rejected the request: Request contains an invalid argument. (gemini code INVALID_ARGUMENT)',
       type: 'invalid_request_error',
       code: 'invalid_request_error',
+      param: null,
     });
   });
 

@@ -91,6 +91,7 @@ describe('a body a host middleware already read', () => {
           'The server read the request body before the gateway could, so the request was not processed. This is a server configuration problem, not a problem with the request: tell the operator.',
         type: 'server_error',
         code: 'internal_error',
+        param: null,
       },
     });
     expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);

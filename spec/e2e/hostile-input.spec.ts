@@ -118,7 +118,9 @@ function expectErrorObject(res: Pick<RawResponse, 'status' | 'headers' | 'text'>
   expect(error.message, context).not.toBe('');
   expect(error.type, context).toMatch(/^[a-z_]+$/);
   expect(error.code, context).toMatch(/^[a-z_]+$/);
-  if ('param' in error) expect(typeof error.param, context).toBe('string');
+  // always present: a string naming the field, or null (docs/errors.md)
+  expect(error.param === null || typeof error.param === 'string', context).toBe(true);
+  expect('param' in error, context).toBe(true);
 }
 
 /**

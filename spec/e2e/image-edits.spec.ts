@@ -219,7 +219,7 @@ describe('image-family models: the form becomes the DashScope multimodal request
   });
 });
 
-const bad = (message: string, param?: string) => ({ error: { message, type: 'invalid_request_error', code: 'invalid_request_error', ...(param ? { param } : {}) } });
+const bad = (message: string, param?: string) => ({ error: { message, type: 'invalid_request_error', code: 'invalid_request_error', param: param ?? null } });
 const png = (req: Test, field = 'image', filename = 'a.png') => req.attach(field, TINY_PNG, { filename, contentType: 'image/png' });
 
 describe('a missing model', () => {
@@ -311,6 +311,7 @@ describe('invalid uploads: the error object, and neither the resolver nor any up
           message: "Content-Type must be multipart/form-data (image files) or application/json (images as URLs), got 'application/x-www-form-urlencoded'",
           type: 'invalid_request_error',
           code: 'unsupported_media_type',
+          param: null,
         },
       },
     ],
@@ -377,7 +378,7 @@ describe('invalid uploads: the error object, and neither the resolver nor any up
   it('a missing key is a 401 before the form is read', async () => {
     const res = await png(request(gateway.app).post('/v1/images/edits').field('model', 'x-image-edit').field('prompt', 'p'));
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: { message: "Missing API key. Send the header 'Authorization: Bearer <API_KEY>'.", type: 'authentication_error', code: 'invalid_api_key' } });
+    expect(res.body).toEqual({ error: { message: "Missing API key. Send the header 'Authorization: Bearer <API_KEY>'.", type: 'authentication_error', code: 'invalid_api_key', param: null } });
     expect(resolverCalls).toBe(0);
     expectNothingUpstream();
   });
@@ -489,6 +490,7 @@ describe('models with an OpenAI-compatible upstream: the form is re-sent, model 
           message: 'The upstream rejected the content as inappropriate: Your request was rejected by the safety system. (openai code moderation_blocked, request id oa-req-mod)',
           type: 'invalid_request_error',
           code: 'content_policy_violation',
+          param: null,
         },
       },
     ],
@@ -501,6 +503,7 @@ describe('models with an OpenAI-compatible upstream: the form is re-sent, model 
           message: 'The upstream is rate limiting requests: Rate limit reached for images (openai code rate_limit_exceeded, request id oa-req-429). Retry later.',
           type: 'rate_limit_error',
           code: 'rate_limit_exceeded',
+          param: null,
         },
       },
     ],
@@ -513,6 +516,7 @@ describe('models with an OpenAI-compatible upstream: the form is re-sent, model 
           message: "The upstream rejected the gateway's own credentials (an operator configuration problem, not your key) (openai code invalid_api_key, request id oa-req-401).",
           type: 'upstream_error',
           code: 'upstream_auth_failed',
+          param: null,
         },
       },
     ],
@@ -520,7 +524,7 @@ describe('models with an OpenAI-compatible upstream: the form is re-sent, model 
       '500',
       (_req, res) => openaiError(res, 500, 'The server had an error', 'server_error', null, 'oa-req-500'),
       502,
-      { error: { message: 'The upstream failed: The server had an error (openai code server_error, request id oa-req-500)', type: 'upstream_error', code: 'upstream_error' } },
+      { error: { message: 'The upstream failed: The server had an error (openai code server_error, request id oa-req-500)', type: 'upstream_error', code: 'upstream_error', param: null } },
     ],
   ];
   it.each(upstreamErrors)('an upstream %s is normalized', async (_name, responder, status, expected) => {

@@ -163,7 +163,7 @@ describe('image editing on the same route', () => {
   });
 });
 
-const bad = (message: string, param?: string) => ({ error: { message, type: 'invalid_request_error', code: 'invalid_request_error', ...(param ? { param } : {}) } });
+const bad = (message: string, param?: string) => ({ error: { message, type: 'invalid_request_error', code: 'invalid_request_error', param: param ?? null } });
 
 describe('validation: 400 with the error object, and neither resolver nor upstream is called', () => {
   const cases: Array<[string, unknown, number, unknown]> = [
@@ -386,7 +386,7 @@ describe('body parsing failures answer the error object, never HTML', () => {
   it('a non-JSON content type is a 415', async () => {
     const res = await request(gateway.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Content-Type', 'text/plain').send('model=x');
     expect(res.status).toBe(415);
-    expect(res.body).toEqual({ error: { message: "Content-Type must be application/json, got 'text/plain'", type: 'invalid_request_error', code: 'unsupported_media_type' } });
+    expect(res.body).toEqual({ error: { message: "Content-Type must be application/json, got 'text/plain'", type: 'invalid_request_error', code: 'unsupported_media_type', param: null } });
   });
 
   it('an empty body is a 400', async () => {
@@ -403,7 +403,7 @@ describe('body parsing failures answer the error object, never HTML', () => {
       .send({ model: 'x-image-2.0', prompt: 'p'.repeat(5000) });
     await small.close();
     expect(res.status).toBe(413);
-    expect(res.body).toEqual({ error: { message: 'The request body is larger than the 1024 byte limit', type: 'invalid_request_error', code: 'request_too_large' } });
+    expect(res.body).toEqual({ error: { message: 'The request body is larger than the 1024 byte limit', type: 'invalid_request_error', code: 'request_too_large', param: null } });
   });
 
   it('the default limit takes three 10 MB images as Data URLs', async () => {
@@ -428,7 +428,7 @@ describe('authentication (spec §5): 401, and nothing else runs', () => {
       .set(headers)
       .send({ model: 'x-image-2.0', input: textMessage('x') });
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: { message, type: 'authentication_error', code: 'invalid_api_key' } });
+    expect(res.body).toEqual({ error: { message, type: 'authentication_error', code: 'invalid_api_key', param: null } });
     expect(res.text).not.toContain(KEY_A);
     expect(dashscope.requests).toHaveLength(0);
     expect(resolverCalls).toBe(0);
@@ -457,7 +457,7 @@ describe('authentication (spec §5): 401, and nothing else runs', () => {
       .send({ model: 'x-image-2.0', input: textMessage('x') });
     await broken.close();
     expect(res.status).toBe(500);
-    expect(res.body).toEqual({ error: { message: 'Internal gateway error.', type: 'server_error', code: 'internal_error' } });
+    expect(res.body).toEqual({ error: { message: 'Internal gateway error.', type: 'server_error', code: 'internal_error', param: null } });
   });
 });
 
@@ -481,6 +481,29 @@ describe('models the resolver does not route', () => {
     expect(sent?.headers.authorization).toBe(`Bearer ${UPSTREAM_KEY}`);
     expect(sent?.json).toEqual({ ...body, model: 'gpt-image-1-upstream' });
     expect(dashscope.requests).toHaveLength(0);
+  });
+
+  it('a body for an OpenAI-compatible upstream without a usable prompt is a 400 naming prompt, and nothing is sent', async () => {
+    for (const body of [
+      { model: 'gpt-image-1' },
+      { model: 'gpt-image-1', prompt: 7 },
+      { model: 'gpt-image-1', prompt: '' },
+      { model: 'gpt-image-1', prompt: '   ' },
+      { model: 'gpt-image-1', stream: true },
+    ]) {
+      const res = await post(body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.error, JSON.stringify(body)).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request_error', param: 'prompt' });
+    }
+    // the edit routes refuse it the same way
+    const edit = await request(gateway.app)
+      .post('/v1/images/edits')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'gpt-image-1', images: [{ image_url: PUBLIC_IMAGE_URL }] });
+    expect(edit.status).toBe(400);
+    expect(edit.body.error).toMatchObject({ type: 'invalid_request_error', param: 'prompt' });
+    expect(openai.apiRequests()).toHaveLength(0);
+    expect(gateway.usage.filter((event) => event.images > 0)).toHaveLength(0);
   });
 
   it('an OpenAI-compatible upstream error is normalized', async () => {
@@ -568,7 +591,7 @@ describe('upstream failures are normalized (docs/architecture.md status table)',
     dashscope.next(responder);
     const res = await post({ model: 'x-image-2.0', input: textMessage('x') });
     expect(res.status).toBe(status);
-    expect(res.body).toEqual({ error: { message, type: expect.any(String), code } });
+    expect(res.body).toEqual({ error: { message, type: expect.any(String), code, param: null } });
     expect(res.text).not.toContain(UPSTREAM_KEY);
   });
 
@@ -582,7 +605,7 @@ describe('upstream failures are normalized (docs/architecture.md status table)',
     await slow.close();
     expect(res.status).toBe(504);
     expect(res.body).toEqual({
-      error: { message: "The dashscope upstream did not answer within 200 ms. Retry, or raise the upstream's timeoutMs for slow jobs.", type: 'upstream_error', code: 'upstream_timeout' },
+      error: { message: "The dashscope upstream did not answer within 200 ms. Retry, or raise the upstream's timeoutMs for slow jobs.", type: 'upstream_error', code: 'upstream_timeout', param: null },
     });
   });
 
@@ -594,7 +617,7 @@ describe('upstream failures are normalized (docs/architecture.md status table)',
       .send({ model: 'x-image-2.0', input: textMessage('x') });
     await dead.close();
     expect(res.status).toBe(502);
-    expect(res.body).toEqual({ error: { message: 'The dashscope upstream could not be reached (ECONNREFUSED).', type: 'upstream_error', code: 'upstream_unreachable' } });
+    expect(res.body).toEqual({ error: { message: 'The dashscope upstream could not be reached (ECONNREFUSED).', type: 'upstream_error', code: 'upstream_unreachable', param: null } });
   });
 
   it('a result image that cannot be downloaded for b64_json is a 502 that says so', async () => {

@@ -143,6 +143,32 @@ describe('DashScope (no image streams): the gateway waits and writes one complet
   });
 });
 
+describe('the usage of the completed events the gateway writes itself', () => {
+  const NO_TOKENS = { total_tokens: 0, input_tokens: 0, output_tokens: 0, input_tokens_details: { text_tokens: 0, image_tokens: 0 } };
+
+  it("DashScope counts no tokens: every completed event carries usage, zeros, which the SDK's event.usage reads", async () => {
+    const stream = await client.images.generate({ model: 'x-image-2.0', prompt: 'a lantern', stream: true, n: 2 });
+    const totals: number[] = [];
+    for await (const event of stream) {
+      if (event.type !== 'image_generation.completed') continue;
+      totals.push(event.usage.total_tokens);
+      expect(event.usage).toEqual(NO_TOKENS);
+    }
+    expect(totals).toEqual([0, 0]);
+    const edit = await client.images.edit({ model: 'x-image-edit', image: await png(), prompt: 'add a hat', stream: true });
+    for await (const event of edit) {
+      if (event.type === 'image_edit.completed') expect(event.usage.total_tokens).toBe(0);
+    }
+  });
+
+  it("Ark's token figures go on the request's completed event", async () => {
+    const stream = await client.images.generate({ model: 'seedream-4', prompt: 'a fox', stream: true });
+    const completed = (await collect(stream)).filter((event) => event.type === 'image_generation.completed');
+    expect(completed).toHaveLength(1);
+    expect(completed[0]!.usage).toEqual({ total_tokens: 4096, input_tokens: 0, output_tokens: 4096, input_tokens_details: { text_tokens: 0, image_tokens: 0 } });
+  });
+});
+
 describe('Ark Seedream', () => {
   it('without a group: the whole answer, asked as b64_json, becomes one completed event', async () => {
     const stream = await client.images.generate({ model: 'seedream-4', prompt: 'a fox', stream: true });

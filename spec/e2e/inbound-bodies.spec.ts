@@ -40,7 +40,7 @@ async function post(gateway: TestGateway, body: Buffer | string, headers: Record
   }
 }
 
-const error = (status: number, code: string, message: string) => ({ status, body: { error: { message, type: 'invalid_request_error', code } } });
+const error = (status: number, code: string, message: string) => ({ status, body: { error: { message, type: 'invalid_request_error', code, param: null } } });
 
 describe('Content-Encoding on JSON routes (default: refused)', () => {
   it.each<[string, Buffer]>([
@@ -184,6 +184,7 @@ describe('large Data URLs are sent upstream intact (streamed encoding)', () => {
         message: expect.stringMatching(/^The request body has \d+ bytes of JSON outside long string values, more than the 1048576 byte limit/),
         type: 'invalid_request_error',
         code: 'request_too_large',
+        param: null,
       },
     });
     expect(dashscope.apiRequests().length).toBe(before);
@@ -195,7 +196,9 @@ describe('large Data URLs are sent upstream intact (streamed encoding)', () => {
     const body = `{"model":"x-image-2.0","prompt":"${long}"}`;
     const res = await post(gatewayOf(), body);
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: { message: 'The request body is not valid JSON (a control character inside a string)', type: 'invalid_request_error', code: 'invalid_request_error' } });
+    expect(res.body).toEqual({
+      error: { message: 'The request body is not valid JSON (a control character inside a string)', type: 'invalid_request_error', code: 'invalid_request_error', param: null },
+    });
     expect(dashscope.apiRequests().length).toBe(before);
   });
 });
@@ -219,7 +222,7 @@ describe('limits.bodyReadTimeoutMs: a body that stops arriving', () => {
     return { status, connection, body: JSON.parse(body) };
   }
 
-  const timeout = { error: { message: 'The request body was not received within 300 ms: send the whole body without pausing', type: 'invalid_request_error', code: 'request_timeout' } };
+  const timeout = { error: { message: 'The request body was not received within 300 ms: send the whole body without pausing', type: 'invalid_request_error', code: 'request_timeout', param: null } };
 
   it('JSON: 408 in the error shape, the connection closed, nothing sent upstream', async () => {
     const before = dashscope.apiRequests().length;

@@ -89,7 +89,7 @@ describe('GET /v1/models', () => {
     const response = await request(gw.app).get('/v1/models');
     await gw.close();
     expect(response.status).toBe(401);
-    expect(response.body).toEqual({ error: { message: expect.stringContaining('Missing API key'), type: 'authentication_error', code: 'invalid_api_key' } });
+    expect(response.body).toEqual({ error: { message: expect.stringContaining('Missing API key'), type: 'authentication_error', code: 'invalid_api_key', param: null } });
     expect(calls).toBe(0);
   });
 
@@ -107,7 +107,7 @@ describe('GET /v1/models', () => {
     const response = await request(gw.app).get('/v1/models').set('Authorization', `Bearer ${KEY_A}`);
     await gw.close();
     expect(response.status).toBe(500);
-    expect(response.body).toEqual({ error: { message: 'Internal gateway error.', type: 'server_error', code: 'internal_error' } });
+    expect(response.body).toEqual({ error: { message: 'Internal gateway error.', type: 'server_error', code: 'internal_error', param: null } });
     expect(logged).toContain('listModels threw; answering 500');
   });
 
@@ -160,7 +160,7 @@ describe('unserved paths under the gateway prefixes', () => {
     expect(response.status).toBe(404);
     expect(response.headers['content-type']).toMatch(/^application\/json/);
     expect(response.body).toEqual({
-      error: { message: `No route ${method} ${path}. Check the method and the path; GET /v1/models lists the models your key may use.`, type: 'invalid_request_error', code: 'not_found' },
+      error: { message: `No route ${method} ${path}. Check the method and the path; GET /v1/models lists the models your key may use.`, type: 'invalid_request_error', code: 'not_found', param: null },
     });
   });
 

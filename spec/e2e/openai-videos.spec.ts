@@ -11,6 +11,7 @@ import { memoryTaskStore } from '../../lib/index.js';
 import { localResultStorage } from '../../lib/storage.js';
 import { startCallbackReceiver } from '../helpers/callback-receiver.js';
 import { FAKE_VIDEO, FAL_KEY, startFakeFal } from '../helpers/fake-fal.js';
+import { sendJson } from '../helpers/fake-upstream.js';
 import { GEMINI_KEY } from '../helpers/fake-gemini.js';
 import { VEO_VIDEO, startFakeVeo } from '../helpers/fake-veo.js';
 import { KEY_A, KEY_B } from '../helpers/gateway-app.js';
@@ -43,8 +44,17 @@ const hostGw = await gatewayWith({
   models: { list: () => [HOST_NAME] },
   resolve: ({ model }, { fal }) => (model === HOST_NAME ? { provider: 'fal', baseURL: fal.origin, apiKey: FAL_KEY, model: KLING } : null),
 });
+// fal's Kling with private result URLs refused (the option off): the fal fake serves its files on
+// 127.0.0.1, so its own video URL fails the result-URL rules
+const strictGw = await gatewayWith({
+  fakes: { fal: startFakeFal },
+  store: memoryTaskStore(),
+  allow: { privateResultUrls: false },
+  resolve: ({ model }, { fal }) => ({ provider: 'fal', baseURL: fal.origin, apiKey: FAL_KEY, model }),
+});
 const { veo, receiver } = veoGw.fakes;
 const { fal } = falGw.fakes;
+const strictFal = strictGw.fakes.fal;
 
 const client = (url: string, key = KEY_A): OpenAI => new OpenAI({ apiKey: key, baseURL: `${url}/v1` });
 
@@ -326,5 +336,43 @@ describe("OpenAI videos under a host's own name (no models entry: the upstream m
     const listed: Array<{ id: string; endpoints?: string[] }> = [];
     for await (const model of client(hostGw.url).models.list()) listed.push(model);
     expect(listed.find((model) => model.id === HOST_NAME)?.endpoints).toEqual(['/api/v3/contents/generations/tasks', '/v1/videos']);
+  });
+});
+
+describe('OpenAI videos: the content redirect follows the result-URL rules (allowPrivateResultUrls off)', () => {
+  /** A Kling video whose result names `videoUrl`, created and retrieved until completed. */
+  async function finishedWith(videoUrl: string | undefined): Promise<string> {
+    const openai = client(strictGw.url);
+    const created = await openai.videos.create({ model: KLING, prompt: 'a lighthouse' });
+    if (videoUrl !== undefined) {
+      strictFal.script('result', (req, res) => {
+        const id = /requests\/([^/]+)$/.exec(req.path)![1]!;
+        sendJson(res, 200, { ...strictFal.resultOf(id), video: { url: videoUrl, content_type: 'video/webm' } });
+      });
+    }
+    expect((await ended(openai, created.id)).status).toBe('completed');
+    return created.id;
+  }
+
+  for (const [what, videoUrl] of [
+    ['the metadata address', 'http://169.254.169.254/latest/meta-data/'],
+    ['a loopback address', undefined],
+  ] as const) {
+    it(`answers 502 with the error object, not a redirect, when the vendor's URL names ${what}`, async () => {
+      const id = await finishedWith(videoUrl);
+      const answer = await request(strictGw.url).get(`/v1/videos/${id}/content`).set('Authorization', `Bearer ${KEY_A}`).redirects(0);
+      expect(answer.status).toBe(502);
+      expect(answer.headers.location).toBeUndefined();
+      expect(answer.body.error).toMatchObject({ type: 'upstream_error', code: 'upstream_bad_response' });
+      expect(answer.body.error.message).toMatch(/loopback, private or link-local host/);
+      expect(JSON.stringify(answer.body)).not.toContain('169.254.169.254');
+    });
+  }
+
+  it('still redirects to a public vendor URL', async () => {
+    const id = await finishedWith('https://v3.fal.media/files/kling/clip.webm');
+    const answer = await request(strictGw.url).get(`/v1/videos/${id}/content`).set('Authorization', `Bearer ${KEY_A}`).redirects(0);
+    expect(answer.status).toBe(302);
+    expect(answer.headers.location).toBe('https://v3.fal.media/files/kling/clip.webm');
   });
 });

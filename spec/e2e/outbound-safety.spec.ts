@@ -104,6 +104,7 @@ describe('result downloads obey the public-address rules (item 4)', () => {
       message: `The image was generated but could not be downloaded for b64_json: The dashscope upstream returned an unusable response: the result URL was refused: it ${detail}. Ask for response_format 'url' instead.`,
       type: 'upstream_error',
       code: 'image_download_failed',
+      param: null,
     },
   });
   const PRIVATE = 'names a loopback, private or link-local host, which the gateway does not connect to';
@@ -144,6 +145,7 @@ describe('result downloads obey the public-address rules (item 4)', () => {
             "The image was generated but could not be downloaded for b64_json: the dashscope result URL did not answer with an image (PNG, JPEG, WebP, GIF, BMP, TIFF, HEIC or AVIF). Ask for response_format 'url' instead.",
           type: 'upstream_error',
           code: 'image_download_failed',
+          param: null,
         },
       },
     });
@@ -160,6 +162,7 @@ describe('result downloads obey the public-address rules (item 4)', () => {
             "The image was generated but could not be downloaded for b64_json: the result host did not answer within 300 ms (the gateway's limits.downloadTimeoutMs). Ask for response_format 'url' instead.",
           type: 'upstream_error',
           code: 'image_download_failed',
+          param: null,
         },
       },
     });

@@ -108,7 +108,7 @@ describe('package build', () => {
          server.close(); await router.close();
        });`,
     ]);
-    expect(out).toBe('403 {"error":{"message":"x-image-2.0 is not on your plan","type":"permission_error","code":"permission_denied"}}');
+    expect(out).toBe('403 {"error":{"message":"x-image-2.0 is not on your plan","type":"permission_error","code":"permission_denied","param":null}}');
   });
 
   it('exports the TaskStore contract suite as express-image-gateway/testing, from require() and import', () => {

@@ -116,7 +116,7 @@ describe('the host parser first (express.json() for the whole app, wrapped by sk
     socket.destroy();
     expect(received).toMatch(/^HTTP\/1\.1 401 /);
     expect(JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4))).toEqual({
-      error: { message: "Missing API key. Send the header 'Authorization: Bearer <API_KEY>'.", type: 'authentication_error', code: 'invalid_api_key' },
+      error: { message: "Missing API key. Send the header 'Authorization: Bearer <API_KEY>'.", type: 'authentication_error', code: 'invalid_api_key', param: null },
     });
     expect(dashscope.apiRequests()).toHaveLength(0);
   });
@@ -151,7 +151,7 @@ describe('the host rate limiter after authentication (afterAuthentication, expre
       expect(refused).toBeInstanceOf(OpenAI.RateLimitError);
       const limited = refused as InstanceType<typeof OpenAI.RateLimitError>;
       expect(limited.status).toBe(429);
-      expect(limited.error).toEqual({ message: 'Your plan allows 5 requests a minute.', type: 'rate_limit_error', code: 'rate_limit_exceeded' });
+      expect(limited.error).toEqual({ message: 'Your plan allows 5 requests a minute.', type: 'rate_limit_error', code: 'rate_limit_exceeded', param: null });
       expect(limited.headers.get('retry-after')).toBe('60');
       expect(limited.headers.get('content-type')).toMatch(/^application\/json/);
       expect(dashscope.apiRequests()).toHaveLength(0);
@@ -171,7 +171,7 @@ describe('the host rate limiter after authentication (afterAuthentication, expre
         .set('Authorization', `Bearer ${ACME_1}`)
         .send({ model: 'x-video', content: [{ type: 'text', text: 'a cat' }] });
       expect(refused.status).toBe(403);
-      expect(refused.body).toEqual({ error: { message: 'The free plan does not include x-video.', type: 'permission_error', code: 'permission_denied' } });
+      expect(refused.body).toEqual({ error: { message: 'The free plan does not include x-video.', type: 'permission_error', code: 'permission_denied', param: null } });
       expect(ark.apiRequests()).toHaveLength(0);
     } finally {
       await saas.close();

@@ -144,6 +144,7 @@ describe('CreateAsset never moves an asset to another tenant', () => {
         message: 'The volcengine upstream returned an unusable response: the asset id it created is already recorded for another caller (request id r-dup)',
         type: 'upstream_error',
         code: 'upstream_bad_response',
+        param: null,
       },
     });
     expect((await store.getAsset(DUPLICATE_ASSET))?.owner).toBe('tenant-a');
@@ -279,7 +280,12 @@ describe('asset records are never forgotten: a full store refuses new assets', (
     const res = await createAsset(gw, KEY_A);
     expect(res.status).toBe(503);
     expect(res.body).toStrictEqual({
-      error: { message: "The gateway's asset store is full (3 assets recorded); new assets cannot be recorded until the operator raises the limit.", type: 'server_error', code: 'asset_store_full' },
+      error: {
+        message: "The gateway's asset store is full (3 assets recorded); new assets cannot be recorded until the operator raises the limit.",
+        type: 'server_error',
+        code: 'asset_store_full',
+        param: null,
+      },
     });
     // the store could tell before the upstream call: no upstream asset was created for nobody
     expect(calls).toBe(before);
@@ -305,7 +311,7 @@ describe('asset records are never forgotten: a full store refuses new assets', (
     const refused = await createAsset(gw, KEY_A);
     expect(refused.status).toBe(429);
     expect(refused.body).toStrictEqual({
-      error: { message: 'this API key has recorded the most assets allowed: 2', type: 'rate_limit_error', code: 'rate_limit_exceeded' },
+      error: { message: 'this API key has recorded the most assets allowed: 2', type: 'rate_limit_error', code: 'rate_limit_exceeded', param: null },
     });
     expect(calls).toBe(before);
     expect(warnings.length).toBeGreaterThan(0);

@@ -280,7 +280,7 @@ describe('metrics after a known sequence', () => {
 
   it("a caller's invented model names do not become metric series (the upstream rejects them)", async () => {
     for (let index = 0; index < 30; index += 1) {
-      llm.next((_request, res) => sendJson(res, 404, { error: { message: 'The model does not exist', type: 'invalid_request_error', code: 'model_not_found' } }));
+      llm.next((_request, res) => sendJson(res, 404, { error: { message: 'The model does not exist', type: 'invalid_request_error', code: 'model_not_found', param: null } }));
       await post('/v1/chat/completions', { model: `any-${index}-${Math.random().toString(36).slice(2)}`, messages: [{ role: 'user', content: 'a' }] });
     }
     const after = await collect();
@@ -403,7 +403,7 @@ describe('every request ends its span', () => {
 describe('what a caller controls', () => {
   it('a huge model name is clipped on every span (names and attributes), not copied whole into the trace backend', async () => {
     const model = `any-${'m'.repeat(3000)}`;
-    llm.next((_request, res) => sendJson(res, 404, { error: { message: 'The model does not exist', type: 'invalid_request_error', code: 'model_not_found' } }));
+    llm.next((_request, res) => sendJson(res, 404, { error: { message: 'The model does not exist', type: 'invalid_request_error', code: 'model_not_found', param: null } }));
     await post('/v1/chat/completions', { model, messages: [{ role: 'user', content: 'a' }] });
     const server = await waitFor(() => serverSpans('chat.completions')[0]);
     const [attempt] = childrenOf(server);

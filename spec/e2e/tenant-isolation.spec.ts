@@ -164,6 +164,7 @@ const capError = (limit: number) => ({
     message: `This API key already has ${limit} requests in flight, the most allowed at once. Retry when one of them has finished.`,
     type: 'rate_limit_error',
     code: 'rate_limit_exceeded',
+    param: null,
   },
 });
 
@@ -220,6 +221,7 @@ describe('the upstream pool (limits.upstreamSockets, limits.upstreamQueue)', () 
         message: 'The upstream is busy: all 2 connections to it are in use and 2 requests are already waiting for one. Retry shortly.',
         type: 'upstream_error',
         code: 'upstream_busy',
+        param: null,
       },
     });
     expect(five.filter((request) => request.settled)).toHaveLength(1);

@@ -58,16 +58,16 @@ function post(pathname: string, body: unknown, deadlineMs = 8_000, via: http.Age
 
 // The error objects of lib/errors/gateway-error.ts, whole.
 const timeoutError = (provider: string, ms: number) => ({
-  error: { message: `The ${provider} upstream did not answer within ${ms} ms. Retry, or raise the upstream's timeoutMs for slow jobs.`, type: 'upstream_error', code: 'upstream_timeout' },
+  error: { message: `The ${provider} upstream did not answer within ${ms} ms. Retry, or raise the upstream's timeoutMs for slow jobs.`, type: 'upstream_error', code: 'upstream_timeout', param: null },
 });
 const unreachableError = (provider: string, detail: string) => ({
-  error: { message: `The ${provider} upstream could not be reached (${detail}).`, type: 'upstream_error', code: 'upstream_unreachable' },
+  error: { message: `The ${provider} upstream could not be reached (${detail}).`, type: 'upstream_error', code: 'upstream_unreachable', param: null },
 });
 const badResponseError = (provider: string, detail: string) => ({
-  error: { message: `The ${provider} upstream returned an unusable response: ${detail}`, type: 'upstream_error', code: 'upstream_bad_response' },
+  error: { message: `The ${provider} upstream returned an unusable response: ${detail}`, type: 'upstream_error', code: 'upstream_bad_response', param: null },
 });
 /** The chat-completions error event (upstreams §4.3) carrying one of the objects above. */
-const chatErrorEvent = (body: { error: { message: string; type: string; code: string } }) =>
+const chatErrorEvent = (body: { error: { message: string; type: string; code: string; param: null } }) =>
   `data: ${JSON.stringify({ error: { message: body.error.message, type: body.error.type, param: null, code: body.error.code } })}\n\n`;
 
 /** A normal image request, chat request and chat stream through the same gateway all succeed. */
@@ -358,7 +358,7 @@ describe('5. an upstream that answers something that is not JSON', () => {
     });
     const res = await post(IMAGE.path, IMAGE.body());
     expect(res.status).toBe(502);
-    expect(res.json).toEqual({ error: { message: 'The upstream failed: HTTP 503 (dashscope)', type: 'upstream_error', code: 'upstream_error' } });
+    expect(res.json).toEqual({ error: { message: 'The upstream failed: HTTP 503 (dashscope)', type: 'upstream_error', code: 'upstream_error', param: null } });
     await expectStillServing();
   });
 
@@ -385,7 +385,7 @@ describe('5. an upstream that answers something that is not JSON', () => {
       const res = await post(route.path, route.body());
       expect(res.status).toBe(502);
       expect(res.json).toEqual({
-        error: { message: expect.stringMatching(new RegExp(`^The ${route.provider} upstream returned an unusable response: `)), type: 'upstream_error', code: 'upstream_bad_response' },
+        error: { message: expect.stringMatching(new RegExp(`^The ${route.provider} upstream returned an unusable response: `)), type: 'upstream_error', code: 'upstream_bad_response', param: null },
       });
       await expectStillServing();
     });
@@ -400,7 +400,7 @@ describe('5. an upstream that answers something that is not JSON', () => {
     const res = await post(route.path, route.body());
     expect(res.status).toBe(502);
     expect(res.json).toEqual({
-      error: { message: expect.stringMatching(new RegExp(`^The ${route.provider} upstream returned an unusable response: `)), type: 'upstream_error', code: 'upstream_bad_response' },
+      error: { message: expect.stringMatching(new RegExp(`^The ${route.provider} upstream returned an unusable response: `)), type: 'upstream_error', code: 'upstream_bad_response', param: null },
     });
     await expectStillServing();
   });
@@ -412,7 +412,7 @@ describe('5. an upstream that answers something that is not JSON', () => {
     });
     const res = await post(CHAT.path, CHAT.body());
     expect(res.status).toBe(502);
-    expect(res.json).toEqual({ error: { message: 'The upstream failed: HTTP 502 (openai)', type: 'upstream_error', code: 'upstream_error' } });
+    expect(res.json).toEqual({ error: { message: 'The upstream failed: HTTP 502 (openai)', type: 'upstream_error', code: 'upstream_error', param: null } });
     await expectStillServing();
   });
 });
@@ -484,6 +484,7 @@ describe('7. result images for b64_json that cannot be downloaded', () => {
         message: expect.stringMatching(/^The image was generated but could not be downloaded for b64_json: .*\(HTTP 404\).* Ask for response_format 'url' instead\.$/),
         type: 'upstream_error',
         code: 'image_download_failed',
+        param: null,
       },
     });
     await expectStillServing();
@@ -501,6 +502,7 @@ describe('7. result images for b64_json that cannot be downloaded', () => {
         ),
         type: 'upstream_error',
         code: 'image_download_failed',
+        param: null,
       },
     });
     expect(res.ms).toBeLessThan(3_000);
@@ -530,6 +532,7 @@ describe('7. result images for b64_json that cannot be downloaded', () => {
           ),
           type: 'upstream_error',
           code: 'image_download_failed',
+          param: null,
         },
       });
       expect(res.ms).toBeGreaterThanOrEqual(DOWNLOAD_TIMEOUT_MS - 20);

@@ -119,7 +119,12 @@ describe('circuit breaker', () => {
     const unavailable = await image();
     expect(unavailable.status).toBe(503);
     expect(unavailable.body).toEqual({
-      error: { message: "No upstream for the model 'x-image-2.0' is available now (each failed recently and is resting). Retry later.", type: 'upstream_error', code: 'upstream_unavailable' },
+      error: {
+        message: "No upstream for the model 'x-image-2.0' is available now (each failed recently and is resting). Retry later.",
+        type: 'upstream_error',
+        code: 'upstream_unavailable',
+        param: null,
+      },
     });
     expect(Number(unavailable.headers['retry-after'])).toBe(300);
     expect(dashscope.apiRequests()).toHaveLength(1);

@@ -178,7 +178,7 @@ describe('tokens quoted back', () => {
     const res = await post({ model: 'az-token', prompt: 'x' });
     expect(res.status).toBe(400);
     expect(res.text).not.toContain(AZURE_TOKEN);
-    azure.next((_req, res) => eventStream(res, { type: 'error', error: { type: 'server_error', code: 'server_error', message: `token ${AZURE_TOKEN}` } }));
+    azure.next((_req, res) => eventStream(res, { type: 'error', error: { type: 'server_error', code: 'server_error', message: `token ${AZURE_TOKEN}`, param: null } }));
     const streamed = await post({ model: 'az-token', prompt: 'x', stream: true });
     expect(streamed.text).toContain('[redacted]');
     expect(streamed.text).not.toContain(AZURE_TOKEN);
@@ -260,7 +260,7 @@ describe('Azure: lying streams', () => {
 
   it('an error event quoting the resource key is relayed without it, and charged nothing', async () => {
     const before = await quotaUsed(gw.router, 'images');
-    azure.next((_req, res) => eventStream(res, { type: 'error', error: { type: 'server_error', code: 'server_error', message: `boom for ${AZURE_KEY}` } }));
+    azure.next((_req, res) => eventStream(res, { type: 'error', error: { type: 'server_error', code: 'server_error', message: `boom for ${AZURE_KEY}`, param: null } }));
     const res = await post({ model: 'az-d', prompt: 'x', stream: true });
     expect(res.text).toContain('error');
     expect(res.text).not.toContain(AZURE_KEY);

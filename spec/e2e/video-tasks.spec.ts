@@ -99,8 +99,8 @@ describe('create and query', () => {
     const foreign = await query(gateway, created.id, KEY_B);
     const unknown = await query(gateway, 'task_AAAAAAAAAAAAAAAAAAAAAA', KEY_B);
     expect(foreign.status).toBe(404);
-    expect(foreign.body).toEqual({ error: { message: `Task '${created.id}' was not found.`, type: 'invalid_request_error', code: 'not_found' } });
-    expect(unknown.body).toEqual({ error: { message: "Task 'task_AAAAAAAAAAAAAAAAAAAAAA' was not found.", type: 'invalid_request_error', code: 'not_found' } });
+    expect(foreign.body).toEqual({ error: { message: `Task '${created.id}' was not found.`, type: 'invalid_request_error', code: 'not_found', param: null } });
+    expect(unknown.body).toEqual({ error: { message: "Task 'task_AAAAAAAAAAAAAAAAAAAAAA' was not found.", type: 'invalid_request_error', code: 'not_found', param: null } });
     expect(ark.taskGets()).toHaveLength(0);
   });
 
@@ -119,6 +119,7 @@ describe('create and query', () => {
         message: 'The upstream rejected the request: The parameter `duration` is not valid. Request id: 021 (ark code InvalidParameter)',
         type: 'invalid_request_error',
         code: 'invalid_request_error',
+        param: 'duration',
       },
     });
   });

@@ -110,6 +110,7 @@ const SIGNATURE_REJECTED = {
       message: "The upstream rejected the gateway's own credentials (an operator configuration problem, not your key) (volcengine code SignatureDoesNotMatch, request id r-403).",
       type: 'upstream_error',
       code: 'upstream_auth_failed',
+      param: null,
     },
   },
 };
@@ -193,6 +194,7 @@ describe('createVolcengineAsset', () => {
           message: 'The upstream rejected the request: The parameter URL specified in the request is not valid. (volcengine code InvalidParameter, request id r-400)',
           type: 'invalid_request_error',
           code: 'invalid_request_error',
+          param: null,
         },
       },
     });
@@ -205,7 +207,7 @@ describe('createVolcengineAsset', () => {
   ])('answers 500 and sends nothing with $name (operator configuration)', async ({ overrides }) => {
     expect(await rejection(createVolcengineAsset(call, BODY, upstream(overrides)))).toEqual({
       status: 500,
-      body: { error: { message: 'Internal gateway error.', type: 'server_error', code: 'internal_error' } },
+      body: { error: { message: 'Internal gateway error.', type: 'server_error', code: 'internal_error', param: null } },
     });
     expect(fake.requests).toHaveLength(0);
   });

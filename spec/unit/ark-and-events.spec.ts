@@ -32,7 +32,7 @@ describe('readCreateTaskResponse', () => {
     })();
     expect(error).toBeInstanceOf(GatewayError);
     expect((error as GatewayError).toJSON()).toEqual({
-      error: { message: 'The ark upstream returned an unusable response: the created task has no id', type: 'upstream_error', code: 'upstream_bad_response' },
+      error: { message: 'The ark upstream returned an unusable response: the created task has no id', type: 'upstream_error', code: 'upstream_bad_response', param: null },
     });
   });
 });

@@ -249,7 +249,7 @@ describe('translateImageResponse', () => {
       // the same request would get no image from another upstream either
       retryable: false,
       upstreamRequestId,
-      body: { error: { message, type: 'upstream_error', code: 'upstream_no_image' } },
+      body: { error: { message, type: 'upstream_error', code: 'upstream_no_image', param: null } },
     });
   });
 
@@ -282,7 +282,7 @@ describe('translateImageResponse', () => {
   ])('a 200 body with code and no output is normalized ($name)', ({ body, headerRequestId, status, code, type, message }) => {
     const error = thrown(() => translateImageResponse(body, { now: 0, headerRequestId }));
     expect(error.status).toBe(status);
-    expect(error.toJSON()).toEqual({ error: { message, type, code } });
+    expect(error.toJSON()).toEqual({ error: { message, type, code, param: null } });
   });
 });
 
@@ -307,6 +307,7 @@ describe('normalizeDashscopeError', () => {
             message: 'The upstream rejected the request: Role must be user or assistant and Content length must be greater than 0 (dashscope code InvalidParameter, request id a5898c04-0001)',
             type: 'invalid_request_error',
             code: 'invalid_request_error',
+            param: null,
           },
         },
       },
@@ -324,6 +325,7 @@ describe('normalizeDashscopeError', () => {
             message: 'The upstream rejected the content as inappropriate: Input data may contain inappropriate content. (dashscope code DataInspectionFailed, request id dif-1)',
             type: 'invalid_request_error',
             code: 'content_policy_violation',
+            param: null,
           },
         },
       },
@@ -341,6 +343,7 @@ describe('normalizeDashscopeError', () => {
             message: `The upstream is rate limiting requests: Requests rate limit exceeded, please try again later. (dashscope code ${upstreamCode}, request id thr-${upstreamCode}). Retry later.`,
             type: 'rate_limit_error',
             code: 'rate_limit_exceeded',
+            param: null,
           },
         },
       },
@@ -359,6 +362,7 @@ describe('normalizeDashscopeError', () => {
               "The upstream rejected the gateway's own credentials (an operator configuration problem, not your key) (dashscope code InvalidApiKey, request id a1c0561c-1dfe-98a6-a62f-983577b8bc5e).",
             type: 'upstream_error',
             code: 'upstream_auth_failed',
+            param: null,
           },
         },
       },
@@ -376,6 +380,7 @@ describe('normalizeDashscopeError', () => {
             message: "The upstream rejected the gateway's own credentials (an operator configuration problem, not your key) (dashscope code AccessDenied, request id ad-1).",
             type: 'upstream_error',
             code: 'upstream_auth_failed',
+            param: null,
           },
         },
       },
@@ -393,6 +398,7 @@ describe('normalizeDashscopeError', () => {
             message: "The operator's upstream account cannot serve requests now: Access denied, please make sure your account is in good standing. (dashscope code Arrearage, request id arr-1).",
             type: 'upstream_error',
             code: 'upstream_quota_exceeded',
+            param: null,
           },
         },
       },
@@ -410,6 +416,7 @@ describe('normalizeDashscopeError', () => {
             message: 'The upstream failed: An internal error has occured, please try again later. (dashscope code InternalError, request id ie-1)',
             type: 'upstream_error',
             code: 'upstream_error',
+            param: null,
           },
         },
       },
@@ -423,7 +430,7 @@ describe('normalizeDashscopeError', () => {
         status: 502,
         retryable: true,
         upstreamRequestId: 'hdr-503',
-        body: { error: { message: 'The upstream failed: HTTP 503 (dashscope, request id hdr-503)', type: 'upstream_error', code: 'upstream_error' } },
+        body: { error: { message: 'The upstream failed: HTTP 503 (dashscope, request id hdr-503)', type: 'upstream_error', code: 'upstream_error', param: null } },
       },
     },
     {
@@ -433,7 +440,7 @@ describe('normalizeDashscopeError', () => {
       expected: {
         status: 502,
         retryable: true,
-        body: { error: { message: 'The upstream failed: HTTP 503 (dashscope)', type: 'upstream_error', code: 'upstream_error' } },
+        body: { error: { message: 'The upstream failed: HTTP 503 (dashscope)', type: 'upstream_error', code: 'upstream_error', param: null } },
       },
     },
   ])('$name', ({ status, body, headerRequestId, expected }) => {
@@ -442,7 +449,7 @@ describe('normalizeDashscopeError', () => {
     expect({ status: error.status, retryable: error.retryable, upstreamRequestId: error.upstreamRequestId, body: error.toJSON() }).toEqual(expected);
     // the body is the contract §2.5 object and nothing more
     expect(Object.keys(error.toJSON())).toEqual(['error']);
-    expect(Object.keys(error.toJSON().error).sort()).toEqual(['code', 'message', 'type']);
+    expect(Object.keys(error.toJSON().error).sort()).toEqual(['code', 'message', 'param', 'type']);
     if (expected.upstreamRequestId) expect(error.message).toContain(expected.upstreamRequestId);
   });
 

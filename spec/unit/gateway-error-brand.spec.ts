@@ -32,6 +32,6 @@ describe('GatewayError.is', () => {
   it('the brand is on the prototype: an error has no own symbol key, and its JSON is the contract object', () => {
     const error = GatewayError.permissionDenied('not on your plan');
     expect(Object.getOwnPropertySymbols(error)).toEqual([]);
-    expect(JSON.parse(JSON.stringify(error))).toEqual({ error: { message: 'not on your plan', type: 'permission_error', code: 'permission_denied' } });
+    expect(JSON.parse(JSON.stringify(error))).toEqual({ error: { message: 'not on your plan', type: 'permission_error', code: 'permission_denied', param: null } });
   });
 });

@@ -58,6 +58,7 @@ describe('normalizeOpenAIError', () => {
             message: "The upstream rejected the request: Invalid value for 'size'. (openai code invalid_request_error, request id req_400)",
             type: 'invalid_request_error',
             code: 'invalid_request_error',
+            param: 'size',
           },
         },
       },
@@ -75,6 +76,7 @@ describe('normalizeOpenAIError', () => {
             message: "The upstream rejected the gateway's own credentials (an operator configuration problem, not your key) (openai code invalid_api_key, request id req_401).",
             type: 'upstream_error',
             code: 'upstream_auth_failed',
+            param: null,
           },
         },
       },
@@ -91,6 +93,7 @@ describe('normalizeOpenAIError', () => {
             message: 'The upstream is rate limiting requests: Rate limit reached for requests (openai code rate_limit_exceeded). Retry later.',
             type: 'rate_limit_error',
             code: 'rate_limit_exceeded',
+            param: null,
           },
         },
       },
@@ -102,7 +105,7 @@ describe('normalizeOpenAIError', () => {
       expected: {
         status: 429,
         retryable: true,
-        body: { error: { message: 'The upstream is rate limiting requests: HTTP 429 (openai). Retry later.', type: 'rate_limit_error', code: 'rate_limit_exceeded' } },
+        body: { error: { message: 'The upstream is rate limiting requests: HTTP 429 (openai). Retry later.', type: 'rate_limit_error', code: 'rate_limit_exceeded', param: null } },
       },
     },
     {
@@ -118,6 +121,7 @@ describe('normalizeOpenAIError', () => {
             message: 'The upstream failed: The server had an error while processing your request. (openai code server_error, request id req_500)',
             type: 'upstream_error',
             code: 'upstream_error',
+            param: null,
           },
         },
       },
@@ -134,6 +138,7 @@ describe('normalizeOpenAIError', () => {
             message: 'The upstream rejected the content as inappropriate: Your request was rejected by the safety system. (openai code content_policy_violation)',
             type: 'invalid_request_error',
             code: 'content_policy_violation',
+            param: null,
           },
         },
       },
@@ -150,6 +155,7 @@ describe('normalizeOpenAIError', () => {
             message: "The operator's upstream account cannot serve requests now: You exceeded your current quota. (openai code insufficient_quota).",
             type: 'upstream_error',
             code: 'upstream_quota_exceeded',
+            param: null,
           },
         },
       },
@@ -167,6 +173,7 @@ describe('normalizeOpenAIError', () => {
             message: 'The upstream is rate limiting requests: RPM exceeded. Request id: 0217a (ark code RateLimitExceeded.EndpointRPMExceeded). Retry later.',
             type: 'rate_limit_error',
             code: 'rate_limit_exceeded',
+            param: null,
           },
         },
       },
@@ -184,6 +191,7 @@ describe('normalizeOpenAIError', () => {
             message: 'The upstream rejected the content as inappropriate: The request failed because the input text may contain sensitive information. (ark code SensitiveContentDetected)',
             type: 'invalid_request_error',
             code: 'content_policy_violation',
+            param: null,
           },
         },
       },
@@ -209,6 +217,7 @@ describe('normalizeOpenAIError', () => {
               'The upstream rejected the request: One or more parameters specified in the request are not valid. Request id: 0217280951205813c183a1fb82c613f4d4485b7d388d5b4d02e7e (ark code InvalidParameter)',
             type: 'invalid_request_error',
             code: 'invalid_request_error',
+            param: null,
           },
         },
       },
@@ -226,6 +235,7 @@ describe('normalizeOpenAIError', () => {
             message: "The operator's upstream account cannot serve requests now: Your account has an overdue balance. (ark code AccountOverdueError).",
             type: 'upstream_error',
             code: 'upstream_quota_exceeded',
+            param: null,
           },
         },
       },
@@ -243,6 +253,7 @@ describe('normalizeOpenAIError', () => {
             message: 'The upstream failed: The model does not exist. (ark code InvalidEndpointOrModel.NotFound)',
             type: 'upstream_error',
             code: 'upstream_error',
+            param: null,
           },
         },
       },
@@ -254,7 +265,7 @@ describe('normalizeOpenAIError', () => {
       expected: {
         status: 400,
         retryable: false,
-        body: { error: { message: 'The upstream rejected the request: bad input (openai)', type: 'invalid_request_error', code: 'invalid_request_error' } },
+        body: { error: { message: 'The upstream rejected the request: bad input (openai)', type: 'invalid_request_error', code: 'invalid_request_error', param: null } },
       },
     },
   ])('$name', ({ status, body, headerRequestId, provider, expected }) => {
@@ -264,7 +275,7 @@ describe('normalizeOpenAIError', () => {
   });
 
   it('401: the upstream message, which can quote the operator key, is not echoed', () => {
-    const error = normalizeOpenAIError(401, { error: { message: 'Incorrect API key provided: sk-proj-abc123', type: 'invalid_request_error', code: 'invalid_api_key' } });
+    const error = normalizeOpenAIError(401, { error: { message: 'Incorrect API key provided: sk-proj-abc123', type: 'invalid_request_error', code: 'invalid_api_key', param: null } });
     expect(error.message).not.toContain('sk-proj-abc123');
     expect(error.status).toBe(502);
   });

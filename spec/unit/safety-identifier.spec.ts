@@ -136,7 +136,7 @@ describe('refusesSafetyIdentifier', () => {
     {
       name: 'a content refusal that quotes the word',
       status: 400,
-      body: { error: { message: 'Your prompt "safety_identifier" was flagged by the safety system', type: 'invalid_request_error', code: 'content_policy_violation' } },
+      body: { error: { message: 'Your prompt "safety_identifier" was flagged by the safety system', type: 'invalid_request_error', code: 'content_policy_violation', param: null } },
       refuses: false,
     },
     { name: 'another status', status: 422, body: { error: { message: 'Unrecognized request argument supplied: safety_identifier' } }, refuses: false },

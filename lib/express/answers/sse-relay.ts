@@ -199,8 +199,8 @@ function lastSequenceIn(chunk: Buffer, previous: number): number {
 export function errorEvent(error: GatewayError, format: SseErrorFormat, sequenceNumber: number): string {
   if (format === 'image') return `event: error\ndata: ${JSON.stringify({ type: 'error', error: { message: error.message, type: error.type, param: error.param ?? null, code: error.code } })}\n\n`;
   if (format === 'event') {
-    const data = { type: 'error', code: error.code, message: error.message, param: null, sequence_number: sequenceNumber };
+    const data = { type: 'error', code: error.code, message: error.message, param: error.param ?? null, sequence_number: sequenceNumber };
     return `event: error\ndata: ${JSON.stringify(data)}\n\n`;
   }
-  return `data: ${JSON.stringify({ error: { message: error.message, type: error.type, param: null, code: error.code } })}\n\n`;
+  return `data: ${JSON.stringify({ error: { message: error.message, type: error.type, param: error.param ?? null, code: error.code } })}\n\n`;
 }

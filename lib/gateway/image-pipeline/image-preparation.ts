@@ -87,8 +87,27 @@ function validated(
   const read = family ? readForFamily(deps, request, family) : undefined;
   if (translated && read) checkEntryRules(translated, request, read);
   // what an OpenAI-compatible upstream is sent is checked here too
-  if (!family) forwardedCount(request.input);
+  if (!family) {
+    forwardedCount(request.input);
+    if (serving === 'passthrough' || !isContractShape(request.input)) requireForwardedPrompt(request.input);
+  }
   return { family, read, serving };
+}
+
+/** A JSON body in the contract's multimodal shape (`input.messages`): read by the generic family, not forwarded as is. */
+function isContractShape(input: ImageInput): boolean {
+  return input.kind === 'json' && isObject(input.body.input);
+}
+
+/**
+ * A body sent as is to an OpenAI-compatible upstream must carry OpenAI's required `prompt`: refused
+ * here as the translated routes refuse it, before anything is charged or called, not left to the
+ * upstream (docs/routes.md). An edit's form is checked by its route.
+ */
+function requireForwardedPrompt(input: ImageInput): void {
+  if (input.kind !== 'json') return;
+  const prompt = input.body.prompt;
+  if (typeof prompt !== 'string' || prompt.trim() === '') throw GatewayError.invalidRequest('prompt is required: a non-empty string describing the image', 'prompt');
 }
 
 /** The caller's request as the normalized multimodal request, for the model's family. */

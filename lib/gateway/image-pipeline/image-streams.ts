@@ -31,7 +31,39 @@ export interface ImageEventFields {
   background: string;
   output_format: string;
   partial_image_index?: number;
-  usage?: Record<string, number>;
+  /** On a completed event, always: OpenAI's API reference requires it and the `openai` SDK types it as present. */
+  usage?: ImageEventUsage;
+}
+
+/** OpenAI's `usage` of an image completed event (the SDK's ImageGenCompletedEvent.Usage). */
+export interface ImageEventUsage {
+  total_tokens: number;
+  input_tokens: number;
+  output_tokens: number;
+  input_tokens_details: { text_tokens: number; image_tokens: number };
+}
+
+function tokenCount(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
+/**
+ * The `usage` of a completed event from what the upstream reported (OpenAI's names or chat's), else
+ * zeros: a vendor that counts no tokens (DashScope, fal, Replicate) still gets the field the SDK reads
+ * (docs/routes.md "Streamed images"). The input's text/image split only where the upstream gave it.
+ */
+function imageEventUsage(reported: unknown): ImageEventUsage {
+  const fields = typeof reported === 'object' && reported !== null ? (reported as Record<string, unknown>) : {};
+  const input = tokenCount(fields.input_tokens) ?? tokenCount(fields.prompt_tokens) ?? 0;
+  const output = tokenCount(fields.output_tokens) ?? tokenCount(fields.completion_tokens) ?? 0;
+  const total = tokenCount(fields.total_tokens) ?? input + output;
+  const details = typeof fields.input_tokens_details === 'object' && fields.input_tokens_details !== null ? (fields.input_tokens_details as Record<string, unknown>) : {};
+  return {
+    total_tokens: total,
+    input_tokens: input,
+    output_tokens: output,
+    input_tokens_details: { text_tokens: tokenCount(details.text_tokens) ?? 0, image_tokens: tokenCount(details.image_tokens) ?? 0 },
+  };
 }
 
 /** One event of OpenAI's image stream format, its image as raw bytes (base64-encoded as it is written). */
@@ -69,8 +101,8 @@ export interface StreamedImage {
 
 const FORMATS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/webp': 'webp' };
 
-/** A completed event for one image. */
-function completedEvent(image: StreamedImage, settings: RequestedSettings): ImageStreamEvent {
+/** A completed event for one image, with the tokens it is reported with (zeros when none). */
+function completedEvent(image: StreamedImage, settings: RequestedSettings, usage: ImageEventUsage = imageEventUsage(undefined)): ImageStreamEvent {
   const type = sniffImageType(image.bytes);
   const fields: ImageEventFields = {
     created_at: Math.floor(Date.now() / 1000),
@@ -79,13 +111,19 @@ function completedEvent(image: StreamedImage, settings: RequestedSettings): Imag
     background: settings.background ?? 'auto',
     // OpenAI's three formats by name; any other image type by its subtype
     output_format: type ? (FORMATS[type] ?? type.slice('image/'.length)) : 'png',
+    usage,
   };
   return { phase: 'completed', image: image.bytes, fields };
 }
 
-/** The events of an answer that is already whole: one completed event per image, in order. */
-export async function* eventsOf(images: readonly StreamedImage[], settings: RequestedSettings): AsyncGenerator<ImageStreamEvent> {
-  for (const image of images) yield completedEvent(image, settings);
+/**
+ * The events of an answer that is already whole: one completed event per image, in order. The
+ * request's tokens (`reported`, the upstream's usage) go on the last event, zeros on the others, so
+ * the events add up to the request's usage once (docs/routes.md "Streamed images").
+ */
+export async function* eventsOf(images: readonly StreamedImage[], settings: RequestedSettings, reported?: unknown): AsyncGenerator<ImageStreamEvent> {
+  const last = images.length - 1;
+  for (const [index, image] of images.entries()) yield completedEvent(image, settings, index === last ? imageEventUsage(reported) : undefined);
 }
 
 /** The images of a contract §2.4 answer whose b64_json was downloaded (`images[i]`) or given. */

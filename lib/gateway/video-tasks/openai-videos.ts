@@ -7,6 +7,7 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import type { TaskRecord } from '../../stores/tasks/task-store.js';
 import { isObject } from '../../json/json-values.js';
 import { urlOf } from '../results/durable-results.js';
+import { checkPublicUrl, describeProblem } from '../../security/public-url.js';
 import type { ResolvedOptions } from '../resolve-options.js';
 import { type Quoted, isQuoted } from '../tenancy/quote.js';
 import { isTerminalStatus } from '../tasks/task-state-order.js';
@@ -26,6 +27,11 @@ const VARIANT_FIELDS: ReadonlyMap<string, string> = new Map([
   ['video', 'video_url'],
   ['thumbnail', 'last_frame_url'],
 ]);
+// a vendor's result URL is not the caller's field: its problems are worded as the upstream's
+const RESULT_URL_WORDING = {
+  notHttp: (scheme: string | undefined): string => (scheme ? `has the scheme ${scheme.slice(0, 20)}, not http(s)` : 'is not an http(s) URL'),
+  notPublic: 'names a loopback, private or link-local host',
+};
 const MAX_PAGE = 100;
 const DEFAULT_PAGE = 20;
 
@@ -111,7 +117,20 @@ export class OpenAiVideos {
     if (storage && key) return { ...outcome, answer: { stored: true, key, url: await urlOf(storage, key, request.resultBase ?? record.resultBase) } };
     const url = isObject(state.content) ? state.content[field] : undefined;
     if (typeof url !== 'string' || url === '') throw GatewayError.notFound(`Video '${id}' has no ${name}.`);
-    return { ...outcome, answer: { stored: false, url } };
+    return { ...outcome, answer: { stored: false, url: this.redirectable(url, record.upstream.provider, id) } };
+  }
+
+  /**
+   * The vendor's URL, once it passes the result-URL rules (docs/security.md, as a result download's
+   * does): the caller is redirected there, and a server-side client that follows a redirect to a
+   * loopback, private or metadata host would be sent into its own network. `allow.privateResultUrls`
+   * lets such hosts pass, as it does for downloads. The host is judged as written (the caller resolves
+   * it, not the gateway); a URL that fails is the upstream's fault: a 502 (docs/openai-videos.md).
+   */
+  private redirectable(url: string, provider: string, id: string): string {
+    const check = checkPublicUrl(url, { allowPrivate: this.options.allowPrivateResultUrls });
+    if (check.ok) return check.url.href;
+    throw GatewayError.badUpstreamResponse(provider, `the URL it gave for video '${id.slice(0, 64)}' ${describeProblem(check, RESULT_URL_WORDING)}, so the gateway does not redirect to it`);
   }
 
   private async owned(request: UseCaseRequest, id: string): Promise<TaskRecord> {

@@ -115,10 +115,13 @@ export function translateOpenAIRequest(body: Record<string, unknown>, upstreamMo
 export function normalizeOpenAIError(status: number, body: unknown, headerRequestId?: string, provider = 'openai', retryAfterSeconds?: number | 'unreadable'): GatewayError {
   const error = isObject(body) && isObject(body.error) ? body.error : undefined;
   const code = error ? (stringOr(error.code) ?? stringOr(error.type)) : undefined;
+  // the field the upstream blamed is kept, not dropped (docs/errors.md); Ark sends "" for none
+  const param = error ? stringOr(error.param) : undefined;
   return GatewayError.fromUpstream({
     provider,
     status,
     upstreamCode: code,
+    ...(param ? { param } : {}),
     upstreamMessage: error ? stringOr(error.message) : isObject(body) ? stringOr(body.message) : undefined,
     requestId: headerRequestId,
     kind: classifyUpstreamCode(code),

@@ -43,5 +43,5 @@ async function streamAnswer(work: ImageWork): Promise<void> {
   // a stream with no image event would end as if nothing were asked: the caller is told instead
   if (images.length === 0) throw GatewayError.noImage(provider, '', usage.upstreamRequestId);
   await settleBooks(deps.quotas, charge, cost, usage, {});
-  work.answer = { kind: 'events', events: eventsOf(images, settings) };
+  work.answer = { kind: 'events', events: eventsOf(images, settings, usage.upstreamUsage) };
 }
