@@ -44,7 +44,17 @@ export type { SafetyIdentifierOptions } from './options/safety-identifier-option
 export { safetyIdentifierOf } from './security/safety-identifier.js';
 
 // what a host may replace, with the records each exchanges, and the in-memory defaults
-export { AssetCapacityError, type AssetRecord, type ImageTaskState, type TaskChanges, type TaskPage, type TaskRecord, type TaskStore, type VideoAsked } from './stores/tasks/task-store.js';
+export {
+  AssetCapacityError,
+  type AssetRecord,
+  type ImageTaskState,
+  type TaskChanges,
+  type TaskCharge,
+  type TaskPage,
+  type TaskRecord,
+  type TaskStore,
+  type VideoAsked,
+} from './stores/tasks/task-store.js';
 export { memoryTaskStore, type MemoryTaskStoreOptions } from './stores/tasks/memory-task-store.js';
 export { memoryScheduler, type DeliveryJob, type JobHandlers, type JobScheduler, type NextPoll, type RetryPolicy } from './stores/scheduling/job-scheduler.js';
 export {

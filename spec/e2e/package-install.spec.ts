@@ -98,7 +98,7 @@ describe('npm pack, then npm install of the tarball', () => {
       await writeFile(path.join(host, file), code);
       const { stdout } = await run(process.execPath, [file], { cwd: host, timeout: 60_000 });
       const printed = JSON.parse(stdout.trim().split('\n').at(-1)!) as { models: { data: Array<{ id: string }> }; unknown: number; playground: number; title: string };
-      // the snippet names its own models and lists them with listModels: the model list shows exactly those
+      // the snippet names its own models and lists them with models.list: the model list shows exactly those
       expect(printed.models.data.map((model) => model.id)).toEqual(['ds-plus', 'ds-edit']);
       expect(printed.unknown).toBe(404);
       expect(printed).toEqual(expect.objectContaining({ playground: 200, title: 'Image gateway playground' }));

@@ -49,9 +49,9 @@ const options: GatewayOptions = {
   },
   store,
   storage,
-  scheduler: bullmqScheduler({ connection, queueName: 'host' }),
+  callbacks: { scheduler: bullmqScheduler({ connection, queueName: 'host' }) },
   idempotency: { store: redisIdempotencyStore({ client: idempotencyClient }) },
-  quotas: { limits: { requestsPerMinute: 60 }, redis: quotaRedis },
+  tenancy: { quotas: { limits: { requestsPerMinute: 60 }, redis: quotaRedis } },
 };
 export const router = createGatewayRouter(options);
 const playground: PlaygroundOptions = { apiBase: '/ai' };
