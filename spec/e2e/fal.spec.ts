@@ -5,8 +5,7 @@
 // first was closed, a video task, and a failed status poll that does not submit the work again.
 import OpenAI, { toFile } from 'openai';
 import request from 'supertest';
-import { afterAll, describe, expect, it } from 'vitest';
-import { useSkippingClock } from '../../lib/testing/index.js';
+import { describe, expect, it } from 'vitest';
 import { type JobScheduler, memoryScheduler, memoryTaskStore } from '../../lib/index.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { localResultStorage } from '../../lib/storage.js';
@@ -16,10 +15,6 @@ import { KEY_A, createTestGateway } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 import { TINY_PNG } from '../helpers/images.js';
 import { failureOf } from '../helpers/sdk-failure.js';
-
-// the pauses between reads of queued work take no time (docs/contributing.md "The clock of the specs")
-const skippingClock = useSkippingClock();
-afterAll(() => skippingClock.restore());
 
 const gw = await gatewayWith({
   fakes: { fal: startFakeFal },

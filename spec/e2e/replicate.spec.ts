@@ -5,8 +5,7 @@
 // The fake counts the predictions it creates (the paid work).
 import OpenAI, { toFile } from 'openai';
 import request from 'supertest';
-import { afterAll, describe, expect, it, vi } from 'vitest';
-import { useSkippingClock } from '../../lib/testing/index.js';
+import { describe, expect, it, vi } from 'vitest';
 import { modelEntry } from '../../lib/index.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { localResultStorage } from '../../lib/storage.js';
@@ -17,10 +16,6 @@ import { TINY_JPEG, TINY_PNG } from '../helpers/images.js';
 import { quotaUsed } from '../helpers/paid-work.js';
 import { imageTaskEnded } from '../helpers/image-task-ended.js';
 import { failureOf } from '../helpers/sdk-failure.js';
-
-// the pauses between reads of queued work take no time (docs/contributing.md "The clock of the specs")
-const skippingClock = useSkippingClock();
-afterAll(() => skippingClock.restore());
 
 const SCHNELL = 'black-forest-labs/flux-schnell';
 const NANO = 'google/nano-banana';
