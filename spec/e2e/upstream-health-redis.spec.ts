@@ -33,16 +33,22 @@ function client(url: string, options: RedisOptions = {}): Redis {
   return made;
 }
 
+/** Two gateway instances sharing health through one Redis prefix, in front of two fake upstreams a and b. */
+async function twoInstancesOnOneRedis() {
+  const prefix = `gw:test:health:${randomBytes(4).toString('hex')}:`;
+  onTestFinished(() => removeRedisKeys(REDIS_URL!, [`${prefix}*`]));
+  const gateway = await gatewayWith({
+    fakes: { a: startFakeLlm, b: startFakeLlm },
+    resolve: (_input, { a, b }) => [upstreamOf(a, 'sk-operator-a'), upstreamOf(b, 'sk-operator-b')],
+    routing: { store: client(REDIS_URL!), prefix },
+  });
+  const other = gateway.variant({ routing: { store: client(REDIS_URL!), prefix } });
+  return { gateway, other, prefix };
+}
+
 describe.runIf(Boolean(REDIS_URL))('upstream health on Redis', () => {
   it("two instances on one Redis: an account refusal seen by one keeps the other's requests off that upstream", async () => {
-    const prefix = `gw:test:health:${randomBytes(4).toString('hex')}:`;
-    onTestFinished(() => removeRedisKeys(REDIS_URL!, [`${prefix}*`]));
-    const gateway = await gatewayWith({
-      fakes: { a: startFakeLlm, b: startFakeLlm },
-      resolve: (_input, { a, b }) => [upstreamOf(a, 'sk-operator-a'), upstreamOf(b, 'sk-operator-b')],
-      routing: { store: client(REDIS_URL!), prefix },
-    });
-    const other = gateway.variant({ routing: { store: client(REDIS_URL!), prefix } });
+    const { gateway, other, prefix } = await twoInstancesOnOneRedis();
     const { a, b } = gateway.fakes;
     // the other instance has subscribed: it answers through a first while a is healthy
     expect((await chat(other.app)).status).toBe(200);
@@ -133,14 +139,7 @@ describe.runIf(Boolean(REDIS_URL))('upstream health on Redis', () => {
   });
 
   it("one caller's own failures open the upstream for that caller alone, on every instance; the other tenants still reach it", async () => {
-    const prefix = `gw:test:health:${randomBytes(4).toString('hex')}:`;
-    onTestFinished(() => removeRedisKeys(REDIS_URL!, [`${prefix}*`]));
-    const gateway = await gatewayWith({
-      fakes: { a: startFakeLlm, b: startFakeLlm },
-      resolve: (_input, { a, b }) => [upstreamOf(a, 'sk-operator-a'), upstreamOf(b, 'sk-operator-b')],
-      routing: { store: client(REDIS_URL!), prefix },
-    });
-    const other = gateway.variant({ routing: { store: client(REDIS_URL!), prefix } });
+    const { gateway, other, prefix } = await twoInstancesOnOneRedis();
     const { a, b } = gateway.fakes;
     const healthOfA = (instance: typeof other) => instance.router.health().find((entry) => entry.upstream.baseURL === a.baseURL);
     // the other instance has subscribed and knows a
