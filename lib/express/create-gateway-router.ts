@@ -5,6 +5,7 @@ import express, { type RequestHandler, type Router } from 'express';
 import { createAuthenticate } from './authenticate.js';
 import { createErrorMiddleware } from './error-middleware.js';
 import { UpstreamHttp } from '../transport/upstream-http.js';
+import { healthReads } from '../gateway/routing/health-reads.js';
 import { limitCallerInFlight } from './caller-in-flight.js';
 import { createJsonBody } from './body/json-body.js';
 import { createMultipartBody } from './body/multipart-body.js';
@@ -68,6 +69,8 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   const compile = createSchemaCompiler();
   const { telemetry } = resolved;
   const http = new UpstreamHttp({ sockets: resolved.limits.upstreamSockets, queue: resolved.limits.upstreamQueue }, telemetry.enabled ? (headers) => telemetry.inject(headers) : undefined);
+  // after a cooldown, the trial of an upstream whose vendor has a free read is that read (docs/routing-and-health.md "The trial")
+  resolved.routing.readWith(healthReads(http, resolved.limits));
   const quotas = new Quotas(resolved.quotas, resolved.logger, resolved.callbacks.maxFollowMs, resolved.ledger);
   const deps: GatewayDeps = {
     options: resolved,

@@ -149,6 +149,12 @@ export interface Provider {
   /** How its image route streams; without it a streamed request is answered from the whole answer. */
   readonly imageStreams?: ImageStreamRules;
   /**
+   * A free read that tells whether the upstream serves (docs/routing-and-health.md "The trial"): after
+   * a cooldown it is the half-open trial, made by the gateway, so no caller carries it. Resolves on a
+   * 2xx; any other answer is thrown normalized, as a paid call's would be.
+   */
+  readonly healthRead?: (call: CallContext, upstream: Upstream, model: string) => Promise<void>;
+  /**
    * Another provider whose catalogue rows describe this one's models too (docs/models.md): Azure OpenAI
    * serves OpenAI's models in OpenAI's format, so `/v1/models` lists the `openai` rows it is routed to.
    */
@@ -164,4 +170,4 @@ export interface Provider {
   checkUpstream?(upstream: Upstream): string | undefined;
 }
 
-export type Capability = 'images' | 'passthrough' | 'tasks' | 'assets' | 'imageGroups' | 'imageTasks' | 'imageStreams';
+export type Capability = 'images' | 'passthrough' | 'tasks' | 'assets' | 'imageGroups' | 'imageTasks' | 'imageStreams' | 'healthRead';

@@ -19,6 +19,8 @@ const REDIS_URL = process.env.REDIS_URL;
 const ask = { model: 'x-chat', messages: [{ role: 'user', content: 'hi' }] };
 
 const upstreamOf = (fake: FakeLlm, apiKey: string): Upstream => ({ provider: 'openai', baseURL: fake.baseURL, apiKey, model: 'up-chat' });
+// DashScope's compatible mode: a vendor without a free read, whose trial is a caller's request ("The trial")
+const compatibleOf = (fake: FakeLlm, apiKey: string): Upstream => ({ provider: 'dashscope', baseURL: fake.origin, apiKey, model: 'up-chat' });
 const unavailable = (_request: unknown, res: ServerResponse) => sendJson(res, 503, { error: { message: 'scripted 503', type: 'server_error', param: null, code: null } });
 const forbidden = (_request: unknown, res: ServerResponse) => sendJson(res, 403, { error: { message: 'account disabled', type: 'invalid_request_error', param: null, code: null } });
 const chat = (app: Parameters<typeof request>[0], key = KEY_A) => request(app).post('/v1/chat/completions').set('authorization', `Bearer ${key}`).send(ask);
@@ -67,7 +69,7 @@ describe.runIf(Boolean(REDIS_URL))('upstream health on Redis', () => {
     await expect.poll(() => late.router.health().find((entry) => entry.upstream.baseURL === a.baseURL)?.state, { timeout: 15_000 }).toBe('open');
   });
 
-  it('after a shared open, the half-open trial is one request for the whole cluster; its success closes the upstream on both instances', async () => {
+  it('after a shared open, the half-open trial of a vendor without a free read is one request for the whole cluster; its success closes the upstream on both instances', async () => {
     const prefix = `gw:test:health:${randomBytes(4).toString('hex')}:`;
     onTestFinished(() => removeRedisKeys(REDIS_URL!, [`${prefix}*`]));
     // one clock the spec moves, for both instances: the cooldown ends on both at once
@@ -77,12 +79,12 @@ describe.runIf(Boolean(REDIS_URL))('upstream health on Redis', () => {
     const routing = (store: Redis) => ({ store, prefix, now, breaker: { failures: 2, cooldownSeconds: 30, minCallers: 1 } });
     const gateway = await gatewayWith({
       fakes: { a: startFakeLlm, b: startFakeLlm },
-      resolve: (_input, { a, b }) => [upstreamOf(a, 'sk-operator-a'), upstreamOf(b, 'sk-operator-b')],
+      resolve: (_input, { a, b }) => [compatibleOf(a, 'sk-operator-a'), compatibleOf(b, 'sk-operator-b')],
       routing: routing(client(REDIS_URL!)),
     });
     const other = gateway.variant({ routing: routing(client(REDIS_URL!)) });
     const { a, b } = gateway.fakes;
-    const stateOf = (instance: typeof other) => instance.router.health().find((entry) => entry.upstream.baseURL === a.baseURL)?.state;
+    const stateOf = (instance: typeof other) => instance.router.health().find((entry) => entry.upstream.baseURL === a.origin)?.state;
     expect((await chat(other.app)).status).toBe(200);
     expect(a.apiRequests()).toHaveLength(1);
 
@@ -136,6 +138,36 @@ describe.runIf(Boolean(REDIS_URL))('upstream health on Redis', () => {
     for (const instance of [gateway, other]) expect((await chat(instance.app)).status).toBe(200);
     expect(a.apiRequests()).toHaveLength(6);
     expect(b.apiRequests()).toHaveLength(2 + sent - 1 + 6);
+  });
+
+  it('with a free read, the trial is one GET /models for the whole cluster, made by the gateway; its success closes the upstream on both instances', async () => {
+    const prefix = `gw:test:health:${randomBytes(4).toString('hex')}:`;
+    onTestFinished(() => removeRedisKeys(REDIS_URL!, [`${prefix}*`]));
+    let time = Date.UTC(2026, 0, 1);
+    const now = () => time;
+    const routing = (store: Redis) => ({ store, prefix, now, breaker: { failures: 2, cooldownSeconds: 30, minCallers: 1 } });
+    const gateway = await gatewayWith({
+      fakes: { a: startFakeLlm, b: startFakeLlm },
+      resolve: (_input, { a, b }) => [upstreamOf(a, 'sk-operator-a'), upstreamOf(b, 'sk-operator-b')],
+      routing: routing(client(REDIS_URL!)),
+    });
+    const other = gateway.variant({ routing: routing(client(REDIS_URL!)) });
+    const { a } = gateway.fakes;
+    const stateOf = (instance: typeof other) => instance.router.health().find((entry) => entry.upstream.baseURL === a.baseURL)?.state;
+    const reads = () => a.requests.filter((recorded) => recorded.method === 'GET' && recorded.path === '/v1/models');
+    // both instances have called a (each holds its key for a read)
+    for (const instance of [gateway, other]) expect((await chat(instance.app)).status).toBe(200);
+    a.next(unavailable);
+    a.next(unavailable);
+    for (let call = 0; call < 2; call++) expect((await chat(gateway.app)).status).toBe(200);
+    await expect.poll(() => stateOf(other), { timeout: 15_000 }).toBe('open');
+
+    time += 30_000;
+    // requests on both instances at once: one read for the cluster, every request answered
+    const replies = await Promise.all([0, 1, 2, 3].map((index) => chat([gateway, other][index % 2]!.app)));
+    expect(replies.map((reply) => reply.status)).toEqual([200, 200, 200, 200]);
+    await expect.poll(() => [stateOf(gateway), stateOf(other)], { timeout: 15_000 }).toEqual(['closed', 'closed']);
+    expect(reads()).toHaveLength(1);
   });
 
   it("one caller's own failures open the upstream for that caller alone, on every instance; the other tenants still reach it", async () => {

@@ -29,6 +29,11 @@ function upstreamOf(fake: FakeLlm, apiKey: string, weight?: number): Upstream {
   return { provider: 'openai', baseURL: fake.baseURL, apiKey, model: 'up-chat', ...(weight !== undefined ? { weight } : {}) };
 }
 
+// DashScope's compatible mode: a vendor without a free read, whose half-open trial is a caller's request ("The trial")
+function compatibleOf(fake: FakeLlm, apiKey: string): Upstream {
+  return { provider: 'dashscope', baseURL: fake.origin, apiKey, model: 'up-chat' };
+}
+
 function vendorError(status: number, headers: Record<string, string> = {}) {
   return (_request: unknown, res: ServerResponse) => sendJson(res, status, { error: { message: `scripted ${status}`, type: 'server_error', param: null, code: null } }, headers);
 }
@@ -42,16 +47,19 @@ async function twoUpstreams(options: Partial<GatewayOptions> = {}, list: (a: Fak
 const chat = (app: Parameters<typeof request>[0], key = KEY_A) => request(app).post(CHAT).set('authorization', `Bearer ${key}`).send(ask);
 
 describe('circuit breaker', () => {
-  it('5 failures open it: the next requests never reach that upstream until the cooldown, then one trial closes it', async () => {
+  it('5 failures open it: the next requests never reach that upstream until the cooldown, then one trial closes it (a vendor without a free read)', async () => {
     const clock = manualClock();
     // one caller's 503s: minCallers 1 lets them open it for everyone ("Whose failure" has the default's rule)
-    const gateway = await twoUpstreams({ routing: { now: clock.now, breaker: { cooldownSeconds: 30, minCallers: 1 } } });
+    const gateway = await twoUpstreams({ routing: { now: clock.now, breaker: { cooldownSeconds: 30, minCallers: 1 } } }, (a, b) => [
+      compatibleOf(a, OPERATOR_KEY_A),
+      compatibleOf(b, 'sk-operator-upstream-b'),
+    ]);
     const { a, b } = gateway.fakes;
     // a 503 is a refusal before any work: each request falls back to b and answers 200
     for (let failure = 0; failure < 5; failure++) a.next(vendorError(503));
     for (let call = 0; call < 5; call++) expect((await chat(gateway.app)).status).toBe(200);
     expect(a.apiRequests()).toHaveLength(5);
-    expect(gateway.router.health().find((entry) => entry.upstream.baseURL === a.baseURL)).toMatchObject({ state: 'open', failures: 5, reason: 'failures' });
+    expect(gateway.router.health().find((entry) => entry.upstream.baseURL === a.origin)).toMatchObject({ state: 'open', failures: 5, reason: 'failures' });
 
     for (let call = 0; call < 10; call++) expect((await chat(gateway.app)).status).toBe(200);
     expect(a.apiRequests()).toHaveLength(5);
@@ -72,7 +80,7 @@ describe('circuit breaker', () => {
     expect(a.apiRequests()).toHaveLength(6);
     release();
     expect((await trial).status).toBe(200);
-    expect(gateway.router.health().find((entry) => entry.upstream.baseURL === a.baseURL)).toMatchObject({ state: 'closed', failures: 0 });
+    expect(gateway.router.health().find((entry) => entry.upstream.baseURL === a.origin)).toMatchObject({ state: 'closed', failures: 0 });
     expect((await chat(gateway.app)).status).toBe(200);
     expect(a.apiRequests()).toHaveLength(7);
   });
@@ -145,6 +153,105 @@ describe('circuit breaker', () => {
     expect(answer.body.error.code).toBe('upstream_timeout');
     expect(b.apiRequests()).toHaveLength(0);
     expect(gateway.router.health().find((entry) => entry.upstream.baseURL === a.baseURL)).toMatchObject({ state: 'closed', failures: 1 });
+  });
+});
+
+describe('the trial is a free health read', () => {
+  const stateOfA = (gateway: Awaited<ReturnType<typeof twoUpstreams>>) => gateway.router.health().find((entry) => entry.upstream.baseURL === gateway.fakes.a.baseURL);
+  const reads = (fake: FakeLlm) => fake.requests.filter((recorded) => recorded.method === 'GET' && recorded.path === '/v1/models');
+  const paidCalls = (fake: FakeLlm) => fake.requests.filter((recorded) => recorded.method === 'POST');
+  const openedByFailures = async (options: Partial<GatewayOptions>, list?: (a: FakeLlm, b: FakeLlm) => Upstream[]) => {
+    const gateway = await twoUpstreams(options, list ?? ((a) => [upstreamOf(a, OPERATOR_KEY_A)]));
+    for (let failure = 0; failure < 5; failure++) gateway.fakes.a.next(vendorError(500));
+    // a 500 may have started the work: each caller gets it, and the fifth opens the upstream for everyone (minCallers 1)
+    for (let call = 0; call < 5; call++) expect((await chat(gateway.app)).status).toBe(502);
+    expect(stateOfA(gateway)).toMatchObject({ state: 'open', reason: 'failures' });
+    return gateway;
+  };
+
+  it('after the cooldown the gateway reads GET /models itself, with the key of the last request; the waiting caller is then served as an ordinary request', async () => {
+    const clock = manualClock();
+    const events: UpstreamHealthEvent[] = [];
+    const gateway = await openedByFailures({ routing: { now: clock.now, breaker: { cooldownSeconds: 30, minCallers: 1 } }, onUpstreamHealth: (event) => events.push(event) });
+    const { a } = gateway.fakes;
+    const refused = await chat(gateway.app);
+    expect(refused.status).toBe(503);
+    expect(refused.body.error.code).toBe('upstream_unavailable');
+    expect(reads(a)).toHaveLength(0);
+
+    clock.advance(30);
+    const served = await chat(gateway.app);
+    expect(served.status).toBe(200);
+    expect(reads(a)).toHaveLength(1);
+    expect(reads(a)[0]!.headers.authorization).toBe(`Bearer ${OPERATOR_KEY_A}`);
+    // the read came first; the caller's request was no trial: five failed calls and its own, nothing else paid
+    expect(a.requests.at(-2)).toMatchObject({ method: 'GET', path: '/v1/models' });
+    expect(paidCalls(a)).toHaveLength(6);
+    expect(events.filter((event) => event.caller === undefined).map((event) => [event.state, event.reason])).toEqual([
+      ['open', 'failures'],
+      ['half-open', 'cooldown-over'],
+      ['closed', 'recovered'],
+    ]);
+    expect(stateOfA(gateway)).toMatchObject({ state: 'closed', failures: 0 });
+  });
+
+  it('a read that fails opens it for another cooldown: the caller gets 503 with Retry-After, never a 502, and nothing paid is sent', async () => {
+    const clock = manualClock();
+    const events: UpstreamHealthEvent[] = [];
+    const gateway = await openedByFailures({ routing: { now: clock.now, breaker: { cooldownSeconds: 30, minCallers: 1 } }, onUpstreamHealth: (event) => events.push(event) });
+    const { a } = gateway.fakes;
+    clock.advance(30);
+    a.next(vendorError(500));
+    const refused = await chat(gateway.app);
+    expect(refused.status).toBe(503);
+    expect(refused.body.error.code).toBe('upstream_unavailable');
+    expect(refused.headers['retry-after']).toBe('30');
+    expect(reads(a)).toHaveLength(1);
+    expect(paidCalls(a)).toHaveLength(5);
+    expect(events.at(-1)).toMatchObject({ state: 'open', reason: 'trial-failed' });
+
+    // the next cooldown's read answers: served
+    clock.advance(30);
+    expect((await chat(gateway.app)).status).toBe(200);
+    expect(reads(a)).toHaveLength(2);
+    expect(paidCalls(a)).toHaveLength(6);
+  });
+
+  it('with another upstream in the list, callers go there while the read runs, and come back once it closed the first', async () => {
+    const clock = manualClock();
+    const gateway = await openedByFailures({ routing: { now: clock.now, breaker: { cooldownSeconds: 30, minCallers: 1 } } }, (a, b) => [
+      upstreamOf(a, OPERATOR_KEY_A),
+      upstreamOf(b, 'sk-operator-upstream-b'),
+    ]);
+    const { a, b } = gateway.fakes;
+    clock.advance(30);
+    let answer!: () => void;
+    const held = new Promise<void>((resolve) => (answer = resolve));
+    a.next(async (_recorded, res) => {
+      await held;
+      sendJson(res, 200, { object: 'list', data: [] });
+    });
+    const during = await Promise.all([chat(gateway.app), chat(gateway.app)]);
+    expect(during.map((reply) => reply.status)).toEqual([200, 200]);
+    expect(b.apiRequests()).toHaveLength(2);
+    expect(reads(a)).toHaveLength(1);
+    answer();
+    await expect.poll(() => stateOfA(gateway)?.state, { timeout: 10_000 }).toBe('closed');
+    expect((await chat(gateway.app)).status).toBe(200);
+    expect(paidCalls(a)).toHaveLength(6);
+  });
+
+  it("an upstream opened by the operator's account keeps a caller's trial: no read is made", async () => {
+    const clock = manualClock();
+    const gateway = await twoUpstreams({ routing: { now: clock.now } }, (a) => [upstreamOf(a, OPERATOR_KEY_A)]);
+    const { a } = gateway.fakes;
+    a.next(vendorError(401));
+    expect((await chat(gateway.app)).status).toBe(502);
+    expect(stateOfA(gateway)).toMatchObject({ state: 'open', reason: 'account' });
+    clock.advance(300);
+    expect((await chat(gateway.app)).status).toBe(200);
+    expect(reads(a)).toHaveLength(0);
+    expect(paidCalls(a)).toHaveLength(2);
   });
 });
 

@@ -98,6 +98,8 @@ export async function startFakeLlm(): Promise<FakeLlm> {
       if (body.stream === true) return writeSlowly(self!, res, responseEvents(model, ['Hel', 'lo']));
       return sendJson(res, 200, responseObject(model, 'Hello'), { 'x-request-id': 'llm-req-2' });
     }
+    // the free read the gateway makes as a half-open trial (docs/routing-and-health.md "The trial")
+    if (request.method === 'GET' && path === '/models') return sendJson(res, 200, { object: 'list', data: [{ id: 'up-chat', object: 'model', created: 1757323224, owned_by: 'fake' }] });
     if (request.method === 'POST' && path === '/images/generations') {
       return sendJson(res, 200, {
         model,

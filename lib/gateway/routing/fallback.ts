@@ -49,7 +49,7 @@ export function withFallback<T>(upstreams: readonly Upstream[], options: Resolve
   };
   // a promise chain, not an async loop: a suspended async frame (its registers, promise and
   // reactions) would wait beside every slow upstream call (docs/architecture.md "Performance": memory per held request)
-  const attemptAt = (position: number, failure: unknown): Promise<T> => {
+  const attemptAt = (position: number, failure: unknown, waited = false): Promise<T> => {
     if (position >= order.length) {
       // the last failure stands; with no attempt at all, every upstream was open
       // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the last attempt's own failure, passed on as it was thrown
@@ -60,6 +60,10 @@ export function withFallback<T>(upstreams: readonly Upstream[], options: Resolve
     const upstream = order[position]!;
     const admission = health.admit(upstream, route, model, caller);
     if (!admission) {
+      // its trial is the gateway's health read, under way: with nowhere else to go, this request waits
+      // for it rather than being refused because a trial runs (docs/routing-and-health.md "The trial")
+      const reading = waited ? undefined : health.reading(upstream, route, model);
+      if (reading && !usableAfter(position)) return reading.then(() => attemptAt(position, failure, true));
       (skipped ??= []).push(`${upstream.provider} ${upstream.baseURL}`);
       return attemptAt(position + 1, failure);
     }

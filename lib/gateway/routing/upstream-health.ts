@@ -5,13 +5,14 @@
 // by that caller's own failures ("Whose failure"): every read below takes the caller's id. Requests read only this local map: no Redis round
 // trip on the hot path (shared-health.ts updates the map in the background).
 import type { Logger } from '../../options/host-hooks.js';
-import type { RoutingStrategy, UpstreamCallerState, UpstreamHealthEvent, UpstreamHealthReport, UpstreamIdentity } from '../../options/routing-options.js';
+import type { RoutingStrategy, UpstreamCallerState, UpstreamHealthEvent, UpstreamHealthReport, UpstreamIdentity, UpstreamState } from '../../options/routing-options.js';
 import type { Telemetry } from '../../telemetry/telemetry.js';
 import type { RouteName, Upstream } from '../../types.js';
 import { type BreakerSettings, BreakerState, type Transition } from './circuit-breaker.js';
 import { type Candidate, chooseOrder } from './choose-upstreams.js';
 import { healthKeyOf, identityOf } from './health-key.js';
 import { healthOutcomeOf } from './health-failure.js';
+import type { HealthReads } from './health-reads.js';
 import { type SharedHealth, type SharedRecord, TRIAL_LEASE_MS } from './shared-health.js';
 
 export interface HealthSettings {
@@ -35,7 +36,23 @@ interface Entry {
   breaker: BreakerState;
   /** This instance's claim on the cluster's half-open trial (shared store only); undefined: none made. */
   claim?: Claim;
+  /** The last upstream admitted under this key, key included (memory only): what a health read is made with. */
+  upstream?: Upstream;
+  /** Its upstream model name, for the read. */
+  model?: string;
+  /** Open by failures a free read can tell: the trial is the gateway's read, never a caller's request ("The trial"). */
+  readTrial?: boolean;
+  /** The read under way (callers with nowhere else to go wait for it). */
+  reading?: Promise<void>;
+  /** When this instance last lost the cluster's claim to make the read. */
+  readLostAt?: number;
+  /** The read made when the cooldown ends, with no request needed to start it. */
+  readTimer?: ReturnType<typeof setTimeout>;
 }
+
+// the reasons for which a free read tells whether the upstream serves again: connect, timeout and 5xx
+// failures (an account refusal or a vendor's named wait keep a caller's trial: a read may pass while the request would not)
+const READ_REASONS: ReadonlySet<string> = new Set(['failures', 'failure-rate', 'trial-failed']);
 
 /** A claim made at `at`: `pending` until Redis answers, then `won` (this instance sends the trial) or `lost`. */
 interface Claim {
@@ -68,6 +85,8 @@ export class UpstreamHealth {
   private shared: SharedHealth | undefined;
   /** `'latency'` choices made: every (1 / explore)-th explores (a floor, not a chance: never a long drought). */
   private latencyChoices = 0;
+  private reads: HealthReads | undefined;
+  private closed = false;
 
   constructor(
     readonly settings: HealthSettings,
@@ -76,7 +95,14 @@ export class UpstreamHealth {
 
   /** Stops the shared store's subscription and timer. */
   async close(): Promise<void> {
+    this.closed = true;
+    for (const entry of this.entries.values()) if (entry.readTimer) clearTimeout(entry.readTimer);
     await this.shared?.close();
+  }
+
+  /** The vendors' free reads: after a cooldown, the trial of an upstream opened by its failures is one of them ("The trial"). */
+  readWith(reads: HealthReads): void {
+    this.reads = reads;
   }
 
   /** Shares state changes through Redis (routing.store). */
@@ -110,11 +136,25 @@ export class UpstreamHealth {
     const now = this.settings.now();
     if (!this.settings.breaker) return { entry, as: 'closed', started: now, caller };
     if (entry.breaker.openFor(caller, now)) return undefined;
+    if (entry.readTrial && entry.breaker.state !== 'closed') {
+      // the gateway's read is the trial: started once the cooldown is over, never carried by this request
+      if (entry.breaker.state === 'half-open' || now >= entry.breaker.openUntil) this.startRead(entry, now);
+      return undefined;
+    }
     if (this.shared && entry.breaker.state !== 'closed' && entry.breaker.usable(now) && !this.trialHeld(entry, now)) return undefined;
     const admitted = entry.breaker.admit(now);
     if (!admitted) return undefined;
     if (admitted.moved) this.announce(entry, admitted.moved, false);
+    if (this.reads) this.remember(entry, upstream, model);
     return { entry, as: admitted.as, started: now, caller };
+  }
+
+  /**
+   * The health read under way for `upstream`, if one is: a caller whose list has nowhere else to go
+   * waits for it rather than being refused because a trial is running. It never rejects.
+   */
+  reading(upstream: Upstream, route: RouteName, model: string): Promise<void> | undefined {
+    return this.entries.get(healthKeyOf(upstream, route, model))?.reading;
   }
 
   /** Whether `upstream` would be admitted now (taking nothing): to tell whether a fallback has anywhere to go. */
@@ -186,7 +226,10 @@ export class UpstreamHealth {
       return;
     }
     // a new state starts a new round of claims: the trial it ends (or the open it begins) is over
-    if (entry.breaker.adopt(record.state, record.reason, record.since, record.openUntil ?? 0, this.settings.now())) entry.claim = undefined;
+    if (entry.breaker.adopt(record.state, record.reason, record.since, record.openUntil ?? 0, this.settings.now())) {
+      entry.claim = undefined;
+      this.planRead(entry, record.state, record.reason);
+    }
   }
 
   // this instance's own transition: announced and shared; a claimed trial ends with it
@@ -195,13 +238,93 @@ export class UpstreamHealth {
     if (moved.caller === undefined) {
       if (entry.claim?.state === 'won') this.shared?.endTrial(entry.key);
       entry.claim = undefined;
+      this.planRead(entry, moved.state, moved.reason);
     }
     this.announce(entry, moved, true);
+  }
+
+  /** Keeps the upstream a read would be made with: the last one admitted, in memory only. */
+  private remember(entry: Entry, upstream: Upstream, model: string): void {
+    if (entry.upstream !== upstream) {
+      entry.upstream = upstream;
+      entry.model = upstream.model ?? model;
+    }
+  }
+
+  /** On an opening for everyone: whether its trial is a free read, and the read planned for when the cooldown ends. */
+  private planRead(entry: Entry, state: UpstreamState, reason: string): void {
+    if (state === 'half-open') return;
+    if (entry.readTimer) clearTimeout(entry.readTimer);
+    entry.readTimer = undefined;
+    entry.readTrial = state === 'open' && READ_REASONS.has(reason) && entry.upstream !== undefined && this.reads !== undefined && this.reads.has(entry.upstream);
+    if (!entry.readTrial || this.closed) return;
+    const wait = Math.max(0, entry.breaker.openUntil - this.settings.now());
+    entry.readTimer = setTimeout(() => {
+      entry.readTimer = undefined;
+      this.startRead(entry, this.settings.now());
+    }, wait);
+    entry.readTimer.unref();
+  }
+
+  /**
+   * Makes the read that is the trial, once (docs/routing-and-health.md "The trial"): claimed for the
+   * whole cluster first with a shared store, then sent; its answer closes the upstream or opens it for
+   * another cooldown, as a trial request's would. A claim another instance holds leaves the read to it.
+   */
+  private startRead(entry: Entry, now: number): void {
+    if (entry.reading || this.closed || !entry.readTrial || !this.reads || !entry.upstream) return;
+    if (entry.breaker.state === 'open' && now < entry.breaker.openUntil) return;
+    if (entry.readLostAt !== undefined && now - entry.readLostAt < CLAIM_RETRY_MS) return;
+    const reads = this.reads;
+    const upstream = entry.upstream;
+    const model = entry.model ?? '';
+    const claiming = this.shared?.claimTrial(entry.key);
+    const claimed = claiming ? claiming.catch(() => true) : Promise.resolve(true);
+    const reading = claimed
+      .then((won) => {
+        if (!won) {
+          entry.readLostAt = this.settings.now();
+          return;
+        }
+        if (claiming) entry.claim = { state: 'won', at: this.settings.now() };
+        const admitted = entry.breaker.admit(this.settings.now());
+        if (!admitted) return;
+        if (admitted.moved) this.announce(entry, admitted.moved, false);
+        const admission: Admission = { entry, as: admitted.as, started: this.settings.now(), caller: undefined };
+        return reads.read(upstream, model).then(
+          () => {
+            // a read's time says nothing of the paid calls' latency: the estimate is left as it was
+            const moved = entry.breaker.succeeded(this.settings.now(), admission.as, undefined, this.settings.breaker ?? NEVER_OPENS);
+            if (moved) this.moved(entry, moved);
+          },
+          (error: unknown) => {
+            const outcome = healthOutcomeOf(error);
+            const at = this.settings.now();
+            const settings = this.settings.breaker ?? NEVER_OPENS;
+            // any answer (a 404 of a vendor without the read) says it serves; a read that told nothing
+            // (the gateway's own pool was full) fails the trial all the same: the cooldown starts again
+            const moved =
+              outcome === 'answered'
+                ? entry.breaker.succeeded(at, admission.as, undefined, settings)
+                : entry.breaker.failed(at, admission.as, outcome === 'neutral' ? { account: false } : outcome, settings);
+            if (moved) this.moved(entry, moved);
+          },
+        );
+      })
+      .catch((error: unknown) => {
+        this.signals.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'the health read of an upstream failed unexpectedly');
+      })
+      .finally(() => {
+        if (entry.reading === reading) entry.reading = undefined;
+      });
+    entry.reading = reading;
   }
 
   /** Whether `entry` may be sent to now: its breaker lets it, and no other instance holds its trial. */
   private ready(entry: Entry, now: number, caller?: string): boolean {
     if (!entry.breaker.usable(now) || entry.breaker.openFor(caller, now)) return false;
+    // its trial is the gateway's read: no request goes to it before the read closed it
+    if (entry.readTrial && entry.breaker.state !== 'closed') return false;
     if (!this.shared || entry.breaker.state === 'closed') return true;
     const claim = entry.claim;
     return claim === undefined || claim.state === 'won' || now - claim.at >= (claim.state === 'pending' ? CLAIM_WAIT_MS : CLAIM_RETRY_MS);

@@ -15,7 +15,7 @@ import { rejectionOf } from '../../errors/rejection-of.js';
 import type { UpstreamResponse } from '../../transport/upstream-http.js';
 import type { Upstream } from '../../types.js';
 import { type CallContext, jsonHeaders, secretsOfHeaders, timeoutOf } from '../call-context.js';
-import { postJsonUpstream } from '../upstream-request.js';
+import { postJsonUpstream, requestUpstream } from '../upstream-request.js';
 import type { Provider } from '../provider.js';
 import { upstreamUrl } from '../upstream-url.js';
 import { normalizeGeminiError } from './google-errors.js';
@@ -249,16 +249,18 @@ export interface GoogleImageTransport {
   headers(upstream: Upstream, timeoutMs?: number): Record<string, string> | Promise<Record<string, string>>;
 }
 
+/** The Gemini API's headers: the key goes in Google's own header, never as a bearer token. */
+function geminiHeaders(upstream: Upstream): Record<string, string> {
+  const headers = jsonHeaders({ ...upstream, apiKey: undefined });
+  delete headers['x-goog-api-key'];
+  if (upstream.apiKey) headers['x-goog-api-key'] = upstream.apiKey;
+  return headers;
+}
+
 const GEMINI_TRANSPORT: GoogleImageTransport = {
   provider: 'gemini',
   url: (upstream, model) => upstreamUrl(upstream.baseURL, '/v1beta', `/models/${modelSegment(model)}:generateContent`),
-  headers(upstream) {
-    // the key goes in Google's own header, never as a bearer token
-    const headers = jsonHeaders({ ...upstream, apiKey: undefined });
-    delete headers['x-goog-api-key'];
-    if (upstream.apiKey) headers['x-goog-api-key'] = upstream.apiKey;
-    return headers;
-  },
+  headers: geminiHeaders,
 };
 
 function sendOne(transport: GoogleImageTransport, call: CallContext, request: ImageGenerationRequest, upstream: Upstream, credentials: Record<string, string>): Promise<UpstreamResponse> {
@@ -332,6 +334,14 @@ const GEMINI_VIDEO: GoogleVideoTransport = {
   resultHeaders: (upstream, url) => Promise.resolve(upstream.apiKey && sameOrigin(url, upstream.baseURL) ? { 'x-goog-api-key': upstream.apiKey } : undefined),
 };
 
+/** The Gemini API's free `GET {base}/models/{model}`: the half-open trial (docs/routing-and-health.md "The trial"). */
+function readModel(call: CallContext, upstream: Upstream, model: string): Promise<void> {
+  const url = upstreamUrl(upstream.baseURL, '/v1beta', `/models/${modelSegment(upstream.model ?? model)}`);
+  return requestUpstream(call, upstream, { provider: 'gemini', method: 'GET', url, headers: geminiHeaders(upstream) }).then((response) => {
+    if (response.status < 200 || response.status >= 300) throw normalizeGeminiError(response.status, parseJsonBody(response.body), response.headers).withoutSecrets([upstream.apiKey]);
+  });
+}
+
 /** The Gemini API: native image generation and edits (no OpenAI-compatible passthrough), and Veo video tasks. */
 export const geminiProvider: Provider = {
   name: 'gemini',
@@ -340,4 +350,5 @@ export const geminiProvider: Provider = {
   models: GEMINI_MODELS,
   images: { generate: (call, request, upstream) => generateGoogleImages(GEMINI_TRANSPORT, call, request, upstream) },
   tasks: googleVideoTasks(GEMINI_VIDEO),
+  healthRead: readModel,
 };

@@ -317,6 +317,14 @@ export function openAICompatibleApi(rule: OpenAICompatibleUrlRule): PassthroughC
   };
 }
 
+/** OpenAI's free `GET {base}/models`: the half-open trial (docs/routing-and-health.md "The trial"). */
+function readModelList(call: CallContext, upstream: Upstream): Promise<void> {
+  return requestUpstream(call, upstream, { provider: upstream.provider, method: 'GET', url: upstreamUrl(upstream.baseURL, '/v1', '/models'), headers: jsonHeaders(upstream) }).then((response) => {
+    if (response.status < 200 || response.status >= 300)
+      throw normalizeOpenAIError(response.status, parseJsonBody(response.body), response.headers['x-request-id'], upstream.provider, retryAfterOf(response.headers)).withoutSecrets([upstream.apiKey]);
+  });
+}
+
 /** OpenAI itself, and any API that speaks its format at `{base}/v1`. */
 export const openaiProvider: Provider = {
   name: 'openai',
@@ -326,4 +334,5 @@ export const openaiProvider: Provider = {
   passthrough: openAICompatibleApi({ prefix: '/v1', tenantField: openAITenantField }),
   // OpenAI's image routes stream their own events (upstreams §4.2): relayed as they come
   imageStreams: { kind: 'relay' },
+  healthRead: readModelList,
 };

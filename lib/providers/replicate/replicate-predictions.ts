@@ -151,6 +151,18 @@ export function createPrediction(call: CallContext, upstream: Upstream, model: s
     .then(readBody);
 }
 
+/** Replicate's free `GET /models/{owner}/{name}`: the half-open trial (docs/routing-and-health.md "The trial"). */
+export function readReplicateModel(call: CallContext, upstream: Upstream, model: string): Promise<void> {
+  const ref = parseModelRef(upstream.model ?? model);
+  if (!ref) return Promise.reject(GatewayError.badUpstreamResponse(PROVIDER, `the configured model '${model.slice(0, 100)}' is not owner/name or owner/name:version`));
+  const url = upstreamUrl(upstream.baseURL, PREFIX, `/models/${encodeURIComponent(ref.owner)}/${encodeURIComponent(ref.name)}`);
+  return call.http
+    .request({ provider: PROVIDER, method: 'GET', url, headers: jsonHeaders(upstream), timeoutMs: timeoutOf(upstream, call.limits), signal: call.signal, maxBytes: call.limits.upstreamResponseBytes })
+    .then((response) => {
+      if (response.status < 200 || response.status >= 300) throw normalizeReplicateError(response.status, parseJsonBody(response.body), response.headers).withoutSecrets([upstream.apiKey]);
+    });
+}
+
 /** `GET /predictions/{id}` as it was answered: the id is encoded, the URL built on the operator's base. */
 function fetchPrediction(call: CallContext, upstream: Upstream, id: string, timeoutMs = timeoutOf(upstream, call.limits)): Promise<UpstreamResponse> {
   return call.http.request({

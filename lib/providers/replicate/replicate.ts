@@ -26,6 +26,7 @@ import {
   outputUrls,
   predictionFailure,
   readPrediction,
+  readReplicateModel,
   waitSecondsFor,
 } from './replicate-predictions.js';
 import { toCallerVideoTask, translateVideoInput } from './replicate-video.js';
@@ -148,4 +149,5 @@ export const replicateProvider: Provider = {
   images: { generate: generateReplicateImages },
   imageTasks: replicateImageTasks,
   tasks: { create: createVideoTask, get: getVideoTask, toCallerTask: toCallerVideoTask },
+  healthRead: readReplicateModel,
 };
