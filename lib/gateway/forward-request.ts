@@ -24,7 +24,7 @@ import type { Quoted } from './tenancy/quote.js';
 import { type Outcome, type Usage, type UseCaseRequest, attempting, usageFor } from './use-case.js';
 import { StreamTokenReader, type TokenUsage, tokensOfAnswer } from '../json/token-usage.js';
 import type { ActivePolicy } from './moderation/moderation.js';
-import { checkNativeAnswer, checkNativeInput } from './moderation/route-moderation.js';
+import { checkForwardedAnswer, checkForwardedInput, moderatesForward } from './moderation/route-moderation.js';
 import { upstreamModelsOf } from './ledger/pricing.js';
 
 export interface ForwardCall {
@@ -84,12 +84,13 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
     return Promise.resolve({ ok: false, error, usage });
   }
   if (cost.images !== undefined) usage.imagesAsked = cost.images;
-  // the native image route's input checks before the resolver and any charge (docs/content-safety.md)
+  // the input checks of a body that makes images (the native image route; chat and responses that make
+  // images) before the resolver and any charge; any other body is not read (docs/content-safety.md)
   let moderated: ActivePolicy | undefined;
   const resolved = () => resolveUpstreams(deps.options, { model: forward.model, route: forward.route, caller: request.caller, req: request.hostRequest });
   const ready =
-    groups && deps.options.moderation
-      ? checkNativeInput(deps, request, forward.model, forward.body).then((active) => {
+    deps.options.moderation && moderatesForward(forward.route, forward.body, forward.model, deps.options.models)
+      ? checkForwardedInput(deps, request, forward.route, forward.model, forward.body).then((active) => {
           moderated = active;
           return resolved();
         })
@@ -152,7 +153,7 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
             return { kind: 'json', response };
           });
           // the caller's output checks drop flagged images before the answer is written (docs/content-safety.md)
-          return moderated ? answered.then((answer) => (answer.kind === 'json' ? checkedAnswer(deps, moderated!, request, forward.model, call, usage, answer) : answer)) : answered;
+          return moderated ? answered.then((answer) => (answer.kind === 'json' ? checkedAnswer(deps, moderated!, request, forward, call, usage, answer) : answer)) : answered;
         },
         forward.body.stream === true ? 'by-work' : 'at-answer',
         // a dry run stops here, answered the quote of this charge
@@ -163,17 +164,27 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
   );
 }
 
-/** The native answer with the images the caller's policy flags dropped. */
+/**
+ * The answer with the images the caller's policy flags dropped. The vendor's attempt is settled first,
+ * as the books would read the answer unchecked (ledger/reckoning.ts): what the check then drops or
+ * refuses was made and is the tenant's loss (`lostBy: 'flagged'`), never a refusal of the vendor's.
+ */
 function checkedAnswer(
   deps: GatewayDeps,
   active: ActivePolicy,
   request: UseCaseRequest,
-  model: string,
+  forward: ForwardCall,
   call: CallContext,
   usage: Usage,
   answer: Extract<ForwardAnswer, { kind: 'json' }>,
 ): Promise<ForwardAnswer> {
-  return checkNativeAnswer(deps, active, request, model, call, usage, answer.response.body).then((body) => ({ kind: 'json', response: { ...answer.response, body } }));
+  const attempt = usage.attempts?.at(-1);
+  if (active.outputImages && attempt && attempt.outcome === undefined) {
+    attempt.outcome = 'made';
+    attempt.images = usage.upstreamImages ?? usage.images;
+    if (attempt.id === undefined && usage.upstreamRequestId) attempt.id = usage.upstreamRequestId;
+  }
+  return checkForwardedAnswer(deps, active, request, forward.route, forward.model, call, usage, answer.response.body).then((body) => ({ kind: 'json', response: { ...answer.response, body } }));
 }
 
 // OpenAI's ceiling for `n`; Ark has no `n` (upstreams §2.7), an OpenAI-compatible upstream honours it

@@ -23,11 +23,18 @@ export interface ModerationCheckInput {
   model: string;
   /**
    * Which text field of the request `text` is (stage `prompt`): each text field the gateway forwards is
-   * checked in its own call, so a checker can judge a negative prompt (what to avoid) as one.
-   * `prompt`: the prompt (a multimodal request's text items, a video task's text items);
-   * `negative_prompt`: the negative prompt.
+   * checked in its own call, so a checker can judge a negative prompt (what to avoid) as one. On the
+   * image and video routes: `prompt` (a multimodal request's text items, a video task's text items) or
+   * `negative_prompt`. On chat completions and responses that make images: the path of the text part
+   * in the body, as a refusal's `param` names it (`instructions`, `input`, `messages[1].content`,
+   * `input[0].content[1].text`).
    */
-  field?: 'prompt' | 'negative_prompt';
+  field?: string;
+  /**
+   * On chat completions and responses: the role of the message the text is in (`system`, `developer`,
+   * `user`, `assistant`, `tool`), as the caller sent it; absent for `instructions` and on the other routes.
+   */
+  role?: string;
   /** The text of `field` (stage `prompt`). */
   text?: string;
   /** The images (stages `inputImages` and `outputImages`; an output check gets one image per call). */

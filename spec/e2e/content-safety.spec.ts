@@ -387,6 +387,23 @@ describe('the native image route and video tasks', () => {
     expect(gw.fakes.images.started()).toBe(1);
   });
 
+  it('/api/v3/images/generations: every image made flagged is the output refusal, booked as made and charged as flagged', async () => {
+    const gw = await start((check) => ({ check, outputImages: true }), { flagOutputs: 2, checks: [] });
+    const refused = await request(gw.app).post('/api/v3/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: ARK_MODEL, prompt: 'two lakes', n: 2, response_format: 'b64_json' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'content_policy_violation', stage: 'output', param: null });
+    expect(gw.fakes.images.imagesMade()).toBe(2);
+    expect(gw.usage.at(-1)).toMatchObject({
+      route: 'images.native',
+      status: 400,
+      images: 0,
+      flaggedImages: 2,
+      undeliveredImages: 2,
+      lostBy: 'flagged',
+      vendorWork: { images: gw.fakes.images.imagesMade(), attempts: [{ outcome: 'made', images: 2 }] },
+    });
+  });
+
   it('a video task with a flagged prompt or reference image is refused before the create; Ark is never called', async () => {
     const events: ModerationEvent[] = [];
     const state = { flagOutputs: 0, checks: [] as ModerationCheckInput[] };

@@ -1,10 +1,13 @@
 // A fake OpenAI-compatible LLM upstream (upstreams §4.3, §4.4) for chat completions and the
 // Responses API, plain and streamed, and Ark's native image route (§2.7, error envelope §2.8).
-// Streams are sent chunk by chunk with a delay, and the fake records when it sent the last one.
+// Streams are sent chunk by chunk with a delay, and the fake records when it sent the last one. A
+// responses body with the `image_generation` tool, and a chat body that asks for images (`modalities`
+// with `image`, or a model of `imageModels`), are answered with `images` as the vendors answer them.
 // Like an OpenAI-compatible server that does not know a field, it refuses the fields in `refuses` with
 // OpenAI's 400 before any work, and counts the chat and responses answers it started (the paid work).
 import type { ServerResponse } from 'node:http';
 import { type FakeUpstream, type RecordedRequest, sendJson, startFakeUpstream } from './fake-upstream.js';
+import { BLUE_PNG } from './solid-png.js';
 
 export interface FakeLlm extends FakeUpstream {
   baseURL: string;
@@ -16,7 +19,31 @@ export interface FakeLlm extends FakeUpstream {
   refuses: Set<string>;
   /** Chat completions and responses started (each one paid upstream), streamed or not. */
   paidWork(): number;
+  /** The images an image-making chat or response is answered with. Default one blue PNG. */
+  images: Buffer[];
+  /** Models whose chat answers carry images without `modalities`. Default none. */
+  imageModels: Set<string>;
 }
+
+/** A chat completion with images (`message.images[]`, Data URLs), as OpenRouter-style vendors answer. */
+export function chatWithImages(model: string, text: string, images: readonly Buffer[]): Record<string, unknown> {
+  const answer = chatCompletion(model, text);
+  const [choice] = answer.choices as Array<{ message: Record<string, unknown> }>;
+  choice!.message.images = images.map((image) => ({ type: 'image_url', image_url: { url: `data:image/png;base64,${image.toString('base64')}` } }));
+  return answer;
+}
+
+/** A response with one `image_generation_call` item per image (`result` in base64), after its text. */
+export function responseWithImages(model: string, text: string, images: readonly Buffer[]): Record<string, unknown> {
+  const answer = responseObject(model, text);
+  const calls = images.map((image, index) => ({ type: 'image_generation_call', id: `ig_${index + 1}`, status: 'completed', result: image.toString('base64') }));
+  return { ...answer, output: [...(answer.output as unknown[]), ...calls] };
+}
+
+const makesImages = (fake: FakeLlm, body: Record<string, unknown>): boolean =>
+  (Array.isArray(body.tools) && body.tools.some((tool) => (tool as { type?: unknown }).type === 'image_generation')) ||
+  (Array.isArray(body.modalities) && body.modalities.includes('image')) ||
+  fake.imageModels.has(String(body.model));
 
 export function chatCompletion(model: string, text: string): Record<string, unknown> {
   return {
@@ -92,10 +119,12 @@ export async function startFakeLlm(): Promise<FakeLlm> {
     if (request.method === 'POST' && (path === '/chat/completions' || path === '/responses')) paid += 1;
     if (request.method === 'POST' && path === '/chat/completions') {
       if (body.stream === true) return writeSlowly(self!, res, chatChunks(model, ['Hel', 'lo', ' there']));
+      if (makesImages(self!, body)) return sendJson(res, 200, chatWithImages(model, 'Here it is', self!.images), { 'x-request-id': 'llm-req-1' });
       return sendJson(res, 200, chatCompletion(model, 'Hello there'), { 'x-request-id': 'llm-req-1' });
     }
     if (request.method === 'POST' && path === '/responses') {
       if (body.stream === true) return writeSlowly(self!, res, responseEvents(model, ['Hel', 'lo']));
+      if (makesImages(self!, body)) return sendJson(res, 200, responseWithImages(model, 'Here it is', self!.images), { 'x-request-id': 'llm-req-2' });
       return sendJson(res, 200, responseObject(model, 'Hello'), { 'x-request-id': 'llm-req-2' });
     }
     // the free read the gateway makes as a half-open trial (docs/routing-and-health.md "The trial")
@@ -110,6 +139,14 @@ export async function startFakeLlm(): Promise<FakeLlm> {
     }
     return sendJson(res, 404, { error: { code: 'NotFound', message: `no route ${request.path}`, param: '', type: 'NotFound' } });
   });
-  self = Object.assign(fake, { baseURL: `${fake.origin}/v1`, lastChunkSentAt: 0, chunkDelayMs: 60, refuses: new Set<string>(), paidWork: () => paid });
+  self = Object.assign(fake, {
+    baseURL: `${fake.origin}/v1`,
+    lastChunkSentAt: 0,
+    chunkDelayMs: 60,
+    refuses: new Set<string>(),
+    paidWork: () => paid,
+    images: [BLUE_PNG],
+    imageModels: new Set<string>(),
+  });
   return self;
 }

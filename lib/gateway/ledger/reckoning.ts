@@ -106,7 +106,9 @@ export function reckon(usage: Usage, end: WorkEnd, policy: LedgerPolicy): Reckon
   // a whole answer that failed reached nobody; a stream's images went out one by one as they came
   const answered = end.error === undefined || end.streamed ? usage.images : 0;
   if (asked === undefined) {
-    return { vendorWork, images: answered, undelivered: 0, absorbed: vendorWork.images, kept: 0, charged: answered, billable: end.error === undefined && !end.clientLeft };
+    // an answer the moderation policy refused (chat, responses: billed by its tokens) was made at the tenant's request
+    const billable = (end.error === undefined && !end.clientLeft) || usage.lostBy === 'flagged';
+    return { vendorWork, images: answered, undelivered: 0, absorbed: vendorWork.images, kept: 0, charged: answered, billable };
   }
   // what the tenant asked for of what the vendor may have made; the vendor's excess is its own
   const forTenant = Math.min(asked, Math.max(vendorWork.images, answered));

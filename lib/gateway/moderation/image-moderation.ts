@@ -10,13 +10,14 @@ import type { ImageGenerationResponse } from '../../images/image-generation-resp
 import { UploadedImage } from '../../images/uploaded-image.js';
 import { sniffImageType } from '../../images/sniff-image-type.js';
 import { DataUrlText } from '../../json/data-url-text.js';
-import { isObject, parseJsonBody } from '../../json/json-values.js';
+import { parseJsonBody } from '../../json/json-values.js';
 import type { ModerationImage } from '../../options/moderation-options.js';
 import type { CallContext } from '../../providers/call-context.js';
 import type { RouteName } from '../../types.js';
 import type { ResolvedOptions } from '../resolve-options.js';
 import type { UpstreamHttp } from '../../transport/upstream-http.js';
 import type { Usage, UseCaseRequest } from '../use-case.js';
+import { dropImages, imagesOfAnswer } from './answer-images.js';
 import { type ActivePolicy, type CheckedText, type InputImages, type Moderation, type ModerationSubject, unavailable } from './moderation.js';
 
 /** A request's subject: who, where, which model. */
@@ -134,24 +135,30 @@ export async function checkImageAnswer(check: OutputCheck, usage: Usage, respons
   return bytes.filter(keep);
 }
 
-/** An OpenAI-compatible answer's body with its flagged images dropped (re-serialized only when one was). */
+/**
+ * An OpenAI-compatible answer's body with its flagged images dropped (re-serialized only when one was):
+ * an image route's `data`, a response's image generation calls, a chat answer's images (answer-images.ts).
+ * Only the image routes count their images in the usage; chat and responses keep theirs as they were.
+ */
 export async function checkPassthroughAnswer(check: OutputCheck, usage: Usage, body: Buffer): Promise<Buffer> {
   const parsed = parseJsonBody(body);
-  if (!isObject(parsed) || !Array.isArray(parsed.data)) return body;
-  const data = parsed.data as unknown[];
+  const found = imagesOfAnswer(check.subject.route, parsed);
+  if (!found || found.images.length === 0) return body;
   const bytes = await Promise.all(
-    data.map((item): Promise<Buffer | undefined> => {
-      if (!isObject(item)) return Promise.resolve(undefined);
-      if (typeof item.b64_json === 'string' && item.b64_json !== '') return Promise.resolve(Buffer.from(item.b64_json, 'base64'));
-      return typeof item.url === 'string' && item.url !== '' ? download(check, item.url) : Promise.resolve(undefined);
+    found.images.map(({ source }): Promise<Buffer | undefined> => {
+      if (!source) return Promise.resolve(undefined);
+      return 'base64' in source ? Promise.resolve(Buffer.from(source.base64, 'base64')) : download(check, source.url);
     }),
   );
   const passed = await verdictsOf(check, usage, bytes);
   if (passed.every(Boolean)) return body;
-  const keep = (_item: unknown, index: number): boolean => passed[index]!;
-  usage.images = data.filter(keep).length;
-  if (usage.imageSizes) usage.imageSizes = usage.imageSizes.filter(keep);
-  return Buffer.from(JSON.stringify({ ...parsed, data: data.filter(keep) }));
+  dropImages(found.images.filter((_image, index) => !passed[index]));
+  if (found.counted) {
+    const keep = (_item: unknown, index: number): boolean => passed[index]!;
+    usage.images = passed.filter(Boolean).length;
+    if (usage.imageSizes) usage.imageSizes = usage.imageSizes.filter(keep);
+  }
+  return Buffer.from(JSON.stringify(parsed));
 }
 
 /** Each image checked (an entry without bytes cannot be shown to anyone unchecked: withheld). */

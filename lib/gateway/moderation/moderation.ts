@@ -6,16 +6,7 @@ import { GatewayConfigError } from '../../errors/config-error.js';
 import { ContentPolicyError } from '../../errors/content-policy-error.js';
 import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type {
-  ModerationCheckInput,
-  ModerationEvent,
-  ModerationImage,
-  ModerationOption,
-  ModerationPolicy,
-  ModerationStage,
-  ModerationVerdict,
-  StrikeLimitEvent,
-} from '../../options/moderation-options.js';
+import type { ModerationEvent, ModerationImage, ModerationOption, ModerationPolicy, ModerationStage, ModerationVerdict, StrikeLimitEvent } from '../../options/moderation-options.js';
 import type { Caller, Logger, RouteName } from '../../types.js';
 import { type StrikeCounter, memoryStrikes, redisStrikes } from './strike-counter.js';
 
@@ -88,7 +79,7 @@ export class Moderation {
   async checkInputs(active: ActivePolicy, subject: ModerationSubject, texts: readonly CheckedText[], images: () => Promise<InputImages>): Promise<void> {
     await this.assertNotSuspended(active, subject.caller);
     const checked = active.prompt ? texts.filter(({ text }) => text.trim() !== '') : [];
-    const byTexts = Promise.all(checked.map(({ field, text }) => this.runStage(active, subject, 'prompt', { field, text })));
+    const byTexts = Promise.all(checked.map(({ field, role, text }) => this.runStage(active, subject, 'prompt', { field, ...(role !== undefined ? { role } : {}), text })));
     const pictures = active.inputImages
       ? images().then(({ images: list, unfetched }) => {
           // image URLs that could not be fetched go on unchecked only under 'allow' (else their 400 was thrown)
@@ -104,12 +95,7 @@ export class Moderation {
       const flaggedText = checked.find((_text, index) => textResults[index]!.kind === 'flagged');
       const param = flaggedText?.field ?? 'image';
       const categories = [...new Set(flagged.flatMap((result) => result.categories))];
-      throw new ContentPolicyError(
-        `The ${param === 'image' ? 'input image' : param} was refused by the content policy${categories.length > 0 ? ` (${categories.join(', ')})` : ''}.`,
-        param,
-        categories,
-        'input',
-      );
+      throw new ContentPolicyError(`The ${whatIsRefused(param)} was refused by the content policy${categories.length > 0 ? ` (${categories.join(', ')})` : ''}.`, param, categories, 'input');
     }
     if (results.some((result) => result?.kind === 'failed' && result.refuse)) throw unavailable();
   }
@@ -136,7 +122,7 @@ export class Moderation {
     active: ActivePolicy,
     subject: ModerationSubject,
     stage: ModerationStage,
-    content: { field?: CheckedText['field']; text?: string; images?: readonly ModerationImage[] },
+    content: { field?: string; role?: string; text?: string; images?: readonly ModerationImage[] },
   ): Promise<StageResult> {
     const { policy } = active;
     const started = performance.now();
@@ -235,9 +221,13 @@ export class Moderation {
   }
 }
 
-/** One text field of a request, checked on its own (docs/content-safety.md "The stages"). */
+/**
+ * One text field of a request, checked on its own (docs/content-safety.md "The stages"): `field` names it
+ * as a refusal's `param` does; `role` is the role of its message on chat completions and responses.
+ */
 export interface CheckedText {
-  field: NonNullable<ModerationCheckInput['field']>;
+  field: string;
+  role?: string;
   text: string;
 }
 
@@ -278,6 +268,12 @@ export function judgeVerdict(verdict: ModerationVerdict, thresholds: ModerationP
     }
   }
   return { flagged: byChecker || byScore, categories: byChecker || byScore ? [...names] : [] };
+}
+
+/** What a refusal's message calls the field it names: an image route's field by its name, a chat or responses text part by its path. */
+function whatIsRefused(param: string): string {
+  if (param === 'image') return 'input image';
+  return param === 'prompt' || param === 'negative_prompt' ? param : `text at ${param}`;
 }
 
 /** 503 `moderation_unavailable`: the checker failed and the policy refuses what it could not check. */
