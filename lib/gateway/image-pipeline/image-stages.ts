@@ -56,7 +56,8 @@ function routerLists(options: ResolvedOptions): ImageStageLists {
   return lists;
 }
 
-const positionOf = (name: ImageStageName): number => IMAGE_STAGES.findIndex((stage) => stage.name === name);
+// each stage's place in the list, by name, read when a run of part of it is asked
+const PLACES: ReadonlyMap<ImageStageName, number> = new Map(IMAGE_STAGES.map((stage, at) => [stage.name, at]));
 
 /**
  * Runs the stages from `first` to `last` (the whole list by default) on `work`, those of its router's
@@ -65,9 +66,9 @@ const positionOf = (name: ImageStageName): number => IMAGE_STAGES.findIndex((sta
  * that throws at once rejects the run.
  */
 export function runImageStages(work: ImageWork, first: ImageStageName = 'prepare', last: ImageStageName = 'answer'): Promise<void> {
-  const from = positionOf(first);
-  const to = positionOf(last);
-  if (from === -1 || to < from) return Promise.reject(new Error(`no image stages from ${first} to ${last}`));
+  const from = PLACES.get(first);
+  const to = PLACES.get(last);
+  if (from === undefined || to === undefined || to < from) return Promise.reject(new Error(`no image stages from ${first} to ${last}`));
   const lists = routerLists(work.deps.options);
   const list = work.request.stream ? lists.streamed : lists.whole;
   // the executor turns a stage that throws at once into the run's rejection
