@@ -2,7 +2,7 @@
 // from the per-file build of lib/, in front of a fake upstream on 127.0.0.1:0. It sends warm-up image
 // requests, then takes V8 precise coverage around ONE more request (its answer, its usage event and
 // the close of its response) and prints, as JSON on stdout, every script URL with the most calls any
-// of its ranges counted in that window. Run by scripts/walk.ts only, as plain Node (no loader), so
+// of its ranges counted in that window, and the functions of each that ran. Run by scripts/walk.ts only, as plain Node (no loader), so
 // the coverage holds nothing but the request. docs/architecture.md "The walk of one image request"
 import http, { type IncomingMessage } from 'node:http';
 import { Session } from 'node:inspector/promises';
@@ -38,10 +38,17 @@ const VARIANTS: Readonly<Record<string, Variant>> = {
   },
 };
 
-/** What the child prints: each script's URL and the most calls of any of its ranges in the window. */
+/** A function of a script that ran in the window: its name (empty when anonymous), where it starts in the built file, and its calls. */
+export interface WalkFunction {
+  name: string;
+  offset: number;
+  calls: number;
+}
+
+/** What the child prints: each script's URL, the most calls of any of its ranges in the window, and the functions that ran. */
 export interface WalkCoverage {
   variant: string;
-  scripts: Array<{ url: string; calls: number }>;
+  scripts: Array<{ url: string; calls: number; functions: WalkFunction[] }>;
 }
 
 const name = process.argv[2] ?? '';
@@ -119,7 +126,12 @@ session.disconnect();
 
 const output: WalkCoverage = {
   variant: name,
-  scripts: result.map((script) => ({ url: script.url, calls: Math.max(0, ...script.functions.flatMap((fn) => fn.ranges.map((range) => range.count))) })),
+  scripts: result.map((script) => ({
+    url: script.url,
+    calls: Math.max(0, ...script.functions.flatMap((fn) => fn.ranges.map((range) => range.count))),
+    // a function's first range is the function as a whole; its count is how often it was called
+    functions: script.functions.filter((fn) => (fn.ranges[0]?.count ?? 0) > 0).map((fn) => ({ name: fn.functionName, offset: fn.ranges[0]!.startOffset, calls: fn.ranges[0]!.count })),
+  })),
 };
 process.stdout.write(`${JSON.stringify(output)}\n`);
 

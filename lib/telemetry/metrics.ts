@@ -47,6 +47,12 @@ export class Metrics {
   private readonly configured = new Set<string>();
   /** How many slots each tenant's requests took. */
   private readonly perTenant = new Map<string, number>();
+  /**
+   * The meter provider whose instruments were found to be the API's no-op ones (no SDK's meter is
+   * registered): while it is still the global one, the facade (telemetry.ts) records nothing and
+   * does not call here at all.
+   */
+  quietProvider: OtelMeterProvider | undefined;
 
   /** `providerNames`: each provider's `gen_ai.provider.name`, as the providers declare it. */
   constructor(
@@ -63,6 +69,7 @@ export class Metrics {
       const made = createInstruments(provider);
       // no meter provider registered: its instruments do nothing, so no attributes are built for them
       this.cached = made.requestDuration === this.noopHistogram() ? undefined : made;
+      this.quietProvider = this.cached ? undefined : provider;
     }
     return this.cached;
   }

@@ -63,6 +63,8 @@ export interface OtelApi {
     getActiveSpan(): OtelSpan | undefined;
     setSpan(context: unknown, span: OtelSpan): unknown;
     setSpanContext(context: unknown, spanContext: OtelSpanContext): unknown;
+    /** The global tracer provider: the API's proxy, which delegates to the SDK's once one is registered. */
+    getTracerProvider?(): unknown;
   };
   context: {
     active(): unknown;
@@ -81,6 +83,11 @@ export interface OtelApi {
   createNoopMeter?(): OtelMeter;
   /** The empty context: background work (task polls, callback deliveries) runs in it, not in the request that scheduled it. */
   ROOT_CONTEXT?: unknown;
+  /**
+   * The API's proxy provider: a new one delegates to the API's no-op tracer provider, which is how the
+   * gateway tells that no SDK's tracer is registered (docs/observability.md: no SDK, no cost).
+   */
+  ProxyTracerProvider?: new () => { getDelegate(): unknown };
 }
 
 /**

@@ -28,6 +28,8 @@ export class Telemetry {
   /** The span parts' shared state; undefined when no API was found. */
   private readonly scope: TelemetryScope | undefined;
   private reported = false;
+  /** The API's no-op tracer provider, which its global proxy delegates to until an SDK registers one. */
+  private readonly noopTracers: unknown;
 
   constructor(
     private readonly api: OtelApi | undefined,
@@ -40,6 +42,7 @@ export class Telemetry {
     const tracer = api?.trace.getTracer(SCOPE);
     const addresses = new ServerAddresses();
     this.scope = api && tracer ? { api, tracer, capturePrompts, metrics: this.metrics, guard: (fn, fallback) => this.guard(fn, fallback), hostOf: (baseURL) => addresses.of(baseURL) } : undefined;
+    this.noopTracers = noopTracerProvider(api);
   }
 
   /**
@@ -74,12 +77,32 @@ export class Telemetry {
     return this.api !== undefined;
   }
 
+  /**
+   * Nothing would record a span now: no API, or no SDK's tracer behind the API's global provider and
+   * no active span whose trace a new one would continue. Asked on every request, not once, since an
+   * SDK registered after the router is found: two calls into the API, and then no span is started
+   * and no part of the span modules runs (docs/observability.md: no SDK, no cost).
+   */
+  private tracesQuiet(): boolean {
+    const api = this.api;
+    if (!api) return true;
+    if (this.noopTracers === undefined) return false;
+    const provider = api.trace.getTracerProvider?.() as { getDelegate?: () => unknown } | undefined;
+    return provider?.getDelegate?.() === this.noopTracers && api.trace.getActiveSpan() === undefined;
+  }
+
+  /** Nothing would record a measurement now: no API, or the global meter provider is still the one whose instruments were found to be no-ops (metrics.ts). */
+  private metricsQuiet(): boolean {
+    const api = this.api;
+    return !api || api.metrics.getMeterProvider() === this.metrics.quietProvider;
+  }
+
   // ---- spans ----
 
   /** Starts the server span of a gateway request; undefined when it neither records nor carries a trace. */
   startRequest(route: RouteName, method: string, httpRoute: () => string): RequestTrace | undefined {
     const scope = this.scope;
-    return scope ? this.guard(() => startRequestSpan(scope, route, method, httpRoute), undefined) : undefined;
+    return scope && !this.tracesQuiet() ? this.guard(() => startRequestSpan(scope, route, method, httpRoute), undefined) : undefined;
   }
 
   /** Ends the request: its span (when there is one) and the request-duration metric. */
@@ -90,6 +113,8 @@ export class Telemetry {
   }
 
   endRequest(trace: RequestTrace | undefined, end: RequestEnd): void {
+    // no span to end and no metric that records: nothing to do
+    if (trace === undefined && this.metricsQuiet()) return;
     this.guard(() => endRequestSpan(this.metrics, trace, end), undefined);
   }
 
@@ -98,7 +123,7 @@ export class Telemetry {
    * measurement (attempt-spans.ts). Not async itself: with nothing to observe, the call's own promise.
    */
   attempt<T>(upstream: Upstream, index: number, info: AttemptInfo<T> | undefined, run: () => Promise<T>): Promise<T> {
-    return this.scope ? attemptSpan(this.scope, upstream, index, info, run) : rejectionOf(run);
+    return this.scope && !(this.tracesQuiet() && this.metricsQuiet()) ? attemptSpan(this.scope, upstream, index, info, run) : rejectionOf(run);
   }
 
   /** The active span's context, to store with a task so its polls and callbacks find the create's trace. */
@@ -169,5 +194,17 @@ export class Telemetry {
   /** An upstream's breaker changed state: the state reached, why, and its provider. */
   recordUpstreamHealth(state: string, reason: string, provider: ProviderName): void {
     this.guard(() => this.metrics.recordUpstreamHealth(state, reason, provider), undefined);
+  }
+}
+
+/**
+ * The API's no-op tracer provider: what a new proxy provider delegates to (one object per copy of the
+ * API). Undefined when the API does not offer its proxy: then every span is started and asked.
+ */
+function noopTracerProvider(api: OtelApi | undefined): unknown {
+  try {
+    return api?.ProxyTracerProvider ? new api.ProxyTracerProvider().getDelegate() : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -1,6 +1,8 @@
 // Telemetry when the host has none (docs/observability.md "Traces and metrics"): with `@opentelemetry/api` installed but
-// no SDK registered the gateway works and sends no `traceparent`; `telemetry: false` emits nothing
-// even into an SDK registered later; a wrong `telemetry` option is a GatewayConfigError with a fix.
+// no SDK registered the gateway works, sends no `traceparent` and, once warm, starts no span at all,
+// yet finds an SDK registered later; `telemetry: false` emits nothing even into an SDK registered
+// later; a wrong `telemetry` option is a GatewayConfigError with a fix.
+import * as otel from '@opentelemetry/api';
 import request from 'supertest';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { GatewayConfigError, type GatewayOptions, createGatewayRouter } from '../../lib/index.js';
@@ -16,6 +18,22 @@ const gateway = await gatewayWith({
 });
 const { dashscope } = gateway.fakes;
 const off = gateway.variant({ telemetry: false });
+
+/** The real API, with the spans started on the tracer the gateway asks for counted: a spy, nothing replaced. */
+function countingApi(): { api: typeof otel; started: () => number } {
+  let started = 0;
+  const trace = Object.create(otel.trace) as typeof otel.trace;
+  trace.getTracer = (name, version) => {
+    const tracer = otel.trace.getTracer(name, version);
+    return Object.assign(Object.create(tracer) as otel.Tracer, {
+      startSpan: (...args: Parameters<otel.Tracer['startSpan']>) => {
+        started += 1;
+        return tracer.startSpan(...args);
+      },
+    });
+  };
+  return { api: { ...otel, trace }, started: () => started };
+}
 
 const generate = (app = gateway.app) =>
   request(app)
@@ -45,6 +63,28 @@ describe('telemetry: false', () => {
     // the same request through the default gateway: the SDK registered after the router was made is found
     expect((await generate()).status).toBe(200);
     expect(dashscope.apiRequests()[1]?.headers.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    await sdk.waitFor((spans) => (spans.length >= 2 ? true : undefined));
+    expect((await sdk.collect()).map((metric) => metric.descriptor.name)).toContain('image_gateway.request.duration');
+  });
+});
+
+// after the test above: an SDK's shutdown resets the API's global proxy (trace.disable()), which
+// a router made before it never sees again; this one makes its router after it
+describe('no SDK registered, then one registered', () => {
+  it('starts no span for a warm request, and spans the next request once an SDK is registered', async () => {
+    const counting = countingApi();
+    const { app } = gateway.variant({ telemetry: { api: counting.api } });
+    // the first request finds the metric instruments to be the API's no-op ones
+    expect((await generate(app)).status).toBe(200);
+    const warm = counting.started();
+    expect((await generate(app)).status).toBe(200);
+    expect(counting.started()).toBe(warm);
+
+    const sdk = registerOtelSdk();
+    onTestFinished(() => sdk.shutdown());
+    expect((await generate(app)).status).toBe(200);
+    // the request's server span and its upstream attempt's client span
+    expect(counting.started()).toBe(warm + 2);
     await sdk.waitFor((spans) => (spans.length >= 2 ? true : undefined));
     expect((await sdk.collect()).map((metric) => metric.descriptor.name)).toContain('image_gateway.request.duration');
   });

@@ -1,7 +1,8 @@
 // `npm run walk -- --files` as a process (docs/architecture.md "The walk of one image request"): for
 // the OpenAI-compatible and the DashScope upstream it prints a table by lib/ folder whose rows add up
 // to its total, and a list of exactly that many files, each a source file of lib/; the DashScope
-// walk passes through a DashScope provider file and the OpenAI-compatible one does not.
+// walk passes through a DashScope provider file and the OpenAI-compatible one does not. With
+// `--functions` each counted file is followed by the functions that ran in it.
 import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -80,5 +81,24 @@ describe.skipIf(process.env.GATEWAY_EXPRESS === '4')('npm run walk -- --files', 
     const [openai, dashscope] = walks;
     expect(dashscope!.files.filter((file) => file.startsWith('providers/') && /dashscope/.test(file)).length).toBeGreaterThan(0);
     expect(openai!.files.filter((file) => /dashscope/.test(file))).toEqual([]);
+  });
+});
+
+describe.skipIf(process.env.GATEWAY_EXPRESS === '4')('npm run walk -- --functions', () => {
+  let stdout = '';
+
+  beforeAll(async () => {
+    ({ stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/walk.ts', '--functions'], { cwd: ROOT }));
+  }, 60_000);
+
+  it('follows every counted file with the functions that ran in it: source line, calls, name', () => {
+    const [openai] = parse(stdout);
+    const section = stdout.slice(0, stdout.indexOf('DashScope upstream'));
+    for (const file of openai!.files) {
+      const listed = new RegExp(`^ {2}${file.replace(/[.]/g, '[.]')}\\n(?: {6}L\\d+ +×\\d+ +.+\\n)+`, 'm').exec(section);
+      expect(listed, file).not.toBeNull();
+    }
+    // the key check ran, by its own name, at a line of its TypeScript source
+    expect(section).toMatch(/^ {2}express\/authenticate[.]ts\n(?: {6}.+\n)* {6}L\d+ +×1 +accept$/m);
   });
 });

@@ -46,7 +46,7 @@ export function runImageRequest(deps: GatewayDeps, from: UseCaseRequest, call: I
   // the charge stage settles the books of every failure after it and sets the outcome; one before it
   // (bad input, the resolver, an input refusal) charged nothing
   const run = runImageStages(work).then(
-    (): Outcome<ImageAnswer> => work.outcome ?? { ok: true, answer: work.answer!, usage },
+    (): Outcome<ImageAnswer> => work.outcome ?? { ok: true, answer: work.answer ?? work.whole!, usage },
     (error: unknown): Outcome<ImageAnswer> => ({ ok: false, error, usage }),
   );
   return deadline ? deadline.race(run, usage) : run;

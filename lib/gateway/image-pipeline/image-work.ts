@@ -52,6 +52,12 @@ export interface ImageWork {
 /** One stage: does its part of the work, and calls `next` for the rest of the list (a stage that wraps the rest, such as the charge, awaits it). */
 export interface ImageStage {
   readonly name: ImageStageName;
+  /**
+   * What the stage has work for, when not for every request: a router with the `moderation` or the
+   * `storage` option, or a streamed request (`stream`). Data, not a function: the stage lists of a
+   * router are made once from it (image-stages.ts), and a stage with nothing to do is not run at all.
+   */
+  readonly only?: 'moderation' | 'storage' | 'stream';
   run(work: ImageWork, next: () => Promise<void>): Promise<void>;
 }
 

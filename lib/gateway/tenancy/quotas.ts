@@ -64,6 +64,12 @@ export class Quotas {
   private readonly windows: Record<Kind, number | undefined>;
   /** How long each counter keeps a charge, seconds: a new window's reset, for the refusal a quote reports. */
   private readonly durations: Record<Kind, number>;
+  /**
+   * False when no quotas are configured: every charge takes nothing (withCharge skips it). A field
+   * decided once with the options, not a getter: a request without quotas runs no code of this module
+   * (docs/architecture.md "The walk of one image request").
+   */
+  readonly enabled: boolean;
 
   constructor(
     private readonly config: ResolvedQuotas | undefined,
@@ -77,16 +83,12 @@ export class Quotas {
     this.counters = counters;
     this.windows = windows;
     this.durations = durations;
+    this.enabled = config?.limits !== undefined;
   }
 
   /** The `tenancy.pricing` option: what a money budget reserves and settles. */
   get pricing(): Pricing | undefined {
     return this.ledger.pricing;
-  }
-
-  /** False when no quotas are configured: every charge takes nothing (withCharge skips it). */
-  get enabled(): boolean {
-    return this.config?.limits !== undefined;
   }
 
   /** The charge that took nothing, for work that needs one when quotas are off. */

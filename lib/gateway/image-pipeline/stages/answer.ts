@@ -1,7 +1,8 @@
-// The `answer` stage of the image pipeline (docs/routes.md "Streamed images"): what the caller is
-// answered. A whole request gets the whole answer. A streamed one gets the upstream's stream relayed or
-// translated (its charge settled by the images it delivered, when it ends: image-streams.ts), or the whole
-// answer as one completed event per image, its charge settled here.
+// The `answer` stage of the image pipeline (docs/routes.md "Streamed images"): what a streamed request is
+// answered. The upstream's stream relayed or translated (its charge settled by the images it delivered,
+// when it ends: image-streams.ts), or the whole answer as one completed event per image, its charge
+// settled here. A whole request is answered what the stages before left (`work.whole`): its list has
+// no answer stage (image-stages.ts).
 import { GatewayError } from '../../../errors/gateway-error.js';
 import { settleBooks } from '../../tenancy/with-charge.js';
 import { type StreamedImage, eventsOf, groupEvents, imagesOfAnswer, imagesOfPassthrough, relayedImages } from '../image-streams.js';
@@ -9,14 +10,8 @@ import type { ImageStage, ImageWork } from '../image-work.js';
 
 export const answer: ImageStage = {
   name: 'answer',
-  run(work) {
-    const { request } = work;
-    if (!request.stream) {
-      work.answer = work.whole;
-      return Promise.resolve();
-    }
-    return streamAnswer(work);
-  },
+  only: 'stream',
+  run: (work) => streamAnswer(work),
 };
 
 async function streamAnswer(work: ImageWork): Promise<void> {

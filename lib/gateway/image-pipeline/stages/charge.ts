@@ -23,7 +23,8 @@ export const charge: ImageStage = {
       usage,
       (taken) => {
         work.charged = { charge: taken, cost };
-        return next().then(() => work.answer!);
+        // a whole request's answer is what the stages left; a stream's, what the answer stage made of it
+        return next().then(() => work.answer ?? work.whole!);
       },
       request.stream ? 'by-work' : 'at-answer',
       request.from.dryRun,

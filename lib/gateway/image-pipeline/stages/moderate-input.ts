@@ -49,6 +49,7 @@ function contentOf(input: ImageInput, read: ImageGenerationRequest | undefined):
 
 export const moderateInput: ImageStage = {
   name: 'moderate-input',
+  only: 'moderation',
   run(work, next) {
     const { moderation } = work.deps.options;
     if (!moderation) return next();

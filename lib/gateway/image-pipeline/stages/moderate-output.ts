@@ -10,6 +10,7 @@ import type { ImageStage } from '../image-work.js';
 
 export const moderateOutput: ImageStage = {
   name: 'moderate-output',
+  only: 'moderation',
   run(work, next) {
     const { whole } = work;
     const output = whole && outputCheckOf(work.deps, work.request, work.prepared!.call);

@@ -8,6 +8,7 @@ import type { ImageStage } from '../image-work.js';
 
 export const store: ImageStage = {
   name: 'store',
+  only: 'storage',
   run(work, next) {
     const { whole, request, deps, usage } = work;
     if (!whole || request.stream) return next();
