@@ -9,14 +9,11 @@ import { randomBytes } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ResolvedOptions } from '../../gateway/resolve-options.js';
-import { startBodyDeadline } from './body-deadline.js';
-import { contentCodingOf } from './content-coding.js';
+import { startBodyDeadline, contentCodingOf, readBody, bodyAlreadyRead, bodyReadElsewhere } from './read-body.js';
 import { type LongString, scanJsonStructure } from '../../json/json-scan.js';
 import { isObject } from '../../json/json-values.js';
 import { checkImageDataUrlBytes } from '../../images/data-url.js';
 import { DataUrlText } from '../../json/data-url-text.js';
-import { readBody } from './read-body.js';
-import { bodyAlreadyRead, bodyReadElsewhere } from './host-read-body.js';
 import { fingerprintBytes } from './body-fingerprint.js';
 import { findContext } from '../request-context.js';
 import { isRepeatedHeader } from '../repeated-header.js';
@@ -38,7 +35,7 @@ export function createJsonBody(options: Pick<ResolvedOptions, 'limits' | 'compre
     // body-parser 1 (Express 4) flags `_body`; body-parser 2 (Express 5) leaves the stream read
     if (bodyReadElsewhere(req)) {
       // a host express.json() in front: its parsed value is used as it is; anything else it left
-      // (text, raw bytes, nothing) cannot be read again (host-read-body.ts)
+      // (text, raw bytes, nothing) cannot be read again (read-body.ts)
       if (!isParsedJson(req.body)) return next(bodyAlreadyRead(options.logger, req.originalUrl.split('?')[0]!.slice(0, 200)));
       if (nestingExceeds(req.body, MAX_DEPTH)) return next(GatewayError.invalidRequest(`The request body nests deeper than ${MAX_DEPTH} levels`));
       next();

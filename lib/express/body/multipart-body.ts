@@ -6,11 +6,9 @@ import type { RequestHandler } from 'express';
 import multer from 'multer';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { GatewayLimits } from '../../options/request-limits.js';
-import { startBodyDeadline } from './body-deadline.js';
-import { contentCodingOf } from './content-coding.js';
+import { startBodyDeadline, contentCodingOf, bodyAlreadyRead, bodyReadElsewhere } from './read-body.js';
 import { isRepeatedHeader } from '../repeated-header.js';
 import { uploadChunksStorage } from './upload-chunks.js';
-import { bodyAlreadyRead, bodyReadElsewhere } from './host-read-body.js';
 import type { Logger } from '../../options/host-hooks.js';
 
 export function createMultipartBody(limits: Readonly<GatewayLimits>, logger: Logger): RequestHandler {

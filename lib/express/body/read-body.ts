@@ -1,11 +1,16 @@
-// Reads a request body into one Buffer, bounded: by bytes, by a decoded-size cap and a ratio cap
-// for compressed bodies, and by the read deadline (abort). With a Content-Length the
-// Buffer is allocated once at that size and filled in place: no chunk list, no concat copy.
-import type { IncomingMessage } from 'node:http';
-import type { Transform } from 'node:stream';
+// Reading a request body, JSON and multipart alike: which Content-Encoding it may use (compressed
+// bodies must not amplify: docs/architecture.md "Security boundaries"), the read itself into one
+// Buffer bounded by bytes, decoded size and ratio (with a Content-Length, allocated once and filled in
+// place), the router's own read deadline (limits.bodyReadTimeoutMs: a body that dribbles in would
+// otherwise hold its buffers and socket until Node's requestTimeout), and a body a host middleware
+// already read (docs/getting-started.md "Your parsers first"), answered at once.
 import zlib from 'node:zlib';
+import type { IncomingMessage, IncomingHttpHeaders } from 'node:http';
+import type { Transform } from 'node:stream';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { ContentCoding } from './content-coding.js';
+import type { Request, Response } from 'express';
+import { ERROR_CODES } from '../../errors/error-codes.js';
+import type { Logger } from '../../options/host-hooks.js';
 
 export interface ReadBodyLimits {
   /** Largest body on the wire, and largest decoded body. */
@@ -127,4 +132,76 @@ function declaredLength(req: IncomingMessage): number | undefined {
 
 function tooLarge(maxBytes: number): GatewayError {
   return GatewayError.tooLarge(`The request body is larger than the ${maxBytes} byte limit`);
+}
+
+export type ContentCoding = 'identity' | 'gzip' | 'deflate' | 'br';
+
+const CODINGS: Readonly<Record<string, ContentCoding>> = { identity: 'identity', gzip: 'gzip', 'x-gzip': 'gzip', deflate: 'deflate', br: 'br' };
+
+/** The body's one coding, or a 415 that says what to send instead. Stacked codings are refused. */
+export function contentCodingOf(headers: IncomingHttpHeaders, allowCompressed: boolean): ContentCoding {
+  const raw = headers['content-encoding'];
+  if (raw === undefined) return 'identity';
+  const value = raw.trim().toLowerCase();
+  if (value === '' || value === 'identity') return 'identity';
+  const shown = raw.slice(0, 40);
+  if (!allowCompressed) {
+    throw GatewayError.unsupportedMediaType(`Content-Encoding '${shown}' is not accepted: send the request body uncompressed (identity)`);
+  }
+  const coding = CODINGS[value];
+  if (coding === undefined) {
+    throw GatewayError.unsupportedMediaType(`Content-Encoding '${shown}' is not supported: send identity, gzip, deflate or br (one coding)`);
+  }
+  return coding;
+}
+
+/**
+ * Calls `expire` with a 408 GatewayError when the body is not read within `timeoutMs`; returns the
+ * function that stops the clock. On expiry the answer is sent with `Connection: close` (the rest of
+ * the body will not be read), and when nothing can be answered any more the socket is closed.
+ */
+export function startBodyDeadline(req: Request, res: Response, timeoutMs: number, expire: (error: GatewayError) => void): () => void {
+  const timer = setTimeout(() => {
+    // stop buffering what still arrives; the socket closes once the answer is out
+    req.unpipe();
+    req.resume();
+    if (res.headersSent || res.destroyed || !res.writable) {
+      req.socket.destroy();
+      return;
+    }
+    res.setHeader('connection', 'close');
+    // Node ends a `Connection: close` socket after the answer; this covers a client that keeps it open
+    res.once('finish', () => setTimeout(() => req.socket.destroy(), 1_000).unref());
+    expire(
+      new GatewayError({
+        status: 408,
+        code: ERROR_CODES.requestTimeout,
+        message: `The request body was not received within ${timeoutMs} ms: send the whole body without pausing`,
+      }),
+    );
+  }, timeoutMs);
+  timer.unref();
+  return () => clearTimeout(timer);
+}
+
+/** True when the request's body stream was already read (or is being read) by someone else. */
+export function bodyReadElsewhere(req: Request): boolean {
+  return (req as { _body?: boolean })._body === true || req.readableEnded || (req.readableDidRead ?? false);
+}
+
+/**
+ * The answer for a body a host middleware consumed in a form the gateway cannot use (text, raw
+ * bytes, a form, nothing at all). A 500: the client's request was fine, the server's setup is not;
+ * the message names nothing the client cannot see, the log line names the fix.
+ */
+export function bodyAlreadyRead(logger: Logger, route: string): GatewayError {
+  logger.error(
+    { route, fix: 'app.use(skipGatewayRoutes(express.json())) or mount the gateway before the parser' },
+    'a host middleware read the request body before the gateway; answering 500 (docs/getting-started.md "Your parsers first")',
+  );
+  return new GatewayError({
+    status: 500,
+    code: ERROR_CODES.internalError,
+    message: 'The server read the request body before the gateway could, so the request was not processed. This is a server configuration problem, not a problem with the request: tell the operator.',
+  });
 }
