@@ -286,6 +286,14 @@ export class Quotas {
     else if (actual > reserved) await this.spend(callerId, actual - reserved, windowEnd);
   }
 
+  /**
+   * A settlement that failed (docs/tenancy-and-billing.md "Settlement"): logged, never thrown. What it
+   * would have given back stays charged until its window ends: the caller pays too much, never too little.
+   */
+  unsettled(error: unknown): void {
+    this.logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'a charge was not settled');
+  }
+
   /** Counts money spent beyond a reservation, in its window (never refused, never throws). */
   private async spend(key: string, micros: number, windowEnd: number | undefined): Promise<void> {
     if (windowEnd !== undefined && windowEnd <= Date.now()) return;
