@@ -76,7 +76,7 @@ module.exports = {
       name: 'inbound-kept-work-through-its-keeper',
       severity: 'error',
       comment:
-        'Work kept for a retry is the gateway\'s (docs/architecture.md "Paid work"): the inbound side reads the request, holds it and ' +
+        'Work kept for a retry is the gateway\'s (docs/architecture.md "The books of paid work"): the inbound side reads the request, holds it and ' +
         'writes the kept answer, and reaches the rest through the keeper and the lapsed keys the router hands it ' +
         '(kept-work-keeper.ts, lapsed-keys.ts): never the expiry jobs, the records of leased work or the books of kept work.',
       from: { path: '^lib/express/' },
