@@ -34,7 +34,7 @@ import { cancelImageTaskHandler, queryImageTaskHandler } from './routes/image-ta
 import { createSchemaCompiler } from '../schemas/validator.js';
 import { listModelsHandler } from './routes/list-models.js';
 import { GATEWAY_PREFIXES, notFoundHandler } from './routes/not-found.js';
-import { KeptWorkExpiry } from '../gateway/kept-work/kept-work-expiry.js';
+import { KeptWorkKeeper } from '../gateway/kept-work/kept-work-keeper.js';
 import { startTaskJobs } from '../gateway/tasks/task-jobs.js';
 import { Quotas } from '../gateway/tenancy/quotas.js';
 import type { QuotaState } from '../options/quota-options.js';
@@ -105,8 +105,10 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   const imageTasks = new ImageTaskService(deps);
   // Idempotency-Key requests whose instance stopped: found by their lease's watch (lapsed-keys.ts)
   const lapsedKeys = new LapsedKeys(deps);
+  // work kept for a client's retry (kept-work-keeper.ts): the image routes' guard keeps it, the scheduler expires it
+  const keptWork = new KeptWorkKeeper(resolved, quotas);
   // polls, deliveries, and the watches of image tasks, kept answers and keys' leases start now; a failure to start (Redis down) is logged, requests still work
-  const started = startTaskJobs(resolved, http, [tasks.polls, imageTasks, new KeptWorkExpiry(resolved, quotas), lapsedKeys]).catch((error: unknown) => {
+  const started = startTaskJobs(resolved, http, [tasks.polls, imageTasks, keptWork.expiry, lapsedKeys]).catch((error: unknown) => {
     resolved.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'the task scheduler did not start');
   });
   // no RouteName (it is a closed public union) and no upstream call: authenticated, but no usage event
@@ -119,7 +121,10 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   // the POST routes, each a chain of named handlers: begin (the request's context), authenticate, the
   // in-flight cap, the body, Idempotency-Key on the paid creates, the route handler
   const posts = new Map<string, RequestHandler[]>([
-    ['/v1/images/generations', [...paid('images.generations', imageJsonBody), createKeptWork('images.generations', resolved), imageGenerationsHandler(deps, { service: imageTasks, always: false })]],
+    [
+      '/v1/images/generations',
+      [...paid('images.generations', imageJsonBody), createKeptWork('images.generations', resolved, keptWork), imageGenerationsHandler(deps, { service: imageTasks, always: false })],
+    ],
     ['/v1/images/generations/async', [...paid('images.generations', imageJsonBody), imageGenerationsHandler(deps, { service: imageTasks, always: true })]],
     [
       '/v1/images/edits',
@@ -128,7 +133,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
         ...authenticate,
         editBody,
         createIdempotency('images.edits', resolved, lapsedKeys),
-        createKeptWork('images.edits', resolved),
+        createKeptWork('images.edits', resolved, keptWork),
         imageEditsHandler(deps, { service: imageTasks, always: false }),
       ],
     ],
@@ -152,7 +157,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
       '/api/v3/images/generations',
       [
         ...paid('images.native'),
-        createKeptWork('images.native', resolved),
+        createKeptWork('images.native', resolved, keptWork),
         forwardJsonHandler(deps, { route: 'images.native', upstreamPath: '/images/generations', validate: compile(nativeImageSchema), streamErrors: 'data' }),
       ],
     ],

@@ -25,7 +25,7 @@ export function createErrorMiddleware(options: ResolvedOptions): ErrorRequestHan
     context.failure ??= error;
     // an Idempotency-Key request that failed frees its key, also when its client has left; but an output
     // refusal ends made, paid, flagged work: it is kept under the key like an answer (as a followed key
-    // keeps it, gateway/lapsed-keys.ts), so a retry neither pays for it again nor strikes the tenant again
+    // keeps it, gateway/kept-work/lapsed-keys.ts), so a retry neither pays for it again nor strikes the tenant again
     // (docs/content-safety.md)
     const refusal = outputRefusalOf(error);
     if (refusal && context.recorder?.keepRefusal) context.recorder.keepRefusal(refusal.status, 'application/json; charset=utf-8', JSON.stringify(refusal.toJSON()));

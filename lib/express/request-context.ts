@@ -7,7 +7,7 @@
 // gatewayCaller's rolled-up declaration must name express's (scripts/package-entries.ts)
 import type { Request as ExpressRequest, RequestHandler, Response as ExpressResponse } from 'express';
 import type { ResolvedOptions } from '../gateway/resolve-options.js';
-import type { Cancellation, KeptWork, RequestEnd, Usage } from '../gateway/use-case.js';
+import type { Cancellation, EndedWork, KeptWork, Usage } from '../gateway/use-case.js';
 import type { RequestTrace } from '../telemetry/telemetry.js';
 import type { CancelSignal } from '../transport/upstream-http.js';
 import type { Caller, RouteName } from '../types.js';
@@ -63,7 +63,7 @@ export class RequestContext implements Cancellation {
   /** What the request failed with (set by the error middleware): the ledger reads whether the vendor may have made its work. */
   failure?: unknown;
   /**
-   * The work's answer was kept for the client's retry (kept-work.ts): its images are not charged on
+   * The work's answer was kept for the client's retry (idempotency/kept-work.ts): its images are not charged on
    * this request's event, but on the event that delivers them, or on their expiry.
    */
   keptForRetry = false;
@@ -79,7 +79,7 @@ export class RequestContext implements Cancellation {
   fingerprint?: string;
   /** Set by the Idempotency-Key guard: every writer hands it the exact answer it sends. */
   recorder?: AnswerRecorder;
-  /** Set by the Idempotency-Key guard: given the use case's usage as it starts, for the key's lease (idempotency-leases.ts). */
+  /** Set by the Idempotency-Key guard: given the use case's usage as it starts, for the key's lease (gateway/kept-work/leased-work.ts). */
   tracker?: (usage: Usage) => void;
   /**
    * Set by the kept-work guard (kept-work.ts): takes the answer of work that goes on after the
@@ -250,13 +250,14 @@ export class RequestContext implements Cancellation {
     else this.bill(route, status, latencyMs, finished);
   }
 
-  /** The request's books (ledger/request-books.ts): its charge settled when late, and its one usage event. */
+  /** The request handed to the books (ledger/work-books.ts): they settle its charge when late, and emit its one usage event. */
   private bill(route: RouteName, status: number, latencyMs: number, finished: boolean): void {
     const { options, usage } = this;
     // usage is per caller: a request that never authenticated has nobody to bill; a quote bills nothing
     const reports = options.onUsage !== undefined && this.caller !== undefined && !this.replayed && !this.dryRun;
     if (!reports && !usage.settleLater) return;
-    options.books.close({
+    // never rejects: a settlement that fails is logged by the books
+    void options.books.close({
       caller: this.caller,
       route,
       requestId: this.requestId,
@@ -265,22 +266,22 @@ export class RequestContext implements Cancellation {
       errorCode: this.errorCode,
       usage,
       end: this.workEnd(finished),
-      delivered: this.keptDelivery,
+      ...(this.keptDelivery ? { kept: { work: this.keptDelivery, how: 'delivered' } } : {}),
       reports,
     });
   }
 
-  /** How the request's work ended, as the inbound side saw it, for the ledger (ledger/request-books.ts). */
-  private workEnd(finished: boolean): RequestEnd['end'] {
-    const { usage } = this;
-    // a stream's images went out one by one: those sent were received, the rest were cut (ledger/reckoning.ts)
+  /** How the request's work ended, as the inbound side saw it: facts only, the books decide what they cost (ledger/reckoning.ts). */
+  private workEnd(finished: boolean): EndedWork['end'] {
+    // a stream's images went out one by one: those sent were received, and a stream whose answer did
+    // not reach its end was cut
     const streamed = this.streaming;
-    if (streamed && !finished) usage.lostBy ??= 'stream_cut';
     return {
       ...(this.failure !== undefined ? { error: this.failure } : {}),
       clientLeft: !finished && !streamed,
       kept: this.keptForRetry,
       streamed,
+      ...(streamed && !finished ? { cut: true } : {}),
       // a read (a task query) is no billable request: no per-request fee
       noFee: this.req.method !== 'POST',
     };

@@ -24,7 +24,7 @@ import type { AuthenticatedMiddleware, ListModels, Logger, ResolveUpstream, Veri
 import { type ModelCatalogue, resolveModelCatalogue } from '../models/model-catalogue.js';
 import { Pricing } from './ledger/pricing.js';
 import type { LedgerPolicy } from './ledger/reckoning.js';
-import { RequestBooks } from './ledger/request-books.js';
+import { WorkBooks } from './ledger/work-books.js';
 import type { UpstreamHealth } from './routing/upstream-health.js';
 import { resolveRouting } from './routing/resolve-routing.js';
 import { Moderation } from './moderation/moderation.js';
@@ -68,8 +68,8 @@ export interface ResolvedOptions {
   readonly pricing?: Pricing;
   /** The one ledger rule's policy (ledger/reckoning.ts): who pays for lost work (`tenancy.chargeFailedWork`), and the price table. */
   readonly ledger: LedgerPolicy;
-  /** Each request's books: its cost header, its settlement and usage event, its kept work (ledger/request-books.ts). */
-  readonly books: RequestBooks;
+  /** The books that end paid work: a request's cost header, settlement and usage event, kept work, lapsed keys (ledger/work-books.ts). */
+  readonly books: WorkBooks;
   readonly idempotency?: ResolvedIdempotency;
   /** `limits.imageTasks` */
   readonly imageTasks: ResolvedImageTasks;
@@ -230,7 +230,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     quotas: resolveQuotas(tenancy.quotas),
     pricing,
     ledger,
-    books: new RequestBooks(ledger, options.onUsage, logger),
+    books: new WorkBooks(ledger, options.onUsage, logger),
     idempotency: resolveIdempotency(options.idempotency, limits),
     imageTasks: resolveImageTasks(options.limits?.imageTasks),
     safetyIdentifier: resolveSafetyIdentifier(tenancy.safetyIdentifier),

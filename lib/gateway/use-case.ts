@@ -32,7 +32,7 @@ export interface UseCaseRequest {
   cancel: Cancellation;
   /**
    * Given the use case's usage as it starts, to read while it runs: an Idempotency-Key's lease records
-   * what the request charged and whether its upstream call started (idempotency-leases.ts).
+   * what the request charged and whether its upstream call started (gateway/kept-work/leased-work.ts).
    */
   track?(usage: Usage): void;
   /**
@@ -83,7 +83,11 @@ export interface Usage {
   sizeAsked?: string;
   /** The caller was answered at the deadline while the work went on (answer-deadline.ts): its charge is settled when the request ends. */
   lateAnswer?: boolean;
-  /** Settles the quota charge by the books of the request's end (set for late work, called once by the request's usage event). */
+  /**
+   * Settles the work's charge by the books of its end, when that end settles it (late work, a lapsed
+   * key's recorded charge, kept work at its expiry): called once, by the books, before the usage event
+   * (docs/tenancy-and-billing.md "Settlement").
+   */
   settleLater?: (end: WorkEnd) => Promise<void>;
   /** What the request took from the caller's quotas (with-charge.ts): given back by another instance if this one stops. */
   charged?: { images?: number; imagesWindowEnd?: number; budget?: number; budgetWindowEnd?: number };
@@ -92,7 +96,7 @@ export interface Usage {
   /**
    * Set by an Idempotency-Key's tracker when another instance could finish the request from an upstream
    * task id: the image pipeline then runs a request on an upstream task API of its own (submit, this
-   * record, then polls), and resolves this once the id is recorded (gateway/lapsed-keys.ts).
+   * record, then polls), and resolves this once the id is recorded (gateway/kept-work/lapsed-keys.ts).
    */
   onUpstreamTask?: (task: UpstreamTaskRef) => Promise<void>;
   /** Images made that the moderation policy withheld (gateway/moderation/). */
@@ -140,18 +144,24 @@ export function settle<A>(usage: Usage, work: () => Promise<A>): Promise<Outcome
 /** Work kept for a client's retry, as the event that settles it reads it (docs/tenancy-and-billing.md "Retries"). */
 export type KeptWork = Pick<KeptWorkRecord, 'model' | 'provider' | 'upstreamModel' | 'images' | 'sizes' | 'quality' | 'lostBy'>;
 
-/** How one request ended, as the inbound side saw it: the facts the ledger's books of it are reckoned from (ledger/request-books.ts). */
-export interface RequestEnd {
+/**
+ * How one unit of paid work ended (a request, a lapsed Idempotency-Key, kept work at its expiry): the
+ * facts the ledger's books of it are reckoned from (ledger/work-books.ts). Whoever saw the end hands
+ * these over; every figure is the books'.
+ */
+export interface EndedWork {
   caller: Caller | undefined;
   route: RouteName;
-  requestId: string;
+  /** The request's id, for log lines; none for work booked by the scheduler. */
+  requestId?: string;
   status: number;
   latencyMs: number;
   errorCode: string | undefined;
+  /** What the work did; its `settleLater`, when set, is the charge the books settle before the usage event. */
   usage: Usage;
   end: WorkEnd;
-  /** The kept work this request delivered: its event charges that work. */
-  delivered: KeptWork | undefined;
+  /** Kept work this end settles: delivered to this request (charged here), or expired unclaimed. */
+  kept?: { work: KeptWork; how: 'delivered' | 'expired' };
   /** An event goes out (a caller, not a replay, not a quote). */
   reports: boolean;
 }

@@ -9,7 +9,7 @@
 //   SDKs retry a 409 by themselves, so a client retrying too early simply waits)
 // - same key, another body: 422 `idempotency_key_reused` (the draft's answer)
 // - a streamed answer (`stream: true`) cannot be replayed: the key is refused with 400
-// - the instance running the first request stopped (its key's lease lapsed, gateway/lapsed-keys.ts):
+// - the instance running the first request stopped (its key's lease lapsed, gateway/kept-work/lapsed-keys.ts):
 //   the lost request is booked once, and the next request with the key gets 409
 //   `idempotency_key_interrupted` with `x-should-retry: false` (its outcome is unknown: the upstream
 //   may have made, and billed, the images); the key is then free for a deliberate new attempt
@@ -29,7 +29,6 @@ import type { RouteName } from '../../types.js';
 import type { Usage } from '../../gateway/use-case.js';
 import { leaseEnd } from '../../gateway/leases/lease-terms.js';
 import type { LapsedKeys } from '../../gateway/kept-work/lapsed-keys.js';
-import { snapshotCaller } from '../../gateway/tasks/caller-snapshot.js';
 import { bearerKeyOf, callerOf } from '../authenticate.js';
 import { bodyFingerprint } from '../body/body-fingerprint.js';
 import { type RequestContext, withContext } from '../request-context.js';
@@ -67,7 +66,9 @@ export function createIdempotency(route: RouteName, options: ResolvedOptions, la
     const caller = callerOf(context);
     const scoped = createHash('sha256').update(`${caller.id}\0${route}\0${key}`).digest('base64url');
     const fingerprint = bodyFingerprint(context);
-    const lease: RunningLease | undefined = leases ? { holder: randomBytes(12).toString('base64url'), leaseUntil: leaseEnd(config.lease, Date.now()), work: workOf(context, route) } : undefined;
+    const lease: RunningLease | undefined = leases
+      ? { holder: randomBytes(12).toString('base64url'), leaseUntil: leaseEnd(config.lease, Date.now()), work: workOf(context, route, leases) }
+      : undefined;
     beginOrResolve(scoped, fingerprint, lease, leases, options).then(
       (held) => {
         if (!held) {
@@ -131,26 +132,10 @@ async function beginOrResolve(key: string, fingerprint: string, lease: RunningLe
   throw new Error('the Idempotency-Key record kept changing');
 }
 
-/** What the request is, for the instance that books it if this one stops: what the body says, until the use case says more. */
-function workOf(context: RequestContext, route: RouteName): LeasedWork {
+/** What the request is, for the instance that books it if this one stops: who asked, and the model its body names. */
+function workOf(context: RequestContext, route: RouteName, leases: LapsedKeys): LeasedWork {
   const body = context.req.body as { model?: unknown } | undefined;
-  const caller = snapshotCaller(callerOf(context), bearerKeyOf(context.req)).caller;
-  return { caller, route, model: typeof body?.model === 'string' ? body.model : '', startedAt: Date.now() };
-}
-
-/** The work as the use case has it so far: what it charged, and whether its upstream call started. */
-function trackedWork(work: LeasedWork, usage: Usage): LeasedWork {
-  return {
-    ...work,
-    model: usage.model || work.model,
-    ...(usage.provider !== undefined ? { provider: usage.provider } : {}),
-    ...(usage.upstreamModel !== undefined ? { upstreamModel: usage.upstreamModel } : {}),
-    ...(usage.imagesAsked !== undefined ? { imagesAsked: usage.imagesAsked } : {}),
-    ...(usage.sizeAsked !== undefined ? { sizeAsked: usage.sizeAsked } : {}),
-    ...(usage.imageQuality !== undefined ? { quality: usage.imageQuality } : {}),
-    ...(usage.attempted ? { attempted: true } : {}),
-    ...(usage.charged !== undefined ? { charged: usage.charged } : {}),
-  };
+  return leases.workOf(callerOf(context), bearerKeyOf(context.req), route, typeof body?.model === 'string' ? body.model : '');
 }
 
 function refusalFor(held: IdempotencyRecord, fingerprint: string): GatewayError | undefined {
@@ -213,7 +198,7 @@ function replay(context: RequestContext, answer: StoredAnswer): void {
  * that expired under a live request would let a retry generate, and bill, a second time. With a
  * store that keeps leases, the renewal is the lease's (idempotency.leaseSeconds, with what the use
  * case charged and whether its call started): a crashed instance stops renewing, and another finds
- * the lapse about one lease later (gateway/lapsed-keys.ts); without, its keys free within runningTtlMs.
+ * the lapse about one lease later (gateway/kept-work/lapsed-keys.ts); without, its keys free within runningTtlMs.
  */
 function keepAnswer(context: RequestContext, scoped: string, fingerprint: string, options: ResolvedOptions, leased?: { lease: RunningLease; leases: LapsedKeys }): void {
   const config = options.idempotency!;
@@ -228,7 +213,7 @@ function keepAnswer(context: RequestContext, scoped: string, fingerprint: string
     if (!leased || lost || settled) return;
     const { lease } = leased;
     lease.leaseUntil = leaseEnd(config.lease, Date.now());
-    if (tracked) lease.work = trackedWork(lease.work, tracked);
+    if (tracked) lease.work = leased.leases.tracked(lease.work, tracked);
     if (await config.store.renew!(scoped, lease, config.runningTtlMs)) return;
     if (settled) return;
     lost = true;
@@ -241,7 +226,7 @@ function keepAnswer(context: RequestContext, scoped: string, fingerprint: string
       tracked = usage;
       usage.onAttempt = () => write(renew);
       // a request on an upstream task of its own records the task's id before it waits on it: another
-      // instance follows it from there if this one stops (gateway/lapsed-keys.ts)
+      // instance follows it from there if this one stops (gateway/kept-work/lapsed-keys.ts)
       if (leased.leases.follows) {
         usage.onUpstreamTask = (task) => {
           leased.lease.work.upstreamTask = task;

@@ -2,59 +2,40 @@
 // upstream starts it, and every official SDK retries a timeout or a 5xx: a client that gives up and
 // tries again would pay twice. So on the image routes:
 // - while the work runs, the request is held (request-lifetime.ts): a client that leaves does not
-//   cancel the upstream call, and its answer is kept in the Idempotency-Key store for a short time,
-//   under the caller, the route and the body's fingerprint;
+//   cancel the upstream call, and its answer is kept for a short time, under the caller, the route and
+//   the body's fingerprint;
 // - a retry of the same request (same caller, route and body) finds it, for idempotency.keptAnswerSeconds: a kept answer is handed out
 //   once (then it is gone), and work still running is joined (the retry waits for its answer, at most
 //   the answer deadline its first try had: then it too is answered 504, and the work goes on for the next);
 // - two requests whose clients stay connected are two requests: nothing is kept for an answer its
 //   client received. A request with an Idempotency-Key is kept by its key instead (idempotency.ts).
-// The books (docs/tenancy-and-billing.md "The books"): the first request's usage event reports the
-// vendor work and `keptImages`, not charged yet; the retry that receives the answer has an event that
-// charges it (`images`, `kept`); a kept answer nobody takes is settled by its expiry, on whichever
-// instance the scheduler runs it (gateway/kept-work-expiry.ts). A retry that leaves before the kept
-// answer reached it puts it back, so the next retry still finds it.
-import { createHash } from 'node:crypto';
+// This is the HTTP side only: which requests are looked up, holding the request, seeing its client
+// leave, writing the kept answer. What is kept, its books and its expiry are the gateway's
+// (gateway/kept-work/kept-work-keeper.ts): the first request's usage event reports the vendor work and
+// `keptImages`, not charged yet; the retry that receives the answer has an event that charges it; a
+// kept answer nobody takes is settled by its expiry. A retry that leaves before the kept answer
+// reached it puts it back, so the next retry still finds it.
 import type { RequestHandler } from 'express';
 import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ResolvedOptions } from '../../gateway/resolve-options.js';
-import type { IdempotencyRecord, IdempotencyStore } from '../../stores/idempotency/idempotency-store.js';
+import type { KeptWorkKeeper, WrittenAnswer } from '../../gateway/kept-work/kept-work-keeper.js';
 import type { RouteName } from '../../types.js';
-import { callerOf } from '../authenticate.js';
+import { bearerKeyOf, callerOf } from '../authenticate.js';
 import { bodyFingerprint } from '../body/body-fingerprint.js';
 import { type RequestContext, withContext } from '../request-context.js';
 import { sendBody } from '../answers/send-body.js';
 import { preferenceOf } from '../prefer-header.js';
-import { backgroundWrites, doneRecord } from './kept-answers.js';
+import { backgroundWrites } from './kept-answers.js';
 import { type StreamFields, asksStream } from '../../images/image-stream-ask.js';
-import type { KeptWorkRecord } from '../../stores/idempotency/idempotency-store.js';
-import { keptWorkJobId } from '../../gateway/kept-work/kept-work-expiry.js';
-import { snapshotCaller } from '../../gateway/tasks/caller-snapshot.js';
-import { bearerKeyOf } from '../authenticate.js';
-
-/** The work kept for the retry: for whom, on which route, and its books (ledger/request-books.ts). */
-function keptRecordOf(context: RequestContext, lostBy: KeptWorkRecord['lostBy'], options: ResolvedOptions): KeptWorkRecord {
-  return {
-    caller: snapshotCaller(callerOf(context), bearerKeyOf(context.req) ?? '').caller,
-    route: context.route!,
-    ...options.books.keptWork(context.usage, lostBy),
-  };
-}
 
 // the response header that marks an answer a retry received from its abandoned first try
 const KEPT_HEADER = 'x-kept-answer';
-// how often a retry that joined running work looks for its answer
-const JOIN_POLL_MS = 250;
 
-type KeepingStore = IdempotencyStore & Required<Pick<IdempotencyStore, 'peek' | 'take'>>;
-
-/** The guard of a paid image route; a no-op without an Idempotency-Key store that can peek and take. */
-export function createKeptWork(route: RouteName, options: ResolvedOptions): RequestHandler {
+/** The guard of a paid image route; a no-op when kept work is off (no keptAnswerSeconds, or a store that cannot peek and take). */
+export function createKeptWork(route: RouteName, options: ResolvedOptions, keeper: KeptWorkKeeper): RequestHandler {
   const config = options.idempotency;
-  const store = config?.store;
-  if (!config?.keptAnswerMs || !store?.peek || !store.take) return withContext('keptWorkOff', (_context, next) => next());
-  const keeping = store as KeepingStore;
+  if (!config || !keeper.enabled) return withContext('keptWorkOff', (_context, next) => next());
   return withContext('keptWork', (context, next) => {
     const { req } = context;
     // an Idempotency-Key request is kept by its key; a stream cannot be replayed
@@ -62,20 +43,18 @@ export function createKeptWork(route: RouteName, options: ResolvedOptions): Requ
     // (Prefer: dry-run) makes no work to keep, and never receives work kept for another request
     if (context.dryRun || req.headers['idempotency-key'] !== undefined || asksStream(req.body as StreamFields | undefined) || preferenceOf(req.headers).respondAsync) return next();
     const caller = callerOf(context);
-    const key = createHash('sha256')
-      .update(`kept\0${caller.id}\0${route}\0${bodyFingerprint(context)}`)
-      .digest('base64url');
+    const key = keeper.keyOf(caller.id, route, bodyFingerprint(context));
     const run = (): void => {
-      keep(context, keeping, key, options);
+      keep(context, keeper, key, route, options);
       next();
     };
-    keeping.peek(key).then(
+    keeper.peek(key).then(
       (record) => {
         if (!record) return run();
         // an answer delivered before goes out again to a retry of the request only: anything else is new work
         if (record.state === 'done' && record.delivered && !isRetry(context)) return run();
-        if (record.state === 'done') return void deliver(context, keeping, key, run, options);
-        return void join(context, keeping, key, { waitMs: config.runningTtlMs, run, fail: next }, options);
+        if (record.state === 'done') return void deliver(context, keeper, key, run, options);
+        return void join(context, keeper, key, { waitMs: config.runningTtlMs, run, fail: next }, options);
       },
       (error: unknown) => {
         // the store is down: the request runs as if nothing were kept
@@ -92,35 +71,28 @@ export function createKeptWork(route: RouteName, options: ResolvedOptions): Requ
  * puts it back; one that vanished unseen (its close unread while the answer was written) is covered by
  * the delivered record kept behind: its client's next retry receives it again, billed once.
  */
-async function deliver(context: RequestContext, store: KeepingStore, key: string, run: () => void, options: ResolvedOptions): Promise<void> {
-  let taken: IdempotencyRecord | undefined;
-  try {
-    taken = await store.take(key);
-  } catch {
-    taken = undefined;
-  }
-  if (taken?.state !== 'done') return run();
-  const record = taken;
-  const config = options.idempotency!;
+async function deliver(context: RequestContext, keeper: KeptWorkKeeper, key: string, run: () => void, options: ResolvedOptions): Promise<void> {
+  const record = await keeper.take(key);
+  if (!record) return run();
   const write = backgroundWrites(options.logger, 'kept-work');
   const putBack = (): void => {
     // the answer did not reach this client: it goes back for the next retry, and is billed there
     context.keptDelivery = undefined;
     context.replayed = true;
-    write(() => store.finish(key, record, keptRecordMs(config.keptAnswerMs!)).then(() => scheduleExpiry(options, key, config.keptAnswerMs!)));
+    write(() => keeper.keep(key, record));
   };
   // the client may have left while the answer was taken: one turn of the event loop reads a close that
   // is already on the socket (store calls resolve without one), and then nothing is sent
   await new Promise((resolve) => setImmediate(resolve));
   if (clientGone(context)) return putBack();
   // an answer already billed to a retry goes out again, to a later retry of the same request only, unbilled
-  if (record.kept && !record.delivered) context.keptDelivery = record.kept;
+  const charged = keeper.chargedOnDelivery(record);
+  if (charged) context.keptDelivery = charged;
   else context.replayed = true;
   context.lifetime.whenResponseCloses(() => {
     if (!context.res.writableFinished) return putBack();
     // written, but perhaps to a client that is gone: kept behind, for its own next retry
-    // (a kept refusal, without books, too: it is never delivered before its first retry)
-    if (record.kept || !record.delivered) write(() => store.finish(key, { ...record, delivered: true }, config.keptAnswerMs!));
+    write(() => keeper.delivered(key, record));
   });
   context.res.setHeader(KEPT_HEADER, 'true');
   sendBody(context, record.answer.status, record.answer.contentType, Buffer.from(record.answer.body, 'base64'));
@@ -141,19 +113,6 @@ function clientGone(context: RequestContext): boolean {
   return context.res.destroyed || socket?.destroyed === true || socket?.readableEnded === true;
 }
 
-// a kept record outlives its answer time by this much: its expiry job, not the store's ttl, settles it
-const EXPIRY_GRACE_MS = 60_000;
-
-function keptRecordMs(keptAnswerMs: number): number {
-  return keptAnswerMs + EXPIRY_GRACE_MS;
-}
-
-/** The expiry of a kept answer, on the scheduler (any instance runs it): gateway/kept-work-expiry.ts. */
-function scheduleExpiry(options: ResolvedOptions, key: string, delayMs: number): Promise<void> {
-  const id = keptWorkJobId(key);
-  return options.scheduler.schedulePoll(id, delayMs, `${id}:expiry:${Date.now()}`);
-}
-
 /** How a joining retry ends when the work gives it nothing: it runs, or it is answered an error. */
 interface JoinEnds {
   /** The longest the retry waits when the work names no answer deadline. */
@@ -163,35 +122,18 @@ interface JoinEnds {
 }
 
 /**
- * Waits for the running work's answer. Work that missed its first try's answer deadline names it
- * (`answerMs`): the retry waits at most that long from its own arrival, then is answered 504 as its
- * first try was, saying to retry (the work goes on, kept for the next retry). When the work ends
- * without an answer, or the wait runs out otherwise, the retry runs.
+ * Waits for the running work's answer (the keeper's `join`): delivers it when it comes; answers 504 as
+ * the first try was answered when that deadline passes again (the work goes on, kept for the next
+ * retry); runs when the work ends without an answer, or the wait runs out otherwise.
  */
-async function join(context: RequestContext, store: KeepingStore, key: string, ends: JoinEnds, options: ResolvedOptions): Promise<void> {
-  const joinedAt = Date.now();
-  let until = joinedAt + ends.waitMs;
-  let deadline: number | undefined;
-  while (Date.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.min(JOIN_POLL_MS, until - Date.now()))).unref());
-    if (context.res.destroyed) return;
-    let record: IdempotencyRecord | undefined;
-    try {
-      record = await store.peek(key);
-    } catch {
-      record = undefined;
-    }
-    if (record?.state === 'done') return deliver(context, store, key, ends.run, options);
-    if (record?.state !== 'running') break;
-    if (record.answerMs !== undefined && deadline === undefined) {
-      deadline = record.answerMs;
-      until = Math.min(until, joinedAt + deadline);
-    }
-  }
-  if (deadline !== undefined && Date.now() >= until) {
+async function join(context: RequestContext, keeper: KeptWorkKeeper, key: string, ends: JoinEnds, options: ResolvedOptions): Promise<void> {
+  const joined = await keeper.join(key, ends.waitMs, () => context.res.destroyed);
+  if (joined.found === 'gone') return;
+  if (joined.found === 'answer') return deliver(context, keeper, key, ends.run, options);
+  if (joined.found === 'deadline') {
     // the retry's own deadline passed while the work runs on: it is kept, so say to retry (error-middleware.ts)
     context.workKept = true;
-    return ends.fail(joinedWorkTimeout(deadline));
+    return ends.fail(joinedWorkTimeout(joined.answerMs));
   }
   ends.run();
 }
@@ -209,12 +151,11 @@ function joinedWorkTimeout(answerMs: number): GatewayError {
 
 /**
  * Holds the request while its work runs; when its client leaves first, the work goes on and its
- * answer is kept under `key` for the retry (the Idempotency-Key store's ttl, bounded in bytes).
+ * answer is kept for the retry (the Idempotency-Key store's ttl, bounded in bytes).
  */
-function keep(context: RequestContext, store: KeepingStore, key: string, options: ResolvedOptions): void {
+function keep(context: RequestContext, keeper: KeptWorkKeeper, key: string, route: RouteName, options: ResolvedOptions): void {
   const config = options.idempotency!;
   const hold = context.lifetime.hold();
-  const fingerprint = key;
   let abandoned = false;
   let settled = false;
   const write = backgroundWrites(options.logger, 'kept-work');
@@ -222,28 +163,24 @@ function keep(context: RequestContext, store: KeepingStore, key: string, options
     if (settled || context.res.writableFinished) return;
     // the client left while the work runs: a retry of the same request will find it here
     abandoned = true;
-    write(() => store.finish(key, { state: 'running', fingerprint }, config.runningTtlMs));
+    write(() => keeper.running(key));
   });
   // the work runs at most its running time once abandoned: then the caller's slot is given back
   const safety = setTimeout(hold.freeSlot, config.runningTtlMs);
   safety.unref();
   let late = false;
-  const settle = (record: IdempotencyRecord | undefined, fromLateWork = false, refusal = false): void => {
+  const settle = (answer: WrittenAnswer | undefined, fromLateWork = false, refusal = false): void => {
     // once the caller was answered for a missed deadline, only the late work's own outcome settles
     if (settled || (late && !fromLateWork)) return;
     settled = true;
     clearTimeout(safety);
-    if (abandoned && record?.state === 'done' && refusal) {
-      // an output refusal (made, paid, flagged) is booked on this request's own event: kept without
-      // books, so the retry gets it replayed and unbilled, and neither makes nor checks the images again
-      // (docs/content-safety.md "What a flagged image costs")
-      write(() => store.finish(key, record, keptRecordMs(config.keptAnswerMs!)));
-    } else if (abandoned && record?.state === 'done') {
+    if (abandoned && answer && refusal) write(() => keeper.keepRefusal(key, answer));
+    else if (abandoned && answer) {
       // kept for the retry: charged when delivered or when it expires, not on this request's event
-      const kept: IdempotencyRecord = { ...record, kept: keptRecordOf(context, late ? 'upstream' : 'client_left', options) };
+      const kept = keeper.keptAnswer(key, answer, { caller: callerOf(context), bearerKey: bearerKeyOf(context.req), route, usage: context.usage, late });
       context.keptForRetry = true;
-      write(() => store.finish(key, kept, keptRecordMs(config.keptAnswerMs!)).then(() => scheduleExpiry(options, key, config.keptAnswerMs!)));
-    } else if (abandoned) write(() => store.release(key));
+      write(() => keeper.keep(key, kept));
+    } else if (abandoned) write(() => keeper.release(key));
     hold.release();
   };
   context.keepLate = (answer, answerMs) => {
@@ -251,11 +188,9 @@ function keep(context: RequestContext, store: KeepingStore, key: string, options
     abandoned = true;
     context.workKept = true;
     // the deadline this request was answered at: a retry that joins the work waits no longer
-    write(() => store.finish(key, { state: 'running', fingerprint, ...(answerMs !== undefined ? { answerMs } : {}) }, config.runningTtlMs));
+    write(() => keeper.running(key, answerMs));
     answer.then(
-      (kept) => {
-        settle(kept && kept.body.length <= config.maxAnswerBytes ? doneRecord(fingerprint, kept.status, kept.contentType, kept.body) : undefined, true);
-      },
+      (kept) => settle(kept && kept.body.length <= config.maxAnswerBytes ? kept : undefined, true),
       () => settle(undefined, true),
     );
   };
@@ -264,13 +199,13 @@ function keep(context: RequestContext, store: KeepingStore, key: string, options
     record(status, contentType, body) {
       if (status < 200 || status >= 300 || body === undefined) return settle(undefined);
       // no kept status: the client that left did not receive it; its usage event says so (undeliveredImages)
-      settle(doneRecord(fingerprint, status, contentType, body));
+      settle({ status, contentType, body });
     },
     fail: () => settle(undefined),
     keepRefusal: (status, contentType, body) => {
       // booked as the refusal its retry receives, as under an Idempotency-Key (idempotency.ts)
       if (context.res.destroyed) context.keptStatus = status;
-      settle(doneRecord(fingerprint, status, contentType, body), false, true);
+      settle({ status, contentType, body }, false, true);
     },
   };
 }

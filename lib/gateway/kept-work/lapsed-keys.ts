@@ -22,19 +22,20 @@ import type { CallContext } from '../../providers/call-context.js';
 import { capabilityOf } from '../../providers/registry.js';
 import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
 import { type IdempotencyRecord, type LeasedWork, type RunningLease, type UpstreamTaskRef, doneRecord, keepsLeases } from '../../stores/idempotency/idempotency-store.js';
-import type { Upstream } from '../../types.js';
+import type { Caller, RouteName, Upstream } from '../../types.js';
 import type { GatewayDeps } from '../gateway-deps.js';
-import { type WorkEnd, bookFields } from '../ledger/reckoning.js';
+import type { WorkEnd } from '../ledger/work-end.js';
 import { lostWorkUsage } from '../ledger/lost-work.js';
 import { hasLapsed } from '../leases/lease-terms.js';
 import { rehostImageAnswer } from '../results/rehost-images.js';
 import { checkFollowedOutput } from '../moderation/task-moderation.js';
 import { resolveUpstreams } from '../routing/resolve-upstreams.js';
 import { downloadImages } from '../results/result-images.js';
-import { NEVER_ABORTED, messageOf } from '../tasks/background-work.js';
+import { NEVER_ABORTED } from '../tasks/background-work.js';
 import type { TaskWatches } from '../tasks/task-jobs.js';
 import { taskUpstreamAmong } from '../tasks/task-upstream.js';
-import { Pricing } from '../ledger/pricing.js';
+import { recordedSettlement } from '../tenancy/recorded-charges.js';
+import { leasedWorkOf, trackedWork } from './leased-work.js';
 import { type Usage, type UseCaseRequest, attempting, settle, usageFor } from '../use-case.js';
 
 // scheduler job ids of key watches; the rest is the scoped key (base64url)
@@ -62,6 +63,16 @@ export class LapsedKeys implements TaskWatches {
 
   owns(id: string): boolean {
     return id.startsWith(PREFIX);
+  }
+
+  /** What a new key's lease says of its work, for the instance that books it if this one stops (leased-work.ts). */
+  workOf(caller: Caller, bearerKey: string, route: RouteName, model: string): LeasedWork {
+    return leasedWorkOf(caller, bearerKey, route, model);
+  }
+
+  /** The lease's work brought up to date with the use case's usage: what it charged, whether its call started. */
+  tracked(work: LeasedWork, usage: Usage): LeasedWork {
+    return trackedWork(work, usage);
   }
 
   /** Arms the key's watch for the end of its lease, on whichever instance runs the scheduler's job. */
@@ -220,41 +231,23 @@ export class LapsedKeys implements TaskWatches {
     await this.book(work, usage, { error }, { status: error.status, errorCode: error.code });
   }
 
-  /** A key's request booked by the ledger on this instance: its quota and budget settled, its one usage event. */
-  private async book(work: LeasedWork, usage: Usage, end: WorkEnd, how: { status: number; errorCode?: string }): Promise<void> {
-    const { options } = this.deps;
-    const books = bookFields(usage, end, options.ledger);
-    const charged = work.charged;
-    try {
-      const back = (charged?.images ?? 0) - books.images - (books.undeliveredImages ?? 0);
-      if (back > 0) await this.deps.quotas.refundImages(work.caller.id, back, charged?.imagesWindowEnd);
-      if (charged?.budget !== undefined) await this.deps.quotas.settleBudget(work.caller.id, charged.budget, Pricing.micros(books.cost) ?? 0, charged.budgetWindowEnd);
-    } catch (thrown) {
-      options.logger.warn({ caller: work.caller.id, error: messageOf(thrown) }, 'the charge of an interrupted request was not settled');
-    }
-    if (!options.onUsage) return;
-    try {
-      options.onUsage({
-        caller: work.caller,
-        route: work.route,
-        model: work.model,
-        ...(usage.provider !== undefined ? { provider: usage.provider } : work.provider !== undefined ? { provider: work.provider } : {}),
-        ...(usage.upstreamModel !== undefined ? { upstreamModel: usage.upstreamModel } : {}),
-        ...(usage.upstreamImages !== undefined ? { upstreamImages: usage.upstreamImages } : {}),
-        status: how.status,
-        latencyMs: Date.now() - work.startedAt,
-        ...(usage.upstreamRequestId !== undefined ? { upstreamRequestId: usage.upstreamRequestId } : {}),
-        ...(how.errorCode !== undefined ? { errorCode: how.errorCode } : {}),
-        ...(usage.storedBytes !== undefined ? { storedBytes: usage.storedBytes } : {}),
-        ...(usage.imageSizes !== undefined ? { imageSizes: usage.imageSizes } : {}),
-        ...(usage.upstreamUsage !== undefined ? { upstreamUsage: usage.upstreamUsage } : {}),
-        ...(work.quality !== undefined ? { imageQuality: work.quality } : {}),
-        ...(work.route.startsWith('images.') ? { vendorWork: { images: 0, attempts: [] } } : {}),
-        ...books,
-      });
-    } catch (thrown) {
-      options.logger.error({ error: messageOf(thrown) }, 'onUsage threw');
-    }
+  /**
+   * A key's request ended on this instance by the books (ledger/work-books.ts), as its own instance
+   * would have ended it: the charge its lease recorded settled by the books of its end, then its one
+   * usage event. Never throws: the key is claimed once.
+   */
+  private book(work: LeasedWork, usage: Usage, end: WorkEnd, how: { status: number; errorCode?: string }): Promise<void> {
+    usage.settleLater = recordedSettlement(this.deps.quotas, work.caller.id, work.charged, usage);
+    return this.deps.options.books.close({
+      caller: work.caller,
+      route: work.route,
+      status: how.status,
+      latencyMs: Date.now() - work.startedAt,
+      errorCode: how.errorCode,
+      usage,
+      end,
+      reports: true,
+    });
   }
 }
 

@@ -91,6 +91,7 @@ function settledAttempt(record: AttemptRecord, last: Usage | undefined, end: Wor
 /** Why the work that did not reach the caller was lost, when the place it was lost did not say. */
 function causeOf(usage: Usage, end: WorkEnd): LostBy {
   if (usage.lostBy) return usage.lostBy;
+  if (end.cut) return 'stream_cut';
   if (end.clientLeft || end.error instanceof ClientGoneError) return 'client_left';
   if (GatewayError.is(end.error)) return GATEWAY_FAILURES.has(end.error.code) ? 'gateway' : 'upstream';
   // a failure that is no GatewayError while the client is still there: the gateway's own
@@ -186,6 +187,8 @@ export interface BookFields {
   flaggedImages?: number;
   lostBy?: LostBy;
   vendorWork?: VendorWork;
+  /** On the event that settles kept work: the images that came from an earlier request's vendor work. */
+  kept?: { images: number };
   cost?: Cost;
 }
 
@@ -207,7 +210,7 @@ export function bookFields(usage: Usage, end: WorkEnd, policy: LedgerPolicy, vid
   };
 }
 
-/** Work kept for the client's retry, as its record keeps it (kept-work.ts): what the event that settles it charges. */
+/** Work kept for the client's retry, as its record keeps it (kept-work/kept-work-keeper.ts): what the event that settles it charges. */
 import type { KeptWork } from '../use-case.js';
 export type { KeptWork };
 

@@ -7,10 +7,12 @@ export interface WorkEnd {
   error?: unknown;
   /** The caller did not receive the answer: it left before the response was finished. */
   clientLeft?: boolean;
-  /** The answer was kept for the client's retry (kept-work.ts): charged when delivered or expired. */
+  /** The answer was kept for the client's retry (gateway/kept-work/): charged when delivered or expired. */
   kept?: boolean;
   /** A task's terminal event, or a read: no per-request fee (it was charged on the submit). */
   noFee?: boolean;
   /** A stream: the images it sent reached the caller, whatever ended it (a failure, a cut). */
   streamed?: boolean;
+  /** A stream whose answer did not reach its end at the caller: what it did not send was cut (`stream_cut`). */
+  cut?: boolean;
 }

@@ -56,6 +56,15 @@ export interface QuotaCharge {
   settleBudget(actual: number): Promise<void>;
 }
 
+/** What a charge took, as its work records it to be settled later or elsewhere (`Usage['charged']`, a lease's `charged`). */
+export interface RecordedCharge {
+  images?: number;
+  imagesWindowEnd?: number;
+  /** Money reserved, in millionths. */
+  budget?: number;
+  budgetWindowEnd?: number;
+}
+
 const NOTHING: QuotaCharge = { taken: [], rateLimit: [], windowEnds: {}, refund: async () => {}, settleBudget: async () => {} };
 const CHARGED_NOTHING = Promise.resolve(NOTHING);
 
@@ -147,8 +156,36 @@ export class Quotas {
         throw quotaRefusalOf(kind, limit, this.windows[kind], result, cost[kind]!, this.pricing?.currency);
       }
     }
-    let refunded = new Set<Kind>();
     const rateLimit = kinds.map((kind, index) => rateLimitFieldsOf(kind, limitOf(limits, kind), this.windows[kind], (settled[index] as PromiseFulfilledResult<RateLimiterRes>).value));
+    return this.chargeOf(key, cost, taken, windowEnds, rateLimit);
+  }
+
+  /**
+   * A charge taken earlier, rebuilt from what its work recorded (`Usage['charged']`: a lapsed
+   * Idempotency-Key's lease, work kept for a retry), so that another instance, or a later job, settles
+   * it as the request that took it would have: by the same books, within the windows it was taken in.
+   */
+  recorded(callerId: string, charged: RecordedCharge): QuotaCharge {
+    const taken: Kind[] = [];
+    const cost: QuotaCost = {};
+    const windowEnds: Partial<Record<Kind, number>> = {};
+    if (charged.images !== undefined) {
+      taken.push('images');
+      cost.images = charged.images;
+      if (charged.imagesWindowEnd !== undefined) windowEnds.images = charged.imagesWindowEnd;
+    }
+    if (charged.budget !== undefined) {
+      taken.push('budget');
+      cost.budget = charged.budget;
+      if (charged.budgetWindowEnd !== undefined) windowEnds.budget = charged.budgetWindowEnd;
+    }
+    return this.chargeOf(callerId, cost, taken, windowEnds, []);
+  }
+
+  /** What `taken` of `cost` is, to give back and settle: each kind at most once, never more than was taken. */
+  private chargeOf(key: string, cost: QuotaCost, taken: readonly Kind[], windowEnds: Partial<Record<Kind, number>>, rateLimit: readonly RateLimitFields[]): QuotaCharge {
+    const giveBack = (which: readonly Kind[], amounts: QuotaCost): Promise<void> => this.reward(key, which, amounts, windowEnds);
+    let refunded = new Set<Kind>();
     return {
       taken,
       rateLimit,
@@ -249,6 +286,14 @@ export class Quotas {
   async settleBudget(callerId: string, reserved: number, actual: number, windowEnd?: number): Promise<void> {
     if (actual < reserved) await this.reward(callerId, ['budget'], { budget: reserved - actual }, { budget: windowEnd });
     else if (actual > reserved) await this.spend(callerId, actual - reserved, windowEnd);
+  }
+
+  /**
+   * A settlement that failed (docs/tenancy-and-billing.md "Settlement"): logged, never thrown. What it
+   * would have given back stays charged until its window ends: the caller pays too much, never too little.
+   */
+  unsettled(error: unknown): void {
+    this.logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'a charge was not settled');
   }
 
   /** Counts money spent beyond a reservation, in its window (never refused, never throws). */

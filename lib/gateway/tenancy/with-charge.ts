@@ -8,6 +8,7 @@
 // A dry run (`Prefer: dry-run`, docs/tenancy-and-billing.md "Quotes before work") reaches this same
 // point, validated and resolved, and is answered the quote of this charge instead: the limits peeked,
 // not consumed, and the work never run.
+import { rejectionOf } from '../../errors/rejection-of.js';
 import type { Caller } from '../../types.js';
 import { Pricing } from '../ledger/pricing.js';
 import { type Outcome, type Usage, settle } from '../use-case.js';
@@ -67,13 +68,20 @@ export function withCharge<A>(
 }
 
 /**
- * Settles a charge to the ledger's books of the work as it ended (never throws: a refund is best
- * effort, see quotas.ts). A failed video create gives back its seconds and its task slot (no task
- * runs); a video task that runs keeps them until its terminal state.
+ * Settles a charge to the ledger's books of the work as it ended. Never rejects (docs/tenancy-and-billing.md
+ * "Settlement"): a counter that cannot be reached, or anything else that fails, is logged, and the
+ * charge stays until its window ends; the caller awaits it before the work's usage event all the same.
+ * A failed video create gives back its seconds and its task slot (no task runs); a video task that
+ * runs keeps them until its terminal state.
  */
 export function settleBooks(quotas: Quotas, charge: QuotaCharge, cost: QuotaCost, usage: Usage, end: WorkEnd): Promise<void> {
   // nothing charged (quotas off, or no limit for these kinds): nothing to give back
   if (charge.taken.length === 0) return Promise.resolve();
+  return rejectionOf(() => settleCharge(quotas, charge, cost, usage, end)).catch((error: unknown) => quotas.unsettled(error));
+}
+
+/** settleBooks' arithmetic: the images not charged back, the budget to what the charged work cost. */
+function settleCharge(quotas: Quotas, charge: QuotaCharge, cost: QuotaCost, usage: Usage, end: WorkEnd): Promise<void> {
   const books = reckon(usage, end, quotas.ledger);
   const asked = cost.images ?? 0;
   const refunds: Array<'images' | 'videoSeconds' | 'videoTasks'> = [];

@@ -62,7 +62,7 @@ export interface LeasedWork {
   /**
    * The upstream's own task the request runs on (DashScope's asynchronous synthesis, a Replicate
    * prediction, fal's queue), recorded as soon as its submit answered: an instance that finds the
-   * lease lapsed follows it to its end instead of booking the request as lost (gateway/lapsed-keys.ts).
+   * lease lapsed follows it to its end instead of booking the request as lost (gateway/kept-work/lapsed-keys.ts).
    */
   upstreamTask?: UpstreamTaskRef;
   /**
@@ -156,7 +156,7 @@ export interface IdempotencyStore {
   /**
    * Atomically: when `key` holds exactly `expected` (as `peek` returned it), replaces it with `record`
    * for `ttlMs` and returns true; otherwise changes nothing and returns false. Lets one instance take
-   * over a lapsed request that runs on an upstream task, and end it once (gateway/lapsed-keys.ts);
+   * over a lapsed request that runs on an upstream task, and end it once (gateway/kept-work/lapsed-keys.ts);
    * a store without it books such a request as lost, as any other.
    */
   swap?(key: string, expected: IdempotencyRecord, record: IdempotencyRecord, ttlMs: number): Promise<boolean>;
