@@ -17,6 +17,7 @@ export { ERROR_CODES, type ErrorCode } from './errors/error-codes.js';
 export type { AllowOptions, CallbackOptions, GatewayOptions, ImageTaskOptions, LimitOptions, ModelOptions, StorageOptions, TelemetryOptions, TenancyOptions } from './options/gateway-options.js';
 export type { QuotaLimits, QuotaOptions } from './options/quota-options.js';
 export type { IdempotencyOptions } from './options/idempotency-options.js';
+export type { SharedRedisClient, SharedRedisOptions } from './options/redis-options.js';
 export type { GatewayLimits, ImageModelFamily } from './options/request-limits.js';
 export type { AuthenticatedMiddleware, ListedModel, ListModels, Logger, ResolvedUpstreams, ResolveUpstream, ResolveUpstreamInput, VerifyKey } from './options/host-hooks.js';
 export type {

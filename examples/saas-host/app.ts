@@ -3,7 +3,8 @@
 // tenants and keys, a rate limiter per tenant, its own error handler and its own Redis client. The
 // gateway is mounted under /ai by the docs' recipe: the host's parsers skip the gateway's paths
 // (skipGatewayRoutes), the rate limiter runs after the gateway's authentication with the tenant known
-// (afterAuthentication), and the gateway logs through the host's pino. The specs import this app.
+// (tenancy.afterAuthentication), and the gateway logs through the host's pino. With its Redis client,
+// given once (`redis`), several instances share tasks, keys, quotas and the scheduler. The specs import this app.
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import type { Redis } from 'ioredis';
@@ -11,7 +12,6 @@ import { type Logger as PinoLogger, pino } from 'pino';
 import { pinoHttp } from 'pino-http';
 import { GatewayError, type GatewayRouter, type Upstream, createGatewayRouter, gatewayCaller, skipGatewayRoutes } from '../../lib/index.js';
 import { createPlayground } from '../../lib/playground.js';
-import { bullmqScheduler, redisIdempotencyStore, redisTaskStore } from '../../lib/redis.js';
 import { DEMO_KEYS, PLAN_MODELS, REQUESTS_PER_MINUTE, type Tenant, type TenantTable, tenantTable } from './tenants.js';
 
 /** Where the gateway is mounted: the SDKs' base URL is `<origin>/ai/v1`. */
@@ -20,7 +20,7 @@ export const MOUNT_PATH = '/ai';
 export interface SaasHostOptions {
   /** The host's pino logger. Default: pino to stdout at `info`. */
   logger?: PinoLogger;
-  /** The host's own ioredis client (tasks, scheduler and Idempotency-Key records). Default: none, all in memory. */
+  /** The host's own ioredis client, for everything the gateway shares between instances. Default: none, all in memory. */
   redis?: Redis;
   /** Prefix of everything the gateway keeps in Redis. Default `saas-host`. */
   redisPrefix?: string;
@@ -75,34 +75,30 @@ export function createSaasHost(options: SaasHostOptions): SaasHost {
     },
     // the host's pino: the gateway's lines carry pino-http's request id (`requestId`)
     logger,
-    // the host's rate limiter, keyed by tenant (every key of a tenant shares its budget), answered in
-    // the gateway's error shape; it runs after authentication and before any body is read. Its
-    // default store counts per process: several instances would give it a shared store (Redis)
-    afterAuthentication: [
-      rateLimit({
-        windowMs: 60_000,
-        limit: (_req, res) => REQUESTS_PER_MINUTE[(gatewayCaller(res) as Tenant).plan],
-        keyGenerator: (_req, res) => gatewayCaller(res)!.id,
-        standardHeaders: 'draft-8',
-        legacyHeaders: false,
-        handler: (_req, res, next, limits) => {
-          const allowed = REQUESTS_PER_MINUTE[(gatewayCaller(res) as Tenant).plan];
-          next(GatewayError.rateLimited(`Your plan allows ${allowed} requests a minute.`, limits.windowMs / 1000));
-        },
-      }),
-    ],
-    ...(redis
-      ? {
-          store: redisTaskStore({ client: redis, prefix: `${prefix}:tasks:` }),
-          idempotency: { store: redisIdempotencyStore({ client: redis, prefix: `${prefix}:idem:` }) },
-        }
-      : {}),
-    callbacks: {
-      allowLocal: options.allowLocalCallbacks ?? false,
-      ...(redis ? { scheduler: bullmqScheduler({ connection: redis, queueName: `${prefix}-tasks` }) } : {}),
+    // the host's Redis, given once: task records, Idempotency-Keys and the task scheduler (BullMQ)
+    // are shared by every instance, each key under `<prefix>:`
+    ...(redis ? { redis: { client: redis, prefix: `${prefix}:` } } : {}),
+    callbacks: { allowLocal: options.allowLocalCallbacks ?? false },
+    tenancy: {
+      // each tenant's opaque identifier on every vendor call; safetyIdentifierOf(tenant.id, secret) maps a report back
+      safetyIdentifier: options.safetyIdentifierSecret ? { secret: options.safetyIdentifierSecret } : false,
+      // the host's rate limiter, keyed by tenant (every key of a tenant shares its budget), answered in
+      // the gateway's error shape; it runs after authentication and before any body is read. Its
+      // default store counts per process: several instances would give it a shared store (Redis)
+      afterAuthentication: [
+        rateLimit({
+          windowMs: 60_000,
+          limit: (_req, res) => REQUESTS_PER_MINUTE[(gatewayCaller(res) as Tenant).plan],
+          keyGenerator: (_req, res) => gatewayCaller(res)!.id,
+          standardHeaders: 'draft-8',
+          legacyHeaders: false,
+          handler: (_req, res, next, limits) => {
+            const allowed = REQUESTS_PER_MINUTE[(gatewayCaller(res) as Tenant).plan];
+            next(GatewayError.rateLimited(`Your plan allows ${allowed} requests a minute.`, limits.windowMs / 1000));
+          },
+        }),
+      ],
     },
-    // each tenant's opaque identifier on every vendor call; safetyIdentifierOf(tenant.id, secret) maps a report back
-    tenancy: { safetyIdentifier: options.safetyIdentifierSecret ? { secret: options.safetyIdentifierSecret } : false },
   });
 
   const app = express();

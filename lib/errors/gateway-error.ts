@@ -157,7 +157,7 @@ export class GatewayError extends Error {
 
   /**
    * 429 `rate_limit_exceeded`, with `Retry-After` when `retryAfterSeconds` is given: for a host's own
-   * limiter in `afterAuthentication`.
+   * limiter in `tenancy.afterAuthentication`.
    * @example next(GatewayError.rateLimited('Your plan allows 60 requests a minute.', 30))
    */
   static rateLimited(message: string, retryAfterSeconds?: number): GatewayError {

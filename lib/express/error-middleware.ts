@@ -114,7 +114,7 @@ function toGatewayError(error: unknown, options: ResolvedOptions): GatewayError 
   // does not decode) carry a 4xx status: the caller's problem, not a server error
   const status = (error as { status?: unknown; statusCode?: unknown }).status ?? (error as { statusCode?: unknown }).statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    // a host middleware's http-errors error (afterAuthentication) whose message is meant for clients
+    // a host middleware's http-errors error (tenancy.afterAuthentication) whose message is meant for clients
     const exposed = (error as { expose?: unknown }).expose === true && error instanceof Error && error.message !== '' ? error.message.slice(0, 500) : undefined;
     if (status === 401) return GatewayError.authentication(exposed ?? 'The request was not authorized.');
     if (status === 403) return GatewayError.permissionDenied(exposed ?? 'The request is not allowed.');

@@ -1,4 +1,4 @@
-// The host's middleware of the `afterAuthentication` option (docs/configuration.md), run inside a route's
+// The host's middleware of the `tenancy.afterAuthentication` option (docs/configuration.md), run inside a route's
 // chain after the key was accepted. A rejected promise (an async middleware on Express 4, which does not
 // catch it) and a throw both become `next(error)`, so the gateway's error middleware answers them in
 // its own shape. The chain goes on once: a middleware that passes it on and then fails (`next()`, then
@@ -20,7 +20,7 @@ export function hostMiddleware(middleware: AuthenticatedMiddleware, logger: Logg
             route: req.path.slice(0, 200),
             error: error instanceof Error ? error.message : error === undefined ? 'next() called again' : typeof error === 'string' ? error : 'a non-Error value',
           },
-          'an afterAuthentication middleware went on to the gateway and then failed or went on again: ignored (docs/configuration.md "afterAuthentication")',
+          'an afterAuthentication middleware went on to the gateway and then failed or went on again: ignored (docs/configuration.md "tenancy.afterAuthentication")',
         );
         return;
       }

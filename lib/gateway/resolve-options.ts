@@ -7,12 +7,14 @@ import { GatewayConfigError } from '../errors/config-error.js';
 import { DEFAULT_IMAGE_MODELS, type ImageModelTable } from '../images/model-families.js';
 import { type JobScheduler, memoryScheduler } from '../stores/scheduling/job-scheduler.js';
 import { memoryTaskStore } from '../stores/tasks/memory-task-store.js';
+import { redisTaskStore } from '../stores/tasks/redis-task-store.js';
 import type { TaskStore } from '../stores/tasks/task-store.js';
 import type { ResultStorage } from '../stores/results/result-storage.js';
 import type { ResolvedStorage } from './results/durable-results.js';
 import { Telemetry } from '../telemetry/telemetry.js';
 import { GENAI_PROVIDER_NAMES, PROVIDER_NAMES, defaultModelRows, isVendorRow } from '../providers/registry.js';
 import { type ResolvedCallbacks, resolveCallbacks } from './options/callback-options.js';
+import { redisScheduler, resolveRedis } from './options/redis-option.js';
 import { resolveCompressedBodies, resolveImageModels, resolveLimits } from './options/limit-options.js';
 import { type ResolvedIdempotency, type ResolvedQuotas, resolveIdempotency, resolveQuotas } from './tenancy/resolve-tenancy.js';
 import type { UsageEvent } from '../types.js';
@@ -48,10 +50,11 @@ export interface ResolvedOptions {
   readonly allowPrivateResultUrls: boolean;
   readonly onUsage?: (event: UsageEvent) => void;
   readonly logger: Logger;
-  /** The host's middleware after authentication, in order (none: empty). */
+  /** `tenancy.afterAuthentication`: the host's middleware after authentication, in order (none: empty). */
   readonly afterAuthentication: readonly AuthenticatedMiddleware[];
+  /** `store`, else a Redis task store on `redis`, else in memory. */
   readonly store: TaskStore;
-  /** `callbacks.scheduler` */
+  /** `callbacks.scheduler`, else BullMQ on `redis`, else in memory. */
   readonly scheduler: JobScheduler;
   readonly callbacks: ResolvedCallbacks;
   /** `allow.operatorAssets` */
@@ -88,13 +91,13 @@ export interface ResolvedOptions {
 const OPTION_NAMES = {
   verifyKey: true,
   resolveUpstream: true,
-  afterAuthentication: true,
   limits: true,
   imageModels: true,
   models: true,
   allow: true,
   onUsage: true,
   tenancy: true,
+  redis: true,
   idempotency: true,
   store: true,
   callbacks: true,
@@ -126,6 +129,7 @@ const MOVED_OPTIONS: Readonly<Record<string, { readonly to: string; readonly fix
   billing: { to: 'tenancy.chargeFailedWork', fix: 'tenancy: { chargeFailedWork: true }' },
   safetyIdentifier: { to: 'tenancy.safetyIdentifier', fix: 'tenancy: { safetyIdentifier: { secret: process.env.SAFETY_IDENTIFIER_SECRET } }' },
   scheduler: { to: 'callbacks.scheduler', fix: 'callbacks: { scheduler: bullmqScheduler({ connection: new Redis(process.env.REDIS_URL) }) }' },
+  afterAuthentication: { to: 'tenancy.afterAuthentication', fix: 'tenancy: { afterAuthentication: [rateLimit({ keyGenerator: (req, res) => gatewayCaller(res)!.id })] }' },
 };
 
 const silent = (): void => {};
@@ -182,6 +186,8 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     throw new GatewayConfigError('option_type', 'options.tenancy.chargeFailedWork must be true or false.', 'tenancy: { chargeFailedWork: true }');
   }
   const scheduler = options.callbacks?.scheduler;
+  // without a scheduler of its own, `redis` runs one on BullMQ: checked now that bullmq can be loaded
+  const redis = resolveRedis(options.redis, scheduler === undefined);
   checkInterface(options.store, 'store', ['createTask', 'getTask', 'updateTask', 'putAsset', 'getAsset'], 'store: redisTaskStore({ client: new Redis(process.env.REDIS_URL) })');
   checkInterface(
     scheduler,
@@ -218,31 +224,33 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     allowPrivateResultUrls: allow.privateResultUrls ?? false,
     onUsage: options.onUsage,
     logger,
-    afterAuthentication: resolveAfterAuthentication(options.afterAuthentication),
-    store: options.store ?? memoryTaskStore(),
-    scheduler: scheduler ?? memoryScheduler(),
+    afterAuthentication: resolveAfterAuthentication(tenancy.afterAuthentication),
+    store: options.store ?? (redis ? redisTaskStore({ client: redis.client, prefix: redis.prefix }) : memoryTaskStore()),
     callbacks: resolveCallbacks(options.callbacks),
     allowOperatorAssets: allow.operatorAssets ?? false,
     listModels: models.list,
     fallthrough: allow.fallthrough ?? false,
     storage: resolveStorage(options.storage),
     telemetry,
-    quotas: resolveQuotas(tenancy.quotas),
+    quotas: resolveQuotas(tenancy.quotas, redis),
     pricing,
     ledger,
     books: new WorkBooks(ledger, options.onUsage, logger),
-    idempotency: resolveIdempotency(options.idempotency, limits),
+    idempotency: resolveIdempotency(options.idempotency, limits, redis),
     imageTasks: resolveImageTasks(options.limits?.imageTasks),
     safetyIdentifier: resolveSafetyIdentifier(tenancy.safetyIdentifier),
-    routing: resolveRouting(options.routing, options.onUpstreamHealth, logger, telemetry),
-    ...(options.moderation !== undefined && options.moderation !== null ? { moderation: new Moderation(options.moderation, options.onModeration, logger, options.onStrikeLimit) } : {}),
+    ...(options.moderation !== undefined && options.moderation !== null ? { moderation: new Moderation(options.moderation, options.onModeration, logger, options.onStrikeLimit, redis) } : {}),
+    // last: these open connections (health's subscription, BullMQ's duplicates), so an option that
+    // fails its check above leaves nothing open
+    routing: resolveRouting(options.routing, options.onUpstreamHealth, logger, telemetry, redis),
+    scheduler: scheduler ?? (redis ? redisScheduler(redis) : memoryScheduler()),
   });
 }
 
 /** The names of each group, checked against its type by tsc as OPTION_NAMES is. */
 const MODEL_OPTION_NAMES = { catalogue: true, list: true } as const satisfies Record<keyof ModelOptions, true>;
 const ALLOW_OPTION_NAMES = { privateImageUrls: true, privateResultUrls: true, operatorAssets: true, fallthrough: true } as const satisfies Record<keyof AllowOptions, true>;
-const TENANCY_OPTION_NAMES = { pricing: true, quotas: true, chargeFailedWork: true, safetyIdentifier: true } as const satisfies Record<keyof TenancyOptions, true>;
+const TENANCY_OPTION_NAMES = { pricing: true, quotas: true, chargeFailedWork: true, safetyIdentifier: true, afterAuthentication: true } as const satisfies Record<keyof TenancyOptions, true>;
 /** A group option: absent is `{}`; anything but an object, or a name it lacks, is a configuration error. */
 function checkGroup<T extends object>(value: T | undefined, name: string, names: Readonly<Record<keyof T, true>>, example: string): Partial<T> {
   if (value === undefined) return {};
@@ -319,14 +327,14 @@ function checkInterface(value: unknown, name: string, methods: readonly string[]
 }
 
 /** One middleware or a list, as a frozen list; anything but functions is a configuration error. */
-function resolveAfterAuthentication(given: GatewayOptions['afterAuthentication']): readonly AuthenticatedMiddleware[] {
+function resolveAfterAuthentication(given: TenancyOptions['afterAuthentication']): readonly AuthenticatedMiddleware[] {
   if (given === undefined) return Object.freeze([]);
   const list = typeof given === 'function' ? [given] : given;
   if (!Array.isArray(list) || list.some((middleware) => typeof middleware !== 'function')) {
     throw new GatewayConfigError(
       'option_type',
-      'options.afterAuthentication must be a middleware (req, res, next) or a list of them.',
-      'afterAuthentication: [rateLimit({ keyGenerator: (req, res) => gatewayCaller(res)!.id })]',
+      'options.tenancy.afterAuthentication must be a middleware (req, res, next) or a list of them.',
+      'tenancy: { afterAuthentication: [rateLimit({ keyGenerator: (req, res) => gatewayCaller(res)!.id })] }',
     );
   }
   return Object.freeze([...(list as readonly AuthenticatedMiddleware[])]);

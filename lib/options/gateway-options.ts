@@ -1,7 +1,8 @@
 // The public options of createGatewayRouter (docs/configuration.md): GatewayOptions and the option objects
 // it is made of, each with its default and an example, grouped by concern (docs/configuration.md "Old
 // names"). Types only; the bounds of a request are in request-limits.ts, the functions a host writes in
-// host-hooks.ts, the quotas in quota-options.ts, the Idempotency-Key store in idempotency-options.ts.
+// host-hooks.ts, the quotas in quota-options.ts, the Idempotency-Key store in idempotency-options.ts,
+// the one Redis in redis-options.ts.
 // gateway/resolve-options.ts is the only place that reads them: it checks them, fills the defaults and
 // widens the shorthands.
 // the telemetry option's type lives with the facade that reads it: telemetry imports no option
@@ -21,6 +22,7 @@ import type { IdempotencyOptions } from './idempotency-options.js';
 import type { SafetyIdentifierOptions } from './safety-identifier-options.js';
 import type { RoutingOptions, UpstreamHealthEvent } from './routing-options.js';
 import type { ModerationEvent, ModerationOption, StrikeLimitEvent } from './moderation-options.js';
+import type { SharedRedisOptions } from './redis-options.js';
 // re-exported for the modules that read them from here
 export type { QuotaLimits, QuotaState } from './quota-options.js';
 
@@ -35,15 +37,6 @@ export interface GatewayOptions {
    * @example resolveUpstream: ({ model }) => ({ provider: 'dashscope', baseURL: 'https://dashscope-intl.aliyuncs.com/api/v1', apiKey, model: 'qwen-image-plus' })
    */
   resolveUpstream: ResolveUpstream;
-  /**
-   * The host's own middleware for gateway requests once the caller is known (its rate limiter, an
-   * audit log, a plan check): runs on every gateway route after `verifyKey` accepted the key and
-   * before the body is read; `gatewayCaller(res)` is the caller. An error it passes to `next` (or
-   * throws, or rejects with) is answered in the gateway's error shape: a `GatewayError` as it is, an
-   * error with `status` 401, 403, 404 or 429 (http-errors) with that status. Default: none.
-   * @example afterAuthentication: [rateLimit({ keyGenerator: (req, res) => gatewayCaller(res)!.id, handler: (req, res, next) => next(GatewayError.rateLimited('Too many requests', 60)) })]
-   */
-  afterAuthentication?: AuthenticatedMiddleware | readonly AuthenticatedMiddleware[];
   /**
    * What one request may hold and how long it may take, what compressed bodies may decode to, and
    * how many asynchronous image tasks run and wait. Each key is optional; defaults in `DEFAULT_LIMITS`,
@@ -83,21 +76,31 @@ export interface GatewayOptions {
    */
   tenancy?: TenancyOptions;
   /**
+   * One Redis for several instances (docs/deployment.md "Several instances"): one connected ioredis
+   * client, never closed by the gateway, and one key prefix, used by every concern that keeps shared
+   * state unless it is given its own: task records (`store`), Idempotency-Keys (`idempotency.store`),
+   * quota counters (`tenancy.quotas.redis`), upstream health (`routing.store`), strikes
+   * (`moderation.redis`) and the task scheduler (`callbacks.scheduler`, BullMQ: install `bullmq`).
+   * Default: none, everything in this process's memory.
+   * @example redis: { client: new Redis(process.env.REDIS_URL!) }
+   */
+  redis?: SharedRedisOptions;
+  /**
    * `Idempotency-Key` on the paid creates (image generations and edits, video tasks, Ark native
    * images, CreateAsset): a retry with the same key and body gets the stored answer, the upstream is
-   * not called again. Default: on, keys in memory for 24 h; `false` ignores the header.
-   * @example idempotency: { store: redisIdempotencyStore({ client: redis }) }
+   * not called again. Default: on, keys for 24 h in `redis` when given, else in memory; `false` ignores the header.
+   * @example idempotency: { ttlSeconds: 3600 }
    */
   idempotency?: IdempotencyOptions | false;
   /**
-   * Task and asset records (ownership, callback state). Default: `memoryTaskStore()`; `redisTaskStore` for several instances.
-   * @example store: redisTaskStore({ client: new Redis(process.env.REDIS_URL!) })
+   * Task and asset records (ownership, callback state). Default: `redisTaskStore` on `redis` when given, else `memoryTaskStore()`.
+   * @example store: memoryTaskStore({ maxTasks: 50_000 })
    */
   store?: TaskStore;
   /**
    * Callback delivery (contract §6): signing, retries, the polling schedule, and the scheduler that runs
-   * polls and deliveries. Default: `DEFAULT_CALLBACKS`, unsigned, `memoryScheduler()`.
-   * @example callbacks: { signingSecret: process.env.WEBHOOK_SECRET, maxAttempts: 8, scheduler: bullmqScheduler({ connection: redis }) }
+   * polls and deliveries. Default: `DEFAULT_CALLBACKS`, unsigned, BullMQ on `redis` when given, else `memoryScheduler()`.
+   * @example callbacks: { signingSecret: process.env.WEBHOOK_SECRET, maxAttempts: 8 }
    */
   callbacks?: CallbackOptions;
   /**
@@ -109,7 +112,7 @@ export interface GatewayOptions {
    * @example storage: { store: s3ResultStorage({ bucket: 'results', region: 'auto', endpoint }), onFailure: 'error' }
    */
   storage?: ResultStorage | StorageOptions;
-  /** Health-aware routing among a resolver's upstreams, and their circuit breaker (docs/routing-and-health.md). Default `{ strategy: 'ordered' }`, breaker on. @example routing: { strategy: 'weighted', store: redis } */
+  /** Health-aware routing among a resolver's upstreams, and their circuit breaker (docs/routing-and-health.md). Default `{ strategy: 'ordered' }`, breaker on, health shared on `redis` when given. @example routing: { strategy: 'weighted' } */
   routing?: RoutingOptions;
   /** Hears each state change of an upstream on this instance (docs/routing-and-health.md "Operator signals"). Errors it throws are logged. Default: none. @example onUpstreamHealth: (event) => pager.notify(event) */
   onUpstreamHealth?: (event: UpstreamHealthEvent) => void;
@@ -256,6 +259,15 @@ export interface TenancyOptions {
    * @example safetyIdentifier: { secret: process.env.SAFETY_IDENTIFIER_SECRET! }
    */
   safetyIdentifier?: SafetyIdentifierOptions | false;
+  /**
+   * The host's own middleware for each tenant's gateway requests, once the caller is known (its rate
+   * limiter, an audit log, a plan check): runs on every gateway route after `verifyKey` accepted the
+   * key and before the body is read; `gatewayCaller(res)` is the caller. An error it passes to `next`
+   * (or throws, or rejects with) is answered in the gateway's error shape: a `GatewayError` as it is,
+   * an error with `status` 401, 403, 404 or 429 (http-errors) with that status. Default: none.
+   * @example afterAuthentication: [rateLimit({ keyGenerator: (req, res) => gatewayCaller(res)!.id, handler: (req, res, next) => next(GatewayError.rateLimited('Too many requests', 60)) })]
+   */
+  afterAuthentication?: AuthenticatedMiddleware | readonly AuthenticatedMiddleware[];
 }
 
 /**
@@ -334,8 +346,9 @@ export interface CallbackOptions {
   allowLocal?: boolean;
   /**
    * Runs the task polls and callback deliveries, and the lease watches of image tasks and of kept
-   * work. Default: `memoryScheduler()`; `bullmqScheduler` for several instances.
-   * @example scheduler: bullmqScheduler({ connection: new Redis(process.env.REDIS_URL!) })
+   * work. Default: `bullmqScheduler` on the `redis` option when given (prefix `<redis.prefix>bull`),
+   * else `memoryScheduler()`.
+   * @example scheduler: bullmqScheduler({ connection: new Redis(process.env.REDIS_URL!), concurrency: 16 })
    */
   scheduler?: JobScheduler;
   /** Timeout of one delivery attempt, ms. Default 10 s. @example timeoutMs: 5_000 */

@@ -1,5 +1,5 @@
 // The public types of the functions a host hands the gateway (docs/architecture.md "Public contract"):
-// `verifyKey`, `resolveUpstream`, `models.list`, `logger` and the `afterAuthentication` middleware. Types only; the domain types they speak
+// `verifyKey`, `resolveUpstream`, `models.list`, `logger` and the `tenancy.afterAuthentication` middleware. Types only; the domain types they speak
 // of (Caller, Upstream, RouteName) are in types.ts.
 // express's Request under a name of its own, apart from Node's global (fetch) one: the rolled-up
 // declarations must name express's (scripts/package-entries.ts)
@@ -62,7 +62,7 @@ export interface ListedModel {
 export type ListModels = (caller: Caller) => readonly (string | ListedModel)[] | Promise<readonly (string | ListedModel)[]>;
 
 /**
- * A host middleware of the `afterAuthentication` option: Express's own shape, run after the key was
+ * A host middleware of the `tenancy.afterAuthentication` option: Express's own shape, run after the key was
  * accepted (`gatewayCaller(res)` is the caller) and before the body is read. It calls `next()` to let
  * the request on, or `next(error)` to answer it in the gateway's error shape.
  * @example (req, res, next) => (plans.allows(gatewayCaller(res)!, req.path) ? next() : next(GatewayError.permissionDenied('Your plan does not include this endpoint.')))

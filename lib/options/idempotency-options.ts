@@ -4,11 +4,16 @@
 import type { IdempotencyStore } from '../stores/idempotency/idempotency-store.js';
 
 /**
- * Idempotency-Key on the paid creates (docs/tenancy-and-billing.md). On by default, keys in memory.
- * @example idempotency: { store: redisIdempotencyStore({ client: redis }), ttlSeconds: 24 * 3600 }
+ * Idempotency-Key on the paid creates (docs/tenancy-and-billing.md). On by default, keys in the
+ * `redis` option's Redis when it is given, else in memory.
+ * @example idempotency: { ttlSeconds: 24 * 3600, keptAnswerSeconds: 120 }
  */
 export interface IdempotencyOptions {
-  /** Where keys live. Default `memoryIdempotencyStore()`; `redisIdempotencyStore({ client })` for several instances. @example store: redisIdempotencyStore({ client: redis }) */
+  /**
+   * An override: where keys live. Default: `redisIdempotencyStore` on the `redis` option (prefix
+   * `'<redis.prefix>idem:'`) when it is given, else `memoryIdempotencyStore()`.
+   * @example store: memoryIdempotencyStore({ maxKeys: 50_000 })
+   */
   store?: IdempotencyStore;
   /** Seconds a key (and its stored answer) is kept after the first request finished. Default 86 400 (24 h). @example ttlSeconds: 3600 */
   ttlSeconds?: number;

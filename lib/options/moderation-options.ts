@@ -109,9 +109,9 @@ export interface ModerationPolicy {
   maxStrikes?: number;
   /** The strike window, seconds: it starts at a tenant's first strike. Default 86 400. */
   strikeWindowSeconds?: number;
-  /** Where strikes are counted across instances. Default: this process's memory. */
+  /** An override: a client of its own where strikes are counted across instances. Default: the `redis` option's client, else this process's memory. */
   redis?: StrikeRedisClient;
-  /** Prepended to the strike keys in Redis, as `prefix` is for every other Redis store. Default `'gw:strikes:'`. @example prefix: 'myapp:strikes:' */
+  /** An override: prepended to the strike keys in Redis. Default `'<redis.prefix>strikes:'` (`'gw:strikes:'`). @example prefix: 'myapp:strikes:' */
   prefix?: string;
 }
 

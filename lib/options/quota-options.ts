@@ -5,16 +5,20 @@ import type { Caller } from '../types.js';
 
 /**
  * Per-caller quotas (docs/tenancy-and-billing.md): limits in the units a tenant is billed in, counted by
- * rate-limiter-flexible in memory by default (one instance); give `redis` so several instances share
- * one budget.
- * @example quotas: { limits: (caller) => plans[caller.plan], redis: new Redis(process.env.REDIS_URL!), whenRedisDown: 'refuse' }
+ * rate-limiter-flexible in memory by default (one instance); on the gateway's `redis` option when it is
+ * given (or on a `redis` of their own), so several instances share one budget.
+ * @example quotas: { limits: (caller) => plans[caller.plan], whenRedisDown: 'refuse' }
  */
 export interface QuotaOptions {
   /** Required. The limits, for every caller or per caller (null/undefined: no quota for this caller). No default. @example limits: { requestsPerMinute: 60 } */
   limits: QuotaLimitsFor;
-  /** A connected ioredis client (the host's; never closed by the gateway). Default: counters in this process's memory. @example redis: new Redis(process.env.REDIS_URL!) */
+  /**
+   * An override: a connected ioredis client of the quotas' own (the host's; never closed by the
+   * gateway). Default: the `redis` option's client, else counters in this process's memory.
+   * @example redis: new Redis(process.env.QUOTA_REDIS_URL!)
+   */
   redis?: QuotaRedisClient;
-  /** Prepended to every Redis key. Default `'gw:quota:'`. @example prefix: 'myapp:quota:' */
+  /** An override: prepended to every quota key. Default `'<redis.prefix>quota:'` (`'gw:quota:'`). @example prefix: 'myapp:quota:' */
   prefix?: string;
   /**
    * When Redis cannot be reached: `'refuse'` answers 503 `quota_unavailable` (nothing runs

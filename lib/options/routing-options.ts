@@ -85,16 +85,20 @@ export interface RoutingHealthSubscriber {
 
 /**
  * The `routing` option. Each key is optional.
- * @example routing: { strategy: 'latency', breaker: { cooldownSeconds: 10 }, store: redis }
+ * @example routing: { strategy: 'latency', breaker: { cooldownSeconds: 10 } }
  */
 export interface RoutingOptions {
   /** Default `'ordered'` (the list as the resolver returned it). @example strategy: 'weighted' */
   strategy?: RoutingStrategy;
   /** The circuit breaker; `false` turns it off (every upstream is always tried). Default on, with BreakerOptions' defaults. */
   breaker?: BreakerOptions | false;
-  /** A Redis client (ioredis) to share health between instances. Default: each instance keeps its own. @example store: new Redis(process.env.REDIS_URL) */
+  /**
+   * An override: a Redis client (ioredis) of its own to share health between instances. Default: the
+   * `redis` option's client, else each instance keeps its own. Nothing is shared with `breaker: false`.
+   * @example store: new Redis(process.env.HEALTH_REDIS_URL)
+   */
   store?: RoutingHealthClient;
-  /** Prepended to the Redis key and channel. Default `'gw:health:'`. */
+  /** An override: prepended to the Redis key and channel. Default `'<redis.prefix>health:'` (`'gw:health:'`). @example prefix: 'myapp:health:' */
   prefix?: string;
   /** Share of `'latency'` choices that try another upstream first, so a recovered one is seen again. Default 0.05. @example explore: 0.1 */
   explore?: number;

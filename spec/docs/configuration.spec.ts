@@ -3,13 +3,14 @@
 // states its declared type, its default and an example, and each nested options object (a property
 // whose type is named `...Options` or `...Limits`: limits, callbacks, storage, tenancy, ...) has every
 // one of its fields named in that section, down to the fields of a group's own objects (`tenancy.quotas.limits`). The `Upstream` fields a resolver returns are named in the
-// `resolveUpstream` section, and the `limits` table states each default of `DEFAULT_LIMITS`.
+// `resolveUpstream` section, and the `limits` table states each default of `DEFAULT_LIMITS`. Each
+// top-level name of the "Old names" table is refused by createGatewayRouter with the place it gives.
 // docs/contributing.md "Documentation"
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_LIMITS } from '../../lib/index.js';
+import { DEFAULT_LIMITS, GatewayConfigError, createGatewayRouter } from '../../lib/index.js';
 import { ROOT, sections } from '../helpers/markdown-docs.js';
 
 interface OptionField {
@@ -137,6 +138,22 @@ describe.skipIf(process.env.GATEWAY_EXPRESS === '4')('docs/configuration.md agai
     const known = new Set(options.map((option) => option.name));
     const extra = [...optionSections.keys()].filter((heading) => /^[a-zA-Z]+$/.test(heading) && !known.has(heading));
     expect(extra).toEqual([]);
+  });
+
+  it('names, for each old top-level option in "Old names", the new place createGatewayRouter refuses it with', () => {
+    const rows = [...(sections(page, 2).get('Old names') ?? '').matchAll(/^\|\s*`([A-Za-z]+)`\s*\|\s*\[`([\w.]+)`\]/gm)].map((row) => [row[1]!, row[2]!] as const);
+    expect(rows.map(([old]) => old)).toEqual(expect.arrayContaining(['compressedBodies', 'scheduler', 'afterAuthentication']));
+    const problems: string[] = [];
+    for (const [old, now] of rows) {
+      try {
+        createGatewayRouter({ verifyKey: () => null, resolveUpstream: () => null, logger: false, ...{ [old]: {} } });
+        problems.push(`${old}: accepted`);
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        if (!(error instanceof GatewayConfigError) || error.code !== 'option_moved' || !message.startsWith(`Option '${old}' is now ${now}.`)) problems.push(`${old}: ${message}`);
+      }
+    }
+    expect(problems).toEqual([]);
   });
 
   it('states each default of DEFAULT_LIMITS in the limits table', () => {

@@ -1,4 +1,4 @@
-// The host's middleware after authentication (docs/configuration.md "afterAuthentication"): it runs
+// The host's middleware after authentication (docs/configuration.md "tenancy.afterAuthentication"): it runs
 // on every gateway route once the key was accepted, sees the caller, runs before the body is read,
 // and whatever it refuses with (next(error), a throw, a rejected promise, an http-errors error) is
 // answered in the gateway's error shape, on both Express majors; the upstream is never called then.
@@ -15,11 +15,11 @@ async function withMiddleware(afterAuthentication: AuthenticatedMiddleware | Aut
   return gatewayWith({
     fakes: { dashscope: startFakeDashscope },
     resolve: (_input, { dashscope }: { dashscope: FakeDashscope }) => ({ provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'k' }),
-    afterAuthentication,
+    tenancy: { afterAuthentication },
   });
 }
 
-describe('afterAuthentication', () => {
+describe('tenancy.afterAuthentication', () => {
   it('runs in order with the caller known, on every gateway route, and not for a request without a key', async () => {
     const seen: string[] = [];
     const gw = await withMiddleware([
@@ -65,10 +65,12 @@ describe('afterAuthentication', () => {
       fakes: { dashscope: startFakeDashscope },
       resolve: (_input, { dashscope }: { dashscope: FakeDashscope }) => ({ provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'k' }),
       logger,
-      afterAuthentication: async function audit(_req, _res, next) {
-        next();
-        await Promise.resolve();
-        throw new Error('the audit write failed');
+      tenancy: {
+        afterAuthentication: async function audit(_req, _res, next) {
+          next();
+          await Promise.resolve();
+          throw new Error('the audit write failed');
+        },
       },
     });
     const res = await request(gw.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send(body);
@@ -145,10 +147,18 @@ describe('afterAuthentication', () => {
 
   it('refuses anything but middleware at creation, with the fix', () => {
     const make = (value: unknown) => () =>
-      createGatewayRouter({ verifyKey: staticKeys({ [KEY_A]: { id: 'a' } }), resolveUpstream: () => null, logger: false, afterAuthentication: value as AuthenticatedMiddleware });
+      createGatewayRouter({ verifyKey: staticKeys({ [KEY_A]: { id: 'a' } }), resolveUpstream: () => null, logger: false, tenancy: { afterAuthentication: value as AuthenticatedMiddleware } });
     for (const value of ['rateLimit', [() => undefined, 1], { handle: () => undefined }]) {
       expect(make(value)).toThrow(GatewayConfigError);
-      expect(make(value)).toThrow(/afterAuthentication must be a middleware/);
+      expect(make(value)).toThrow(/tenancy\.afterAuthentication must be a middleware/);
     }
+  });
+
+  it('refuses the middleware at the top level, naming its place under tenancy', () => {
+    const middleware: AuthenticatedMiddleware = (_req, _res, next) => next();
+    const make = () => createGatewayRouter({ verifyKey: staticKeys({ [KEY_A]: { id: 'a' } }), resolveUpstream: () => null, logger: false, ...({ afterAuthentication: middleware } as object) });
+    expect(make).toThrow(
+      expect.objectContaining({ code: 'option_moved', message: expect.stringMatching(/^Option 'afterAuthentication' is now tenancy\.afterAuthentication\.\nFix: tenancy: \{ afterAuthentication: /) }),
+    );
   });
 });

@@ -24,7 +24,7 @@ const OPTIONAL_PEERS = ['ioredis', 'bullmq', '@aws-sdk/client-s3', '@aws-sdk/lib
 const consumer = `
 import express from 'express';
 import { GatewayError, createGatewayRouter, gatewayCaller, memoryTaskStore, staticKeys,
-  type GatewayOptions, type ResultStorage, type TaskStore, type VerifyKey } from 'express-image-gateway';
+  type GatewayOptions, type ResultStorage, type SharedRedisClient, type TaskStore, type VerifyKey } from 'express-image-gateway';
 import { bullmqScheduler, redisIdempotencyStore, redisTaskStore,
   type BullmqSchedulerOptions, type QuotaRedisClient, type RedisIdempotencyStoreOptions, type RedisTaskStoreOptions } from 'express-image-gateway/redis';
 import { localResultStorage, s3ResultStorage, type PutInfo, type ReadOutcome } from 'express-image-gateway/storage';
@@ -35,6 +35,7 @@ declare const client: RedisTaskStoreOptions['client'];
 declare const connection: BullmqSchedulerOptions['connection'];
 declare const idempotencyClient: RedisIdempotencyStoreOptions['client'];
 declare const quotaRedis: QuotaRedisClient;
+declare const sharedRedis: SharedRedisClient;
 const store: TaskStore = process.env.REDIS_URL ? redisTaskStore({ client, prefix: 'host:' }) : memoryTaskStore({ maxTasks: 10 });
 const storage: ResultStorage = process.env.S3_BUCKET
   ? s3ResultStorage({ bucket: process.env.S3_BUCKET })
@@ -54,6 +55,13 @@ const options: GatewayOptions = {
   tenancy: { quotas: { limits: { requestsPerMinute: 60 }, redis: quotaRedis } },
 };
 export const router = createGatewayRouter(options);
+// Redis given once, the host's middleware with the tenant known
+export const shared = createGatewayRouter({
+  verifyKey,
+  resolveUpstream: () => null,
+  redis: { client: sharedRedis, prefix: 'host:' },
+  tenancy: { afterAuthentication: (_req, res, next) => (gatewayCaller(res) ? next() : next(GatewayError.authentication('who?'))) },
+});
 const playground: PlaygroundOptions = { apiBase: '/ai' };
 const app = express();
 app.use('/ai', router);

@@ -134,7 +134,7 @@ describe('the host parser first (express.json() for the whole app, wrapped by sk
   });
 });
 
-describe('the host rate limiter after authentication (afterAuthentication, express-rate-limit keyed by tenant)', () => {
+describe('the host rate limiter after authentication (tenancy.afterAuthentication, express-rate-limit keyed by tenant)', () => {
   it('counts every key of a tenant together, answers the gateway 429 and calls no upstream', async () => {
     const saas = await startHost(dashscope, ark);
     try {

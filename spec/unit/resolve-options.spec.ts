@@ -90,6 +90,21 @@ describe('resolveOptions: mis-configuration throws GatewayConfigError with a fix
       problem: 'moderation.redisPrefix is now moderation.prefix',
     },
     { name: 'a scheduler that is not one', options: { verifyKey, resolveUpstream, callbacks: { scheduler: {} } }, code: 'scheduler_type', problem: 'options.callbacks.scheduler lacks start' },
+    { name: 'redis given as a URL', options: { verifyKey, resolveUpstream, redis: 'redis://127.0.0.1:6379' }, code: 'redis_type', problem: 'options.redis must be an object { client, prefix? }.' },
+    { name: 'redis without its client', options: { verifyKey, resolveUpstream, redis: { prefix: 'gw:' } }, code: 'redis_client', problem: 'options.redis.client must be a connected ioredis client.' },
+    {
+      name: 'a redis client lacking commands',
+      options: { verifyKey, resolveUpstream, redis: { client: { get: () => null, set: () => 'OK' } } },
+      code: 'redis_client',
+      problem: 'options.redis.client must be a connected ioredis client (it lacks del, eval, evalsha, multi, publish, hset, hgetall, hdel, duplicate).',
+    },
+    { name: 'an unknown redis option', options: { verifyKey, resolveUpstream, redis: { url: 'redis://127.0.0.1:6379' } }, code: 'option_unknown', problem: "Unknown redis option 'url'." },
+    {
+      name: 'tenancy.afterAuthentication not middleware',
+      options: { verifyKey, resolveUpstream, tenancy: { afterAuthentication: 'rateLimit' } },
+      code: 'option_type',
+      problem: 'options.tenancy.afterAuthentication must be a middleware (req, res, next) or a list of them.',
+    },
     {
       name: 'limits.compressedBodies not a boolean or object',
       options: { verifyKey, resolveUpstream, limits: { compressedBodies: 'gzip' } },
@@ -176,6 +191,7 @@ describe('resolveOptions: an option under its old name is refused with its new p
     { old: 'billing', value: { chargeFailedWork: true }, now: 'tenancy.chargeFailedWork' },
     { old: 'safetyIdentifier', value: false, now: 'tenancy.safetyIdentifier' },
     { old: 'scheduler', value: {}, now: 'callbacks.scheduler' },
+    { old: 'afterAuthentication', value: () => {}, now: 'tenancy.afterAuthentication' },
   ])('$old -> $now', ({ old, value, now }) => {
     const error = configError({ verifyKey, resolveUpstream, [old]: value });
     expect(error.code).toBe('option_moved');

@@ -9,6 +9,7 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import type { ModerationEvent, ModerationImage, ModerationOption, ModerationPolicy, ModerationStage, ModerationVerdict, StrikeLimitEvent } from '../../options/moderation-options.js';
 import type { Caller, Logger, RouteName } from '../../types.js';
 import { type StrikeCounter, memoryStrikes, redisStrikes } from './strike-counter.js';
+import { DEFAULT_REDIS_PREFIX, REDIS_NAMESPACES, type ResolvedRedis } from '../options/redis-option.js';
 
 /** A policy with its defaults filled, as the stages read it. */
 export interface ActivePolicy {
@@ -39,7 +40,6 @@ const DEFAULT_WINDOW_SECONDS = 86_400;
 export class Moderation {
   private readonly active = new WeakMap<ModerationPolicy, ActivePolicy>();
   private readonly memory = memoryStrikes();
-  private readonly shared = new WeakMap<object, StrikeCounter>();
 
   constructor(
     private readonly option: ModerationOption,
@@ -47,6 +47,8 @@ export class Moderation {
     private readonly logger: Logger,
     /** The `onStrikeLimit` option: one hook for every policy, whichever the caller's is. */
     private readonly onStrikeLimit?: (event: StrikeLimitEvent) => void | Promise<void>,
+    /** The `redis` option: strikes are counted there unless a policy names its own `redis` (docs/configuration.md "redis"). */
+    private readonly sharedRedis?: ResolvedRedis,
   ) {
     // a fixed policy is checked now, as every option is; a function's policies when it returns them
     if (typeof option !== 'function') this.activate(option);
@@ -201,11 +203,9 @@ export class Moderation {
     const known = this.active.get(policy);
     if (known) return known;
     checkPolicy(policy);
-    let strikes = this.memory;
-    if (policy.redis) {
-      strikes = this.shared.get(policy.redis) ?? redisStrikes(policy.redis, policy.prefix ?? 'gw:strikes:');
-      this.shared.set(policy.redis, strikes);
-    }
+    // the Redis counters hold no state of their own: policies on one client and prefix count together
+    const redis = policy.redis ?? this.sharedRedis?.client;
+    const strikes = redis ? redisStrikes(redis, policy.prefix ?? `${this.sharedRedis?.prefix ?? DEFAULT_REDIS_PREFIX}${REDIS_NAMESPACES.strikes}`) : this.memory;
     const active: ActivePolicy = {
       policy,
       prompt: policy.prompt ?? true,

@@ -1,5 +1,6 @@
 // The `routing` and `onUpstreamHealth` options checked once (docs/routing-and-health.md "Defaults"), with
-// a GatewayConfigError that shows the fix, and the instance's UpstreamHealth built from them.
+// a GatewayConfigError that shows the fix, and the instance's UpstreamHealth built from them. Health is
+// shared through `routing.store`, else through the `redis` option's client (docs/configuration.md "redis").
 import { GatewayConfigError } from '../../errors/config-error.js';
 import type { Logger } from '../../options/host-hooks.js';
 import type { BreakerOptions, RoutingOptions, RoutingStrategy, UpstreamHealthEvent } from '../../options/routing-options.js';
@@ -7,6 +8,7 @@ import type { Telemetry } from '../../telemetry/telemetry.js';
 import type { BreakerSettings } from './circuit-breaker.js';
 import { SharedHealth } from './shared-health.js';
 import { UpstreamHealth } from './upstream-health.js';
+import { DEFAULT_REDIS_PREFIX, REDIS_NAMESPACES, type ResolvedRedis } from '../options/redis-option.js';
 
 export const ROUTING_STRATEGIES: readonly RoutingStrategy[] = ['ordered', 'weighted', 'latency', 'price'];
 
@@ -24,8 +26,14 @@ const DEFAULT_BREAKER: Readonly<Required<BreakerOptions>> = Object.freeze({
 const ROUTING_NAMES = { strategy: true, breaker: true, store: true, prefix: true, explore: true, now: true } as const satisfies Record<keyof RoutingOptions, true>;
 const EXAMPLE = "routing: { strategy: 'ordered', breaker: { failures: 5, cooldownSeconds: 30 }, store: redis }";
 
-/** The instance's upstream health, from the options; its shared store started. */
-export function resolveRouting(routing: RoutingOptions | undefined, onUpstreamHealth: ((event: UpstreamHealthEvent) => void) | undefined, logger: Logger, telemetry: Telemetry): UpstreamHealth {
+/** The instance's upstream health, from the options; its shared store started. `shared`: the `redis` option. */
+export function resolveRouting(
+  routing: RoutingOptions | undefined,
+  onUpstreamHealth: ((event: UpstreamHealthEvent) => void) | undefined,
+  logger: Logger,
+  telemetry: Telemetry,
+  shared?: ResolvedRedis,
+): UpstreamHealth {
   const options = routing ?? {};
   if (options === null || typeof options !== 'object') throw new GatewayConfigError('routing_type', 'options.routing must be an object.', EXAMPLE);
   for (const key of Object.keys(options)) {
@@ -51,14 +59,18 @@ export function resolveRouting(routing: RoutingOptions | undefined, onUpstreamHe
     );
   }
   const now = options.now ?? Date.now;
+  const breaker = resolveBreaker(options.breaker);
   const health = new UpstreamHealth(
-    { strategy: options.strategy ?? 'ordered', breaker: resolveBreaker(options.breaker), explore: options.explore ?? 0.05, now, random: Math.random },
+    { strategy: options.strategy ?? 'ordered', breaker, explore: options.explore ?? 0.05, now, random: Math.random },
     { logger, telemetry, ...(onUpstreamHealth ? { onUpstreamHealth } : {}) },
   );
-  if (store) {
-    const shared = new SharedHealth(store, options.prefix ?? 'gw:health:', logger, (record) => health.adopt(record), now);
-    health.share(shared);
-    shared.start();
+  // what is shared is the breakers' states and trials: without a breaker there is nothing to share,
+  // and no subscribing connection is opened
+  const client = store ?? shared?.client;
+  if (client && breaker) {
+    const states = new SharedHealth(client, options.prefix ?? `${shared?.prefix ?? DEFAULT_REDIS_PREFIX}${REDIS_NAMESPACES.health}`, logger, (record) => health.adopt(record), now);
+    health.share(states);
+    states.start();
   }
   return health;
 }

@@ -1,8 +1,10 @@
 // The `tenancy.quotas` and `idempotency` options checked and defaulted, for resolveOptions() (options.ts):
-// config errors are GatewayConfigError with a fix example.
+// config errors are GatewayConfigError with a fix example. Given no Redis of their own, both use the
+// `redis` option's client under its prefix (docs/configuration.md "redis").
 import { GatewayConfigError } from '../../errors/config-error.js';
 import type { GatewayLimits } from '../../options/request-limits.js';
-import { type IdempotencyStore, memoryIdempotencyStore } from '../../stores/idempotency/idempotency-store.js';
+import { type IdempotencyStore, memoryIdempotencyStore, redisIdempotencyStore } from '../../stores/idempotency/idempotency-store.js';
+import { DEFAULT_REDIS_PREFIX, REDIS_NAMESPACES, type ResolvedRedis } from '../options/redis-option.js';
 import { type LeaseTerms, leaseTerms } from '../leases/lease-terms.js';
 import type { IdempotencyOptions } from '../../options/idempotency-options.js';
 import type { QuotaLimits, QuotaLimitsFor, QuotaOptions, QuotaRedisClient } from '../../options/quota-options.js';
@@ -44,7 +46,8 @@ const IDEMPOTENCY_OPTION_NAMES = { store: true, ttlSeconds: true, maxAnswerBytes
   true
 >;
 
-export function resolveQuotas(value: QuotaOptions | undefined): ResolvedQuotas | undefined {
+/** `shared`: the `redis` option, whose client and prefix the counters use unless `redis` and `prefix` are given here. */
+export function resolveQuotas(value: QuotaOptions | undefined, shared?: ResolvedRedis): ResolvedQuotas | undefined {
   if (value === undefined) return undefined;
   if (value === null || typeof value !== 'object') throw new GatewayConfigError('quotas_type', 'options.tenancy.quotas must be an object.', QUOTA_EXAMPLE);
   const known = new Set(Object.keys(QUOTA_OPTION_NAMES));
@@ -74,11 +77,12 @@ export function resolveQuotas(value: QuotaOptions | undefined): ResolvedQuotas |
       'tenancy: { quotas: { limits: { budget: 25 }, budgetWindowSeconds: 86400 } }',
     );
   }
+  const redis = value.redis ?? shared?.client;
   return Object.freeze({
     budgetWindowSeconds,
     limits: typeof value.limits === 'function' ? value.limits : Object.freeze({ ...value.limits }),
-    ...(value.redis ? { redis: value.redis } : {}),
-    prefix: value.prefix ?? 'gw:quota:',
+    ...(redis ? { redis } : {}),
+    prefix: value.prefix ?? `${shared?.prefix ?? DEFAULT_REDIS_PREFIX}${REDIS_NAMESPACES.quotas}`,
     whenRedisDown: value.whenRedisDown ?? 'refuse',
     defaultVideoSeconds,
   });
@@ -103,7 +107,8 @@ export function checkQuotaLimits(limits: unknown, where: string): void {
   }
 }
 
-export function resolveIdempotency(value: IdempotencyOptions | false | undefined, limits: Readonly<GatewayLimits>): ResolvedIdempotency | undefined {
+/** `shared`: the `redis` option, where the keys live unless `store` is given. */
+export function resolveIdempotency(value: IdempotencyOptions | false | undefined, limits: Readonly<GatewayLimits>, shared?: ResolvedRedis): ResolvedIdempotency | undefined {
   if (value === false) return undefined;
   const example = 'idempotency: { store: redisIdempotencyStore({ client: redis }), ttlSeconds: 86400, maxAnswerBytes: 1048576 } (or false)';
   const given = value ?? {};
@@ -120,7 +125,7 @@ export function resolveIdempotency(value: IdempotencyOptions | false | undefined
   if (kept !== undefined && kept !== false && (!Number.isSafeInteger(kept) || kept <= 0)) {
     throw new GatewayConfigError('idempotency_value', 'idempotency.keptAnswerSeconds must be a positive integer or false.', 'idempotency: { keptAnswerSeconds: 600 }');
   }
-  const store = given.store ?? memoryIdempotencyStore();
+  const store = given.store ?? (shared ? redisIdempotencyStore({ client: shared.client, prefix: `${shared.prefix}${REDIS_NAMESPACES.idempotency}` }) : memoryIdempotencyStore());
   if (['begin', 'finish', 'release'].some((method) => typeof (store as unknown as Record<string, unknown>)[method] !== 'function')) {
     throw new GatewayConfigError('idempotency_store', 'idempotency.store must have begin, finish and release.', example);
   }
