@@ -323,8 +323,12 @@ export interface StorageOptions {
  * @example callbacks: { signingSecret: 'whsec_…', maxAttempts: 8, pollIntervalsMs: [60_000, 30_000, 15_000] }
  */
 export interface CallbackOptions {
-  /** Standard Webhooks secret (`whsec_…`): every delivery is signed. Default: unsigned. @example signingSecret: process.env.WEBHOOK_SECRET */
-  signingSecret?: string;
+  /**
+   * Standard Webhooks secret (`whsec_…`): every delivery is signed. Default: unsigned; `undefined` is
+   * the same, so a secret read from the environment is given as it is.
+   * @example signingSecret: process.env.WEBHOOK_SECRET
+   */
+  signingSecret?: string | undefined;
   /** Attempts per task state before giving up. Default 8. @example maxAttempts: 12 */
   maxAttempts?: number;
   /**
