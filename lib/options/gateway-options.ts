@@ -178,7 +178,9 @@ export interface ModelOptions {
    */
   catalogue?: ModelCatalogueOption;
   /**
-   * The models `GET /v1/models` lists for a caller (OpenAI list shape), instead of the catalogue's.
+   * The models `GET /v1/models` lists for a caller (OpenAI list shape), instead of the catalogue's:
+   * each described by the row it follows, and a name no row describes listed on the endpoints whose
+   * routes `resolveUpstream` sends it to (docs/models.md "GET /v1/models").
    * Default: the catalogue entries `resolveUpstream` routes for that caller.
    * @example list: (caller) => ['x-image-2.0', 'x-image-edit', { id: 'x-video', owned_by: 'ark' }]
    */
