@@ -103,8 +103,10 @@ export type LostBy = 'client_left' | 'stream_cut' | 'cancelled' | 'upstream' | '
 
 /**
  * One billable outcome, for metering and billing (docs/tenancy-and-billing.md, the billing contract): one
- * per finished request, and one more per video task when it reaches a terminal state. Fields report
- * what the upstream returned, not what was asked. An Idempotency-Key replay emits no event.
+ * per authenticated request to a named route when its answer ends, and one more per video or image task
+ * when it reaches a terminal state and per kept work when it is settled. Fields report what the
+ * upstream returned, not what was asked. An Idempotency-Key replay and a `Prefer: dry-run` quote emit
+ * no event.
  */
 export interface UsageEvent {
   /** What `verifyKey` returned: the host's own values. */

@@ -71,7 +71,10 @@ export interface GatewayOptions {
    */
   allow?: AllowOptions;
   /**
-   * Called once per finished request, for metering and billing. Errors it throws are logged, not sent. Default: none.
+   * The usage events, for metering and billing (docs/tenancy-and-billing.md "Billing contract"): one per
+   * authenticated request to a named route when its answer ends (none for an `Idempotency-Key` replay
+   * or a `Prefer: dry-run` quote), and one more when a video or image task reaches its terminal state
+   * or kept work is settled. Errors it throws are logged, not sent. Default: none.
    * @example onUsage: (event) => meter.record(event.caller.id, event.route, event.images)
    */
   onUsage?: (event: UsageEvent) => void;
