@@ -16,7 +16,12 @@ export type RouteName = 'images.generations' | 'images.edits' | 'chat.completion
  */
 export type ProviderName = 'dashscope' | 'ark' | 'openai' | 'azure' | 'gemini' | 'vertex' | 'fal' | 'replicate';
 
-/** Where one request goes. Keys are used for the call only: never stored, never logged. */
+/**
+ * Where one request goes. Keys are used for the call only: never stored, never logged. The fields a
+ * host reads from its environment (the keys, the Volcengine region, the Vertex AI project and
+ * location) take `undefined` as absent, so `apiKey: process.env.DASHSCOPE_API_KEY` compiles under
+ * `exactOptionalPropertyTypes` too.
+ */
 export interface Upstream {
   provider: ProviderName;
   /**
@@ -29,7 +34,7 @@ export interface Upstream {
    */
   baseURL: string;
   /** Key sent upstream: as a bearer token, or in the vendor's own header (azure: `api-key`; gemini: `x-goog-api-key`; fal: `Authorization: Key`). */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** Upstream model name when it differs from the caller-facing one. */
   model?: string;
   /** Share of requests for the `'weighted'` routing strategy (docs/routing-and-health.md). Default 1; 0 is tried only as a fallback. */
@@ -39,9 +44,9 @@ export interface Upstream {
   /** Extra headers sent upstream (for example `X-DashScope-DataInspection`). */
   headers?: Record<string, string>;
   /** Volcengine OpenAPI credentials (route `assets` only: AK/SK-signed, not Bearer). */
-  accessKeyId?: string;
-  secretAccessKey?: string;
-  region?: string;
+  accessKeyId?: string | undefined;
+  secretAccessKey?: string | undefined;
+  region?: string | undefined;
   /** Azure OpenAI: the deployment named in the deployment URL form (`apiVersion` given). Default: `model`. */
   deployment?: string;
   /** Azure OpenAI: the `api-version` of the deployment URL form; without it, the v1 form `/openai/v1/...`. */
@@ -53,9 +58,9 @@ export interface Upstream {
    */
   token?: () => string | Promise<string>;
   /** Vertex AI: the Google Cloud project id (docs/providers/gemini.md "Vertex AI"). */
-  project?: string;
+  project?: string | undefined;
   /** Vertex AI: the location, as in `us-central1`. Default `global`. */
-  location?: string;
+  location?: string | undefined;
   /**
    * Vertex AI: the host's function for an OAuth2 access token (for example google-auth-library's
    * `auth.getAccessToken()`), asked once per request; the token is sent as a bearer, never stored or logged.
@@ -98,8 +103,10 @@ export type LostBy = 'client_left' | 'stream_cut' | 'cancelled' | 'upstream' | '
 
 /**
  * One billable outcome, for metering and billing (docs/tenancy-and-billing.md, the billing contract): one
- * per finished request, and one more per video task when it reaches a terminal state. Fields report
- * what the upstream returned, not what was asked. An Idempotency-Key replay emits no event.
+ * per authenticated request to a named route when its answer ends, and one more per video or image task
+ * when it reaches a terminal state and per kept work when it is settled. Fields report what the
+ * upstream returned, not what was asked. An Idempotency-Key replay and a `Prefer: dry-run` quote emit
+ * no event.
  */
 export interface UsageEvent {
   /** What `verifyKey` returned: the host's own values. */

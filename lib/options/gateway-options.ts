@@ -64,7 +64,10 @@ export interface GatewayOptions {
    */
   allow?: AllowOptions;
   /**
-   * Called once per finished request, for metering and billing. Errors it throws are logged, not sent. Default: none.
+   * The usage events, for metering and billing (docs/tenancy-and-billing.md "Billing contract"): one per
+   * authenticated request to a named route when its answer ends (none for an `Idempotency-Key` replay
+   * or a `Prefer: dry-run` quote), and one more when a video or image task reaches its terminal state
+   * or kept work is settled. Errors it throws are logged, not sent. Default: none.
    * @example onUsage: (event) => meter.record(event.caller.id, event.route, event.images)
    */
   onUsage?: (event: UsageEvent) => void;
@@ -181,7 +184,9 @@ export interface ModelOptions {
    */
   catalogue?: ModelCatalogueOption;
   /**
-   * The models `GET /v1/models` lists for a caller (OpenAI list shape), instead of the catalogue's.
+   * The models `GET /v1/models` lists for a caller (OpenAI list shape), instead of the catalogue's:
+   * each described by the row it follows, and a name no row describes listed on the endpoints whose
+   * routes `resolveUpstream` sends it to (docs/models.md "GET /v1/models").
    * Default: the catalogue entries `resolveUpstream` routes for that caller.
    * @example list: (caller) => ['x-image-2.0', 'x-image-edit', { id: 'x-video', owned_by: 'ark' }]
    */
@@ -335,8 +340,12 @@ export interface StorageOptions {
  * @example callbacks: { signingSecret: 'whsec_…', maxAttempts: 8, pollIntervalsMs: [60_000, 30_000, 15_000] }
  */
 export interface CallbackOptions {
-  /** Standard Webhooks secret (`whsec_…`): every delivery is signed. Default: unsigned. @example signingSecret: process.env.WEBHOOK_SECRET */
-  signingSecret?: string;
+  /**
+   * Standard Webhooks secret (`whsec_…`): every delivery is signed. Default: unsigned; `undefined` is
+   * the same, so a secret read from the environment is given as it is.
+   * @example signingSecret: process.env.WEBHOOK_SECRET
+   */
+  signingSecret?: string | undefined;
   /** Attempts per task state before giving up. Default 8. @example maxAttempts: 12 */
   maxAttempts?: number;
   /**

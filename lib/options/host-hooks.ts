@@ -56,8 +56,8 @@ export interface ListedModel {
 
 /**
  * Names the models `GET /v1/models` lists for a caller (`models.list` option). Default: the
- * image-family names of `imageModels` that `resolveUpstream` accepts for that caller.
- * @example listModels: (caller) => ['x-image-2.0', 'x-image-edit', { id: 'x-video', owned_by: 'ark' }]
+ * catalogue entries `resolveUpstream` routes for that caller.
+ * @example list: (caller) => ['x-image-2.0', 'x-image-edit', { id: 'x-video', owned_by: 'ark' }]
  */
 export type ListModels = (caller: Caller) => readonly (string | ListedModel)[] | Promise<readonly (string | ListedModel)[]>;
 

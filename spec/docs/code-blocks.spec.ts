@@ -1,6 +1,7 @@
 // Every ```ts block of README.md and docs/ type-checks against the package, as a host would compile
-// it: the project's strict compiler options, `express-image-gateway` and its subpaths resolved to
-// their sources in lib/. Each block is its own module; the few names the pages use without declaring
+// it: the project's strict compiler options plus `exactOptionalPropertyTypes`, which strict hosts turn
+// on (a sample must not need it off), `express-image-gateway` and its subpaths resolved to their
+// sources in lib/. Each block is its own module; the few names the pages use without declaring
 // them (the host's `app`, `gateway`, `verifyKey`, `resolveUpstream`) come from PRELUDE.
 // docs/contributing.md "Documentation"
 import path from 'node:path';
@@ -29,7 +30,8 @@ interface Checked {
 
 function typeCheck(blocks: CodeBlock[]): string[] {
   const config = ts.getParsedCommandLineOfConfigFile(path.join(ROOT, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
-  const options: ts.CompilerOptions = { ...config!.options, noEmit: true, paths: entryPaths() };
+  // the project itself compiles without exactOptionalPropertyTypes; the samples are held to what a strict host compiles
+  const options: ts.CompilerOptions = { ...config!.options, exactOptionalPropertyTypes: true, noEmit: true, paths: entryPaths() };
   // virtual files beside the pages, so imports resolve from the repository's node_modules
   const checked: Checked[] = blocks.map((block, index) => ({ block, fileName: path.join(ROOT, 'docs', `.block-${index}.ts`) }));
   const prelude = path.join(ROOT, 'docs', '.prelude.d.ts');

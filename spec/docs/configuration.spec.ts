@@ -3,7 +3,8 @@
 // states its declared type, its default and an example, and each nested options object (a property
 // whose type is named `...Options` or `...Limits`: limits, callbacks, storage, tenancy, ...) has every
 // one of its fields named in that section, down to the fields of a group's own objects (`tenancy.quotas.limits`). The `Upstream` fields a resolver returns are named in the
-// `resolveUpstream` section, and the `limits` table states each default of `DEFAULT_LIMITS`. Each
+// `resolveUpstream` section, the `limits` table states each default of `DEFAULT_LIMITS`, and the
+// "At a glance" table lists exactly the top-level options, each with its declared type. Each
 // top-level name of the "Old names" table is refused by createGatewayRouter with the place it gives.
 // docs/contributing.md "Documentation"
 import { readFileSync } from 'node:fs';
@@ -11,7 +12,7 @@ import path from 'node:path';
 import ts from 'typescript';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS, GatewayConfigError, createGatewayRouter } from '../../lib/index.js';
-import { ROOT, sections } from '../helpers/markdown-docs.js';
+import { ROOT, sections, tables } from '../helpers/markdown-docs.js';
 
 interface OptionField {
   /** `limits.jsonBodyBytes`, `tenancy.quotas.limits.requestsPerMinute` */
@@ -132,6 +133,14 @@ describe.skipIf(process.env.GATEWAY_EXPRESS === '4')('docs/configuration.md agai
     for (const option of options) walk(option.fields, optionSections.get(option.name) ?? '');
     for (const field of upstreamFields) if (!(optionSections.get('resolveUpstream') ?? '').includes(`\`${field}\``)) problems.push(`Upstream.${field}: not named under resolveUpstream`);
     expect(problems).toEqual([]);
+  });
+
+  it('"At a glance" lists exactly the top-level options, once each, with their declared types', () => {
+    const [header, ...rows] = tables(sections(page, 2).get('At a glance') ?? '')[0] ?? [];
+    expect(header?.slice(0, 2)).toEqual(['option', 'type']);
+    const listed = rows.map(([option = '', type = '']) => ({ name: /`(\w+)`/.exec(option)?.[1] ?? option, type }));
+    expect(listed.map((row) => row.name).sort()).toEqual(options.map((option) => option.name).sort());
+    expect(listed.filter((row) => row.type !== `\`${options.find((option) => option.name === row.name)?.declaredType}\``)).toEqual([]);
   });
 
   it('documents no option the type does not have', () => {

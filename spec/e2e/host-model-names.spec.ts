@@ -2,10 +2,13 @@
 // official openai SDK: with no `models` option, a name the resolver sends to a vendor model follows that
 // model's row: GET /v1/models describes it so, its requests are validated by that row's rules (a 400
 // before any upstream call), and a `Prefer: respond-async` task of a name sent to qwen-image-plus runs
-// on DashScope's own task API. A name no row describes passes through; a `models` entry of the name wins.
+// on DashScope's own task API. A name no row describes passes through, and is listed on the endpoints
+// whose routes the resolver sends it to an upstream that serves them (listing asks the resolver a
+// bounded number of times, never an upstream); a `models` entry of the name wins.
 import OpenAI from 'openai';
+import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { type ResolveUpstream, type Upstream, modelEntry } from '../../lib/index.js';
+import { type ResolveUpstream, type RouteName, type Upstream, modelEntry } from '../../lib/index.js';
 import { KEY_A } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 import { DASHSCOPE_SYNTHESIS, type FakePaidImages, startFakePaidImages } from '../helpers/fake-paid-images.js';
@@ -80,8 +83,79 @@ describe('GET /v1/models: each host name described by the row of the model it is
       streams: true,
     });
     expect(models.get('banana')).toMatchObject({ endpoints: ['/v1/images/generations', '/v1/images/edits'], refused_parameters: modelEntry('gemini-2.5-flash-image')!.refused_parameters });
-    // a model no row describes is listed as the hook named it
-    expect(models.get('house-model')).toEqual({ id: 'house-model', object: 'model', created: 0, owned_by: 'gateway' });
+    // a model no row describes is listed on every endpoint the resolver sends it to an upstream that
+    // serves it: an OpenAI-compatible one serves all but the video tasks
+    expect(models.get('house-model')).toEqual({
+      id: 'house-model',
+      object: 'model',
+      created: 0,
+      owned_by: 'gateway',
+      endpoints: ['/v1/images/generations', '/v1/images/edits', '/api/v3/images/generations', '/v1/chat/completions', '/v1/responses'],
+    });
+    // listing asks the host's resolver, never an upstream
+    expect(gateway.fakes.images.requests).toHaveLength(0);
+  });
+});
+
+describe('GET /v1/models: a host name no row describes', () => {
+  /** Host names no catalogue row covers, each routed on some routes only. */
+  const ROUTES: Record<string, Partial<Record<RouteName, Pick<Upstream, 'provider' | 'model'>>>> = {
+    'house-chat': { 'chat.completions': { provider: 'openai', model: 'acme-chat-1' }, responses: { provider: 'openai', model: 'acme-chat-1' } },
+    'house-video': { 'video.tasks': { provider: 'replicate', model: 'acme/house-video' } },
+    // fal has no OpenAI-compatible API: a chat request would find nothing to serve it
+    'house-fal': { 'images.generations': { provider: 'fal', model: 'acme/house-fal' }, 'chat.completions': { provider: 'fal', model: 'acme/house-fal' } },
+    'house-nowhere': {},
+  };
+
+  it('is listed on each endpoint whose route the resolver answers an upstream that serves it, or as the hook gave it', async () => {
+    const host = await gatewayWith({
+      fakes: { images: startFakePaidImages },
+      resolve: ({ model, route }, { images }) => {
+        const routed = ROUTES[model]?.[route];
+        return routed ? { ...routed, baseURL: images.openaiBaseURL, apiKey: 'sk-upstream' } : null;
+      },
+      models: { list: () => Object.keys(ROUTES) },
+    });
+    const own = new OpenAI({ baseURL: `${host.url}/v1`, apiKey: KEY_A, maxRetries: 0 });
+    const models = [];
+    for await (const model of own.models.list()) models.push(model);
+    expect(models).toEqual([
+      { id: 'house-chat', object: 'model', created: 0, owned_by: 'gateway', endpoints: ['/v1/chat/completions', '/v1/responses'] },
+      // both video shapes share the route the resolver answered
+      { id: 'house-video', object: 'model', created: 0, owned_by: 'gateway', endpoints: ['/api/v3/contents/generations/tasks', '/v1/videos'] },
+      { id: 'house-fal', object: 'model', created: 0, owned_by: 'gateway', endpoints: ['/v1/images/generations'] },
+      { id: 'house-nowhere', object: 'model', created: 0, owned_by: 'gateway' },
+    ]);
+    expect(host.fakes.images.requests).toHaveLength(0);
+  });
+
+  it('a listing asks the resolver once per route of each name, at most 16 calls at a time, and calls no upstream', async () => {
+    const names = Array.from({ length: 40 }, (_, index) => `house-${index}`);
+    const asked = new Map<string, number>();
+    let inFlight = 0;
+    let most = 0;
+    const host = await gatewayWith({
+      fakes: { images: startFakePaidImages },
+      resolve: async ({ model, route }, { images }) => {
+        asked.set(`${model} ${route}`, (asked.get(`${model} ${route}`) ?? 0) + 1);
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        // a resolver that reads a database: it answers on a later turn of the event loop
+        await new Promise((resolve) => setImmediate(resolve));
+        inFlight -= 1;
+        return { provider: 'openai', baseURL: images.openaiBaseURL, apiKey: 'sk-upstream', model: `acme-${model}` };
+      },
+      models: { list: () => names },
+    });
+    const response = await request(host.app).get('/v1/models').set('Authorization', `Bearer ${KEY_A}`);
+    expect(response.status).toBe(200);
+    expect(response.body.data).toHaveLength(40);
+    // six routes per name (the two video shapes are one route), each asked once
+    const routes: RouteName[] = ['images.generations', 'images.edits', 'images.native', 'video.tasks', 'chat.completions', 'responses'];
+    expect([...asked.keys()].sort()).toEqual(names.flatMap((name) => routes.map((route) => `${name} ${route}`)).sort());
+    expect([...asked.values()].every((count) => count === 1)).toBe(true);
+    expect(most).toBe(16);
+    expect(host.fakes.images.requests).toHaveLength(0);
   });
 });
 

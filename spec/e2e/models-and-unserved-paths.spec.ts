@@ -70,10 +70,17 @@ describe('GET /v1/models', () => {
       const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: KEY_A });
       const models = [];
       for await (const model of client.models.list()) models.push(model);
-      // a name the catalogue knows is described (here routed on both image endpoints); others stay bare
+      // a name the catalogue knows is described (here routed on both image endpoints); one no row
+      // describes gets the endpoints its upstream serves (DashScope: the image, chat and responses routes, no video tasks)
       expect(models).toEqual([
         expect.objectContaining({ id: 'x-image-2.0', object: 'model', created: 0, owned_by: 'gateway', endpoints: ['/v1/images/generations', '/v1/images/edits'], streams: true }),
-        { id: 'x-video', object: 'model', created: 1700000000, owned_by: 'ark' },
+        {
+          id: 'x-video',
+          object: 'model',
+          created: 1700000000,
+          owned_by: 'ark',
+          endpoints: ['/v1/images/generations', '/v1/images/edits', '/api/v3/images/generations', '/v1/chat/completions', '/v1/responses'],
+        },
       ]);
       const other = await request(gw.app).get('/v1/models').set('Authorization', `Bearer ${KEY_B}`);
       expect(other.body).toEqual({ object: 'list', data: [] });

@@ -2,7 +2,9 @@
 // only express and node. ioredis, bullmq, @aws-sdk/* and @opentelemetry/api are optional peers, so a
 // TypeScript host that installs none of them and type-checks its libraries (`skipLibCheck: false`)
 // must still compile against every entry, from an ES module (.mts: the `import` condition, .d.ts) and
-// from a CommonJS one (.cts: the `require` condition, .d.cts), on `moduleResolution: node16`.
+// from a CommonJS one (.cts: the `require` condition, .d.cts), on `moduleResolution: node16`, under
+// `strict` with `exactOptionalPropertyTypes`, as strict hosts compile (keys read from the environment
+// go into an Upstream and the callbacks as they are).
 // The declarations are rolled up exactly as scripts/build.ts rolls them (scripts/package-entries.ts),
 // but into a temporary package, so this spec never races package-build.spec.ts over dist/.
 import { execFileSync } from 'node:child_process';
@@ -44,13 +46,16 @@ const storage: ResultStorage = process.env.S3_BUCKET
 const verifyKey: VerifyKey = (key, req) => (req.get('x-tenant') ? { id: req.get('x-tenant')! } : staticKeys({ 'sk-a': 'tenant-a' })(key, req));
 const options: GatewayOptions = {
   verifyKey,
-  resolveUpstream: ({ model }) => {
+  resolveUpstream: ({ model, route }) => {
     if (model === 'forbidden') throw GatewayError.permissionDenied('not on your plan');
+    // keys from the environment, string | undefined, as the README's resolver gives them
+    if (route === 'assets') return { provider: 'ark', baseURL: 'https://open.volcengineapi.com', accessKeyId: process.env.VOLC_AK, secretAccessKey: process.env.VOLC_SK, region: process.env.VOLC_REGION };
+    if (model === 'ds-plus') return { provider: 'dashscope', baseURL: 'https://dashscope-intl.aliyuncs.com/api/v1', apiKey: process.env.DASHSCOPE_API_KEY, model: 'qwen-image-plus' };
     return null;
   },
   store,
   storage,
-  callbacks: { scheduler: bullmqScheduler({ connection, queueName: 'host' }) },
+  callbacks: { scheduler: bullmqScheduler({ connection, queueName: 'host' }), signingSecret: process.env.WEBHOOK_SECRET },
   idempotency: { store: redisIdempotencyStore({ client: idempotencyClient }) },
   tenancy: { quotas: { limits: { requestsPerMinute: 60 }, redis: quotaRedis } },
 };
@@ -84,6 +89,7 @@ const tsconfig = {
     lib: ['ES2023'],
     types: ['node'],
     strict: true,
+    exactOptionalPropertyTypes: true,
     skipLibCheck: false,
     noEmit: true,
   },
@@ -140,7 +146,7 @@ describe('published declarations', () => {
     }
   });
 
-  it('type-check with skipLibCheck: false, as ESM and as CommonJS, in a host without the optional peers', () => {
+  it('type-check with skipLibCheck: false and exactOptionalPropertyTypes, as ESM and as CommonJS, in a host without the optional peers', () => {
     let output = '';
     try {
       execFileSync(tsc, ['-p', path.join(dir, 'tsconfig.json')], { cwd: dir, encoding: 'utf8', stdio: 'pipe' });

@@ -73,6 +73,31 @@ function proseLines(text: string, keepCode = false): string[] {
   });
 }
 
+export interface InlineCode {
+  file: string;
+  /** 1-based line the span starts on. */
+  line: number;
+  /** The span's text, line breaks inside it read as spaces (as Markdown renders them). */
+  code: string;
+  /** The rest of the line the span ends on: what the prose says right after it. */
+  after: string;
+}
+
+/** The inline code spans of the prose, a span running over a line break within its paragraph too. */
+export function inlineCode(file: MarkdownFile): InlineCode[] {
+  const prose = proseLines(file.text, true);
+  const text = prose.join('\n');
+  const found: InlineCode[] = [];
+  // a run of backticks, then text up to the same run: no blank line inside (a span ends with its paragraph)
+  for (const match of text.matchAll(/(?<!`)(`+)(?!`)((?:[^`\n]|\n(?![ \t]*\n)|`(?!\1))+?)(?<!`)\1(?!`)/g)) {
+    const line = text.slice(0, match.index).split('\n').length;
+    const end = match.index + match[0].length;
+    const lineEnd = text.indexOf('\n', end);
+    found.push({ file: file.name, line, code: match[2]!.replace(/\s*\n\s*/g, ' ').trim(), after: text.slice(end, lineEnd === -1 ? undefined : lineEnd) });
+  }
+  return found;
+}
+
 /** Inline links and images `[text](target)` of the prose, with their line. */
 export function links(file: MarkdownFile): MarkdownLink[] {
   const found: MarkdownLink[] = [];
