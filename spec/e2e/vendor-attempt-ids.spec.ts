@@ -20,6 +20,8 @@ const gw = await gatewayWith({
     if (route === 'video.tasks') return { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-key' };
     if (model === 'gpt-image-1') return { provider: 'openai', baseURL: vendor.openaiBaseURL, apiKey: 'oa-key' };
     if (model === 'x-image-2.0') return { provider: 'dashscope', baseURL: vendor.dashscopeBaseURL, apiKey: 'ds-key', model: 'qwen-image-2.0' };
+    // a model with DashScope's own task API: an image task is handed to it
+    if (model === 'x-image-plus') return { provider: 'dashscope', baseURL: vendor.dashscopeBaseURL, apiKey: 'ds-key', model: 'qwen-image-plus' };
     if (model === 'seedream-4') return { provider: 'ark', baseURL: vendor.arkBaseURL, apiKey: 'ark-key', model: 'doubao-seedream-4-0-250828' };
     // a list: the spare first, the fallback rule's next upstream when it refuses before any work
     if (model === 'gpt-image-listed')
@@ -29,6 +31,7 @@ const gw = await gatewayWith({
       ];
     return null;
   },
+  limits: { imageTasks: { pollSeconds: 1 } },
   resetEach: true,
 });
 const { vendor, spare } = gw.fakes;
@@ -118,6 +121,18 @@ describe('an image task the gateway runs on a synchronous vendor', () => {
       expectEveryLineBooked([terminal], billSince(from));
     },
   );
+
+  it.each([
+    ['that succeeds', ''],
+    ['whose submit fails with a 5xx', '[5xx]'],
+    ['whose submit is refused', '[429]'],
+  ])("a task handed to the vendor's own task API %s is listed under the task id, or the request id of the failed submit", async (_name, word) => {
+    const from = marks();
+    const terminal = await runTask('x-image-plus', `a lighthouse ${word}`);
+    expect(terminal.task?.status).toBe(word === '' ? 'succeeded' : 'failed');
+    const [attempt] = expectEveryLineBooked([terminal], billSince(from));
+    if (word === '') expect(attempt!.id).toMatch(/^vendor-task-/);
+  });
 
   it('a task whose first upstream refused lists both requests, each under its own id', async () => {
     const from = marks();

@@ -1,8 +1,9 @@
 // A fake image vendor that answers every request it is written with the id the vendor's bill names it by,
 // whatever it answers (docs/tenancy-and-billing.md "The books"): OpenAI's image routes (JSON and the
 // relayed stream, upstreams §4), DashScope's multimodal generation (§1.3, `request_id` in the body and the
-// `x-request-id` header, §1.4 for its errors) and Ark's Seedream images (§2.7, JSON and the group
-// stream, `x-request-id`). It records each written request with the id it answered and whether it
+// `x-request-id` header, §1.4 for its errors), DashScope's asynchronous synthesis (§1.5: a task, billed
+// under its task id, read at `GET /api/v1/tasks/{id}`) and Ark's Seedream images (§2.7, JSON and the
+// group stream, `x-request-id`). It records each written request with the id it answered and whether it
 // started paid work, so a spec compares the usage events' `vendorWork.attempts` with the vendor's bill
 // line for line. What it does is chosen per request by a word in the prompt:
 // - `[5xx]`: works (paid), then answers 500 in the vendor's error envelope;
@@ -17,8 +18,10 @@ import { TINY_JPEG, TINY_PNG } from './images.js';
 const OPENAI_PATHS = new Set(['/v1/images/generations', '/v1/images/edits']);
 const DASHSCOPE_PATH = '/api/v1/services/aigc/multimodal-generation/generation';
 const ARK_PATH = '/api/v3/images/generations';
+const DASHSCOPE_SYNTHESIS = '/api/v1/services/aigc/text2image/image-synthesis';
+const DASHSCOPE_TASK = /^\/api\/v1\/tasks\/([^/]+)$/;
 
-/** One line of the vendor's bill: a request written to it, the id it answered, whether it did paid work. */
+/** One line of the vendor's bill: a request written to it, the id it answered (a task's id for a task it made), whether it did paid work. */
 export interface BillLine {
   id: string;
   path: string;
@@ -53,7 +56,12 @@ export async function startFakeBilledVendor(name = 'vendor'): Promise<FakeBilled
         res.end(TINY_PNG);
         return;
       }
-      const family = OPENAI_PATHS.has(request.path) ? 'openai' : request.path === DASHSCOPE_PATH ? 'dashscope' : request.path === ARK_PATH ? 'ark' : undefined;
+      const task = request.method === 'GET' ? DASHSCOPE_TASK.exec(request.path) : null;
+      if (task) {
+        const results = [{ url: `${origin}/results/${task[1]!}.png` }];
+        return sendJson(res, 200, { request_id: `${name}-read-${task[1]!}`, output: { task_id: task[1], task_status: 'SUCCEEDED', results }, usage: { image_count: 1 } });
+      }
+      const family = OPENAI_PATHS.has(request.path) ? 'openai' : request.path === DASHSCOPE_PATH || request.path === DASHSCOPE_SYNTHESIS ? 'dashscope' : request.path === ARK_PATH ? 'ark' : undefined;
       if (request.method !== 'POST' || !family) return sendJson(res, 404, { error: { message: `no route ${request.path}`, type: 'invalid_request_error', param: null, code: 'not_found' } });
       const text = request.body.toString('utf8');
       const id = `${name}-${bill.length + 1}`;
@@ -76,6 +84,12 @@ export async function startFakeBilledVendor(name = 'vendor'): Promise<FakeBilled
       const stream = (request.json as { stream?: unknown } | undefined)?.stream === true || /name="stream"\r\n\r\ntrue/.test(text);
       if (stream && family === 'openai') return openaiStream(res, headers, text.includes('[cut]'));
       if (stream && family === 'ark') return arkStream(res, headers, text.includes('[cut]'), String((request.json as { model?: unknown }).model));
+      if (request.path === DASHSCOPE_SYNTHESIS) {
+        // the task is what DashScope bills: its line names the task id
+        const line = bill.at(-1)!;
+        line.id = `${name}-task-${bill.length}`;
+        return sendJson(res, 200, { request_id: id, output: { task_status: 'PENDING', task_id: line.id } }, headers);
+      }
       if (family === 'dashscope') {
         const choice = { finish_reason: 'stop', message: { role: 'assistant', content: [{ image: `${origin}/results/${id}.png` }] } };
         return sendJson(res, 200, { output: { choices: [choice], task_metric: { TOTAL: 1, SUCCEEDED: 1, FAILED: 0 } }, usage: { width: 1024, height: 1024, image_count: 1 }, request_id: id }, headers);
