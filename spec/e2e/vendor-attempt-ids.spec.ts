@@ -3,7 +3,8 @@
 // the id the vendor answered it with (a request id in a header or in the body, a task id). Against fakes
 // that answer an id on every request and keep the bill (every request written, whether it started paid
 // work): a failure after the vendor worked, an image task the gateway runs on a synchronous vendor, a
-// stream cut after it started, each on OpenAI, DashScope and Ark.
+// stream cut after it started, each on OpenAI, DashScope and Ark; a fallback's refusal; an image task on
+// DashScope's own task API; a video task's create (under the task id).
 import request from 'supertest';
 import { describe, expect, it, vi } from 'vitest';
 import type { UsageEvent, VendorAttempt } from '../../lib/index.js';
