@@ -33,7 +33,8 @@ async function createRecordedAsset(deps: GatewayDeps, usage: Usage, request: Use
   // recorded for nobody (its id is handed to no caller, so no one can use it)
   await refusingAtCapacity(logger, caller.id, async () => store.checkAssetCapacity?.(caller.id));
   const upstreams = await resolveUpstreams(deps.options, { model: usage.model, route: 'assets', caller, req: request.hostRequest });
-  const created = await withFallback(upstreams, deps.options, { route: 'assets', model: usage.model, tenant: caller.id, request: request.hostRequest }, async (upstream) => {
+  const info = { route: 'assets' as const, model: usage.model, tenant: caller.id, request: request.hostRequest };
+  const created = await withFallback(upstreams, deps.options, info, { usage, idOf: (answer: { requestId?: string }) => answer.requestId }, async (upstream) => {
     const assets = requireCapability(upstream, 'assets', 'assets', deps.options.logger);
     attempting(usage, upstream.provider, upstream.model);
     const call = { http: deps.http, signal: request.cancel.clientGone, limits: deps.options.limits };

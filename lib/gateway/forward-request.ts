@@ -126,12 +126,12 @@ export function forwardRequest(deps: GatewayDeps, request: UseCaseRequest, forwa
             prompt: () => promptTextOf(body),
           };
           if (body.stream === true) {
-            return withFallback(upstreams, deps.options, described, (upstream) => {
+            return withFallback(upstreams, deps.options, described, { usage, idOf: openedRequestId }, (upstream) => {
               attempting(usage, upstream.provider, upstream.model);
               return requireCapability(upstream, 'passthrough', route, deps.options.logger).openStream(call, upstreamPath, body, upstream);
             }).then((stream) => streamed({ quotas: deps.quotas, charge, cost, clientGone: () => request.cancel.clientGone.aborted }, usage, stream, groups?.streamCounter(), countsTokens));
           }
-          const answered = withFallback(upstreams, deps.options, { ...described, response: (sent: PassthroughResponse) => responseOfJson(sent.body) }, (upstream) => {
+          const answered = withFallback(upstreams, deps.options, { ...described, response: (sent: PassthroughResponse) => responseOfJson(sent.body) }, { usage, idOf: sentRequestId }, (upstream) => {
             attempting(usage, upstream.provider, upstream.model);
             return requireCapability(upstream, 'passthrough', route, deps.options.logger).forwardJson(call, upstreamPath, body, upstream);
           }).then((response): ForwardAnswer => {
@@ -186,6 +186,11 @@ function checkedAnswer(
   }
   return checkForwardedAnswer(deps, active, request, forward.route, forward.model, call, usage, answer.response.body).then((body) => ({ kind: 'json', response: { ...answer.response, body } }));
 }
+
+// the id the vendor answered a forwarded call with (its request id), for the attempt in the books
+// (docs/tenancy-and-billing.md "The books"); made once, not per request
+const sentRequestId = (sent: PassthroughResponse): string | undefined => sent.requestId;
+const openedRequestId = (opened: OpenedStream): string | undefined => opened.headers['x-request-id'];
 
 // OpenAI's ceiling for `n`; Ark has no `n` (upstreams §2.7), an OpenAI-compatible upstream honours it
 const MAX_NATIVE_N = 10;

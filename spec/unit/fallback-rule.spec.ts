@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError, type UpstreamFailure } from '../../lib/errors/gateway-error.js';
 import { withFallback } from '../../lib/gateway/routing/fallback.js';
+import { attempting, usageFor } from '../../lib/gateway/use-case.js';
 import { resolveOptions } from '../../lib/gateway/resolve-options.js';
 import type { Upstream } from '../../lib/types.js';
 
@@ -58,7 +59,7 @@ describe('withFallback: an attempt that throws synchronously', () => {
     const warnings: string[] = [];
     const options = resolveOptions({ verifyKey: () => null, resolveUpstream: () => null, logger: { warn: (_fields, message) => warnings.push(message) } });
     const tried: string[] = [];
-    const answer = await withFallback(upstreams, options, info, (upstream) => {
+    const answer = await withFallback(upstreams, options, info, { usage: {} }, (upstream) => {
       tried.push(upstream.baseURL);
       if (tried.length === 1) throw GatewayError.upstreamUnreachable('dashscope', 'ECONNREFUSED sk-first-secret', { notStarted: true });
       return Promise.resolve('second');
@@ -72,7 +73,7 @@ describe('withFallback: an attempt that throws synchronously', () => {
     const options = resolveOptions({ verifyKey: () => null, resolveUpstream: () => null });
     let running: Promise<string> | undefined;
     expect(() => {
-      running = withFallback(upstreams, options, info, () => {
+      running = withFallback(upstreams, options, info, { usage: {} }, () => {
         throw GatewayError.upstreamUnreachable('dashscope', 'ECONNRESET sk-first-secret');
       });
     }).not.toThrow();
@@ -82,5 +83,37 @@ describe('withFallback: an attempt that throws synchronously', () => {
     );
     expect(error).toBeInstanceOf(GatewayError);
     expect((error as GatewayError).message).not.toContain('sk-first-secret');
+  });
+});
+
+// every attempt the rule runs is booked under the id the vendor answered (docs/tenancy-and-billing.md "The books")
+describe('withFallback: the ids of the attempts it runs', () => {
+  const upstreams: Upstream[] = [
+    { provider: 'openai', baseURL: 'https://first.example/v1' },
+    { provider: 'openai', baseURL: 'https://second.example/v1' },
+  ];
+  const info = { route: 'images.generations', model: 'gpt-image-1' } as const;
+  const options = resolveOptions({ verifyKey: () => null, resolveUpstream: () => null, logger: false });
+
+  it('books a refusal it passed over under its failure id, and the answer under the id the answer names', async () => {
+    const usage = usageFor('gpt-image-1');
+    const answer = await withFallback(upstreams, options, info, { usage, idOf: (sent: { id: string }) => sent.id }, (upstream) => {
+      attempting(usage, upstream.provider);
+      if (upstream.baseURL.startsWith('https://first')) throw GatewayError.fromUpstream({ provider: 'openai', status: 429, requestId: 'req_refused' });
+      return Promise.resolve({ id: 'req_answered' });
+    });
+    expect(answer).toEqual({ id: 'req_answered' });
+    expect(usage.attempts?.map((attempt) => attempt.id)).toEqual(['req_refused', 'req_answered']);
+  });
+
+  it('keeps an id the call recorded itself, and books nothing for a try that recorded no attempt', async () => {
+    const usage = usageFor('gpt-image-1');
+    const failure = await withFallback(upstreams, options, info, { usage }, (upstream) => {
+      if (upstream.baseURL.startsWith('https://first')) throw GatewayError.upstreamUnreachable('openai', 'ECONNREFUSED', { notStarted: true });
+      attempting(usage, upstream.provider).id = 'task-1';
+      return Promise.reject(GatewayError.fromUpstream({ provider: 'openai', status: 500, requestId: 'req_failed' }));
+    }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(GatewayError);
+    expect(usage.attempts?.map((attempt) => attempt.id)).toEqual(['task-1']);
   });
 });

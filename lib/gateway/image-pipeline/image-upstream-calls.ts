@@ -51,7 +51,7 @@ export function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageReq
     prompt: () => promptOf(read, request.input),
   };
   const { deadline } = request;
-  return withFallback(upstreams, deps.options, attempt, (chosen, last): Promise<Attempted> => {
+  return withFallback(upstreams, deps.options, attempt, { usage, idOf: vendorIdOf }, (chosen, last): Promise<Attempted> => {
     // a provider that fans out records each of its vendor calls in the attempt (ledger/vendor-work.ts)
     const record = attempting(usage, chosen.provider, chosen.model);
     const call = { ...prepared.call, vendorCalls: (record.calls = []) };
@@ -84,6 +84,13 @@ export function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageReq
     }
     return deadline && last ? attempted.finally(() => deadline.disarm()) : attempted;
   });
+}
+
+/** The id the vendor answered an image call with: its request id (a task's id is recorded at its submit), in the answer or its headers. */
+function vendorIdOf(answered: Attempted): string | undefined {
+  if (answered.kind === 'image') return answered.response.extra.request_id || undefined;
+  if (answered.kind === 'passthrough') return answered.response.requestId;
+  return answered.stream.headers['x-request-id'];
 }
 
 /**

@@ -9,6 +9,7 @@ import { capabilityOf } from '../../providers/registry.js';
 import type { GatewayDeps } from '../gateway-deps.js';
 import { type WholeAnswer, runBudgetOf, runPreparedImage, singleNativeCall } from '../image-pipeline/image-pipeline.js';
 import { leaseEnd, nextLookAt } from '../leases/lease-terms.js';
+import { answeredWith, idOfFailure } from '../ledger/vendor-work.js';
 import { messageOf } from '../tasks/background-work.js';
 import { type Outcome, type Usage, attempting, settle, usageFor } from '../use-case.js';
 import type { ImageTaskEnding } from './image-task-ending.js';
@@ -86,8 +87,10 @@ export class ImageTaskRunner {
   private async submitUpstream(record: TaskRecord, local: LocalRun, native: NativeCall, tasks: UpstreamImageTasks, usage: Usage): Promise<void> {
     const { options } = this.deps;
     const { upstream, request, call } = native;
-    attempting(usage, upstream.provider, upstream.model);
+    const attempt = attempting(usage, upstream.provider, upstream.model);
     const submitted = await settle(usage, () => tasks.submit(call, request, upstream));
+    // booked under the id the vendor answered: the task's, or the request id of a submit it refused or failed
+    answeredWith(attempt, submitted.ok ? submitted.answer : idOfFailure(submitted.error));
     if (!submitted.ok) {
       this.runs.letGo(record.id);
       await this.finish(record, { ok: false, error: submitted.error, usage }, local).catch((error: unknown) =>

@@ -9,6 +9,7 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import type { Upstream } from '../../types.js';
 import type { AttemptInfo } from '../../telemetry/telemetry.js';
 import type { ResolvedOptions } from '../resolve-options.js';
+import { type AttemptBooks, attemptEnded, nextAttemptAt } from '../ledger/vendor-work.js';
 import { requestIdOf } from '../../errors/request-id.js';
 import { listStrategy } from './routed-list.js';
 import type { PriceOf } from './upstream-health.js';
@@ -32,8 +33,18 @@ export function secretsOf(upstream: Upstream): Array<string | undefined> {
  * is unchanged: health only removes upstreams from the list, it never adds an attempt after work may
  * have begun. `last` tells the attempt that no usable upstream follows it. With none usable at all,
  * the caller gets 503 `upstream_unavailable` and nothing is sent.
+ *
+ * The one runner of every upstream call that may start paid work, so the one place each attempt gets
+ * the id the vendor answered (`books`, docs/tenancy-and-billing.md "The books"): from its answer or from
+ * its failure, whatever the outcome, a refusal the rule passed over included.
  */
-export function withFallback<T>(upstreams: readonly Upstream[], options: ResolvedOptions, info: AttemptInfo<T>, attempt: (upstream: Upstream, last: boolean) => Promise<T>): Promise<T> {
+export function withFallback<T>(
+  upstreams: readonly Upstream[],
+  options: ResolvedOptions,
+  info: AttemptInfo<T>,
+  books: AttemptBooks<T>,
+  attempt: (upstream: Upstream, last: boolean) => Promise<T>,
+): Promise<T> {
   const health = options.routing;
   const { route, model } = info;
   const strategy = listStrategy(upstreams) ?? health.settings.strategy;
@@ -71,12 +82,16 @@ export function withFallback<T>(upstreams: readonly Upstream[], options: Resolve
     const last = !usableAfter(position);
     const described = options.telemetry.enabled ? { ...info, routing: { selectedBy: admission.as === 'trial' ? 'trial' : index > 0 ? 'fallback' : strategy, skipped: skipped ?? [] } } : info;
     const started = performance.now();
+    // the attempt this call records (use-case.ts `attempting`) is the next one of the books
+    const booked = nextAttemptAt(books);
     return rejectionOf(() => options.telemetry.attempt(upstream, index, described, () => attempt(upstream, last))).then(
       (answer) => {
+        attemptEnded(books, booked, { answer });
         health.succeeded(admission, performance.now() - started);
         return answer;
       },
       (caught: unknown) => {
+        attemptEnded(books, booked, { error: caught });
         health.failed(admission, caught);
         // an upstream may quote the request it got, the operator's key included
         const error = caught instanceof GatewayError ? caught.withoutSecrets(secretsOf(upstream)) : caught;

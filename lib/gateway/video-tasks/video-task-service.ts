@@ -185,7 +185,8 @@ export class VideoTaskService {
     // the create carries the caller's tenant identifier where the vendor takes one (docs/security.md)
     const call: CallContext = { ...this.call(request.cancel.signal), safety: this.options.safetyIdentifier?.tagOf(caller.id) };
     const attempt = { route: 'video.tasks' as const, model, tenant: caller.id, request: request.hostRequest, prompt: () => videoPromptOf(content) };
-    const created = await withFallback(upstreams, this.options, attempt, async (upstream) => {
+    // the create is booked under the task id the vendor answered
+    const created = await withFallback(upstreams, this.options, attempt, { usage, idOf: (answer: { taskId: string }) => answer.taskId }, async (upstream) => {
       const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
       // the provider that runs the task (Ark or Veo), not the first one that serves tasks
       attempting(usage, upstream.provider, upstream.model);
