@@ -2,13 +2,13 @@
 // right after authentication, so one tenant can hold at most that many requests (and so upstream
 // sockets) at a time and never starve the others. A request past the cap gets the quotas' 429 (with
 // RateLimit headers) before its body is read or an upstream is called. Counted per instance: it
-// guards this process's sockets, which another instance's requests do not hold.
+// guards this process's sockets, which another instance's requests do not hold. The counter sits
+// behind a small interface (acquire a slot, get back its one release), apart from the middleware.
 import type { RequestHandler } from 'express';
 import { callerOf } from './authenticate.js';
 import { type RequestContext, withContext } from './request-context.js';
 import { QuotaExceededError } from '../errors/quota-exceeded-error.js';
 import type { Quotas } from '../gateway/tenancy/quotas.js';
-import { type InFlightLimiter, createInFlightLimiter } from './in-flight-limiter.js';
 
 // A slot frees whenever any of the caller's requests ends; with `limit` slow jobs in flight that is
 // on average well under a second away, so one second is an honest hint (the OpenAI SDKs honour it).
@@ -41,4 +41,41 @@ export function limitCallerInFlight(limit: number, limiter: InFlightLimiter = cr
       (error: unknown) => next(error),
     );
   });
+}
+
+export interface InFlightLimiter {
+  /** Slots each key may hold at once. */
+  readonly limit: number;
+  /**
+   * Takes one slot for `key` (at most `limit` held, default the limiter's: a caller's quota may override it). Returns the function that gives it back, or null when `key` already
+   * holds `limit` slots. The release is idempotent: calling it again frees nothing more, so every
+   * way a response can end (finish, error, abort) may call it without counting twice.
+   */
+  tryAcquire(key: string, limit?: number): (() => void) | null;
+  /** Slots `key` holds now. */
+  inFlight(key: string): number;
+  /** Keys holding at least one slot (a key is forgotten at zero, so memory follows live callers). */
+  size(): number;
+}
+
+export function createInFlightLimiter(limit: number): InFlightLimiter {
+  const held = new Map<string, number>();
+  return {
+    limit,
+    tryAcquire(key, most = limit) {
+      const current = held.get(key) ?? 0;
+      if (current >= most) return null;
+      held.set(key, current + 1);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        const remaining = (held.get(key) ?? 1) - 1;
+        if (remaining > 0) held.set(key, remaining);
+        else held.delete(key);
+      };
+    },
+    inFlight: (key) => held.get(key) ?? 0,
+    size: () => held.size,
+  };
 }

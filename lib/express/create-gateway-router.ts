@@ -6,7 +6,7 @@ import { createAuthenticate } from './authenticate.js';
 import { createErrorMiddleware } from './error-middleware.js';
 import { UpstreamHttp } from '../transport/upstream-http.js';
 import { healthReads } from '../gateway/routing/health-reads.js';
-import { limitCallerInFlight } from './caller-in-flight.js';
+import { limitCallerInFlight, createInFlightLimiter } from './caller-in-flight.js';
 import { createJsonBody } from './body/json-body.js';
 import { createMultipartBody } from './body/multipart-body.js';
 import { createEditBody } from './body/edit-body.js';
@@ -20,7 +20,7 @@ import type { Caller, RouteName } from '../types.js';
 import { tenantPrefix } from '../stores/results/result-keys.js';
 import { STORED_RESULTS_PATH, storedResultsHandler } from './routes/stored-results.js';
 import { beginRequest } from './request-context.js';
-import { routeChain } from './route-chain.js';
+import { routeChain } from './route-handler.js';
 import { chatCompletionsSchema, createAssetSchema, nativeImageSchema, responsesSchema } from '../schemas/forward-schemas.js';
 import { createAssetHandler } from './routes/create-asset.js';
 import { imageGenerationSchema } from '../schemas/image-generation-schema.js';
@@ -41,7 +41,6 @@ import type { QuotaState } from '../options/quota-options.js';
 import { createIdempotency } from './idempotency/idempotency.js';
 import { LapsedKeys } from '../gateway/kept-work/lapsed-keys.js';
 import { createKeptWork } from './idempotency/kept-work.js';
-import { createInFlightLimiter } from './in-flight-limiter.js';
 import { hostMiddleware } from './host-middleware.js';
 import type { UpstreamHealthReport } from '../options/routing-options.js';
 
@@ -176,7 +175,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   ]);
 
   // through the router's public API: Express matches each route (any case, one trailing slash
-  // optional, as it always has) and runs its one handler, the route's chain (route-chain.ts)
+  // optional, as it always has) and runs its one handler, the route's chain (route-handler.ts)
   const router = express.Router();
   for (const [path, chain] of posts) router.post(path, routeChain(`POST ${path}`, chain));
   router.get(

@@ -1,9 +1,11 @@
-// The shape every route handler has (docs/architecture.md "One use-case shape"): a function of the
-// request's context that reads, calls one use case, and writes. Express 5 forwards rejected promises to
-// next(err); Express 4 does not: wrapping every handler gives both the same behaviour, errors reach the
-// gateway's error middleware. The handler runs with the request's span active: the body parsers'
-// stream events may have lost it.
-import type { RequestHandler } from 'express';
+// How a route runs (docs/architecture.md "One use-case shape" and "Performance"). Every route handler
+// is a function of the request's context that reads, calls one use case, and writes; Express 5 forwards
+// rejected promises to next(err) and Express 4 does not, so every handler is wrapped and errors reach
+// the gateway's error middleware either way, with the request's span active (the body parsers' stream
+// events may have lost it). One Express handler per route: the route's own handlers (begin,
+// authenticate, the in-flight cap, the body, Idempotency-Key, the route) run from a plain array inside
+// it, so the router keeps one layer per route instead of one per handler.
+import type { RequestHandler, NextFunction, Request, Response } from 'express';
 import { type RequestContext, contextOf } from './request-context.js';
 
 /**
@@ -31,4 +33,25 @@ export function routeHandler(name: string, handler: (context: RequestContext) =>
   };
   Object.defineProperty(routed, 'name', { value: name });
   return routed;
+}
+
+export function routeChain(name: string, handlers: readonly RequestHandler[]): RequestHandler {
+  const chain: RequestHandler = (req: Request, res: Response, next: NextFunction) => {
+    let index = 0;
+    const step = (error?: unknown): void => {
+      // 'route' and 'router' skip the rest as Express's own next would
+      if (error !== undefined && error !== null) return next(error);
+      const handler = handlers[index];
+      index += 1;
+      if (!handler) return next();
+      try {
+        handler(req, res, step);
+      } catch (thrown) {
+        next(thrown);
+      }
+    };
+    step();
+  };
+  Object.defineProperty(chain, 'name', { value: name });
+  return chain;
 }

@@ -1,7 +1,7 @@
 // The per-caller in-flight counter behind limits.inFlightPerCaller: slots per key up to the limit,
 // keys independent, a release that frees exactly one slot however often it is called.
 import { describe, expect, it } from 'vitest';
-import { createInFlightLimiter } from '../../lib/express/in-flight-limiter.js';
+import { createInFlightLimiter } from '../../lib/express/caller-in-flight.js';
 
 /** `+a` acquires a slot for key a (recording whether it was granted); `-a0` calls the release of a's first grant. */
 type Step = `+${string}` | `-${string}`;

@@ -18,7 +18,7 @@ import type { GatewayDeps } from '../gateway-deps.js';
 import { editAsGenerationBody } from './image-edit-form.js';
 import type { ImageInput, ImageRoute } from './image-input.js';
 import type { RequestedSettings } from './image-streams.js';
-import { allowedImages, forwardedCount } from './images-allowed.js';
+import { allowedImages, forwardedCount } from './image-input.js';
 import { resolveUpstreams } from '../routing/resolve-upstreams.js';
 import { capabilityOf } from '../../providers/registry.js';
 import type { ActivePolicy } from '../moderation/moderation.js';

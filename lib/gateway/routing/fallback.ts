@@ -11,7 +11,7 @@ import type { AttemptInfo } from '../../telemetry/telemetry.js';
 import type { ResolvedOptions } from '../resolve-options.js';
 import { type AttemptBooks, attemptEnded, nextAttemptAt } from '../ledger/vendor-work.js';
 import { requestIdOf } from '../../errors/request-id.js';
-import { listStrategy } from './routed-list.js';
+import { listStrategy } from './resolve-upstreams.js';
 import type { PriceOf } from './upstream-health.js';
 
 /** Everything secret an upstream carries, to be cut out of any error message it causes. */

@@ -1,6 +1,8 @@
 // Asks the host's resolveUpstream where a model goes and checks the answer: a list of one or more
 // upstreams (or `{ upstreams, strategy }`), each naming a provider of the registry and an http(s) base
-// URL. fallback.ts tries them, in the order routing chooses (docs/routing-and-health.md).
+// URL. fallback.ts tries them, in the order routing chooses (docs/routing-and-health.md). A list's own
+// strategy rides on the gateway's copy of the list as a symbol-keyed field, so every use case that
+// passes the list on (image, forward, video, asset) carries it to the fallback rule unchanged.
 import { GatewayError } from '../../errors/gateway-error.js';
 import { bearerKeyOfHeader } from '../../security/bearer-key.js';
 import { redactSecrets } from '../../errors/redact.js';
@@ -9,9 +11,8 @@ import type { ResolvedOptions } from '../resolve-options.js';
 import { PROVIDER_NAMES, isProviderName, upstreamProblem } from '../../providers/registry.js';
 import type { Upstream } from '../../types.js';
 import type { ResolveUpstreamInput } from '../../options/host-hooks.js';
-import type { RoutedUpstreams } from '../../options/routing-options.js';
+import type { RoutedUpstreams, RoutingStrategy } from '../../options/routing-options.js';
 import { ROUTING_STRATEGIES } from './resolve-routing.js';
-import { type UpstreamList, routedList } from './routed-list.js';
 
 export async function resolveUpstreams(options: ResolvedOptions, input: ResolveUpstreamInput): Promise<UpstreamList> {
   let answer: Awaited<ReturnType<ResolvedOptions['resolveUpstream']>>;
@@ -65,4 +66,20 @@ function describeProblem(upstream: Upstream): string | undefined {
   }
   // what a provider needs of its own fields, it says itself (docs/architecture.md "Providers and the registry")
   return upstreamProblem(upstream);
+}
+
+const STRATEGY = Symbol('express-image-gateway.strategy');
+
+export type UpstreamList = readonly Upstream[] & { readonly [STRATEGY]?: RoutingStrategy };
+
+/** The gateway's own copy of the list, with the list's strategy when it named one. */
+export function routedList(upstreams: readonly Upstream[], strategy: RoutingStrategy | undefined): UpstreamList {
+  const list: Upstream[] & { [STRATEGY]?: RoutingStrategy } = [...upstreams];
+  if (strategy !== undefined) list[STRATEGY] = strategy;
+  return list;
+}
+
+/** The strategy the resolver named for this list, if it did. */
+export function listStrategy(upstreams: readonly Upstream[]): RoutingStrategy | undefined {
+  return (upstreams as UpstreamList)[STRATEGY];
 }

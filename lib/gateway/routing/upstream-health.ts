@@ -1,19 +1,22 @@
 // The health of every upstream this instance has called (docs/routing-and-health.md): a breaker and a
-// latency estimate per key (health-key.ts), the order a list is tried in (choose-upstreams.ts), and
+// latency estimate per key (below), the order a list is tried in (choose-upstreams.ts), and
 // the operator's signals when one changes state: onUpstreamHealth, a log line, a metric, and the
 // shared store's message to the other instances. An upstream may also be closed to one caller alone,
 // by that caller's own failures ("Whose failure"): every read below takes the caller's id. Requests read only this local map: no Redis round
 // trip on the hot path (shared-health.ts updates the map in the background).
+// An upstream's health key (docs/routing-and-health.md "Keys") is what fails together: the provider,
+// base URL, credential, upstream model and route kind; the credential enters as a short hash, so
+// neither the key string nor health() nor a log line ever holds the key itself.
 import type { Logger } from '../../options/host-hooks.js';
 import type { RoutingStrategy, UpstreamCallerState, UpstreamHealthEvent, UpstreamHealthReport, UpstreamIdentity, UpstreamState } from '../../options/routing-options.js';
 import type { Telemetry } from '../../telemetry/telemetry.js';
 import type { RouteName, Upstream } from '../../types.js';
 import { type BreakerSettings, BreakerState, type Transition } from './circuit-breaker.js';
 import { type Candidate, chooseOrder } from './choose-upstreams.js';
-import { healthKeyOf, identityOf } from './health-key.js';
 import { healthOutcomeOf } from './health-failure.js';
 import type { HealthReads } from './health-reads.js';
 import { type SharedHealth, type SharedRecord, TRIAL_LEASE_MS } from './shared-health.js';
+import { createHash } from 'node:crypto';
 
 export interface HealthSettings {
   strategy: RoutingStrategy;
@@ -443,4 +446,42 @@ const NEVER_OPENS: BreakerSettings = { failures: Infinity, failureRate: Infinity
 function weightOf(upstream: Upstream): number {
   const weight = upstream.weight;
   return typeof weight === 'number' && Number.isFinite(weight) && weight >= 0 ? weight : 1;
+}
+
+const ROUTE_KINDS: Readonly<Record<RouteName, UpstreamIdentity['route']>> = {
+  'images.generations': 'images',
+  'images.edits': 'images',
+  'images.native': 'images',
+  'video.tasks': 'video',
+  'chat.completions': 'chat',
+  responses: 'chat',
+  assets: 'assets',
+};
+
+// a hash per credential, made once: sha256 is cheap but not free on every request of the hot path
+const hashes = new Map<string, string>();
+const MAX_HASHES = 4096;
+
+/** 12 characters of the credential's sha256, or 'none'. */
+function credentialHash(upstream: Upstream): string {
+  const secret = upstream.apiKey ?? upstream.accessKeyId;
+  if (!secret) return 'none';
+  let hash = hashes.get(secret);
+  if (hash === undefined) {
+    // keys rotate: a full cache starts over rather than growing with every key ever seen
+    if (hashes.size >= MAX_HASHES) hashes.clear();
+    hash = createHash('sha256').update(secret).digest('base64url').slice(0, 12);
+    hashes.set(secret, hash);
+  }
+  return hash;
+}
+
+/** The health key of `upstream` serving `model` on `route`, as one string (a Map key, a Redis hash field). */
+export function healthKeyOf(upstream: Upstream, route: RouteName, model: string): string {
+  return `${upstream.provider} ${upstream.baseURL} ${credentialHash(upstream)} ${upstream.model ?? model} ${ROUTE_KINDS[route]}`;
+}
+
+/** The key's parts, as health() and onUpstreamHealth tell them. */
+export function identityOf(upstream: Upstream, route: RouteName, model: string): UpstreamIdentity {
+  return { provider: upstream.provider, baseURL: upstream.baseURL, credential: credentialHash(upstream), model: upstream.model ?? model, route: ROUTE_KINDS[route] };
 }
