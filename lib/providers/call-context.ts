@@ -1,9 +1,16 @@
-// What an adapter needs to make its upstream call: the shared HTTP module, the client's abort
-// signal, the limits and the caller's tenant identifier. Built once per request by the route.
-import type { CancelSignal, UpstreamHttp } from '../transport/upstream-http.js';
+// One call of an adapter to its upstream. The call context is what an adapter needs to make it: the
+// shared HTTP module, the client's abort signal, the limits and the caller's tenant identifier, built
+// once per request by the route; the request's deadline and the answer's size limit come from it, so
+// an adapter names only what its call is (provider, method, URL, headers, body). A JSON body that may
+// hold uploads is encoded on the way out with its exact length (images/uploaded-image.ts). URLs join
+// the upstream's baseURL with a fixed adapter path: each vendor SDK's base carries its version prefix
+// and a bare origin gets the prefix added, so both `https://dashscope-intl.aliyuncs.com` and
+// `https://dashscope-intl.aliyuncs.com/api/v1` work; caller input never shapes the URL.
+import type { CancelSignal, UpstreamHttp, UpstreamRequest, UpstreamResponse } from '../transport/upstream-http.js';
 import type { Upstream, VendorAttempt } from '../types.js';
 import type { GatewayLimits } from '../options/request-limits.js';
 import type { SafetyTag } from '../security/safety-identifier.js';
+import { encodeJsonWithUploads } from '../images/uploaded-image.js';
 
 export interface CallContext {
   http: UpstreamHttp;
@@ -53,4 +60,32 @@ export function secretsOfHeaders(headers: Readonly<Record<string, string>>): str
     const bearer = name === 'authorization' ? /^Bearer\s+(.+)$/i.exec(value)?.[1] : undefined;
     return bearer ? [bearer, value] : [value];
   });
+}
+
+export function upstreamUrl(baseURL: string, versionPrefix: string, path: string): string {
+  const base = baseURL.replace(/\/+$/, '');
+  // after the scheme's '//', any further '/' means the base already names its path
+  const hasPath = base.indexOf('/', base.indexOf('//') + 2) !== -1;
+  return `${hasPath ? base : base + versionPrefix}${path}`;
+}
+
+/** What an adapter says of its call; `maxBytes` only where its answers have a limit of their own. */
+type AdapterRequest = Omit<UpstreamRequest, 'timeoutMs' | 'signal' | 'maxBytes'> & { maxBytes?: number };
+
+/** The call, within the upstream's deadline (or the gateway's), cancelled when the client goes. */
+export function requestUpstream(call: CallContext, upstream: Upstream, request: AdapterRequest): Promise<UpstreamResponse> {
+  return call.http.request({ timeoutMs: timeoutOf(upstream, call.limits), signal: call.signal, maxBytes: call.limits.upstreamResponseBytes, ...request });
+}
+
+/**
+ * A JSON POST: uploaded files are encoded into the JSON as it is sent, not built into one string
+ * first. `content-length` is added to the given headers, not spread into a new literal: a spread then
+ * an added key gave every request's headers a hidden class of its own once optimized, kept for the
+ * whole upstream wait (docs/architecture.md "Performance": heap diff of held requests).
+ */
+export function postJsonUpstream(call: CallContext, upstream: Upstream, request: { provider: string; url: string; headers: Record<string, string>; json: unknown }): Promise<UpstreamResponse> {
+  const payload = encodeJsonWithUploads(request.json);
+  const headers = request.headers;
+  headers['content-length'] = String(payload.length);
+  return requestUpstream(call, upstream, { provider: request.provider, method: 'POST', url: request.url, headers, body: payload.body });
 }

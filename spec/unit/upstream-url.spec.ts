@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { DASHSCOPE_IMAGE_PATH } from '../../lib/providers/dashscope/dashscope.js';
 import { openAICompatiblePrefix } from '../../lib/providers/registry.js';
-import { upstreamUrl } from '../../lib/providers/upstream-url.js';
+import { upstreamUrl } from '../../lib/providers/call-context.js';
 
 describe('upstreamUrl', () => {
   it.each<{ name: string; baseURL: string; prefix: string; path: string; expected: string }>([

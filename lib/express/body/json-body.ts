@@ -5,6 +5,7 @@
 // already parsed the body (express.json() in front), that body is used as is. On the image route
 // (`imageDataUrls`), a long image Data URL under an `image` key stays in the Buffer as a
 // DataUrlText view rather than becoming a string (docs/architecture.md "Performance": memory per request ≤ 2x the body).
+// A JSON body's `model` is read here too (contract §7): a non-empty string, otherwise exactly `model is required`.
 import { randomBytes } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { GatewayError } from '../../errors/gateway-error.js';
@@ -243,4 +244,10 @@ function withoutSlashEscapes(bytes: Buffer, from: number, to: number): string {
     read = backslash + 1;
   }
   return out.toString('utf8', 0, written);
+}
+
+/** contract §7: a model name is a non-empty string, otherwise exactly `model is required`. */
+export function requireModel(value: unknown): string {
+  if (typeof value !== 'string' || value.trim() === '') throw GatewayError.modelRequired();
+  return value;
 }

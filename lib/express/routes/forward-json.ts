@@ -4,7 +4,7 @@
 // stream relayed as server-sent events.
 import type { RequestHandler } from 'express';
 import { routeHandler } from '../route-handler.js';
-import { jsonObjectBody } from '../body/json-body.js';
+import { jsonObjectBody, requireModel } from '../body/json-body.js';
 import { sendBody } from '../answers/send-body.js';
 import { sendQuote } from '../answers/send-quote.js';
 import { type SseErrorFormat, relaySse } from '../answers/sse-relay.js';
@@ -15,7 +15,6 @@ import type { RouteName } from '../../types.js';
 import { forwardRequest } from '../../gateway/forward-request.js';
 import type { GatewayDeps } from '../../gateway/gateway-deps.js';
 import { UseCaseView } from '../request-base.js';
-import { requireModel } from './request-fields.js';
 
 export interface ForwardRoute {
   route: RouteName;

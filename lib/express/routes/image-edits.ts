@@ -9,7 +9,7 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import { routeHandler } from '../route-handler.js';
 import { sniffImageType } from '../../images/sniff-image-type.js';
 import { uploadedChunks, uploadedHead } from '../body/upload-chunks.js';
-import { requireModel } from './request-fields.js';
+import { requireModel } from '../body/json-body.js';
 import type { GatewayDeps } from '../../gateway/gateway-deps.js';
 import type { EditForm, FormFile, FormImage } from '../../gateway/image-pipeline/image-edit-form.js';
 import { type ImageTasksRoute, serveImageRequest } from './serve-image-request.js';

@@ -1,9 +1,8 @@
 // POST /v1/images/generations (contract §4.1): JSON body, every image variant on one path.
 import type { RequestHandler } from 'express';
 import { routeHandler } from '../route-handler.js';
-import { jsonObjectBody } from '../body/json-body.js';
+import { jsonObjectBody, requireModel } from '../body/json-body.js';
 import type { GatewayDeps } from '../../gateway/gateway-deps.js';
-import { requireModel } from './request-fields.js';
 import { type ImageTasksRoute, serveImageRequest } from './serve-image-request.js';
 import { readImageStreamAsk } from '../../images/image-stream-ask.js';
 

@@ -4,14 +4,13 @@
 import type { RequestHandler } from 'express';
 import { bearerKeyOf } from '../authenticate.js';
 import { routeHandler } from '../route-handler.js';
-import { jsonObjectBody } from '../body/json-body.js';
+import { jsonObjectBody, requireModel } from '../body/json-body.js';
 import { sendJson } from '../answers/send-body.js';
 import { sendQuote } from '../answers/send-quote.js';
 import { isQuoted } from '../../gateway/tenancy/quote.js';
 import type { Validator } from '../../schemas/validator.js';
 import type { VideoTaskBody } from '../../schemas/video-task-schema.js';
 import type { VideoTaskService } from '../../gateway/video-tasks/video-task-service.js';
-import { requireModel } from './request-fields.js';
 import { UseCaseView } from '../request-base.js';
 
 export function createVideoTaskHandler(tasks: VideoTaskService, validate: Validator<VideoTaskBody>): RequestHandler {

@@ -73,7 +73,7 @@ const STRATEGY = Symbol('express-image-gateway.strategy');
 export type UpstreamList = readonly Upstream[] & { readonly [STRATEGY]?: RoutingStrategy };
 
 /** The gateway's own copy of the list, with the list's strategy when it named one. */
-export function routedList(upstreams: readonly Upstream[], strategy: RoutingStrategy | undefined): UpstreamList {
+function routedList(upstreams: readonly Upstream[], strategy: RoutingStrategy | undefined): UpstreamList {
   const list: Upstream[] & { [STRATEGY]?: RoutingStrategy } = [...upstreams];
   if (strategy !== undefined) list[STRATEGY] = strategy;
   return list;

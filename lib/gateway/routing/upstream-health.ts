@@ -477,11 +477,11 @@ function credentialHash(upstream: Upstream): string {
 }
 
 /** The health key of `upstream` serving `model` on `route`, as one string (a Map key, a Redis hash field). */
-export function healthKeyOf(upstream: Upstream, route: RouteName, model: string): string {
+function healthKeyOf(upstream: Upstream, route: RouteName, model: string): string {
   return `${upstream.provider} ${upstream.baseURL} ${credentialHash(upstream)} ${upstream.model ?? model} ${ROUTE_KINDS[route]}`;
 }
 
 /** The key's parts, as health() and onUpstreamHealth tell them. */
-export function identityOf(upstream: Upstream, route: RouteName, model: string): UpstreamIdentity {
+function identityOf(upstream: Upstream, route: RouteName, model: string): UpstreamIdentity {
   return { provider: upstream.provider, baseURL: upstream.baseURL, credential: credentialHash(upstream), model: upstream.model ?? model, route: ROUTE_KINDS[route] };
 }

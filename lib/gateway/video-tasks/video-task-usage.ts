@@ -6,7 +6,7 @@
 import type { TaskRecord } from '../../stores/tasks/task-store.js';
 import type { ResolvedOptions } from '../resolve-options.js';
 import type { Quotas } from '../tenancy/quotas.js';
-import { usageOf } from '../../json/usage-fields.js';
+import { usageOf } from '../../json/json-values.js';
 import { messageOf } from '../tasks/background-work.js';
 import { callerOfTask } from '../tasks/caller-snapshot.js';
 import { Pricing } from '../ledger/pricing.js';

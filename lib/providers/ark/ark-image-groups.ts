@@ -1,8 +1,7 @@
 // Ark's native image groups (upstreams §2.6): how many images a request to POST /api/v3/images/generations
 // may return, and how many an answer or a stream did return. The charge of the route and the usage
 // event read these; they are Ark's wire format, so they live with Ark's provider.
-import { parseJsonBody } from '../../json/json-values.js';
-import { usageOf } from '../../json/usage-fields.js';
+import { parseJsonBody, usageOf } from '../../json/json-values.js';
 
 /** Ark's largest image group (upstreams §2.6: `sequential_image_generation_options.max_images`, 1-15). */
 const ARK_MAX_GROUP = 15;

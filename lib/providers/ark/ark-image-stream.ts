@@ -3,9 +3,8 @@
 // image, `image_generation.partial_failed` per failed one, then `image_generation.completed` with the
 // usage. A single image is not worth streaming upstream (it comes in one event at the end either way),
 // so only groups are; a model that refuses `stream` (Seedream 3.0) answers 400 before any work.
-import { isObject, stringOr } from '../../json/json-values.js';
+import { isObject, stringOr, usageOf } from '../../json/json-values.js';
 import type { SseEvent } from '../../json/sse-events.js';
-import { usageOf } from '../../json/usage-fields.js';
 import { normalizeOpenAIError } from '../openai/openai.js';
 import type { GroupStreamEvent, ImageStreamRules } from '../provider.js';
 import { GatewayError } from '../../errors/gateway-error.js';

@@ -6,14 +6,11 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import { rejectionOf } from '../../errors/rejection-of.js';
 import type { ImageData, ImageGenerationResponse } from '../../images/image-generation-response.js';
 import type { ImageGenerationRequest } from '../../images/image-request.js';
-import { isObject, parseJsonBody, stringOr } from '../../json/json-values.js';
-import { usageOf } from '../../json/usage-fields.js';
+import { isObject, parseJsonBody, stringOr, usageOf } from '../../json/json-values.js';
 import type { UpstreamResponse } from '../../transport/upstream-http.js';
 import type { Upstream } from '../../types.js';
-import { type CallContext, jsonHeaders } from '../call-context.js';
+import { type CallContext, jsonHeaders, postJsonUpstream, upstreamUrl } from '../call-context.js';
 import { normalizeOpenAIError } from '../openai/openai.js';
-import { postJsonUpstream } from '../upstream-request.js';
-import { upstreamUrl } from '../upstream-url.js';
 import { withTenantField } from '../tenant-field.js';
 
 // DashScope's own parameters (contract §2.3) that Seedream has no field for: not sent

@@ -4,8 +4,7 @@
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Upstream } from '../../types.js';
 import { isObject, parseJsonBody, stringOr } from '../../json/json-values.js';
-import { type CallContext } from '../call-context.js';
-import { requestUpstream } from '../upstream-request.js';
+import { type CallContext, requestUpstream } from '../call-context.js';
 import { classifyUpstreamCode } from '../../errors/status-policy.js';
 import { signVolcengineRequest, volcengineQueryString } from '../../transport/volcengine-signer.js';
 import type { AssetCapability, CreatedAsset } from '../provider.js';

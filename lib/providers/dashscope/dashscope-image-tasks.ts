@@ -10,11 +10,9 @@ import type { ImageGenerationRequest } from '../../images/image-request.js';
 import { isObject, parseJsonBody, stringOr } from '../../json/json-values.js';
 import type { UpstreamResponse } from '../../transport/upstream-http.js';
 import type { Upstream } from '../../types.js';
-import { type CallContext, jsonHeaders } from '../call-context.js';
+import { type CallContext, jsonHeaders, postJsonUpstream, requestUpstream, upstreamUrl } from '../call-context.js';
 import { normalizeDashscopeError } from './dashscope-errors.js';
 import type { UpstreamImageState, UpstreamImageTasks } from '../provider.js';
-import { postJsonUpstream, requestUpstream } from '../upstream-request.js';
-import { upstreamUrl } from '../upstream-url.js';
 
 const DASHSCOPE_SYNTHESIS_PATH = '/services/aigc/text2image/image-synthesis';
 

@@ -6,14 +6,11 @@ import type { ContentItem, ImageGenerationRequest } from '../../images/image-req
 import type { ImageData, ImageGenerationResponse } from '../../images/image-generation-response.js';
 import type { Upstream } from '../../types.js';
 import type { UpstreamResponse } from '../../transport/upstream-http.js';
-import { isObject, parseJsonBody, stringOr } from '../../json/json-values.js';
+import { isObject, parseJsonBody, stringOr, usageOf } from '../../json/json-values.js';
 import { rejectionOf } from '../../errors/rejection-of.js';
-import { usageOf } from '../../json/usage-fields.js';
-import { type CallContext, jsonHeaders } from '../call-context.js';
+import { type CallContext, jsonHeaders, postJsonUpstream, upstreamUrl } from '../call-context.js';
 import { openAICompatibleApi } from '../openai/openai.js';
 import type { Provider } from '../provider.js';
-import { postJsonUpstream } from '../upstream-request.js';
-import { upstreamUrl } from '../upstream-url.js';
 import { dashscopeImageTasks } from './dashscope-image-tasks.js';
 import { normalizeDashscopeError } from './dashscope-errors.js';
 import { DASHSCOPE_MODELS, dashscopeFamilyRow } from './dashscope-models.js';

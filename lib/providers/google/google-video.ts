@@ -10,8 +10,7 @@ import { operationName as checkedOperationName } from '../vendor-ids.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { isObject, parseJsonBody, stringOr } from '../../json/json-values.js';
 import type { Upstream } from '../../types.js';
-import { type CallContext } from '../call-context.js';
-import { requestUpstream } from '../upstream-request.js';
+import { type CallContext, requestUpstream } from '../call-context.js';
 import { normalizeGeminiError } from './google-errors.js';
 import type { TaskCapability } from '../provider.js';
 

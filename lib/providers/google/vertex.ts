@@ -3,12 +3,11 @@
 // (the host owns its Google credentials; the gateway neither refreshes nor keeps them).
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Upstream } from '../../types.js';
-import { jsonHeaders } from '../call-context.js';
+import { jsonHeaders, upstreamUrl } from '../call-context.js';
 import { type GoogleImageTransport, generateGoogleImages, modelSegment } from './gemini.js';
 import { type GoogleVideoTransport, googleVideoTasks } from './google-video.js';
 import { hostToken } from '../host-token.js';
 import type { Provider } from '../provider.js';
-import { upstreamUrl } from '../upstream-url.js';
 
 /** `{base}/projects/{project}/locations/{location}/publishers/google/models/{model}`. */
 function vertexModelPath(upstream: Upstream, model: string): string {

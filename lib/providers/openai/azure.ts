@@ -12,7 +12,7 @@ import type { Upstream } from '../../types.js';
 import { normalizeOpenAIError, openAICompatibleApi, openAITenantField } from './openai.js';
 import type { Provider } from '../provider.js';
 import { hostToken } from '../host-token.js';
-import { upstreamUrl } from '../upstream-url.js';
+import { upstreamUrl } from '../call-context.js';
 
 // The paths Azure serves under a deployment on the deployment form (openai-node's `_deployments_endpoints`,
 // of those the gateway relays); the others (`/responses`) are `{endpoint}/openai{path}?api-version=…`.

@@ -15,10 +15,9 @@ import { encodeJsonWithUploads } from '../../images/uploaded-image.js';
 import { isObject, parseJsonBody, stringOr } from '../../json/json-values.js';
 import type { UpstreamResponse } from '../../transport/upstream-http.js';
 import type { Upstream } from '../../types.js';
-import { type CallContext, jsonHeaders, timeoutOf } from '../call-context.js';
+import { type CallContext, jsonHeaders, timeoutOf, upstreamUrl } from '../call-context.js';
 import { retryAfterOf } from '../retry-after.js';
 import { parseModelRef } from './replicate-inputs.js';
-import { upstreamUrl } from '../upstream-url.js';
 
 const PROVIDER = 'replicate';
 /** The client's base is `https://api.replicate.com/v1`: a bare origin gets `/v1`. */

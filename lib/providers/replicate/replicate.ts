@@ -11,8 +11,7 @@ import type { ImageData, ImageGenerationResponse } from '../../images/image-gene
 import type { ImageGenerationRequest } from '../../images/image-request.js';
 import { isObject, parseJsonBody } from '../../json/json-values.js';
 import type { Upstream } from '../../types.js';
-import { type CallContext, jsonHeaders, timeoutOf } from '../call-context.js';
-import { requestUpstream } from '../upstream-request.js';
+import { type CallContext, jsonHeaders, timeoutOf, requestUpstream, upstreamUrl } from '../call-context.js';
 import type { Provider, UpstreamImageState, UpstreamImageTasks } from '../provider.js';
 import { translateImageInput } from './replicate-inputs.js';
 import { workGone } from '../submitted-work.js';
@@ -30,7 +29,6 @@ import {
   waitSecondsFor,
 } from './replicate-predictions.js';
 import { toCallerVideoTask, translateVideoInput } from './replicate-video.js';
-import { upstreamUrl } from '../upstream-url.js';
 import { REPLICATE_MODELS } from './replicate-models.js';
 
 const PROVIDER = 'replicate';

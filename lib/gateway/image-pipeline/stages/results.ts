@@ -9,8 +9,7 @@ import { downloadImages } from '../../results/result-images.js';
 import { allowedImages } from '../image-input.js';
 import type { ImageStage } from '../image-work.js';
 import { GatewayError } from '../../../errors/gateway-error.js';
-import { parseJsonBody } from '../../../json/json-values.js';
-import { usageOf } from '../../../json/usage-fields.js';
+import { parseJsonBody, usageOf } from '../../../json/json-values.js';
 
 export const results: ImageStage = {
   name: 'results',
