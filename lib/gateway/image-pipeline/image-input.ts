@@ -31,7 +31,7 @@ export function sizeAsked(input: ImageInput): unknown {
 }
 
 /** What the caller sent as `n` on the OpenAI-compatible path (a JSON value, or a form field). */
-export function requestedImagesOf(input: ImageInput): unknown {
+function requestedImagesOf(input: ImageInput): unknown {
   return input.kind === 'json' ? input.body.n : input.form.fields.n;
 }
 

@@ -58,7 +58,7 @@ export const results: ImageStage = {
  * else is refused (502) rather than relayed, whatever its Content-Type says, so no answer escapes
  * the cap or the count the caller is billed by.
  */
-export function capPassthroughImages(body: Buffer, provider: string, allowed: number, requestId: string | undefined): CappedImages {
+function capPassthroughImages(body: Buffer, provider: string, allowed: number, requestId: string | undefined): CappedImages {
   const parsed = parseJsonBody(body);
   const data = typeof parsed === 'object' && parsed !== null ? (parsed as { data?: unknown }).data : undefined;
   if (!Array.isArray(data)) throw GatewayError.badUpstreamResponse(provider, 'the image answer is not JSON with a data list', requestId);
