@@ -28,6 +28,8 @@ import { RequestBooks } from './ledger/request-books.js';
 import type { UpstreamHealth } from './routing/upstream-health.js';
 import { resolveRouting } from './routing/resolve-routing.js';
 import { Moderation } from './moderation/moderation.js';
+import { DeliveryLog } from './deliveries/delivery-log.js';
+import { resolveDeliveries } from './options/delivery-options.js';
 
 /**
  * The options as the code reads them: checked, defaults filled, flat. A field read from a group says
@@ -54,6 +56,8 @@ export interface ResolvedOptions {
   /** `callbacks.scheduler` */
   readonly scheduler: JobScheduler;
   readonly callbacks: ResolvedCallbacks;
+  /** The delivery log (`deliveries`): records every callback delivery, reads and replays them (deliveries/delivery-log.ts). */
+  readonly deliveries: DeliveryLog;
   /** `allow.operatorAssets` */
   readonly allowOperatorAssets: boolean;
   /** `models.list` */
@@ -98,6 +102,7 @@ const OPTION_NAMES = {
   idempotency: true,
   store: true,
   callbacks: true,
+  deliveries: true,
   storage: true,
   routing: true,
   onUpstreamHealth: true,
@@ -204,6 +209,8 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
       "tenancy: { pricing: { currency: 'USD', models: { 'x-image-2.0*': { image: 0.035 } } }, quotas: { limits: { budget: 25 } } }",
     );
   }
+  const store = options.store ?? memoryTaskStore();
+  const jobs = scheduler ?? memoryScheduler();
   const pricing = Pricing.resolve(tenancy.pricing);
   const ledger: LedgerPolicy = { pricing, chargeFailedWork: tenancy.chargeFailedWork ?? false };
   return Object.freeze({
@@ -219,9 +226,10 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     onUsage: options.onUsage,
     logger,
     afterAuthentication: resolveAfterAuthentication(options.afterAuthentication),
-    store: options.store ?? memoryTaskStore(),
-    scheduler: scheduler ?? memoryScheduler(),
+    store,
+    scheduler: jobs,
     callbacks: resolveCallbacks(options.callbacks),
+    deliveries: new DeliveryLog(resolveDeliveries(options.deliveries), store, jobs, logger),
     allowOperatorAssets: allow.operatorAssets ?? false,
     listModels: models.list,
     fallthrough: allow.fallthrough ?? false,
