@@ -391,3 +391,56 @@ describe('without the log', () => {
     }
   });
 });
+
+describe('a bulk replay of 10,000', () => {
+  it('queues through the scheduler: every delivery is sent once, never more than the scheduler runs at once, and the router keeps answering', async () => {
+    let open = 0;
+    let most = 0;
+    const receiver = await startFakeUpstream((_req, res) => {
+      open += 1;
+      most = Math.max(most, open);
+      // answered on a later turn, so attempts that run together overlap here
+      setImmediate(() => {
+        open -= 1;
+        res.writeHead(204);
+        res.end();
+      });
+    });
+    try {
+      const store = memoryTaskStore();
+      const now = Date.now();
+      const ids: string[] = [];
+      for (let i = 0; i < 10_000; i += 1) {
+        const id = `evt_bulk_${String(i).padStart(5, '0')}`;
+        ids.push(id);
+        await store.createDelivery!(
+          {
+            id,
+            taskId: `imgtask_bulk_${i}`,
+            owner: 'tenant-a',
+            event: 'succeeded',
+            url: `${receiver.origin}/hook`,
+            body: `{"id":"imgtask_bulk_${i}","status":"succeeded"}`,
+            state: 'failed',
+            createdAt: now - i,
+            expiresAt: now + 86_400_000,
+            attempts: [],
+          },
+          { maxEntries: 20_000 },
+        );
+      }
+      const gw = await start({ store });
+      const replaying = gw.router.deliveries.replayAll({ tenant: 'tenant-a', state: 'failed' });
+      // the router answers while the replays are queued and sent
+      expect((await request(gw.app).get('/v1/models').set(auth())).status).toBe(200);
+      expect(await replaying).toStrictEqual({ queued: 10_000 });
+      await expect.poll(() => receiver.requests.length, { timeout: 120_000, interval: 200 }).toBe(10_000);
+      expect(new Set(receiver.requests.map((req) => req.headers['webhook-id'])).size).toBe(10_000);
+      expect(most).toBeLessThanOrEqual(32);
+      await expect.poll(async () => (await gw.router.deliveries.list({ state: 'delivered', limit: 1 })).data.length, { timeout: 30_000 }).toBe(1);
+      await expect.poll(async () => (await gw.router.deliveries.list({ state: 'pending', limit: 1 })).data.length, { timeout: 30_000 }).toBe(0);
+    } finally {
+      await receiver.close();
+    }
+  }, 180_000);
+});
