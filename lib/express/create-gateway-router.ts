@@ -43,6 +43,8 @@ import { LapsedKeys } from '../gateway/kept-work/lapsed-keys.js';
 import { createKeptWork } from './idempotency/kept-work.js';
 import { hostMiddleware } from './host-middleware.js';
 import type { UpstreamHealthReport } from '../options/routing-options.js';
+import type { DeliveriesApi } from '../gateway/deliveries/delivery-log.js';
+import { listDeliveriesHandler, replayDeliveriesHandler, replayDeliveryHandler, retrieveDeliveryHandler } from './routes/deliveries.js';
 
 export interface GatewayRouter extends Router {
   /** Stops timers and pollers and frees pooled upstream sockets. Safe to call twice. */
@@ -61,6 +63,12 @@ export interface GatewayRouter extends Router {
    * @example router.health().filter((upstream) => upstream.state !== 'closed')
    */
   health(): UpstreamHealthReport[];
+  /**
+   * The delivery log (docs/video-tasks-and-callbacks.md "Delivery log"): every callback delivery and
+   * its attempts, for every tenant; replays send the recorded body again under the same webhook-id.
+   * @example await router.deliveries.replayAll({ tenant: 'tenant-a', state: 'failed', since: Date.now() - 3600_000 })
+   */
+  deliveries: DeliveriesApi;
 }
 
 export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
@@ -170,6 +178,9 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
       path,
       [unrouted, ...authenticate, unofferedVideoHandler()],
     ]),
+    // the caller's own delivery log (routes/deliveries.ts)
+    ['/v1/deliveries/replay', [unrouted, ...authenticate, jsonBody, replayDeliveriesHandler(resolved.deliveries)]],
+    ['/v1/deliveries/:id/replay', [unrouted, ...authenticate, replayDeliveryHandler(resolved.deliveries)]],
     // an asset costs no image or video: no quote, `Prefer: dry-run` is not applied there
     ['/api/v3/open/CreateAsset', [...paid('assets', jsonBody, false), createAssetHandler(deps, compile(createAssetSchema))]],
   ]);
@@ -192,6 +203,8 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   );
   router.get('/v1/images/tasks/:id', routeChain('GET /v1/images/tasks/:id', [unrouted, ...authenticate, queryImageTaskHandler(imageTasks)]));
   router.get('/v1/models', routeChain('GET /v1/models', [unrouted, ...authenticate, listModelsHandler(resolved)]));
+  router.get('/v1/deliveries', routeChain('GET /v1/deliveries', [unrouted, ...authenticate, listDeliveriesHandler(resolved.deliveries)]));
+  router.get('/v1/deliveries/:id', routeChain('GET /v1/deliveries/:id', [unrouted, ...authenticate, retrieveDeliveryHandler(resolved.deliveries)]));
   // durable results served by the router itself (localResultStorage): the signed URL is the credential
   const store = resolved.storage?.store;
   if (store?.read) router.get(STORED_RESULTS_PATH, unrouted, storedResultsHandler({ read: store.read.bind(store) }, resolved.logger));
@@ -214,5 +227,12 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     resolved.logger.info({}, 'gateway closed: task scheduler stopped, upstream sockets freed');
   };
   const deleteResults = async (caller: Pick<Caller, 'id'>): Promise<number> => (store ? store.deletePrefix(tenantPrefix(String(caller.id))) : 0);
-  return Object.assign(router, { close, deleteResults, quota: (caller: Caller) => quotas.state(caller), health: () => resolved.routing.report() });
+  const log = resolved.deliveries;
+  const deliveries: DeliveriesApi = {
+    list: (query) => log.list(query),
+    get: (id) => log.get(id),
+    replay: (id) => log.replay(id),
+    replayAll: (filter) => log.replayAll(filter),
+  };
+  return Object.assign(router, { close, deleteResults, quota: (caller: Caller) => quotas.state(caller), health: () => resolved.routing.report(), deliveries });
 }

@@ -30,6 +30,8 @@ import { WorkBooks } from './ledger/work-books.js';
 import type { UpstreamHealth } from './routing/upstream-health.js';
 import { resolveRouting } from './routing/resolve-routing.js';
 import { Moderation } from './moderation/moderation.js';
+import { DeliveryLog } from './deliveries/delivery-log.js';
+import { resolveDeliveries } from './options/delivery-options.js';
 
 /**
  * The options as the code reads them: checked, defaults filled, flat. A field read from a group says
@@ -57,6 +59,8 @@ export interface ResolvedOptions {
   /** `callbacks.scheduler`, else BullMQ on `redis`, else in memory. */
   readonly scheduler: JobScheduler;
   readonly callbacks: ResolvedCallbacks;
+  /** The delivery log (`deliveries`): records every callback delivery, reads and replays them (deliveries/delivery-log.ts). */
+  readonly deliveries: DeliveryLog;
   /** `allow.operatorAssets` */
   readonly allowOperatorAssets: boolean;
   /** `models.list` */
@@ -101,6 +105,7 @@ const OPTION_NAMES = {
   idempotency: true,
   store: true,
   callbacks: true,
+  deliveries: true,
   storage: true,
   routing: true,
   onUpstreamHealth: true,
@@ -210,9 +215,11 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
       "tenancy: { pricing: { currency: 'USD', models: { 'x-image-2.0*': { image: 0.035 } } }, quotas: { limits: { budget: 25 } } }",
     );
   }
+  const store = options.store ?? (redis ? redisTaskStore({ client: redis.client, prefix: redis.prefix }) : memoryTaskStore());
+  const deliveries = resolveDeliveries(options.deliveries);
   const pricing = Pricing.resolve(tenancy.pricing);
   const ledger: LedgerPolicy = { pricing, chargeFailedWork: tenancy.chargeFailedWork ?? false };
-  return Object.freeze({
+  const resolved = {
     verifyKey: options.verifyKey,
     resolveUpstream: options.resolveUpstream,
     limits,
@@ -225,7 +232,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     onUsage: options.onUsage,
     logger,
     afterAuthentication: resolveAfterAuthentication(tenancy.afterAuthentication),
-    store: options.store ?? (redis ? redisTaskStore({ client: redis.client, prefix: redis.prefix }) : memoryTaskStore()),
+    store,
     callbacks: resolveCallbacks(options.callbacks),
     allowOperatorAssets: allow.operatorAssets ?? false,
     listModels: models.list,
@@ -240,11 +247,12 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     imageTasks: resolveImageTasks(options.limits?.imageTasks),
     safetyIdentifier: resolveSafetyIdentifier(tenancy.safetyIdentifier),
     ...(options.moderation !== undefined && options.moderation !== null ? { moderation: new Moderation(options.moderation, options.onModeration, logger, options.onStrikeLimit, redis) } : {}),
-    // last: these open connections (health's subscription, BullMQ's duplicates), so an option that
-    // fails its check above leaves nothing open
-    routing: resolveRouting(options.routing, options.onUpstreamHealth, logger, telemetry, redis),
-    scheduler: scheduler ?? (redis ? redisScheduler(redis) : memoryScheduler()),
-  });
+  };
+  // last: these open connections (health's subscription, BullMQ's duplicates), so an option that
+  // fails its check above leaves nothing open
+  const routing = resolveRouting(options.routing, options.onUpstreamHealth, logger, telemetry, redis);
+  const jobs = scheduler ?? (redis ? redisScheduler(redis) : memoryScheduler());
+  return Object.freeze({ ...resolved, routing, scheduler: jobs, deliveries: new DeliveryLog(deliveries, store, jobs, logger) });
 }
 
 /** The names of each group, checked against its type by tsc as OPTION_NAMES is. */

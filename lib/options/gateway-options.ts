@@ -21,6 +21,7 @@ import type { QuotaOptions } from './quota-options.js';
 import type { IdempotencyOptions } from './idempotency-options.js';
 import type { SafetyIdentifierOptions } from './safety-identifier-options.js';
 import type { RoutingOptions, UpstreamHealthEvent } from './routing-options.js';
+import type { DeliveryOptions } from './delivery-options.js';
 import type { ModerationEvent, ModerationOption, StrikeLimitEvent } from './moderation-options.js';
 import type { SharedRedisOptions } from './redis-options.js';
 // re-exported for the modules that read them from here
@@ -106,6 +107,14 @@ export interface GatewayOptions {
    * @example callbacks: { signingSecret: process.env.WEBHOOK_SECRET, maxAttempts: 8 }
    */
   callbacks?: CallbackOptions;
+  /**
+   * The delivery log (docs/video-tasks-and-callbacks.md "Delivery log"): every callback delivery and
+   * its attempts, kept `retentionDays` in the task store, read and replayed by the operator
+   * (`gateway.deliveries`) and by each tenant for its own (`/v1/deliveries`). Default: on, 7 days,
+   * 10,000 deliveries in memory; `false` turns it off.
+   * @example deliveries: { retentionDays: 14 }
+   */
+  deliveries?: DeliveryOptions | false;
   /**
    * Durable results (docs/durable-results.md): every result image, and a video task's video and
    * last frame, is re-hosted into this store and `url` answers the store's signed URL instead of

@@ -1,8 +1,10 @@
 // The TaskStore contract (lib/stores/tasks/task-store.ts) as a suite hosts run against their own store:
 // what the gateway relies on (copies in and out, compare-and-set on version, asset ownership that never
-// moves, exact JSON round-trips). The gateway's own spec runs it for memoryTaskStore and redisTaskStore.
+// moves, exact JSON round-trips), and the delivery log's optional methods when the store has them
+// (all four or none). The gateway's own spec runs it for memoryTaskStore and redisTaskStore.
 import { randomUUID } from 'node:crypto';
 import type { TaskRecord, TaskStore } from '../stores/tasks/task-store.js';
+import type { DeliveryAttempt, DeliveryLogStore, DeliveryRecord } from '../stores/tasks/delivery-records.js';
 import type { ProviderName } from '../types.js';
 import type { ContractTestApi } from './test-api.js';
 
@@ -42,6 +44,33 @@ export const sampleResult = (): Record<string, unknown> => ({
   prompt: '一只狐狸 🦊 в снегу, "quoted" \\ back\nslash',
   nothing: null,
 });
+
+const DAY_MS = 24 * 3600_000;
+
+/** A delivery as the gateway records one (fresh random id, created now, kept a week); `overrides` replace fields. */
+const sampleDelivery = (overrides: Partial<DeliveryRecord> = {}): DeliveryRecord => {
+  const createdAt = overrides.createdAt ?? Date.now();
+  return {
+    id: `evt_${randomUUID()}`,
+    taskId: `task-${randomUUID()}`,
+    owner: 'tenant-a',
+    event: 'succeeded',
+    url: 'https://host.example/hook?token=receiver-secret',
+    body: JSON.stringify(sampleResult()),
+    state: 'pending',
+    createdAt,
+    expiresAt: createdAt + 7 * DAY_MS,
+    attempts: [],
+    ...overrides,
+  };
+};
+
+const DELIVERY_METHODS = ['createDelivery', 'getDelivery', 'updateDelivery', 'listDeliveries'] as const;
+
+/** The store's delivery methods when it has all four, else undefined (the gateway then runs with the log off). */
+function deliveryLogOf(store: TaskStore): DeliveryLogStore | undefined {
+  return DELIVERY_METHODS.every((name) => typeof store[name] === 'function') ? (store as DeliveryLogStore) : undefined;
+}
 
 /**
  * Declares the TaskStore contract suite (one `describe` named `name`). `makeStore` runs before each test; the
@@ -241,6 +270,94 @@ export function describeTaskStoreContract(test: ContractTestApi, name: string, m
       expect(ascending.hasMore).toBe(true);
       expect(await store.listTasks(owner, { limit: 3, order: 'asc', after: `task-${randomUUID()}` })).toStrictEqual({ tasks: [], hasMore: false });
       expect(await store.listTasks(`owner-${randomUUID()}`, { limit: 3, order: 'desc' })).toStrictEqual({ tasks: [], hasMore: false });
+    });
+
+    it('has all four delivery methods or none', async () => {
+      expect([0, DELIVERY_METHODS.length]).toContain(DELIVERY_METHODS.filter((name) => typeof store[name] === 'function').length);
+    });
+
+    it('createDelivery then getDelivery returns an equal record; the same id again is refused and the first kept; an unknown id is undefined', async () => {
+      const log = deliveryLogOf(store);
+      if (!log) return;
+      const record = sampleDelivery({ attempts: [{ at: 1, statusCode: 500, durationMs: 3, response: 'down' }] });
+      expect(await log.createDelivery(record, { maxEntries: 1000 })).toBe(true);
+      expect(await log.getDelivery(record.id)).toStrictEqual(record);
+      expect(await log.createDelivery({ ...record, event: 'running', attempts: [] }, { maxEntries: 1000 })).toBe(false);
+      expect(await log.getDelivery(record.id)).toStrictEqual(record);
+      expect(await log.getDelivery(`evt_${randomUUID()}`)).toBeUndefined();
+    });
+
+    it('updateDelivery appends attempts in order and sets the state; 20 concurrent attempts are all kept; an unknown id is undefined', async () => {
+      const log = deliveryLogOf(store);
+      if (!log) return;
+      const record = sampleDelivery();
+      await log.createDelivery(record, { maxEntries: 1000 });
+      const failedAttempt: DeliveryAttempt = { at: record.createdAt, error: 'connect ECONNREFUSED', durationMs: 2 };
+      const taken: DeliveryAttempt = { at: record.createdAt + 10, statusCode: 204, durationMs: 5, replay: true };
+      expect(await log.updateDelivery(record.id, { attempt: failedAttempt })).toStrictEqual({ ...record, attempts: [failedAttempt] });
+      expect(await log.updateDelivery(record.id, { attempt: taken, state: 'delivered' })).toStrictEqual({ ...record, state: 'delivered', attempts: [failedAttempt, taken] });
+      expect(await log.updateDelivery(record.id, { state: 'pending' })).toStrictEqual({ ...record, state: 'pending', attempts: [failedAttempt, taken] });
+
+      const busy = sampleDelivery();
+      await log.createDelivery(busy, { maxEntries: 1000 });
+      await Promise.all(Array.from({ length: 20 }, (_, i) => log.updateDelivery(busy.id, { attempt: { at: i, statusCode: 500, durationMs: i } })));
+      expect((await log.getDelivery(busy.id))?.attempts).toHaveLength(20);
+
+      const unknown = `evt_${randomUUID()}`;
+      expect(await log.updateDelivery(unknown, { state: 'failed' })).toBeUndefined();
+      expect(await log.getDelivery(unknown)).toBeUndefined();
+    });
+
+    it('listDeliveries pages newest first (ties by id), after a delivery, by owner, task, state and time', async () => {
+      const log = deliveryLogOf(store);
+      if (!log) return;
+      const owner = `owner-${randomUUID()}`;
+      const taskId = `task-${randomUUID()}`;
+      const base = Date.now() - 60_000;
+      // two at the same millisecond: their ids order them
+      const made = [
+        sampleDelivery({ owner, taskId, createdAt: base, id: 'evt_a' + randomUUID() }),
+        sampleDelivery({ owner, createdAt: base + 1, id: 'evt_b' + randomUUID(), state: 'failed' }),
+        sampleDelivery({ owner, taskId, createdAt: base + 2, id: 'evt_c' + randomUUID() }),
+        sampleDelivery({ owner, createdAt: base + 2, id: 'evt_d' + randomUUID(), state: 'failed' }),
+      ];
+      for (const record of made) await log.createDelivery(record, { maxEntries: 1000 });
+      await log.createDelivery(sampleDelivery({ owner: `other-${randomUUID()}`, taskId, createdAt: base + 3 }), { maxEntries: 1000 });
+      const ids = (page: { deliveries: DeliveryRecord[] }): string[] => page.deliveries.map((record) => record.id);
+      const newest = [made[3]!.id, made[2]!.id, made[1]!.id, made[0]!.id];
+
+      const first = await log.listDeliveries({ owner, limit: 3 });
+      expect(ids(first)).toStrictEqual(newest.slice(0, 3));
+      expect(first.hasMore).toBe(true);
+      expect(first.deliveries[0]).toStrictEqual(made[3]);
+      const rest = await log.listDeliveries({ owner, limit: 3, after: { createdAt: made[1]!.createdAt, id: made[1]!.id } });
+      expect(ids(rest)).toStrictEqual([made[0]!.id]);
+      expect(rest.hasMore).toBe(false);
+      const tie = await log.listDeliveries({ owner, limit: 10, after: { createdAt: made[3]!.createdAt, id: made[3]!.id } });
+      expect(ids(tie)).toStrictEqual(newest.slice(1));
+
+      expect(ids(await log.listDeliveries({ owner, state: 'failed', limit: 10 }))).toStrictEqual([made[3]!.id, made[1]!.id]);
+      expect(ids(await log.listDeliveries({ owner, taskId, limit: 10 }))).toStrictEqual([made[2]!.id, made[0]!.id]);
+      expect(ids(await log.listDeliveries({ owner, since: base + 1, until: base + 2, limit: 10 }))).toStrictEqual([made[1]!.id]);
+      expect(ids(await log.listDeliveries({ owner: `owner-${randomUUID()}`, limit: 10 }))).toStrictEqual([]);
+      // the state as it is now, not as it was created
+      await log.updateDelivery(made[0]!.id, { state: 'failed' });
+      expect(ids(await log.listDeliveries({ owner, state: 'failed', limit: 10 }))).toStrictEqual([made[3]!.id, made[1]!.id, made[0]!.id]);
+      expect(ids(await log.listDeliveries({ taskId, limit: 10 }))).toHaveLength(3);
+    });
+
+    it('a delivery past its retention (expiresAt) is gone: not read, not listed', async () => {
+      const log = deliveryLogOf(store);
+      if (!log) return;
+      const owner = `owner-${randomUUID()}`;
+      const createdAt = Date.now() - 8 * DAY_MS;
+      const old = sampleDelivery({ owner, createdAt, expiresAt: createdAt + 7 * DAY_MS });
+      const fresh = sampleDelivery({ owner });
+      await log.createDelivery(old, { maxEntries: 1000 });
+      await log.createDelivery(fresh, { maxEntries: 1000 });
+      expect(await log.getDelivery(old.id)).toBeUndefined();
+      expect(await log.updateDelivery(old.id, { state: 'failed' })).toBeUndefined();
+      expect((await log.listDeliveries({ owner, limit: 10 })).deliveries.map((record) => record.id)).toStrictEqual([fresh.id]);
     });
 
     it("deleteTask forgets the task and its place in its owner's list", async () => {

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { GatewayConfigError, memoryTaskStore } from '../../lib/index.js';
+import { type DeliveryRecord, GatewayConfigError, memoryTaskStore } from '../../lib/index.js';
 import { redisTaskStore } from '../../lib/redis.js';
 import { describeTaskStoreContract, sampleResult, sampleTask } from '../../lib/testing/index.js';
 
@@ -14,6 +14,38 @@ const THIRTY_DAYS = 30 * 24 * 60 * 60;
 const test = { describe, it, expect, beforeEach };
 
 describeTaskStoreContract(test, 'memoryTaskStore', () => memoryTaskStore());
+
+// a host's own store may leave the delivery methods out: the contract holds without them
+describeTaskStoreContract(test, 'a store without the delivery methods', () => {
+  const { createDelivery: _c, getDelivery: _g, updateDelivery: _u, listDeliveries: _l, ...rest } = memoryTaskStore();
+  return rest;
+});
+
+const delivery = (owner: string, createdAt: number): DeliveryRecord => ({
+  id: `evt_${randomUUID()}`,
+  taskId: `task-${randomUUID()}`,
+  owner,
+  event: 'succeeded',
+  url: 'https://host.example/hook',
+  body: '{}',
+  state: 'pending',
+  createdAt,
+  expiresAt: createdAt + 86_400_000,
+  attempts: [],
+});
+
+describe('memoryTaskStore delivery log', () => {
+  it('keeps at most maxEntries deliveries, forgetting the oldest first', async () => {
+    const store = memoryTaskStore();
+    const owner = `owner-${randomUUID()}`;
+    const now = Date.now();
+    const made = Array.from({ length: 5 }, (_, i) => delivery(owner, now + i));
+    for (const record of made) await store.createDelivery!(record, { maxEntries: 3 });
+    expect(await store.getDelivery!(made[1]!.id)).toBeUndefined();
+    const page = await store.listDeliveries!({ owner, limit: 10 });
+    expect(page.deliveries.map((record) => record.id)).toStrictEqual([made[4]!.id, made[3]!.id, made[2]!.id]);
+  });
+});
 
 describe.runIf(Boolean(REDIS_URL))('redisTaskStore (REDIS_URL)', () => {
   const clients: Redis[] = [];
@@ -143,6 +175,28 @@ describe.runIf(Boolean(REDIS_URL))('redisTaskStore (REDIS_URL)', () => {
 
     await b.putAsset({ id: 'asset-x', owner: 'tenant-b', createdAt: 2 });
     expect(await a.getAsset('asset-x')).toStrictEqual({ id: 'asset-x', owner: 'tenant-b', createdAt: 2 });
+  });
+
+  it('a delivery is three keys under the prefix that expire at its retention, and two instances share the log', async () => {
+    const a = redisTaskStore({ client: connect(), prefix });
+    const b = redisTaskStore({ client: connect(), prefix });
+    const record = delivery(`owner-${randomUUID()}`, Date.now());
+    expect(await a.createDelivery!(record, { maxEntries: 1 })).toBe(true);
+    await b.updateDelivery!(record.id, { attempt: { at: record.createdAt, statusCode: 500, durationMs: 1 } });
+    await a.updateDelivery!(record.id, { attempt: { at: record.createdAt + 1, statusCode: 204, durationMs: 1 }, state: 'delivered' });
+    expect((await b.getDelivery!(record.id))?.attempts.map((attempt) => attempt.statusCode)).toStrictEqual([500, 204]);
+    expect((await b.listDeliveries!({ owner: record.owner, limit: 5 })).deliveries).toStrictEqual([await a.getDelivery!(record.id)]);
+    for (const key of [`${prefix}delivery:${record.id}`, `${prefix}delivery-state:${record.id}`, `${prefix}delivery-attempts:${record.id}`]) {
+      const ttl = await client.pttl(key);
+      expect(ttl).toBeGreaterThan(86_400_000 - 60_000);
+      expect(ttl).toBeLessThanOrEqual(86_400_000);
+    }
+    // Redis keeps every delivery for its retention: maxEntries is the memory store's
+    const second = delivery(record.owner, Date.now());
+    await a.createDelivery!(second, { maxEntries: 1 });
+    expect(await b.getDelivery!(record.id)).toBeDefined();
+    await client.script('FLUSH');
+    expect((await a.listDeliveries!({ owner: record.owner, limit: 5 })).deliveries.map((found) => found.id)).toStrictEqual([second.id, record.id]);
   });
 
   it('two instances recording one asset id for two tenants: the first owner stays, whichever instance asks', async () => {

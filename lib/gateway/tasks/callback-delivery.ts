@@ -9,9 +9,15 @@ import { type CallbackUrlPolicy, checkCallbackUrl } from '../../security/callbac
 import { NonPublicAddressError, resolvePublicAddress } from '../../security/public-url.js';
 import type { DeliveryJob } from '../../stores/scheduling/job-scheduler.js';
 
+/** The receiver's answer to one attempt: its status and (bounded) body, for the delivery log. */
+export interface CallbackAnswer {
+  status: number;
+  body: Buffer;
+}
+
 export interface CallbackDeliverer {
   /** One attempt; throws when it must be retried. */
-  deliver(job: DeliveryJob): Promise<void>;
+  deliver(job: DeliveryJob): Promise<CallbackAnswer>;
 }
 
 export interface CallbackDelivererOptions {
@@ -26,10 +32,13 @@ export interface CallbackDelivererOptions {
 export class CallbackDeliveryError extends Error {
   /** False when retrying cannot help (the URL is no longer allowed). */
   readonly retryable: boolean;
-  constructor(message: string, retryable: boolean) {
+  /** The receiver's answer, when one came (a non-2xx status). */
+  readonly answer?: CallbackAnswer;
+  constructor(message: string, retryable: boolean, answer?: CallbackAnswer) {
     super(message);
     this.name = 'CallbackDeliveryError';
     this.retryable = retryable;
+    if (answer) this.answer = answer;
   }
 }
 
@@ -57,7 +66,9 @@ export function createCallbackDeliverer(options: CallbackDelivererOptions): Call
         'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
       };
       if (signer) headers['webhook-signature'] = signer.sign(job.eventId, now, job.body);
-      let status: number;
+      // a replay (docs/video-tasks-and-callbacks.md "Delivery log"): the same webhook-id, a fresh timestamp and signature
+      if (job.replay !== undefined) headers['webhook-replay'] = 'true';
+      let answer: CallbackAnswer;
       try {
         const response = await options.http.request({
           provider: 'callback',
@@ -69,12 +80,13 @@ export function createCallbackDeliverer(options: CallbackDelivererOptions): Call
           maxBytes: 64 * 1024,
           pinnedAddress: target,
         });
-        status = response.status;
+        answer = { status: response.status, body: response.body };
       } catch (error) {
         throw new CallbackDeliveryError(`callback POST failed: ${error instanceof Error ? error.message : String(error)}`, true);
       }
       // 3xx included: redirects are not followed, so the receiver did not take the event
-      if (status < 200 || status >= 300) throw new CallbackDeliveryError(`callback receiver answered HTTP ${status}`, true);
+      if (answer.status < 200 || answer.status >= 300) throw new CallbackDeliveryError(`callback receiver answered HTTP ${answer.status}`, true, answer);
+      return answer;
     },
   };
 }

@@ -6,7 +6,10 @@ import type { ResolvedOptions } from '../resolve-options.js';
 import { callbackJob } from './task-keys.js';
 
 /** Queues the delivery of `status` (its body `body`) to the task's callback URL; nothing when it has none. */
-export async function handOverState(options: ResolvedOptions, record: Pick<TaskRecord, 'id' | 'trace' | 'callback'>, status: string, body: unknown): Promise<void> {
+export async function handOverState(options: ResolvedOptions, record: Pick<TaskRecord, 'id' | 'owner' | 'trace' | 'callback'>, status: string, body: unknown): Promise<void> {
   if (!record.callback) return;
-  await options.scheduler.scheduleDelivery(callbackJob(record, record.callback.url, status, body));
+  const job = callbackJob(record, record.callback.url, status, body);
+  // recorded before it is queued, so the log has it before any attempt (deliveries/delivery-log.ts)
+  await options.deliveries.opened(job, record.owner);
+  await options.scheduler.scheduleDelivery(job);
 }

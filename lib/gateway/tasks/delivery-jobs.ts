@@ -29,15 +29,17 @@ export class DeliveryJobs {
    */
   async deliver(job: DeliveryJob): Promise<void> {
     const status = job.status ?? statusInBody(job.body);
-    if (status !== undefined && !isTerminalStatus(status)) {
+    // a replay sends what was recorded, whatever the task's state now
+    if (job.replay === undefined && status !== undefined && !isTerminalStatus(status)) {
       const record = await this.options.store.getTask(job.taskId);
       if (record && isPassedStatus(status, record.status)) {
         this.options.logger.info({ taskId: job.taskId, eventId: job.eventId, status, current: record.status }, 'callback dropped: the task has moved past this state');
         this.options.telemetry.recordCallbackDelivery('dropped');
+        await this.options.deliveries.superseded(job);
         return;
       }
     }
-    await this.options.telemetry.callbackDelivery(job.trace, status, () => this.deliverer.deliver(job));
+    await this.options.telemetry.callbackDelivery(job.trace, status, () => this.options.deliveries.attempt(job, () => this.deliverer.deliver(job)));
   }
 }
 

@@ -38,7 +38,11 @@ export async function startTaskJobs(options: ResolvedOptions, http: UpstreamHttp
       pollFailed: (taskId, error, attempts) => logger.error({ taskId, attempts, error: messageOf(error) }, 'task poll given up'),
       deliver: (job) => telemetry.detached(() => deliveries.deliver(job)),
       isRetryable: (error) => !(error instanceof CallbackDeliveryError) || error.retryable,
-      deliveryFailed: (job, error, attempts) => logger.error({ taskId: job.taskId, eventId: job.eventId, attempts, error: messageOf(error) }, 'callback delivery given up'),
+      deliveryFailed: (job, error, attempts) => {
+        logger.error({ taskId: job.taskId, eventId: job.eventId, attempts, error: messageOf(error) }, 'callback delivery given up');
+        // a dead letter in the delivery log, for a replay
+        void options.deliveries.failed(job);
+      },
       logger,
     },
     {

@@ -5,7 +5,7 @@
 // Job ids come from the task state (poll keys, event ids), so a job added twice is queued once.
 import type { ConnectionOptions, Job, JobsOptions, Queue, Worker } from 'bullmq';
 import { GatewayConfigError } from '../../errors/config-error.js';
-import type { DeliveryJob, JobHandlers, JobScheduler, RetryPolicy } from './job-scheduler.js';
+import { type DeliveryJob, type JobHandlers, type JobScheduler, type RetryPolicy, deliveryKey } from './job-scheduler.js';
 import { repeatLimiter } from './repeat-limiter.js';
 import type { Logger } from '../../types.js';
 
@@ -134,7 +134,7 @@ export function bullmqScheduler(options: BullmqSchedulerOptions): JobScheduler {
     async scheduleDelivery(job) {
       const jobs = await openQueue();
       await jobs.add('deliver', job, {
-        jobId: jobId(`deliver:${job.eventId}`),
+        jobId: jobId(deliveryKey(job)),
         attempts: retry?.maxAttempts ?? 8,
         backoff: { type: 'custom' },
         removeOnComplete: keep,

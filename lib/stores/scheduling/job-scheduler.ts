@@ -2,6 +2,7 @@
 // callbacks (with retries). `memoryScheduler` runs both on unref()ed timers in this process;
 // `bullmqScheduler` runs them as BullMQ jobs in Redis, shared by several gateway instances.
 import type { TaskTraceContext } from '../../telemetry/task-links.js';
+import { GatewayConfigError } from '../../errors/config-error.js';
 import type { Logger } from '../../types.js';
 
 /** One callback to deliver (contract §6): what a scheduler queues and hands back to JobHandlers.deliver. */
@@ -19,6 +20,16 @@ export interface DeliveryJob {
   status?: string;
   /** The task's create span context: the delivery continues that trace (`traceparent`). */
   trace?: TaskTraceContext;
+  /**
+   * Set on a replay of a recorded delivery (docs/video-tasks-and-callbacks.md "Delivery log"): a token
+   * of its own, so the replay is queued beside the delivery it repeats; sent whatever the task's state.
+   */
+  replay?: string;
+}
+
+/** The scheduler's key of a delivery job: its event id, and a replay's own token. */
+export function deliveryKey(job: Pick<DeliveryJob, 'eventId' | 'replay'>): string {
+  return job.replay === undefined ? `deliver:${job.eventId}` : `deliver:${job.eventId}:replay:${job.replay}`;
 }
 
 export interface JobHandlers {
@@ -70,9 +81,39 @@ export interface JobScheduler {
   close(): Promise<void>;
 }
 
+export interface MemorySchedulerOptions {
+  /**
+   * Delivery attempts run at once; the others wait their turn in order, so a bulk replay of thousands
+   * of deliveries queues instead of opening thousands of requests. Default 32.
+   * @example memoryScheduler({ deliveryConcurrency: 64 })
+   */
+  deliveryConcurrency?: number;
+}
+
 /** In-process scheduling: for one instance; a restart forgets pending polls and deliveries. */
-export function memoryScheduler(): JobScheduler {
+export function memoryScheduler(options: MemorySchedulerOptions = {}): JobScheduler {
+  const concurrency = options.deliveryConcurrency ?? 32;
+  if (!Number.isSafeInteger(concurrency) || concurrency < 1) {
+    throw new GatewayConfigError(
+      'scheduler_concurrency',
+      `memoryScheduler deliveryConcurrency must be a whole number >= 1, got ${String(concurrency)}.`,
+      'memoryScheduler({ deliveryConcurrency: 32 })',
+    );
+  }
   const timers = new Set<NodeJS.Timeout>();
+  // attempts past the concurrency wait here, first come first served
+  const waiting: Array<() => void> = [];
+  let running = 0;
+  const inTurn = async (run: () => Promise<void>): Promise<void> => {
+    if (running >= concurrency) await new Promise<void>((resolve) => waiting.push(resolve));
+    running += 1;
+    try {
+      await run();
+    } finally {
+      running -= 1;
+      waiting.shift()?.();
+    }
+  };
   const keys = new Set<string>();
   let handlers: JobHandlers | undefined;
   let retry: RetryPolicy | undefined;
@@ -91,12 +132,12 @@ export function memoryScheduler(): JobScheduler {
 
   const attempt = async (job: DeliveryJob, made: number): Promise<void> => {
     try {
-      await handlers!.deliver(job);
-      keys.delete(`deliver:${job.eventId}`);
+      await inTurn(() => handlers!.deliver(job));
+      keys.delete(deliveryKey(job));
     } catch (error) {
       if (made < retry!.maxAttempts && handlers!.isRetryable(error)) later(retry!.delayMs(made), () => attempt(job, made + 1));
       else {
-        keys.delete(`deliver:${job.eventId}`);
+        keys.delete(deliveryKey(job));
         handlers!.deliveryFailed(job, error, made);
       }
     }
@@ -129,7 +170,7 @@ export function memoryScheduler(): JobScheduler {
     },
     schedulePoll,
     async scheduleDelivery(job) {
-      const key = `deliver:${job.eventId}`;
+      const key = deliveryKey(job);
       if (keys.has(key)) return;
       keys.add(key);
       later(0, () => attempt(job, 1));

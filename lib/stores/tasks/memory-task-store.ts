@@ -6,6 +6,7 @@
 // ownership: a forgotten asset record would let any tenant reference that asset as the operator's
 // (allow.operatorAssets), so assets are never forgotten and a full cap refuses new ones instead.
 import { GatewayConfigError } from '../../errors/config-error.js';
+import { memoryDeliveryLog } from './memory-delivery-log.js';
 import { AssetCapacityError, type AssetRecord, type TaskChanges, type TaskRecord, type TaskStore } from './task-store.js';
 
 /** Most task records kept in total. A record with a result is ~1-2 KB, so this bounds tasks to ~200 MB. */
@@ -48,6 +49,8 @@ export function memoryTaskStore(options: MemoryTaskStoreOptions = {}): TaskStore
   const assets = assetLedger(maxAssets, cap(options.maxAssetsPerOwner, 'maxAssetsPerOwner', Math.min(DEFAULT_MAX_ASSETS_PER_OWNER, maxAssets)));
   const copy = <T>(value: T): T => structuredClone(value);
   return {
+    // the delivery log, capped by the router's `deliveries.maxEntries` (memory-delivery-log.ts)
+    ...memoryDeliveryLog(),
     async createTask(record) {
       if (tasks.get(record.id)) throw new Error(`task ${record.id} exists`);
       tasks.add(copy({ ...record, version: 1 }));

@@ -3,6 +3,7 @@
 // compare-and-set on `version`, so two gateway instances never both act on one status transition.
 import type { Caller, ProviderName } from '../../types.js';
 import type { TaskTraceContext } from '../../telemetry/task-links.js';
+import type { DeliveryLogStore } from './delivery-records.js';
 
 export interface TaskCallbackState {
   /** The caller's callback_url (checked at create time and again at every delivery). */
@@ -155,9 +156,11 @@ export interface AssetRecord {
 
 /**
  * Records are plain JSON (strings, numbers, booleans, null, arrays, objects): a store may serialize
- * them. An `undefined` field in `changes` leaves that field absent.
+ * them. An `undefined` field in `changes` leaves that field absent. The delivery log's methods
+ * (delivery-records.ts: `createDelivery`, `getDelivery`, `updateDelivery`, `listDeliveries`) are
+ * optional, all or none: a store without them runs the gateway with the log off. Both shipped stores have them.
  */
-export interface TaskStore {
+export interface TaskStore extends Partial<DeliveryLogStore> {
   /** Stores a new task (version 1). Rejects if the id exists. */
   createTask(record: TaskRecord): Promise<void>;
   getTask(id: string): Promise<TaskRecord | undefined>;
