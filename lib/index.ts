@@ -47,13 +47,17 @@ export { safetyIdentifierOf } from './security/safety-identifier.js';
 export {
   AssetCapacityError,
   type AssetRecord,
+  type ImageTaskRecord,
   type ImageTaskState,
   type TaskChanges,
   type TaskCharge,
+  type TaskKind,
   type TaskPage,
   type TaskRecord,
+  type TaskRecordBase,
   type TaskStore,
   type VideoAsked,
+  type VideoTaskRecord,
 } from './stores/tasks/task-store.js';
 export { memoryTaskStore, type MemoryTaskStoreOptions } from './stores/tasks/memory-task-store.js';
 export { memoryScheduler, type DeliveryJob, type JobHandlers, type JobScheduler, type NextPoll, type RetryPolicy } from './stores/scheduling/job-scheduler.js';

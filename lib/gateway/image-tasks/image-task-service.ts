@@ -8,7 +8,7 @@
 import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
-import type { TaskRecord } from '../../stores/tasks/task-store.js';
+import type { ImageTaskRecord } from '../../stores/tasks/task-store.js';
 import type { Caller } from '../../types.js';
 import type { GatewayDeps } from '../gateway-deps.js';
 import { type WholeAnswer, type ImageCall, type PreparedImage, imagesAskedOf, prepareImage, pricedAskOf, rebasePrepared } from '../image-pipeline/image-pipeline.js';
@@ -29,6 +29,7 @@ import { LocalRuns } from './local-runs.js';
 import { IMAGE_TASK_ID, newImageTaskRecord, runRequest } from './new-image-task.js';
 import { checkKeepableFormat, queueRefusal } from './submit-refusals.js';
 import { UpstreamImageTask } from './upstream-image-task.js';
+import { getTaskOf, updateTaskOf } from '../tasks/task-records.js';
 
 export type { ImageTaskView } from './image-task-view.js';
 export { TaskNotRun } from './local-runs.js';
@@ -110,7 +111,7 @@ export class ImageTaskService implements TaskWatches {
     const { options } = this.deps;
     const { caller } = from;
     const record = newImageTaskRecord(this.deps, { from, model: call.model, route: call.route, callerKey: call.callerKey, ready, callbackUrl, charge, usage });
-    const state = record.image!;
+    const state = record.image;
     // the watch runs on whichever instance the scheduler picks; if this one stops, it ends the task. It
     // is armed before the record is written: a scheduler that is down leaves no task nothing would end,
     // and a watch whose record was never written finds nothing to do
@@ -162,9 +163,9 @@ export class ImageTaskService implements TaskWatches {
         const started = this.runs.startedCall(record);
         // work handed to the upstream's own task goes on there: what it made is known when it ends, and
         // charged then (upstream-image-task.ts); the task is cancelled for its caller now
-        const followed = started && record.image?.onUpstream === true && record.upstream.taskId !== '';
+        const followed = started && record.image.onUpstream === true && record.upstream.taskId !== '';
         const view = viewOf(record, 'cancelled');
-        const updated = await this.deps.options.store.updateTask(record.id, record.version, { status: 'cancelled', result: { ...view }, usageReported: !followed });
+        const updated = await updateTaskOf(this.deps.options.store, record, { status: 'cancelled', result: { ...view }, usageReported: !followed });
         if (!updated) continue;
         const run = this.runs.get(record.id);
         // aborted before its call is made, the call is never sent: nothing was made, everything comes back
@@ -196,8 +197,8 @@ export class ImageTaskService implements TaskWatches {
     await Promise.all(
       this.runs.waiting().map(async (id) => {
         for (let round = 0; round < 8; round += 1) {
-          const record = await this.deps.options.store.getTask(id).catch(() => undefined);
-          if (!record?.image || record.status !== 'queued') return;
+          const record = await getTaskOf(this.deps.options.store, id, 'image').catch(() => undefined);
+          if (!record || record.status !== 'queued') return;
           if (await this.watches.interrupt(record, 'closing').catch(() => true)) return;
         }
       }),
@@ -205,16 +206,16 @@ export class ImageTaskService implements TaskWatches {
   }
 
   /** The caller's own image task, kept for `limits.imageTasks.keepSeconds`; anything else is the one 404. */
-  private async owned(caller: Caller, id: string): Promise<TaskRecord> {
-    const record = IMAGE_TASK_ID.test(id) ? await this.deps.options.store.getTask(id) : undefined;
-    if (!record?.image || record.owner !== caller.id || Date.now() - record.createdAt > this.deps.options.imageTasks.keepMs) {
+  private async owned(caller: Caller, id: string): Promise<ImageTaskRecord> {
+    const record = IMAGE_TASK_ID.test(id) ? await getTaskOf(this.deps.options.store, id, 'image') : undefined;
+    if (!record || record.owner !== caller.id || Date.now() - record.createdAt > this.deps.options.imageTasks.keepMs) {
       throw GatewayError.notFound(`Image task '${id.slice(0, 64)}' was not found.`);
     }
     return record;
   }
 
   /** A terminal task as recorded; a succeeded one whose upstream URLs have outlived their lifetime reads `expired`. */
-  private present(record: TaskRecord): ImageTaskView {
+  private present(record: ImageTaskRecord): ImageTaskView {
     const recorded = record.result as ImageTaskView | undefined;
     if (!recorded) return viewOf(record, record.status);
     const image = record.image;
@@ -229,10 +230,10 @@ export class ImageTaskService implements TaskWatches {
  * A cancelled task's work: nothing when its call had not started; else what the call may have made
  * (the "may have been under way" rule, ledger/lost-work.ts), lost by the caller's own act.
  */
-function cancelledUsage(record: TaskRecord, started: boolean, run: Usage | undefined): Usage | undefined {
+function cancelledUsage(record: ImageTaskRecord, started: boolean, run: Usage | undefined): Usage | undefined {
   if (!started) return undefined;
   const work = run ?? usageFor(record.model);
-  mayHaveBeenUnderWay(work, record.upstream.provider, record.image!.images);
+  mayHaveBeenUnderWay(work, record.upstream.provider, record.image.images);
   work.lostBy = 'cancelled';
   return work;
 }

@@ -4,7 +4,7 @@
 import { taskChargeOf } from '../tasks/task-charge.js';
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { ImageTaskState, TaskRecord } from '../../stores/tasks/task-store.js';
+import type { ImageTaskState, ImageTaskRecord } from '../../stores/tasks/task-store.js';
 import type { Caller } from '../../types.js';
 import type { GatewayDeps } from '../gateway-deps.js';
 import { type PreparedImage, firstUpstreamOf, imagesAskedOf } from '../image-pipeline/image-pipeline.js';
@@ -30,7 +30,7 @@ export interface NewImageTask {
 }
 
 /** The record of a task just accepted: `queued`, charged, its lease held by this process. */
-export function newImageTaskRecord(deps: GatewayDeps, task: NewImageTask): TaskRecord {
+export function newImageTaskRecord(deps: GatewayDeps, task: NewImageTask): ImageTaskRecord {
   const { options } = deps;
   const { from, ready, charge, usage, callbackUrl } = task;
   const now = Date.now();
@@ -51,6 +51,7 @@ export function newImageTaskRecord(deps: GatewayDeps, task: NewImageTask): TaskR
     leaseUntil: leaseEnd(options.imageTasks.lease, now),
   };
   return {
+    kind: 'image',
     id: `imgtask_${randomBytes(16).toString('base64url')}`,
     owner: from.caller.id,
     ...(snapshot.ok ? { caller: snapshot.caller } : {}),

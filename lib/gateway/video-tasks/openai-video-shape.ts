@@ -9,7 +9,7 @@ import { isObject } from '../../json/json-values.js';
 import { checkDuration, checkVideoShape } from '../../models/model-rules.js';
 import type { ModelEntry } from '../../options/model-catalogue.js';
 import type { VideoContentItem, VideoTaskBody } from '../../schemas/video-task-schema.js';
-import type { TaskRecord, VideoAsked } from '../../stores/tasks/task-store.js';
+import type { VideoTaskRecord, VideoAsked } from '../../stores/tasks/task-store.js';
 import { isTerminalStatus } from '../tasks/task-state-order.js';
 
 /** The create fields of OpenAI's `VideoCreateParams`, and the gateway's own `callback_url` (docs/video-tasks-and-callbacks.md). */
@@ -136,7 +136,7 @@ export function videoStatusOf(status: string): 'queued' | 'in_progress' | 'compl
 }
 
 /** The `Video` object (the `openai` SDK's type) of a video task record and its state as the service presents it. */
-export function videoObjectOf(record: Pick<TaskRecord, 'id' | 'model' | 'createdAt' | 'asked'>, state: Record<string, unknown>): Record<string, unknown> {
+export function videoObjectOf(record: Pick<VideoTaskRecord, 'id' | 'model' | 'createdAt' | 'asked'>, state: Record<string, unknown>): Record<string, unknown> {
   const status = videoStatusOf(String(state.status));
   const asked = record.asked ?? {};
   const updated = typeof state.updated_at === 'number' ? state.updated_at : undefined;

@@ -4,7 +4,7 @@
 // (the stored copy, or the upstream's URL). The shape's translation is openai-video-shape.ts.
 import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { TaskRecord } from '../../stores/tasks/task-store.js';
+import type { VideoTaskRecord } from '../../stores/tasks/task-store.js';
 import { isObject } from '../../json/json-values.js';
 import { urlOf } from '../results/durable-results.js';
 import { checkPublicUrl, describeProblem } from '../../security/public-url.js';
@@ -15,6 +15,7 @@ import { type Outcome, type UseCaseRequest } from '../use-case.js';
 import { readVideoCreate, videoObjectOf } from './openai-video-shape.js';
 import { VIDEO_TASK_ID } from './video-task-content.js';
 import type { VideoTaskService } from './video-task-service.js';
+import { getTaskOf } from '../tasks/task-records.js';
 
 /** OpenAI's `Video` object, as openai-video-shape.ts writes it. */
 export type VideoObject = Record<string, unknown>;
@@ -133,10 +134,10 @@ export class OpenAiVideos {
     throw GatewayError.badUpstreamResponse(provider, `the URL it gave for video '${id.slice(0, 64)}' ${describeProblem(check, RESULT_URL_WORDING)}, so the gateway does not redirect to it`);
   }
 
-  private async owned(request: UseCaseRequest, id: string): Promise<TaskRecord> {
-    const record = VIDEO_TASK_ID.test(id) ? await this.options.store.getTask(id) : undefined;
+  private async owned(request: UseCaseRequest, id: string): Promise<VideoTaskRecord> {
+    const record = VIDEO_TASK_ID.test(id) ? await getTaskOf(this.options.store, id, 'video') : undefined;
     // another tenant's video gets exactly the answer of one that never existed
-    if (!record || record.owner !== request.caller.id || record.image) throw GatewayError.notFound(`Video '${id.slice(0, 64)}' was not found.`);
+    if (!record || record.owner !== request.caller.id) throw GatewayError.notFound(`Video '${id.slice(0, 64)}' was not found.`);
     return record;
   }
 }

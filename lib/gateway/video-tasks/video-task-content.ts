@@ -8,6 +8,7 @@ import { requirePublicUrl } from '../../security/public-url.js';
 import type { Caller } from '../../types.js';
 import type { ResolvedOptions } from '../resolve-options.js';
 import { WELL_FORMED_ASSET_ID, assetIdOf, assetReferencesIn, isAssetReference, isMediaUrlCandidate, stringsOf } from './content-references.js';
+import { getTaskOf } from '../tasks/task-records.js';
 
 /** The ids of video tasks (`imgtask_…` are image tasks'). */
 export const VIDEO_TASK_ID = /^task_[A-Za-z0-9_-]{22}$/;
@@ -47,7 +48,7 @@ export async function mapReferences(options: ResolvedOptions, content: VideoCont
     // the schema holds draft_task, wherever it appears, to { id: non-empty string }
     const draft = item.draft_task;
     const { id } = draft;
-    const record = VIDEO_TASK_ID.test(id) ? await options.store.getTask(id) : undefined;
+    const record = VIDEO_TASK_ID.test(id) ? await getTaskOf(options.store, id, 'video') : undefined;
     if (!record || record.owner !== caller.id) {
       throw GatewayError.invalidRequest(`content[${index}].draft_task.id '${id.slice(0, 64)}' is not one of your tasks`, `content[${index}].draft_task.id`);
     }

@@ -29,7 +29,7 @@ import { taskChargeOf } from '../tasks/task-charge.js';
 import { pollDelayOf, pollKey } from '../tasks/task-keys.js';
 import { VideoTaskResults } from './video-task-results.js';
 import { isPassedStatus, isTerminalStatus } from '../tasks/task-state-order.js';
-import type { TaskRecord, VideoAsked } from '../../stores/tasks/task-store.js';
+import type { VideoTaskRecord, VideoAsked } from '../../stores/tasks/task-store.js';
 import { VideoTaskUsage } from './video-task-usage.js';
 import type { QuotaCharge, Quotas } from '../tenancy/quotas.js';
 import { videoSecondsOf } from '../tenancy/request-costs.js';
@@ -38,6 +38,7 @@ import type { ModelEntry } from '../../options/model-catalogue.js';
 import { rowFor } from '../routing/catalogue-routing.js';
 import { UpstreamTaskState } from './upstream-task-state.js';
 import { upstreamModelsOf } from '../ledger/pricing.js';
+import { getTaskOf, updateTaskOf } from '../tasks/task-records.js';
 
 /** The host's request object, handed to resolveUpstream only (absent for background polls). */
 type HostRequest = ResolveUpstreamInput['req'];
@@ -198,7 +199,8 @@ export class VideoTaskService {
     if (!snapshot.ok) this.options.logger.warn({ owner: caller.id, reason: snapshot.reason }, 'the caller is not stored with the task; background polls see { id } only');
     const trace = this.options.telemetry.currentTaskTrace();
     const charged = taskChargeOf(charge, { videoSeconds });
-    const record: TaskRecord = {
+    const record: VideoTaskRecord = {
+      kind: 'video',
       id: `task_${randomBytes(16).toString('base64url')}`,
       owner: caller.id,
       ...(snapshot.ok ? { caller: snapshot.caller } : {}),
@@ -232,7 +234,7 @@ export class VideoTaskService {
   }
 
   /** The query, with the task's record as it was read (the OpenAI video shape shows its creation fields). */
-  retrieve(request: UseCaseRequest, id: string): Promise<Outcome<{ record: TaskRecord; state: Record<string, unknown> }>> {
+  retrieve(request: UseCaseRequest, id: string): Promise<Outcome<{ record: VideoTaskRecord; state: Record<string, unknown> }>> {
     const usage = usageFor('');
     return settle(usage, () => this.queryTask(request, id, usage)).then((outcome) => {
       if (outcome.ok) {
@@ -243,10 +245,10 @@ export class VideoTaskService {
     });
   }
 
-  private async queryTask(request: UseCaseRequest, id: string, usage: Usage): Promise<{ record: TaskRecord; state: Record<string, unknown> }> {
+  private async queryTask(request: UseCaseRequest, id: string, usage: Usage): Promise<{ record: VideoTaskRecord; state: Record<string, unknown> }> {
     const { caller } = request;
     const req = request.hostRequest;
-    let record = VIDEO_TASK_ID.test(id) ? await this.options.store.getTask(id) : undefined;
+    let record = VIDEO_TASK_ID.test(id) ? await getTaskOf(this.options.store, id, 'video') : undefined;
     // another tenant's task gets exactly the answer of one that never existed
     if (!record || record.owner !== caller.id) throw GatewayError.notFound(`Task '${id.slice(0, 64)}' was not found.`);
     usage.provider = record.upstream.provider;
@@ -271,12 +273,12 @@ export class VideoTaskService {
         return { record, state: this.results.withoutPrivateMedia(record, { ...state, storage_error: this.storageProblem(record, error) }) };
       }
     }
-    let seen: TaskRecord | undefined = record;
+    let seen: VideoTaskRecord | undefined = record;
     if (status !== record.status || isTerminalStatus(status)) {
       // a lost compare-and-set only means another writer recorded the same upstream state; the winner
       // of the write that makes the task terminal is the one instance that reports its usage
       const terminal = isTerminalStatus(status);
-      const updated = await this.options.store.updateTask(record.id, record.version, { status, ...(terminal ? { result: this.results.recordable(record, state), usageReported: true } : {}) });
+      const updated = await updateTaskOf(this.options.store, record, { status, ...(terminal ? { result: this.results.recordable(record, state), usageReported: true } : {}) });
       if (updated && status !== record.status) this.recordTransition(record, state);
       if (updated && terminal) this.terminalReached(updated, state);
       seen = updated;
@@ -289,35 +291,35 @@ export class VideoTaskService {
 
   // the parts create and query call, under the names they call them by
 
-  private present(record: TaskRecord, state: Record<string, unknown>, resultBase?: string): Promise<Record<string, unknown>> {
+  private present(record: VideoTaskRecord, state: Record<string, unknown>, resultBase?: string): Promise<Record<string, unknown>> {
     return this.results.present(record, state, resultBase);
   }
 
-  private needsStoring(record: TaskRecord, state: Record<string, unknown>): boolean {
+  private needsStoring(record: VideoTaskRecord, state: Record<string, unknown>): boolean {
     return this.results.needsStoring(record, state);
   }
 
-  private storeResultsOnce(record: TaskRecord, state: Record<string, unknown>): Promise<{ record: TaskRecord; bytes?: number }> {
+  private storeResultsOnce(record: VideoTaskRecord, state: Record<string, unknown>): Promise<{ record: VideoTaskRecord; bytes?: number }> {
     return this.results.storeOnce(record, state);
   }
 
-  private storageProblem(record: TaskRecord, error: unknown): string {
+  private storageProblem(record: VideoTaskRecord, error: unknown): string {
     return this.results.storageProblem(record, error);
   }
 
-  private fetchState(record: TaskRecord, caller: Caller, req: HostRequest, signal: AbortSignal): Promise<Record<string, unknown>> {
+  private fetchState(record: VideoTaskRecord, caller: Caller, req: HostRequest, signal: AbortSignal): Promise<Record<string, unknown>> {
     return this.reader.fetchState(record, caller, req, signal);
   }
 
-  private recordTransition(record: TaskRecord, state: Record<string, unknown>): void {
+  private recordTransition(record: VideoTaskRecord, state: Record<string, unknown>): void {
     this.usage.recordTransition(record, state);
   }
 
-  private reportTerminal(record: TaskRecord, result: Record<string, unknown>): Promise<void> {
+  private reportTerminal(record: VideoTaskRecord, result: Record<string, unknown>): Promise<void> {
     return this.usage.reportTerminal(record, result);
   }
 
-  private terminalReached(record: TaskRecord, result: Record<string, unknown>): void {
+  private terminalReached(record: VideoTaskRecord, result: Record<string, unknown>): void {
     this.usage.terminalReached(record, result);
   }
 

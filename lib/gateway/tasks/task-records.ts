@@ -1,0 +1,20 @@
+// Reads and writes of one kind of task record (docs/architecture.md "One task lifecycle"): the store hands
+// out records of every kind, and each kind's code reads and writes only its own, told apart by the
+// record's `kind`, never by its id or by which fields it has. A record never changes kind, so an update
+// of one answers a record of the same kind.
+import { type TaskChanges, type TaskKind, type TaskRecordOf, type TaskStore, isTaskOfKind } from '../../stores/tasks/task-store.js';
+
+/** The task `id` when it is one of kind `kind`; undefined for no record and for another kind's. */
+export async function getTaskOf<K extends TaskKind>(store: TaskStore, id: string, kind: K): Promise<TaskRecordOf<K> | undefined> {
+  const record = await store.getTask(id);
+  return isTaskOfKind(record, kind) ? record : undefined;
+}
+
+/**
+ * The store's compare-and-set on a record of kind `K` (TaskStore.updateTask): the record as written, or
+ * undefined when another writer got there first.
+ */
+export async function updateTaskOf<K extends TaskKind>(store: TaskStore, record: { id: string; version: number; kind: K }, changes: TaskChanges): Promise<TaskRecordOf<K> | undefined> {
+  const updated = await store.updateTask(record.id, record.version, changes);
+  return isTaskOfKind(updated, record.kind) ? updated : undefined;
+}
