@@ -24,11 +24,10 @@ import { chatCompletionsSchema, createAssetSchema, nativeImageSchema, responsesS
 import { createAssetHandler } from './routes/create-asset.js';
 import { imageGenerationSchema } from '../schemas/image-generation-schema.js';
 import { videoTaskSchema } from '../schemas/video-task-schema.js';
-import { VideoTaskService } from '../gateway/video-tasks/video-task-service.js';
 import { createVideoTaskHandler, queryVideoTaskHandler } from './routes/video-tasks.js';
 import { OpenAiVideos } from '../gateway/video-tasks/openai-videos.js';
 import { createVideoHandler, deleteVideoHandler, listVideosHandler, retrieveVideoHandler, unofferedVideoHandler, videoContentHandler } from './routes/openai-videos.js';
-import { ImageTaskService } from '../gateway/image-tasks/image-task-service.js';
+import { TaskService } from '../gateway/tasks/task-service.js';
 import { cancelImageTaskHandler, queryImageTaskHandler } from './routes/image-tasks.js';
 import { createSchemaCompiler } from '../schemas/validator.js';
 import { listModelsHandler } from './routes/list-models.js';
@@ -95,14 +94,14 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   const multipartBody = createMultipartBody(resolved.limits, resolved.logger);
   // edits come as a form or as JSON with images by URL (docs/routes.md "Edits as JSON"); kept work finds a retry by the JSON bytes too
   const editBody = createEditBody(multipartBody, createJsonBody(resolved, { fingerprintAll: resolved.idempotency?.keptAnswerMs !== undefined }));
-  const tasks = new VideoTaskService(resolved, http, quotas);
+  // every kind of task, image and video, through one service (docs/architecture.md "One task lifecycle")
+  const tasks = new TaskService(deps);
   // OpenAI's videos API: a second wire shape over the same task service (docs/openai-videos.md)
   const videos = new OpenAiVideos(resolved, tasks);
-  const imageTasks = new ImageTaskService(deps);
   // Idempotency-Key requests whose instance stopped: found by their lease's watch (lapsed-keys.ts)
   const lapsedKeys = new LapsedKeys(deps);
-  // polls, deliveries, and the watches of image tasks, kept answers and keys' leases start now; a failure to start (Redis down) is logged, requests still work
-  const started = startTaskJobs(resolved, http, [tasks.polls, imageTasks, new KeptWorkExpiry(resolved, quotas), lapsedKeys]).catch((error: unknown) => {
+  // the jobs of tasks (polls, watches, follows), deliveries, kept answers and keys' leases start now; a failure to start (Redis down) is logged, requests still work
+  const started = startTaskJobs(resolved, http, [tasks, new KeptWorkExpiry(resolved, quotas), lapsedKeys]).catch((error: unknown) => {
     resolved.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'the task scheduler did not start');
   });
   // no RouteName (it is a closed public union) and no upstream call: authenticated, but no usage event
@@ -115,8 +114,8 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   // the POST routes, each a chain of named handlers: begin (the request's context), authenticate, the
   // in-flight cap, the body, Idempotency-Key on the paid creates, the route handler
   const posts = new Map<string, RequestHandler[]>([
-    ['/v1/images/generations', [...paid('images.generations', imageJsonBody), createKeptWork('images.generations', resolved), imageGenerationsHandler(deps, { service: imageTasks, always: false })]],
-    ['/v1/images/generations/async', [...paid('images.generations', imageJsonBody), imageGenerationsHandler(deps, { service: imageTasks, always: true })]],
+    ['/v1/images/generations', [...paid('images.generations', imageJsonBody), createKeptWork('images.generations', resolved), imageGenerationsHandler(deps, { service: tasks, always: false })]],
+    ['/v1/images/generations/async', [...paid('images.generations', imageJsonBody), imageGenerationsHandler(deps, { service: tasks, always: true })]],
     [
       '/v1/images/edits',
       [
@@ -125,20 +124,14 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
         editBody,
         createIdempotency('images.edits', resolved, lapsedKeys),
         createKeptWork('images.edits', resolved),
-        imageEditsHandler(deps, { service: imageTasks, always: false }),
+        imageEditsHandler(deps, { service: tasks, always: false }),
       ],
     ],
     [
       '/v1/images/edits/async',
-      [
-        beginRequest('images.edits', resolved, true),
-        ...authenticate,
-        editBody,
-        createIdempotency('images.edits', resolved, lapsedKeys),
-        imageEditsHandler(deps, { service: imageTasks, always: true }),
-      ],
+      [beginRequest('images.edits', resolved, true), ...authenticate, editBody, createIdempotency('images.edits', resolved, lapsedKeys), imageEditsHandler(deps, { service: tasks, always: true })],
     ],
-    ['/v1/images/tasks/:id/cancel', [unrouted, ...authenticate, cancelImageTaskHandler(imageTasks)]],
+    ['/v1/images/tasks/:id/cancel', [unrouted, ...authenticate, cancelImageTaskHandler(tasks)]],
     [
       '/v1/chat/completions',
       [...json('chat.completions'), forwardJsonHandler(deps, { route: 'chat.completions', upstreamPath: '/chat/completions', validate: compile(chatCompletionsSchema), streamErrors: 'data' })],
@@ -182,7 +175,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     '/v1/videos/:id/content',
     routeChain('GET /v1/videos/:id/content', [beginRequest('video.tasks', resolved), ...authenticate, videoContentHandler(videos, resolved.storage?.store, resolved.logger)]),
   );
-  router.get('/v1/images/tasks/:id', routeChain('GET /v1/images/tasks/:id', [unrouted, ...authenticate, queryImageTaskHandler(imageTasks)]));
+  router.get('/v1/images/tasks/:id', routeChain('GET /v1/images/tasks/:id', [unrouted, ...authenticate, queryImageTaskHandler(tasks)]));
   router.get('/v1/models', routeChain('GET /v1/models', [unrouted, ...authenticate, listModelsHandler(resolved)]));
   // durable results served by the router itself (localResultStorage): the signed URL is the credential
   const store = resolved.storage?.store;
@@ -198,7 +191,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     closed = true;
     await started;
     // before the scheduler stops: the waiting image tasks' callbacks are queued on it
-    await imageTasks.close().catch((error: unknown) => resolved.logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'image tasks not all ended at close'));
+    await tasks.close().catch((error: unknown) => resolved.logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'image tasks not all ended at close'));
     await resolved.scheduler.close();
     http.close();
     await store?.close?.();

@@ -38,13 +38,15 @@ export class ImageTaskWatch {
   ) {}
 
   /**
-   * One watch (tasks/task-jobs.ts): nothing to do once it is terminal; once the lease of the instance
-   * holding it lapsed, or past its deadline, it is ended `failed`, whichever instance ran it; else it
-   * looks again when the lease ends.
+   * One watch (tasks/task-jobs.ts) of the task `first` as the scheduler's job read it: nothing to do
+   * once it is terminal; once the lease of the instance holding it lapsed, or past its deadline, it is
+   * ended `failed`, whichever instance ran it; else it looks again when the lease ends.
    */
-  async watch(taskId: string): Promise<NextPoll | undefined> {
+  async watch(first: ImageTaskRecord): Promise<NextPoll | undefined> {
+    const taskId = first.id;
     for (let round = 0; round < 8; round += 1) {
-      const record = await getTaskOf(this.deps.options.store, taskId, 'image');
+      // a lost compare-and-set reads the task again
+      const record = round === 0 ? first : await getTaskOf(this.deps.options.store, taskId, 'image');
       // a task cancelled while its upstream task ran is followed to that task's end, for its books
       if (record && record.status === 'cancelled' && !record.usageReported && record.image.onUpstream && record.upstream.taskId) return await this.upstreamTask.follow(record);
       if (!record || isTerminalStatus(record.status)) return undefined;

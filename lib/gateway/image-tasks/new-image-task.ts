@@ -2,7 +2,6 @@
 // will run on, what was charged (settled at its terminal state), its deadline and lease, and where its
 // callback goes. The store never holds image bytes, nor the caller's key (tasks/caller-snapshot.ts).
 import { taskChargeOf } from '../tasks/task-charge.js';
-import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ImageTaskState, ImageTaskRecord } from '../../stores/tasks/task-store.js';
 import type { Caller } from '../../types.js';
@@ -10,11 +9,12 @@ import type { GatewayDeps } from '../gateway-deps.js';
 import { type PreparedImage, firstUpstreamOf, imagesAskedOf } from '../image-pipeline/image-pipeline.js';
 import { leaseEnd } from '../leases/lease-terms.js';
 import { snapshotCaller } from '../tasks/caller-snapshot.js';
+import { newTaskId } from '../tasks/task-ids.js';
 import type { QuotaCharge } from '../tenancy/quotas.js';
 import type { Cancellation, Usage, UseCaseRequest } from '../use-case.js';
 
-/** The ids of image tasks: apart from video tasks' `task_…`, so the scheduler's jobs find their kind (tasks/task-jobs.ts). */
-export const IMAGE_TASK_ID = /^imgtask_[A-Za-z0-9_-]{22}$/;
+/** The prefix of image task ids (`imgtask_…`, tasks/task-ids.ts). */
+export const IMAGE_TASK_PREFIX = 'imgtask';
 
 /** What a submit knows when it creates the task. */
 export interface NewImageTask {
@@ -52,7 +52,7 @@ export function newImageTaskRecord(deps: GatewayDeps, task: NewImageTask): Image
   };
   return {
     kind: 'image',
-    id: `imgtask_${randomBytes(16).toString('base64url')}`,
+    id: newTaskId(IMAGE_TASK_PREFIX),
     owner: from.caller.id,
     ...(snapshot.ok ? { caller: snapshot.caller } : {}),
     model: task.model,

@@ -1,6 +1,6 @@
 // The moderation policy on the image routes outside the image pipeline (docs/content-safety.md): Ark's
 // native image generation (`/api/v3/images/generations`, forward-request.ts) and the video tasks'
-// prompt and reference images (video-tasks/video-task-service.ts). Their input stages run before the
+// prompt and reference images (video-tasks/video-task-executor.ts). Their input stages run before the
 // resolver and any charge; the native route's images are checked as the OpenAI-compatible answers of
 // the image pipeline are.
 import { GatewayError } from '../../errors/gateway-error.js';

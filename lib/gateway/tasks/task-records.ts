@@ -3,6 +3,7 @@
 // record's `kind`, never by its id or by which fields it has. A record never changes kind, so an update
 // of one answers a record of the same kind.
 import { type TaskChanges, type TaskKind, type TaskRecordOf, type TaskStore, isTaskOfKind } from '../../stores/tasks/task-store.js';
+import { isTaskId } from './task-ids.js';
 
 /** The task `id` when it is one of kind `kind`; undefined for no record and for another kind's. */
 export async function getTaskOf<K extends TaskKind>(store: TaskStore, id: string, kind: K): Promise<TaskRecordOf<K> | undefined> {
@@ -17,4 +18,15 @@ export async function getTaskOf<K extends TaskKind>(store: TaskStore, id: string
 export async function updateTaskOf<K extends TaskKind>(store: TaskStore, record: { id: string; version: number; kind: K }, changes: TaskChanges): Promise<TaskRecordOf<K> | undefined> {
   const updated = await store.updateTask(record.id, record.version, changes);
   return isTaskOfKind(updated, record.kind) ? updated : undefined;
+}
+
+/**
+ * The caller's own task `id` of kind `kind`: undefined for an id not of the kind's shape (never read
+ * from the store), an unknown id, another kind's task and another owner's alike, so every one of them
+ * gets the same 404 (docs/architecture.md "Public contract").
+ */
+export async function findOwnTask<K extends TaskKind>(store: TaskStore, kind: { kind: K; idPrefix: string }, owner: string, id: string): Promise<TaskRecordOf<K> | undefined> {
+  if (!isTaskId(id, new Set([kind.idPrefix]))) return undefined;
+  const record = await getTaskOf(store, id, kind.kind);
+  return record?.owner === owner ? record : undefined;
 }

@@ -25,23 +25,17 @@ export class VideoTaskFollower {
   ) {}
 
   /**
-   * A scheduled poll of a task with a callback: deliver a state change, say when to poll next.
-   * Throws (logged here) when the poll could not be made: the scheduler retries it with backoff.
+   * A scheduled poll of the task `first` (as the scheduler's job read it), when it has a callback:
+   * deliver a state change, say when to poll next. Throws when the poll could not be made: the task
+   * service logs it and the scheduler retries it with backoff.
    */
-  async poll(taskId: string): Promise<NextPoll | undefined> {
-    try {
-      return await this.follow(taskId);
-    } catch (error) {
-      this.options.logger.warn({ taskId, error: messageOf(error) }, 'task poll failed; retrying with backoff');
-      throw error;
-    }
-  }
-
-  private async follow(taskId: string): Promise<NextPoll | undefined> {
+  async poll(first: VideoTaskRecord): Promise<NextPoll | undefined> {
+    const taskId = first.id;
     // one hand-over per state per run, however many compare-and-set rounds it takes
     const scheduled = new Set<string>();
     for (let round = 0; round < CAS_ROUNDS; round += 1) {
-      const record = await getTaskOf(this.options.store, taskId, 'video');
+      // a lost compare-and-set reads the task again
+      const record = round === 0 ? first : await getTaskOf(this.options.store, taskId, 'video');
       if (!record?.callback || record.callback.done) return undefined;
       let state = record.result;
       if (!state) {
