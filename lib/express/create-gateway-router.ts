@@ -27,7 +27,7 @@ import { videoTaskSchema } from '../schemas/video-task-schema.js';
 import { createVideoTaskHandler, queryVideoTaskHandler } from './routes/video-tasks.js';
 import { OpenAiVideos } from '../gateway/video-tasks/openai-videos.js';
 import { createVideoHandler, deleteVideoHandler, listVideosHandler, retrieveVideoHandler, unofferedVideoHandler, videoContentHandler } from './routes/openai-videos.js';
-import { TaskService } from '../gateway/tasks/task-service.js';
+import { createTaskService } from '../gateway/task-kinds.js';
 import { cancelImageTaskHandler, queryImageTaskHandler } from './routes/image-tasks.js';
 import { createSchemaCompiler } from '../schemas/validator.js';
 import { listModelsHandler } from './routes/list-models.js';
@@ -95,7 +95,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   // edits come as a form or as JSON with images by URL (docs/routes.md "Edits as JSON"); kept work finds a retry by the JSON bytes too
   const editBody = createEditBody(multipartBody, createJsonBody(resolved, { fingerprintAll: resolved.idempotency?.keptAnswerMs !== undefined }));
   // every kind of task, image and video, through one service (docs/architecture.md "One task lifecycle")
-  const tasks = new TaskService(deps);
+  const tasks = createTaskService(deps);
   // OpenAI's videos API: a second wire shape over the same task service (docs/openai-videos.md)
   const videos = new OpenAiVideos(resolved, tasks);
   // Idempotency-Key requests whose instance stopped: found by their lease's watch (lapsed-keys.ts)

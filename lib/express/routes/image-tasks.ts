@@ -6,7 +6,7 @@
 import type { RequestHandler } from 'express';
 import type { ImageCall, WholeAnswer } from '../../gateway/image-pipeline/image-pipeline.js';
 import { type ImageTaskView, TaskNotRun } from '../../gateway/image-tasks/image-task-executor.js';
-import type { TaskService } from '../../gateway/tasks/task-service.js';
+import type { GatewayTasks } from '../../gateway/task-kinds.js';
 import { isTerminalStatus } from '../../gateway/tasks/task-state-order.js';
 import { bearerKeyOf } from '../authenticate.js';
 import { UseCaseView } from '../request-base.js';
@@ -31,7 +31,7 @@ const delay = (ms: number): Promise<undefined> =>
  * ordinary answer; `writeAnswer` writes it as the synchronous route would. With `Prefer: dry-run`,
  * the submit's quote is the answer.
  */
-export async function serveImageTask(tasks: TaskService, context: RequestContext, call: ImageCall, waitMs: number, writeAnswer: WriteAnswer): Promise<void> {
+export async function serveImageTask(tasks: GatewayTasks, context: RequestContext, call: ImageCall, waitMs: number, writeAnswer: WriteAnswer): Promise<void> {
   const { callbackUrl, input } = withoutCallback(call);
   const from = new UseCaseView(context);
   const outcome = await tasks.create('image', from, { ...call, input, callbackUrl, callerKey: bearerKeyOf(context.req) });
@@ -65,7 +65,7 @@ export async function serveImageTask(tasks: TaskService, context: RequestContext
 /** Writes an image answer as the synchronous route does (serve-image-request.ts). */
 export type WriteAnswer = (context: RequestContext, answer: WholeAnswer) => Promise<void> | undefined;
 
-export function queryImageTaskHandler(tasks: TaskService): RequestHandler {
+export function queryImageTaskHandler(tasks: GatewayTasks): RequestHandler {
   return routeHandler('queryImageTask', async (context) => {
     const outcome = await tasks.get('image', new UseCaseView(context), String(context.req.params.id));
     if (!outcome.ok) throw outcome.error;
@@ -73,7 +73,7 @@ export function queryImageTaskHandler(tasks: TaskService): RequestHandler {
   });
 }
 
-export function cancelImageTaskHandler(tasks: TaskService): RequestHandler {
+export function cancelImageTaskHandler(tasks: GatewayTasks): RequestHandler {
   return routeHandler('cancelImageTask', async (context) => {
     const outcome = await tasks.cancel('image', new UseCaseView(context), String(context.req.params.id));
     if (!outcome.ok) throw outcome.error;

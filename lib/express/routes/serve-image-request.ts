@@ -7,7 +7,7 @@ import { serveImageStream } from './serve-image-stream.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { GatewayDeps } from '../../gateway/gateway-deps.js';
 import { UseCaseView } from '../request-base.js';
-import type { TaskService } from '../../gateway/tasks/task-service.js';
+import type { GatewayTasks } from '../../gateway/task-kinds.js';
 import { preferenceOf } from '../prefer-header.js';
 import { serveImageTask } from './image-tasks.js';
 import type { KeptAnswer, RequestContext } from '../request-context.js';
@@ -54,7 +54,7 @@ export function serveImageRequest(deps: GatewayDeps, context: RequestContext, ca
 
 /** The task service, for image routes that submit image tasks; `always` on the `/async` aliases. */
 export interface ImageTasksRoute {
-  service: TaskService;
+  service: GatewayTasks;
   always: boolean;
 }
 

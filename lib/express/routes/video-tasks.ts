@@ -11,11 +11,11 @@ import { sendQuote } from '../answers/send-quote.js';
 import { isQuoted } from '../../gateway/tenancy/quote.js';
 import type { Validator } from '../../schemas/validator.js';
 import type { VideoTaskBody } from '../../schemas/video-task-schema.js';
-import type { TaskService } from '../../gateway/tasks/task-service.js';
+import type { GatewayTasks } from '../../gateway/task-kinds.js';
 import { requireModel } from './request-fields.js';
 import { UseCaseView } from '../request-base.js';
 
-export function createVideoTaskHandler(tasks: TaskService, validate: Validator<VideoTaskBody>): RequestHandler {
+export function createVideoTaskHandler(tasks: GatewayTasks, validate: Validator<VideoTaskBody>): RequestHandler {
   return routeHandler('createVideoTask', async (context) => {
     const body = jsonObjectBody(context.req.body);
     context.usage.model = requireModel(body.model);
@@ -28,7 +28,7 @@ export function createVideoTaskHandler(tasks: TaskService, validate: Validator<V
   });
 }
 
-export function queryVideoTaskHandler(tasks: TaskService): RequestHandler {
+export function queryVideoTaskHandler(tasks: GatewayTasks): RequestHandler {
   return routeHandler('queryVideoTask', async (context) => {
     const outcome = await tasks.get('video', new UseCaseView(context), String(context.req.params.id));
     context.recordUsage(outcome.usage);

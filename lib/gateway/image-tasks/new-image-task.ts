@@ -9,11 +9,11 @@ import type { GatewayDeps } from '../gateway-deps.js';
 import { type PreparedImage, firstUpstreamOf, imagesAskedOf } from '../image-pipeline/image-pipeline.js';
 import { leaseEnd } from '../leases/lease-terms.js';
 import { snapshotCaller } from '../tasks/caller-snapshot.js';
-import { newTaskId } from '../tasks/task-ids.js';
+import { newTaskId } from '../tasks/task-records.js';
 import type { QuotaCharge } from '../tenancy/quotas.js';
 import type { Cancellation, Usage, UseCaseRequest } from '../use-case.js';
 
-/** The prefix of image task ids (`imgtask_…`, tasks/task-ids.ts). */
+/** The prefix of image task ids (`imgtask_…`, tasks/task-records.ts). */
 export const IMAGE_TASK_PREFIX = 'imgtask';
 
 /** What a submit knows when it creates the task. */

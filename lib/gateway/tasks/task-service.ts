@@ -3,49 +3,47 @@
 // Each verb goes to the executor of the task's kind, as one worker runs every job of a queue and
 // dispatches on its name: the routes say the kind they serve, a scheduled job's record says its own
 // (`kind`). What the kinds share (the record, the callback, the scheduler's keys, the states' order, the
-// terminal usage event) is the task core beside this file; how each kind runs is its executor's.
+// terminal usage event) is the task core beside this file; how each kind runs is its executor's, given
+// to the service by the list of kinds (gateway/task-kinds.ts), so this core imports no kind.
 import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
 import type { TaskKind } from '../../stores/tasks/task-store.js';
-import type { GatewayDeps } from '../gateway-deps.js';
-import { ImageTaskExecutor, type ImageTaskTypes } from '../image-tasks/image-task-executor.js';
+import type { ResolvedOptions } from '../resolve-options.js';
 import type { Quoted } from '../tenancy/quote.js';
 import type { Outcome, UseCaseRequest } from '../use-case.js';
-import { VideoTaskExecutor, type VideoTaskTypes } from '../video-tasks/video-task-executor.js';
 import { messageOf } from './background-work.js';
-import type { TaskExecutor } from './task-executor.js';
-import { isTaskId } from './task-ids.js';
+import type { TaskExecutor, TaskTypes } from './task-executor.js';
+import { isTaskId } from './task-records.js';
 import type { TaskWatches } from './task-jobs.js';
 
-/** What each kind of task exchanges with its routes. A new kind is one entry here and one executor. */
-export interface TaskTypesByKind {
-  image: ImageTaskTypes;
-  video: VideoTaskTypes;
-}
+/** What each kind of task exchanges with its routes, by kind. */
+export type TaskTypeMap = { readonly [K in TaskKind]: TaskTypes };
 
-type Executors = { readonly [K in TaskKind]: TaskExecutor<K, TaskTypesByKind[K]> };
+/** The executor of every kind: the compiler holds the list to the kinds a task record may have. */
+export type TaskExecutors<M extends TaskTypeMap> = { readonly [K in TaskKind]: TaskExecutor<K, M[K]> };
 
-export class TaskService implements TaskWatches {
-  private readonly executors: Executors;
+export class TaskService<M extends TaskTypeMap> implements TaskWatches {
   /** The id prefixes of every kind: the scheduler's jobs of other ids are not tasks'. */
   private readonly prefixes: ReadonlySet<string>;
 
-  constructor(private readonly deps: GatewayDeps) {
-    this.executors = { image: new ImageTaskExecutor(deps), video: new VideoTaskExecutor(deps) };
-    this.prefixes = new Set(Object.values(this.executors).map((executor) => executor.idPrefix));
+  constructor(
+    private readonly options: Pick<ResolvedOptions, 'store' | 'logger'>,
+    private readonly executors: TaskExecutors<M>,
+  ) {
+    this.prefixes = new Set(Object.values(executors).map((executor) => executor.idPrefix));
   }
 
   /** Creates a task of `kind` for the caller, or answers the quote of one (`Prefer: dry-run`). */
-  create<K extends TaskKind>(kind: K, from: UseCaseRequest, input: TaskTypesByKind[K]['create']): Promise<Outcome<TaskTypesByKind[K]['created'] | Quoted>> {
+  create<K extends TaskKind>(kind: K, from: UseCaseRequest, input: M[K]['create']): Promise<Outcome<M[K]['created'] | Quoted>> {
     return this.executor(kind).create(from, input);
   }
 
   /** The caller's task of `kind` as it stands; any other id is the kind's one 404. */
-  get<K extends TaskKind>(kind: K, from: UseCaseRequest, id: string): Promise<Outcome<TaskTypesByKind[K]['read']>> {
+  get<K extends TaskKind>(kind: K, from: UseCaseRequest, id: string): Promise<Outcome<M[K]['read']>> {
     return this.executor(kind).get(from, id);
   }
 
   /** Ends the caller's task of `kind` `cancelled`, or answers why it cannot be. */
-  cancel<K extends TaskKind>(kind: K, from: UseCaseRequest, id: string): Promise<Outcome<TaskTypesByKind[K]['read']>> {
+  cancel<K extends TaskKind>(kind: K, from: UseCaseRequest, id: string): Promise<Outcome<M[K]['read']>> {
     return this.executor(kind).cancel(from, id);
   }
 
@@ -61,7 +59,7 @@ export class TaskService implements TaskWatches {
    */
   async watch(taskId: string): Promise<NextPoll | undefined> {
     try {
-      const record = await this.deps.options.store.getTask(taskId);
+      const record = await this.options.store.getTask(taskId);
       if (!record) return undefined;
       switch (record.kind) {
         case 'image':
@@ -70,7 +68,7 @@ export class TaskService implements TaskWatches {
           return await this.executors.video.follow(record);
       }
     } catch (error) {
-      this.deps.options.logger.warn({ taskId, error: messageOf(error) }, 'task poll failed; retrying with backoff');
+      this.options.logger.warn({ taskId, error: messageOf(error) }, 'task poll failed; retrying with backoff');
       throw error;
     }
   }
@@ -80,7 +78,7 @@ export class TaskService implements TaskWatches {
     await Promise.all(Object.values(this.executors).map((executor) => executor.close()));
   }
 
-  private executor<K extends TaskKind>(kind: K): Executors[K] {
+  private executor<K extends TaskKind>(kind: K): TaskExecutors<M>[K] {
     return this.executors[kind];
   }
 }

@@ -14,7 +14,7 @@ import { isTerminalStatus } from '../tasks/task-state-order.js';
 import { type Outcome, type UseCaseRequest } from '../use-case.js';
 import { readVideoCreate, videoObjectOf } from './openai-video-shape.js';
 import { VIDEO_TASK_PREFIX } from './video-task-content.js';
-import type { TaskService } from '../tasks/task-service.js';
+import type { GatewayTasks } from '../task-kinds.js';
 import { findOwnTask } from '../tasks/task-records.js';
 
 /** OpenAI's `Video` object, as openai-video-shape.ts writes it. */
@@ -39,7 +39,7 @@ const DEFAULT_PAGE = 20;
 export class OpenAiVideos {
   constructor(
     private readonly options: ResolvedOptions,
-    private readonly tasks: TaskService,
+    private readonly tasks: GatewayTasks,
   ) {}
 
   /**

@@ -10,7 +10,7 @@ import type { ResolvedOptions } from '../resolve-options.js';
 import { WELL_FORMED_ASSET_ID, assetIdOf, assetReferencesIn, isAssetReference, isMediaUrlCandidate, stringsOf } from './content-references.js';
 import { findOwnTask } from '../tasks/task-records.js';
 
-/** The prefix of video task ids (`task_…`, tasks/task-ids.ts). */
+/** The prefix of video task ids (`task_…`, tasks/task-records.ts). */
 export const VIDEO_TASK_PREFIX = 'task';
 // each distinct asset reference costs a store read: a body cannot make one request into thousands
 const MAX_ASSET_REFERENCES = 64;

@@ -29,7 +29,7 @@ import { VIDEO_TASK_PREFIX, mapReferences } from './video-task-content.js';
 import { checkVideoInput } from '../moderation/route-moderation.js';
 import { VideoTaskFollower } from './video-task-follower.js';
 import type { TaskExecutor } from '../tasks/task-executor.js';
-import { newTaskId } from '../tasks/task-ids.js';
+import { findOwnTask, newTaskId, updateTaskOf } from '../tasks/task-records.js';
 import { taskChargeOf } from '../tasks/task-charge.js';
 import { pollDelayOf, pollKey } from '../tasks/task-keys.js';
 import { VideoTaskResults } from './video-task-results.js';
@@ -43,7 +43,6 @@ import type { ModelEntry } from '../../options/model-catalogue.js';
 import { rowFor } from '../routing/catalogue-routing.js';
 import { UpstreamTaskState } from './upstream-task-state.js';
 import { upstreamModelsOf } from '../ledger/pricing.js';
-import { findOwnTask, updateTaskOf } from '../tasks/task-records.js';
 import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
 
 /** The host's request object, handed to resolveUpstream only (absent for background polls). */
