@@ -14,7 +14,18 @@ export { GatewayConfigError } from './errors/config-error.js';
 export { ERROR_CODES, type ErrorCode } from './errors/error-codes.js';
 
 // options, their defaults, and the functions a host writes
-export type { AllowOptions, CallbackOptions, GatewayOptions, ImageTaskOptions, LimitOptions, ModelOptions, StorageOptions, TelemetryOptions, TenancyOptions } from './options/gateway-options.js';
+export type {
+  AllowOptions,
+  CallbackOptions,
+  GatewayOptions,
+  ImageTaskOptions,
+  LimitOptions,
+  ModelOptions,
+  StorageOptions,
+  TaskPollIntervals,
+  TelemetryOptions,
+  TenancyOptions,
+} from './options/gateway-options.js';
 export type { QuotaLimits, QuotaOptions } from './options/quota-options.js';
 export type { IdempotencyOptions } from './options/idempotency-options.js';
 export type { GatewayLimits, ImageModelFamily } from './options/request-limits.js';

@@ -16,6 +16,7 @@ import { terminalViewOf, viewOf } from './image-task-view.js';
 import { watchAt } from './image-task-watch.js';
 import { type LocalRun, type LocalRuns, TaskNotRun } from './local-runs.js';
 import { followAt } from './upstream-image-task.js';
+import { pollDelayOf } from '../tasks/task-keys.js';
 import { getTaskOf, updateTaskOf } from '../tasks/task-records.js';
 
 type NativeCall = NonNullable<ReturnType<typeof singleNativeCall>>;
@@ -114,7 +115,9 @@ export class ImageTaskRunner {
     this.runs.letGo(record.id);
     if (!updated) options.logger.warn({ taskId: record.id }, 'image task ended while its upstream task was submitted; the upstream task is not followed');
     else
-      await followAt(this.deps, record.id, options.imageTasks.pollMs).catch((error: unknown) => options.logger.error({ taskId: record.id, error: messageOf(error) }, 'image task poll not scheduled'));
+      await followAt(this.deps, record.id, pollDelayOf(options.callbacks.pollIntervalsMs.image, 0)).catch((error: unknown) =>
+        options.logger.error({ taskId: record.id, error: messageOf(error) }, 'image task poll not scheduled'),
+      );
     local.settle({ ok: false, error: new TaskNotRun(record.id), usage });
   }
 

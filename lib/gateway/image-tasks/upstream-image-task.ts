@@ -14,7 +14,7 @@ import type { WholeAnswer } from '../image-pipeline/image-pipeline.js';
 import { rehostImageAnswer } from '../results/rehost-images.js';
 import { NEVER_ABORTED } from '../tasks/background-work.js';
 import { callerOfTask } from '../tasks/caller-snapshot.js';
-import { followKey } from '../tasks/task-keys.js';
+import { followKey, pollDelayAfter } from '../tasks/task-keys.js';
 import { resolveTaskUpstream } from '../tasks/task-upstream.js';
 import { type Outcome, type Usage, type UseCaseRequest, attempting, settle, usageFor } from '../use-case.js';
 import { checkTaskOutput } from '../moderation/task-moderation.js';
@@ -42,7 +42,7 @@ export class UpstreamImageTask {
     const call: CallContext = { http: this.deps.http, signal: NEVER_ABORTED, limits: options.limits };
     const state = await tasks.read(call, upstream, record.upstream.taskId);
     if (state.status === 'running') {
-      if (Date.now() < record.image.deadline) return this.nextFollow(record.id);
+      if (Date.now() < record.image.deadline) return this.nextFollow(record);
       return this.endFollowed(
         record,
         { ok: false, error: GatewayError.noImage(upstream.provider, '; the upstream task did not end within its lifetime'), usage: followedUsage(record, upstream) },
@@ -112,10 +112,11 @@ export class UpstreamImageTask {
     return upstream;
   }
 
-  private nextFollow(taskId: string): NextPoll {
-    const every = this.deps.options.imageTasks.pollMs;
+  /** The next poll, on the image schedule (`callbacks.pollIntervalsMs.image`) from when the task started running. */
+  private nextFollow(record: ImageTaskRecord): NextPoll {
+    const every = pollDelayAfter(this.deps.options.callbacks.pollIntervalsMs.image, Date.now() - (record.image.startedAt ?? record.createdAt));
     // the same key on every instance that polls in the same interval: the next poll is queued once
-    return { delayMs: every, key: followKey(taskId, every) };
+    return { delayMs: every, key: followKey(record.id, every) };
   }
 }
 

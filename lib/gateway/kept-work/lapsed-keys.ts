@@ -193,7 +193,8 @@ export class LapsedKeys implements TaskWatches {
   }
 
   private nextFollow(key: string): NextPoll {
-    const every = this.deps.options.imageTasks.pollMs;
+    // followed once its request's lease lapsed: the image schedule's steady pace (its last delay)
+    const every = this.deps.options.callbacks.pollIntervalsMs.image.at(-1)!;
     // the same key on every instance that polls in the same interval: the next poll is queued once
     return { delayMs: every, key: `${PREFIX}${key}:follow:${Math.floor(Date.now() / every)}` };
   }

@@ -385,7 +385,7 @@ export class VideoTaskExecutor implements TaskExecutor<'video', VideoTaskTypes> 
   }
 
   private pollDelay(polls: number): number {
-    return pollDelayOf(this.options.callbacks.pollIntervalsMs, polls);
+    return pollDelayOf(this.options.callbacks.pollIntervalsMs.video, polls);
   }
 }
 

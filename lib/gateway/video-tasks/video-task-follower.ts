@@ -92,7 +92,7 @@ export class VideoTaskFollower {
       if (!passed && status !== record.status) this.usage.recordTransition(record, state);
       if (reports) this.usage.terminalReached(updated, state);
       if (terminal || expired) return undefined;
-      return { delayMs: pollDelayOf(this.options.callbacks.pollIntervalsMs, polls), key: pollKey(record.id, polls) };
+      return { delayMs: pollDelayOf(this.options.callbacks.pollIntervalsMs.video, polls), key: pollKey(record.id, polls) };
     }
     // thrown, not returned: giving up here would end following with nothing in the log
     throw new Error(`task record kept changing during ${CAS_ROUNDS} compare-and-set rounds`);
