@@ -28,7 +28,7 @@ export async function onUpstreamTask(
 ): Promise<ImageGenerationResponse> {
   const { call, upstream, tasks, sent } = run;
   const startedAt = clock().now();
-  const id = await tasks.submit(call, sent, upstream);
+  const id = await tasks.submit(call, sent, upstream, upstream.model ?? sent.model);
   record.id = id;
   try {
     await usage.onUpstreamTask!({

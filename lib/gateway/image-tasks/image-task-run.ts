@@ -5,7 +5,7 @@
 // from any instance (upstream-image-task.ts).
 import type { ImageTaskState, TaskChanges, ImageTaskRecord } from '../../stores/tasks/task-store.js';
 import type { UpstreamImageTasks } from '../../providers/provider.js';
-import { capabilityOf } from '../../providers/registry.js';
+import { upstreamTasksOf } from '../../providers/registry.js';
 import type { GatewayDeps } from '../gateway-deps.js';
 import { type WholeAnswer, runBudgetOf, runPreparedImage, singleNativeCall } from '../image-pipeline/image-pipeline.js';
 import { leaseEnd, nextLookAt } from '../leases/lease-terms.js';
@@ -62,7 +62,7 @@ export class ImageTaskRunner {
     );
     this.ending.deliver(record, viewOf(record, 'running'));
     const native = singleNativeCall(local.ready);
-    const upstreamTasks = native ? capabilityOf(native.upstream, 'imageTasks') : undefined;
+    const upstreamTasks = native ? upstreamTasksOf(native.upstream, 'image') : undefined;
     if (native && upstreamTasks?.offers(native.upstream.model ?? record.model, native.request)) {
       await this.submitUpstream(record, local, native, upstreamTasks, usage);
       return;
@@ -89,7 +89,7 @@ export class ImageTaskRunner {
     const { options } = this.deps;
     const { upstream, request, call } = native;
     attempting(usage, upstream.provider, upstream.model);
-    const submitted = await settle(usage, () => tasks.submit(call, request, upstream));
+    const submitted = await settle(usage, () => tasks.submit(call, request, upstream, upstream.model ?? request.model));
     if (!submitted.ok) {
       this.runs.letGo(record.id);
       await this.finish(record, { ok: false, error: submitted.error, usage }, local).catch((error: unknown) =>

@@ -5,7 +5,7 @@
 // for its books: what the upstream made is known only when it ends.
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { CallContext } from '../../providers/call-context.js';
-import { capabilityOf } from '../../providers/registry.js';
+import { upstreamTasksOf } from '../../providers/registry.js';
 import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
 import type { ImageTaskRecord } from '../../stores/tasks/task-store.js';
 import type { Upstream } from '../../types.js';
@@ -37,7 +37,7 @@ export class UpstreamImageTask {
   async follow(record: ImageTaskRecord): Promise<NextPoll | undefined> {
     const { options } = this.deps;
     const upstream = await this.upstreamOf(record);
-    const tasks = capabilityOf(upstream, 'imageTasks');
+    const tasks = upstreamTasksOf(upstream, 'image');
     if (!tasks) throw new Error(`provider ${upstream.provider} has no image tasks`);
     const call: CallContext = { http: this.deps.http, signal: NEVER_ABORTED, limits: options.limits };
     const state = await tasks.read(call, upstream, record.upstream.taskId);

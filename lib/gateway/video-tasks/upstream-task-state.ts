@@ -4,7 +4,7 @@
 // of a video task; the upstream is found as every kind of task finds it (tasks/task-upstream.ts).
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { CallContext } from '../../providers/call-context.js';
-import { requireCapability } from '../../providers/registry.js';
+import { requireUpstreamTasks } from '../../providers/registry.js';
 import type { VideoTaskRecord } from '../../stores/tasks/task-store.js';
 import type { UpstreamHttp } from '../../transport/upstream-http.js';
 import type { Caller, Upstream } from '../../types.js';
@@ -41,9 +41,9 @@ export class UpstreamTaskState {
 
   async fetchFrom(upstream: Upstream, record: VideoTaskRecord, signal: AbortSignal): Promise<Record<string, unknown>> {
     try {
-      const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
-      const state = await this.options.telemetry.taskPoll(upstream, record.model, record.trace, () => tasks.get(this.call(signal), upstream, record.upstream.taskId));
-      return tasks.toCallerTask(state, record.id, record.model);
+      const tasks = requireUpstreamTasks(upstream, 'video', 'video.tasks', this.options.logger);
+      const state = await this.options.telemetry.taskPoll(upstream, record.model, record.trace, () => tasks.read(this.call(signal), upstream, record.upstream.taskId));
+      return tasks.view(state, record.id, record.model);
     } catch (error) {
       throw error instanceof GatewayError ? error.withoutSecrets(secretsOf(upstream)) : error;
     }

@@ -20,7 +20,7 @@ import { type Outcome, type Usage, type UseCaseRequest, attempting, settle, usag
 import { withCharge } from '../tenancy/with-charge.js';
 import type { Quoted } from '../tenancy/quote.js';
 import type { CallContext } from '../../providers/call-context.js';
-import { capabilityOf, providersWith, requireCapability } from '../../providers/registry.js';
+import { providersWithTasks, requireUpstreamTasks, upstreamTasksOf } from '../../providers/registry.js';
 import { ERROR_CODES } from '../../errors/error-codes.js';
 import { withFallback } from '../routing/fallback.js';
 import { resolveUpstreams } from '../routing/resolve-upstreams.js';
@@ -106,7 +106,7 @@ export interface CreatedTask {
 
 // usage events of task routes name the provider that serves tasks, also when a request fails before
 // the resolver answered
-const TASK_PROVIDER = providersWith('tasks')[0];
+const TASK_PROVIDER = providersWithTasks('video')[0];
 // the catalogue's endpoint of video tasks: a row passthrough on it is the upstream's to judge (model-rules.ts refusesOn)
 const TASKS_ENDPOINT = '/api/v3/contents/generations/tasks';
 
@@ -203,7 +203,7 @@ export class VideoTaskExecutor implements TaskExecutor<'video', VideoTaskTypes> 
    */
   private withResultsKept(upstreams: readonly Upstream[], model: string): readonly Upstream[] {
     if (this.options.storage) return upstreams;
-    const kept = upstreams.filter((upstream) => !capabilityOf(upstream, 'tasks')?.resultsNeedStorage);
+    const kept = upstreams.filter((upstream) => !upstreamTasksOf(upstream, 'video')?.resultsNeedStorage);
     if (kept.length > 0) return kept;
     this.options.logger.error(
       { model, provider: String(upstreams[0]?.provider) },
@@ -224,10 +224,10 @@ export class VideoTaskExecutor implements TaskExecutor<'video', VideoTaskTypes> 
     const call: CallContext = { ...this.call(request.cancel.signal), safety: this.options.safetyIdentifier?.tagOf(caller.id) };
     const attempt = { route: 'video.tasks' as const, model, tenant: caller.id, request: request.hostRequest, prompt: () => videoPromptOf(content) };
     const created = await withFallback(upstreams, this.options, attempt, async (upstream) => {
-      const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
+      const tasks = requireUpstreamTasks(upstream, 'video', 'video.tasks', this.options.logger);
       // the provider that runs the task (Ark or Veo), not the first one that serves tasks
       attempting(usage, upstream.provider, upstream.model);
-      return { upstream, taskId: await tasks.create(call, { ...body, content }, upstream, upstream.model ?? model) };
+      return { upstream, taskId: await tasks.submit(call, { ...body, content }, upstream, upstream.model ?? model) };
     });
     // the provider that created it (the task providers are several: Ark, fal)
     usage.provider = created.upstream.provider;

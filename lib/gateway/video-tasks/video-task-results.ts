@@ -9,7 +9,7 @@ import { type RehostContext, StorageFailure, storageFallback, storeFromUrl, urlO
 import type { ResolvedOptions } from '../resolve-options.js';
 import { CAS_ROUNDS, NEVER_ABORTED } from '../tasks/background-work.js';
 import { callerOfTask } from '../tasks/caller-snapshot.js';
-import { capabilityOfProvider } from '../../providers/registry.js';
+import { upstreamTasksOf } from '../../providers/registry.js';
 import type { UpstreamTaskState } from './upstream-task-state.js';
 import { getTaskOf, updateTaskOf } from '../tasks/task-records.js';
 
@@ -67,7 +67,7 @@ export class VideoTaskResults {
    * failure answers the note alone, never the vendor's URL.
    */
   withoutPrivateMedia(record: VideoTaskRecord, state: Record<string, unknown>): Record<string, unknown> {
-    if (!capabilityOfProvider(record.upstream.provider, 'tasks')?.resultsNeedStorage || !isObject(state.content)) return state;
+    if (!upstreamTasksOf(record.upstream, 'video')?.resultsNeedStorage || !isObject(state.content)) return state;
     const content: Record<string, unknown> = { ...state.content };
     for (const field of MEDIA_FIELDS) if (!record.stored?.keys[field]) delete content[field];
     return { ...state, content };
@@ -80,7 +80,7 @@ export class VideoTaskResults {
    * the store cannot sign (storage.onFailure).
    */
   recordable(record: VideoTaskRecord, state: Record<string, unknown>): Record<string, unknown> {
-    if (!record.stored || !isObject(state.content) || !capabilityOfProvider(record.upstream.provider, 'tasks')?.resultsNeedStorage) return state;
+    if (!record.stored || !isObject(state.content) || !upstreamTasksOf(record.upstream, 'video')?.resultsNeedStorage) return state;
     const content: Record<string, unknown> = { ...state.content };
     for (const field of Object.keys(record.stored.keys)) delete content[field];
     return { ...state, content };
@@ -150,7 +150,7 @@ export class VideoTaskResults {
 
   /** A provider's download credentials for its own result URLs, with the upstream the resolver names for the task now (keys are never stored). */
   private async downloadHeaders(record: VideoTaskRecord): Promise<Pick<RehostContext, 'headersFor'>> {
-    const tasks = capabilityOfProvider(record.upstream.provider, 'tasks');
+    const tasks = upstreamTasksOf(record.upstream, 'video');
     if (!tasks?.resultHeaders) return {};
     const upstream = await this.reader.pollUpstream(record);
     return { headersFor: (url) => tasks.resultHeaders!(upstream, url) };
