@@ -94,7 +94,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   const multipartBody = createMultipartBody(resolved.limits, resolved.logger);
   // edits come as a form or as JSON with images by URL (docs/routes.md "Edits as JSON"); kept work finds a retry by the JSON bytes too
   const editBody = createEditBody(multipartBody, createJsonBody(resolved, { fingerprintAll: resolved.idempotency?.keptAnswerMs !== undefined }));
-  // every kind of task, image and video, through one service (docs/architecture.md "One task lifecycle")
+  // every kind of task, image and video, through one service (docs/architecture.md "One task lifecycle, a kind per executor")
   const tasks = createTaskService(deps);
   // OpenAI's videos API: a second wire shape over the same task service (docs/openai-videos.md)
   const videos = new OpenAiVideos(resolved, tasks);

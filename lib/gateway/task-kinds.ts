@@ -1,7 +1,8 @@
-// The kinds of task the gateway runs (docs/architecture.md "One task lifecycle"), one executor each, in
-// the one list the task service (tasks/task-service.ts) dispatches over: image tasks, which this process
-// runs (image-tasks/), and video tasks, which their vendor runs (video-tasks/). A third kind is its record
-// type (stores/tasks/task-store.ts), its executor's folder and one line here.
+// The kinds of task the gateway runs (docs/architecture.md "One task lifecycle, a kind per executor"),
+// one executor each, in the one list the task service (tasks/task-service.ts) dispatches over: image
+// tasks, which this process runs (image-tasks/), and video tasks, which their vendor runs
+// (video-tasks/). A third kind is its record type (stores/tasks/task-store.ts), its executor's folder
+// and one line here.
 import type { GatewayDeps } from './gateway-deps.js';
 import { ImageTaskExecutor, type ImageTaskTypes } from './image-tasks/image-task-executor.js';
 import { TaskService } from './tasks/task-service.js';

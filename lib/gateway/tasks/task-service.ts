@@ -1,10 +1,11 @@
-// The one task service (docs/architecture.md "One task lifecycle"): every kind of task is created, read,
-// cancelled and followed through the same verbs, and the scheduler's jobs of every task come here too.
-// Each verb goes to the executor of the task's kind, as one worker runs every job of a queue and
-// dispatches on its name: the routes say the kind they serve, a scheduled job's record says its own
-// (`kind`). What the kinds share (the record, the callback, the scheduler's keys, the states' order, the
-// terminal usage event) is the task core beside this file; how each kind runs is its executor's, given
-// to the service by the list of kinds (gateway/task-kinds.ts), so this core imports no kind.
+// The one task service (docs/architecture.md "One task lifecycle, a kind per executor"): every kind of
+// task is created, read, cancelled and followed through the same verbs, and the scheduler's jobs of
+// every task come here too. Each verb goes to the executor of the task's kind, as one worker runs every
+// job of a queue and dispatches on its name: the routes say the kind they serve, a scheduled job's
+// record says its own (`kind`). What the kinds share (the record, the callback, the scheduler's keys,
+// the states' order, the terminal usage event) is the task core beside this file; how each kind runs is
+// its executor's, given to the service by the list of kinds (gateway/task-kinds.ts), so this core
+// imports no kind.
 import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
 import type { TaskKind } from '../../stores/tasks/task-store.js';
 import type { ResolvedOptions } from '../resolve-options.js';
@@ -66,6 +67,11 @@ export class TaskService<M extends TaskTypeMap> implements TaskWatches {
           return await this.executors.image.follow(record);
         case 'video':
           return await this.executors.video.follow(record);
+        default: {
+          // a kind with no case here does not compile: every kind a record may have is dispatched
+          const unhandled: never = record;
+          return unhandled;
+        }
       }
     } catch (error) {
       this.options.logger.warn({ taskId, error: messageOf(error) }, 'task poll failed; retrying with backoff');

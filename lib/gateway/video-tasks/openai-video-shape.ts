@@ -1,6 +1,7 @@
-// The OpenAI video shape (docs/openai-videos.md) over the video task service: a `POST /v1/videos` body
-// read into the task service's own create body (Ark's task shape, upstreams §2.2), and a task record with
-// its state written as OpenAI's `Video` object. Pure functions: the routes and the service do the I/O.
+// The OpenAI video shape (docs/openai-videos.md) over the video tasks of the one task service: a `POST
+// /v1/videos` body read into the task service's own create body (Ark's task shape, upstreams §2.2), and
+// a task record with its state written as OpenAI's `Video` object. Pure functions: the routes and the
+// service do the I/O.
 // `seconds` and `size` are checked against the catalogue row the task follows (docs/models.md "Limits",
 // "Which row a request follows"), mapped by the task service once it knows that row, before anything is
 // charged or called.

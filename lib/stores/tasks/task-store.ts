@@ -17,8 +17,9 @@ export interface TaskCallbackState {
 }
 
 /**
- * The kinds of task (docs/architecture.md "One task lifecycle"): `image`, run by this process or handed to a
- * vendor's own task API; `video`, run by the vendor from its create on. A record carries its kind.
+ * The kinds of task (docs/architecture.md "One task lifecycle, a kind per executor"): `image`, run by
+ * this process or handed to a vendor's own task API; `video`, run by the vendor from its create on. A
+ * record carries its kind.
  */
 export type TaskKind = TaskRecord['kind'];
 
