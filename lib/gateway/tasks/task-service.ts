@@ -68,9 +68,11 @@ export class TaskService<M extends TaskTypeMap> implements TaskWatches {
         case 'video':
           return await this.executors.video.follow(record);
         default: {
-          // a kind with no case here does not compile: every kind a record may have is dispatched
-          const unhandled: never = record;
-          return unhandled;
+          // a kind with no case here does not compile; a record of no known kind (one an earlier version
+          // wrote, before records said their kind) is not followed
+          const unknown: never = record;
+          this.options.logger.warn({ taskId, kind: String((unknown as { kind?: unknown }).kind) }, 'a task record of no known kind is not followed');
+          return undefined;
         }
       }
     } catch (error) {
