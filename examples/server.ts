@@ -497,7 +497,7 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
       // the gateway must not be a way into the machine's private network
       allowLocal: localCallbacks,
       // the simulated Ark finishes in seconds; a real one is polled on the gateway's default schedule
-      ...(ark.simulated ? { pollIntervalsMs: [1000] } : {}),
+      ...(ark.simulated ? { pollIntervalsMs: { video: [1000] } } : {}),
     },
     // metering, the way a SaaS host would bill per tenant; keys never reach this line
     onUsage: (event) => console.log(usageLine(event)),

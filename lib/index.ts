@@ -14,7 +14,18 @@ export { GatewayConfigError } from './errors/config-error.js';
 export { ERROR_CODES, type ErrorCode } from './errors/error-codes.js';
 
 // options, their defaults, and the functions a host writes
-export type { AllowOptions, CallbackOptions, GatewayOptions, ImageTaskOptions, LimitOptions, ModelOptions, StorageOptions, TelemetryOptions, TenancyOptions } from './options/gateway-options.js';
+export type {
+  AllowOptions,
+  CallbackOptions,
+  GatewayOptions,
+  ImageTaskOptions,
+  LimitOptions,
+  ModelOptions,
+  StorageOptions,
+  TaskPollIntervals,
+  TelemetryOptions,
+  TenancyOptions,
+} from './options/gateway-options.js';
 export type { QuotaLimits, QuotaOptions } from './options/quota-options.js';
 export type { IdempotencyOptions } from './options/idempotency-options.js';
 export type { SharedRedisClient, SharedRedisOptions } from './options/redis-options.js';
@@ -48,13 +59,17 @@ export { safetyIdentifierOf } from './security/safety-identifier.js';
 export {
   AssetCapacityError,
   type AssetRecord,
+  type ImageTaskRecord,
   type ImageTaskState,
   type TaskChanges,
   type TaskCharge,
+  type TaskKind,
   type TaskPage,
   type TaskRecord,
+  type TaskRecordBase,
   type TaskStore,
   type VideoAsked,
+  type VideoTaskRecord,
 } from './stores/tasks/task-store.js';
 export { memoryTaskStore, type MemoryTaskStoreOptions } from './stores/tasks/memory-task-store.js';
 export type { DeliveryAttempt, DeliveryLogStore, DeliveryQuery, DeliveryRecord, DeliveryRoom, DeliveryState, DeliveryUpdate } from './stores/tasks/delivery-records.js';

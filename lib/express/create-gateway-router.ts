@@ -25,11 +25,10 @@ import { chatCompletionsSchema, createAssetSchema, nativeImageSchema, responsesS
 import { createAssetHandler } from './routes/create-asset.js';
 import { imageGenerationSchema } from '../schemas/image-generation-schema.js';
 import { videoTaskSchema } from '../schemas/video-task-schema.js';
-import { VideoTaskService } from '../gateway/video-tasks/video-task-service.js';
 import { createVideoTaskHandler, queryVideoTaskHandler } from './routes/video-tasks.js';
 import { OpenAiVideos } from '../gateway/video-tasks/openai-videos.js';
 import { createVideoHandler, deleteVideoHandler, listVideosHandler, retrieveVideoHandler, unofferedVideoHandler, videoContentHandler } from './routes/openai-videos.js';
-import { ImageTaskService } from '../gateway/image-tasks/image-task-service.js';
+import { createTaskService } from '../gateway/task-kinds.js';
 import { cancelImageTaskHandler, queryImageTaskHandler } from './routes/image-tasks.js';
 import { createSchemaCompiler } from '../schemas/validator.js';
 import { listModelsHandler } from './routes/list-models.js';
@@ -106,16 +105,16 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   const multipartBody = createMultipartBody(resolved.limits, resolved.logger);
   // edits come as a form or as JSON with images by URL (docs/routes.md "Edits as JSON"); kept work finds a retry by the JSON bytes too
   const editBody = createEditBody(multipartBody, createJsonBody(resolved, { fingerprintAll: resolved.idempotency?.keptAnswerMs !== undefined }));
-  const tasks = new VideoTaskService(resolved, http, quotas);
+  // every kind of task, image and video, through one service (docs/architecture.md "One task lifecycle, a kind per executor")
+  const tasks = createTaskService(deps);
   // OpenAI's videos API: a second wire shape over the same task service (docs/openai-videos.md)
   const videos = new OpenAiVideos(resolved, tasks);
-  const imageTasks = new ImageTaskService(deps);
   // Idempotency-Key requests whose instance stopped: found by their lease's watch (lapsed-keys.ts)
   const lapsedKeys = new LapsedKeys(deps);
   // work kept for a client's retry (kept-work-keeper.ts): the image routes' guard keeps it, the scheduler expires it
   const keptWork = new KeptWorkKeeper(resolved, quotas);
-  // polls, deliveries, and the watches of image tasks, kept answers and keys' leases start now; a failure to start (Redis down) is logged, requests still work
-  const started = startTaskJobs(resolved, http, [tasks.polls, imageTasks, keptWork.expiry, lapsedKeys]).catch((error: unknown) => {
+  // the jobs of tasks (polls, watches, follows), deliveries, kept answers and keys' leases start now; a failure to start (Redis down) is logged, requests still work
+  const started = startTaskJobs(resolved, http, [tasks, keptWork.expiry, lapsedKeys]).catch((error: unknown) => {
     resolved.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'the task scheduler did not start');
   });
   // no RouteName (it is a closed public union) and no upstream call: authenticated, but no usage event
@@ -130,9 +129,9 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   const posts = new Map<string, RequestHandler[]>([
     [
       '/v1/images/generations',
-      [...paid('images.generations', imageJsonBody), createKeptWork('images.generations', resolved, keptWork), imageGenerationsHandler(deps, { service: imageTasks, always: false })],
+      [...paid('images.generations', imageJsonBody), createKeptWork('images.generations', resolved, keptWork), imageGenerationsHandler(deps, { service: tasks, always: false })],
     ],
-    ['/v1/images/generations/async', [...paid('images.generations', imageJsonBody), imageGenerationsHandler(deps, { service: imageTasks, always: true })]],
+    ['/v1/images/generations/async', [...paid('images.generations', imageJsonBody), imageGenerationsHandler(deps, { service: tasks, always: true })]],
     [
       '/v1/images/edits',
       [
@@ -141,20 +140,14 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
         editBody,
         createIdempotency('images.edits', resolved, lapsedKeys),
         createKeptWork('images.edits', resolved, keptWork),
-        imageEditsHandler(deps, { service: imageTasks, always: false }),
+        imageEditsHandler(deps, { service: tasks, always: false }),
       ],
     ],
     [
       '/v1/images/edits/async',
-      [
-        beginRequest('images.edits', resolved, true),
-        ...authenticate,
-        editBody,
-        createIdempotency('images.edits', resolved, lapsedKeys),
-        imageEditsHandler(deps, { service: imageTasks, always: true }),
-      ],
+      [beginRequest('images.edits', resolved, true), ...authenticate, editBody, createIdempotency('images.edits', resolved, lapsedKeys), imageEditsHandler(deps, { service: tasks, always: true })],
     ],
-    ['/v1/images/tasks/:id/cancel', [unrouted, ...authenticate, cancelImageTaskHandler(imageTasks)]],
+    ['/v1/images/tasks/:id/cancel', [unrouted, ...authenticate, cancelImageTaskHandler(tasks)]],
     [
       '/v1/chat/completions',
       [...json('chat.completions'), forwardJsonHandler(deps, { route: 'chat.completions', upstreamPath: '/chat/completions', validate: compile(chatCompletionsSchema), streamErrors: 'data' })],
@@ -201,7 +194,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     '/v1/videos/:id/content',
     routeChain('GET /v1/videos/:id/content', [beginRequest('video.tasks', resolved), ...authenticate, videoContentHandler(videos, resolved.storage?.store, resolved.logger)]),
   );
-  router.get('/v1/images/tasks/:id', routeChain('GET /v1/images/tasks/:id', [unrouted, ...authenticate, queryImageTaskHandler(imageTasks)]));
+  router.get('/v1/images/tasks/:id', routeChain('GET /v1/images/tasks/:id', [unrouted, ...authenticate, queryImageTaskHandler(tasks)]));
   router.get('/v1/models', routeChain('GET /v1/models', [unrouted, ...authenticate, listModelsHandler(resolved)]));
   router.get('/v1/deliveries', routeChain('GET /v1/deliveries', [unrouted, ...authenticate, listDeliveriesHandler(resolved.deliveries)]));
   router.get('/v1/deliveries/:id', routeChain('GET /v1/deliveries/:id', [unrouted, ...authenticate, retrieveDeliveryHandler(resolved.deliveries)]));
@@ -219,7 +212,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     closed = true;
     await started;
     // before the scheduler stops: the waiting image tasks' callbacks are queued on it
-    await imageTasks.close().catch((error: unknown) => resolved.logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'image tasks not all ended at close'));
+    await tasks.close().catch((error: unknown) => resolved.logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'image tasks not all ended at close'));
     await resolved.scheduler.close();
     http.close();
     await store?.close?.();

@@ -310,17 +310,35 @@ export interface ImageTaskOptions {
    */
   upstreamUrlSeconds?: number;
   /**
-   * Seconds between reads of a task that runs on the upstream's own task API (DashScope's
-   * asynchronous synthesis, for the models that offer it). Default 5. @example pollSeconds: 10
-   */
-  pollSeconds?: number;
-  /**
    * Seconds of the lease an instance holds on each task it has queued or is running, renewed every
    * third of it: a task whose instance stopped (a crash, a SIGKILL) is ended by another instance
    * about one lease later, `failed` with `task_interrupted`, instead of at its deadline
    * (docs/image-tasks.md "Restarts and several instances"). Default 30. @example leaseSeconds: 20
    */
   leaseSeconds?: number;
+}
+
+/**
+ * The polling schedule of each kind of task (`callbacks.pollIntervalsMs`): delays in ms between two reads
+ * of the task at its upstream, in order, the last one repeating. A kind left out keeps its default.
+ * @example pollIntervalsMs: { video: [60_000, 30_000, 15_000], image: [5_000] }
+ */
+export interface TaskPollIntervals {
+  /**
+   * Video tasks with a callback (video tasks without one are read only when queried). Default
+   * `[60 s, 45 s, 30 s, 20 s, 15 s]`: the first read a minute after the create, then shortened gradually,
+   * never below 15 s (contract §8: no needless high-frequency polling).
+   * @example video: [30_000, 15_000]
+   */
+  video?: readonly number[];
+  /**
+   * Image work on the upstream's own task API (DashScope's asynchronous synthesis, fal's queue,
+   * Replicate's predictions): an image task handed there, and an Idempotency-Key request whose
+   * instance stopped. A vendor's image task ends in seconds, so it is read soon and often. Default
+   * `[5 s]`.
+   * @example image: [2_000, 5_000]
+   */
+  image?: readonly number[];
 }
 
 /**
@@ -344,9 +362,9 @@ export interface StorageOptions {
 }
 
 /**
- * Callback delivery for tasks (contract §6), the polling schedule behind it and the scheduler that
+ * Callback delivery for tasks (contract §6), the polling schedule of tasks and the scheduler that
  * runs both. Every key is optional.
- * @example callbacks: { signingSecret: 'whsec_…', maxAttempts: 8, pollIntervalsMs: [60_000, 30_000, 15_000] }
+ * @example callbacks: { signingSecret: 'whsec_…', maxAttempts: 8, pollIntervalsMs: { video: [60_000, 30_000, 15_000] } }
  */
 export interface CallbackOptions {
   /**
@@ -380,12 +398,12 @@ export interface CallbackOptions {
   /** Longest retry delay, ms. Default 5 min. @example retryMaxMs: 600_000 */
   retryMaxMs?: number;
   /**
-   * Delays between polls of a task with a callback, ms; the last one repeats. Default
-   * `[60 s, 45 s, 30 s, 20 s, 15 s]`: the first query a minute after submission, intervals shortened
-   * gradually, never below 15 s (contract §8: no needless high-frequency polling).
-   * @example pollIntervalsMs: [30_000, 15_000]
+   * How often the gateway reads a task's upstream while it follows the task, per kind of task
+   * (docs/configuration.md "callbacks"): each a list of delays in ms, the last one repeating. Every
+   * kind has its default.
+   * @example pollIntervalsMs: { video: [30_000, 15_000], image: [2_000] }
    */
-  pollIntervalsMs?: readonly number[];
+  pollIntervalsMs?: TaskPollIntervals;
   /**
    * Stop following a task that has not ended after this long, ms. Default 48 h (Ark's default expiry).
    * Also bounds the retries of a poll that keeps failing: about `maxFollowMs / retryMaxMs` attempts

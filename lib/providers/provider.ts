@@ -43,25 +43,23 @@ export interface PassthroughCapability {
   openStream(call: CallContext, path: string, body: Record<string, unknown> | FormBody, upstream: Upstream): Promise<OpenedStream>;
 }
 
-/** An upstream image task's state as the gateway reads it (docs/image-tasks.md). */
 /**
- * An upstream image task as read. `mayHaveRun` marks a failure that says nothing of the work: the vendor
+ * An upstream image task as read (docs/image-tasks.md): already in the caller's terms, the contract §2.4
+ * answer once it succeeded. `mayHaveRun` marks a failure that says nothing of the work: the vendor
  * no longer knows a task it accepted, which may have run and be billed (docs/tenancy-and-billing.md "The books").
  */
 export type UpstreamImageState = { status: 'running' } | { status: 'succeeded'; response: ImageGenerationResponse } | { status: 'failed'; error: GatewayError; mayHaveRun?: true };
 
 /**
- * An image API with tasks of its own (DashScope's asynchronous synthesis): an image task submitted
- * there is followed by id from any gateway instance, so a restart loses nothing.
+ * What a vendor's own task API does for one kind of work, whatever the kind (contract §2.6, §3): the
+ * work is submitted and runs at the vendor, and any gateway instance reads it back by the vendor's id
+ * (so a restart loses nothing) and may cancel it.
  */
-export interface UpstreamImageTasks {
-  /** Whether this model, for this request, runs as an upstream task. */
-  offers(upstreamModel: string, request: ImageGenerationRequest): boolean;
-  /** Starts the work upstream (paid from here); answers the upstream's task id. */
-  submit(call: CallContext, request: ImageGenerationRequest, upstream: Upstream): Promise<string>;
-  read(call: CallContext, upstream: Upstream, taskId: string): Promise<UpstreamImageState>;
-  /** How long the upstream keeps a task it was given: following one longer would only read "unknown". */
-  readonly lifetimeMs: number;
+export interface UpstreamTaskApi<Input, State> {
+  /** Starts the work upstream (paid from here) with the model as the upstream names it; answers the upstream's task id. */
+  submit(call: CallContext, input: Input, upstream: Upstream, upstreamModel: string): Promise<string>;
+  /** The task's state now. */
+  read(call: CallContext, upstream: Upstream, taskId: string): Promise<State>;
   /**
    * The vendor's cancel of the task, best effort (fire and forget), where the vendor has one (fal,
    * Replicate): sent when the gateway stops following the task before it ended (submitted-work.ts).
@@ -69,14 +67,26 @@ export interface UpstreamImageTasks {
   cancel?(call: CallContext, upstream: Upstream, taskId: string): void;
 }
 
-/** Asynchronous generation tasks (contract §2.6, §3): create upstream, read one back for the caller. */
-export interface TaskCapability {
-  /** Creates the task upstream and answers the upstream's task id. */
-  create(call: CallContext, body: Record<string, unknown>, upstream: Upstream, upstreamModel: string): Promise<string>;
-  /** The upstream's task object; a task the upstream no longer knows is a 404 GatewayError. */
-  get(call: CallContext, upstream: Upstream, upstreamTaskId: string): Promise<unknown>;
+/**
+ * Image generation on the vendor's own task (DashScope's asynchronous synthesis, fal's queue,
+ * Replicate's predictions): an image task handed there is followed by id. What a read answers is
+ * already the caller's view (UpstreamImageState).
+ */
+export interface UpstreamImageTasks extends UpstreamTaskApi<ImageGenerationRequest, UpstreamImageState> {
+  /** Whether this model, for this request, runs as an upstream task. */
+  offers(upstreamModel: string, request: ImageGenerationRequest): boolean;
+  /** How long the upstream keeps a task it was given: following one longer would only read "unknown". */
+  readonly lifetimeMs: number;
+}
+
+/**
+ * Video generation, run by the vendor from the create on (Ark, Veo, fal, Replicate): a read answers the
+ * vendor's task object (a task the upstream no longer knows is a 404 GatewayError), and `view` makes it
+ * the caller's.
+ */
+export interface UpstreamVideoTasks extends UpstreamTaskApi<Record<string, unknown>, unknown> {
   /** The task object as the caller sees it: the gateway's id and the caller's model name. */
-  toCallerTask(body: unknown, gatewayId: string, model: string): Record<string, unknown>;
+  view(state: unknown, gatewayId: string, model: string): Record<string, unknown>;
   /**
    * The upstream's result media are not for the caller as they come (they need the operator's
    * credentials, or are bytes): a create needs `storage`, and only the stored copies are answered.
@@ -85,6 +95,18 @@ export interface TaskCapability {
   /** Headers (credentials) a result download needs; only for the vendor's own origin, undefined elsewhere. */
   resultHeaders?(upstream: Upstream, url: string): Promise<Record<string, string> | undefined>;
 }
+
+/**
+ * A vendor's own task API, the one capability for upstream tasks (docs/architecture.md "Providers and
+ * the registry"): submit, read, cancel and the caller's view, for each kind of task it runs.
+ */
+export interface UpstreamTasks {
+  readonly image?: UpstreamImageTasks;
+  readonly video?: UpstreamVideoTasks;
+}
+
+/** The kinds of work an upstream task API may run. */
+export type UpstreamTaskKind = keyof UpstreamTasks;
 
 export interface CreatedAsset {
   /** The upstream's asset id, recorded as the caller's. */
@@ -140,12 +162,11 @@ export interface Provider {
   /** Without it, the image routes forward to the provider's OpenAI-compatible API. */
   readonly images?: ImageCapability;
   readonly passthrough?: PassthroughCapability;
-  readonly tasks?: TaskCapability;
+  /** Its own task API, for the kinds of work it runs as tasks (image tasks, video tasks). */
+  readonly tasks?: UpstreamTasks;
   readonly assets?: AssetCapability;
   /** How many images its native image route may return and did return (Ark's image groups). */
   readonly imageGroups?: ImageGroupRules;
-  /** Image tasks run on the upstream's own task API, for the models that offer one. */
-  readonly imageTasks?: UpstreamImageTasks;
   /** How its image route streams; without it a streamed request is answered from the whole answer. */
   readonly imageStreams?: ImageStreamRules;
   /**
@@ -170,4 +191,4 @@ export interface Provider {
   checkUpstream?(upstream: Upstream): string | undefined;
 }
 
-export type Capability = 'images' | 'passthrough' | 'tasks' | 'assets' | 'imageGroups' | 'imageTasks' | 'imageStreams' | 'healthRead';
+export type Capability = 'images' | 'passthrough' | 'tasks' | 'assets' | 'imageGroups' | 'imageStreams' | 'healthRead';

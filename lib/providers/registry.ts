@@ -17,7 +17,7 @@ import { geminiProvider } from './google/gemini.js';
 import { openaiProvider } from './openai/openai.js';
 import { replicateProvider } from './replicate/replicate.js';
 import { vertexProvider } from './google/vertex.js';
-import type { Capability, Provider } from './provider.js';
+import type { Capability, Provider, UpstreamTaskKind, UpstreamTasks } from './provider.js';
 
 // waiting on an upstream's own task, for the gateway's use cases (submitted-work.ts)
 export { asStartedWork, awaitUpstreamImage } from './submitted-work.js';
@@ -101,6 +101,27 @@ export function requireCapability<C extends Capability>(upstream: Upstream, capa
     .join(', ');
   logger.error({ route, provider: String(upstream.provider) }, `resolveUpstream returned provider '${String(upstream.provider)}' for route ${route}; only ${serving} serves it`);
   throw GatewayError.internal();
+}
+
+/** The task API of one kind of work of this upstream's provider (its `tasks` capability), or undefined. */
+export function upstreamTasksOf<K extends UpstreamTaskKind>(upstream: Pick<Upstream, 'provider'>, kind: K): UpstreamTasks[K] | undefined {
+  return isProviderName(upstream.provider) ? PROVIDERS[upstream.provider].tasks?.[kind] : undefined;
+}
+
+/** The task API of one kind of work that a route needs from the upstream the resolver chose; a provider without it is the operator's mistake, as requireCapability says. */
+export function requireUpstreamTasks<K extends UpstreamTaskKind>(upstream: Upstream, kind: K, route: RouteName, logger: Logger): NonNullable<UpstreamTasks[K]> {
+  const found = upstreamTasksOf(upstream, kind);
+  if (found) return found;
+  const serving = providersWithTasks(kind)
+    .map((name) => `'${name}'`)
+    .join(', ');
+  logger.error({ route, provider: String(upstream.provider) }, `resolveUpstream returned provider '${String(upstream.provider)}' for route ${route}; only ${serving} serves it`);
+  throw GatewayError.internal();
+}
+
+/** The providers whose task API runs one kind of work, in registry order. */
+export function providersWithTasks(kind: UpstreamTaskKind): ProviderName[] {
+  return PROVIDER_NAMES.filter((name) => PROVIDERS[name].tasks?.[kind] !== undefined);
 }
 
 /** The providers that have a capability, in registry order. */

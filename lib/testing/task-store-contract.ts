@@ -3,13 +3,17 @@
 // moves, exact JSON round-trips), and the delivery log's optional methods when the store has them
 // (all four or none). The gateway's own spec runs it for memoryTaskStore and redisTaskStore.
 import { randomUUID } from 'node:crypto';
-import type { TaskRecord, TaskStore } from '../stores/tasks/task-store.js';
+import type { ImageTaskRecord, TaskRecord, TaskRecordBase, TaskStore, VideoTaskRecord } from '../stores/tasks/task-store.js';
 import type { DeliveryAttempt, DeliveryLogStore, DeliveryRecord } from '../stores/tasks/delivery-records.js';
 import type { ProviderName } from '../types.js';
 import type { ContractTestApi } from './test-api.js';
 
-/** A task record as the gateway writes one (fresh random id); `overrides` replace fields. */
-export const sampleTask = (overrides: Partial<TaskRecord> = {}): TaskRecord => ({
+/** Fields a sample task is given: any of a video task's, or `kind: 'image'` with the image task's state. */
+export type SampleTaskOverrides = Partial<VideoTaskRecord> | (Partial<TaskRecordBase> & Pick<ImageTaskRecord, 'kind' | 'image'>);
+
+/** A task record as the gateway writes one (fresh random id; a video task unless `kind` says otherwise); `overrides` replace fields. */
+export const sampleTask = (overrides: SampleTaskOverrides = {}): TaskRecord => ({
+  kind: 'video',
   id: `task-${randomUUID()}`,
   owner: 'tenant-a',
   model: 'seedance-1-0-pro',
@@ -256,7 +260,7 @@ export function describeTaskStoreContract(test: ContractTestApi, name: string, m
       for (const task of tasks) await store.createTask(task);
       await store.createTask(sampleTask({ owner: `other-${randomUUID()}` }));
       const image = { route: 'images.generations', images: 1, deadline: 1 } as const;
-      await store.createTask(sampleTask({ owner, createdAt: 1779348818500, image }));
+      await store.createTask(sampleTask({ kind: 'image', owner, createdAt: 1779348818500, image }));
       const ids = tasks.map((task) => task.id);
 
       const first = await store.listTasks(owner, { limit: 2, order: 'desc' });

@@ -69,7 +69,7 @@ const gw = await gatewayWith({
   fakes: { azure: startFakeAzure },
   resolve: ({ model }, { azure }) => azureUpstream(model, azure),
   storage: localResultStorage({ directory: tempDir('azure-openai-'), secret: 'azure-openai-results-secret-0123456789' }),
-  limits: { imageTasks: { pollSeconds: 1 } },
+  callbacks: { pollIntervalsMs: { image: [1000] } },
   resetEach: true,
 });
 const { azure } = gw.fakes;

@@ -335,8 +335,7 @@ describe('output checks before storage and callbacks', () => {
       { flagOutputs: 1, checks: [] },
       {
         storage: localResultStorage({ directory, secret: 'content-safety-results-secret-0123456789' }),
-        callbacks: { allowLocal: true, retryBaseMs: 10, retryMaxMs: 50 },
-        limits: { imageTasks: { pollSeconds: 1 } },
+        callbacks: { allowLocal: true, retryBaseMs: 10, retryMaxMs: 50, pollIntervalsMs: { image: [1000] } },
       },
     );
     const submit = (body: Record<string, unknown>) =>

@@ -274,7 +274,7 @@ describe('durable results: Ark video task re-hosted once on succeeded', () => {
     const gateway = await gatewayWith({
       fakes: { ark: startFakeArk },
       resolve: ({ route }, { ark }) => (route === 'video.tasks' ? { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-key', model: 'seedance' } : null),
-      callbacks: { allowLocal: true, pollIntervalsMs: [30], retryBaseMs: 20, retryMaxMs: 40 },
+      callbacks: { allowLocal: true, pollIntervalsMs: { video: [30] }, retryBaseMs: 20, retryMaxMs: 40 },
       storage: localResultStorage({ directory, secret: SECRET }),
     });
     const link = media.publish('v.mp4', video, 'video/mp4');

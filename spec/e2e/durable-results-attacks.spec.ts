@@ -133,7 +133,7 @@ describe('a succeeded video whose result cannot be stored (not a video) still re
     const gateway = await gatewayWith({
       fakes: { ark: startFakeArk },
       resolve: seedance,
-      callbacks: { allowLocal: true, pollIntervalsMs: [30], retryBaseMs: 20, retryMaxMs: 40, maxAttempts: 3 },
+      callbacks: { allowLocal: true, pollIntervalsMs: { video: [30] }, retryBaseMs: 20, retryMaxMs: 40, maxAttempts: 3 },
       storage: localResultStorage({ directory, secret: SECRET }),
     });
     const { ark } = gateway.fakes;

@@ -67,7 +67,7 @@ const gateway = await gatewayWith({
   fakes: { dashscope: startFakeDashscope, gpt: startB64Only, ark: startArkWithMedia(media, VIDEO) },
   store,
   storage,
-  callbacks: { allowLocal: true, pollIntervalsMs: [30], retryBaseMs: 20, retryMaxMs: 40 },
+  callbacks: { allowLocal: true, pollIntervalsMs: { video: [30] }, retryBaseMs: 20, retryMaxMs: 40 },
   resolve: ({ model }, { dashscope, gpt, ark }) => {
     if (model.startsWith('x-image-')) return { provider: 'dashscope', baseURL: dashscope.baseURL, apiKey: 'k', model: 'qwen-image-2.0' };
     if (model === 'gpt-image-1') return { provider: 'openai', baseURL: gpt.baseURL, apiKey: 'k' };

@@ -222,8 +222,8 @@ describe('image tasks', () => {
         close: () => inner.close(),
       };
     };
-    const options = { resolveUpstream: () => ({ provider: 'fal' as const, baseURL: fake.origin, apiKey: FAL_KEY, model: 'fal-ai/flux/dev' }), store, limits: { imageTasks: { pollSeconds: 1 } } };
-    const first = createTestGateway({ ...options, callbacks: { scheduler: sharedScheduler() } });
+    const options = { resolveUpstream: () => ({ provider: 'fal' as const, baseURL: fake.origin, apiKey: FAL_KEY, model: 'fal-ai/flux/dev' }), store };
+    const first = createTestGateway({ ...options, callbacks: { scheduler: sharedScheduler(), pollIntervalsMs: { image: [1000] } } });
     try {
       fake.setQueueReads(1_000);
       const submitted = await request(first.app).post('/v1/images/generations').set(auth).set('Prefer', 'respond-async').send({ model: 'fal-ai/flux/dev', prompt: 'a harbour' });

@@ -248,7 +248,7 @@ describe('streamed and asynchronous', () => {
       fakes: { gemini: startFakeGemini },
       resolve: (_input, fakes) => ({ provider: 'gemini', baseURL: fakes.gemini.baseURL, apiKey: GEMINI_KEY, model: MODEL }),
       storage: localResultStorage({ directory: tempDir('gemini-tasks-'), secret: 'gemini-task-results-secret-0123456789' }),
-      limits: { imageTasks: { pollSeconds: 1 } },
+      callbacks: { pollIntervalsMs: { image: [1000] } },
     });
     const submitted = await request(stored.url).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Prefer', 'respond-async').send({ model: MODEL, prompt: 'a harbour' });
     expect(submitted.status).toBe(202);

@@ -35,7 +35,7 @@ const gateway = await gatewayWith({
   fakes: { images: startFakePaidImages },
   resolve: (input, { images }) => resolverOf(images)(input),
   models: { list: () => Object.keys(NAMES) },
-  limits: { imageTasks: { pollSeconds: 1 } },
+  callbacks: { pollIntervalsMs: { image: [1000] } },
   resetEach: true,
 });
 

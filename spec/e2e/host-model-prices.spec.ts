@@ -120,7 +120,7 @@ describe("a money budget reserves a host name's request by its upstream model's 
 
 describe('an image task under a host name is priced by its upstream model', () => {
   it("a Prefer: respond-async 'ds-plus' task, run on DashScope's own task API, ends costing its images × qwen-image-plus's price", async () => {
-    const gw = await start({ limits: { imageTasks: { pollSeconds: 1 } }, tenancy: { quotas: { limits: { budget: 1 } } } });
+    const gw = await start({ callbacks: { pollIntervalsMs: { image: [1000] } }, tenancy: { quotas: { limits: { budget: 1 } } } });
     const client = clientOf(gw.url);
     const submitted = await client.images.generate({ model: 'ds-plus', prompt: 'a lighthouse at dusk' }, { headers: { Prefer: 'respond-async' } }).withResponse();
     expect(submitted.response.status).toBe(202);

@@ -1114,7 +1114,7 @@ describe('keys never leak', () => {
     const capture = (level: string) => (fields: Record<string, unknown>, message: string) => logs.push(`${level} ${message} ${JSON.stringify(fields ?? {})}`);
     leak = createTestGateway({
       logger: { info: capture('info'), warn: capture('warn'), error: capture('error') },
-      callbacks: { allowLocal: true, pollIntervalsMs: [20], retryBaseMs: 10, retryMaxMs: 20 },
+      callbacks: { allowLocal: true, pollIntervalsMs: { video: [20] }, retryBaseMs: 10, retryMaxMs: 20 },
       verifyKey: (key, req) => {
         if (key === THROW_KEY_PLAIN) throw new Error('the key store is unavailable');
         // a verifier whose error quotes what it was given, as database and cache clients do

@@ -37,8 +37,7 @@ function start(options: Partial<GatewayOptions> & { mountPath?: string } = {}): 
         return { provider: 'openai', baseURL: images.openaiBaseURL, apiKey: 'sk-up' };
       },
       tenancy: { quotas: { limits: { imagesPerMinute: 100 } } },
-      limits: { imageTasks: { pollSeconds: 1 } },
-      callbacks: { signingSecret: SECRET, allowLocal: true, retryBaseMs: 10, retryMaxMs: 50 },
+      callbacks: { signingSecret: SECRET, allowLocal: true, retryBaseMs: 10, retryMaxMs: 50, pollIntervalsMs: { image: [1000] } },
     },
     options,
   );
@@ -252,7 +251,7 @@ describe("on the upstream's own task", () => {
   });
 
   it('an upstream task does not hold a slot of the queue: with one slot, a second task starts while the first is followed', async () => {
-    const gw = await start({ limits: { imageTasks: { concurrency: 1, pollSeconds: 1 } } });
+    const gw = await start({ limits: { imageTasks: { concurrency: 1 } } });
     const release = gw.fakes.images.hold();
     const first = await submit(gw, { model: ASYNC_MODEL, prompt: 'followed' });
     await expect.poll(() => gw.fakes.images.started()).toBe(1);

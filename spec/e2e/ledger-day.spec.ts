@@ -158,9 +158,8 @@ describe('a day of traffic over three tenants', () => {
         return null;
       },
       tenancy: { pricing: pricing, quotas: { limits: { imagesPerMinute: 10_000, budget: 1_000, videoSecondsPerDay: 100_000 } } },
-      limits: { imageTasks: { pollSeconds: 1 } },
       idempotency: { keptAnswerSeconds: KEPT_SECONDS },
-      callbacks: { signingSecret: SECRET, allowLocal: true, retryBaseMs: 10, retryMaxMs: 50 },
+      callbacks: { signingSecret: SECRET, allowLocal: true, retryBaseMs: 10, retryMaxMs: 50, pollIntervalsMs: { image: [1000] } },
     });
     const { images, gemini, ark, hooks } = gw.fakes;
     const scripts = new Map<string, GenerationScript>();

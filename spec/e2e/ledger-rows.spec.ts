@@ -62,7 +62,7 @@ function start(options: Partial<GatewayOptions> & { timeoutMs?: number } = {}): 
         return null;
       },
       tenancy: { pricing: pricing, quotas: { limits: { imagesPerMinute: 1_000, budget: 100 } } },
-      limits: { imageTasks: { pollSeconds: 1 } },
+      callbacks: { pollIntervalsMs: { image: [1000] } },
     },
     rest,
   );

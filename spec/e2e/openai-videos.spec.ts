@@ -25,7 +25,7 @@ const KLING = 'fal-ai/kling-video/v2.1/standard/text-to-video';
 // Veo's videos must be kept by the gateway (docs/providers/gemini.md): this one has storage
 const veoGw = await gatewayWith({
   fakes: { veo: startFakeVeo, receiver: () => startCallbackReceiver() },
-  callbacks: { allowLocal: true, pollIntervalsMs: [30], retryBaseMs: 20, retryMaxMs: 40 },
+  callbacks: { allowLocal: true, pollIntervalsMs: { video: [30] }, retryBaseMs: 20, retryMaxMs: 40 },
   store: memoryTaskStore(),
   storage: localResultStorage({ directory: tempDir('openai-videos-'), secret: 'a-results-signing-secret-of-more-than-32-chars' }),
   resolve: (_input, { veo }) => ({ provider: 'gemini', baseURL: veo.baseURL, apiKey: GEMINI_KEY, model: VEO }),

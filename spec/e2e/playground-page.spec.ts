@@ -60,7 +60,7 @@ describe('createPlayground', () => {
 
   it.each([
     ['an apiBase that is not a path or URL', { apiBase: 'gateway' }, /apiBase/],
-    ['polling faster than every 500 ms', { pollIntervalsMs: [100] }, /pollIntervalsMs/],
+    ['polling faster than every 500 ms', { pollIntervalsMs: { video: [100] } }, /pollIntervalsMs/],
     ['an empty polling schedule', { pollIntervalsMs: [] }, /pollIntervalsMs/],
     ['an unknown model slot', { models: { audio: 'x' } }, /models takes image, edit and video/],
     ['a title that is not a string', { title: 5 }, /title must be a string/],

@@ -23,8 +23,7 @@ describe.runIf(Boolean(REDIS_URL))('Replicate image tasks across instances shari
     const client = new Redis(REDIS_URL!);
     const gateway = createTestGateway({
       store: redisTaskStore({ client, prefix: `${namespace}:` }),
-      callbacks: { scheduler: bullmqScheduler({ connection: client, queueName: namespace, prefix: 'gwtest', lockDurationMs: 1_500, stalledIntervalMs: 500 }) },
-      limits: { imageTasks: { pollSeconds: 1 } },
+      callbacks: { scheduler: bullmqScheduler({ connection: client, queueName: namespace, prefix: 'gwtest', lockDurationMs: 1_500, stalledIntervalMs: 500 }), pollIntervalsMs: { image: [1000] } },
       resolveUpstream: ({ model }) => ({ provider: 'replicate', baseURL: replicate.baseURL, apiKey: REPLICATE_TOKEN, model }),
     });
     running.push({ gateway, client });

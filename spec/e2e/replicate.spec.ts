@@ -43,7 +43,7 @@ const gw = await gatewayWith({
   },
   models: { catalogue: [...['flux-wrong-key', 'flux-bare-origin', 'flux-versioned'].map((id) => ({ ...modelEntry(SCHNELL)!, id })), { ...modelEntry(NANO)!, id: 'flux-with-fallback' }] },
   tenancy: { quotas: { limits: { imagesPerMinute: 100_000 } } },
-  limits: { imageTasks: { pollSeconds: 1 } },
+  callbacks: { pollIntervalsMs: { image: [1000] } },
   resetEach: true,
 });
 const { replicate } = gw.fakes;
@@ -317,7 +317,7 @@ describe('image tasks', () => {
       fakes: { replicate: startFakeReplicate },
       resolve: ({ model }, fakes) => ({ provider: 'replicate', baseURL: fakes.replicate.baseURL, apiKey: REPLICATE_TOKEN, model }),
       storage: storageOptions(),
-      limits: { imageTasks: { pollSeconds: 1 } },
+      callbacks: { pollIntervalsMs: { image: [1000] } },
     });
     const submitted = await request(stored.url).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Prefer', 'respond-async').send({ model: KONTEXT, prompt: 'a harbour' });
     expect(submitted.status).toBe(202);

@@ -60,7 +60,7 @@ describe.runIf(Boolean(REDIS_URL))('video task durability on Redis (bullmqSchedu
       resolveUpstream: ({ route }) => (route === 'video.tasks' ? { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-operator-key' } : null),
       callbacks: {
         allowLocal: true,
-        pollIntervalsMs: [50],
+        pollIntervalsMs: { video: [50] },
         retryBaseMs: 200,
         retryMaxMs: 400,
         scheduler: wrapScheduler(bullmqScheduler({ connection: client, queueName: namespace, prefix: QUEUE_PREFIX })),

@@ -50,7 +50,7 @@ function gatewayWith(options: Partial<GatewayOptions> = {}): TestGateway {
       error: (fields, message) => logs.push({ level: 'error', message, fields }),
     },
     ...options,
-    callbacks: { allowLocal: true, pollIntervalsMs: [30], retryBaseMs: 20, retryMaxMs: 40, ...options.callbacks },
+    callbacks: { allowLocal: true, pollIntervalsMs: { video: [30] }, retryBaseMs: 20, retryMaxMs: 40, ...options.callbacks },
   });
   open.push(gateway);
   return gateway;
@@ -170,7 +170,7 @@ describe('12: polling survives a store outage', () => {
       },
     };
     // maxFollowMs / retryMaxMs < maxAttempts: the bound is maxAttempts (3)
-    const gw = gatewayWith({ store, callbacks: { allowLocal: true, pollIntervalsMs: [30], retryBaseMs: 5, retryMaxMs: 10, maxAttempts: 3, maxFollowMs: 20 } });
+    const gw = gatewayWith({ store, callbacks: { allowLocal: true, pollIntervalsMs: { video: [30] }, retryBaseMs: 5, retryMaxMs: 10, maxAttempts: 3, maxFollowMs: 20 } });
     const id = await create(gw);
     down = true;
     await until(() => logs.some((line) => line.level === 'error' && line.fields?.taskId === id), 'the poll to be given up');

@@ -163,6 +163,7 @@ describe('CreateAsset never moves an asset to another tenant', () => {
 describe('memoryTaskStore caps: a tenant that creates many evicts only its own oldest', () => {
   let n = 0;
   const task = (owner: string): TaskRecord => ({
+    kind: 'video',
     id: `task-${owner}-${(n += 1)}`,
     owner,
     model: 'seedance',

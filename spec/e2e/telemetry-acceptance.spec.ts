@@ -78,7 +78,7 @@ const gateway = await gatewayWith({
     if (model.startsWith('any-')) return { provider: 'openai', baseURL: llm.baseURL, apiKey: UPSTREAM_KEY };
     return null;
   },
-  callbacks: { allowLocal: true, pollIntervalsMs: [30], retryBaseMs: 20, retryMaxMs: 40 },
+  callbacks: { allowLocal: true, pollIntervalsMs: { video: [30] }, retryBaseMs: 20, retryMaxMs: 40 },
   limits: { jsonBodyBytes: 4096 },
 });
 const { dashscope, llm, ark, receiver } = gateway.fakes;

@@ -36,7 +36,7 @@ afterAll(() => receiver.close());
 const gateway = await gatewayWith({
   fakes: { first: startFakeDashscope, second: startFakeDashscope, llm: startFakeLlm, ark: startFakeArk },
   store,
-  callbacks: { allowLocal: true, pollIntervalsMs: [30], retryBaseMs: 20, retryMaxMs: 40 },
+  callbacks: { allowLocal: true, pollIntervalsMs: { video: [30] }, retryBaseMs: 20, retryMaxMs: 40 },
   limits: { inFlightPerCaller: 1 },
   resolve: ({ route }, { first, second, llm, ark }): Upstream | Upstream[] | null => {
     if (route === 'chat.completions') return { provider: 'openai', baseURL: llm.baseURL, apiKey: KEYS.llm, model: 'upstream-chat' };

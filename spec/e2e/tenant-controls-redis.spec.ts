@@ -47,7 +47,7 @@ describe.runIf(Boolean(REDIS_URL))('tenant controls across instances sharing Red
       resolveUpstream: ({ route }) => (route === 'video.tasks' ? { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-key' } : { provider: 'openai', baseURL: openai.baseURL, apiKey: 'oa-key' }),
       callbacks: {
         allowLocal: true,
-        pollIntervalsMs: [60],
+        pollIntervalsMs: { video: [60] },
         retryBaseMs: 300,
         retryMaxMs: 600,
         ...(options.scheduler ? { scheduler: bullmqScheduler({ connection: client, queueName: namespace, prefix: 'gwtest', lockDurationMs: 1_500, stalledIntervalMs: 500 }) } : {}),

@@ -357,7 +357,7 @@ describe('Gemini: streams and image tasks charge the images delivered', () => {
       fakes: { gemini: startFakeGemini },
       resolve: (_input, fakes) => ({ provider: 'gemini', baseURL: fakes.gemini.baseURL, apiKey: GEMINI_KEY, model: MODEL }),
       storage: localResultStorage({ directory: tempDir('gemini-hostile-tasks-'), secret: 'gemini-hostile-task-secret-0123456789' }),
-      limits: { imageTasks: { pollSeconds: 1 } },
+      callbacks: { pollIntervalsMs: { image: [1000] } },
       tenancy: { quotas: { limits: { imagesPerMinute: 100 } } },
     });
     stored.fakes.gemini.next((_req, res) => geminiError(res, 429, 'RESOURCE_EXHAUSTED', 'quota', undefined, { 'retry-after': '30' }));

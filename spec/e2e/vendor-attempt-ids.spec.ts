@@ -32,7 +32,7 @@ const gw = await gatewayWith({
       ];
     return null;
   },
-  limits: { imageTasks: { pollSeconds: 1 } },
+  callbacks: { pollIntervalsMs: { image: [1000] } },
   resetEach: true,
 });
 const { vendor, spare } = gw.fakes;

@@ -35,7 +35,7 @@ const gw = await gatewayWith({
   fakes: { veo: startFakeVeo, receiver: () => startCallbackReceiver() },
   store,
   storage: localResultStorage({ directory: tempDir('veo-results-'), secret: 'a-results-signing-secret-of-more-than-32-chars' }),
-  callbacks: { allowLocal: true, pollIntervalsMs: [30], retryBaseMs: 20, retryMaxMs: 40 },
+  callbacks: { allowLocal: true, pollIntervalsMs: { video: [30] }, retryBaseMs: 20, retryMaxMs: 40 },
   logger: { info: capture, warn: capture, error: capture },
   tenancy: { pricing: { currency: 'USD', models: { 'veo-*': { videoSecond: { default: 0.4, by: { '1080p': 0.5 } } } } } },
   resolve: ({ model }, { veo }) => {

@@ -30,7 +30,7 @@ const gateway = await gatewayWith({
   fakes: { ark: startFakeArk },
   store,
   resolve: ({ route }, { ark }) => (route === 'video.tasks' ? { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-operator-key', model: 'doubao-seedance-1-5-pro-251215' } : null),
-  callbacks: { allowLocal: true, pollIntervalsMs: [30], retryBaseMs: 20, retryMaxMs: 40, signingSecret: SECRET },
+  callbacks: { allowLocal: true, pollIntervalsMs: { video: [30] }, retryBaseMs: 20, retryMaxMs: 40, signingSecret: SECRET },
 });
 const { ark } = gateway.fakes;
 
@@ -172,7 +172,7 @@ describe('validation: 400, and Ark is not called', () => {
 describe('callback_url rules (spec §5.5, §6.3)', () => {
   let strict: TestGateway;
   beforeAll(() => {
-    strict = gateway.variant({ callbacks: { pollIntervalsMs: [60_000] } });
+    strict = gateway.variant({ callbacks: { pollIntervalsMs: { video: [60_000] } } });
   });
   afterAll(async () => {
     await strict.close();
@@ -256,7 +256,7 @@ describe('callbacks', () => {
   it('a state a query sees is called back at once, not at the next scheduled poll', async () => {
     receiver.deliveries.length = 0;
     // the first scheduled poll is an hour away: only the queries can have sent these callbacks
-    const slow = gateway.variant({ callbacks: { allowLocal: true, pollIntervalsMs: [3_600_000], signingSecret: SECRET } });
+    const slow = gateway.variant({ callbacks: { allowLocal: true, pollIntervalsMs: { video: [3_600_000] }, signingSecret: SECRET } });
     const { body: created } = await create(slow, body({ callback_url: receiver.url }));
     const seen: string[] = [];
     for (let i = 0; i < 3; i += 1) seen.push((await query(slow, created.id)).body.status);
@@ -278,7 +278,7 @@ describe('callbacks', () => {
     receiver.failFirst = 100;
     const logged: string[] = [];
     const giving = gateway.variant({
-      callbacks: { allowLocal: true, pollIntervalsMs: [20], retryBaseMs: 5, retryMaxMs: 10, maxAttempts: 3 },
+      callbacks: { allowLocal: true, pollIntervalsMs: { video: [20] }, retryBaseMs: 5, retryMaxMs: 10, maxAttempts: 3 },
       logger: { error: (_fields, message) => logged.push(message) },
     });
     ark.scripts.push(['failed']);

@@ -15,7 +15,7 @@ const dashscope = await startFakeDashscope();
 const logged: string[] = [];
 const gateway = createTestGateway({
   allow: { privateResultUrls: false },
-  callbacks: { pollIntervalsMs: [20], retryBaseMs: 20, retryMaxMs: 40, maxAttempts: 2 },
+  callbacks: { pollIntervalsMs: { video: [20] }, retryBaseMs: 20, retryMaxMs: 40, maxAttempts: 2 },
   logger: { error: (_fields: unknown, message: string) => logged.push(message), warn: (_fields: unknown, message: string) => logged.push(message) },
   resolveUpstream: ({ route, model }): Upstream | null => {
     if (route === 'video.tasks') return { provider: 'ark', baseURL: ark.baseURL, apiKey: 'ark-key', model: 'seedance-upstream' };

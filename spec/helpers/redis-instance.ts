@@ -57,7 +57,6 @@ export function startRedisInstance(config: RedisInstanceConfig, extra: Partial<G
           limits: {
             downloadTimeoutMs: 1_000,
             imageTasks: {
-              pollSeconds: 1,
               ...(config.leaseSeconds !== undefined ? { leaseSeconds: config.leaseSeconds } : {}),
               ...(config.imageTasksConcurrency !== undefined ? { concurrency: config.imageTasksConcurrency } : {}),
             },
@@ -70,7 +69,7 @@ export function startRedisInstance(config: RedisInstanceConfig, extra: Partial<G
     ...(config.imagesPerMinute !== undefined ? { tenancy: { quotas: { limits: { imagesPerMinute: config.imagesPerMinute }, redis: client, prefix: `${config.namespace}:quota:` } } } : {}),
     callbacks: {
       allowLocal: true,
-      pollIntervalsMs: [60],
+      pollIntervalsMs: { video: [60], image: [1000] },
       retryBaseMs: 300,
       retryMaxMs: 600,
       timeoutMs: 30_000,

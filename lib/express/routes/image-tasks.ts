@@ -1,12 +1,14 @@
 // Asynchronous image tasks on the inbound side (docs/image-tasks.md): the submit of an image route that
 // asked for one (`Prefer: respond-async`, or the `/async` aliases) answers 202 with the task, or, with
 // `wait`, the ordinary answer when the work ends in time; GET /v1/images/tasks/{id} and
-// POST /v1/images/tasks/{id}/cancel answer the caller's task. The work itself is the gateway's.
+// POST /v1/images/tasks/{id}/cancel answer the caller's task. Each calls the one task service for its
+// image tasks (gateway/tasks/task-service.ts); the work itself is the gateway's.
 import type { RequestHandler } from 'express';
 import type { ImageCall, WholeAnswer } from '../../gateway/image-pipeline/image-pipeline.js';
-import { type ImageTaskService, type ImageTaskView, TaskNotRun } from '../../gateway/image-tasks/image-task-service.js';
+import { type ImageTaskView, TaskNotRun } from '../../gateway/image-tasks/image-task-executor.js';
+import type { GatewayTasks } from '../../gateway/task-kinds.js';
 import { isTerminalStatus } from '../../gateway/tasks/task-state-order.js';
-import { bearerKeyOf, callerOf } from '../authenticate.js';
+import { bearerKeyOf } from '../authenticate.js';
 import { UseCaseView } from '../request-base.js';
 import type { RequestContext } from '../request-context.js';
 import { routeHandler } from '../route-handler.js';
@@ -29,9 +31,10 @@ const delay = (ms: number): Promise<undefined> =>
  * ordinary answer; `writeAnswer` writes it as the synchronous route would. With `Prefer: dry-run`,
  * the submit's quote is the answer.
  */
-export async function serveImageTask(tasks: ImageTaskService, context: RequestContext, call: ImageCall, waitMs: number, writeAnswer: WriteAnswer): Promise<void> {
+export async function serveImageTask(tasks: GatewayTasks, context: RequestContext, call: ImageCall, waitMs: number, writeAnswer: WriteAnswer): Promise<void> {
   const { callbackUrl, input } = withoutCallback(call);
-  const outcome = await tasks.submit(new UseCaseView(context), { ...call, input, callbackUrl, callerKey: bearerKeyOf(context.req) });
+  const from = new UseCaseView(context);
+  const outcome = await tasks.create('image', from, { ...call, input, callbackUrl, callerKey: bearerKeyOf(context.req) });
   context.recordUsage(outcome.usage);
   if (!outcome.ok) throw outcome.error;
   // a dry run: the quote of the submit, no task
@@ -44,12 +47,12 @@ export async function serveImageTask(tasks: ImageTaskService, context: RequestCo
     if (waited) {
       // a task that failed within the wait is answered as the synchronous route would; one that was
       // cancelled (or ended by its watch) is shown as it is now
-      let now = await tasks.query(callerOf(context), task.id);
+      let now = await tasks.get('image', from, task.id);
       // a task handed to its upstream's own task API ends on whichever instance follows it: its
       // record is looked at until the wait is over (docs/image-tasks.md "Submitting")
       while (waited.error instanceof TaskNotRun && now.ok && !isTerminalStatus(now.answer.status) && Date.now() + FOLLOWED_LOOK_MS < until) {
         await delay(FOLLOWED_LOOK_MS);
-        now = await tasks.query(callerOf(context), task.id);
+        now = await tasks.get('image', from, task.id);
       }
       if (now.ok && now.answer.status === 'succeeded' && now.answer.result) return sendJson(context, 200, now.answer.result);
       if (now.ok && now.answer.status === 'failed' && !(waited.error instanceof TaskNotRun)) throw waited.error;
@@ -62,17 +65,17 @@ export async function serveImageTask(tasks: ImageTaskService, context: RequestCo
 /** Writes an image answer as the synchronous route does (serve-image-request.ts). */
 export type WriteAnswer = (context: RequestContext, answer: WholeAnswer) => Promise<void> | undefined;
 
-export function queryImageTaskHandler(tasks: ImageTaskService): RequestHandler {
+export function queryImageTaskHandler(tasks: GatewayTasks): RequestHandler {
   return routeHandler('queryImageTask', async (context) => {
-    const outcome = await tasks.query(callerOf(context), String(context.req.params.id));
+    const outcome = await tasks.get('image', new UseCaseView(context), String(context.req.params.id));
     if (!outcome.ok) throw outcome.error;
     sendTask(context, 200, outcome.answer);
   });
 }
 
-export function cancelImageTaskHandler(tasks: ImageTaskService): RequestHandler {
+export function cancelImageTaskHandler(tasks: GatewayTasks): RequestHandler {
   return routeHandler('cancelImageTask', async (context) => {
-    const outcome = await tasks.cancel(callerOf(context), String(context.req.params.id));
+    const outcome = await tasks.cancel('image', new UseCaseView(context), String(context.req.params.id));
     if (!outcome.ok) throw outcome.error;
     sendTask(context, 200, outcome.answer);
   });

@@ -1,7 +1,8 @@
 // OpenAI's videos routes (docs/openai-videos.md): POST /v1/videos (JSON, or the form the SDKs send with
 // an `input_reference` file), GET /v1/videos/{id}, GET /v1/videos, DELETE /v1/videos/{id} and GET
-// /v1/videos/{id}/content, over the one video task service (gateway/video-tasks/openai-videos.ts). The
-// SDK's remix, edits, extensions and characters have no meaning here: a 400 naming what is offered.
+// /v1/videos/{id}/content, over the video tasks of the one task service
+// (gateway/video-tasks/openai-videos.ts). The SDK's remix, edits, extensions and characters have no
+// meaning here: a 400 naming what is offered.
 import type { Request, RequestHandler } from 'express';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { OpenAiVideos } from '../../gateway/video-tasks/openai-videos.js';

@@ -7,7 +7,7 @@ import { serveImageStream } from './serve-image-stream.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { GatewayDeps } from '../../gateway/gateway-deps.js';
 import { UseCaseView } from '../request-base.js';
-import type { ImageTaskService } from '../../gateway/image-tasks/image-task-service.js';
+import type { GatewayTasks } from '../../gateway/task-kinds.js';
 import { preferenceOf } from '../prefer-header.js';
 import { serveImageTask } from './image-tasks.js';
 import type { KeptAnswer, RequestContext } from '../request-context.js';
@@ -52,9 +52,9 @@ export function serveImageRequest(deps: GatewayDeps, context: RequestContext, ca
   });
 }
 
-/** The image task service, for image routes that submit tasks; `always` on the `/async` aliases. */
+/** The task service, for image routes that submit image tasks; `always` on the `/async` aliases. */
 export interface ImageTasksRoute {
-  service: ImageTaskService;
+  service: GatewayTasks;
   always: boolean;
 }
 

@@ -6,7 +6,7 @@ import type { ImageGenerationRequest } from '../../images/image-request.js';
 import { GENERIC_IMAGE_FAMILY } from '../../images/model-families.js';
 import { type CallContext, timeoutOf } from '../../providers/call-context.js';
 import type { ImageStreamRules, OpenedStream, PassthroughCapability, PassthroughResponse } from '../../providers/provider.js';
-import { capabilityOf, requireCapability } from '../../providers/registry.js';
+import { capabilityOf, requireCapability, upstreamTasksOf } from '../../providers/registry.js';
 import { checkForwardedUrls } from '../../security/forwarded-urls.js';
 import type { Upstream } from '../../types.js';
 import { GatewayError } from '../../errors/gateway-error.js';
@@ -68,7 +68,7 @@ export function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageReq
     let attempted: Promise<Attempted>;
     // an Idempotency-Key request that another instance could finish from an upstream task id (its
     // tracker says so) runs on the upstream's own task API when it has one for this request
-    const tasks = images && usage.onUpstreamTask && !request.stream && upstreams.length === 1 && prepared.request ? capabilityOf(upstream, 'imageTasks') : undefined;
+    const tasks = images && usage.onUpstreamTask && !request.stream && upstreams.length === 1 && prepared.request ? upstreamTasksOf(upstream, 'image') : undefined;
     if (images && tasks?.offers(upstream.model ?? request.model, prepared.request!)) {
       const sent = prepared.request!;
       attempted = onUpstreamTask(deps, usage, record, request, { call, upstream, tasks, sent }).then((response) => ({ kind: 'image', provider: upstream.provider, request: sent, response }));

@@ -28,7 +28,7 @@ export async function onUpstreamTask(
 ): Promise<ImageGenerationResponse> {
   const { call, upstream, tasks, sent } = run;
   const startedAt = clock().now();
-  const id = await tasks.submit(call, sent, upstream);
+  const id = await tasks.submit(call, sent, upstream, upstream.model ?? sent.model);
   record.id = id;
   try {
     await usage.onUpstreamTask!({
@@ -41,7 +41,7 @@ export async function onUpstreamTask(
   } catch (error) {
     throw asStartedWork(error);
   }
-  const state = await awaitUpstreamImage(call, upstream, tasks, id, { startedAt, longestReadMs: deps.options.imageTasks.pollMs });
+  const state = await awaitUpstreamImage(call, upstream, tasks, id, { startedAt, longestReadMs: deps.options.callbacks.pollIntervalsMs.image.at(-1)! });
   if (state.status === 'failed') {
     // the vendors bill what their task made: a failed task made nothing; a task the vendor no longer
     // knows may have run, and is booked as possibly made (its outcome read from the error)

@@ -3,7 +3,7 @@
 // tenant is not charged for and settle its money budget, then the one terminal usage event
 // (tasks/task-usage-event.ts), the metric and the callback (tasks/callback-hand-over.ts).
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { TaskRecord } from '../../stores/tasks/task-store.js';
+import type { ImageTaskRecord } from '../../stores/tasks/task-store.js';
 import type { Caller } from '../../types.js';
 import type { GatewayDeps } from '../gateway-deps.js';
 import { Pricing } from '../ledger/pricing.js';
@@ -34,9 +34,9 @@ export class ImageTaskEnding {
    * event; then the metric and the callback (unless the caller was already told: a cancel whose
    * upstream task is followed to its end).
    */
-  async ended(record: TaskRecord, view: ImageTaskView, how: TaskEnd, told: { told?: boolean } = {}): Promise<void> {
+  async ended(record: ImageTaskRecord, view: ImageTaskView, how: TaskEnd, told: { told?: boolean } = {}): Promise<void> {
     const { options } = this.deps;
-    const image = record.image!;
+    const image = record.image;
     const usage = terminalUsage(record, how.usage);
     // the per-request fee was the submit's
     const end: WorkEnd = { ...how.end, noFee: true };
@@ -51,12 +51,12 @@ export class ImageTaskEnding {
   }
 
   /** Hands a state to callback delivery (at least once, signed: delivery-jobs.ts), when the task has a callback. */
-  deliver(record: TaskRecord, view: ImageTaskView): void {
+  deliver(record: ImageTaskRecord, view: ImageTaskView): void {
     const { options } = this.deps;
     handOverState(options, record, view.status, view).catch((error: unknown) => options.logger.error({ taskId: record.id, error: messageOf(error) }, 'image task callback not queued'));
   }
 
-  private async refundImages(record: TaskRecord, images: number): Promise<void> {
+  private async refundImages(record: ImageTaskRecord, images: number): Promise<void> {
     const charged = record.charge;
     if (!charged) return;
     const taken = charged.images ?? 0;
@@ -70,7 +70,7 @@ export class ImageTaskEnding {
    * A money budget reserved at submit (its fee and the most its images may cost), settled to what the
    * task cost: the fee, and the images the books charge the tenant (docs/tenancy-and-billing.md "The books").
    */
-  private async settleBudget(record: TaskRecord, usage: Usage, books: Reckoning): Promise<void> {
+  private async settleBudget(record: ImageTaskRecord, usage: Usage, books: Reckoning): Promise<void> {
     const reserved = record.charge?.budget;
     if (reserved === undefined) return;
     const cost = costOfBooks(usage, { ...books, billable: true }, {}, this.deps.options.pricing);
@@ -78,14 +78,14 @@ export class ImageTaskEnding {
   }
 
   /** The task's one terminal usage event (docs/tenancy-and-billing.md "The books"). */
-  private report(record: TaskRecord, view: ImageTaskView, how: TaskEnd, usage: Usage, end: WorkEnd): void {
+  private report(record: ImageTaskRecord, view: ImageTaskView, how: TaskEnd, usage: Usage, end: WorkEnd): void {
     const { options } = this.deps;
     emitTaskUsage(options, () => {
       const errorCode = view.error && typeof view.error.code === 'string' ? view.error.code : undefined;
       const failure = how.end.error;
       return {
         caller: how.caller ?? callerOfTask(record),
-        route: record.image!.route,
+        route: record.image.route,
         model: record.model,
         provider: usage.provider ?? record.upstream.provider,
         ...(usage.upstreamModel !== undefined ? { upstreamModel: usage.upstreamModel } : {}),
@@ -97,7 +97,7 @@ export class ImageTaskEnding {
         ...(usage.storedBytes !== undefined ? { storedBytes: usage.storedBytes } : {}),
         ...(usage.imageSizes !== undefined ? { imageSizes: usage.imageSizes } : {}),
         ...(usage.upstreamUsage !== undefined ? { upstreamUsage: usage.upstreamUsage } : {}),
-        ...(record.image?.quality !== undefined ? { imageQuality: record.image.quality } : {}),
+        ...(record.image.quality !== undefined ? { imageQuality: record.image.quality } : {}),
         ...bookFields(usage, end, options.ledger),
         task: { id: record.id, status: view.status },
       };
@@ -106,8 +106,8 @@ export class ImageTaskEnding {
 }
 
 /** The run's usage as the task's books read it: the task's model, the images it was charged, the size and quality asked. */
-function terminalUsage(record: TaskRecord, usage: Usage | undefined): Usage {
-  const image = record.image!;
+function terminalUsage(record: ImageTaskRecord, usage: Usage | undefined): Usage {
+  const image = record.image;
   const terminal = usage ?? usageFor(record.model);
   terminal.model = record.model;
   // a task ended on another instance is priced by the upstream model its record keeps

@@ -13,7 +13,6 @@ export interface ResolvedImageTasks {
   maxQueueMs: number;
   maxWaitMs: number;
   upstreamUrlMs: number;
-  pollMs: number;
   /** The lease an instance holds on each task it queues or runs (leases/lease-terms.ts). */
   lease: LeaseTerms;
 }
@@ -27,7 +26,6 @@ const NAMES = {
   maxQueueSeconds: true,
   maxWaitSeconds: true,
   upstreamUrlSeconds: true,
-  pollSeconds: true,
   leaseSeconds: true,
 } as const satisfies Record<keyof ImageTaskOptions, true>;
 
@@ -36,6 +34,10 @@ export function resolveImageTasks(options: ImageTaskOptions | undefined): Resolv
   if (options !== undefined && (options === null || typeof options !== 'object')) throw new GatewayConfigError('image_tasks_type', 'options.limits.imageTasks must be an object.', example);
   const given = options ?? {};
   for (const key of Object.keys(given)) {
+    // the one polling schedule of every kind of task is callbacks.pollIntervalsMs (docs/configuration.md "Old names")
+    if (key === 'pollSeconds') {
+      throw new GatewayConfigError('option_moved', "Option 'limits.imageTasks.pollSeconds' is now callbacks.pollIntervalsMs.image (ms).", 'callbacks: { pollIntervalsMs: { image: [5000] } }');
+    }
     if (!Object.hasOwn(NAMES, key)) throw new GatewayConfigError('image_tasks_unknown', `Unknown limits.imageTasks option '${key}'.`, `use only: ${Object.keys(NAMES).join(', ')}.`);
   }
   const read = (key: keyof ImageTaskOptions, fallback: number): number => {
@@ -56,7 +58,6 @@ export function resolveImageTasks(options: ImageTaskOptions | undefined): Resolv
     maxQueueMs: read('maxQueueSeconds', 600) * 1000,
     maxWaitMs: read('maxWaitSeconds', 60) * 1000,
     upstreamUrlMs: read('upstreamUrlSeconds', 3_600) * 1000,
-    pollMs: read('pollSeconds', 5) * 1000,
     lease: leaseTerms(read('leaseSeconds', 30)),
   };
 }

@@ -3,9 +3,9 @@
 // and its outcome is recorded as the terminal state, unless a cancel or the watch ended the task first.
 // A single call to an upstream that offers its own tasks is handed to that task instead, and followed
 // from any instance (upstream-image-task.ts).
-import type { ImageTaskState, TaskChanges, TaskRecord } from '../../stores/tasks/task-store.js';
+import type { ImageTaskState, TaskChanges, ImageTaskRecord } from '../../stores/tasks/task-store.js';
 import type { UpstreamImageTasks } from '../../providers/provider.js';
-import { capabilityOf } from '../../providers/registry.js';
+import { upstreamTasksOf } from '../../providers/registry.js';
 import type { GatewayDeps } from '../gateway-deps.js';
 import { type WholeAnswer, runBudgetOf, runPreparedImage, singleNativeCall } from '../image-pipeline/image-pipeline.js';
 import { leaseEnd, nextLookAt } from '../leases/lease-terms.js';
@@ -17,6 +17,8 @@ import { terminalViewOf, viewOf } from './image-task-view.js';
 import { watchAt } from './image-task-watch.js';
 import { type LocalRun, type LocalRuns, TaskNotRun } from './local-runs.js';
 import { followAt } from './upstream-image-task.js';
+import { pollDelayOf } from '../tasks/task-keys.js';
+import { getTaskOf, updateTaskOf } from '../tasks/task-records.js';
 
 type NativeCall = NonNullable<ReturnType<typeof singleNativeCall>>;
 
@@ -34,8 +36,8 @@ export class ImageTaskRunner {
     const { options } = this.deps;
     const usage = usageFor('');
     local.usage = usage;
-    let record = this.runs.closing ? undefined : await options.store.getTask(taskId).catch(() => undefined);
-    if (!record?.image || record.status !== 'queued') {
+    let record = this.runs.closing ? undefined : await getTaskOf(options.store, taskId, 'image').catch(() => undefined);
+    if (!record || record.status !== 'queued') {
       // cancelled while it waited, or ended by the watch: nothing to run
       this.runs.letGo(taskId);
       local.settle({ ok: false, error: new TaskNotRun(taskId), usage });
@@ -47,7 +49,7 @@ export class ImageTaskRunner {
     // the lease renewed meanwhile is a change of this process's own: written over, while the task is still queued
     const running = await this.updateOwn(taskId, 'queued', (current) => ({
       status: 'running',
-      image: { ...current.image!, startedAt, deadline, leaseUntil: leaseEnd(options.imageTasks.lease, startedAt) },
+      image: { ...current.image, startedAt, deadline, leaseUntil: leaseEnd(options.imageTasks.lease, startedAt) },
     })).catch(() => undefined);
     if (!running) {
       this.runs.letGo(taskId);
@@ -56,12 +58,12 @@ export class ImageTaskRunner {
     }
     record = running;
     options.telemetry.recordTaskTransition('running');
-    await watchAt(this.deps, record.id, nextLookAt(running.image!.leaseUntil, deadline)).catch((error: unknown) =>
+    await watchAt(this.deps, record.id, nextLookAt(running.image.leaseUntil, deadline)).catch((error: unknown) =>
       options.logger.warn({ taskId, error: messageOf(error) }, 'image task watch not scheduled'),
     );
     this.ending.deliver(record, viewOf(record, 'running'));
     const native = singleNativeCall(local.ready);
-    const upstreamTasks = native ? capabilityOf(native.upstream, 'imageTasks') : undefined;
+    const upstreamTasks = native ? upstreamTasksOf(native.upstream, 'image') : undefined;
     if (native && upstreamTasks?.offers(native.upstream.model ?? record.model, native.request)) {
       await this.submitUpstream(record, local, native, upstreamTasks, usage);
       return;
@@ -84,11 +86,11 @@ export class ImageTaskRunner {
    * Hands the work to the upstream's own task (DashScope's asynchronous synthesis): once it has an
    * upstream id, the task leaves this process's queue, and the watch jobs follow it from any instance.
    */
-  private async submitUpstream(record: TaskRecord, local: LocalRun, native: NativeCall, tasks: UpstreamImageTasks, usage: Usage): Promise<void> {
+  private async submitUpstream(record: ImageTaskRecord, local: LocalRun, native: NativeCall, tasks: UpstreamImageTasks, usage: Usage): Promise<void> {
     const { options } = this.deps;
     const { upstream, request, call } = native;
     const attempt = attempting(usage, upstream.provider, upstream.model);
-    const submitted = await settle(usage, () => tasks.submit(call, request, upstream));
+    const submitted = await settle(usage, () => tasks.submit(call, request, upstream, upstream.model ?? request.model));
     // booked under the id the vendor answered: the task's, or the request id of a submit it refused or failed
     answeredWith(attempt, submitted.ok ? submitted.answer : idOfFailure(submitted.error));
     if (!submitted.ok) {
@@ -101,7 +103,7 @@ export class ImageTaskRunner {
     }
     // from here any instance follows the upstream's task: no lease is held on it any more
     const updated = await this.updateOwn(record.id, 'running', (current) => {
-      const { leaseUntil: _held, ...image } = current.image!;
+      const { leaseUntil: _held, ...image } = current.image;
       return {
         image: { ...image, onUpstream: true, deadline: Date.now() + tasks.lifetimeMs } satisfies ImageTaskState,
         upstream: {
@@ -116,7 +118,9 @@ export class ImageTaskRunner {
     this.runs.letGo(record.id);
     if (!updated) options.logger.warn({ taskId: record.id }, 'image task ended while its upstream task was submitted; the upstream task is not followed');
     else
-      await followAt(this.deps, record.id, options.imageTasks.pollMs).catch((error: unknown) => options.logger.error({ taskId: record.id, error: messageOf(error) }, 'image task poll not scheduled'));
+      await followAt(this.deps, record.id, pollDelayOf(options.callbacks.pollIntervalsMs.image, 0)).catch((error: unknown) =>
+        options.logger.error({ taskId: record.id, error: messageOf(error) }, 'image task poll not scheduled'),
+      );
     local.settle({ ok: false, error: new TaskNotRun(record.id), usage });
   }
 
@@ -125,10 +129,10 @@ export class ImageTaskRunner {
    * returns the outcome recorded (a failure when the answer could not be kept), undefined when another
    * writer ended the task.
    */
-  private async finish(record: TaskRecord, outcome: Outcome<WholeAnswer>, local: LocalRun): Promise<Outcome<WholeAnswer> | undefined> {
+  private async finish(record: ImageTaskRecord, outcome: Outcome<WholeAnswer>, local: LocalRun): Promise<Outcome<WholeAnswer> | undefined> {
     const { view, error } = terminalViewOf(record, outcome, outcome.usage.provider ?? 'upstream');
     const finishedAt = Date.now();
-    const updated = await this.updateOwn(record.id, 'running', (current): TaskChanges => ({ status: view.status, result: { ...view }, usageReported: true, image: { ...current.image!, finishedAt } }));
+    const updated = await this.updateOwn(record.id, 'running', (current): TaskChanges => ({ status: view.status, result: { ...view }, usageReported: true, image: { ...current.image, finishedAt } }));
     // another writer ended it first (a cancel, or the watch past the deadline): its state stands
     if (!updated) return undefined;
     await this.ending.ended(updated, view, { usage: outcome.usage, end: error === undefined ? {} : { error }, caller: local.caller });
@@ -140,12 +144,12 @@ export class ImageTaskRunner {
    * lease (which bumps the version) is read over; another writer's end (a cancel, the watch) stands,
    * and undefined is returned.
    */
-  private async updateOwn(taskId: string, status: string, changes: (current: TaskRecord) => TaskChanges): Promise<TaskRecord | undefined> {
+  private async updateOwn(taskId: string, status: string, changes: (current: ImageTaskRecord) => TaskChanges): Promise<ImageTaskRecord | undefined> {
     const { store } = this.deps.options;
     for (let round = 0; round < 8; round += 1) {
-      const current = await store.getTask(taskId);
-      if (!current?.image || current.status !== status || current.image.onUpstream) return undefined;
-      const updated = await store.updateTask(taskId, current.version, changes(current));
+      const current = await getTaskOf(store, taskId, 'image');
+      if (!current || current.status !== status || current.image.onUpstream) return undefined;
+      const updated = await updateTaskOf(store, current, changes(current));
       if (updated) return updated;
     }
     throw new Error(`task ${taskId} kept changing while its run wrote it`);

@@ -5,7 +5,7 @@ import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ImageGenerationResponse } from '../../images/image-generation-response.js';
 import { isObject, parseJsonBody } from '../../json/json-values.js';
-import type { TaskRecord } from '../../stores/tasks/task-store.js';
+import type { ImageTaskRecord } from '../../stores/tasks/task-store.js';
 import type { WholeAnswer } from '../image-pipeline/image-pipeline.js';
 
 /** The task as a query answers it (docs/image-tasks.md): `result` once succeeded, `error` once failed. */
@@ -20,7 +20,7 @@ export interface ImageTaskView {
 }
 
 /** The task's fields every answer has, with its status and, when terminal, its result or error. */
-export function viewOf(record: TaskRecord, status: string, extra: { result?: Record<string, unknown>; error?: Record<string, unknown> } = {}): ImageTaskView {
+export function viewOf(record: ImageTaskRecord, status: string, extra: { result?: Record<string, unknown>; error?: Record<string, unknown> } = {}): ImageTaskView {
   return { id: record.id, object: 'image.task', status, created: Math.floor(record.createdAt / 1000), model: record.model, ...extra };
 }
 
@@ -28,7 +28,7 @@ export function viewOf(record: TaskRecord, status: string, extra: { result?: Rec
  * The terminal view of a run's answer: `succeeded` with the answer as kept, or `failed` with the error
  * (also when the answer cannot be kept); `error` is the failure the task ends with, if any.
  */
-export function terminalViewOf(record: TaskRecord, answer: { ok: true; answer: WholeAnswer } | { ok: false; error: unknown }, provider: string): { view: ImageTaskView; error: unknown } {
+export function terminalViewOf(record: ImageTaskRecord, answer: { ok: true; answer: WholeAnswer } | { ok: false; error: unknown }, provider: string): { view: ImageTaskView; error: unknown } {
   if (!answer.ok) return { view: viewOf(record, 'failed', { error: errorObjectOf(answer.error) }), error: answer.error };
   try {
     return { view: viewOf(record, 'succeeded', { result: keptResultOf(answer.answer, provider) }), error: undefined };

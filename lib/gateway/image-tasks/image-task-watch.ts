@@ -6,7 +6,7 @@
 import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
-import type { TaskRecord } from '../../stores/tasks/task-store.js';
+import type { ImageTaskRecord } from '../../stores/tasks/task-store.js';
 import type { GatewayDeps } from '../gateway-deps.js';
 import { lostWorkUsage } from '../ledger/lost-work.js';
 import { hasLapsed, nextLookAt } from '../leases/lease-terms.js';
@@ -16,6 +16,7 @@ import type { ImageTaskEnding } from './image-task-ending.js';
 import { viewOf } from './image-task-view.js';
 import type { LocalRuns } from './local-runs.js';
 import type { UpstreamImageTask } from './upstream-image-task.js';
+import { getTaskOf, updateTaskOf } from '../tasks/task-records.js';
 
 // a watch that finds the task still inside its deadline looks again just after it
 const WATCH_MARGIN_MS = 1_000;
@@ -37,16 +38,18 @@ export class ImageTaskWatch {
   ) {}
 
   /**
-   * One watch (tasks/task-jobs.ts): nothing to do once it is terminal; once the lease of the instance
-   * holding it lapsed, or past its deadline, it is ended `failed`, whichever instance ran it; else it
-   * looks again when the lease ends.
+   * One watch (tasks/task-jobs.ts) of the task `first` as the scheduler's job read it: nothing to do
+   * once it is terminal; once the lease of the instance holding it lapsed, or past its deadline, it is
+   * ended `failed`, whichever instance ran it; else it looks again when the lease ends.
    */
-  async watch(taskId: string): Promise<NextPoll | undefined> {
+  async watch(first: ImageTaskRecord): Promise<NextPoll | undefined> {
+    const taskId = first.id;
     for (let round = 0; round < 8; round += 1) {
-      const record = await this.deps.options.store.getTask(taskId);
+      // a lost compare-and-set reads the task again
+      const record = round === 0 ? first : await getTaskOf(this.deps.options.store, taskId, 'image');
       // a task cancelled while its upstream task ran is followed to that task's end, for its books
-      if (record?.image && record.status === 'cancelled' && !record.usageReported && record.image.onUpstream && record.upstream.taskId) return await this.upstreamTask.follow(record);
-      if (!record?.image || isTerminalStatus(record.status)) return undefined;
+      if (record && record.status === 'cancelled' && !record.usageReported && record.image.onUpstream && record.upstream.taskId) return await this.upstreamTask.follow(record);
+      if (!record || isTerminalStatus(record.status)) return undefined;
       if (record.image.onUpstream && record.upstream.taskId) return await this.upstreamTask.follow(record);
       const now = Date.now();
       const lapsed = hasLapsed(record.image.leaseUntil, now);
@@ -62,9 +65,9 @@ export class ImageTaskWatch {
    * booked as possibly paid, the gateway's loss (ledger/lost-work.ts); one that never reached its
    * upstream costs nothing. False when the record changed meanwhile.
    */
-  async interrupt(record: TaskRecord, why: Interruption): Promise<boolean> {
+  async interrupt(record: ImageTaskRecord, why: Interruption): Promise<boolean> {
     const { options } = this.deps;
-    const image = record.image!;
+    const image = record.image;
     const local = this.runs.get(record.id);
     const started = this.runs.startedCall(record);
     const usage = lostWorkUsage({
@@ -78,7 +81,7 @@ export class ImageTaskWatch {
     const error = new GatewayError({ status: 502, code: ERROR_CODES.taskInterrupted, message: interruptionMessage(why, started, options.ledger.chargeFailedWork) });
     // the terminal event's books: an unknown outcome, lost by the gateway (docs/tenancy-and-billing.md "The books")
     const view = viewOf(record, 'failed', { error: error.toJSON().error });
-    const updated = await options.store.updateTask(record.id, record.version, { status: 'failed', result: { ...view }, usageReported: true });
+    const updated = await updateTaskOf(options.store, record, { status: 'failed', result: { ...view }, usageReported: true });
     if (!updated) return false;
     await this.ending.ended(updated, view, { usage, end: { error }, caller: undefined });
     // still waiting in this process's queue: its place (and the caller's share) is free at once;

@@ -4,7 +4,7 @@
 // cancel, a watch) is let go: its place in the queue is freed and a caller waiting on it is told.
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Caller } from '../../types.js';
-import type { TaskRecord } from '../../stores/tasks/task-store.js';
+import type { ImageTaskRecord } from '../../stores/tasks/task-store.js';
 
 import type { WholeAnswer, PreparedImage } from '../image-pipeline/image-pipeline.js';
 import { leaseEnd } from '../leases/lease-terms.js';
@@ -14,6 +14,7 @@ import { isTerminalStatus } from '../tasks/task-state-order.js';
 import type { QuotaCharge } from '../tenancy/quotas.js';
 import { type Outcome, type Usage, usageFor } from '../use-case.js';
 import { FairQueue } from './fair-queue.js';
+import { getTaskOf, updateTaskOf } from '../tasks/task-records.js';
 
 /**
  * The outcome of a task whose run here does not stand: it was cancelled, or ended by the watch, before
@@ -77,9 +78,9 @@ export class LocalRuns {
    * Whether the task's upstream call may have started: a run of this process knows whether its call
    * was made; another instance's is assumed made once the task is marked running.
    */
-  startedCall(record: TaskRecord): boolean {
+  startedCall(record: ImageTaskRecord): boolean {
     const local = this.runs.get(record.id);
-    return record.image?.startedAt !== undefined && (local === undefined || local.usage?.attempted === true);
+    return record.image.startedAt !== undefined && (local === undefined || local.usage?.attempted === true);
   }
 
   /**
@@ -89,9 +90,9 @@ export class LocalRuns {
    */
   private async renewLease(taskId: string): Promise<void> {
     const { store, imageTasks } = this.options;
-    const record = await store.getTask(taskId);
+    const record = await getTaskOf(store, taskId, 'image');
     if (!this.runs.has(taskId)) return;
-    if (!record?.image || isTerminalStatus(record.status)) {
+    if (!record || isTerminalStatus(record.status)) {
       this.runs.get(taskId)?.controller.abort(GatewayError.invalidRequest('the task was ended by another instance'));
       if (record) this.dropWaiting(record);
       this.leases.release(taskId);
@@ -99,7 +100,7 @@ export class LocalRuns {
     }
     if (record.image.onUpstream) return this.leases.release(taskId);
     // a lost race (a run's own write) is fine: the lease is renewed again at the next tick
-    await store.updateTask(taskId, record.version, { image: { ...record.image, leaseUntil: leaseEnd(imageTasks.lease, Date.now()) } });
+    await updateTaskOf(store, record, { image: { ...record.image, leaseUntil: leaseEnd(imageTasks.lease, Date.now()) } });
   }
 
   /** This process no longer holds the task: its lease is not renewed any more. */
@@ -109,7 +110,7 @@ export class LocalRuns {
   }
 
   /** A task ended by a cancel or its watch while it waited here: its run will never start, so this process lets go of it now. */
-  dropWaiting(record: TaskRecord): void {
+  dropWaiting(record: ImageTaskRecord): void {
     const run = this.runs.get(record.id);
     if (!run || !this.queue.remove(record.owner, record.id)) return;
     this.letGo(record.id);

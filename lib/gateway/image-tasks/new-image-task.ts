@@ -2,19 +2,19 @@
 // will run on, what was charged (settled at its terminal state), its deadline and lease, and where its
 // callback goes. The store never holds image bytes, nor the caller's key (tasks/caller-snapshot.ts).
 import { taskChargeOf } from '../tasks/task-charge.js';
-import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { ImageTaskState, TaskRecord } from '../../stores/tasks/task-store.js';
+import type { ImageTaskState, ImageTaskRecord } from '../../stores/tasks/task-store.js';
 import type { Caller } from '../../types.js';
 import type { GatewayDeps } from '../gateway-deps.js';
 import { type PreparedImage, firstUpstreamOf, imagesAskedOf } from '../image-pipeline/image-pipeline.js';
 import { leaseEnd } from '../leases/lease-terms.js';
 import { snapshotCaller } from '../tasks/caller-snapshot.js';
+import { newTaskId } from '../tasks/task-records.js';
 import type { QuotaCharge } from '../tenancy/quotas.js';
 import type { Cancellation, Usage, UseCaseRequest } from '../use-case.js';
 
-/** The ids of image tasks: apart from video tasks' `task_…`, so the scheduler's jobs find their kind (tasks/task-jobs.ts). */
-export const IMAGE_TASK_ID = /^imgtask_[A-Za-z0-9_-]{22}$/;
+/** The prefix of image task ids (`imgtask_…`, tasks/task-records.ts). */
+export const IMAGE_TASK_PREFIX = 'imgtask';
 
 /** What a submit knows when it creates the task. */
 export interface NewImageTask {
@@ -30,7 +30,7 @@ export interface NewImageTask {
 }
 
 /** The record of a task just accepted: `queued`, charged, its lease held by this process. */
-export function newImageTaskRecord(deps: GatewayDeps, task: NewImageTask): TaskRecord {
+export function newImageTaskRecord(deps: GatewayDeps, task: NewImageTask): ImageTaskRecord {
   const { options } = deps;
   const { from, ready, charge, usage, callbackUrl } = task;
   const now = Date.now();
@@ -51,7 +51,8 @@ export function newImageTaskRecord(deps: GatewayDeps, task: NewImageTask): TaskR
     leaseUntil: leaseEnd(options.imageTasks.lease, now),
   };
   return {
-    id: `imgtask_${randomBytes(16).toString('base64url')}`,
+    kind: 'image',
+    id: newTaskId(IMAGE_TASK_PREFIX),
     owner: from.caller.id,
     ...(snapshot.ok ? { caller: snapshot.caller } : {}),
     model: task.model,

@@ -19,7 +19,7 @@ import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { encodeImageResponse } from '../../images/image-response-body.js';
 import type { CallContext } from '../../providers/call-context.js';
-import { capabilityOf } from '../../providers/registry.js';
+import { upstreamTasksOf } from '../../providers/registry.js';
 import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
 import { type IdempotencyRecord, type LeasedWork, type RunningLease, type UpstreamTaskRef, doneRecord, keepsLeases } from '../../stores/idempotency/idempotency-store.js';
 import type { Caller, RouteName, Upstream } from '../../types.js';
@@ -138,7 +138,7 @@ export class LapsedKeys implements TaskWatches {
     const { work } = record.lease;
     const task = work.upstreamTask!;
     const upstream = await this.upstreamOf(work, task);
-    const tasks = capabilityOf(upstream, 'imageTasks');
+    const tasks = upstreamTasksOf(upstream, 'image');
     if (!tasks) throw new Error(`provider ${upstream.provider} has no upstream image tasks`);
     const call: CallContext = { http: this.deps.http, signal: NEVER_ABORTED, limits: options.limits };
     const state = await tasks.read(call, upstream, task.id);
@@ -204,7 +204,8 @@ export class LapsedKeys implements TaskWatches {
   }
 
   private nextFollow(key: string): NextPoll {
-    const every = this.deps.options.imageTasks.pollMs;
+    // followed once its request's lease lapsed: the image schedule's steady pace (its last delay)
+    const every = this.deps.options.callbacks.pollIntervalsMs.image.at(-1)!;
     // the same key on every instance that polls in the same interval: the next poll is queued once
     return { delayMs: every, key: `${PREFIX}${key}:follow:${Math.floor(Date.now() / every)}` };
   }

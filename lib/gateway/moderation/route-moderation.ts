@@ -2,7 +2,7 @@
 // bodies forwarded to an OpenAI-compatible upstream that make images (Ark's native image generation,
 // `/api/v3/images/generations`; responses with the `image_generation` tool and chat with an image
 // model, conversation-content.ts), all through forward-request.ts, and the video tasks' prompt and
-// reference images (video-tasks/video-task-service.ts). Their input stages run before the resolver and
+// reference images (video-tasks/video-task-executor.ts). Their input stages run before the resolver and
 // any charge; the images they answer are checked as the OpenAI-compatible answers of the image pipeline are.
 import { GatewayError } from '../../errors/gateway-error.js';
 import { isObject } from '../../json/json-values.js';

@@ -3,7 +3,7 @@
 // task), and the flagged ones are dropped before they are stored or called back (docs/content-safety.md).
 import type { ImageGenerationResponse } from '../../images/image-generation-response.js';
 import type { CallContext } from '../../providers/call-context.js';
-import type { TaskRecord } from '../../stores/tasks/task-store.js';
+import type { ImageTaskRecord } from '../../stores/tasks/task-store.js';
 import type { RouteName } from '../../types.js';
 import type { GatewayDeps } from '../gateway-deps.js';
 import type { Usage, UseCaseRequest } from '../use-case.js';
@@ -14,11 +14,11 @@ export function checkTaskOutput(
   deps: GatewayDeps,
   call: CallContext,
   from: UseCaseRequest,
-  record: TaskRecord,
+  record: ImageTaskRecord,
   usage: Usage,
   response: ImageGenerationResponse,
 ): Promise<Array<Buffer | undefined> | undefined> {
-  return checkFollowedOutput(deps, call, from, { route: record.image?.route ?? 'images.generations', model: record.model }, usage, response);
+  return checkFollowedOutput(deps, call, from, { route: record.image.route ?? 'images.generations', model: record.model }, usage, response);
 }
 
 /** The same for any work followed by its upstream id (an Idempotency-Key request finished by another instance, lapsed-keys.ts). */

@@ -1,8 +1,8 @@
-// The scheduler's work for every kind of task (docs/architecture.md "Long-lived work"), owned here and
-// started once per router: each scheduled job goes to the kind of work that owns its id (the polls of
-// video tasks with a callback, the watches of image tasks, kept answers and lapsed keys), and callback
-// deliveries to the one delivery core. A new kind of work is one more entry in the list the router
-// starts it with. All run detached from whichever request armed the scheduler's timer.
+// The scheduler's work (docs/architecture.md "Long-lived work"), owned here and started once per router:
+// each scheduled job goes to the kind of work that owns its id (the task service for every task, which
+// hands a job to the executor of the task's kind; kept answers; lapsed keys), and callback deliveries
+// to the one delivery core. A new kind of work is one more entry in the list the router starts it
+// with. All run detached from whichever request armed the scheduler's timer.
 import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
 import type { ResolvedOptions } from '../resolve-options.js';
 import { messageOf } from './background-work.js';

@@ -1,7 +1,7 @@
 // Names derived from a task and its state (contract §6.4): event ids and the keys of scheduled jobs
 // (a video task's polls, an image task's watches and follows) are the same on every instance that
 // sees the same transition, so a job queued twice is queued once and receivers deduplicate; and the
-// delay before a task's next poll, from the callback options.
+// delay before a task's next poll, from the one polling schedule of its kind (`callbacks.pollIntervalsMs`).
 import { createHash } from 'node:crypto';
 import type { DeliveryJob } from '../../stores/scheduling/job-scheduler.js';
 import type { TaskRecord } from '../../stores/tasks/task-store.js';
@@ -28,9 +28,22 @@ export function followKey(taskId: string, everyMs: number | 'start'): string {
   return `${taskId}:follow:${everyMs === 'start' ? 'start' : Math.floor(Date.now() / everyMs)}`;
 }
 
-/** The delay before the poll after `polls` polls: `pollIntervalsMs` in order, the last one repeating. */
+/** The delay before the poll after `polls` polls: `intervals` in order, the last one repeating. */
 export function pollDelayOf(intervals: readonly number[], polls: number): number {
   return intervals[Math.min(polls, intervals.length - 1)]!;
+}
+
+/**
+ * The delay before the next poll of work followed for `elapsedMs`, where no instance counts the polls:
+ * the interval the schedule has reached by then (its delays added up), the last one repeating.
+ */
+export function pollDelayAfter(intervals: readonly number[], elapsedMs: number): number {
+  let at = 0;
+  for (const interval of intervals) {
+    at += interval;
+    if (at > elapsedMs) return interval;
+  }
+  return intervals.at(-1)!;
 }
 
 /**

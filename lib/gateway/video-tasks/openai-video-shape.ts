@@ -1,6 +1,7 @@
-// The OpenAI video shape (docs/openai-videos.md) over the video task service: a `POST /v1/videos` body
-// read into the task service's own create body (Ark's task shape, upstreams §2.2), and a task record with
-// its state written as OpenAI's `Video` object. Pure functions: the routes and the service do the I/O.
+// The OpenAI video shape (docs/openai-videos.md) over the video tasks of the one task service: a `POST
+// /v1/videos` body read into the task service's own create body (Ark's task shape, upstreams §2.2), and
+// a task record with its state written as OpenAI's `Video` object. Pure functions: the routes and the
+// service do the I/O.
 // `seconds` and `size` are checked against the catalogue row the task follows (docs/models.md "Limits",
 // "Which row a request follows"), mapped by the task service once it knows that row, before anything is
 // charged or called.
@@ -9,7 +10,7 @@ import { isObject } from '../../json/json-values.js';
 import { checkDuration, checkVideoShape } from '../../models/model-rules.js';
 import type { ModelEntry } from '../../options/model-catalogue.js';
 import type { VideoContentItem, VideoTaskBody } from '../../schemas/video-task-schema.js';
-import type { TaskRecord, VideoAsked } from '../../stores/tasks/task-store.js';
+import type { VideoTaskRecord, VideoAsked } from '../../stores/tasks/task-store.js';
 import { isTerminalStatus } from '../tasks/task-state-order.js';
 
 /** The create fields of OpenAI's `VideoCreateParams`, and the gateway's own `callback_url` (docs/video-tasks-and-callbacks.md). */
@@ -136,7 +137,7 @@ export function videoStatusOf(status: string): 'queued' | 'in_progress' | 'compl
 }
 
 /** The `Video` object (the `openai` SDK's type) of a video task record and its state as the service presents it. */
-export function videoObjectOf(record: Pick<TaskRecord, 'id' | 'model' | 'createdAt' | 'asked'>, state: Record<string, unknown>): Record<string, unknown> {
+export function videoObjectOf(record: Pick<VideoTaskRecord, 'id' | 'model' | 'createdAt' | 'asked'>, state: Record<string, unknown>): Record<string, unknown> {
   const status = videoStatusOf(String(state.status));
   const asked = record.asked ?? {};
   const updated = typeof state.updated_at === 'number' ? state.updated_at : undefined;

@@ -1,10 +1,10 @@
-// OpenAI's videos API (docs/openai-videos.md) as a second wire shape over the one video task service:
-// creates and retrieves go through VideoTaskService (its quotas, money, callbacks, ownership and
-// store), the list and delete read the same task store, and the content is the task's own result
+// OpenAI's videos API (docs/openai-videos.md) as a second wire shape over the one task service: creates
+// and retrieves are the service's video tasks (tasks/task-service.ts: their quotas, money, callbacks,
+// ownership and store), the list and delete read the same task store, and the content is the task's own result
 // (the stored copy, or the upstream's URL). The shape's translation is openai-video-shape.ts.
 import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { TaskRecord } from '../../stores/tasks/task-store.js';
+import { type VideoTaskRecord, isTaskOfKind } from '../../stores/tasks/task-store.js';
 import { isObject } from '../../json/json-values.js';
 import { urlOf } from '../results/durable-results.js';
 import { checkPublicUrl, describeProblem } from '../../security/public-url.js';
@@ -13,8 +13,9 @@ import { type Quoted, isQuoted } from '../tenancy/quote.js';
 import { isTerminalStatus } from '../tasks/task-state-order.js';
 import { type Outcome, type UseCaseRequest } from '../use-case.js';
 import { readVideoCreate, videoObjectOf } from './openai-video-shape.js';
-import { VIDEO_TASK_ID } from './video-task-content.js';
-import type { VideoTaskService } from './video-task-service.js';
+import { VIDEO_TASK_PREFIX } from './video-task-content.js';
+import type { GatewayTasks } from '../task-kinds.js';
+import { findOwnTask } from '../tasks/task-records.js';
 
 /** OpenAI's `Video` object, as openai-video-shape.ts writes it. */
 export type VideoObject = Record<string, unknown>;
@@ -38,7 +39,7 @@ const DEFAULT_PAGE = 20;
 export class OpenAiVideos {
   constructor(
     private readonly options: ResolvedOptions,
-    private readonly tasks: VideoTaskService,
+    private readonly tasks: GatewayTasks,
   ) {}
 
   /**
@@ -49,7 +50,7 @@ export class OpenAiVideos {
   async create(request: UseCaseRequest, fields: Record<string, unknown>, callerKey: string): Promise<Outcome<VideoObject | Quoted>> {
     const read = readVideoCreate(fields);
     const { body, asked } = read;
-    const outcome = await this.tasks.create(request, body, callerKey, read);
+    const outcome = await this.tasks.create('video', request, { body, callerKey, shaped: read });
     if (!outcome.ok) return { ok: false, error: inOpenAiTerms(outcome.error), usage: outcome.usage };
     if (isQuoted(outcome.answer)) return { ...outcome, answer: outcome.answer };
     const created = outcome.answer;
@@ -58,7 +59,7 @@ export class OpenAiVideos {
 
   /** `GET /v1/videos/{id}`: the task's query, written as a Video. */
   async retrieve(request: UseCaseRequest, id: string): Promise<Outcome<VideoObject>> {
-    const outcome = await this.tasks.retrieve(request, id);
+    const outcome = await this.tasks.get('video', request, id);
     if (!outcome.ok) return failed(outcome);
     return { ...outcome, answer: videoObjectOf(outcome.answer.record, outcome.answer.state) };
   }
@@ -77,7 +78,7 @@ export class OpenAiVideos {
     const after = query.after;
     if (after !== undefined && typeof after !== 'string') throw GatewayError.invalidRequest('after must be a video id', 'after');
     const page = await store.listTasks(request.caller.id, { limit, order, ...(after ? { after } : {}) });
-    const data = page.tasks.filter((record) => record.owner === request.caller.id).map((record) => videoObjectOf(record, record.result ?? { status: record.status }));
+    const data = page.tasks.filter((record) => isTaskOfKind(record, 'video') && record.owner === request.caller.id).map((record) => videoObjectOf(record, record.result ?? { status: record.status }));
     return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: page.hasMore };
   }
 
@@ -106,7 +107,7 @@ export class OpenAiVideos {
     const name = variant === undefined ? 'video' : typeof variant === 'string' ? variant : JSON.stringify(variant);
     const field = VARIANT_FIELDS.get(name);
     if (!field) throw GatewayError.invalidRequest(`variant '${name.slice(0, 40)}' is not offered: use video or thumbnail`, 'variant');
-    const outcome = await this.tasks.retrieve(request, id);
+    const outcome = await this.tasks.get('video', request, id);
     if (!outcome.ok) return failed(outcome);
     const { record, state } = outcome.answer;
     if (state.status !== 'succeeded') {
@@ -133,10 +134,10 @@ export class OpenAiVideos {
     throw GatewayError.badUpstreamResponse(provider, `the URL it gave for video '${id.slice(0, 64)}' ${describeProblem(check, RESULT_URL_WORDING)}, so the gateway does not redirect to it`);
   }
 
-  private async owned(request: UseCaseRequest, id: string): Promise<TaskRecord> {
-    const record = VIDEO_TASK_ID.test(id) ? await this.options.store.getTask(id) : undefined;
+  private async owned(request: UseCaseRequest, id: string): Promise<VideoTaskRecord> {
+    const record = await findOwnTask(this.options.store, { kind: 'video', idPrefix: VIDEO_TASK_PREFIX }, request.caller.id, id);
     // another tenant's video gets exactly the answer of one that never existed
-    if (!record || record.owner !== request.caller.id || record.image) throw GatewayError.notFound(`Video '${id.slice(0, 64)}' was not found.`);
+    if (!record) throw GatewayError.notFound(`Video '${id.slice(0, 64)}' was not found.`);
     return record;
   }
 }

@@ -4,8 +4,8 @@
 // of a video task; the upstream is found as every kind of task finds it (tasks/task-upstream.ts).
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { CallContext } from '../../providers/call-context.js';
-import { requireCapability } from '../../providers/registry.js';
-import type { TaskRecord } from '../../stores/tasks/task-store.js';
+import { requireUpstreamTasks } from '../../providers/registry.js';
+import type { VideoTaskRecord } from '../../stores/tasks/task-store.js';
 import type { UpstreamHttp } from '../../transport/upstream-http.js';
 import type { Caller, Upstream } from '../../types.js';
 import type { ResolveUpstreamInput } from '../../options/host-hooks.js';
@@ -22,7 +22,7 @@ export class UpstreamTaskState {
   ) {}
 
   /** The state for a query: the request's own caller (same id as the owner, fresh from verifyKey). */
-  async fetchState(record: TaskRecord, caller: Caller, req: ResolveUpstreamInput['req'], signal: AbortSignal): Promise<Record<string, unknown>> {
+  async fetchState(record: VideoTaskRecord, caller: Caller, req: ResolveUpstreamInput['req'], signal: AbortSignal): Promise<Record<string, unknown>> {
     return this.fetchFrom(await this.taskUpstream(record, caller, req), record, signal);
   }
 
@@ -31,7 +31,7 @@ export class UpstreamTaskState {
    * refusal (null, or a throw) fails this poll, to be retried, and never ends following: a plan
    * lookup can fail for a while, and the task keeps running at Ark either way.
    */
-  async pollUpstream(record: TaskRecord): Promise<Upstream> {
+  async pollUpstream(record: VideoTaskRecord): Promise<Upstream> {
     try {
       return await this.taskUpstream(record, callerOfTask(record), undefined);
     } catch (error) {
@@ -39,17 +39,17 @@ export class UpstreamTaskState {
     }
   }
 
-  async fetchFrom(upstream: Upstream, record: TaskRecord, signal: AbortSignal): Promise<Record<string, unknown>> {
+  async fetchFrom(upstream: Upstream, record: VideoTaskRecord, signal: AbortSignal): Promise<Record<string, unknown>> {
     try {
-      const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
-      const state = await this.options.telemetry.taskPoll(upstream, record.model, record.trace, () => tasks.get(this.call(signal), upstream, record.upstream.taskId));
-      return tasks.toCallerTask(state, record.id, record.model);
+      const tasks = requireUpstreamTasks(upstream, 'video', 'video.tasks', this.options.logger);
+      const state = await this.options.telemetry.taskPoll(upstream, record.model, record.trace, () => tasks.read(this.call(signal), upstream, record.upstream.taskId));
+      return tasks.view(state, record.id, record.model);
     } catch (error) {
       throw error instanceof GatewayError ? error.withoutSecrets(secretsOf(upstream)) : error;
     }
   }
 
-  private async taskUpstream(record: TaskRecord, caller: Caller, req: ResolveUpstreamInput['req']): Promise<Upstream> {
+  private async taskUpstream(record: VideoTaskRecord, caller: Caller, req: ResolveUpstreamInput['req']): Promise<Upstream> {
     const upstream = await resolveTaskUpstream(this.options, record, 'video.tasks', caller, req);
     if (!upstream) {
       this.options.logger.error({ model: record.model }, `resolveUpstream no longer names a ${record.upstream.provider} upstream for a stored task`);

@@ -8,9 +8,10 @@ import { requirePublicUrl } from '../../security/public-url.js';
 import type { Caller } from '../../types.js';
 import type { ResolvedOptions } from '../resolve-options.js';
 import { WELL_FORMED_ASSET_ID, assetIdOf, assetReferencesIn, isAssetReference, isMediaUrlCandidate, stringsOf } from './content-references.js';
+import { findOwnTask } from '../tasks/task-records.js';
 
-/** The ids of video tasks (`imgtask_…` are image tasks'). */
-export const VIDEO_TASK_ID = /^task_[A-Za-z0-9_-]{22}$/;
+/** The prefix of video task ids (`task_…`, tasks/task-records.ts). */
+export const VIDEO_TASK_PREFIX = 'task';
 // each distinct asset reference costs a store read: a body cannot make one request into thousands
 const MAX_ASSET_REFERENCES = 64;
 // longer than any asset id; a longer one is refused before it becomes a store key
@@ -47,8 +48,8 @@ export async function mapReferences(options: ResolvedOptions, content: VideoCont
     // the schema holds draft_task, wherever it appears, to { id: non-empty string }
     const draft = item.draft_task;
     const { id } = draft;
-    const record = VIDEO_TASK_ID.test(id) ? await options.store.getTask(id) : undefined;
-    if (!record || record.owner !== caller.id) {
+    const record = await findOwnTask(options.store, { kind: 'video', idPrefix: VIDEO_TASK_PREFIX }, caller.id, id);
+    if (!record) {
       throw GatewayError.invalidRequest(`content[${index}].draft_task.id '${id.slice(0, 64)}' is not one of your tasks`, `content[${index}].draft_task.id`);
     }
     mapped.push({ ...item, draft_task: { ...draft, id: record.upstream.taskId } });

@@ -4,7 +4,7 @@
 // when two instances poll the same task only one acts, and a repeated poll changes nothing.
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
-import type { TaskRecord } from '../../stores/tasks/task-store.js';
+import type { VideoTaskRecord } from '../../stores/tasks/task-store.js';
 import { NotMediaResult } from '../results/durable-results.js';
 import type { ResolvedOptions } from '../resolve-options.js';
 import { CAS_ROUNDS, NEVER_ABORTED, messageOf } from '../tasks/background-work.js';
@@ -14,6 +14,7 @@ import type { VideoTaskResults } from './video-task-results.js';
 import { isPassedStatus, isTerminalStatus } from '../tasks/task-state-order.js';
 import type { VideoTaskUsage } from './video-task-usage.js';
 import type { UpstreamTaskState } from './upstream-task-state.js';
+import { getTaskOf, updateTaskOf } from '../tasks/task-records.js';
 
 export class VideoTaskFollower {
   constructor(
@@ -24,23 +25,17 @@ export class VideoTaskFollower {
   ) {}
 
   /**
-   * A scheduled poll of a task with a callback: deliver a state change, say when to poll next.
-   * Throws (logged here) when the poll could not be made: the scheduler retries it with backoff.
+   * A scheduled poll of the task `first` (as the scheduler's job read it), when it has a callback:
+   * deliver a state change, say when to poll next. Throws when the poll could not be made: the task
+   * service logs it and the scheduler retries it with backoff.
    */
-  async poll(taskId: string): Promise<NextPoll | undefined> {
-    try {
-      return await this.follow(taskId);
-    } catch (error) {
-      this.options.logger.warn({ taskId, error: messageOf(error) }, 'task poll failed; retrying with backoff');
-      throw error;
-    }
-  }
-
-  private async follow(taskId: string): Promise<NextPoll | undefined> {
+  async poll(first: VideoTaskRecord): Promise<NextPoll | undefined> {
+    const taskId = first.id;
     // one hand-over per state per run, however many compare-and-set rounds it takes
     const scheduled = new Set<string>();
     for (let round = 0; round < CAS_ROUNDS; round += 1) {
-      const record = await this.options.store.getTask(taskId);
+      // a lost compare-and-set reads the task again
+      const record = round === 0 ? first : await getTaskOf(this.options.store, taskId, 'video');
       if (!record?.callback || record.callback.done) return undefined;
       let state = record.result;
       if (!state) {
@@ -88,7 +83,7 @@ export class VideoTaskFollower {
         scheduled.add(eventId);
       }
       const reports = terminal && !record.usageReported;
-      const updated = await this.options.store.updateTask(record.id, record.version, {
+      const updated = await updateTaskOf(this.options.store, record, {
         ...(passed ? {} : { status, ...(terminal ? { result: this.results.recordable(record, state) } : {}) }),
         ...(reports ? { usageReported: true } : {}),
         callback: { ...callback, polls, ...(changed ? { notifiedStatus: status } : {}), done: terminal || expired },
@@ -97,7 +92,7 @@ export class VideoTaskFollower {
       if (!passed && status !== record.status) this.usage.recordTransition(record, state);
       if (reports) this.usage.terminalReached(updated, state);
       if (terminal || expired) return undefined;
-      return { delayMs: pollDelayOf(this.options.callbacks.pollIntervalsMs, polls), key: pollKey(record.id, polls) };
+      return { delayMs: pollDelayOf(this.options.callbacks.pollIntervalsMs.video, polls), key: pollKey(record.id, polls) };
     }
     // thrown, not returned: giving up here would end following with nothing in the log
     throw new Error(`task record kept changing during ${CAS_ROUNDS} compare-and-set rounds`);
@@ -110,21 +105,21 @@ export class VideoTaskFollower {
    * (or a receiver deduplicates a second delivery, contract §6.4). Never throws: the query is
    * answered either way, and the next poll delivers what this could not.
    */
-  async deliverSeen(record: TaskRecord, state: Record<string, unknown>): Promise<void> {
+  async deliverSeen(record: VideoTaskRecord, state: Record<string, unknown>): Promise<void> {
     const { callback } = record;
     const status = String(state.status);
     if (!callback || callback.done || status === callback.notifiedStatus || isPassedStatus(status, callback.notifiedStatus)) return;
     try {
       await handOverState(this.options, record, status, await this.results.present(record, state));
       // a terminal state handed over ends following: the scheduled poll finds `done` and stops
-      await this.options.store.updateTask(record.id, record.version, { callback: { ...callback, notifiedStatus: status, done: isTerminalStatus(status) } });
+      await updateTaskOf(this.options.store, record, { callback: { ...callback, notifiedStatus: status, done: isTerminalStatus(status) } });
     } catch (error) {
       this.options.logger.warn({ taskId: record.id, status, error: messageOf(error) }, 'callback of a state seen by a query not queued; the next poll delivers it');
     }
   }
 
-  private async stopFollowing(record: TaskRecord): Promise<undefined> {
-    if (record.callback) await this.options.store.updateTask(record.id, record.version, { callback: { ...record.callback, done: true } });
+  private async stopFollowing(record: VideoTaskRecord): Promise<undefined> {
+    if (record.callback) await updateTaskOf(this.options.store, record, { callback: { ...record.callback, done: true } });
     return undefined;
   }
 }

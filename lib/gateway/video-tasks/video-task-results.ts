@@ -3,18 +3,19 @@
 // anything names them; a query and a callback then answer the store's freshly signed URLs.
 import { GatewayError } from '../../errors/gateway-error.js';
 import { isObject } from '../../json/json-values.js';
-import type { TaskRecord } from '../../stores/tasks/task-store.js';
+import type { VideoTaskRecord } from '../../stores/tasks/task-store.js';
 import type { UpstreamHttp } from '../../transport/upstream-http.js';
 import { type RehostContext, StorageFailure, storageFallback, storeFromUrl, urlOf } from '../results/durable-results.js';
 import type { ResolvedOptions } from '../resolve-options.js';
 import { CAS_ROUNDS, NEVER_ABORTED } from '../tasks/background-work.js';
 import { callerOfTask } from '../tasks/caller-snapshot.js';
-import { capabilityOfProvider } from '../../providers/registry.js';
+import { upstreamTasksOf } from '../../providers/registry.js';
 import type { UpstreamTaskState } from './upstream-task-state.js';
+import { getTaskOf, updateTaskOf } from '../tasks/task-records.js';
 
 export class VideoTaskResults {
   /** Re-hostings in progress on this instance, by task id: a query polling meanwhile joins it. */
-  private readonly storing = new Map<string, Promise<{ record: TaskRecord; bytes?: number }>>();
+  private readonly storing = new Map<string, Promise<{ record: VideoTaskRecord; bytes?: number }>>();
 
   constructor(
     private readonly options: ResolvedOptions,
@@ -23,7 +24,7 @@ export class VideoTaskResults {
   ) {}
 
   /** True when durable results are on and this succeeded task's results are not stored yet. */
-  needsStoring(record: TaskRecord, state: Record<string, unknown>): boolean {
+  needsStoring(record: VideoTaskRecord, state: Record<string, unknown>): boolean {
     return this.options.storage !== undefined && record.stored === undefined && state.status === 'succeeded' && mediaUrlsOf(state).length > 0;
   }
 
@@ -32,7 +33,7 @@ export class VideoTaskResults {
    * while a large video is copied would otherwise start a full download and upload per query (the
    * compare-and-set keeps one copy, but the others cost the transfer). Joiners report no bytes.
    */
-  storeOnce(record: TaskRecord, state: Record<string, unknown>): Promise<{ record: TaskRecord; bytes?: number }> {
+  storeOnce(record: VideoTaskRecord, state: Record<string, unknown>): Promise<{ record: VideoTaskRecord; bytes?: number }> {
     const running = this.storing.get(record.id);
     if (running) return running.then(({ record: stored }) => ({ record: stored }));
     const started = this.storeResults(record, state).finally(() => this.storing.delete(record.id));
@@ -44,7 +45,7 @@ export class VideoTaskResults {
    * What a query answers and a callback carries: the stored results' freshly signed URLs in place
    * of the upstream's. A query signs for the base URL it came in on; a callback for the creator's.
    */
-  async present(record: TaskRecord, state: Record<string, unknown>, resultBase?: string): Promise<Record<string, unknown>> {
+  async present(record: VideoTaskRecord, state: Record<string, unknown>, resultBase?: string): Promise<Record<string, unknown>> {
     const storage = this.options.storage;
     if (!storage || !record.stored || !isObject(state.content)) return this.withoutPrivateMedia(record, state);
     const content: Record<string, unknown> = { ...state.content };
@@ -65,8 +66,8 @@ export class VideoTaskResults {
    * results need the operator's credentials, or are bytes: Veo), when they are not stored: a storage
    * failure answers the note alone, never the vendor's URL.
    */
-  withoutPrivateMedia(record: TaskRecord, state: Record<string, unknown>): Record<string, unknown> {
-    if (!capabilityOfProvider(record.upstream.provider, 'tasks')?.resultsNeedStorage || !isObject(state.content)) return state;
+  withoutPrivateMedia(record: VideoTaskRecord, state: Record<string, unknown>): Record<string, unknown> {
+    if (!upstreamTasksOf(record.upstream, 'video')?.resultsNeedStorage || !isObject(state.content)) return state;
     const content: Record<string, unknown> = { ...state.content };
     for (const field of MEDIA_FIELDS) if (!record.stored?.keys[field]) delete content[field];
     return { ...state, content };
@@ -78,15 +79,15 @@ export class VideoTaskResults {
    * whole video as bytes, is not kept beside them. Others keep their URLs, which a query answers when
    * the store cannot sign (storage.onFailure).
    */
-  recordable(record: TaskRecord, state: Record<string, unknown>): Record<string, unknown> {
-    if (!record.stored || !isObject(state.content) || !capabilityOfProvider(record.upstream.provider, 'tasks')?.resultsNeedStorage) return state;
+  recordable(record: VideoTaskRecord, state: Record<string, unknown>): Record<string, unknown> {
+    if (!record.stored || !isObject(state.content) || !upstreamTasksOf(record.upstream, 'video')?.resultsNeedStorage) return state;
     const content: Record<string, unknown> = { ...state.content };
     for (const field of Object.keys(record.stored.keys)) delete content[field];
     return { ...state, content };
   }
 
   /** A failed re-hosting on a query: logged, then a note for the answer (or a 502 storage_failed). */
-  storageProblem(record: TaskRecord, error: unknown): string {
+  storageProblem(record: VideoTaskRecord, error: unknown): string {
     const fields = { taskId: record.id, provider: record.upstream.provider };
     if (error instanceof StorageFailure) return storageFallback(this.options.storage!, this.options.logger, error, fields);
     if (!(error instanceof GatewayError)) throw error;
@@ -99,7 +100,7 @@ export class VideoTaskResults {
    * another writer recorded keys first, ours are deleted and the record with theirs is returned, so
    * however many instances see `succeeded`, one set of objects is kept and every answer names it.
    */
-  private async storeResults(record: TaskRecord, state: Record<string, unknown>): Promise<{ record: TaskRecord; bytes?: number }> {
+  private async storeResults(record: VideoTaskRecord, state: Record<string, unknown>): Promise<{ record: VideoTaskRecord; bytes?: number }> {
     const storage = this.options.storage!;
     const context: RehostContext = {
       storage,
@@ -125,19 +126,19 @@ export class VideoTaskResults {
       for (const key of Object.values(keys)) void storage.store.delete(key).catch(() => undefined);
       throw error;
     }
-    let current: TaskRecord | undefined = record;
+    let current: VideoTaskRecord | undefined = record;
     try {
       for (let round = 0; round < CAS_ROUNDS && current; round += 1) {
         if (current.stored) break;
-        const updated = await this.options.store.updateTask(current.id, current.version, { stored: { keys, bytes } });
+        const updated = await updateTaskOf(this.options.store, current, { stored: { keys, bytes } });
         if (updated) return { record: updated, bytes };
-        current = await this.options.store.getTask(record.id);
+        current = await getTaskOf(this.options.store, record.id, 'video');
       }
     } catch (error) {
       // the task store failed: copies it does not name would be orphans (a whole video per retried
       // poll), so they go; but a write can land and still fail to answer, so they are deleted only
       // when the record is read back without them (unreadable: kept, an orphan beats a dead URL)
-      const now = await this.options.store.getTask(record.id).catch(() => undefined);
+      const now = await getTaskOf(this.options.store, record.id, 'video').catch(() => undefined);
       const ours = now?.stored !== undefined && Object.values(now.stored.keys).some((key) => Object.values(keys).includes(key));
       if (now && !ours) for (const key of Object.values(keys)) void storage.store.delete(key).catch(() => undefined);
       throw error;
@@ -148,8 +149,8 @@ export class VideoTaskResults {
   }
 
   /** A provider's download credentials for its own result URLs, with the upstream the resolver names for the task now (keys are never stored). */
-  private async downloadHeaders(record: TaskRecord): Promise<Pick<RehostContext, 'headersFor'>> {
-    const tasks = capabilityOfProvider(record.upstream.provider, 'tasks');
+  private async downloadHeaders(record: VideoTaskRecord): Promise<Pick<RehostContext, 'headersFor'>> {
+    const tasks = upstreamTasksOf(record.upstream, 'video');
     if (!tasks?.resultHeaders) return {};
     const upstream = await this.reader.pollUpstream(record);
     return { headersFor: (url) => tasks.resultHeaders!(upstream, url) };

@@ -3,7 +3,7 @@
 // event (docs/tenancy-and-billing.md: bill video on it), its books made by the one ledger rule
 // (ledger/reckoning.ts) as an image task's are, with the quota slot and unused video-seconds given back.
 // Video differs from images in what is charged: seconds and a concurrent-task slot, not images.
-import type { TaskRecord } from '../../stores/tasks/task-store.js';
+import type { VideoTaskRecord } from '../../stores/tasks/task-store.js';
 import type { ResolvedOptions } from '../resolve-options.js';
 import type { Quotas } from '../tenancy/quotas.js';
 import { usageOf } from '../../json/json-values.js';
@@ -13,6 +13,7 @@ import { Pricing } from '../ledger/pricing.js';
 import { bookFields } from '../ledger/reckoning.js';
 import type { Usage } from '../use-case.js';
 import { emitTaskUsage } from '../tasks/task-usage-event.js';
+import { updateTaskOf } from '../tasks/task-records.js';
 
 export class VideoTaskUsage {
   constructor(
@@ -21,7 +22,7 @@ export class VideoTaskUsage {
   ) {}
 
   /** The metrics of a recorded state change: the transition, and a finished video's seconds. */
-  recordTransition(record: TaskRecord, state: Record<string, unknown>): void {
+  recordTransition(record: VideoTaskRecord, state: Record<string, unknown>): void {
     const status = String(state.status);
     this.options.telemetry.recordTaskTransition(status);
     if (status === 'succeeded' && typeof state.duration === 'number' && state.duration > 0) {
@@ -30,8 +31,8 @@ export class VideoTaskUsage {
   }
 
   /** Marks a terminal record as reported; the one writer that wins the compare-and-set reports it. */
-  async reportTerminal(record: TaskRecord, result: Record<string, unknown>): Promise<void> {
-    const updated = await this.options.store.updateTask(record.id, record.version, { usageReported: true });
+  async reportTerminal(record: VideoTaskRecord, result: Record<string, unknown>): Promise<void> {
+    const updated = await updateTaskOf(this.options.store, record, { usageReported: true });
     if (updated) this.terminalReached(updated, result);
   }
 
@@ -41,7 +42,7 @@ export class VideoTaskUsage {
    * succeed (nothing was generated), and emits the task's one terminal usage event with what Ark
    * reported (duration, resolution, usage tokens), not what was asked.
    */
-  terminalReached(record: TaskRecord, result: Record<string, unknown>): void {
+  terminalReached(record: VideoTaskRecord, result: Record<string, unknown>): void {
     const status = String(result.status);
     const failed = (error: unknown): void => this.options.logger.warn({ taskId: record.id, error: messageOf(error) }, 'quota release failed');
     const charged = record.charge;

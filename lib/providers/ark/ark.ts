@@ -94,7 +94,7 @@ export const arkProvider: Provider = {
   models: ARK_MODELS,
   images: { generate: generateArkImage },
   passthrough: openAICompatibleApi({ prefix: '/api/v3', tenantField: arkTenantField }),
-  tasks: { create: createArkTask, get: getArkTask, toCallerTask },
+  tasks: { video: { submit: createArkTask, read: getArkTask, view: toCallerTask } },
   assets: volcengineAssets,
   imageGroups: arkImageGroups,
   imageStreams: arkImageStreams,

@@ -26,10 +26,10 @@ function offers(upstreamModel: string, request: ImageGenerationRequest): boolean
 }
 
 /** upstreams §1.5 submit: `{ model, input: { prompt }, parameters }`; answers DashScope's task id. */
-function submit(call: CallContext, request: ImageGenerationRequest, upstream: Upstream): Promise<string> {
+function submit(call: CallContext, request: ImageGenerationRequest, upstream: Upstream, upstreamModel: string): Promise<string> {
   return rejectionOf(() => {
     const prompt = request.content.flatMap((item) => ('text' in item ? [item.text] : [])).join('\n');
-    const json = { model: upstream.model ?? request.model, input: { prompt }, parameters: request.parameters };
+    const json = { model: upstreamModel, input: { prompt }, parameters: request.parameters };
     const headers = jsonHeaders(upstream);
     headers['x-dashscope-async'] = 'enable';
     return postJsonUpstream(call, upstream, { provider: 'dashscope', url: upstreamUrl(upstream.baseURL, '/api/v1', DASHSCOPE_SYNTHESIS_PATH), headers, json });

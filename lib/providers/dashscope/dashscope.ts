@@ -110,7 +110,7 @@ export const dashscopeProvider: Provider = {
   models: DASHSCOPE_MODELS,
   familyRow: dashscopeFamilyRow,
   images: { generate: generateDashscopeImage },
-  imageTasks: dashscopeImageTasks,
+  tasks: { image: dashscopeImageTasks },
   passthrough: openAICompatibleApi({
     prefix: '/compatible-mode/v1',
     base: (baseURL) => baseURL.replace(/\/+$/, '').replace(/\/api\/v1$/, ''),

@@ -9,6 +9,7 @@ import { encodeJsonWithUploads } from '../../images/uploaded-image.js';
 import { isObject, stringOr } from '../../json/json-values.js';
 import type { Upstream } from '../../types.js';
 import type { CallContext } from '../call-context.js';
+import type { UpstreamVideoTasks } from '../provider.js';
 import { appIdOf, decodeFalTaskId, encodeFalTaskId, falResult, falStatus, submitFal } from './fal-queue.js';
 
 /** What a video family takes (the inputs of its fal endpoints). */
@@ -121,7 +122,7 @@ async function createFalVideo(call: CallContext, body: Record<string, unknown>, 
   });
 }
 
-/** The state `get` answers, read by toCallerTask: fal's queue state, and the result once it ended. */
+/** The state `read` answers, read by toCallerTask: fal's queue state, and the result once it ended. */
 export interface FalVideoState {
   status: 'queued' | 'running' | 'succeeded' | 'failed';
   request_id: string;
@@ -168,4 +169,5 @@ export function toCallerTask(body: unknown, gatewayId: string, model: string): R
   return task;
 }
 
-export const falVideoTasks = { create: createFalVideo, get: getFalVideo, toCallerTask };
+/** fal's video tasks, on its queue (the `tasks` capability's video kind). */
+export const falVideoTasks: UpstreamVideoTasks = { submit: createFalVideo, read: getFalVideo, view: toCallerTask };

@@ -218,6 +218,5 @@ export const falProvider: Provider = {
   genAiName: 'fal',
   models: FAL_MODELS,
   images: { generate: generateFalImages },
-  imageTasks: falImageTasks,
-  tasks: falVideoTasks,
+  tasks: { image: falImageTasks, video: falVideoTasks },
 };

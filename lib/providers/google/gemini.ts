@@ -347,6 +347,6 @@ export const geminiProvider: Provider = {
   genAiName: 'gcp.gemini',
   models: GEMINI_MODELS,
   images: { generate: (call, request, upstream) => generateGoogleImages(GEMINI_TRANSPORT, call, request, upstream) },
-  tasks: googleVideoTasks(GEMINI_VIDEO),
+  tasks: { video: googleVideoTasks(GEMINI_VIDEO) },
   healthRead: readModel,
 };

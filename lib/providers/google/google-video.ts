@@ -12,7 +12,7 @@ import { isObject, parseJsonBody, stringOr } from '../../json/json-values.js';
 import type { Upstream } from '../../types.js';
 import { type CallContext, requestUpstream } from '../call-context.js';
 import { normalizeGeminiError } from './google-errors.js';
-import type { TaskCapability } from '../provider.js';
+import type { UpstreamVideoTasks } from '../provider.js';
 
 /** Aspect ratios Veo takes (`parameters.aspectRatio`). */
 const VEO_RATIOS = ['16:9', '9:16'] as const;
@@ -283,12 +283,12 @@ async function getVideoTask(transport: GoogleVideoTransport, call: CallContext, 
   return { operation: parsed, asked, api: transport.api };
 }
 
-/** The `tasks` capability of a Google provider, over its transport. */
-export function googleVideoTasks(transport: GoogleVideoTransport): TaskCapability {
+/** The video tasks of a Google provider's `tasks` capability, over its transport. */
+export function googleVideoTasks(transport: GoogleVideoTransport): UpstreamVideoTasks {
   return {
-    create: (call, body, upstream, upstreamModel) => createVideoTask(transport, call, body, upstream, upstreamModel),
-    get: (call, upstream, upstreamTaskId) => getVideoTask(transport, call, upstream, upstreamTaskId),
-    toCallerTask: toCallerVideoTask,
+    submit: (call, body, upstream, upstreamModel) => createVideoTask(transport, call, body, upstream, upstreamModel),
+    read: (call, upstream, upstreamTaskId) => getVideoTask(transport, call, upstream, upstreamTaskId),
+    view: toCallerVideoTask,
     resultsNeedStorage: true,
     ...(transport.resultHeaders ? { resultHeaders: transport.resultHeaders } : {}),
   };

@@ -71,7 +71,7 @@ export const vertexProvider: Provider = {
   // the OpenTelemetry GenAI conventions' value for Vertex AI
   genAiName: 'gcp.vertex_ai',
   images: { generate: (call, request, upstream) => generateGoogleImages(VERTEX_TRANSPORT, call, request, upstream) },
-  tasks: googleVideoTasks(VERTEX_VIDEO),
+  tasks: { video: googleVideoTasks(VERTEX_VIDEO) },
   // the project is in every path, the token function is the only credential
   checkUpstream: (upstream) =>
     typeof upstream.project !== 'string' || upstream.project === '' || typeof upstream.getAccessToken !== 'function' ? "provider 'vertex' needs project and getAccessToken" : undefined,

@@ -104,8 +104,7 @@ const replicateImageTasks: UpstreamImageTasks = {
       return false;
     }
   },
-  submit(call, request, upstream) {
-    const model = upstream.model ?? request.model;
+  submit(call, request, upstream, model) {
     return new Promise<Record<string, unknown>>((resolve) => resolve(translateImageInput(request, model).input))
       .then((input) => createPrediction(call, upstream, model, input))
       .then((created) => created.id);
@@ -145,7 +144,6 @@ export const replicateProvider: Provider = {
   genAiName: 'replicate',
   models: REPLICATE_MODELS,
   images: { generate: generateReplicateImages },
-  imageTasks: replicateImageTasks,
-  tasks: { create: createVideoTask, get: getVideoTask, toCallerTask: toCallerVideoTask },
+  tasks: { image: replicateImageTasks, video: { submit: createVideoTask, read: getVideoTask, view: toCallerVideoTask } },
   healthRead: readReplicateModel,
 };

@@ -83,7 +83,7 @@ export function memoryTaskStore(options: MemoryTaskStoreOptions = {}): TaskStore
     },
     async listTasks(owner, page) {
       // the owner's ids in creation order (insertion order), video tasks only
-      const ids = tasks.idsOf(owner).filter((id) => !tasks.get(id)!.image);
+      const ids = tasks.idsOf(owner).filter((id) => tasks.get(id)!.kind === 'video');
       if (page.order === 'desc') ids.reverse();
       const start = page.after === undefined ? 0 : ids.indexOf(page.after) + 1;
       if (start === 0 && page.after !== undefined) return { tasks: [], hasMore: false };

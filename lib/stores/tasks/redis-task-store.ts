@@ -146,7 +146,7 @@ export function redisTaskStore(options: RedisTaskStoreOptions): TaskStore {
       // NX makes "rejects if the id exists" atomic across instances
       const reply = taskTtlSeconds > 0 ? await client.set(taskKey(record.id), json, 'EX', taskTtlSeconds, 'NX') : await client.set(taskKey(record.id), json, 'NX');
       if (reply !== 'OK') throw new Error(`task ${record.id} exists`);
-      if (!record.image) await evalScript(INDEX_TASK, ownerKey(record.owner), String(record.createdAt), record.id, String(taskTtlSeconds));
+      if (record.kind === 'video') await evalScript(INDEX_TASK, ownerKey(record.owner), String(record.createdAt), record.id, String(taskTtlSeconds));
     },
     getTask: (id) => read<TaskRecord>(taskKey(id)),
     async updateTask(id: string, expectedVersion: number, changes: TaskChanges) {

@@ -1,6 +1,7 @@
-// The TaskStore interface: what the gateway keeps about video tasks and assets (docs/architecture.md): enough to
-// find a task again (provider, baseURL, upstream id, model) and whose it is, never a key. Updates are
-// compare-and-set on `version`, so two gateway instances never both act on one status transition.
+// The TaskStore interface: what the gateway keeps about tasks and assets (docs/architecture.md): enough to
+// find a task again (provider, baseURL, upstream id, model) and whose it is, never a key. Every record
+// says its kind (`kind`), so whoever reads one knows how it runs without guessing from its id or fields.
+// Updates are compare-and-set on `version`, so two gateway instances never both act on one status transition.
 import type { Caller, ProviderName } from '../../types.js';
 import type { TaskTraceContext } from '../../telemetry/task-links.js';
 import type { DeliveryLogStore } from './delivery-records.js';
@@ -16,7 +17,15 @@ export interface TaskCallbackState {
   done: boolean;
 }
 
-export interface TaskRecord {
+/**
+ * The kinds of task (docs/architecture.md "One task lifecycle, a kind per executor"): `image`, run by
+ * this process or handed to a vendor's own task API; `video`, run by the vendor from its create on. A
+ * record carries its kind.
+ */
+export type TaskKind = TaskRecord['kind'];
+
+/** What every task record holds, whatever its kind. */
+export interface TaskRecordBase {
   /** The gateway's own id: opaque and unguessable. The upstream id never reaches the caller. */
   id: string;
   /** `Caller.id` of the creator. Any other caller is told 404. */
@@ -65,10 +74,30 @@ export interface TaskRecord {
    * deliveries continue its trace. Absent when nothing was traced, and on older records.
    */
   trace?: TaskTraceContext;
-  /** Set on image tasks (docs/image-tasks.md); absent on video tasks. */
-  image?: ImageTaskState;
+}
+
+/** An image task (docs/image-tasks.md): its run's state besides the common fields. */
+export interface ImageTaskRecord extends TaskRecordBase {
+  kind: 'image';
+  image: ImageTaskState;
+}
+
+/** A video task (docs/video-tasks-and-callbacks.md), created at its vendor. */
+export interface VideoTaskRecord extends TaskRecordBase {
+  kind: 'video';
   /** What a video create in OpenAI's shape asked (docs/openai-videos.md): the `Video` object shows it. */
   asked?: VideoAsked;
+}
+
+/** A task record of any kind; `kind` tells them apart. */
+export type TaskRecord = ImageTaskRecord | VideoTaskRecord;
+
+/** The record of a task of kind `K`. */
+export type TaskRecordOf<K extends TaskKind> = Extract<TaskRecord, { kind: K }>;
+
+/** Whether `record` is a task of kind `kind` (false for no record). */
+export function isTaskOfKind<K extends TaskKind>(record: TaskRecord | undefined, kind: K): record is TaskRecordOf<K> {
+  return record?.kind === kind;
 }
 
 /** What a task's create or submit charged (docs/tenancy-and-billing.md "The books"). */
@@ -145,7 +174,8 @@ export interface TaskStoredResults {
   bytes: number;
 }
 
-export type TaskChanges = Partial<Pick<TaskRecord, 'status' | 'result' | 'callback' | 'stored' | 'usageReported' | 'image' | 'upstream'>>;
+/** What an update may change: the common fields, and the state of its own kind (a record never changes kind). */
+export type TaskChanges = Partial<Pick<TaskRecordBase, 'status' | 'result' | 'callback' | 'stored' | 'usageReported' | 'upstream'>> & { image?: ImageTaskState };
 
 export interface AssetRecord {
   /** The upstream asset id (`Result.Id`), as used in `asset://<id>`. */
@@ -183,7 +213,7 @@ export interface TaskStore extends Partial<DeliveryLogStore> {
    */
   checkAssetCapacity?(owner: string): Promise<void>;
   /**
-   * Optional: one page of `owner`'s video tasks (never image tasks) in creation order, plus whether
+   * Optional: one page of `owner`'s video tasks (`kind: 'video'`, never image tasks) in creation order, plus whether
    * more follow. An `after` id that is not among them gives an empty page. Without it, `GET /v1/videos`
    * answers 500 (a configuration error). Both shipped stores have it.
    */

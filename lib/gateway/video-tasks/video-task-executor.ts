@@ -1,13 +1,17 @@
-// Video tasks (contract §2.6, §3, §6): create and query. Following tasks with a callback
-// (video-task-follower.ts), keeping results (video-task-results.ts) and reporting terminal usage
-// (video-task-usage.ts) are the service's parts; delivering callbacks and the scheduler's jobs are the
-// task core's (tasks/delivery-jobs.ts, tasks/task-jobs.ts), shared with image tasks. The routes and the
-// scheduler's jobs both come here. Every status transition is written with the store's
-// compare-and-set, so when two instances see the same transition only one acts.
-import { randomBytes } from 'node:crypto';
+// The executor of video tasks (contract §2.6, §3, §6), for the one task service (tasks/task-service.ts).
+// Why it differs from image's: the VENDOR runs the work, from the create on. The gateway creates the
+// task upstream and only reads it back, on a query or, with a callback, on the scheduler's polls; no
+// process of its own holds the work, so nothing here needs a lease, and nothing can be cancelled (the
+// vendor's task runs on). So its charge is seconds of video and a concurrent-task slot, settled by what
+// the vendor reports at the end. Following tasks with a callback (video-task-follower.ts), keeping
+// results (video-task-results.ts) and reporting terminal usage (video-task-usage.ts) are its parts;
+// delivering callbacks and the scheduler's jobs are the task core's (tasks/delivery-jobs.ts,
+// tasks/task-jobs.ts). Every status transition is written with the store's compare-and-set, so when two
+// instances see the same transition only one acts.
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { UpstreamHttp } from '../../transport/upstream-http.js';
 import type { ResolvedOptions } from '../resolve-options.js';
+import type { GatewayDeps } from '../gateway-deps.js';
 import { checkCallbackTarget } from '../tasks/callback-target.js';
 import type { VideoTaskBody } from '../../schemas/video-task-schema.js';
 import type { Caller, Upstream } from '../../types.js';
@@ -16,20 +20,21 @@ import { type Outcome, type Usage, type UseCaseRequest, attempting, settle, usag
 import { withCharge } from '../tenancy/with-charge.js';
 import type { Quoted } from '../tenancy/quote.js';
 import type { CallContext } from '../../providers/call-context.js';
-import { capabilityOf, providersWith, requireCapability } from '../../providers/registry.js';
+import { providersWithTasks, requireUpstreamTasks, upstreamTasksOf } from '../../providers/registry.js';
 import { ERROR_CODES } from '../../errors/error-codes.js';
 import { withFallback } from '../routing/fallback.js';
 import { resolveUpstreams } from '../routing/resolve-upstreams.js';
 import { snapshotCaller } from '../tasks/caller-snapshot.js';
-import { VIDEO_TASK_ID, mapReferences } from './video-task-content.js';
+import { VIDEO_TASK_PREFIX, mapReferences } from './video-task-content.js';
 import { checkVideoInput } from '../moderation/route-moderation.js';
 import { VideoTaskFollower } from './video-task-follower.js';
-import type { TaskWatches } from '../tasks/task-jobs.js';
+import type { TaskExecutor } from '../tasks/task-executor.js';
+import { findOwnTask, newTaskId, updateTaskOf } from '../tasks/task-records.js';
 import { taskChargeOf } from '../tasks/task-charge.js';
 import { pollDelayOf, pollKey } from '../tasks/task-keys.js';
 import { VideoTaskResults } from './video-task-results.js';
 import { isPassedStatus, isTerminalStatus } from '../tasks/task-state-order.js';
-import type { TaskRecord, VideoAsked } from '../../stores/tasks/task-store.js';
+import type { VideoTaskRecord, VideoAsked } from '../../stores/tasks/task-store.js';
 import { VideoTaskUsage } from './video-task-usage.js';
 import type { QuotaCharge, Quotas } from '../tenancy/quotas.js';
 import { videoSecondsOf } from '../tenancy/request-costs.js';
@@ -38,6 +43,7 @@ import type { ModelEntry } from '../../options/model-catalogue.js';
 import { rowFor } from '../routing/catalogue-routing.js';
 import { UpstreamTaskState } from './upstream-task-state.js';
 import { upstreamModelsOf } from '../ledger/pricing.js';
+import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
 
 /** The host's request object, handed to resolveUpstream only (absent for background polls). */
 type HostRequest = ResolveUpstreamInput['req'];
@@ -67,6 +73,29 @@ interface PreparedCreate {
   asked?: VideoAsked;
 }
 
+/** What a video create is given: the validated body, the request's bearer key, and the other wire shape it came in, if any. */
+export interface VideoTaskCreate {
+  /** Validated by the route (videoTaskSchema); a shaped create's fields that no row decides (model, content, callback). */
+  body: VideoTaskBody;
+  /** The request's bearer key: never stored, and never allowed inside the callback URL (contract §5.5). */
+  callerKey: string;
+  /** A create in another wire shape (OpenAI's videos). */
+  shaped?: ShapedCreate;
+}
+
+/** A query's answer: the task's state as the caller sees it, and its record as it was read (OpenAI's shape shows its creation fields). */
+export interface VideoTaskRead {
+  record: VideoTaskRecord;
+  state: Record<string, unknown>;
+}
+
+/** What video tasks exchange with their routes (tasks/task-executor.ts). */
+export interface VideoTaskTypes {
+  create: VideoTaskCreate;
+  created: CreatedTask;
+  read: VideoTaskRead;
+}
+
 /** A created task: its id and when it was created (ms since the epoch). */
 export interface CreatedTask {
   id: string;
@@ -77,21 +106,25 @@ export interface CreatedTask {
 
 // usage events of task routes name the provider that serves tasks, also when a request fails before
 // the resolver answered
-const TASK_PROVIDER = providersWith('tasks')[0];
+const TASK_PROVIDER = providersWithTasks('video')[0];
 // the catalogue's endpoint of video tasks: a row passthrough on it is the upstream's to judge (model-rules.ts refusesOn)
 const TASKS_ENDPOINT = '/api/v3/contents/generations/tasks';
 
-export class VideoTaskService {
+export class VideoTaskExecutor implements TaskExecutor<'video', VideoTaskTypes> {
+  readonly kind = 'video';
+  readonly idPrefix = VIDEO_TASK_PREFIX;
+  private readonly options: ResolvedOptions;
+  private readonly http: UpstreamHttp;
+  private readonly quotas: Quotas;
   private readonly reader: UpstreamTaskState;
   private readonly results: VideoTaskResults;
   private readonly usage: VideoTaskUsage;
   private readonly follower: VideoTaskFollower;
 
-  constructor(
-    private readonly options: ResolvedOptions,
-    private readonly http: UpstreamHttp,
-    private readonly quotas: Quotas,
-  ) {
+  constructor({ options, http, quotas }: GatewayDeps) {
+    this.options = options;
+    this.http = http;
+    this.quotas = quotas;
     this.reader = new UpstreamTaskState(options, http);
     this.results = new VideoTaskResults(options, http, this.reader);
     this.usage = new VideoTaskUsage(options, quotas);
@@ -99,8 +132,13 @@ export class VideoTaskService {
   }
 
   /** The scheduler's jobs of video tasks (tasks/task-jobs.ts): the polls of a task with a callback. */
-  get polls(): TaskWatches {
-    return { owns: (taskId) => VIDEO_TASK_ID.test(taskId), watch: (taskId) => this.follower.poll(taskId) };
+  follow(record: VideoTaskRecord): Promise<NextPoll | undefined> {
+    return this.follower.poll(record);
+  }
+
+  /** Nothing of a video task runs in this process: its work goes on at the vendor, and its polls on the scheduler. */
+  close(): Promise<void> {
+    return Promise.resolve();
   }
 
   /**
@@ -110,7 +148,7 @@ export class VideoTaskService {
    * dry run is answered the quote of that charge, with no upstream call and no task. A create in
    * another shape is `shaped`, and `body` its fields that no row decides (model, content, callback).
    */
-  create(request: UseCaseRequest, body: VideoTaskBody, callerKey: string, shaped?: ShapedCreate): Promise<Outcome<CreatedTask | Quoted>> {
+  create(request: UseCaseRequest, { body, callerKey, shaped }: VideoTaskCreate): Promise<Outcome<CreatedTask | Quoted>> {
     const usage = usageFor(body.model);
     // usage events of task routes name the provider that serves tasks, also when a request fails before the resolver answered
     usage.provider = TASK_PROVIDER;
@@ -165,7 +203,7 @@ export class VideoTaskService {
    */
   private withResultsKept(upstreams: readonly Upstream[], model: string): readonly Upstream[] {
     if (this.options.storage) return upstreams;
-    const kept = upstreams.filter((upstream) => !capabilityOf(upstream, 'tasks')?.resultsNeedStorage);
+    const kept = upstreams.filter((upstream) => !upstreamTasksOf(upstream, 'video')?.resultsNeedStorage);
     if (kept.length > 0) return kept;
     this.options.logger.error(
       { model, provider: String(upstreams[0]?.provider) },
@@ -187,10 +225,10 @@ export class VideoTaskService {
     const attempt = { route: 'video.tasks' as const, model, tenant: caller.id, request: request.hostRequest, prompt: () => videoPromptOf(content) };
     // the create is booked under the task id the vendor answered
     const created = await withFallback(upstreams, this.options, attempt, { usage, idOf: (answer: { taskId: string }) => answer.taskId }, async (upstream) => {
-      const tasks = requireCapability(upstream, 'tasks', 'video.tasks', this.options.logger);
+      const tasks = requireUpstreamTasks(upstream, 'video', 'video.tasks', this.options.logger);
       // the provider that runs the task (Ark or Veo), not the first one that serves tasks
       attempting(usage, upstream.provider, upstream.model);
-      return { upstream, taskId: await tasks.create(call, { ...body, content }, upstream, upstream.model ?? model) };
+      return { upstream, taskId: await tasks.submit(call, { ...body, content }, upstream, upstream.model ?? model) };
     });
     // the provider that created it (the task providers are several: Ark, fal)
     usage.provider = created.upstream.provider;
@@ -199,8 +237,9 @@ export class VideoTaskService {
     if (!snapshot.ok) this.options.logger.warn({ owner: caller.id, reason: snapshot.reason }, 'the caller is not stored with the task; background polls see { id } only');
     const trace = this.options.telemetry.currentTaskTrace();
     const charged = taskChargeOf(charge, { videoSeconds });
-    const record: TaskRecord = {
-      id: `task_${randomBytes(16).toString('base64url')}`,
+    const record: VideoTaskRecord = {
+      kind: 'video',
+      id: newTaskId(VIDEO_TASK_PREFIX),
       owner: caller.id,
       ...(snapshot.ok ? { caller: snapshot.caller } : {}),
       model,
@@ -227,13 +266,11 @@ export class VideoTaskService {
     return { id: record.id, createdAt: record.createdAt, ...(record.asked ? { asked: record.asked } : {}) };
   }
 
-  /** contract §4.2: the task by the id from creation, as Ark reports it, with the caller's id and model. */
-  query(request: UseCaseRequest, id: string): Promise<Outcome<Record<string, unknown>>> {
-    return this.retrieve(request, id).then((outcome) => (outcome.ok ? { ...outcome, answer: outcome.answer.state } : outcome));
-  }
-
-  /** The query, with the task's record as it was read (the OpenAI video shape shows its creation fields). */
-  retrieve(request: UseCaseRequest, id: string): Promise<Outcome<{ record: TaskRecord; state: Record<string, unknown> }>> {
+  /**
+   * contract §4.2: the task by the id from creation, as its vendor reports it, with the caller's id and
+   * model; and its record as it was read (the OpenAI video shape shows its creation fields).
+   */
+  get(request: UseCaseRequest, id: string): Promise<Outcome<VideoTaskRead>> {
     const usage = usageFor('');
     return settle(usage, () => this.queryTask(request, id, usage)).then((outcome) => {
       if (outcome.ok) {
@@ -244,12 +281,34 @@ export class VideoTaskService {
     });
   }
 
-  private async queryTask(request: UseCaseRequest, id: string, usage: Usage): Promise<{ record: TaskRecord; state: Record<string, unknown> }> {
+  /**
+   * A video task cannot be cancelled: its vendor runs it, and the gateway has no way to stop that work
+   * (docs/video-tasks-and-callbacks.md). The caller's own task gets a 409 saying so; any other id the 404.
+   */
+  cancel(request: UseCaseRequest, id: string): Promise<Outcome<VideoTaskRead>> {
+    const usage = usageFor('');
+    return settle(usage, async () => {
+      const record = await this.owned(request, id);
+      usage.model = record.model;
+      throw new GatewayError({
+        status: 409,
+        code: ERROR_CODES.taskNotCancellable,
+        message: `Task '${id}' runs at its vendor, which the gateway cannot stop; it ends on its own.`,
+      });
+    });
+  }
+
+  /** The caller's own video task; anything else gets exactly the answer of one that never existed. */
+  private async owned(request: UseCaseRequest, id: string): Promise<VideoTaskRecord> {
+    const record = await findOwnTask(this.options.store, this, request.caller.id, id);
+    if (!record) throw GatewayError.notFound(`Task '${id.slice(0, 64)}' was not found.`);
+    return record;
+  }
+
+  private async queryTask(request: UseCaseRequest, id: string, usage: Usage): Promise<VideoTaskRead> {
     const { caller } = request;
     const req = request.hostRequest;
-    let record = VIDEO_TASK_ID.test(id) ? await this.options.store.getTask(id) : undefined;
-    // another tenant's task gets exactly the answer of one that never existed
-    if (!record || record.owner !== caller.id) throw GatewayError.notFound(`Task '${id.slice(0, 64)}' was not found.`);
+    let record = await this.owned(request, id);
     usage.provider = record.upstream.provider;
     if (record.result) {
       // a terminal state recorded before its usage event was (an older record): reported now, once
@@ -272,12 +331,12 @@ export class VideoTaskService {
         return { record, state: this.results.withoutPrivateMedia(record, { ...state, storage_error: this.storageProblem(record, error) }) };
       }
     }
-    let seen: TaskRecord | undefined = record;
+    let seen: VideoTaskRecord | undefined = record;
     if (status !== record.status || isTerminalStatus(status)) {
       // a lost compare-and-set only means another writer recorded the same upstream state; the winner
       // of the write that makes the task terminal is the one instance that reports its usage
       const terminal = isTerminalStatus(status);
-      const updated = await this.options.store.updateTask(record.id, record.version, { status, ...(terminal ? { result: this.results.recordable(record, state), usageReported: true } : {}) });
+      const updated = await updateTaskOf(this.options.store, record, { status, ...(terminal ? { result: this.results.recordable(record, state), usageReported: true } : {}) });
       if (updated && status !== record.status) this.recordTransition(record, state);
       if (updated && terminal) this.terminalReached(updated, state);
       seen = updated;
@@ -290,35 +349,35 @@ export class VideoTaskService {
 
   // the parts create and query call, under the names they call them by
 
-  private present(record: TaskRecord, state: Record<string, unknown>, resultBase?: string): Promise<Record<string, unknown>> {
+  private present(record: VideoTaskRecord, state: Record<string, unknown>, resultBase?: string): Promise<Record<string, unknown>> {
     return this.results.present(record, state, resultBase);
   }
 
-  private needsStoring(record: TaskRecord, state: Record<string, unknown>): boolean {
+  private needsStoring(record: VideoTaskRecord, state: Record<string, unknown>): boolean {
     return this.results.needsStoring(record, state);
   }
 
-  private storeResultsOnce(record: TaskRecord, state: Record<string, unknown>): Promise<{ record: TaskRecord; bytes?: number }> {
+  private storeResultsOnce(record: VideoTaskRecord, state: Record<string, unknown>): Promise<{ record: VideoTaskRecord; bytes?: number }> {
     return this.results.storeOnce(record, state);
   }
 
-  private storageProblem(record: TaskRecord, error: unknown): string {
+  private storageProblem(record: VideoTaskRecord, error: unknown): string {
     return this.results.storageProblem(record, error);
   }
 
-  private fetchState(record: TaskRecord, caller: Caller, req: HostRequest, signal: AbortSignal): Promise<Record<string, unknown>> {
+  private fetchState(record: VideoTaskRecord, caller: Caller, req: HostRequest, signal: AbortSignal): Promise<Record<string, unknown>> {
     return this.reader.fetchState(record, caller, req, signal);
   }
 
-  private recordTransition(record: TaskRecord, state: Record<string, unknown>): void {
+  private recordTransition(record: VideoTaskRecord, state: Record<string, unknown>): void {
     this.usage.recordTransition(record, state);
   }
 
-  private reportTerminal(record: TaskRecord, result: Record<string, unknown>): Promise<void> {
+  private reportTerminal(record: VideoTaskRecord, result: Record<string, unknown>): Promise<void> {
     return this.usage.reportTerminal(record, result);
   }
 
-  private terminalReached(record: TaskRecord, result: Record<string, unknown>): void {
+  private terminalReached(record: VideoTaskRecord, result: Record<string, unknown>): void {
     this.usage.terminalReached(record, result);
   }
 
@@ -327,7 +386,7 @@ export class VideoTaskService {
   }
 
   private pollDelay(polls: number): number {
-    return pollDelayOf(this.options.callbacks.pollIntervalsMs, polls);
+    return pollDelayOf(this.options.callbacks.pollIntervalsMs.video, polls);
   }
 }
 
