@@ -28,9 +28,13 @@ export default defineConfig({
   test: {
     include,
     exclude: ['**/node_modules/**', ...exclude],
-    setupFiles: ['spec/helpers/remove-temp-dirs.ts'],
+    setupFiles: ['spec/helpers/remove-temp-dirs.ts', 'spec/helpers/reset-process-globals.ts'],
     // the specs wait on sockets and child processes far more than on the CPU: two workers per core
     maxWorkers: Number(process.env.GATEWAY_TEST_WORKERS ?? Math.max(2, availableParallelism() * 2)),
+    // a worker runs one file after another in one process and imports lib/ and the fakes once, not once
+    // per file (half the suite's CPU time): each file tears down what it starts (spec/helpers/gateway-with.ts),
+    // and the setup file above takes away what a file installed for the whole process
+    isolate: false,
     testTimeout: 20_000,
     hookTimeout: 20_000,
     server: { deps: { inline: express4 ? [/lib\//] : [] } },

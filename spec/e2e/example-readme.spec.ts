@@ -4,7 +4,7 @@
 // --fail-with-body (a ~/.curlrc of its own), so any HTTP error fails the block; no vendor key is set,
 // so nothing can leave the machine.
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,14 +78,22 @@ describe('the curl commands of README.md and docs/ against the example', () => {
     }
   });
 
-  // the blocks wait as a reader would (sleep) for the simulated video tasks, so this takes more than the default timeout
+  // the blocks wait as a reader would (sleep) for the simulated video tasks, so this takes more than the
+  // default timeout. Each block is a reader's session of its own (its own shell, its own folder with the
+  // two pictures, its own tasks), so they run side by side: the sleeps overlap instead of adding up
   it('runs each block verbatim (port aside) with no HTTP error and no error object', async () => {
     const port = new URL(server.url).port;
     const env = { PATH: process.env.PATH, HOME: work, CURL_HOME: work, LANG: 'C.UTF-8' };
+    const session = async (block: string, index: number): Promise<Awaited<ReturnType<typeof runBash>>> => {
+      const folder = path.join(work, `block-${index}`);
+      await mkdir(folder);
+      for (const picture of ['in.png', 'style.png']) await copyFile(path.join(work, picture), path.join(folder, picture));
+      return runBash(block.replace(/\b(?:localhost|127\.0\.0\.1):3000\b/g, `127.0.0.1:${port}`), folder, env);
+    };
+    const results = await Promise.all(blocks.map(({ code: block }, index) => session(block, index)));
     const outputs: string[] = [];
-    for (const { file, code: block } of blocks) {
-      const script = block.replace(/\b(?:localhost|127\.0\.0\.1):3000\b/g, `127.0.0.1:${port}`);
-      const result = await runBash(script, work, env);
+    for (const [index, { file, code: block }] of blocks.entries()) {
+      const result = results[index]!;
       expect({ file, block: block.slice(0, 160), code: result.code, stderr: result.stderr }).toEqual({ file, block: block.slice(0, 160), code: 0, stderr: '' });
       expect(result.stdout).not.toContain('"error":{');
       outputs.push(result.stdout);

@@ -79,7 +79,9 @@ describe('the example with no vendor key simulates every upstream', () => {
     ]);
   });
 
-  it('GET /v1/models describes every model with working endpoints: each listed pair answers a minimal request', async () => {
+  // these wait on the simulated vendors' own time (queues, predictions, operations, video renders),
+  // each on work of its own, so they run side by side
+  it.concurrent('GET /v1/models describes every model with working endpoints: each listed pair answers a minimal request', async () => {
     const { models, pairs, failures } = await walkModels(example.app, example.demoKey);
     expect(failures).toEqual([]);
     expect(Object.fromEntries(models.map((model) => [model.id, model.endpoints]))).toEqual({
@@ -102,14 +104,14 @@ describe('the example with no vendor key simulates every upstream', () => {
     expect(pairs).toBe(26);
   });
 
-  it('GET /v1/models says streams: true exactly where stream: true answers a stream: every listed model, stream true and false', async () => {
+  it.concurrent('GET /v1/models says streams: true exactly where stream: true answers a stream: every listed model, stream true and false', async () => {
     const { asked, failures } = await walkStreams(example.app, example.demoKey);
     expect(failures).toEqual([]);
     // the image models on generations and x-chat on chat completions
     expect(asked).toBe(11);
   });
 
-  it('gpt-image on the simulated Azure OpenAI resource: a generation, an upload edit and a stream through the official SDK; its content filter is a 400', async () => {
+  it.concurrent('gpt-image on the simulated Azure OpenAI resource: a generation, an upload edit and a stream through the official SDK; its content filter is a 400', async () => {
     const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: example.demoKey });
     const generated = await client.images.generate({ model: 'x-gpt-image', prompt: 'A lighthouse at dawn', size: '1536x1024', n: 2 });
     expect(generated.data).toHaveLength(2);
@@ -126,7 +128,7 @@ describe('the example with no vendor key simulates every upstream', () => {
     expect((refused as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('content_policy_violation');
   });
 
-  it('Gemini, fal and Replicate images through the official SDK: PNGs at durable URLs, n images each', async () => {
+  it.concurrent('Gemini, fal and Replicate images through the official SDK: PNGs at durable URLs, n images each', async () => {
     const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: example.demoKey });
     const answers = await Promise.all(['x-gemini-image', 'x-flux', 'x-flux-schnell'].map((model) => client.images.generate({ model, prompt: 'A lighthouse at dawn', size: '1024x1024', n: 2 })));
     for (const answer of answers) {
@@ -139,7 +141,7 @@ describe('the example with no vendor key simulates every upstream', () => {
     }
   });
 
-  it('Veo, fal and Replicate video tasks go to succeeded, each with a playable WebM kept by the gateway', async () => {
+  it.concurrent('Veo, fal and Replicate video tasks go to succeeded, each with a playable WebM kept by the gateway', async () => {
     const created = await Promise.all(
       ['x-veo', 'x-kling', 'x-kling-replicate'].map((model) =>
         // through the listening server: the kept video's URL is signed for the base the request came in on
@@ -160,7 +162,7 @@ describe('the example with no vendor key simulates every upstream', () => {
     }
   });
 
-  it("OpenAI's videos API through the official SDK: create, retrieve until completed, downloadContent, on every simulated video vendor", async () => {
+  it.concurrent("OpenAI's videos API through the official SDK: create, retrieve until completed, downloadContent, on every simulated video vendor", async () => {
     const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: example.demoKey });
     const asks = [
       { model: 'x-veo', seconds: '8', size: '1280x720' },
@@ -181,6 +183,55 @@ describe('the example with no vendor key simulates every upstream', () => {
         expect(Buffer.from(await content.arrayBuffer()).subarray(0, 4), ask.model).toEqual(EBML_MAGIC);
       }),
     );
+  });
+
+  it.concurrent('a video task moves queued -> running -> succeeded, ends with a playable WebM, and every state is called back signed', async () => {
+    const asset = await request(example.app)
+      .post('/api/v3/open/CreateAsset')
+      .set('Authorization', auth)
+      .send({ GroupId: 'group-1', URL: 'https://example.com/cat.png', AssetType: 'Image' })
+      .expect(200);
+    const base = new URL(server.url);
+    const created = await request(example.app)
+      .post('/api/v3/contents/generations/tasks')
+      .set('Authorization', auth)
+      .send({
+        model: 'x-video',
+        content: [
+          { type: 'text', text: 'A cat on a skateboard' },
+          { type: 'image_url', image_url: { url: `asset://${asset.body.Result.Id as string}` }, role: 'reference_image' },
+        ],
+        callback_url: `http://127.0.0.1:${base.port}/hooks/video`,
+      })
+      .expect(200);
+    expect(created.body).toEqual({ id: expect.stringMatching(/^task_/) });
+
+    const { statuses, task } = await followTask(example.app, auth, created.body.id as string);
+    expect(statuses.at(-1)).toBe('succeeded');
+    // the simulation's clock: every state is seen in order, never backwards
+    expect(['queued', 'running', 'succeeded'].filter((status) => statuses.includes(status))).toEqual(statuses);
+    expect(task).toEqual(
+      expect.objectContaining({
+        id: created.body.id,
+        model: 'x-video',
+        status: 'succeeded',
+        content: { video_url: expect.stringMatching(/\/v1\/results\/[a-f0-9]{32}\/[A-Za-z0-9_-]{22}\.webm\?expires=/) },
+      }),
+    );
+    // durable results: a signed URL of the example itself (made for supertest's server, fetched from the listening one)
+    const durable = new URL((task.content as { video_url: string }).video_url);
+    const video = await download(`${server.url}${durable.pathname}${durable.search}`);
+    expect(video.type).toBe('video/webm');
+    expect(video.body.subarray(0, 4).equals(EBML_MAGIC)).toBe(true);
+
+    // the example's receiver verified the Standard Webhooks signature of each delivery
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline && !example.callbacks.deliveries.some((delivery) => delivery.taskId === created.body.id && delivery.status === 'succeeded')) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const mine = example.callbacks.deliveries.filter((delivery) => delivery.taskId === created.body.id);
+    expect(mine.map((delivery) => delivery.status)).toContain('succeeded');
+    expect(mine.every((delivery) => delivery.webhookId.startsWith('evt_'))).toBe(true);
   });
 
   it('chat completions work through the official SDK, plain and streamed', async () => {
@@ -269,55 +320,6 @@ describe('the example with no vendor key simulates every upstream', () => {
     });
     expect(refused.status).toBe(401);
     expect(((await refused.json()) as { ResponseMetadata: { Error: { Code: string } } }).ResponseMetadata.Error.Code).toBe('SignatureDoesNotMatch');
-  });
-
-  it('a video task moves queued -> running -> succeeded, ends with a playable WebM, and every state is called back signed', async () => {
-    const asset = await request(example.app)
-      .post('/api/v3/open/CreateAsset')
-      .set('Authorization', auth)
-      .send({ GroupId: 'group-1', URL: 'https://example.com/cat.png', AssetType: 'Image' })
-      .expect(200);
-    const base = new URL(server.url);
-    const created = await request(example.app)
-      .post('/api/v3/contents/generations/tasks')
-      .set('Authorization', auth)
-      .send({
-        model: 'x-video',
-        content: [
-          { type: 'text', text: 'A cat on a skateboard' },
-          { type: 'image_url', image_url: { url: `asset://${asset.body.Result.Id as string}` }, role: 'reference_image' },
-        ],
-        callback_url: `http://127.0.0.1:${base.port}/hooks/video`,
-      })
-      .expect(200);
-    expect(created.body).toEqual({ id: expect.stringMatching(/^task_/) });
-
-    const { statuses, task } = await followTask(example.app, auth, created.body.id as string);
-    expect(statuses.at(-1)).toBe('succeeded');
-    // the simulation's clock: every state is seen in order, never backwards
-    expect(['queued', 'running', 'succeeded'].filter((status) => statuses.includes(status))).toEqual(statuses);
-    expect(task).toEqual(
-      expect.objectContaining({
-        id: created.body.id,
-        model: 'x-video',
-        status: 'succeeded',
-        content: { video_url: expect.stringMatching(/\/v1\/results\/[a-f0-9]{32}\/[A-Za-z0-9_-]{22}\.webm\?expires=/) },
-      }),
-    );
-    // durable results: a signed URL of the example itself (made for supertest's server, fetched from the listening one)
-    const durable = new URL((task.content as { video_url: string }).video_url);
-    const video = await download(`${server.url}${durable.pathname}${durable.search}`);
-    expect(video.type).toBe('video/webm');
-    expect(video.body.subarray(0, 4).equals(EBML_MAGIC)).toBe(true);
-
-    // the example's receiver verified the Standard Webhooks signature of each delivery
-    const deadline = Date.now() + 20_000;
-    while (Date.now() < deadline && !example.callbacks.deliveries.some((delivery) => delivery.taskId === created.body.id && delivery.status === 'succeeded')) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    const mine = example.callbacks.deliveries.filter((delivery) => delivery.taskId === created.body.id);
-    expect(mine.map((delivery) => delivery.status)).toContain('succeeded');
-    expect(mine.every((delivery) => delivery.webhookId.startsWith('evt_'))).toBe(true);
   });
 
   it('the callback receiver refuses a delivery whose signature does not verify', async () => {

@@ -7,9 +7,10 @@
 // `safety_identifier` with a 400 is asked once more with `user`, remembered, and paid once.
 import OpenAI, { toFile } from 'openai';
 import request from 'supertest';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_CATALOGUE, safetyIdentifierOf, type Upstream } from '../../lib/index.js';
 import { localResultStorage } from '../../lib/storage.js';
+import { useSkippingClock } from '../../lib/testing/index.js';
 import { KEY_A, KEY_B } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 import { startFakeArk } from '../helpers/fake-ark.js';
@@ -25,6 +26,11 @@ import { startFakeVeo } from '../helpers/fake-veo.js';
 import { TINY_PNG } from '../helpers/images.js';
 import { type ListedModel, walkModels } from '../helpers/model-walk.js';
 import { tempDir } from '../helpers/temp-dir.js';
+
+// the pauses between reads of queued work (fal's queue, Replicate's predictions) take no time
+// (docs/contributing.md "The clock of the specs"): no fake here holds a job while it is read
+const skippingClock = useSkippingClock();
+afterAll(() => skippingClock.restore());
 
 const SECRET = 'safety-identifier-secret-of-the-e2e-specs-0123456789';
 const TENANTS = { [KEY_A]: 'tenant-a', [KEY_B]: 'tenant-b' } as const;

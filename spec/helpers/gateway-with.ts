@@ -1,7 +1,7 @@
 // The one e2e fixture: starts the fake upstreams a spec asks for, builds the resolver from them, mounts the
 // router in a host app (gateway-app.ts), listens on port 0, and tears all of it down by itself, so no
 // spec copies start/close/reset blocks. Fakes start before the gateway and close after it, in reverse.
-import { afterAll, afterEach, expect, onTestFinished } from 'vitest';
+import { afterAll, afterEach, onTestFinished } from 'vitest';
 import type { ResolveUpstream, ResolveUpstreamInput } from '../../lib/index.js';
 import type { RecordedRequest } from './fake-upstream.js';
 import { type TestGateway, type TestGatewayOverrides, createTestGateway, listen, mergeTestOptions } from './gateway-app.js';
@@ -45,14 +45,20 @@ export async function gatewayWith<F extends Starters = Record<never, never>>(
   changes: Omit<TestGatewayOverrides, 'resolveUpstream'> = {},
 ): Promise<GatewayFixture<F>> {
   const { fakes: starters, resolve, resetEach, ...overrides } = mergeTestOptions(given, changes);
-  const inTest = expect.getState().currentTestName !== undefined;
   const started: Array<{ close(): Promise<void> }> = [];
   const teardown = async (): Promise<void> => {
     // reverse order: the server and router go before the fakes they call
     for (const item of started.reverse()) await item.close();
   };
-  if (inTest) onTestFinished(teardown);
-  else afterAll(teardown);
+  // vitest refuses onTestFinished outside a test: that refusal, not the name of the test last run (which a
+  // worker that runs several files keeps), says where this fixture was made
+  let inTest = true;
+  try {
+    onTestFinished(teardown);
+  } catch {
+    inTest = false;
+    afterAll(teardown);
+  }
 
   const fakes = {} as Started<F>;
   for (const [name, start] of Object.entries(starters ?? {})) {
