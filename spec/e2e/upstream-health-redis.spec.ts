@@ -35,6 +35,15 @@ function client(url: string, options: RedisOptions = {}): Redis {
   return made;
 }
 
+/**
+ * Waits until `count` instances listen on the prefix's channel: a state published before an instance
+ * subscribed never reaches it (its subscription is made when the router is created, and completes later).
+ */
+async function subscribed(prefix: string, count = 2): Promise<void> {
+  const reader = client(REDIS_URL!);
+  await expect.poll(async () => Number(((await reader.call('PUBSUB', 'NUMSUB', `${prefix}changes`)) as [string, number])[1]), { timeout: 15_000, interval: 20 }).toBeGreaterThanOrEqual(count);
+}
+
 /** Two gateway instances sharing health through one Redis prefix, in front of two fake upstreams a and b. */
 async function twoInstancesOnOneRedis() {
   const prefix = `gw:test:health:${randomBytes(4).toString('hex')}:`;
@@ -45,6 +54,7 @@ async function twoInstancesOnOneRedis() {
     routing: { store: client(REDIS_URL!), prefix },
   });
   const other = gateway.variant({ routing: { store: client(REDIS_URL!), prefix } });
+  await subscribed(prefix);
   return { gateway, other, prefix };
 }
 
@@ -83,6 +93,7 @@ describe.runIf(Boolean(REDIS_URL))('upstream health on Redis', () => {
       routing: routing(client(REDIS_URL!)),
     });
     const other = gateway.variant({ routing: routing(client(REDIS_URL!)) });
+    await subscribed(prefix);
     const { a, b } = gateway.fakes;
     const stateOf = (instance: typeof other) => instance.router.health().find((entry) => entry.upstream.baseURL === a.origin)?.state;
     expect((await chat(other.app)).status).toBe(200);
@@ -152,6 +163,7 @@ describe.runIf(Boolean(REDIS_URL))('upstream health on Redis', () => {
       routing: routing(client(REDIS_URL!)),
     });
     const other = gateway.variant({ routing: routing(client(REDIS_URL!)) });
+    await subscribed(prefix);
     const { a } = gateway.fakes;
     const stateOf = (instance: typeof other) => instance.router.health().find((entry) => entry.upstream.baseURL === a.baseURL)?.state;
     const reads = () => a.requests.filter((recorded) => recorded.method === 'GET' && recorded.path === '/v1/models');
