@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { WaitsFirstSequencer } from './spec/helpers/waits-first-sequencer.js';
 
 const require = createRequire(import.meta.url);
 const express4 = process.env.GATEWAY_EXPRESS === '4';
@@ -35,6 +36,8 @@ export default defineConfig({
     // per file (half the suite's CPU time): each file tears down what it starts (spec/helpers/gateway-with.ts),
     // and the setup file above takes away what a file installed for the whole process
     isolate: false,
+    // with no timings of an earlier run (a fresh clone), the specs that wait on leases start first
+    sequence: { sequencer: WaitsFirstSequencer },
     testTimeout: 20_000,
     hookTimeout: 20_000,
     server: { deps: { inline: express4 ? [/lib\//] : [] } },
