@@ -7,16 +7,18 @@
 // An upstream's health key (docs/routing-and-health.md "Keys") is what fails together: the provider,
 // base URL, credential, upstream model and route kind; the credential enters as a short hash, so
 // neither the key string nor health() nor a log line ever holds the key itself.
-import type { Logger } from '../../options/host-hooks.js';
-import type { RoutingStrategy, UpstreamCallerState, UpstreamHealthEvent, UpstreamHealthReport, UpstreamIdentity, UpstreamState } from '../../options/routing-options.js';
-import type { Telemetry } from '../../telemetry/telemetry.js';
+import type { RoutingStrategy, UpstreamHealthReport, UpstreamIdentity, UpstreamState } from '../../options/routing-options.js';
 import type { RouteName, Upstream } from '../../types.js';
 import { type BreakerSettings, BreakerState, type Transition } from './circuit-breaker.js';
 import { type Candidate, chooseOrder } from './choose-upstreams.js';
 import { healthOutcomeOf } from './health-failure.js';
 import type { HealthReads } from './health-reads.js';
-import { type SharedHealth, type SharedRecord, TRIAL_LEASE_MS } from './shared-health.js';
+import { type HealthSignals, announce, reportOf } from './health-signals.js';
+import { CLAIM_RETRY_MS, CLAIM_WAIT_MS, type Claim, trialHeld } from './trial-claims.js';
+import type { SharedHealth, SharedRecord } from './shared-health.js';
 import { createHash } from 'node:crypto';
+
+export type { HealthSignals } from './health-signals.js';
 
 export interface HealthSettings {
   strategy: RoutingStrategy;
@@ -25,12 +27,6 @@ export interface HealthSettings {
   explore: number;
   now: () => number;
   random: () => number;
-}
-
-export interface HealthSignals {
-  logger: Logger;
-  telemetry: Telemetry;
-  onUpstreamHealth?: (event: UpstreamHealthEvent) => void;
 }
 
 interface Entry {
@@ -56,17 +52,6 @@ interface Entry {
 // the reasons for which a free read tells whether the upstream serves again: connect, timeout and 5xx
 // failures (an account refusal or a vendor's named wait keep a caller's trial: a read may pass while the request would not)
 const READ_REASONS: ReadonlySet<string> = new Set(['failures', 'failure-rate', 'trial-failed']);
-
-/** A claim made at `at`: `pending` until Redis answers, then `won` (this instance sends the trial) or `lost`. */
-interface Claim {
-  state: 'pending' | 'won' | 'lost';
-  at: number;
-}
-
-// a claim Redis has not answered in this long is given up: this instance sends its own trial
-const CLAIM_WAIT_MS = 2_000;
-// a lost claim is tried again this often: the holder may have stopped (its lease expires)
-const CLAIM_RETRY_MS = 1_000;
 
 /** One admitted call: what its outcome is recorded against. */
 export interface Admission {
@@ -144,10 +129,10 @@ export class UpstreamHealth {
       if (entry.breaker.state === 'half-open' || now >= entry.breaker.openUntil) this.startRead(entry, now);
       return undefined;
     }
-    if (this.shared && entry.breaker.state !== 'closed' && entry.breaker.usable(now) && !this.trialHeld(entry, now)) return undefined;
+    if (this.shared && entry.breaker.state !== 'closed' && entry.breaker.usable(now) && !trialHeld(entry, now, this.shared, this.settings.now)) return undefined;
     const admitted = entry.breaker.admit(now);
     if (!admitted) return undefined;
-    if (admitted.moved) this.announce(entry, admitted.moved, false);
+    if (admitted.moved) announce(entry.key, entry.identity, admitted.moved, this.signals);
     if (this.reads) this.remember(entry, upstream, model);
     return { entry, as: admitted.as, started: now, caller };
   }
@@ -206,18 +191,7 @@ export class UpstreamHealth {
   /** Every known upstream's state now (router.health()). */
   report(): UpstreamHealthReport[] {
     const now = this.settings.now();
-    return [...this.entries.values()].map(({ identity, breaker }) => {
-      const state = breaker.state === 'open' && now >= breaker.openUntil ? 'half-open' : breaker.state;
-      return {
-        upstream: { ...identity },
-        state,
-        failures: breaker.failures,
-        ...(breaker.latencyMs !== undefined ? { latencyMs: Math.round(breaker.latencyMs * 10) / 10 } : {}),
-        ...(state === 'open' ? { openUntil: new Date(breaker.openUntil) } : {}),
-        ...(breaker.reason ? { reason: breaker.reason, since: new Date(breaker.since) } : {}),
-        ...closingsOf(breaker, now),
-      };
-    });
+    return [...this.entries.values()].map(({ identity, breaker }) => reportOf(identity, breaker, now));
   }
 
   /** Another instance's state change (shared-health.ts): applied to the local map, announced nowhere (that instance did). */
@@ -243,7 +217,7 @@ export class UpstreamHealth {
       entry.claim = undefined;
       this.planRead(entry, moved.state, moved.reason);
     }
-    this.announce(entry, moved, true);
+    announce(entry.key, entry.identity, moved, this.signals, this.shared);
   }
 
   /** Keeps the upstream a read would be made with: the last one admitted, in memory only. */
@@ -292,7 +266,7 @@ export class UpstreamHealth {
         if (claiming) entry.claim = { state: 'won', at: this.settings.now() };
         const admitted = entry.breaker.admit(this.settings.now());
         if (!admitted) return;
-        if (admitted.moved) this.announce(entry, admitted.moved, false);
+        if (admitted.moved) announce(entry.key, entry.identity, admitted.moved, this.signals);
         const admission: Admission = { entry, as: admitted.as, started: this.settings.now(), caller: undefined };
         return reads.read(upstream, model).then(
           () => {
@@ -333,42 +307,6 @@ export class UpstreamHealth {
     return claim === undefined || claim.state === 'won' || now - claim.at >= (claim.state === 'pending' ? CLAIM_WAIT_MS : CLAIM_RETRY_MS);
   }
 
-  /**
-   * The cluster's one half-open trial (docs/routing-and-health.md "Several instances"): true when this
-   * instance holds it. Otherwise a claim is made in the background (or is under way, or another
-   * instance holds it) and the upstream is skipped meanwhile: the rest go elsewhere. Redis that does
-   * not answer, or cannot claim, leaves the trial to this instance (as without a store).
-   */
-  private trialHeld(entry: Entry, now: number): boolean {
-    const claim = entry.claim;
-    // a claim older than its lease may have passed to another instance: made again
-    if (claim?.state === 'won' && now - claim.at < TRIAL_LEASE_MS) return true;
-    if (claim?.state === 'pending' && now - claim.at < CLAIM_WAIT_MS) return false;
-    if (claim?.state === 'pending') {
-      claim.state = 'won';
-      return true;
-    }
-    if (claim?.state === 'lost' && now - claim.at < CLAIM_RETRY_MS) return false;
-    const claiming = this.shared?.claimTrial(entry.key);
-    if (!claiming) {
-      entry.claim = { state: 'won', at: now };
-      return true;
-    }
-    const made: Claim = { state: 'pending', at: now };
-    entry.claim = made;
-    claiming.then(
-      (won) => {
-        if (entry.claim !== made) return;
-        made.state = won ? 'won' : 'lost';
-        made.at = this.settings.now();
-      },
-      () => {
-        if (entry.claim === made) made.state = 'won';
-      },
-    );
-    return false;
-  }
-
   private entryOf(upstream: Upstream, route: RouteName, model: string): Entry {
     const key = healthKeyOf(upstream, route, model);
     return this.entries.get(key) ?? this.add(key, identityOf(upstream, route, model));
@@ -385,59 +323,6 @@ export class UpstreamHealth {
   private forgetHealthy(): void {
     for (const [key, entry] of this.entries) if (entry.breaker.state === 'closed' && entry.breaker.failures === 0 && entry.breaker.callers.size === 0) this.entries.delete(key);
   }
-
-  /** The operator's signals of a state change (docs/routing-and-health.md "Operator signals"). */
-  private announce(entry: Entry, moved: Transition, share: boolean): void {
-    const { identity } = entry;
-    const event: UpstreamHealthEvent = {
-      upstream: { ...identity },
-      state: moved.state,
-      reason: moved.reason,
-      since: new Date(moved.since),
-      ...(moved.openUntil !== undefined ? { openUntil: new Date(moved.openUntil) } : {}),
-      ...(moved.caller !== undefined ? { caller: moved.caller } : {}),
-    };
-    const fields = {
-      upstream: identity,
-      state: moved.state,
-      reason: moved.reason,
-      ...(event.openUntil ? { openUntil: event.openUntil.toISOString() } : {}),
-      ...(moved.caller !== undefined ? { caller: moved.caller } : {}),
-    };
-    const { logger } = this.signals;
-    if (moved.caller !== undefined && moved.state === 'open')
-      logger.warn(fields, `upstream ${identity.provider} ${identity.baseURL} is open for caller ${moved.caller} alone after its own failures: the other callers still use it`);
-    else if (moved.caller !== undefined) logger.info(fields, `upstream ${identity.provider} ${identity.baseURL} is closed for caller ${moved.caller} again`);
-    else if (moved.reason === 'account') logger.error(fields, `the upstream refused the operator's account: ${identity.provider} ${identity.baseURL} is open for every tenant`);
-    else if (moved.state === 'open') logger.warn(fields, `upstream ${identity.provider} ${identity.baseURL} is open: requests go to the next upstream`);
-    else logger.info(fields, `upstream ${identity.provider} ${identity.baseURL} is ${moved.state}`);
-    this.signals.telemetry.recordUpstreamHealth(moved.state, moved.reason, identity.provider);
-    if (this.signals.onUpstreamHealth) {
-      try {
-        this.signals.onUpstreamHealth(event);
-      } catch (error) {
-        logger.error({ error: error instanceof Error ? error.message : String(error) }, 'onUpstreamHealth threw; the gateway ignores it');
-      }
-    }
-    if (share && moved.state !== 'half-open')
-      this.shared?.publish({
-        key: entry.key,
-        upstream: identity,
-        state: moved.state,
-        reason: moved.reason,
-        since: moved.since,
-        ...(moved.openUntil !== undefined ? { openUntil: moved.openUntil } : {}),
-        ...(moved.caller !== undefined ? { caller: moved.caller } : {}),
-      });
-  }
-}
-
-/** The callers an upstream is open for alone, now, for health(). */
-function closingsOf(breaker: BreakerState, now: number): { openFor?: UpstreamCallerState[] } {
-  if (breaker.callers.size === 0) return {};
-  const openFor: UpstreamCallerState[] = [];
-  for (const [caller, own] of breaker.callers) if (now < own.openUntil) openFor.push({ caller, failures: own.failures, since: new Date(own.since), openUntil: new Date(own.openUntil) });
-  return openFor.length > 0 ? { openFor } : {};
 }
 
 /** Breaker settings under which nothing opens: latency and counts only, for `breaker: false`. */

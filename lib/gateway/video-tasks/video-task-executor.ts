@@ -20,7 +20,7 @@ import { type Outcome, type Usage, type UseCaseRequest, attempting, settle, usag
 import { withCharge } from '../tenancy/with-charge.js';
 import type { Quoted } from '../tenancy/quote.js';
 import type { CallContext } from '../../providers/call-context.js';
-import { providersWithTasks, requireUpstreamTasks, upstreamTasksOf } from '../../providers/registry.js';
+import { providersWithTasks, requireUpstreamTasks } from '../../providers/registry.js';
 import { ERROR_CODES } from '../../errors/error-codes.js';
 import { withFallback } from '../routing/fallback.js';
 import { resolveUpstreams } from '../routing/resolve-upstreams.js';
@@ -32,7 +32,7 @@ import type { TaskExecutor } from '../tasks/task-executor.js';
 import { findOwnTask, newTaskId, updateTaskOf } from '../tasks/task-records.js';
 import { taskChargeOf } from '../tasks/task-charge.js';
 import { pollDelayOf, pollKey } from '../tasks/task-keys.js';
-import { VideoTaskResults } from './video-task-results.js';
+import { VideoTaskResults, upstreamsKeepingResults } from './video-task-results.js';
 import { isPassedStatus, isTerminalStatus } from '../tasks/task-state-order.js';
 import type { VideoTaskRecord, VideoAsked } from '../../stores/tasks/task-store.js';
 import { VideoTaskUsage } from './video-task-usage.js';
@@ -187,7 +187,7 @@ export class VideoTaskExecutor implements TaskExecutor<'video', VideoTaskTypes> 
     const content = await mapReferences(this.options, body.content, caller);
     // the prompt and reference images checked before the resolver and any charge (docs/content-safety.md)
     if (this.options.moderation) await checkVideoInput({ options: this.options, http: this.http }, request, 'video.tasks', body.model, body, content);
-    const upstreams = this.withResultsKept(await resolveUpstreams(this.options, { model: body.model, route: 'video.tasks', caller, req: request.hostRequest }), body.model);
+    const upstreams = upstreamsKeepingResults(this.options, await resolveUpstreams(this.options, { model: body.model, route: 'video.tasks', caller, req: request.hostRequest }), body.model);
     const entry = named ?? rowFor(this.options.models, body.model, upstreams[0]);
     if (!named) body = ruled(entry);
     // the length the quota is charged for; lengths that disagree are a 400. `duration: -1` (the model
@@ -201,21 +201,6 @@ export class VideoTaskExecutor implements TaskExecutor<'video', VideoTaskTypes> 
    * the operator's key) are left out, before any paid work; when none is left the create is refused
    * (docs/providers/gemini.md "Video (Veo)"), and the operator is told why.
    */
-  private withResultsKept(upstreams: readonly Upstream[], model: string): readonly Upstream[] {
-    if (this.options.storage) return upstreams;
-    const kept = upstreams.filter((upstream) => !upstreamTasksOf(upstream, 'video')?.resultsNeedStorage);
-    if (kept.length > 0) return kept;
-    this.options.logger.error(
-      { model, provider: String(upstreams[0]?.provider) },
-      `video tasks on provider '${String(upstreams[0]?.provider)}' need the storage option: its videos are downloadable only with the operator's credentials`,
-    );
-    throw new GatewayError({
-      status: 500,
-      code: ERROR_CODES.internalError,
-      message: `Model '${model.slice(0, 100)}' makes videos the gateway must keep in its result storage, and none is configured (the operator's 'storage' option). Ask the operator to configure it.`,
-    });
-  }
-
   private async createCharged(request: UseCaseRequest, prepared: PreparedCreate, charge: QuotaCharge, usage: Usage): Promise<CreatedTask> {
     const { caller } = request;
     const { body, content, callbackUrl, upstreams, videoSeconds } = prepared;

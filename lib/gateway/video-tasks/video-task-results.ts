@@ -1,10 +1,12 @@
 // A succeeded video task's results, kept (docs/durable-results.md): the video and last frame are
 // re-hosted once into the operator's storage and their keys recorded with compare-and-set before
 // anything names them; a query and a callback then answer the store's freshly signed URLs.
+import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { isObject } from '../../json/json-values.js';
 import type { VideoTaskRecord } from '../../stores/tasks/task-store.js';
 import type { UpstreamHttp } from '../../transport/upstream-http.js';
+import type { Upstream } from '../../types.js';
 import { type RehostContext, StorageFailure, storageFallback, storeFromUrl, urlOf } from '../results/durable-results.js';
 import type { ResolvedOptions } from '../resolve-options.js';
 import { CAS_ROUNDS, NEVER_ABORTED } from '../tasks/background-work.js';
@@ -165,3 +167,23 @@ function mediaUrlsOf(state: Record<string, unknown>): Array<[string, string]> {
 }
 
 const MEDIA_FIELDS = ['video_url', 'last_frame_url'] as const;
+
+/**
+ * The upstreams whose videos this gateway can hand out: without result storage, those of a provider
+ * whose videos are downloadable only with the operator's credentials are left out; when none is left,
+ * the operator's mistake is logged and the caller gets a 500 before any call.
+ */
+export function upstreamsKeepingResults(options: Pick<ResolvedOptions, 'storage' | 'logger'>, upstreams: readonly Upstream[], model: string): readonly Upstream[] {
+  if (options.storage) return upstreams;
+  const kept = upstreams.filter((upstream) => !upstreamTasksOf(upstream, 'video')?.resultsNeedStorage);
+  if (kept.length > 0) return kept;
+  options.logger.error(
+    { model, provider: String(upstreams[0]?.provider) },
+    `video tasks on provider '${String(upstreams[0]?.provider)}' need the storage option: its videos are downloadable only with the operator's credentials`,
+  );
+  throw new GatewayError({
+    status: 500,
+    code: ERROR_CODES.internalError,
+    message: `Model '${model.slice(0, 100)}' makes videos the gateway must keep in its result storage, and none is configured (the operator's 'storage' option). Ask the operator to configure it.`,
+  });
+}
