@@ -28,6 +28,7 @@ export type {
 } from './options/gateway-options.js';
 export type { QuotaLimits, QuotaOptions } from './options/quota-options.js';
 export type { IdempotencyOptions } from './options/idempotency-options.js';
+export type { ProvenanceAlgorithm, ProvenanceAssertion, ProvenanceOptions, ProvenanceReport, ProvenanceSetting, ProvenanceSigning, ProvenanceSubject } from './options/provenance-options.js';
 export type { SharedRedisClient, SharedRedisOptions } from './options/redis-options.js';
 export type { GatewayLimits, ImageModelFamily } from './options/request-limits.js';
 export type { AuthenticatedMiddleware, ListedModel, ListModels, Logger, ResolvedUpstreams, ResolveUpstream, ResolveUpstreamInput, VerifyKey } from './options/host-hooks.js';

@@ -161,6 +161,8 @@ export interface UsageEvent {
    * or absorb them; a retry that received kept work has no event of its own.
    */
   undeliveredImages?: number;
+  /** With the `provenance` option: each answered image's C2PA status, in the order of `data` (docs/provenance.md). */
+  provenance?: Array<'valid' | 'invalid' | 'absent'>;
   /** Images the vendor made that the moderation policy's output stage withheld (docs/content-safety.md); paid as `undeliveredImages` with lostBy 'flagged'. */
   flaggedImages?: number;
   /**

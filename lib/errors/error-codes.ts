@@ -44,6 +44,8 @@ export const ERROR_CODES = {
   imageDownloadFailed: 'image_download_failed',
   /** 502: the result could not be stored for a durable URL (storage.onFailure: 'error'). */
   storageFailed: 'storage_failed',
+  /** 502: the operator's signer failed to sign an image with its Content Credentials; nothing was delivered (docs/provenance.md). */
+  provenanceSigningFailed: 'provenance_signing_failed',
   /** 409: the image task has already ended; only a queued or running one can be cancelled. */
   taskNotCancellable: 'task_not_cancellable',
   /** An image task nobody finished: it waited too long for a slot, or the instance running it stopped (docs/image-tasks.md). */

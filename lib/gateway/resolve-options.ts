@@ -30,6 +30,7 @@ import { WorkBooks } from './ledger/work-books.js';
 import type { UpstreamHealth } from './routing/upstream-health.js';
 import { resolveRouting } from './routing/resolve-routing.js';
 import { Moderation } from './moderation/moderation.js';
+import { Provenance } from '../provenance/provenance-policy.js';
 import { DeliveryLog } from './deliveries/delivery-log.js';
 import { resolveDeliveries } from './options/delivery-options.js';
 
@@ -86,6 +87,8 @@ export interface ResolvedOptions {
   readonly routing: UpstreamHealth;
   /** The `moderation` option at work (with `onModeration` and `onStrikeLimit`); undefined without it (docs/content-safety.md). */
   readonly moderation?: Moderation;
+  /** The `provenance` option at work: per caller, what is read, trusted and signed; undefined without it (docs/provenance.md). */
+  readonly provenance?: Provenance;
 }
 
 /**
@@ -112,6 +115,7 @@ const OPTION_NAMES = {
   moderation: true,
   onModeration: true,
   onStrikeLimit: true,
+  provenance: true,
   logger: true,
   telemetry: true,
 } as const satisfies Record<keyof GatewayOptions, true>;
@@ -247,6 +251,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     imageTasks: resolveImageTasks(options.limits?.imageTasks),
     safetyIdentifier: resolveSafetyIdentifier(tenancy.safetyIdentifier),
     ...(options.moderation !== undefined && options.moderation !== null ? { moderation: new Moderation(options.moderation, options.onModeration, logger, options.onStrikeLimit, redis) } : {}),
+    ...(options.provenance !== undefined && options.provenance !== null ? { provenance: new Provenance(options.provenance, options.storage !== undefined) } : {}),
   };
   // last: these open connections (health's subscription, BullMQ's duplicates), so an option that
   // fails its check above leaves nothing open

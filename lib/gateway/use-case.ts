@@ -101,6 +101,8 @@ export interface Usage {
   onUpstreamTask?: (task: UpstreamTaskRef) => Promise<void>;
   /** Images made that the moderation policy withheld (gateway/moderation/). */
   flaggedImages?: number;
+  /** Each answered image's Content Credentials, in the order of `data` (docs/provenance.md). */
+  provenance?: Array<'valid' | 'invalid' | 'absent'>;
 }
 
 /**

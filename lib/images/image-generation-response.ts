@@ -1,11 +1,14 @@
 // The gateway's own answer to an image request (contract §2.4), whichever provider generated the images:
 // the native image capability of a provider translates into it, and the result pipeline fills b64_json.
+import type { ProvenanceReport } from '../options/provenance-options.js';
 
 /** contract §2.4 */
 export interface ImageData {
   url: string;
   b64_json: string;
   revised_prompt: string;
+  /** With the `provenance` option: the image's Content Credentials (docs/provenance.md). */
+  provenance?: ProvenanceReport;
 }
 
 export interface ImageGenerationResponse {

@@ -11,7 +11,7 @@ export function imageResponsePieces(response: ImageGenerationResponse, images: A
     pieces.push(`${index > 0 ? ',' : ''}{"url":${JSON.stringify(item.url)},"b64_json":"`);
     if (raw) pieces.push(raw);
     else pieces.push(item.b64_json);
-    pieces.push(`","revised_prompt":${JSON.stringify(item.revised_prompt)}}`);
+    pieces.push(`","revised_prompt":${JSON.stringify(item.revised_prompt)}${item.provenance ? `,"provenance":${JSON.stringify(item.provenance)}` : ''}}`);
   });
   pieces.push(`],"extra":${JSON.stringify(response.extra)}}`);
   let length = 0;

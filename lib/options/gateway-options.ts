@@ -24,6 +24,7 @@ import type { DeliveryOptions } from './delivery-options.js';
 import type { ModerationEvent, ModerationOption, StrikeLimitEvent } from './moderation-options.js';
 import type { SharedRedisOptions } from './redis-options.js';
 import type { CallbackOptions } from './callback-options.js';
+import type { ProvenanceSetting } from './provenance-options.js';
 
 export type { CallbackOptions, TaskPollIntervals } from './callback-options.js';
 // re-exported for the modules that read them from here
@@ -141,6 +142,14 @@ export interface GatewayOptions {
    * @example onStrikeLimit: (event) => support.openCase(event.caller.id, event.strikes)
    */
   onStrikeLimit?: (event: StrikeLimitEvent) => void | Promise<void>;
+  /**
+   * C2PA Content Credentials (docs/provenance.md): each image's and video's manifest read, checked and
+   * reported (`data[i].provenance`), and, for the callers whose options say `sign`, the images signed
+   * with the operator's certificate. A function chooses per caller (`null`: nothing for that caller).
+   * Needs the optional peer dependencies `@contentauth/c2pa-wasm` and `cborg`. Default: off.
+   * @example provenance: { trustAnchors: readFileSync('c2pa-anchors.pem', 'utf8') }
+   */
+  provenance?: ProvenanceSetting;
   /**
    * Where the gateway logs, pino-compatible: `info/warn/error(fields, message)`, optional `child()`.
    * Gets every 5xx (with its `requestId`), hooks that throw, failed upstream attempts, polls and

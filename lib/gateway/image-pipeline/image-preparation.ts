@@ -7,6 +7,7 @@ import { readImageGenerationRequest } from '../../images/image-request.js';
 import { UploadedImage } from '../../images/uploaded-image.js';
 import type { CallContext } from '../../providers/call-context.js';
 import type { Upstream } from '../../types.js';
+import type { CallerProvenance } from '../../provenance/provenance-policy.js';
 import type { ImageModelFamily } from '../../options/request-limits.js';
 import { checkRefusedFields, checkSize, familyOf } from '../../models/model-rules.js';
 import type { ModelEntry, ModelServing } from '../../options/model-catalogue.js';
@@ -35,6 +36,8 @@ export interface ImageRequest {
   stream?: { input: ImageInput; settings: RequestedSettings };
   /** The caller's moderation policy, once its input stages passed: the output stage reads it (docs/content-safety.md). */
   moderation?: ActivePolicy;
+  /** The caller's provenance, read by the `call` stage when the router has the option (docs/provenance.md). */
+  provenance?: CallerProvenance;
 }
 
 /** What the request was read as, for which family, and the upstreams the resolver named for it. */

@@ -14,11 +14,12 @@ import { charge } from './stages/charge.js';
 import { moderateInput } from './stages/moderate-input.js';
 import { moderateOutput } from './stages/moderate-output.js';
 import { prepare } from './stages/prepare.js';
+import { provenance } from './stages/provenance.js';
 import { results } from './stages/results.js';
 import { store } from './stages/store.js';
 
 /** The stages of an image request, in order. */
-export const IMAGE_STAGES: readonly ImageStage[] = [prepare, moderateInput, charge, call, results, moderateOutput, store, answer];
+export const IMAGE_STAGES: readonly ImageStage[] = [prepare, moderateInput, charge, call, results, moderateOutput, provenance, store, answer];
 
 /** A stage of a router's list, with its place in IMAGE_STAGES (a run of part of the list is named by places). */
 interface PlacedStage {
@@ -34,11 +35,11 @@ export interface ImageStageLists {
 
 /**
  * The lists of a router with these options: every stage, less those with nothing to do here (the
- * moderation stages without the `moderation` option, `store` without `storage`, and `answer` for a
+ * moderation stages without the `moderation` option, `provenance` without its option, `store` without `storage`, and `answer` for a
  * whole request, which is answered what the stages before it left).
  */
-export function imageStageLists(options: Pick<ResolvedOptions, 'moderation' | 'storage'>): ImageStageLists {
-  const has = { moderation: options.moderation !== undefined, storage: options.storage !== undefined };
+export function imageStageLists(options: Pick<ResolvedOptions, 'moderation' | 'provenance' | 'storage'>): ImageStageLists {
+  const has = { moderation: options.moderation !== undefined, provenance: options.provenance !== undefined, storage: options.storage !== undefined };
   const placed = IMAGE_STAGES.map((stage, at): PlacedStage => ({ stage, at }));
   const streamed = placed.filter(({ stage }) => stage.only === undefined || stage.only === 'stream' || has[stage.only]);
   return { whole: streamed.filter(({ stage }) => stage.only !== 'stream'), streamed };

@@ -9,6 +9,7 @@
 // - any other answer is awaited whole and becomes one `*.completed` event per image.
 // Bytes come from the upstream's b64_json or from its URLs through the same download rules as a
 // b64_json answer (result-images.ts). Nothing here writes to a response.
+import type { ProvenanceReport } from '../../options/provenance-options.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ImageGenerationResponse } from '../../images/image-generation-response.js';
 import { sniffImageType } from '../../images/sniff-image-type.js';
@@ -33,6 +34,8 @@ export interface ImageEventFields {
   partial_image_index?: number;
   /** On a completed event, always: OpenAI's API reference requires it and the `openai` SDK types it as present. */
   usage?: ImageEventUsage;
+  /** With the `provenance` option, on a completed event: the image's Content Credentials (docs/provenance.md). */
+  provenance?: ProvenanceReport;
 }
 
 /** OpenAI's `usage` of an image completed event (the SDK's ImageGenCompletedEvent.Usage). */
@@ -97,6 +100,7 @@ export function requestedSettings(fields: Record<string, unknown>, parameters?: 
 export interface StreamedImage {
   bytes: Buffer;
   size?: string;
+  provenance?: ProvenanceReport;
 }
 
 const FORMATS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/webp': 'webp' };
@@ -112,6 +116,7 @@ function completedEvent(image: StreamedImage, settings: RequestedSettings, usage
     // OpenAI's three formats by name; any other image type by its subtype
     output_format: type ? (FORMATS[type] ?? type.slice('image/'.length)) : 'png',
     usage,
+    ...(image.provenance ? { provenance: image.provenance } : {}),
   };
   return { phase: 'completed', image: image.bytes, fields };
 }
@@ -128,7 +133,7 @@ export async function* eventsOf(images: readonly StreamedImage[], settings: Requ
 
 /** The images of a contract §2.4 answer whose b64_json was downloaded (`images[i]`) or given. */
 export function imagesOfAnswer(response: ImageGenerationResponse, images: ReadonlyArray<Buffer | undefined> | undefined): StreamedImage[] {
-  return response.data.map((item, index) => ({ bytes: images?.[index] ?? Buffer.from(item.b64_json, 'base64') }));
+  return response.data.map((item, index) => ({ bytes: images?.[index] ?? Buffer.from(item.b64_json, 'base64'), ...(item.provenance ? { provenance: item.provenance } : {}) }));
 }
 
 /**
@@ -148,7 +153,8 @@ export async function imagesOfPassthrough(body: Buffer, call: CallContext, provi
   return entries.map((item, index) => {
     const size = stringOr(item.size) ?? stringOr(parsed.size);
     const bytes = downloaded[index] ?? checkedImage(Buffer.from(response.data[index]!.b64_json, 'base64'), provider);
-    return size ? { bytes, size } : { bytes };
+    const provenance = isObject(item.provenance) ? (item.provenance as unknown as ProvenanceReport) : undefined;
+    return { bytes, ...(size ? { size } : {}), ...(provenance ? { provenance } : {}) };
   });
 }
 

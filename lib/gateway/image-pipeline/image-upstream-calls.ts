@@ -63,7 +63,8 @@ export function callUpstreams(deps: GatewayDeps, usage: Usage, request: ImageReq
     // provider's OpenAI-compatible API; so does a stream to a provider whose image API streams events
     // of its own (docs/routes.md "Streamed images")
     // with output checks, no partial image may reach the caller unchecked: the whole answer is asked, checked, then streamed
-    const rules = request.stream && !request.moderation?.outputImages ? capabilityOf(upstream, 'imageStreams') : undefined;
+    // so with provenance: no partial image reaches the caller unsigned or unreported (docs/provenance.md)
+    const rules = request.stream && !request.moderation?.outputImages && !request.provenance ? capabilityOf(upstream, 'imageStreams') : undefined;
     const images = prepared.passthrough || rules ? undefined : capabilityOf(upstream, 'images');
     let attempted: Promise<Attempted>;
     // an Idempotency-Key request that another instance could finish from an upstream task id (its

@@ -53,13 +53,13 @@ export interface ImageWork {
 export interface ImageStage {
   readonly name: ImageStageName;
   /**
-   * What the stage has work for, when not for every request: a router with the `moderation` or the
-   * `storage` option, or a streamed request (`stream`). Data, not a function: the stage lists of a
+   * What the stage has work for, when not for every request: a router with the `moderation`, the
+   * `provenance` or the `storage` option, or a streamed request (`stream`). Data, not a function: the stage lists of a
    * router are made once from it (image-stages.ts), and a stage with nothing to do is not run at all.
    */
-  readonly only?: 'moderation' | 'storage' | 'stream';
+  readonly only?: 'moderation' | 'provenance' | 'storage' | 'stream';
   run(work: ImageWork, next: () => Promise<void>): Promise<void>;
 }
 
 /** The stages, by name, in the order they run (image-stages.ts). */
-export type ImageStageName = 'prepare' | 'moderate-input' | 'charge' | 'call' | 'results' | 'moderate-output' | 'store' | 'answer';
+export type ImageStageName = 'prepare' | 'moderate-input' | 'charge' | 'call' | 'results' | 'moderate-output' | 'provenance' | 'store' | 'answer';

@@ -95,6 +95,7 @@ export class ImageTaskEnding {
         ...(usage.upstreamRequestId !== undefined ? { upstreamRequestId: usage.upstreamRequestId } : {}),
         ...(errorCode !== undefined ? { errorCode } : {}),
         ...(usage.storedBytes !== undefined ? { storedBytes: usage.storedBytes } : {}),
+        ...(usage.provenance !== undefined ? { provenance: usage.provenance } : {}),
         ...(usage.imageSizes !== undefined ? { imageSizes: usage.imageSizes } : {}),
         ...(usage.upstreamUsage !== undefined ? { upstreamUsage: usage.upstreamUsage } : {}),
         ...(record.image.quality !== undefined ? { imageQuality: record.image.quality } : {}),

@@ -131,6 +131,7 @@ function usageEventOf(caller: Caller, ended: EndedWork, fields: BookFields): Usa
     ...(usage.upstreamRequestId !== undefined ? { upstreamRequestId: usage.upstreamRequestId } : {}),
     ...(ended.errorCode !== undefined ? { errorCode: ended.errorCode } : {}),
     ...(usage.storedBytes !== undefined ? { storedBytes: usage.storedBytes } : {}),
+    ...(usage.provenance !== undefined ? { provenance: usage.provenance } : {}),
     ...(work.imageSizes !== undefined ? { imageSizes: work.imageSizes } : {}),
     ...(usage.upstreamUsage !== undefined ? { upstreamUsage: usage.upstreamUsage } : {}),
     ...(usage.tokens !== undefined ? { tokens: usage.tokens } : {}),

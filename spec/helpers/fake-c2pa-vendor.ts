@@ -1,0 +1,47 @@
+// A fake OpenAI-compatible image vendor (upstreams §4.1) that answers the C2PA reference
+// implementation's own test files (spec/fixtures/c2pa/): the prompt names the files, one per image,
+// comma-separated; `response_format: 'url'` answers URLs on this server, else b64_json. It counts the
+// paid work it starts (one per generation call).
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type FakeUpstream, sendJson, startFakeUpstream } from './fake-upstream.js';
+
+export const C2PA_FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/c2pa');
+
+/** The bytes of a fixture file. */
+export function c2paFixture(name: string): Buffer {
+  return readFileSync(path.join(C2PA_FIXTURES, name));
+}
+
+export interface FakeC2paVendor extends FakeUpstream {
+  /** Paid generations started. */
+  started(): number;
+}
+
+export async function startFakeC2paVendor(): Promise<FakeC2paVendor> {
+  let started = 0;
+  const fake = await startFakeUpstream(
+    (request, res) => {
+      if (request.method === 'GET' && request.path.startsWith('/files/')) {
+        const bytes = c2paFixture(path.basename(request.path));
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': bytes.length });
+        res.end(bytes);
+        return;
+      }
+      if (request.method !== 'POST' || (!request.path.endsWith('/images/generations') && !request.path.endsWith('/images/edits'))) {
+        sendJson(res, 404, { error: { message: 'unknown path', type: 'invalid_request_error', param: null, code: null } });
+        return;
+      }
+      started += 1;
+      const body = (request.json ?? {}) as { prompt?: string; response_format?: string };
+      const prompt = body.prompt ?? /name="prompt"\r\n\r\n([^\r]*)/.exec(request.body.toString('latin1'))?.[1] ?? 'no_manifest.jpg';
+      const asUrl = body.response_format === 'url' || request.body.toString('latin1').includes('name="response_format"\r\n\r\nurl');
+      const files = prompt.split(',').map((name) => name.trim());
+      const data = files.map((name) => (asUrl ? { url: `${fake.origin}/files/${name}` } : { b64_json: c2paFixture(name).toString('base64') }));
+      sendJson(res, 200, { created: 1764633600, data }, { 'x-request-id': `c2pa-${started}` });
+    },
+    (requestPath) => !requestPath.startsWith('/files/'),
+  );
+  return Object.assign(fake, { started: () => started });
+}
