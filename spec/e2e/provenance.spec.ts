@@ -12,6 +12,7 @@ import { localResultStorage } from '../../lib/storage.js';
 import { readProvenance } from '../../lib/provenance/read-provenance.js';
 import { C2PA_FIXTURES, c2paFixture, startFakeC2paVendor } from '../helpers/fake-c2pa-vendor.js';
 import { KEY_A, KEY_B } from '../helpers/gateway-app.js';
+import { independentlyValidated } from '../helpers/independent-c2pa.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
@@ -82,12 +83,14 @@ describe('signing, per caller', () => {
     expect(proved).toMatchObject({ c2pa: 'valid', trusted: true, actions: ['c2pa.created'], digital_source_type: 'http://cv.iptc.org/newscodes/digitalsourcetype/trainedAlgorithmicMedia' });
     expect(proved.claim_generator).toMatch(/^express-image-gateway\//);
     expect(item.provenance).toEqual(proved);
+    expect(await independentlyValidated(bytes)).toEqual({ valid: true, failed: [] });
   });
 
   it("an image the vendor signed gets the operator's manifest with the vendor's as parent (c2pa.opened)", async () => {
     const answer = await signer.images.generate({ model: 'gpt-image-1', prompt: 'C.jpg' });
     const bytes = Buffer.from((answer.data![0] as Reported).b64_json!, 'base64');
     expect(await readProvenance(bytes, ANCHORS)).toMatchObject({ c2pa: 'valid', trusted: true, actions: ['c2pa.opened'], claim_generator: expect.stringMatching(/^express-image-gateway/) });
+    expect(await independentlyValidated(bytes)).toEqual({ valid: true, failed: [] });
   });
 
   it('signs PNG and WebP; a stored url serves the signed file', async () => {
@@ -104,6 +107,9 @@ describe('signing, per caller', () => {
       const proved = await readProvenance(Buffer.from(stored.body as Buffer), ANCHORS);
       expect(proved).toMatchObject({ c2pa: 'valid', trusted: true, actions: ['c2pa.created'] });
       expect(item.provenance).toEqual(proved);
+      // the independent reader knows JPEG and PNG, not WebP
+      const file = Buffer.from(stored.body as Buffer);
+      if (file.subarray(8, 12).toString('latin1') !== 'WEBP') expect(await independentlyValidated(file)).toEqual({ valid: true, failed: [] });
     }
     await expect.poll(() => gw.usage.length).toBe(1);
     expect(gw.usage[0]).toMatchObject({ images: 2, provenance: ['valid', 'valid'] });
