@@ -77,6 +77,7 @@ export type { EndpointDisableReason, EndpointHealth, EndpointHealthStore, Endpoi
 // the delivery log (docs/video-tasks-and-callbacks.md "Delivery log")
 export type { DeliveryOptions, EndpointDisableOptions, EndpointDisabledEvent } from './options/delivery-options.js';
 export type { DeliveriesApi, DeliveryList, DeliveryListQuery, DeliveryReplayFilter } from './gateway/deliveries/delivery-log.js';
+export type { EndpointEnabled } from './gateway/deliveries/endpoints.js';
 export type { DeliveryAttemptView, DeliveryDetail, DeliverySummary } from './gateway/deliveries/delivery-view.js';
 export {
   memoryScheduler,
