@@ -74,11 +74,22 @@ export {
 } from './stores/tasks/task-store.js';
 export { memoryTaskStore, type MemoryTaskStoreOptions } from './stores/tasks/memory-task-store.js';
 export type { DeliveryAttempt, DeliveryLogStore, DeliveryQuery, DeliveryRecord, DeliveryRoom, DeliveryState, DeliveryUpdate } from './stores/tasks/delivery-records.js';
+export type { EndpointDisableReason, EndpointHealth, EndpointHealthStore, EndpointOutcome, EndpointRef, EndpointRule } from './stores/tasks/endpoint-records.js';
 // the delivery log (docs/video-tasks-and-callbacks.md "Delivery log")
-export type { DeliveryOptions } from './options/delivery-options.js';
+export type { DeliveryOptions, EndpointDisableOptions, EndpointDisabledEvent } from './options/delivery-options.js';
 export type { DeliveriesApi, DeliveryList, DeliveryListQuery, DeliveryReplayFilter } from './gateway/deliveries/delivery-log.js';
+export type { EndpointEnabled } from './gateway/deliveries/endpoints.js';
 export type { DeliveryAttemptView, DeliveryDetail, DeliverySummary } from './gateway/deliveries/delivery-view.js';
-export { memoryScheduler, type MemorySchedulerOptions, type DeliveryJob, type JobHandlers, type JobScheduler, type NextPoll, type RetryPolicy } from './stores/scheduling/job-scheduler.js';
+export {
+  memoryScheduler,
+  DeliveryPostponed,
+  type MemorySchedulerOptions,
+  type DeliveryJob,
+  type JobHandlers,
+  type JobScheduler,
+  type NextPoll,
+  type RetryPolicy,
+} from './stores/scheduling/job-scheduler.js';
 export {
   memoryIdempotencyStore,
   type IdempotencyRecord,

@@ -43,7 +43,7 @@ import { createKeptWork } from './idempotency/kept-work.js';
 import { hostMiddleware } from './host-middleware.js';
 import type { UpstreamHealthReport } from '../options/routing-options.js';
 import type { DeliveriesApi } from '../gateway/deliveries/delivery-log.js';
-import { listDeliveriesHandler, replayDeliveriesHandler, replayDeliveryHandler, retrieveDeliveryHandler } from './routes/deliveries.js';
+import { enableEndpointHandler, listDeliveriesHandler, replayDeliveriesHandler, replayDeliveryHandler, retrieveDeliveryHandler } from './routes/deliveries.js';
 
 export interface GatewayRouter extends Router {
   /** Stops timers and pollers and frees pooled upstream sockets. Safe to call twice. */
@@ -65,6 +65,7 @@ export interface GatewayRouter extends Router {
   /**
    * The delivery log (docs/video-tasks-and-callbacks.md "Delivery log"): every callback delivery and
    * its attempts, for every tenant; replays send the recorded body again under the same webhook-id.
+   * Endpoints a run of failures disabled are enabled again here (`deliveries.enable`).
    * @example await router.deliveries.replayAll({ tenant: 'tenant-a', state: 'failed', since: Date.now() - 3600_000 })
    */
   deliveries: DeliveriesApi;
@@ -173,6 +174,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     ]),
     // the caller's own delivery log (routes/deliveries.ts)
     ['/v1/deliveries/replay', [unrouted, ...authenticate, jsonBody, replayDeliveriesHandler(resolved.deliveries)]],
+    ['/v1/deliveries/endpoints/enable', [unrouted, ...authenticate, jsonBody, enableEndpointHandler(resolved.deliveries)]],
     ['/v1/deliveries/:id/replay', [unrouted, ...authenticate, replayDeliveryHandler(resolved.deliveries)]],
     // an asset costs no image or video: no quote, `Prefer: dry-run` is not applied there
     ['/api/v3/open/CreateAsset', [...paid('assets', jsonBody, false), createAssetHandler(deps, compile(createAssetSchema))]],
@@ -226,6 +228,7 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     get: (id) => log.get(id),
     replay: (id) => log.replay(id),
     replayAll: (filter) => log.replayAll(filter),
+    enable: (url, options) => log.enable(url, options),
   };
   return Object.assign(router, { close, deleteResults, quota: (caller: Caller) => quotas.state(caller), health: () => resolved.routing.report(), deliveries });
 }

@@ -109,6 +109,7 @@ const OPTION_NAMES = {
   store: true,
   callbacks: true,
   deliveries: true,
+  onEndpointDisabled: true,
   storage: true,
   routing: true,
   onUpstreamHealth: true,
@@ -175,7 +176,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
       `resolveUpstream: ${UPSTREAM_EXAMPLE}`,
     );
   }
-  for (const name of ['onUsage', 'onModeration', 'onStrikeLimit'] as const) {
+  for (const name of ['onUsage', 'onModeration', 'onStrikeLimit', 'onEndpointDisabled'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function') {
       throw new GatewayConfigError('option_type', `options.${name} must be a function.`, `${name}: (event) => meter.record(event)`);
     }
@@ -257,7 +258,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
   // fails its check above leaves nothing open
   const routing = resolveRouting(options.routing, options.onUpstreamHealth, logger, telemetry, redis);
   const jobs = scheduler ?? (redis ? redisScheduler(redis) : memoryScheduler());
-  return Object.freeze({ ...resolved, routing, scheduler: jobs, deliveries: new DeliveryLog(deliveries, store, jobs, logger) });
+  return Object.freeze({ ...resolved, routing, scheduler: jobs, deliveries: new DeliveryLog(deliveries, store, jobs, logger, options.onEndpointDisabled) });
 }
 
 /** The names of each group, checked against its type by tsc as OPTION_NAMES is. */

@@ -20,7 +20,7 @@ import type { QuotaOptions } from './quota-options.js';
 import type { IdempotencyOptions } from './idempotency-options.js';
 import type { SafetyIdentifierOptions } from './safety-identifier-options.js';
 import type { RoutingOptions, UpstreamHealthEvent } from './routing-options.js';
-import type { DeliveryOptions } from './delivery-options.js';
+import type { DeliveryOptions, EndpointDisabledEvent } from './delivery-options.js';
 import type { ModerationEvent, ModerationOption, StrikeLimitEvent } from './moderation-options.js';
 import type { SharedRedisOptions } from './redis-options.js';
 import type { CallbackOptions } from './callback-options.js';
@@ -118,6 +118,14 @@ export interface GatewayOptions {
    * @example deliveries: { retentionDays: 14 }
    */
   deliveries?: DeliveryOptions | false;
+  /**
+   * Told once when a tenant's callback endpoint is disabled (`deliveries.disableAfter`), whichever
+   * instance saw it fail: its URL without the query string, the tenant, why and when
+   * (docs/video-tasks-and-callbacks.md "Endpoints that heal"). What it throws or rejects with is
+   * logged. Default: none.
+   * @example onEndpointDisabled: (event) => support.notify(event.tenant, `callbacks to ${event.url} are paused`)
+   */
+  onEndpointDisabled?: (event: EndpointDisabledEvent) => void | Promise<void>;
   /**
    * Durable results (docs/durable-results.md): every result image, and a video task's video and
    * last frame, is re-hosted into this store and `url` answers the store's signed URL instead of

@@ -1,10 +1,13 @@
 // A tenant's own delivery log over HTTP (docs/routes.md "Deliveries"): GET /v1/deliveries (OpenAI's list
 // shape, newest first), GET /v1/deliveries/{id} (the body sent and every attempt), POST
-// /v1/deliveries/{id}/replay and POST /v1/deliveries/replay (all of its own in one state). Each reads
-// and replays the caller's deliveries only: another tenant's id is a 404, as if it did not exist.
+// /v1/deliveries/{id}/replay, POST /v1/deliveries/replay (all of its own in one state) and POST
+// /v1/deliveries/endpoints/enable (its own disabled endpoint). Each reads and replays the caller's
+// deliveries only: another tenant's id is a 404, as if it did not exist. Without a log (the operator
+// turned it off, or the task store keeps none) there is nothing to find: every one of them is a 404.
 import type { RequestHandler } from 'express';
 import { DELIVERY_STATES, type DeliveryLog } from '../../gateway/deliveries/delivery-log.js';
 import { GatewayError } from '../../errors/gateway-error.js';
+import { jsonObjectBody } from '../body/json-body.js';
 import type { DeliveryState } from '../../stores/tasks/delivery-records.js';
 import { callerOf } from '../authenticate.js';
 import type { RequestContext } from '../request-context.js';
@@ -18,6 +21,7 @@ const MAX_ID_LENGTH = 200;
 
 export function listDeliveriesHandler(log: DeliveryLog): RequestHandler {
   return routeHandler('listDeliveries', async (context) => {
+    ownLog(log);
     const query = context.req.query;
     const limitText = single(query.limit, 'limit');
     const limit = limitText === undefined ? DEFAULT_PAGE : Number(limitText);
@@ -40,6 +44,7 @@ export function listDeliveriesHandler(log: DeliveryLog): RequestHandler {
 
 export function retrieveDeliveryHandler(log: DeliveryLog): RequestHandler {
   return routeHandler('retrieveDelivery', async (context) => {
+    ownLog(log);
     const id = String(context.req.params.id);
     const delivery = id.length <= MAX_ID_LENGTH ? await log.get(id, callerOf(context).id) : undefined;
     if (!delivery) throw notFound();
@@ -49,6 +54,7 @@ export function retrieveDeliveryHandler(log: DeliveryLog): RequestHandler {
 
 export function replayDeliveryHandler(log: DeliveryLog): RequestHandler {
   return routeHandler('replayDelivery', async (context) => {
+    ownLog(log);
     const id = String(context.req.params.id);
     const delivery = id.length <= MAX_ID_LENGTH ? await log.replay(id, callerOf(context).id) : undefined;
     if (!delivery) throw notFound();
@@ -58,14 +64,28 @@ export function replayDeliveryHandler(log: DeliveryLog): RequestHandler {
 
 export function replayDeliveriesHandler(log: DeliveryLog): RequestHandler {
   return routeHandler('replayDeliveries', async (context) => {
-    const body = context.req.body as unknown;
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw GatewayError.invalidRequest('The body must be a JSON object: { "state": "failed" }');
-    const { state, since, until } = body as Record<string, unknown>;
+    ownLog(log);
+    const { state, since, until } = jsonObjectBody(context.req.body);
     if (state === undefined) throw GatewayError.invalidRequest('state is required', 'state');
     checkState(state);
     const { queued } = await log.replayAll({ tenant: callerOf(context).id, state, ...unixMs(since, 'since'), ...unixMs(until, 'until') });
     send(context, 202, { object: 'delivery.replay', state, queued });
   });
+}
+
+export function enableEndpointHandler(log: DeliveryLog): RequestHandler {
+  return routeHandler('enableDeliveryEndpoint', async (context) => {
+    ownLog(log);
+    const { url } = jsonObjectBody(context.req.body);
+    if (url === undefined) throw GatewayError.invalidRequest('url is required: the callback URL whose endpoint to enable', 'url');
+    const enabled = await log.enable(typeof url === 'string' ? url : '', { tenant: callerOf(context).id });
+    send(context, 200, { object: 'delivery.endpoint', url: enabled.url, state: 'enabled', was_disabled: enabled.enabled > 0, queued: enabled.queued });
+  });
+}
+
+/** A 404 when there is no log to read: the caller can do nothing about it, and nothing of its own is there. */
+function ownLog(log: DeliveryLog): void {
+  if (!log.enabled) throw GatewayError.notFound('This gateway keeps no delivery log: the operator turned it off');
 }
 
 function send(context: RequestContext, status: number, value: unknown): void {

@@ -5,7 +5,7 @@
 // handed over (`opened`), an attempt was made (`attempt`), a job ended without one (`superseded`,
 // `failed`). Recording never stands in a delivery's way: a store that fails is logged, and the
 // delivery goes on. A replay is a delivery job of its own through the scheduler, so any number of
-// them queue instead of running at once.
+// them queue instead of running at once. The endpoints the log's deliveries go to are endpoints.ts's.
 import { randomBytes } from 'node:crypto';
 import { clock } from '../../clock.js';
 import { ERROR_CODES } from '../../errors/error-codes.js';
@@ -14,8 +14,9 @@ import type { Logger } from '../../options/host-hooks.js';
 import type { DeliveryJob, JobScheduler } from '../../stores/scheduling/job-scheduler.js';
 import type { DeliveryAttempt, DeliveryLogStore, DeliveryQuery, DeliveryRecord, DeliveryState } from '../../stores/tasks/delivery-records.js';
 import type { TaskStore } from '../../stores/tasks/task-store.js';
-import type { ResolvedDeliveries } from '../options/delivery-options.js';
+import { DEFAULT_PER_ENDPOINT_IN_FLIGHT, type ResolvedDeliveries } from '../options/delivery-options.js';
 import { type DeliveryDetail, type DeliverySummary, MAX_RESPONSE_BYTES, deliveryDetail, deliverySummary, withoutQuery } from './delivery-view.js';
+import { type EndpointDisabledHook, type EndpointEnabled, Endpoints } from './endpoints.js';
 
 export const DELIVERY_STATES: readonly DeliveryState[] = Object.freeze(['pending', 'delivered', 'failed', 'paused', 'superseded']);
 
@@ -58,6 +59,12 @@ export interface DeliveriesApi {
   replay(id: string): Promise<DeliveryDetail | undefined>;
   /** Replays every delivery that matches, queued through the scheduler; resolves with how many. */
   replayAll(filter: DeliveryReplayFilter): Promise<{ queued: number }>;
+  /**
+   * Enables a disabled endpoint (the callback URL's origin and path; a query is ignored) of `tenant`, or
+   * of every tenant when none is named, and sends what was paused, oldest first, one after another.
+   * @example await gateway.deliveries.enable('https://hooks.example.com/video', { tenant: 'tenant-a' })
+   */
+  enable(url: string, options?: { tenant?: string }): Promise<EndpointEnabled>;
 }
 
 const DEFAULT_PAGE = 20;
@@ -67,12 +74,15 @@ const REPLAY_BATCH = 100;
 
 export class DeliveryLog implements DeliveriesApi {
   private readonly store?: DeliveryLogStore;
+  /** The endpoints of the recorded deliveries; undefined while the log is off (nothing paused could be kept). */
+  readonly endpoints?: Endpoints;
 
   constructor(
     private readonly settings: ResolvedDeliveries | undefined,
     store: TaskStore,
     private readonly scheduler: JobScheduler,
     private readonly logger: Logger,
+    onEndpointDisabled?: EndpointDisabledHook,
   ) {
     if (!settings) return;
     const { createDelivery, getDelivery, updateDelivery, listDeliveries } = store;
@@ -83,9 +93,15 @@ export class DeliveryLog implements DeliveriesApi {
         updateDelivery: updateDelivery.bind(store),
         listDeliveries: listDeliveries.bind(store),
       };
+      this.endpoints = new Endpoints(settings, store, this.store, scheduler, onEndpointDisabled, logger);
     } else {
       logger.warn({}, 'the task store has no delivery methods (createDelivery, getDelivery, updateDelivery, listDeliveries): the delivery log is off');
     }
+  }
+
+  /** Most attempts to one endpoint at once (`deliveries.perEndpointInFlight`), the log on or off. */
+  get perEndpointInFlight(): number {
+    return this.settings?.perEndpointInFlight ?? DEFAULT_PER_ENDPOINT_IN_FLIGHT;
   }
 
   /** True when deliveries are recorded. */
@@ -93,9 +109,19 @@ export class DeliveryLog implements DeliveriesApi {
     return this.store !== undefined;
   }
 
-  /** A state of `owner`'s task was handed to delivery: recorded `pending`, once per webhook-id. */
-  async opened(job: DeliveryJob, owner: string): Promise<void> {
-    if (!this.store || !this.settings || job.replay !== undefined) return;
+  /**
+   * A state of `owner`'s task was handed to delivery: recorded `pending`, once per webhook-id, or
+   * `paused` when its endpoint is disabled (true: not to be queued).
+   */
+  async opened(job: DeliveryJob, owner: string): Promise<boolean> {
+    if (!this.store || !this.settings || job.replay !== undefined) return false;
+    let paused = false;
+    try {
+      paused = await this.endpoints!.disabled(this.endpoints!.of({ url: job.url, owner }));
+    } catch (error) {
+      // a store that cannot say pauses nothing: the delivery goes on
+      this.logger.warn({ taskId: job.taskId, eventId: job.eventId, error: error instanceof Error ? error.message : String(error) }, 'the health of a callback endpoint could not be read');
+    }
     const createdAt = clock().now();
     const record: DeliveryRecord = {
       id: job.eventId,
@@ -104,12 +130,34 @@ export class DeliveryLog implements DeliveriesApi {
       event: job.status ?? '',
       url: job.url,
       body: job.body,
-      state: 'pending',
+      state: paused ? 'paused' : 'pending',
       createdAt,
       expiresAt: createdAt + this.settings.retentionMs,
       attempts: [],
     };
     await this.guard(job, () => this.store!.createDelivery(record, { maxEntries: this.settings!.maxEntries }));
+    return paused;
+  }
+
+  /** The job's endpoint is disabled: it is kept `paused`, not attempted, until the endpoint is enabled. */
+  async paused(job: DeliveryJob): Promise<void> {
+    if (this.store) await this.guard(job, () => this.store!.updateDelivery(job.eventId, { state: 'paused' }));
+  }
+
+  /** The tenant of a job queued before jobs carried it: its delivery's. */
+  async ownerOf(job: DeliveryJob): Promise<string | undefined> {
+    if (job.owner !== undefined || !this.store) return job.owner;
+    try {
+      return (await this.store.getDelivery(job.eventId))?.owner;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async enable(url: string, options: { tenant?: string } = {}): Promise<EndpointEnabled> {
+    this.required();
+    if (options.tenant !== undefined && typeof options.tenant !== 'string') throw GatewayError.invalidRequest('tenant must be a string', 'tenant');
+    return this.endpoints!.enable(url, options.tenant);
   }
 
   /** Runs one attempt (`send`) and records it: when, how long, the receiver's status or the error, the answer's first 1 KB. */
@@ -222,6 +270,7 @@ export class DeliveryLog implements DeliveriesApi {
       url: record.url,
       body: record.body,
       status: record.event,
+      owner: record.owner,
       replay: randomBytes(9).toString('base64url'),
     });
     return updated;

@@ -9,7 +9,8 @@ import { callbackJob } from './task-keys.js';
 export async function handOverState(options: ResolvedOptions, record: Pick<TaskRecord, 'id' | 'owner' | 'trace' | 'callback'>, status: string, body: unknown): Promise<void> {
   if (!record.callback) return;
   const job = callbackJob(record, record.callback.url, status, body);
-  // recorded before it is queued, so the log has it before any attempt (deliveries/delivery-log.ts)
-  await options.deliveries.opened(job, record.owner);
+  // recorded before it is queued, so the log has it before any attempt (deliveries/delivery-log.ts);
+  // to a disabled endpoint it is recorded paused and not queued (deliveries/endpoints.ts)
+  if (await options.deliveries.opened(job, record.owner)) return;
   await options.scheduler.scheduleDelivery(job);
 }

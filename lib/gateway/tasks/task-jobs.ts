@@ -40,8 +40,9 @@ export async function startTaskJobs(options: ResolvedOptions, http: UpstreamHttp
       isRetryable: (error) => !(error instanceof CallbackDeliveryError) || error.retryable,
       deliveryFailed: (job, error, attempts) => {
         logger.error({ taskId: job.taskId, eventId: job.eventId, attempts, error: messageOf(error) }, 'callback delivery given up');
-        // a dead letter in the delivery log, for a replay
-        void options.deliveries.failed(job);
+        // a dead letter in the delivery log, for a replay; a paused delivery its enabled endpoint was
+        // sending is followed by the next (deliveries/endpoints.ts)
+        void options.deliveries.failed(job).then(() => options.deliveries.endpoints?.resumed(job));
       },
       logger,
     },

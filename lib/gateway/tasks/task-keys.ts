@@ -51,6 +51,6 @@ export function pollDelayAfter(intervals: readonly number[], elapsedMs: number):
  * under the state's event id, in the task's trace. Video polls, video queries and image tasks all
  * hand their states over through it.
  */
-export function callbackJob(record: Pick<TaskRecord, 'id' | 'trace'>, url: string, status: string, body: unknown): DeliveryJob {
-  return { eventId: eventIdFor(record.id, status), taskId: record.id, url, body: JSON.stringify(body), status, ...(record.trace ? { trace: record.trace } : {}) };
+export function callbackJob(record: Pick<TaskRecord, 'id' | 'owner' | 'trace'>, url: string, status: string, body: unknown): DeliveryJob {
+  return { eventId: eventIdFor(record.id, status), taskId: record.id, url, body: JSON.stringify(body), status, owner: record.owner, ...(record.trace ? { trace: record.trace } : {}) };
 }

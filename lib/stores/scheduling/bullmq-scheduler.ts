@@ -5,7 +5,7 @@
 // Job ids come from the task state (poll keys, event ids), so a job added twice is queued once.
 import type { ConnectionOptions, Job, JobsOptions, Queue, Worker } from 'bullmq';
 import { GatewayConfigError } from '../../errors/config-error.js';
-import { type DeliveryJob, type JobHandlers, type JobScheduler, type RetryPolicy, deliveryKey } from './job-scheduler.js';
+import { type DeliveryJob, DeliveryPostponed, type JobHandlers, type JobScheduler, type RetryPolicy, deliveryKey } from './job-scheduler.js';
 import { repeatLimiter } from './repeat-limiter.js';
 import type { Logger } from '../../types.js';
 
@@ -90,11 +90,11 @@ export function bullmqScheduler(options: BullmqSchedulerOptions): JobScheduler {
     async start(handlers: JobHandlers, policy: RetryPolicy) {
       retry = policy;
       logger = handlers.logger;
-      const { Worker, UnrecoverableError } = await import('bullmq');
+      const { Worker, UnrecoverableError, DelayedError } = await import('bullmq');
       const jobs = await openQueue();
       worker = new Worker<JobData>(
         queueName,
-        async (job: Job<JobData>) => {
+        async (job: Job<JobData>, token?: string) => {
           if (job.name === 'poll') {
             // a throw (store, resolver or upstream unavailable) makes BullMQ run this poll again after the backoff
             const next = await handlers.poll(job.data.taskId);
@@ -104,6 +104,11 @@ export function bullmqScheduler(options: BullmqSchedulerOptions): JobScheduler {
           try {
             await handlers.deliver(job.data as DeliveryJob);
           } catch (error) {
+            // its endpoint is busy here: the job goes back to wait, the worker takes another, no attempt counted
+            if (error instanceof DeliveryPostponed) {
+              await job.moveToDelayed(Date.now() + error.delayMs, token);
+              throw new DelayedError();
+            }
             // a URL that is no longer allowed will not become allowed by retrying
             if (!handlers.isRetryable(error)) throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
             throw error;

@@ -25,11 +25,39 @@ export interface DeliveryJob {
    * of its own, so the replay is queued beside the delivery it repeats; sent whatever the task's state.
    */
   replay?: string;
+  /**
+   * Set when an enabled endpoint sends a delivery its disablement paused (docs/video-tasks-and-callbacks.md
+   * "Endpoints that heal"): a token of its own, as a replay's; sent whatever the task's state, and the
+   * endpoint's next paused delivery follows once it ends. Not marked as a replay: it was never sent.
+   */
+  resume?: string;
+  /** `Caller.id` of the task's owner: its endpoint is this tenant's. Absent on jobs queued by older versions. */
+  owner?: string;
 }
 
-/** The scheduler's key of a delivery job: its event id, and a replay's own token. */
-export function deliveryKey(job: Pick<DeliveryJob, 'eventId' | 'replay'>): string {
+/** The scheduler's key of a delivery job: its event id, and a replay's or a resumed delivery's own token. */
+export function deliveryKey(job: Pick<DeliveryJob, 'eventId' | 'replay' | 'resume'>): string {
+  if (job.resume !== undefined) return `deliver:${job.eventId}:resume:${job.resume}`;
   return job.replay === undefined ? `deliver:${job.eventId}` : `deliver:${job.eventId}:replay:${job.replay}`;
+}
+
+/**
+ * Thrown by `JobHandlers.deliver` when a delivery cannot start yet: its endpoint already has the most
+ * attempts in flight it may (`deliveries.perEndpointInFlight`). The scheduler frees the worker and runs
+ * the job again, without counting an attempt: once `wait()` resolves (a slot of that endpoint freed in
+ * this process), or after `delayMs` where the job may run in another process. A scheduler that does not
+ * know it retries it as any failure.
+ */
+export class DeliveryPostponed extends Error {
+  constructor(
+    /** When to try again, ms. */
+    readonly delayMs: number,
+    /** Resolves when the endpoint may have a free slot in this process. */
+    readonly wait: () => Promise<void>,
+  ) {
+    super('delivery postponed: its endpoint has the most attempts in flight it may');
+    this.name = 'DeliveryPostponed';
+  }
 }
 
 export interface JobHandlers {
@@ -135,6 +163,15 @@ export function memoryScheduler(options: MemorySchedulerOptions = {}): JobSchedu
       await inTurn(() => handlers!.deliver(job));
       keys.delete(deliveryKey(job));
     } catch (error) {
+      // its endpoint is busy: the worker is free for others, and the job waits outside the turn, uncounted
+      if (error instanceof DeliveryPostponed) {
+        if (!closed)
+          error.wait().then(
+            () => (closed ? undefined : attempt(job, made)),
+            () => undefined,
+          );
+        return;
+      }
       if (made < retry!.maxAttempts && handlers!.isRetryable(error)) later(retry!.delayMs(made), () => attempt(job, made + 1));
       else {
         keys.delete(deliveryKey(job));

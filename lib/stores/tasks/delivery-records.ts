@@ -50,6 +50,11 @@ export interface DeliveryRecord {
 export interface DeliveryUpdate {
   state?: DeliveryState;
   attempt?: DeliveryAttempt;
+  /**
+   * Applied only while the delivery is in this state: a claim (one of two instances resuming the same
+   * paused delivery wins). Nothing changes, and undefined is answered, when it is in another.
+   */
+  from?: DeliveryState;
 }
 
 /** Which deliveries a page holds, newest first. */
@@ -80,7 +85,7 @@ export interface DeliveryLogStore {
   /** Records a new delivery; false (and nothing changed) when its id is already recorded. */
   createDelivery(record: DeliveryRecord, room: DeliveryRoom): Promise<boolean>;
   getDelivery(id: string): Promise<DeliveryRecord | undefined>;
-  /** Applies `update` atomically (an attempt is appended, never lost to a concurrent one); undefined for an unknown id. */
+  /** Applies `update` atomically (an attempt is appended, never lost to a concurrent one); undefined for an unknown id, or one not in `update.from`. */
   updateDelivery(id: string, update: DeliveryUpdate): Promise<DeliveryRecord | undefined>;
   /** One page of deliveries, newest first (creation time, then id), and whether more follow. */
   listDeliveries(query: DeliveryQuery): Promise<{ deliveries: DeliveryRecord[]; hasMore: boolean }>;

@@ -30,7 +30,7 @@ export function memoryDeliveryLog(): DeliveryLogStore {
     },
     async updateDelivery(id, update) {
       const record = live(records.get(id));
-      if (!record) return undefined;
+      if (!record || (update.from !== undefined && record.state !== update.from)) return undefined;
       if (update.state !== undefined) record.state = update.state;
       if (update.attempt !== undefined) record.attempts.push(copy(update.attempt));
       return copy(record);

@@ -7,6 +7,7 @@
 // (allow.operatorAssets), so assets are never forgotten and a full cap refuses new ones instead.
 import { GatewayConfigError } from '../../errors/config-error.js';
 import { memoryDeliveryLog } from './memory-delivery-log.js';
+import { memoryEndpointHealth } from './memory-endpoint-health.js';
 import { AssetCapacityError, type AssetRecord, type TaskChanges, type TaskRecord, type TaskStore } from './task-store.js';
 
 /** Most task records kept in total. A record with a result is ~1-2 KB, so this bounds tasks to ~200 MB. */
@@ -51,6 +52,8 @@ export function memoryTaskStore(options: MemoryTaskStoreOptions = {}): TaskStore
   return {
     // the delivery log, capped by the router's `deliveries.maxEntries` (memory-delivery-log.ts)
     ...memoryDeliveryLog(),
+    // the health of callback endpoints, beside it (memory-endpoint-health.ts)
+    ...memoryEndpointHealth(),
     async createTask(record) {
       if (tasks.get(record.id)) throw new Error(`task ${record.id} exists`);
       tasks.add(copy({ ...record, version: 1 }));

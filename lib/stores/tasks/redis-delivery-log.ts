@@ -37,9 +37,10 @@ if not record then return false end
 local state = redis.call('GET', KEYS[2])
 return { record, state or 'pending', unpack(redis.call('LRANGE', KEYS[3], 0, -1)) }
 `;
-// KEYS: record, state, attempts; ARGV: new state or '', attempt JSON or ''
+// KEYS: record, state, attempts; ARGV: new state or '', attempt JSON or '', the state it must be in or ''
 const UPDATE = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+if ARGV[3] ~= '' and (redis.call('GET', KEYS[2]) or 'pending') ~= ARGV[3] then return false end
 if ARGV[1] ~= '' then redis.call('SET', KEYS[2], ARGV[1], 'KEEPTTL') end
 if ARGV[2] ~= '' then
   redis.call('RPUSH', KEYS[3], ARGV[2])
@@ -118,12 +119,12 @@ export function redisDeliveryLog(client: RedisDeliveryClient, prefix: string): D
       );
       if (created !== 1) return false;
       // a record made with attempts already (a copy from another log) keeps them
-      for (const attempt of record.attempts) await run(UPDATE, keysOf(record.id), '', JSON.stringify(attempt));
+      for (const attempt of record.attempts) await run(UPDATE, keysOf(record.id), '', JSON.stringify(attempt), '');
       return true;
     },
     getDelivery: get,
     async updateDelivery(id, update) {
-      return recordOf(await run(UPDATE, keysOf(id), update.state ?? '', update.attempt ? JSON.stringify(update.attempt) : ''));
+      return recordOf(await run(UPDATE, keysOf(id), update.state ?? '', update.attempt ? JSON.stringify(update.attempt) : '', update.from ?? ''));
     },
     async listDeliveries(query: DeliveryQuery) {
       const index = query.taskId !== undefined ? taskIndex(query.taskId) : query.owner !== undefined ? ownerIndex(query.owner) : allIndex;

@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import { GatewayConfigError } from '../../errors/config-error.js';
 import { redisDeliveryLog } from './redis-delivery-log.js';
+import { redisEndpointHealth } from './redis-endpoint-health.js';
 import type { AssetRecord, TaskChanges, TaskRecord, TaskStore } from './task-store.js';
 
 /** Ark forgets its tasks too, so a record kept longer would only point at a task that no longer exists. */
@@ -141,6 +142,8 @@ export function redisTaskStore(options: RedisTaskStoreOptions): TaskStore {
   return {
     // the delivery log under the same prefix, its records kept `deliveries.retentionDays` (redis-delivery-log.ts)
     ...redisDeliveryLog(client, prefix),
+    // the health of callback endpoints, shared by every instance (redis-endpoint-health.ts)
+    ...redisEndpointHealth(client, prefix),
     async createTask(record) {
       const json = JSON.stringify({ ...record, version: 1 });
       // NX makes "rejects if the id exists" atomic across instances

@@ -5,6 +5,7 @@
 import type { Caller, ProviderName } from '../../types.js';
 import type { TaskTraceContext } from '../../telemetry/task-links.js';
 import type { DeliveryLogStore } from './delivery-records.js';
+import type { EndpointHealthStore } from './endpoint-records.js';
 
 export interface TaskCallbackState {
   /** The caller's callback_url (checked at create time and again at every delivery). */
@@ -188,9 +189,11 @@ export interface AssetRecord {
  * Records are plain JSON (strings, numbers, booleans, null, arrays, objects): a store may serialize
  * them. An `undefined` field in `changes` leaves that field absent. The delivery log's methods
  * (delivery-records.ts: `createDelivery`, `getDelivery`, `updateDelivery`, `listDeliveries`) are
- * optional, all or none: a store without them runs the gateway with the log off. Both shipped stores have them.
+ * optional, all or none: a store without them runs the gateway with the log off. So are the endpoint
+ * methods (endpoint-records.ts: `recordEndpointAttempt`, `getEndpoint`, `enableEndpoint`,
+ * `listDisabledEndpoints`): without them no endpoint is ever disabled. Both shipped stores have them all.
  */
-export interface TaskStore extends Partial<DeliveryLogStore> {
+export interface TaskStore extends Partial<DeliveryLogStore>, Partial<EndpointHealthStore> {
   /** Stores a new task (version 1). Rejects if the id exists. */
   createTask(record: TaskRecord): Promise<void>;
   getTask(id: string): Promise<TaskRecord | undefined>;
