@@ -13,7 +13,7 @@ export async function independentlyValidated(bytes: Buffer): Promise<{ valid: bo
   try {
     const jumbf = asset.getManifestJUMBF();
     if (!jumbf) return { valid: false, failed: ['claim.missing'] };
-    result = await ManifestStore.read(SuperBox.fromBuffer(jumbf)).validate(asset);
+    result = await ManifestStore.read(SuperBox.fromBuffer(new Uint8Array(jumbf))).validate(asset);
   } catch (error) {
     result = ValidationResult.fromError(error as Error);
   }
