@@ -75,6 +75,7 @@ export { memoryTaskStore, type MemoryTaskStoreOptions } from './stores/tasks/mem
 export type { DeliveryAttempt, DeliveryLogStore, DeliveryQuery, DeliveryRecord, DeliveryRoom, DeliveryState, DeliveryUpdate } from './stores/tasks/delivery-records.js';
 // the delivery log (docs/video-tasks-and-callbacks.md "Delivery log")
 export type { DeliveryOptions } from './options/delivery-options.js';
+export type { VendorWebhookOptions } from './options/vendor-webhook-options.js';
 export type { DeliveriesApi, DeliveryList, DeliveryListQuery, DeliveryReplayFilter } from './gateway/deliveries/delivery-log.js';
 export type { DeliveryAttemptView, DeliveryDetail, DeliverySummary } from './gateway/deliveries/delivery-view.js';
 export { memoryScheduler, type MemorySchedulerOptions, type DeliveryJob, type JobHandlers, type JobScheduler, type NextPoll, type RetryPolicy } from './stores/scheduling/job-scheduler.js';

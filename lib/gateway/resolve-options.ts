@@ -32,6 +32,7 @@ import { resolveRouting } from './routing/resolve-routing.js';
 import { Moderation } from './moderation/moderation.js';
 import { DeliveryLog } from './deliveries/delivery-log.js';
 import { resolveDeliveries } from './options/delivery-options.js';
+import { type ResolvedVendorWebhooks, resolveVendorWebhooks } from './options/vendor-webhook-option.js';
 
 /**
  * The options as the code reads them: checked, defaults filled, flat. A field read from a group says
@@ -61,6 +62,8 @@ export interface ResolvedOptions {
   readonly callbacks: ResolvedCallbacks;
   /** The delivery log (`deliveries`): records every callback delivery, reads and replays them (deliveries/delivery-log.ts). */
   readonly deliveries: DeliveryLog;
+  /** `vendorWebhooks`: the vendors' own calls when a task ends (vendor-webhooks/); undefined when off. */
+  readonly vendorWebhooks?: ResolvedVendorWebhooks;
   /** `allow.operatorAssets` */
   readonly allowOperatorAssets: boolean;
   /** `models.list` */
@@ -106,6 +109,7 @@ const OPTION_NAMES = {
   store: true,
   callbacks: true,
   deliveries: true,
+  vendorWebhooks: true,
   storage: true,
   routing: true,
   onUpstreamHealth: true,
@@ -234,6 +238,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     afterAuthentication: resolveAfterAuthentication(tenancy.afterAuthentication),
     store,
     callbacks: resolveCallbacks(options.callbacks),
+    vendorWebhooks: resolveVendorWebhooks(options.vendorWebhooks),
     allowOperatorAssets: allow.operatorAssets ?? false,
     listModels: models.list,
     fallthrough: allow.fallthrough ?? false,
