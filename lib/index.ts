@@ -77,6 +77,7 @@ export type { DeliveryAttempt, DeliveryLogStore, DeliveryQuery, DeliveryRecord, 
 export type { EndpointDisableReason, EndpointHealth, EndpointHealthStore, EndpointOutcome, EndpointRef, EndpointRule } from './stores/tasks/endpoint-records.js';
 // the delivery log (docs/video-tasks-and-callbacks.md "Delivery log")
 export type { DeliveryOptions, EndpointDisableOptions, EndpointDisabledEvent } from './options/delivery-options.js';
+export type { VendorWebhookOptions } from './options/vendor-webhook-options.js';
 export type { DeliveriesApi, DeliveryList, DeliveryListQuery, DeliveryReplayFilter } from './gateway/deliveries/delivery-log.js';
 export type { EndpointEnabled } from './gateway/deliveries/endpoints.js';
 export type { DeliveryAttemptView, DeliveryDetail, DeliverySummary } from './gateway/deliveries/delivery-view.js';

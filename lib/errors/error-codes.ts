@@ -54,6 +54,10 @@ export const ERROR_CODES = {
   taskQueueFull: 'task_queue_full',
   /** 502: an image task's upstream answered bytes without a URL, and no `storage` is configured to keep them. */
   resultNotKept: 'result_not_kept',
+  /** 401: a call to the vendor webhook route with a wrong token or a vendor signature that does not hold (docs/video-tasks-and-callbacks.md "Vendor webhooks"). */
+  vendorWebhookRefused: 'vendor_webhook_refused',
+  /** 503: the vendor's signing keys could not be read, so a vendor webhook could not be checked; the vendor retries, and polls go on. */
+  vendorWebhookUnchecked: 'vendor_webhook_unchecked',
   internalError: 'internal_error',
 } as const;
 

@@ -43,6 +43,9 @@ import { createKeptWork } from './idempotency/kept-work.js';
 import { hostMiddleware } from './host-middleware.js';
 import type { UpstreamHealthReport } from '../options/routing-options.js';
 import type { DeliveriesApi } from '../gateway/deliveries/delivery-log.js';
+import { VendorWebhookCalls } from '../gateway/vendor-webhooks/vendor-webhook-calls.js';
+import { VENDOR_WEBHOOK_ROUTE } from '../gateway/vendor-webhooks/vendor-webhook-urls.js';
+import { vendorWebhookHandler } from './routes/vendor-webhooks.js';
 import { enableEndpointHandler, listDeliveriesHandler, replayDeliveriesHandler, replayDeliveryHandler, retrieveDeliveryHandler } from './routes/deliveries.js';
 
 export interface GatewayRouter extends Router {
@@ -108,6 +111,8 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
   const editBody = createEditBody(multipartBody, createJsonBody(resolved, { fingerprintAll: resolved.idempotency?.keptAnswerMs !== undefined }));
   // every kind of task, image and video, through one service (docs/architecture.md "One task lifecycle, a kind per executor")
   const tasks = createTaskService(deps);
+  // the vendors' calls back when a task ends, a hint that reads the task now (vendorWebhooks; vendor-webhooks/)
+  const vendorCalls = resolved.vendorWebhooks ? new VendorWebhookCalls(deps, resolved.vendorWebhooks, tasks) : undefined;
   // OpenAI's videos API: a second wire shape over the same task service (docs/openai-videos.md)
   const videos = new OpenAiVideos(resolved, tasks);
   // Idempotency-Key requests whose instance stopped: found by their lease's watch (lapsed-keys.ts)
@@ -197,6 +202,8 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     routeChain('GET /v1/videos/:id/content', [beginRequest('video.tasks', resolved), ...authenticate, videoContentHandler(videos, resolved.storage?.store, resolved.logger)]),
   );
   router.get('/v1/images/tasks/:id', routeChain('GET /v1/images/tasks/:id', [unrouted, ...authenticate, queryImageTaskHandler(tasks)]));
+  // the vendors' own calls when a task ends: outside verifyKey and afterAuthentication, the per-task token is the credential (routes/vendor-webhooks.ts)
+  router.post(VENDOR_WEBHOOK_ROUTE, routeChain(`POST ${VENDOR_WEBHOOK_ROUTE}`, [unrouted, vendorWebhookHandler(vendorCalls, resolved.limits, resolved.logger)]));
   router.get('/v1/models', routeChain('GET /v1/models', [unrouted, ...authenticate, listModelsHandler(resolved)]));
   router.get('/v1/deliveries', routeChain('GET /v1/deliveries', [unrouted, ...authenticate, listDeliveriesHandler(resolved.deliveries)]));
   router.get('/v1/deliveries/:id', routeChain('GET /v1/deliveries/:id', [unrouted, ...authenticate, retrieveDeliveryHandler(resolved.deliveries)]));
@@ -213,6 +220,8 @@ export function createGatewayRouter(options: GatewayOptions): GatewayRouter {
     if (closed) return;
     closed = true;
     await started;
+    // the vendor calls being read end before the tasks and the scheduler they use
+    await vendorCalls?.close();
     // before the scheduler stops: the waiting image tasks' callbacks are queued on it
     await tasks.close().catch((error: unknown) => resolved.logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'image tasks not all ended at close'));
     await resolved.scheduler.close();

@@ -33,6 +33,7 @@ import { Moderation } from './moderation/moderation.js';
 import { Provenance } from '../provenance/provenance-policy.js';
 import { DeliveryLog } from './deliveries/delivery-log.js';
 import { resolveDeliveries } from './options/delivery-options.js';
+import { type ResolvedVendorWebhooks, resolveVendorWebhooks } from './options/vendor-webhook-option.js';
 
 /**
  * The options as the code reads them: checked, defaults filled, flat. A field read from a group says
@@ -62,6 +63,8 @@ export interface ResolvedOptions {
   readonly callbacks: ResolvedCallbacks;
   /** The delivery log (`deliveries`): records every callback delivery, reads and replays them (deliveries/delivery-log.ts). */
   readonly deliveries: DeliveryLog;
+  /** `vendorWebhooks`: the vendors' own calls when a task ends (vendor-webhooks/); undefined when off. */
+  readonly vendorWebhooks?: ResolvedVendorWebhooks;
   /** `allow.operatorAssets` */
   readonly allowOperatorAssets: boolean;
   /** `models.list` */
@@ -110,6 +113,7 @@ const OPTION_NAMES = {
   callbacks: true,
   deliveries: true,
   onEndpointDisabled: true,
+  vendorWebhooks: true,
   storage: true,
   routing: true,
   onUpstreamHealth: true,
@@ -239,6 +243,7 @@ export function resolveOptions(options: GatewayOptions | undefined): ResolvedOpt
     afterAuthentication: resolveAfterAuthentication(tenancy.afterAuthentication),
     store,
     callbacks: resolveCallbacks(options.callbacks),
+    vendorWebhooks: resolveVendorWebhooks(options.vendorWebhooks),
     allowOperatorAssets: allow.operatorAssets ?? false,
     listModels: models.list,
     fallthrough: allow.fallthrough ?? false,

@@ -21,6 +21,7 @@ import type { IdempotencyOptions } from './idempotency-options.js';
 import type { SafetyIdentifierOptions } from './safety-identifier-options.js';
 import type { RoutingOptions, UpstreamHealthEvent } from './routing-options.js';
 import type { DeliveryOptions, EndpointDisabledEvent } from './delivery-options.js';
+import type { VendorWebhookOptions } from './vendor-webhook-options.js';
 import type { ModerationEvent, ModerationOption, StrikeLimitEvent } from './moderation-options.js';
 import type { SharedRedisOptions } from './redis-options.js';
 import type { CallbackOptions } from './callback-options.js';
@@ -126,6 +127,14 @@ export interface GatewayOptions {
    * @example onEndpointDisabled: (event) => support.notify(event.tenant, `callbacks to ${event.url} are paused`)
    */
   onEndpointDisabled?: (event: EndpointDisabledEvent) => void | Promise<void>;
+  /**
+   * Vendor webhooks (docs/video-tasks-and-callbacks.md "Vendor webhooks"): the vendors that can call
+   * back (Replicate, fal, Ark) are asked to call the gateway's own route when a task ends, so its
+   * callback goes out without waiting for the next poll; polls go on, slower, as the fallback.
+   * Default: none (polling only).
+   * @example vendorWebhooks: { publicBaseUrl: 'https://gw.example.com/ai', secret: process.env.VENDOR_WEBHOOK_SECRET! }
+   */
+  vendorWebhooks?: VendorWebhookOptions;
   /**
    * Durable results (docs/durable-results.md): every result image, and a video task's video and
    * last frame, is re-hosted into this store and `url` answers the store's signed URL instead of

@@ -29,6 +29,12 @@ export interface CallContext {
    * (docs/security.md "Tenant identifier sent to vendors").
    */
   safety?: SafetyTag;
+  /**
+   * On a task's submit, the URL the vendor is asked to call when the task ends (`vendorWebhooks`,
+   * docs/video-tasks-and-callbacks.md "Vendor webhooks"): each adapter whose vendor calls back puts it
+   * where its vendor documents it. Absent: the vendor is not asked, and the task is only polled.
+   */
+  vendorWebhook?: string;
 }
 
 /** Authorization and JSON headers, after the operator's own headers (which may not replace them). */

@@ -152,6 +152,36 @@ export type ImageStreamRules =
       refusesStream(error: unknown): boolean;
     };
 
+/** A call to the gateway's vendor webhook route as the vendor sent it (docs/video-tasks-and-callbacks.md "Vendor webhooks"). */
+export interface VendorWebhookCall {
+  /** The request's headers, by lower-case name. */
+  headers: Readonly<Record<string, string | undefined>>;
+  /** The raw body: a signature covers its exact bytes. */
+  body: Buffer;
+  /** Unix seconds now: a signature's timestamp is checked against it. */
+  nowSeconds: number;
+}
+
+/** What the webhook checks keep between calls (the vendors' signing keys), and where fal publishes its public keys. */
+export interface VendorWebhookKeys {
+  readonly falJwksUrl: string;
+  /** The value under `key`, loaded once and kept `ttlMs`; a load that fails is not kept. */
+  remember<T>(key: string, ttlMs: number, load: () => Promise<T>): Promise<T>;
+}
+
+/**
+ * A vendor that calls back when a task it runs ends (Replicate's `webhook`, fal's `fal_webhook`, Ark's
+ * `callback_url`): its submit passes on `CallContext.vendorWebhook`, and its calls are checked here.
+ */
+export interface VendorWebhookCapability {
+  /**
+   * Whether the call carries the vendor's own valid signature (Replicate's Standard Webhooks headers,
+   * fal's ED25519). A vendor with no confirmed signature (Ark) answers true: the route's per-task token
+   * alone admits it. Never throws for a bad call: false.
+   */
+  verify(call: CallContext, upstream: Upstream, delivered: VendorWebhookCall, keys: VendorWebhookKeys): Promise<boolean>;
+}
+
 export interface Provider {
   readonly name: ProviderName;
   /**
@@ -165,6 +195,8 @@ export interface Provider {
   /** Its own task API, for the kinds of work it runs as tasks (image tasks, video tasks). */
   readonly tasks?: UpstreamTasks;
   readonly assets?: AssetCapability;
+  /** It calls back when a task ends, and how such a call is checked (docs/video-tasks-and-callbacks.md "Vendor webhooks"). */
+  readonly webhooks?: VendorWebhookCapability;
   /** How many images its native image route may return and did return (Ark's image groups). */
   readonly imageGroups?: ImageGroupRules;
   /** How its image route streams; without it a streamed request is answered from the whole answer. */
@@ -191,4 +223,4 @@ export interface Provider {
   checkUpstream?(upstream: Upstream): string | undefined;
 }
 
-export type Capability = 'images' | 'passthrough' | 'tasks' | 'assets' | 'imageGroups' | 'imageStreams' | 'healthRead';
+export type Capability = 'images' | 'passthrough' | 'tasks' | 'assets' | 'webhooks' | 'imageGroups' | 'imageStreams' | 'healthRead';

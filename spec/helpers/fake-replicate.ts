@@ -4,6 +4,7 @@
 // answer until the prediction ends or N seconds pass; `GET /v1/predictions/{id}`; `POST
 // /v1/predictions/{id}/cancel`; problem-details errors. Image outputs are PNG URLs on the fake itself
 // (a list for the FLUX schnell/dev models, one URL for the others), video outputs one video URL.
+// `GET /v1/webhooks/default/secret` answers the account's webhook signing secret (REPLICATE_WEBHOOK_SECRET).
 // It counts the predictions created (the paid work) and the cancels it received; tests script failures,
 // hold predictions, and make a prediction gone on its read (404).
 import type { ServerResponse } from 'node:http';
@@ -12,6 +13,8 @@ import { type FakeUpstream, type RecordedRequest, sendJson, startFakeUpstream } 
 import { TINY_PNG } from './images.js';
 
 export const REPLICATE_TOKEN = 'r8_operator-token-0123456789';
+/** The account's webhook signing secret, served at `GET /v1/webhooks/default/secret` as Replicate does. */
+export const REPLICATE_WEBHOOK_SECRET = `whsec_${Buffer.from('fake-replicate-webhook-signing-key-32b').toString('base64')}`;
 export const SAMPLE_VIDEO = readFileSync(new URL('../../examples/assets/sample-video.webm', import.meta.url));
 const CREATE_MODEL = /^\/v1\/models\/([^/]+)\/([^/]+)\/predictions$/;
 const PREDICTION = /^\/v1\/predictions\/([^/]+)$/;
@@ -146,6 +149,10 @@ export async function startFakeReplicate(): Promise<FakeReplicate> {
       }
       if (request.headers.authorization !== `Bearer ${REPLICATE_TOKEN}`) {
         problem(res, 401, 'Unauthenticated', 'You did not pass a valid authentication token');
+        return;
+      }
+      if (request.method === 'GET' && request.path === '/v1/webhooks/default/secret') {
+        sendJson(res, 200, { key: REPLICATE_WEBHOOK_SECRET });
         return;
       }
       const byModel = CREATE_MODEL.exec(request.path);

@@ -19,6 +19,7 @@ import { type LocalRun, type LocalRuns, TaskNotRun } from './local-runs.js';
 import { followAt } from './upstream-image-task.js';
 import { pollDelayOf } from '../tasks/task-keys.js';
 import { getTaskOf, updateTaskOf } from '../tasks/task-records.js';
+import { fallbackPollDelay, vendorWebhookUrl } from '../vendor-webhooks/vendor-webhook-urls.js';
 
 type NativeCall = NonNullable<ReturnType<typeof singleNativeCall>>;
 
@@ -90,7 +91,9 @@ export class ImageTaskRunner {
     const { options } = this.deps;
     const { upstream, request, call } = native;
     const attempt = attempting(usage, upstream.provider, upstream.model);
-    const submitted = await settle(usage, () => tasks.submit(call, request, upstream, upstream.model ?? request.model));
+    // a vendor that calls back is given the task's own webhook URL (vendor-webhooks/)
+    const vendorWebhook = vendorWebhookUrl(options.vendorWebhooks, upstream.provider, record.id);
+    const submitted = await settle(usage, () => tasks.submit(vendorWebhook ? { ...call, vendorWebhook } : call, request, upstream, upstream.model ?? request.model));
     // booked under the id the vendor answered: the task's, or the request id of a submit it refused or failed
     answeredWith(attempt, submitted.ok ? submitted.answer : idOfFailure(submitted.error));
     if (!submitted.ok) {
@@ -111,6 +114,7 @@ export class ImageTaskRunner {
           baseURL: upstream.baseURL,
           taskId: submitted.answer,
           ...(upstream.model !== undefined && upstream.model !== record.model ? { model: upstream.model } : {}),
+          ...(vendorWebhook ? { callsBack: true } : {}),
         },
       };
     });
@@ -118,7 +122,7 @@ export class ImageTaskRunner {
     this.runs.letGo(record.id);
     if (!updated) options.logger.warn({ taskId: record.id }, 'image task ended while its upstream task was submitted; the upstream task is not followed');
     else
-      await followAt(this.deps, record.id, pollDelayOf(options.callbacks.pollIntervalsMs.image, 0)).catch((error: unknown) =>
+      await followAt(this.deps, record.id, fallbackPollDelay(updated, pollDelayOf(options.callbacks.pollIntervalsMs.image, 0))).catch((error: unknown) =>
         options.logger.error({ taskId: record.id, error: messageOf(error) }, 'image task poll not scheduled'),
       );
     local.settle({ ok: false, error: new TaskNotRun(record.id), usage });

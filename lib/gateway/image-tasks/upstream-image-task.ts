@@ -21,6 +21,7 @@ import { checkTaskOutput } from '../moderation/task-moderation.js';
 import type { ImageTaskEnding } from './image-task-ending.js';
 import { terminalViewOf, viewOf } from './image-task-view.js';
 import { updateTaskOf } from '../tasks/task-records.js';
+import { fallbackPollDelay } from '../vendor-webhooks/vendor-webhook-urls.js';
 
 /** Arms the first poll of a task just handed to its upstream's own task. */
 export function followAt(deps: GatewayDeps, taskId: string, delayMs: number): Promise<void> {
@@ -114,7 +115,8 @@ export class UpstreamImageTask {
 
   /** The next poll, on the image schedule (`callbacks.pollIntervalsMs.image`) from when the task started running. */
   private nextFollow(record: ImageTaskRecord): NextPoll {
-    const every = pollDelayAfter(this.deps.options.callbacks.pollIntervalsMs.image, Date.now() - (record.image.startedAt ?? record.createdAt));
+    // slower while the vendor is expected to call back (vendor-webhooks/): the polls are then the fallback
+    const every = fallbackPollDelay(record, pollDelayAfter(this.deps.options.callbacks.pollIntervalsMs.image, Date.now() - (record.image.startedAt ?? record.createdAt)));
     // the same key on every instance that polls in the same interval: the next poll is queued once
     return { delayMs: every, key: followKey(record.id, every) };
   }

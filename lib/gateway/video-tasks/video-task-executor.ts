@@ -44,6 +44,7 @@ import { rowFor } from '../routing/catalogue-routing.js';
 import { UpstreamTaskState } from './upstream-task-state.js';
 import { upstreamModelsOf } from '../ledger/pricing.js';
 import type { NextPoll } from '../../stores/scheduling/job-scheduler.js';
+import { fallbackPollDelay, vendorWebhookUrl } from '../vendor-webhooks/vendor-webhook-urls.js';
 
 /** The host's request object, handed to resolveUpstream only (absent for background polls). */
 type HostRequest = ResolveUpstreamInput['req'];
@@ -208,12 +209,17 @@ export class VideoTaskExecutor implements TaskExecutor<'video', VideoTaskTypes> 
     // the create carries the caller's tenant identifier where the vendor takes one (docs/security.md)
     const call: CallContext = { ...this.call(request.cancel.signal), safety: this.options.safetyIdentifier?.tagOf(caller.id) };
     const attempt = { route: 'video.tasks' as const, model, tenant: caller.id, request: request.hostRequest, prompt: () => videoPromptOf(content) };
+    // the id before the submit: a vendor that calls back is given the task's own webhook URL (vendor-webhooks/)
+    const id = newTaskId(VIDEO_TASK_PREFIX);
     // the create is booked under the task id the vendor answered
     const created = await withFallback(upstreams, this.options, attempt, { usage, idOf: (answer: { taskId: string }) => answer.taskId }, async (upstream) => {
       const tasks = requireUpstreamTasks(upstream, 'video', 'video.tasks', this.options.logger);
       // the provider that runs the task (Ark or Veo), not the first one that serves tasks
       attempting(usage, upstream.provider, upstream.model);
-      return { upstream, taskId: await tasks.submit(call, { ...body, content }, upstream, upstream.model ?? model) };
+      // only a task with a callback is followed: only then is a call back of use
+      const vendorWebhook = callbackUrl ? vendorWebhookUrl(this.options.vendorWebhooks, upstream.provider, id) : undefined;
+      const taskId = await tasks.submit(vendorWebhook ? { ...call, vendorWebhook } : call, { ...body, content }, upstream, upstream.model ?? model);
+      return { upstream, taskId, callsBack: vendorWebhook !== undefined };
     });
     // the provider that created it (the task providers are several: Ark, fal)
     usage.provider = created.upstream.provider;
@@ -224,7 +230,7 @@ export class VideoTaskExecutor implements TaskExecutor<'video', VideoTaskTypes> 
     const charged = taskChargeOf(charge, { videoSeconds });
     const record: VideoTaskRecord = {
       kind: 'video',
-      id: newTaskId(VIDEO_TASK_PREFIX),
+      id,
       owner: caller.id,
       ...(snapshot.ok ? { caller: snapshot.caller } : {}),
       model,
@@ -233,6 +239,7 @@ export class VideoTaskExecutor implements TaskExecutor<'video', VideoTaskTypes> 
         baseURL: created.upstream.baseURL,
         taskId: created.taskId,
         ...(created.upstream.model !== undefined && created.upstream.model !== model ? { model: created.upstream.model } : {}),
+        ...(created.callsBack ? { callsBack: true } : {}),
       },
       createdAt: Date.now(),
       status: 'queued',
@@ -247,7 +254,7 @@ export class VideoTaskExecutor implements TaskExecutor<'video', VideoTaskTypes> 
     // no record, no terminal state to free what the create took: a failure here is refunded by withCharge
     await this.options.store.createTask(record);
     this.options.telemetry.recordTaskTransition(record.status);
-    if (callbackUrl) await this.options.scheduler.schedulePoll(record.id, this.pollDelay(0), pollKey(record.id, 0));
+    if (callbackUrl) await this.options.scheduler.schedulePoll(record.id, fallbackPollDelay(record, this.pollDelay(0)), pollKey(record.id, 0));
     return { id: record.id, createdAt: record.createdAt, ...(record.asked ? { asked: record.asked } : {}) };
   }
 

@@ -15,6 +15,7 @@ import { isPassedStatus, isTerminalStatus } from '../tasks/task-state-order.js';
 import type { VideoTaskUsage } from './video-task-usage.js';
 import type { UpstreamTaskState } from './upstream-task-state.js';
 import { getTaskOf, updateTaskOf } from '../tasks/task-records.js';
+import { fallbackPollDelay } from '../vendor-webhooks/vendor-webhook-urls.js';
 
 export class VideoTaskFollower {
   constructor(
@@ -92,7 +93,8 @@ export class VideoTaskFollower {
       if (!passed && status !== record.status) this.usage.recordTransition(record, state);
       if (reports) this.usage.terminalReached(updated, state);
       if (terminal || expired) return undefined;
-      return { delayMs: pollDelayOf(this.options.callbacks.pollIntervalsMs.video, polls), key: pollKey(record.id, polls) };
+      // slower while the vendor is expected to call back (vendor-webhooks/): the polls are then the fallback
+      return { delayMs: fallbackPollDelay(record, pollDelayOf(this.options.callbacks.pollIntervalsMs.video, polls)), key: pollKey(record.id, polls) };
     }
     // thrown, not returned: giving up here would end following with nothing in the log
     throw new Error(`task record kept changing during ${CAS_ROUNDS} compare-and-set rounds`);

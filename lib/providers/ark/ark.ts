@@ -19,13 +19,14 @@ const ARK_TASKS_PATH = '/contents/generations/tasks';
 
 /**
  * The create body Ark receives: the caller's fields (Ark adds fields; they pass), model renamed, and
- * no callback_url: the gateway delivers callbacks itself, so Ark must not call the caller with its
- * own task id.
+ * never the caller's callback_url: the gateway delivers callbacks itself, so Ark must not call the
+ * caller with its own task id. With vendor webhooks on, `callback_url` is the gateway's own route
+ * (`vendorWebhook`), which Ark calls when the task's status changes (upstreams §2.5).
  */
-export function translateCreateTaskRequest(body: Record<string, unknown>, upstreamModel: string, safety?: SafetyTag): Record<string, unknown> {
+export function translateCreateTaskRequest(body: Record<string, unknown>, upstreamModel: string, safety?: SafetyTag, vendorWebhook?: string): Record<string, unknown> {
   const { callback_url: _ignored, ...rest } = body;
   // Ark's content-generation tasks document `safety_identifier` (the volcengine SDK's tasks.create)
-  return withTenantField({ ...rest, model: upstreamModel }, safety, 'safety_identifier');
+  return withTenantField({ ...rest, model: upstreamModel, ...(vendorWebhook !== undefined ? { callback_url: vendorWebhook } : {}) }, safety, 'safety_identifier');
 }
 
 /**
@@ -60,7 +61,7 @@ async function createArkTask(call: CallContext, body: Record<string, unknown>, u
     method: 'POST',
     url: upstreamUrl(upstream.baseURL, '/api/v3', ARK_TASKS_PATH),
     headers: jsonHeaders(upstream),
-    body: JSON.stringify(translateCreateTaskRequest(body, upstreamModel, call.safety)),
+    body: JSON.stringify(translateCreateTaskRequest(body, upstreamModel, call.safety, call.vendorWebhook)),
   });
   const parsed = parseJsonBody(response.body);
   if (response.status < 200 || response.status >= 300) throw normalizeOpenAIError(response.status, parsed, response.headers['x-request-id'], 'ark');
@@ -95,6 +96,8 @@ export const arkProvider: Provider = {
   images: { generate: generateArkImage },
   passthrough: openAICompatibleApi({ prefix: '/api/v3', tenantField: arkTenantField }),
   tasks: { video: { submit: createArkTask, read: getArkTask, view: toCallerTask } },
+  // Ark's callback carries no confirmed signature (upstreams §2.5): the route's per-task token alone admits it
+  webhooks: { verify: () => Promise.resolve(true) },
   assets: volcengineAssets,
   imageGroups: arkImageGroups,
   imageStreams: arkImageStreams,

@@ -102,6 +102,14 @@ function readFalBody(response: UpstreamResponse): unknown {
   return body;
 }
 
+/**
+ * The submit URL, with `fal_webhook` when fal is asked to call the gateway back once the request is
+ * done (docs.fal.ai "Webhooks": a query parameter of the queue submit).
+ */
+export function submitUrl(url: string, webhook: string | undefined): string {
+  return webhook === undefined ? url : `${url}?${new URLSearchParams({ fal_webhook: webhook }).toString()}`;
+}
+
 /** Submits the input to the endpoint's queue (paid from here); answers fal's request id. */
 export async function submitFal(call: CallContext, upstream: Upstream, endpointId: string, input: EncodedJson): Promise<string> {
   const headers = falHeaders(upstream);
@@ -109,7 +117,7 @@ export async function submitFal(call: CallContext, upstream: Upstream, endpointI
   const response = await call.http.request({
     provider: 'fal',
     method: 'POST',
-    url: falUrl(upstream, endpointSegments(endpointId).join('/')),
+    url: submitUrl(falUrl(upstream, endpointSegments(endpointId).join('/')), call.vendorWebhook),
     headers,
     body: input.body,
     timeoutMs: timeoutOf(upstream, call.limits),

@@ -12,6 +12,7 @@ import { encodeJsonWithUploads } from '../../images/uploaded-image.js';
 import { isObject, stringOr } from '../../json/json-values.js';
 import type { Upstream } from '../../types.js';
 import type { CallContext } from '../call-context.js';
+import { falWebhooks } from './fal-webhooks.js';
 import { appIdOf, awaitFalResult, cancelFal, decodeFalTaskId, encodeFalTaskId, falResult, falStatus, submitFal } from './fal-queue.js';
 import { falVideoTasks } from './fal-video.js';
 import { workGone } from '../submitted-work.js';
@@ -219,4 +220,5 @@ export const falProvider: Provider = {
   models: FAL_MODELS,
   images: { generate: generateFalImages },
   tasks: { image: falImageTasks, video: falVideoTasks },
+  webhooks: falWebhooks,
 };

@@ -141,6 +141,9 @@ export function createTarget(baseURL: string, model: string, input: Record<strin
  */
 export function createPrediction(call: CallContext, upstream: Upstream, model: string, input: Record<string, unknown>, waitSeconds?: number): Promise<Prediction> {
   const { url, body } = createTarget(upstream.baseURL, model, input);
+  // Replicate calls the gateway back once the prediction ends (its `webhook` and
+  // `webhook_events_filter` fields: "completed" only, the one event the gateway acts on)
+  if (call.vendorWebhook !== undefined) Object.assign(body, { webhook: call.vendorWebhook, webhook_events_filter: ['completed'] });
   const payload = encodeJsonWithUploads(body);
   const headers = jsonHeaders(upstream);
   headers['content-length'] = String(payload.length);

@@ -30,6 +30,7 @@ import {
 } from './replicate-predictions.js';
 import { toCallerVideoTask, translateVideoInput } from './replicate-video.js';
 import { REPLICATE_MODELS } from './replicate-models.js';
+import { replicateWebhooks } from './replicate-webhooks.js';
 
 const PROVIDER = 'replicate';
 
@@ -146,4 +147,5 @@ export const replicateProvider: Provider = {
   images: { generate: generateReplicateImages },
   tasks: { image: replicateImageTasks, video: { submit: createVideoTask, read: getVideoTask, view: toCallerVideoTask } },
   healthRead: readReplicateModel,
+  webhooks: replicateWebhooks,
 };

@@ -40,8 +40,12 @@ export interface TaskRecordBase {
   caller?: Caller;
   /** The model name the caller used. */
   model: string;
-  /** `model`: the upstream's own name for the model, when the resolver named one (the price a name the pricing table lacks follows). */
-  upstream: { provider: ProviderName; baseURL: string; taskId: string; model?: string };
+  /**
+   * `model`: the upstream's own name for the model, when the resolver named one (the price a name the
+   * pricing table lacks follows). `callsBack`: the vendor was asked to call the gateway's vendor webhook
+   * route when the task ends (`vendorWebhooks`), so polls run at the slower fallback cadence.
+   */
+  upstream: { provider: ProviderName; baseURL: string; taskId: string; model?: string; callsBack?: boolean };
   /** ms since the epoch. */
   createdAt: number;
   /** The last status seen upstream (contract §3: the set is open). */
