@@ -3,7 +3,7 @@
 // host Express app with the gateway, each in its own process on loopback, measured side by side with
 // autocannon, interleaved round by round; medians of the rounds. Prints a table and one JSON line
 // (`BENCH_RESULT {...}`), then the targets with their measured values (target, measured,
-// pass/fail). `--quick` runs fewer, shorter rounds; `--only=latency|stream|scale|memory` one part.
+// pass/fail). `--quick` runs fewer, shorter rounds; `--only=latency|stream|scale|memory|provenance` one part.
 //
 // What is measured is what a client sees: latency to the end of each answer, a stream's first BODY
 // byte (not its headers), against a fresh host app with nothing else in it (BENCH_PROBES=0: the
@@ -21,6 +21,7 @@ import autocannon from 'autocannon';
 import { measureInboundBodies, printInboundFigures } from './inbound-bodies.js';
 import { measureMultipartEdits, printMultipartFigures } from './multipart-edits.js';
 import { cpuTimeUs } from './process-cpu.js';
+import { measureProvenance, printProvenanceFigures } from './provenance-cost.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const quick = process.argv.includes('--quick');
@@ -505,6 +506,13 @@ async function main(): Promise<void> {
     printInboundFigures(inbound);
     const dataUrls = inbound.find((figures) => figures.scenario.startsWith('one body of 3 x 10 MiB Data URLs (image edit)'));
     if (dataUrls) checks.push({ target: 'memory: JSON body of Data URLs (3 x 10 MiB)', goal: '≤ 2 x the body', measured: `${dataUrls.multiple.toFixed(2)} x`, pass: dataUrls.multiple <= 2 });
+  }
+
+  if (part('provenance')) {
+    // the time the provenance option adds per image: reading, and signing with es256 (bench/provenance-cost.ts)
+    const provenance = await measureProvenance(quick ? 10 : 40);
+    results.provenance = provenance;
+    printProvenanceFigures(provenance);
   }
 
   results.targets = checks;
