@@ -21,7 +21,7 @@ function documentedStages(): string[] {
 describe('the image stages', () => {
   it('run in the order docs/architecture.md gives, each in a file named after it', () => {
     expect(IMAGE_STAGES.map((stage) => stage.name)).toEqual(documentedStages());
-    expect(documentedStages()).toEqual(['prepare', 'moderate-input', 'charge', 'call', 'results', 'moderate-output', 'store', 'answer']);
+    expect(documentedStages()).toEqual(['prepare', 'moderate-input', 'charge', 'call', 'results', 'moderate-output', 'provenance', 'store', 'answer']);
   });
 
   it('a run of a slice that ends before it begins is refused before any stage runs', async () => {
@@ -51,8 +51,13 @@ describe('the image stages', () => {
       whole: ['prepare', 'moderate-input', 'charge', 'call', 'results', 'moderate-output', 'store'],
       streamed: ['prepare', 'moderate-input', 'charge', 'call', 'results', 'moderate-output', 'store', 'answer'],
     },
+    {
+      options: { provenance: {}, storage: {} },
+      whole: ['prepare', 'charge', 'call', 'results', 'provenance', 'store'],
+      streamed: ['prepare', 'charge', 'call', 'results', 'provenance', 'store', 'answer'],
+    },
   ])('a router with $options runs $whole for a whole request, and the answer stage for a stream only', ({ options, whole, streamed }) => {
-    const lists = imageStageLists(options as Pick<ResolvedOptions, 'moderation' | 'storage'>);
+    const lists = imageStageLists(options as Pick<ResolvedOptions, 'moderation' | 'provenance' | 'storage'>);
     expect(lists.whole.map(({ stage }) => stage.name)).toEqual(whole);
     expect(lists.streamed.map(({ stage }) => stage.name)).toEqual(streamed);
     // each keeps its place in the one list, by which a run of part of it is named
