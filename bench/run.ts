@@ -3,8 +3,8 @@
 // host Express app with the gateway, each in its own process on loopback, measured side by side with
 // autocannon, interleaved round by round; medians of the rounds. Prints a table and one JSON line
 // (`BENCH_RESULT {...}`), then the targets with their measured values (target, measured,
-// pass/fail). `--quick` runs fewer, shorter rounds; `--only=latency|stream|scale|memory|webhooks` one part
-// (webhooks: vendor webhooks against polling, bench/vendor-webhooks.ts).
+// pass/fail). `--quick` runs fewer, shorter rounds; `--only=latency|stream|scale|memory|webhooks|provenance`
+// one part (webhooks: vendor webhooks against polling, bench/vendor-webhooks.ts; provenance: bench/provenance-cost.ts).
 //
 // What is measured is what a client sees: latency to the end of each answer, a stream's first BODY
 // byte (not its headers), against a fresh host app with nothing else in it (BENCH_PROBES=0: the
@@ -22,6 +22,7 @@ import autocannon from 'autocannon';
 import { measureInboundBodies, printInboundFigures } from './inbound-bodies.js';
 import { measureMultipartEdits, printMultipartFigures } from './multipart-edits.js';
 import { cpuTimeUs } from './process-cpu.js';
+import { measureProvenance, printProvenanceFigures } from './provenance-cost.js';
 import { measureVendorWebhooks, printVendorWebhookFigures } from './vendor-webhooks.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -520,6 +521,13 @@ async function main(): Promise<void> {
       measured: `${webhooks.webhooks.p50.toFixed(1)} ms`,
       pass: webhooks.webhooks.p50 < webhooks.pollMs / 10,
     });
+  }
+
+  if (part('provenance')) {
+    // the time the provenance option adds per image: reading, and signing with es256 (bench/provenance-cost.ts)
+    const provenance = await measureProvenance(quick ? 10 : 40);
+    results.provenance = provenance;
+    printProvenanceFigures(provenance);
   }
 
   results.targets = checks;

@@ -15,6 +15,7 @@ import express from 'express';
 import { createGatewayRouter, type ModelEntry, modelEntry, openAIModeration, type PricingOptions, staticKeys, type Upstream, type UsageEvent } from '../lib/index.js';
 import { createPlayground } from '../lib/playground.js';
 import { localResultStorage } from '../lib/storage.js';
+import { makeExampleSigner } from './c2pa-certificates.js';
 import { type CallbackReceiver, createCallbackReceiver } from './callback-receiver.js';
 import { startSimulatedArk } from './simulated-ark.js';
 import { startSimulatedAzure } from './simulated-azure.js';
@@ -47,6 +48,12 @@ export interface ExampleAppOptions {
   routingTiming?: { upMs?: number; downMs?: number };
   /** Durable results in `resultsDirectory`; false answers the upstreams' own URLs. Default true. */
   storage?: boolean;
+  /**
+   * Content Credentials (docs/provenance.md): every image read and reported, and signed with a CA and
+   * signing certificate made at start (signing needs `storage`). Off: images pass unread. `npm start`
+   * turns it on; default false, so the specs of the other features see the vendors' bytes as sent.
+   */
+  provenance?: boolean;
 }
 
 export interface UpstreamInfo {
@@ -75,6 +82,8 @@ export interface ExampleApp {
   moderation: UpstreamInfo;
   /** The example's own callback receiver at `/hooks/video`. */
   callbacks: CallbackReceiver;
+  /** Whether every image is signed with the example's own CA and reported (docs/provenance.md). */
+  provenance: boolean;
   /** Whether callbacks may target loopback/private hosts (only while listening on loopback). */
   localCallbacks: boolean;
   /** Where the durable results are stored (RESULTS_DIR, default a folder under the OS temp directory). */
@@ -447,8 +456,19 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
     ...(env.PUBLIC_BASE_URL ? { publicBaseUrl: env.PUBLIC_BASE_URL } : {}),
   });
 
+  // Content Credentials (docs/provenance.md): the example's own CA, made in memory at each start, issues
+  // the certificate every image is signed with, and is the one trust anchor: the reports say
+  // `trusted: true` for the example's own images
+  const signer = options.provenance === true ? makeExampleSigner() : undefined;
+  const provenance = signer && {
+    trustAnchors: signer.caPem,
+    // signing needs result storage: without it a url answer would hand out the vendor's unsigned file
+    ...(options.storage === false ? {} : { sign: { certificate: signer.chainPem, privateKey: signer.privateKey, algorithm: 'es256' as const } }),
+  };
+
   const gateway = createGatewayRouter({
     ...(options.storage === false ? {} : { storage }),
+    ...(provenance ? { provenance } : {}),
     verifyKey: staticKeys({ [demoKey]: { id: 'demo-tenant' } }),
     resolveUpstream: ({ model, route }): Upstream | Upstream[] | null => {
       switch (route) {
@@ -548,6 +568,7 @@ export async function createExampleApp(options: ExampleAppOptions = {}): Promise
     simulated: dashscope.simulated,
     upstreams,
     moderation: moderationInfo,
+    provenance: signer !== undefined,
     callbacks,
     localCallbacks,
     resultsDirectory,
@@ -591,6 +612,7 @@ export function startupLines(example: ExampleApp, base: string): string[] {
   );
   if (!example.localCallbacks) lines.push('Callbacks to loopback and private hosts are off (HOST is not a loopback address): use an https callback_url.');
   lines.push(`Callback receiver: ${base}${example.callbacks.path} (prints each delivery whose signature it verified)`);
+  if (example.provenance) lines.push('Content Credentials: every image is signed with a CA made at this start and reported (data[i].provenance: c2pa, signer, trusted)');
   lines.push(`Durable results: stored in ${example.resultsDirectory}, answered as signed ${base}/v1/results/... URLs (24 h); the simulated upstreams' own result links expire after one download`);
   return lines;
 }
@@ -619,7 +641,7 @@ async function main(): Promise<void> {
     console.error(`PORT must be a whole number from 0 to 65535, got ${JSON.stringify(process.env.PORT)}.`);
     process.exit(1);
   }
-  const example = await createExampleApp({ host });
+  const example = await createExampleApp({ host, provenance: true });
   const server: Server = example.app.listen(port, host);
   try {
     await new Promise<void>((resolve, reject) => {

@@ -49,7 +49,7 @@ describe.skipIf(!available)('the playground in Debian chromium', () => {
   const problems: string[] = [];
 
   beforeAll(async () => {
-    example = await createExampleApp({ env: { GATEWAY_DEMO_KEY: 'sk-demo-local-only' }, host: '127.0.0.1', arkTiming: { queuedMs: 2500, runningMs: 2500 } });
+    example = await createExampleApp({ env: { GATEWAY_DEMO_KEY: 'sk-demo-local-only' }, host: '127.0.0.1', arkTiming: { queuedMs: 2500, runningMs: 2500 }, provenance: true });
     server = await listen(example.app);
     await mkdir(ARTIFACTS, { recursive: true });
     browser = await chromium.launch({
@@ -109,6 +109,9 @@ describe.skipIf(!available)('the playground in Debian chromium', () => {
     expect(caption).toMatch(/Latency: \d+ ms/);
     // the example prices x-image-2.0 at 0.035 USD an image (examples/server.ts EXAMPLE_PRICING)
     expect(caption).toContain('Cost of this request: 0.07 USD');
+    // each image's Content Credentials: signed by the example's own CA, its one trust anchor (docs/provenance.md)
+    const credentials = await page.$$eval('#image-results figcaption .provenance', (nodes) => nodes.map((node) => node.textContent));
+    expect(credentials).toEqual(['C2PA: valid · signer: Image gateway example · trusted', 'C2PA: valid · signer: Image gateway example · trusted']);
     await page.screenshot({ path: path.join(ARTIFACTS, 'playground-generate.png'), fullPage: true });
   });
 
@@ -135,6 +138,8 @@ describe.skipIf(!available)('the playground in Debian chromium', () => {
       const image = document.querySelector('#image-results img') as (ImageLike & { src: string }) | null;
       return image !== null && image.src.startsWith('data:image/') && image.complete && image.naturalWidth > 0;
     });
+    // the completed event's report, at its top level
+    expect(await page.textContent('#image-results figcaption .provenance')).toBe('C2PA: valid · signer: Image gateway example · trusted');
     expect(await page.textContent('#panel-generate .error')).toBe('');
     await page.selectOption('#image-mode', 'wait');
   });

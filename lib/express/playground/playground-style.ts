@@ -37,6 +37,7 @@ nav button[aria-selected="true"] { background: var(--accent); color: #fff; borde
 figure { margin: 0; background: var(--card); border: 1px solid var(--line); border-radius: 10px; overflow: hidden; }
 figure img { display: block; width: 100%; height: auto; background: var(--line); }
 figcaption { padding: 8px 10px; font-size: 12px; color: var(--muted); word-break: break-all; }
+figcaption .provenance { margin-top: 4px; font-size: 11px; }
 .drop { margin-top: 4px; padding: 18px; border: 2px dashed var(--line); border-radius: 8px; text-align: center; color: var(--muted); cursor: pointer; }
 .drop.over { border-color: var(--accent); color: var(--accent); }
 .thumbs { display: flex; gap: 8px; margin-top: 8px; flex-wrap: wrap; }

@@ -20,6 +20,17 @@ export const SCRIPT_GENERATE_TAB = `
       if (result.cost && index === 0) lines.push('Cost of this request: ' + result.cost);
       caption.textContent = lines.join('\\n');
       caption.style.whiteSpace = 'pre-wrap';
+      // the image's Content Credentials as the gateway reported them (docs/provenance.md "The report")
+      if (item.provenance) {
+        var credentials = document.createElement('div');
+        credentials.className = 'provenance';
+        var parts = ['C2PA: ' + item.provenance.c2pa];
+        if (item.provenance.signer) parts.push('signer: ' + item.provenance.signer);
+        if (typeof item.provenance.trusted === 'boolean') parts.push(item.provenance.trusted ? 'trusted' : 'not trusted');
+        if (item.provenance.codes) parts.push(item.provenance.codes.join(', '));
+        credentials.textContent = parts.join(' · ');
+        caption.appendChild(credentials);
+      }
       figure.appendChild(img);
       figure.appendChild(caption);
       target.appendChild(figure);
@@ -92,7 +103,7 @@ export const SCRIPT_GENERATE_TAB = `
         body.partial_images = 2;
         await stream('/v1/images/generations', body, function (event) {
           if (/partial_image$/.test(event.type)) preview = event;
-          else if (/completed$/.test(event.type)) images.push({ b64_json: event.b64_json, revised_prompt: '' });
+          else if (/completed$/.test(event.type)) images.push({ b64_json: event.b64_json, revised_prompt: '', provenance: event.provenance });
           var shown = images.length ? images : preview ? [{ b64_json: preview.b64_json, revised_prompt: 'partial image ' + (preview.partial_image_index + 1) }] : [];
           if (shown.length) showImages($('image-results'), { data: { data: shown }, ms: Date.now() - startedAt });
         });
