@@ -105,11 +105,7 @@ describe('image tasks', () => {
 describe('kept answers', () => {
   it('an Idempotency-Key retry gets the same signed bytes and report, with no new vendor work', async () => {
     const send = () =>
-      request(gw.app)
-        .post('/v1/images/generations')
-        .set('Authorization', `Bearer ${KEY_A}`)
-        .set('Idempotency-Key', 'provenance-kept-answer-1')
-        .send({ model: 'gpt-image-1', prompt: 'sample1.png' });
+      request(gw.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).set('Idempotency-Key', 'provenance-kept-answer-1').send({ model: 'gpt-image-1', prompt: 'sample1.png' });
     const before = vendor.started();
     const first = await send();
     expect(first.status).toBe(200);
