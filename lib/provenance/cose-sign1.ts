@@ -4,8 +4,11 @@
 // reserved for it. The reference implementation's builder asks its signer for these bytes whole, which
 // is what lets the key stay in a KMS or HSM: only `sign(toBeSigned)` touches it.
 import { X509Certificate } from 'node:crypto';
-import { encode } from 'cborg';
 import type { ProvenanceAlgorithm } from '../options/provenance-options.js';
+
+// cborg is an optional peer and an ECMAScript module only: import() when signing, so the CommonJS build
+// loads without it (a static import would be a require() there, which its package refuses)
+let cbor: Promise<typeof import('cborg')> | undefined;
 
 // COSE algorithm identifiers (IANA "COSE Algorithms")
 const COSE_ALGORITHM: Record<ProvenanceAlgorithm, number> = { es256: -7, es384: -35, ps256: -37 };
@@ -37,6 +40,11 @@ export function reserveSizeOf(parts: CoseSignerParts): number {
 
 /** The tagged COSE_Sign1 of `claim`, padded to exactly `reserve` bytes when it is shorter. */
 export async function coseSign1(claim: Uint8Array, parts: CoseSignerParts, reserve: number): Promise<Uint8Array> {
+  cbor ??= import('cborg').catch((error: unknown) => {
+    cbor = undefined;
+    throw error;
+  });
+  const { encode } = await cbor;
   const chain = parts.chain.length === 1 ? parts.chain[0]! : [...parts.chain];
   const protectedBytes = encode(
     new Map<number, unknown>([
