@@ -2,8 +2,7 @@
 // find a task again (provider, baseURL, upstream id, model) and whose it is, never a key. Every record
 // says its kind (`kind`), so whoever reads one knows how it runs without guessing from its id or fields.
 // Updates are compare-and-set on `version`, so two gateway instances never both act on one status transition.
-import type { ProvenanceReport } from '../../options/provenance-options.js';
-import type { Caller, ProviderName } from '../../types.js';
+import type { Caller, ProviderName, ProvenanceReport } from '../../types.js';
 import type { TaskTraceContext } from '../../telemetry/task-links.js';
 import type { DeliveryLogStore } from './delivery-records.js';
 
