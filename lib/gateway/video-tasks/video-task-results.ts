@@ -123,7 +123,11 @@ export class VideoTaskResults {
     const keys: Record<string, string> = {};
     let bytes = 0;
     // with the `provenance` option, the video's bytes are kept as they are stored and read once (never signed)
-    const provenance = await this.options.provenance?.forCaller(callerOfTask(record));
+    // a host's provenance function that fails costs the report, never the stored video
+    const provenance = await this.options.provenance?.forCaller(callerOfTask(record)).catch((error: unknown) => {
+      this.options.logger.warn({ taskId: record.id, error: error instanceof Error ? error.message : String(error) }, 'provenance options of the task’s caller not read; the video is not reported');
+      return null;
+    });
     const video: Buffer[] | undefined = provenance ? [] : undefined;
     let report: ProvenanceReport | undefined;
     try {
@@ -132,7 +136,7 @@ export class VideoTaskResults {
         keys[field] = stored.key;
         bytes += stored.bytes;
       }
-      if (provenance && video && keys.video_url) report = await readProvenance(Buffer.concat(video), provenance.trustAnchors);
+      if (provenance && video && keys.video_url) report = await this.reportOf(record, Buffer.concat(video), provenance.trustAnchors);
     } catch (error) {
       for (const key of Object.values(keys)) void storage.store.delete(key).catch(() => undefined);
       throw error;
@@ -157,6 +161,14 @@ export class VideoTaskResults {
     for (const key of Object.values(keys)) void storage.store.delete(key).catch(() => undefined);
     if (current?.stored) return { record: current };
     throw new Error(`task record kept changing during ${CAS_ROUNDS} compare-and-set rounds`);
+  }
+
+  /** The video's report; a reader that cannot load (its optional peer missing) costs the report, not the stored video. */
+  private reportOf(record: VideoTaskRecord, video: Buffer, trustAnchors: string | undefined): Promise<ProvenanceReport | undefined> {
+    return readProvenance(video, trustAnchors).catch((error: unknown) => {
+      this.options.logger.warn({ taskId: record.id, error: error instanceof Error ? error.message : String(error) }, 'the video’s Content Credentials were not read');
+      return undefined;
+    });
   }
 
   /** A provider's download credentials for its own result URLs, with the upstream the resolver names for the task now (keys are never stored). */
