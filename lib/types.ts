@@ -249,3 +249,19 @@ export interface Logger {
   error(fields: Record<string, unknown>, message: string): void;
   child?(bindings: Record<string, unknown>): Logger;
 }
+
+/** What the answer reports of one image or video (docs/provenance.md "The report"). */
+export interface ProvenanceReport {
+  c2pa: 'valid' | 'invalid' | 'absent';
+  /** The signing certificate's subject organization, else its common name. */
+  signer?: string;
+  claim_generator?: string;
+  /** The `digitalSourceType` of the active manifest's `c2pa.created` action. */
+  digital_source_type?: string;
+  /** The active manifest's action names, in order. */
+  actions?: string[];
+  /** With trust anchors: whether the signer chains to one. */
+  trusted?: boolean;
+  /** On `invalid`: the C2PA validation status codes that failed. */
+  codes?: string[];
+}

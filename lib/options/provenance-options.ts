@@ -55,18 +55,4 @@ export interface ProvenanceOptions {
 /** The option: the same for every caller, or chosen per caller (`null`: no report and no signature for that caller). */
 export type ProvenanceSetting = ProvenanceOptions | ((caller: Caller) => ProvenanceOptions | null | Promise<ProvenanceOptions | null>);
 
-/** What the answer reports of one image or video (docs/provenance.md "The report"). */
-export interface ProvenanceReport {
-  c2pa: 'valid' | 'invalid' | 'absent';
-  /** The signing certificate's subject organization, else its common name. */
-  signer?: string;
-  claim_generator?: string;
-  /** The `digitalSourceType` of the active manifest's `c2pa.created` action. */
-  digital_source_type?: string;
-  /** The active manifest's action names, in order. */
-  actions?: string[];
-  /** With trust anchors: whether the signer chains to one. */
-  trusted?: boolean;
-  /** On `invalid`: the C2PA validation status codes that failed. */
-  codes?: string[];
-}
+export type { ProvenanceReport } from '../types.js';

@@ -8,7 +8,7 @@ import { GatewayConfigError } from '../errors/config-error.js';
 import type { ProvenanceOptions, ProvenanceReport, ProvenanceSetting, ProvenanceSigning } from '../options/provenance-options.js';
 import type { Caller, Logger, ProviderName } from '../types.js';
 import { type InputImage, type ReadySigning, readySigning, signImage } from './image-signing.js';
-import { readProvenance } from './read-provenance.js';
+import { readManifestStore, readProvenance } from './read-provenance.js';
 
 /** One caller's provenance: the anchors, and the signing checked once. */
 export interface CallerProvenance {
@@ -104,6 +104,12 @@ export async function applyProvenance(provenance: CallerProvenance, images: read
         const out = await signImage(bytes, signing, madeBy);
         return out && Buffer.from(out.buffer, out.byteOffset, out.byteLength);
       } catch (error) {
+        // a vendor manifest store the reader cannot parse cannot be the parent of the operator's: the
+        // image goes as the vendor sent it, reported invalid, rather than failing the paid answer
+        if ((await readManifestStore(bytes, provenance.trustAnchors).catch(() => undefined))?.unreadable) {
+          logger.warn({ provider: madeBy.provider, model: madeBy.model }, 'provenance: the vendor’s manifest store is unreadable; the image is delivered unsigned, reported invalid');
+          return undefined;
+        }
         // the operator's signer may be a KMS whose errors name accounts or keys: the log has it, the caller does not
         logger.error({ provider: madeBy.provider, model: madeBy.model, error: error instanceof Error ? error.message : String(error) }, 'provenance signing failed');
         throw new GatewayError({

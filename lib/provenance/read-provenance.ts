@@ -18,8 +18,16 @@ function readerSettings(trustAnchors: string | undefined): string {
 
 /** The report of `bytes`; a format the reader does not know is `absent` (nothing to read). */
 export async function readProvenance(bytes: Uint8Array, trustAnchors: string | undefined): Promise<ProvenanceReport> {
+  return (await readManifestStore(bytes, trustAnchors)).report;
+}
+
+/**
+ * The report of `bytes`, and whether the file carries a manifest store the reader could not parse at
+ * all (a broken or hostile one): nothing a new manifest can take as its parent.
+ */
+export async function readManifestStore(bytes: Uint8Array, trustAnchors: string | undefined): Promise<{ report: ProvenanceReport; unreadable: boolean }> {
   const format = provenanceFormatOf(bytes);
-  if (!format || !hasManifestStore(bytes, format)) return { c2pa: 'absent' };
+  if (!format || !hasManifestStore(bytes, format)) return { report: { c2pa: 'absent' }, unreadable: false };
   const engine = await c2paEngine();
   let store: ManifestStoreJson;
   try {
@@ -30,9 +38,9 @@ export async function readProvenance(bytes: Uint8Array, trustAnchors: string | u
       reader.free();
     }
   } catch (error) {
-    return { c2pa: 'invalid', codes: [codeOfReaderError(error)] };
+    return { report: { c2pa: 'invalid', codes: [codeOfReaderError(error)] }, unreadable: true };
   }
-  return reportOf(store, trustAnchors !== undefined);
+  return { report: reportOf(store, trustAnchors !== undefined), unreadable: false };
 }
 
 /** The answer's report of a manifest store as the reference reader gave it. */

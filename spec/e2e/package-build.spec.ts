@@ -2,10 +2,11 @@
 // CommonJS bundle and their rolled-up declarations, and a plain Node process can require() and import
 // each entry by its name and mount the router in a host app.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp-dir.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const node = (args: string[]): string => execFileSync(process.execPath, args, { cwd: root, encoding: 'utf8' }).trim();
@@ -130,6 +131,33 @@ describe('package build', () => {
     expect(node(['-e', `const g = require('express-image-gateway'); const express = require('express'); ${cjs}`])).toBe(expected);
     const esm = traced((name) => `await import('${name}')`);
     expect(node(['--input-type=module', '-e', `import * as g from 'express-image-gateway'; import express from 'express'; ${esm}`])).toBe(expected);
+  });
+
+  it('reads Content Credentials from a CommonJS host: the bundle import()s the ESM-only reader', () => {
+    // a .cjs file outside the package, finding it by name from the package root, as a dependency would
+    const host = path.join(tempDir('provenance-cjs-'), 'host.cjs');
+    writeFileSync(
+      host,
+      `const { createRequire } = require('node:module');
+       const find = createRequire(${JSON.stringify(path.join(root, 'package.json'))});
+       const g = find('express-image-gateway'); const express = find('express');
+       const http = require('node:http'); const { readFileSync } = require('node:fs');
+       const image = readFileSync(${JSON.stringify(path.join(root, 'spec/fixtures/c2pa/C.jpg'))}).toString('base64');
+       const vendor = http.createServer((req, res) => { req.resume(); req.on('end', () => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify({ created: 1, data: [{ b64_json: image }] })); }); });
+       vendor.listen(0, () => {
+         const router = g.createGatewayRouter({ verifyKey: g.staticKeys({ k: 't' }), provenance: {}, resolveUpstream: () => ({ provider: 'openai', baseURL: 'http://127.0.0.1:' + vendor.address().port + '/v1', apiKey: 'sk-vendor-0123456789' }) });
+         const app = express(); app.use(router);
+         const server = app.listen(0, async () => {
+           const res = await fetch('http://127.0.0.1:' + server.address().port + '/v1/images/generations', { method: 'POST', headers: { authorization: 'Bearer k', 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-image-1', prompt: 'a lighthouse' }) });
+           const body = await res.json();
+           console.log(res.status, JSON.stringify(body.data ? body.data[0].provenance : body));
+           server.close(); vendor.close(); await router.close();
+         });
+       });`,
+    );
+    const out = node([host]);
+    expect(out.slice(0, 4)).toBe('200 ');
+    expect(JSON.parse(out.slice(4))).toMatchObject({ c2pa: 'valid', signer: 'C2PA Test Signing Cert', actions: ['c2pa.created'] });
   });
 
   it('works from import', () => {

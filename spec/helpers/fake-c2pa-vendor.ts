@@ -17,14 +17,18 @@ export function c2paFixture(name: string): Buffer {
 export interface FakeC2paVendor extends FakeUpstream {
   /** Paid generations started. */
   started(): number;
+  /** Files a spec makes (hostile or odd ones), answered by name before the fixtures. */
+  files: Map<string, Buffer>;
 }
 
 export async function startFakeC2paVendor(): Promise<FakeC2paVendor> {
   let started = 0;
+  const files = new Map<string, Buffer>();
+  const fileOf = (name: string): Buffer => files.get(name) ?? c2paFixture(name);
   const fake = await startFakeUpstream(
     (request, res) => {
       if (request.method === 'GET' && request.path.startsWith('/files/')) {
-        const bytes = c2paFixture(path.basename(request.path));
+        const bytes = fileOf(path.basename(request.path));
         res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': bytes.length });
         res.end(bytes);
         return;
@@ -37,11 +41,11 @@ export async function startFakeC2paVendor(): Promise<FakeC2paVendor> {
       const body = (request.json ?? {}) as { prompt?: string; response_format?: string };
       const prompt = body.prompt ?? /name="prompt"\r\n\r\n([^\r]*)/.exec(request.body.toString('latin1'))?.[1] ?? 'no_manifest.jpg';
       const asUrl = body.response_format === 'url' || request.body.toString('latin1').includes('name="response_format"\r\n\r\nurl');
-      const files = prompt.split(',').map((name) => name.trim());
-      const data = files.map((name) => (asUrl ? { url: `${fake.origin}/files/${name}` } : { b64_json: c2paFixture(name).toString('base64') }));
+      const names = prompt.split(',').map((name) => name.trim());
+      const data = names.map((name) => (asUrl ? { url: `${fake.origin}/files/${name}` } : { b64_json: fileOf(name).toString('base64') }));
       sendJson(res, 200, { created: 1764633600, data }, { 'x-request-id': `c2pa-${started}` });
     },
     (requestPath) => !requestPath.startsWith('/files/'),
   );
-  return Object.assign(fake, { started: () => started });
+  return Object.assign(fake, { started: () => started, files });
 }

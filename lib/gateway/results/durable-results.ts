@@ -5,7 +5,7 @@
 // is a StorageFailure: the caller of these functions answers the upstream URL (saying so in `extra`) or
 // a 502 storage_failed, as `storage.onFailure` says. A lying upstream (not an image, too large) is the
 // upstream's fault: 502 image_download_failed, never stored.
-import { PassThrough, Readable } from 'node:stream';
+import { PassThrough, Readable, Transform } from 'node:stream';
 import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { ClientGoneError } from '../../errors/client-gone-error.js';
@@ -61,10 +61,14 @@ const MAX_REDIRECTS = 3;
 const HEAD_BYTES = 32;
 
 /** Streams the result at `url` into the store. */
-export async function storeFromUrl(context: RehostContext, url: string, kind: 'image' | 'video'): Promise<Stored> {
+/**
+ * Downloads `url` and stores it; with `keep`, the bytes stored are also pushed there as they pass (a
+ * video task's video, read for its Content Credentials: docs/video-tasks-and-callbacks.md).
+ */
+export async function storeFromUrl(context: RehostContext, url: string, kind: 'image' | 'video', keep?: Buffer[]): Promise<Stored> {
   const { limits, storage } = context;
   // an upstream that answers the bytes themselves (Veo on Vertex AI) gives them as a data: URL
-  if (/^data:/i.test(url)) return storeDataUrl(context, url, kind);
+  if (/^data:/i.test(url)) return storeDataUrl(context, url, kind, keep);
   let source: Readable;
   try {
     const headers = await context.headersFor?.(url);
@@ -100,7 +104,7 @@ export async function storeFromUrl(context: RehostContext, url: string, kind: 'i
   body.on('error', () => undefined);
   const broken = new Promise<never>((_resolve, reject) => source.once('error', reject));
   try {
-    return await Promise.race([put(context, body, contentType), broken]);
+    return await Promise.race([put(context, keep ? tapped(body, keep) : body, contentType), broken]);
   } catch (error) {
     // the download stops with the store: its socket goes back now, not at the download deadline
     source.destroy();
@@ -110,14 +114,27 @@ export async function storeFromUrl(context: RehostContext, url: string, kind: 'i
 }
 
 /** A base64 data: URL's bytes, bounded like a download, stored when they are the media asked for. */
-async function storeDataUrl(context: RehostContext, url: string, kind: 'image' | 'video'): Promise<Stored> {
+async function storeDataUrl(context: RehostContext, url: string, kind: 'image' | 'video', keep?: Buffer[]): Promise<Stored> {
   const comma = url.indexOf(',');
   const max = kind === 'image' ? context.limits.downloadBytes : context.storage.maxVideoBytes;
   if (comma === -1 || !/;base64$/i.test(url.slice(0, comma)) || ((url.length - comma - 1) * 3) / 4 > max + 3) throw notMedia(context.provider, kind);
   const bytes = Buffer.from(url.slice(comma + 1), 'base64');
   const contentType = kind === 'image' ? sniffImageType(bytes) : (sniffVideoType(bytes) ?? sniffImageType(bytes));
   if (!contentType || bytes.length > max) throw notMedia(context.provider, kind);
+  keep?.push(bytes);
   return put(context, Readable.from([bytes]), contentType);
+}
+
+/** `body` passed on unchanged, each chunk also pushed to `keep`; an error of `body` ends it too. */
+function tapped(body: Readable, keep: Buffer[]): Readable {
+  const tap = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      keep.push(chunk);
+      done(null, chunk);
+    },
+  });
+  body.once('error', (error) => tap.destroy(error));
+  return body.pipe(tap);
 }
 
 /** Stores bytes the gateway already holds (a b64_json download or an upstream's base64). */

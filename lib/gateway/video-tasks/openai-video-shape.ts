@@ -137,11 +137,16 @@ export function videoStatusOf(status: string): 'queued' | 'in_progress' | 'compl
 }
 
 /** The `Video` object (the `openai` SDK's type) of a video task record and its state as the service presents it. */
-export function videoObjectOf(record: Pick<VideoTaskRecord, 'id' | 'model' | 'createdAt' | 'asked'>, state: Record<string, unknown>): Record<string, unknown> {
+export function videoObjectOf(
+  record: Pick<VideoTaskRecord, 'id' | 'model' | 'createdAt' | 'asked'> & Partial<Pick<VideoTaskRecord, 'stored'>>,
+  state: Record<string, unknown>,
+): Record<string, unknown> {
   const status = videoStatusOf(String(state.status));
   const asked = record.asked ?? {};
   const updated = typeof state.updated_at === 'number' ? state.updated_at : undefined;
   const error = isObject(state.error) ? state.error : undefined;
+  // with the `provenance` option and storage: the stored video's Content Credentials (docs/video-tasks-and-callbacks.md)
+  const provenance = record.stored?.provenance ?? (isObject(state.content) && isObject(state.content.provenance) ? state.content.provenance : undefined);
   return {
     id: record.id,
     object: 'video',
@@ -166,6 +171,7 @@ export function videoObjectOf(record: Pick<VideoTaskRecord, 'id' | 'model' | 'cr
             message: typeof error?.message === 'string' ? error.message : `The video task ended ${String(state.status)}`,
           }
         : null,
+    ...(provenance ? { provenance } : {}),
   };
 }
 

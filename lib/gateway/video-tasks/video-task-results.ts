@@ -4,6 +4,8 @@
 import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { isObject } from '../../json/json-values.js';
+import type { ProvenanceReport } from '../../options/provenance-options.js';
+import { readProvenance } from '../../provenance/read-provenance.js';
 import type { VideoTaskRecord } from '../../stores/tasks/task-store.js';
 import type { UpstreamHttp } from '../../transport/upstream-http.js';
 import type { Upstream } from '../../types.js';
@@ -53,6 +55,8 @@ export class VideoTaskResults {
     const content: Record<string, unknown> = { ...state.content };
     try {
       for (const [field, key] of Object.entries(record.stored.keys)) content[field] = await urlOf(storage, key, resultBase ?? record.resultBase);
+      // the stored video's report, next to its URL
+      if (record.stored.provenance) content.provenance = record.stored.provenance;
     } catch (error) {
       // a store that cannot sign now is a storage failure like any other: a query answers as
       // storage.onFailure says (the upstream's URLs with a note, or 502 storage_failed); a callback's
@@ -118,12 +122,21 @@ export class VideoTaskResults {
     };
     const keys: Record<string, string> = {};
     let bytes = 0;
+    // with the `provenance` option, the video's bytes are kept as they are stored and read once (never signed)
+    // a host's provenance function that fails costs the report, never the stored video
+    const provenance = await this.options.provenance?.forCaller(callerOfTask(record)).catch((error: unknown) => {
+      this.options.logger.warn({ taskId: record.id, error: error instanceof Error ? error.message : String(error) }, 'provenance options of the task’s caller not read; the video is not reported');
+      return null;
+    });
+    const video: Buffer[] | undefined = provenance ? [] : undefined;
+    let report: ProvenanceReport | undefined;
     try {
       for (const [field, url] of mediaUrlsOf(state)) {
-        const stored = await storeFromUrl(context, url, field === 'video_url' ? 'video' : 'image');
+        const stored = await storeFromUrl(context, url, field === 'video_url' ? 'video' : 'image', field === 'video_url' ? video : undefined);
         keys[field] = stored.key;
         bytes += stored.bytes;
       }
+      if (provenance && video && keys.video_url) report = await this.reportOf(record, Buffer.concat(video), provenance.trustAnchors);
     } catch (error) {
       for (const key of Object.values(keys)) void storage.store.delete(key).catch(() => undefined);
       throw error;
@@ -132,7 +145,7 @@ export class VideoTaskResults {
     try {
       for (let round = 0; round < CAS_ROUNDS && current; round += 1) {
         if (current.stored) break;
-        const updated = await updateTaskOf(this.options.store, current, { stored: { keys, bytes } });
+        const updated = await updateTaskOf(this.options.store, current, { stored: { keys, bytes, ...(report ? { provenance: report } : {}) } });
         if (updated) return { record: updated, bytes };
         current = await getTaskOf(this.options.store, record.id, 'video');
       }
@@ -148,6 +161,14 @@ export class VideoTaskResults {
     for (const key of Object.values(keys)) void storage.store.delete(key).catch(() => undefined);
     if (current?.stored) return { record: current };
     throw new Error(`task record kept changing during ${CAS_ROUNDS} compare-and-set rounds`);
+  }
+
+  /** The video's report; a reader that cannot load (its optional peer missing) costs the report, not the stored video. */
+  private reportOf(record: VideoTaskRecord, video: Buffer, trustAnchors: string | undefined): Promise<ProvenanceReport | undefined> {
+    return readProvenance(video, trustAnchors).catch((error: unknown) => {
+      this.options.logger.warn({ taskId: record.id, error: error instanceof Error ? error.message : String(error) }, 'the video’s Content Credentials were not read');
+      return undefined;
+    });
   }
 
   /** A provider's download credentials for its own result URLs, with the upstream the resolver names for the task now (keys are never stored). */

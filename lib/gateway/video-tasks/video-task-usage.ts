@@ -93,6 +93,8 @@ export class VideoTaskUsage {
       ...(error && typeof error.code === 'string' ? { errorCode: error.code } : {}),
       // the task's durable copies, counted once with the task whichever request or poll stored them
       ...(record.stored ? { storedBytes: record.stored.bytes } : {}),
+      // the stored video's Content Credentials (read once when it was stored)
+      ...(record.stored?.provenance ? { provenance: [record.stored.provenance.c2pa] } : {}),
       // a task that made nothing cost nothing; a priced model says so with amount 0
       ...(books.cost ? { cost: status === 'succeeded' ? books.cost : { amount: 0, currency: books.cost.currency } } : {}),
     }));

@@ -2,7 +2,7 @@
 // find a task again (provider, baseURL, upstream id, model) and whose it is, never a key. Every record
 // says its kind (`kind`), so whoever reads one knows how it runs without guessing from its id or fields.
 // Updates are compare-and-set on `version`, so two gateway instances never both act on one status transition.
-import type { Caller, ProviderName } from '../../types.js';
+import type { Caller, ProviderName, ProvenanceReport } from '../../types.js';
 import type { TaskTraceContext } from '../../telemetry/task-links.js';
 import type { DeliveryLogStore } from './delivery-records.js';
 import type { EndpointHealthStore } from './endpoint-records.js';
@@ -177,6 +177,8 @@ export interface TaskStoredResults {
   /** e.g. `{ video_url: '<tenant>/<name>.mp4', last_frame_url: '<tenant>/<name>.png' }` */
   keys: Record<string, string>;
   bytes: number;
+  /** With the `provenance` option: the stored video's Content Credentials, read once when it was stored. */
+  provenance?: ProvenanceReport;
 }
 
 /** What an update may change: the common fields, and the state of its own kind (a record never changes kind). */
