@@ -18,7 +18,7 @@ interface C2paWasm {
 
 /** A manifest being built. */
 export interface C2paBuilder {
-  setIntent(intent: unknown): void;
+  addAction(action: unknown): void;
   addAssertion(label: string, data: unknown): void;
   addIngredientFromBlob(json: string, format: string, blob: unknown): Promise<void>;
   sign(signer: { alg: string; reserveSize: number; sign(claim: Uint8Array): Promise<Uint8Array> }, identity: null, format: string, source: unknown): Promise<Uint8Array>;

@@ -78,12 +78,22 @@ export async function signImage(bytes: Uint8Array, signing: ReadySigning, subjec
       return inputFormat !== undefined && hasManifestStore(input.bytes, inputFormat);
     });
     const sourceType = subject.inputs.length > 0 ? COMPOSITE : TRAINED;
-    // a vendor's manifest is the parent: the intent `edit` makes it the parentOf ingredient with `c2pa.opened`
-    if (hasManifestStore(bytes, format)) builder.setIntent('edit');
-    else builder.setIntent({ create: sourceType });
-    for (const input of components) {
-      await builder.addIngredientFromBlob(JSON.stringify({ title: input.title, relationship: 'componentOf' }), provenanceFormatOf(input.bytes)!, new BytesBlob(input.bytes));
+    // the actions are written out rather than left to the builder's intents, so that each ingredient is
+    // named by the action the specification asks for: the vendor's manifest is the parent (`c2pa.opened`),
+    // else the image was created by the model; an edit's signed inputs were placed into it (`c2pa.placed`)
+    if (hasManifestStore(bytes, format)) {
+      await builder.addIngredientFromBlob(JSON.stringify({ title: 'the image as the vendor signed it', relationship: 'parentOf', label: 'vendor' }), format, new BytesBlob(bytes));
+      builder.addAction({ action: 'c2pa.opened', parameters: { ingredientIds: ['vendor'] } });
+    } else {
+      builder.addAction({ action: 'c2pa.created', digitalSourceType: sourceType });
     }
+    const placed: string[] = [];
+    for (const [index, input] of components.entries()) {
+      const label = `input-${index}`;
+      await builder.addIngredientFromBlob(JSON.stringify({ title: input.title, relationship: 'componentOf', label }), provenanceFormatOf(input.bytes)!, new BytesBlob(input.bytes));
+      placed.push(label);
+    }
+    if (placed.length > 0) builder.addAction({ action: 'c2pa.placed', parameters: { ingredientIds: placed } });
     for (const assertion of signing.assertions?.(subject) ?? []) builder.addAssertion(assertion.label, assertion.data);
     const reserve = reserveSizeOf(signing.parts);
     return await builder.sign({ alg: signing.parts.algorithm, reserveSize: reserve, sign: (claim) => coseSign1(claim, signing.parts, reserve) }, null, format, new BytesBlob(bytes));

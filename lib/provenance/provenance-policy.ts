@@ -94,12 +94,17 @@ export interface ProvenanceResult {
   readonly signed: boolean[];
 }
 
-/** Signs (when the caller's options sign) and reads each image. A signer that fails is a 502 with nothing delivered. */
-export async function applyProvenance(provenance: CallerProvenance, images: readonly Buffer[], madeBy: ImagesMadeBy, logger: Logger): Promise<ProvenanceResult> {
+/**
+ * Signs (when the caller's options sign) and reads each image. A signer that fails is a 502 with nothing
+ * delivered. `delivered[i]` false: the caller gets the vendor's own URL for that image (no result
+ * storage), so it is read and reported as the vendor made it, never signed: a signed copy nobody
+ * receives would make the report a lie.
+ */
+export async function applyProvenance(provenance: CallerProvenance, images: readonly Buffer[], madeBy: ImagesMadeBy, logger: Logger, delivered?: readonly boolean[]): Promise<ProvenanceResult> {
   const { signing } = provenance;
   const signed = await Promise.all(
-    images.map(async (bytes) => {
-      if (!signing) return undefined;
+    images.map(async (bytes, index) => {
+      if (!signing || delivered?.[index] === false) return undefined;
       try {
         const out = await signImage(bytes, signing, madeBy);
         return out && Buffer.from(out.buffer, out.byteOffset, out.byteLength);

@@ -4,11 +4,12 @@
 // operator's anchors), kept byte for byte unless the operator signs, and signed output is proved by the
 // reference reader: the operator's signer, the vendor's manifest as the parent ingredient.
 import { readFileSync } from 'node:fs';
-import OpenAI from 'openai';
+import OpenAI, { toFile } from 'openai';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { type ProvenanceReport, createGatewayRouter, staticKeys } from '../../lib/index.js';
 import { localResultStorage } from '../../lib/storage.js';
+import { c2paEngine } from '../../lib/provenance/c2pa-engine.js';
 import { readProvenance } from '../../lib/provenance/read-provenance.js';
 import { C2PA_FIXTURES, c2paFixture, startFakeC2paVendor } from '../helpers/fake-c2pa-vendor.js';
 import { KEY_A, KEY_B } from '../helpers/gateway-app.js';
@@ -31,6 +32,23 @@ const gw = await gatewayWith({
 const { vendor } = gw.fakes;
 const reader = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: KEY_B });
 const signer = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: KEY_A });
+
+/** The reference reader's whole manifest store of a file, with the fixtures' roots as anchors. */
+async function manifestStoreOf(bytes: Buffer): Promise<ManifestStore> {
+  const engine = await c2paEngine();
+  const settings = JSON.stringify({ trust: { trust_anchors: ANCHORS }, verify: { verify_trust: true, remote_manifest_fetch: false, ocsp_fetch: false } });
+  const reader = await engine.WasmReader.fromBytes('image/jpeg', bytes, settings);
+  return JSON.parse(reader.json()) as ManifestStore;
+}
+
+interface ManifestStore {
+  active_manifest: string;
+  validation_state: string;
+  manifests: Record<
+    string,
+    { ingredients: Array<{ relationship: string; title: string }>; assertions: Array<{ label: string; data: { actions: Array<{ action: string; digitalSourceType?: string }> } }> }
+  >;
+}
 
 type Reported = { b64_json?: string | null; url?: string | null; provenance?: ProvenanceReport };
 
@@ -90,6 +108,19 @@ describe('signing, per caller', () => {
     const answer = await signer.images.generate({ model: 'gpt-image-1', prompt: 'C.jpg' });
     const bytes = Buffer.from((answer.data![0] as Reported).b64_json!, 'base64');
     expect(await readProvenance(bytes, ANCHORS)).toMatchObject({ c2pa: 'valid', trusted: true, actions: ['c2pa.opened'], claim_generator: expect.stringMatching(/^express-image-gateway/) });
+    expect(await independentlyValidated(bytes)).toEqual({ valid: true, failed: [] });
+  });
+
+  it("an edit's input image that carries a manifest becomes a component ingredient (c2pa.placed), the source type composite", async () => {
+    const answer = await signer.images.edit({ model: 'gpt-image-1', image: await toFile(c2paFixture('CA.jpg'), 'photo.jpg', { type: 'image/jpeg' }), prompt: 'no_manifest.jpg' });
+    const bytes = Buffer.from((answer.data![0] as Reported).b64_json!, 'base64');
+    const store = await manifestStoreOf(bytes);
+    expect(store.validation_state).toBe('Trusted');
+    const active = store.manifests[store.active_manifest];
+    expect(active.ingredients.map((ingredient) => [ingredient.relationship, ingredient.title])).toEqual([['componentOf', 'photo.jpg']]);
+    const actions = active.assertions.find((assertion) => assertion.label.startsWith('c2pa.actions'))!.data.actions;
+    expect(actions.map((action) => action.action)).toEqual(['c2pa.created', 'c2pa.placed']);
+    expect(actions[0]!.digitalSourceType).toBe('http://cv.iptc.org/newscodes/digitalsourcetype/compositeWithTrainedAlgorithmicMedia');
     expect(await independentlyValidated(bytes)).toEqual({ valid: true, failed: [] });
   });
 
@@ -164,6 +195,25 @@ describe('failures and configuration', () => {
     for (const event of failing.usage) expect(event).toMatchObject({ status: 502, images: 0, errorCode: 'provenance_signing_failed', vendorWork: { images: 1 } });
     const undelivered = failing.usage.reduce((sum, event) => sum + (event.undeliveredImages ?? 0) + (event.absorbedImages ?? 0), 0);
     expect(undelivered).toBe(started);
+  });
+
+  it("without result storage a signing caller's url answer is the vendor's own file, reported as such; its b64_json answer is signed", async () => {
+    const noStorage = await gatewayWith({
+      fakes: { vendor: startFakeC2paVendor },
+      resolve: ({ model }, { vendor: v }) => ({ provider: 'openai', baseURL: `${v.origin}/v1`, apiKey: 'sk-vendor-key-0123456789', model }),
+      // a function: createGatewayRouter cannot know at start that it signs
+      provenance: () => ({ trustAnchors: ANCHORS, sign: SIGN }),
+    });
+    const byUrl = await request(noStorage.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'gpt-image-1', prompt: 'no_manifest.jpg', response_format: 'url' });
+    expect(byUrl.status).toBe(200);
+    expect(byUrl.body.data[0].url).toBe(`${noStorage.fakes.vendor.origin}/files/no_manifest.jpg`);
+    expect(byUrl.body.data[0].provenance).toEqual({ c2pa: 'absent' });
+    const inline = await request(noStorage.app)
+      .post('/v1/images/generations')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .send({ model: 'gpt-image-1', prompt: 'no_manifest.jpg', response_format: 'b64_json' });
+    expect(inline.body.data[0].provenance).toMatchObject({ c2pa: 'valid', trusted: true });
+    expect(await readProvenance(Buffer.from(inline.body.data[0].b64_json as string, 'base64'), ANCHORS)).toEqual(inline.body.data[0].provenance);
   });
 
   it('createGatewayRouter refuses sign without result storage, and a self-signed or CA certificate', () => {

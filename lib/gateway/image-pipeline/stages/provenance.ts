@@ -33,7 +33,10 @@ async function onImageAnswer(work: ImageWork, response: ImageGenerationResponse,
   const downloaded = known.some((bytes) => bytes === undefined) ? await downloadImages(missing, prepared.call, provider, { allowPrivate: deps.options.allowPrivateResultUrls }) : [];
   const bytes = known.map((item, index) => item ?? downloaded[index]);
   if (bytes.some((item) => item === undefined)) throw GatewayError.noImage(provider, ': an image has neither url nor b64_json', usage.upstreamRequestId);
-  const result = await applyProvenance(request.provenance!, bytes as Buffer[], madeBy(work), deps.options.logger);
+  // without result storage a `url` image reaches the caller from the vendor's own URL: not signed (docs/provenance.md)
+  const stored = deps.options.storage !== undefined;
+  const delivered = response.data.map((item, index) => stored || images?.[index] !== undefined || item.b64_json !== '');
+  const result = await applyProvenance(request.provenance!, bytes as Buffer[], madeBy(work), deps.options.logger, delivered);
   const kept = work.bytes ?? (work.bytes = []);
   response.data.forEach((item, index) => {
     const out = result.bytes[index]!;
@@ -54,13 +57,17 @@ async function onPassthrough(work: ImageWork, body: Buffer): Promise<void> {
   if (whole.response.status < 200 || whole.response.status >= 300) return;
   const provider = usage.provider ?? 'upstream';
   const images = await imagesOfPassthrough(body, work.prepared!.call, provider, { allowPrivate: deps.options.allowPrivateResultUrls });
+  const parsed = parseJsonBody(body) as Record<string, unknown> & { data: unknown[] };
+  // without result storage a `url` image reaches the caller from the vendor's own URL: not signed
+  const stored = deps.options.storage !== undefined;
+  const delivered = parsed.data.map((item) => stored || (isObject(item) && typeof item.b64_json === 'string' && item.b64_json !== ''));
   const result = await applyProvenance(
     request.provenance!,
     images.map((image) => image.bytes),
     madeBy(work),
     deps.options.logger,
+    delivered,
   );
-  const parsed = parseJsonBody(body) as Record<string, unknown> & { data: unknown[] };
   const data = parsed.data.map((item, index) => {
     const entry: Record<string, unknown> = isObject(item) ? { ...item } : {};
     // a signed image replaces the vendor's: as b64_json, which `store` writes and turns into a URL when one was asked
