@@ -116,7 +116,7 @@ describe('signing, per caller', () => {
     const bytes = Buffer.from((answer.data![0] as Reported).b64_json!, 'base64');
     const store = await manifestStoreOf(bytes);
     expect(store.validation_state).toBe('Trusted');
-    const active = store.manifests[store.active_manifest];
+    const active = store.manifests[store.active_manifest]!;
     expect(active.ingredients.map((ingredient) => [ingredient.relationship, ingredient.title])).toEqual([['componentOf', 'photo.jpg']]);
     const actions = active.assertions.find((assertion) => assertion.label.startsWith('c2pa.actions'))!.data.actions;
     expect(actions.map((action) => action.action)).toEqual(['c2pa.created', 'c2pa.placed']);
