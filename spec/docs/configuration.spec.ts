@@ -143,6 +143,11 @@ describe.skipIf(process.env.GATEWAY_EXPRESS === '4')('docs/configuration.md agai
     expect(listed.filter((row) => row.type !== `\`${options.find((option) => option.name === row.name)?.declaredType}\``)).toEqual([]);
   });
 
+  it('keeps to the shape of at most 24 top-level options, as the page says', () => {
+    expect(page).toContain('at most 24 top-level options');
+    expect(options.length).toBeLessThanOrEqual(24);
+  });
+
   it('documents no option the type does not have', () => {
     const known = new Set(options.map((option) => option.name));
     const extra = [...optionSections.keys()].filter((heading) => /^[a-zA-Z]+$/.test(heading) && !known.has(heading));
