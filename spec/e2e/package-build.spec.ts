@@ -42,7 +42,7 @@ beforeAll(() => {
 // what each entry exports at run time (types aside): the same from require() and import
 const ENTRY_VALUES: Record<string, string> = {
   'express-image-gateway':
-    'AssetCapacityError,ContentPolicyError,DEFAULT_IMAGE_MODELS,DEFAULT_LIMITS,DEFAULT_MODEL_CATALOGUE,ERROR_CODES,GatewayConfigError,GatewayError,TEMPORARY_PROXY_HOSTS,createGatewayRouter,gatewayCaller,isGatewayPath,memoryIdempotencyStore,memoryScheduler,memoryTaskStore,modelEntry,openAIModeration,safetyIdentifierOf,skipGatewayRoutes,staticKeys',
+    'AssetCapacityError,ContentPolicyError,DEFAULT_IMAGE_MODELS,DEFAULT_LIMITS,DEFAULT_MODEL_CATALOGUE,DeliveryPostponed,ERROR_CODES,GatewayConfigError,GatewayError,TEMPORARY_PROXY_HOSTS,createGatewayRouter,gatewayCaller,isGatewayPath,memoryIdempotencyStore,memoryScheduler,memoryTaskStore,modelEntry,openAIModeration,safetyIdentifierOf,skipGatewayRoutes,staticKeys',
   'express-image-gateway/redis': 'bullmqScheduler,redisIdempotencyStore,redisTaskStore',
   'express-image-gateway/storage': 'localResultStorage,s3ResultStorage',
   'express-image-gateway/playground': 'createPlayground',
