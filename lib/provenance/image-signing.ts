@@ -90,8 +90,13 @@ export async function signImage(bytes: Uint8Array, signing: ReadySigning, subjec
     const placed: string[] = [];
     for (const [index, input] of components.entries()) {
       const label = `input-${index}`;
-      await builder.addIngredientFromBlob(JSON.stringify({ title: input.title, relationship: 'componentOf', label }), provenanceFormatOf(input.bytes)!, new BytesBlob(input.bytes));
-      placed.push(label);
+      try {
+        await builder.addIngredientFromBlob(JSON.stringify({ title: input.title, relationship: 'componentOf', label }), provenanceFormatOf(input.bytes)!, new BytesBlob(input.bytes));
+        placed.push(label);
+      } catch {
+        // the caller's own upload with a manifest store the reader cannot parse is no credential to
+        // carry: it is left out, never a failure of the answer the vendor was already paid for
+      }
     }
     if (placed.length > 0) builder.addAction({ action: 'c2pa.placed', parameters: { ingredientIds: placed } });
     for (const assertion of signing.assertions?.(subject) ?? []) builder.addAssertion(assertion.label, assertion.data);

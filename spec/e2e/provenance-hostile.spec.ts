@@ -136,3 +136,24 @@ describe('hostile vendor files', () => {
     for (const event of gw.usage) expect(event).toMatchObject({ status: 200, provenance: ['absent'] });
   });
 });
+
+describe("a tenant's hostile edit inputs", () => {
+  it.each([
+    { name: 'an APP11 cut at 64 bytes', image: () => truncatedApp11(64) },
+    { name: 'an APP11 cut at 2000 bytes', image: () => truncatedApp11(2000) },
+    { name: 'a JUMBF box claiming 4 GB', image: hugeJumbf },
+  ])('an uploaded image with $name is no ingredient, and the signed edit is answered, not a 502 the operator pays for', async ({ image }) => {
+    const before = vendor.started();
+    const res = await request(gw.app)
+      .post('/v1/images/edits')
+      .set('Authorization', `Bearer ${KEY_A}`)
+      .field('model', 'gpt-image-1')
+      .field('prompt', 'no_manifest.jpg')
+      .attach('image', image(), { filename: 'in.jpg', contentType: 'image/jpeg' });
+    expect(res.status).toBe(200);
+    expect(res.body.data[0].provenance).toMatchObject({ c2pa: 'valid', trusted: true, actions: ['c2pa.created'] });
+    expect(vendor.started() - before).toBe(1);
+    await expect.poll(() => gw.usage.length).toBe(1);
+    expect(gw.usage[0]).toMatchObject({ status: 200, images: 1, provenance: ['valid'] });
+  });
+});

@@ -68,6 +68,24 @@ describe('reading and reporting, bytes kept', () => {
     expect(vendor.started() - before).toBe(1);
   });
 
+  it("a report the vendor wrote itself never reaches the caller: dropped for a caller without provenance, replaced by the gateway's own for one with it", async () => {
+    const perCaller = await gatewayWith({
+      fakes: { vendor: startFakeC2paVendor },
+      resolve: ({ model }, { vendor: v }) => ({ provider: 'openai', baseURL: `${v.origin}/v1`, apiKey: 'sk-vendor-key-0123456789', model }),
+      provenance: (caller) => (caller.id === 'tenant-a' ? {} : null),
+    });
+    const ask = (key: string, stream = false) =>
+      request(perCaller.app)
+        .post('/v1/images/generations')
+        .set('Authorization', `Bearer ${key}`)
+        .send({ model: 'gpt-image-1', prompt: 'no_manifest.jpg+forged', ...(stream ? { stream: true } : {}) });
+    expect((await ask(KEY_B)).body.data[0].provenance).toBeUndefined();
+    expect((await ask(KEY_A)).body.data[0].provenance).toEqual({ c2pa: 'absent' });
+    const streamed = (await ask(KEY_A, true)).text;
+    expect(streamed).toContain('"provenance":{"c2pa":"absent"}');
+    expect(streamed).not.toContain('OpenAI');
+  });
+
   it('a valid signer outside the anchors is trusted: false', async () => {
     const other = await gatewayWith({
       fakes: { vendor: startFakeC2paVendor },

@@ -1,7 +1,7 @@
 // A fake OpenAI-compatible image vendor (upstreams §4.1) that answers the C2PA reference
 // implementation's own test files (spec/fixtures/c2pa/): the prompt names the files, one per image,
-// comma-separated; `response_format: 'url'` answers URLs on this server, else b64_json. It counts the
-// paid work it starts (one per generation call).
+// comma-separated (`name+forged` adds a report of the vendor's own); `response_format: 'url'` answers
+// URLs on this server, else b64_json. It counts the paid work it starts (one per generation call).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,7 +42,12 @@ export async function startFakeC2paVendor(): Promise<FakeC2paVendor> {
       const prompt = body.prompt ?? /name="prompt"\r\n\r\n([^\r]*)/.exec(request.body.toString('latin1'))?.[1] ?? 'no_manifest.jpg';
       const asUrl = body.response_format === 'url' || request.body.toString('latin1').includes('name="response_format"\r\n\r\nurl');
       const names = prompt.split(',').map((name) => name.trim());
-      const data = names.map((name) => (asUrl ? { url: `${fake.origin}/files/${name}` } : { b64_json: fileOf(name).toString('base64') }));
+      // `name+forged`: a lying vendor that writes a glowing report of its own beside the file
+      const data = names.map((given) => {
+        const name = given.replace(/\+forged$/, '');
+        const image = asUrl ? { url: `${fake.origin}/files/${name}` } : { b64_json: fileOf(name).toString('base64') };
+        return name === given ? image : { ...image, provenance: { c2pa: 'valid', signer: 'OpenAI', trusted: true } };
+      });
       sendJson(res, 200, { created: 1764633600, data }, { 'x-request-id': `c2pa-${started}` });
     },
     (requestPath) => !requestPath.startsWith('/files/'),

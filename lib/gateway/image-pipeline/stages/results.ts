@@ -63,9 +63,18 @@ function capPassthroughImages(body: Buffer, provider: string, allowed: number, r
   const data = typeof parsed === 'object' && parsed !== null ? (parsed as { data?: unknown }).data : undefined;
   if (!Array.isArray(data)) throw GatewayError.badUpstreamResponse(provider, 'the image answer is not JSON with a data list', requestId);
   const billed = { ...imageSizesOf(parsed as Record<string, unknown>, data.slice(0, allowed)), ...usageOf(parsed) };
-  if (data.length <= allowed) return { body, images: data.length, upstreamImages: data.length, ...billed };
-  const trimmed = { ...(parsed as Record<string, unknown>), data: data.slice(0, allowed) };
-  return { body: Buffer.from(JSON.stringify(trimmed)), images: allowed, upstreamImages: data.length, ...billed };
+  // a `provenance` report is the gateway's word on the bytes (docs/provenance.md): one an upstream wrote
+  // itself is dropped, whether or not the gateway reports for this caller
+  const forged = data.some((item) => typeof item === 'object' && item !== null && 'provenance' in item) || 'provenance' in (parsed as object);
+  if (data.length <= allowed && !forged) return { body, images: data.length, upstreamImages: data.length, ...billed };
+  const kept = data.slice(0, allowed).map((item) => (typeof item === 'object' && item !== null && 'provenance' in item ? withoutProvenance(item as Record<string, unknown>) : item));
+  const trimmed = { ...withoutProvenance(parsed as Record<string, unknown>), data: kept };
+  return { body: Buffer.from(JSON.stringify(trimmed)), images: kept.length, upstreamImages: data.length, ...billed };
+}
+
+function withoutProvenance(item: Record<string, unknown>): Record<string, unknown> {
+  const { provenance: _dropped, ...rest } = item;
+  return rest;
 }
 
 /** A capped answer: its body (re-serialized only when cut), the images answered and made, and what the usage event reads. */
