@@ -165,11 +165,12 @@ export function memoryScheduler(options: MemorySchedulerOptions = {}): JobSchedu
     } catch (error) {
       // its endpoint is busy: the worker is free for others, and the job waits outside the turn, uncounted
       if (error instanceof DeliveryPostponed) {
+        // as in `later`: a throwing handler (a host logger, say) must not become an unhandled rejection
         if (!closed)
-          error.wait().then(
-            () => (closed ? undefined : attempt(job, made)),
-            () => undefined,
-          );
+          error
+            .wait()
+            .then(() => (closed ? undefined : attempt(job, made)))
+            .catch(() => undefined);
         return;
       }
       if (made < retry!.maxAttempts && handlers!.isRetryable(error)) later(retry!.delayMs(made), () => attempt(job, made + 1));
