@@ -302,6 +302,14 @@ describe('replays', () => {
       const res = await request(gw.app).post('/v1/deliveries/replay').set(auth()).send({ state: 'failed' });
       expect(res.status).toBe(202);
       expect(res.body).toStrictEqual({ object: 'delivery.replay', state: 'failed', queued: failed.length });
+      // asked again at once: they are pending (queued) now, so nothing is queued twice
+      const again = await request(gw.app).post('/v1/deliveries/replay').set(auth()).send({ state: 'failed' });
+      expect(again.body).toStrictEqual({ object: 'delivery.replay', state: 'failed', queued: 0 });
+      for (const state of ['pending', 'paused']) {
+        const refused = await request(gw.app).post('/v1/deliveries/replay').set(auth()).send({ state });
+        expect(refused.status).toBe(400);
+        expect(refused.body.error).toMatchObject({ code: 'invalid_request_error', param: 'state' });
+      }
       await expect.poll(() => receiver.taken().length).toBe(failed.length);
       const ids = receiver.taken().map((req) => req.headers['webhook-id']);
       expect(new Set(ids).size).toBe(failed.length);

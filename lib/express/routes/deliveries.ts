@@ -68,6 +68,8 @@ export function replayDeliveriesHandler(log: DeliveryLog): RequestHandler {
     const { state, since, until } = jsonObjectBody(context.req.body);
     if (state === undefined) throw GatewayError.invalidRequest('state is required', 'state');
     checkState(state);
+    // a tenant's paused deliveries go out by enabling their endpoint: in order, one after another
+    if (state === 'paused') throw GatewayError.invalidRequest('paused deliveries are sent by enabling their endpoint: POST /v1/deliveries/endpoints/enable', 'state');
     const { queued } = await log.replayAll({ tenant: callerOf(context).id, state, ...unixMs(since, 'since'), ...unixMs(until, 'until') });
     send(context, 202, { object: 'delivery.replay', state, queued });
   });

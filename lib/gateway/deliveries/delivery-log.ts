@@ -241,6 +241,8 @@ export class DeliveryLog implements DeliveriesApi {
   async replayAll(filter: DeliveryReplayFilter): Promise<{ queued: number }> {
     const store = this.required();
     checkState(filter?.state);
+    // a pending delivery is queued already: replaying it again would only multiply what is sent
+    if (filter.state === 'pending') throw GatewayError.invalidRequest('pending deliveries are queued already; replay those failed, delivered or superseded', 'state');
     let queued = 0;
     let after: DeliveryQuery['after'];
     for (;;) {
@@ -251,8 +253,8 @@ export class DeliveryLog implements DeliveriesApi {
         ...(after ? { after } : {}),
         limit: REPLAY_BATCH,
       });
-      await Promise.all(page.deliveries.map((record) => this.requeue(record)));
-      queued += page.deliveries.length;
+      const requeued = await Promise.all(page.deliveries.map((record) => this.requeue(record)));
+      queued += requeued.filter((record) => record.state === 'pending').length;
       const last = page.deliveries.at(-1);
       if (!page.hasMore || !last) return { queued };
       after = { createdAt: last.createdAt, id: last.id };
@@ -261,9 +263,16 @@ export class DeliveryLog implements DeliveriesApi {
     }
   }
 
-  /** Marks the delivery pending and queues a replay job: the recorded body, the same webhook-id, sent whatever the task's state. */
+  /**
+   * Marks the delivery pending and queues a replay job: the recorded body, the same webhook-id, sent
+   * whatever the task's state. The mark is a claim from the state it was read in, so a delivery is
+   * queued once however many replays ask for it at the same time, and one pending already (queued, or
+   * being sent) is left as it is.
+   */
   private async requeue(record: DeliveryRecord): Promise<DeliveryRecord> {
-    const updated = (await this.store!.updateDelivery(record.id, { state: 'pending' })) ?? record;
+    if (record.state === 'pending') return record;
+    const updated = await this.store!.updateDelivery(record.id, { state: 'pending', from: record.state });
+    if (!updated) return (await this.store!.getDelivery(record.id)) ?? record;
     await this.scheduler.scheduleDelivery({
       eventId: record.id,
       taskId: record.taskId,
