@@ -60,12 +60,34 @@ const MAX_REDIRECTS = 3;
 // enough for every signature sniffImageType and sniffVideoType read
 const HEAD_BYTES = 32;
 
-/** Streams the result at `url` into the store. */
 /**
- * Downloads `url` and stores it; with `keep`, the bytes stored are also pushed there as they pass (a
- * video task's video, read for its Content Credentials: docs/video-tasks-and-callbacks.md).
+ * The bytes of a stored file kept as they pass, up to `max`: past it they are let go and `overflowed`
+ * says so, so a video read for its Content Credentials never holds more than that in memory
+ * (docs/provenance.md "The added time").
  */
-export async function storeFromUrl(context: RehostContext, url: string, kind: 'image' | 'video', keep?: Buffer[]): Promise<Stored> {
+export class KeptBytes {
+  readonly chunks: Buffer[] = [];
+  size = 0;
+  overflowed = false;
+
+  constructor(private readonly max: number) {}
+
+  push(chunk: Buffer): void {
+    if (this.overflowed) return;
+    this.size += chunk.length;
+    if (this.size <= this.max) this.chunks.push(chunk);
+    else {
+      this.overflowed = true;
+      this.chunks.length = 0;
+    }
+  }
+}
+
+/**
+ * Downloads `url` and stores it; with `keep`, the bytes stored are also kept as they pass (a video
+ * task's video, read for its Content Credentials: docs/video-tasks-and-callbacks.md).
+ */
+export async function storeFromUrl(context: RehostContext, url: string, kind: 'image' | 'video', keep?: KeptBytes): Promise<Stored> {
   const { limits, storage } = context;
   // an upstream that answers the bytes themselves (Veo on Vertex AI) gives them as a data: URL
   if (/^data:/i.test(url)) return storeDataUrl(context, url, kind, keep);
@@ -114,7 +136,7 @@ export async function storeFromUrl(context: RehostContext, url: string, kind: 'i
 }
 
 /** A base64 data: URL's bytes, bounded like a download, stored when they are the media asked for. */
-async function storeDataUrl(context: RehostContext, url: string, kind: 'image' | 'video', keep?: Buffer[]): Promise<Stored> {
+async function storeDataUrl(context: RehostContext, url: string, kind: 'image' | 'video', keep?: KeptBytes): Promise<Stored> {
   const comma = url.indexOf(',');
   const max = kind === 'image' ? context.limits.downloadBytes : context.storage.maxVideoBytes;
   if (comma === -1 || !/;base64$/i.test(url.slice(0, comma)) || ((url.length - comma - 1) * 3) / 4 > max + 3) throw notMedia(context.provider, kind);
@@ -125,8 +147,8 @@ async function storeDataUrl(context: RehostContext, url: string, kind: 'image' |
   return put(context, Readable.from([bytes]), contentType);
 }
 
-/** `body` passed on unchanged, each chunk also pushed to `keep`; an error of `body` ends it too. */
-function tapped(body: Readable, keep: Buffer[]): Readable {
+/** `body` passed on unchanged, each chunk also kept; an error of `body` ends it too. */
+function tapped(body: Readable, keep: KeptBytes): Readable {
   const tap = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       keep.push(chunk);

@@ -9,13 +9,16 @@ import { readProvenance } from '../../provenance/read-provenance.js';
 import type { VideoTaskRecord } from '../../stores/tasks/task-store.js';
 import type { UpstreamHttp } from '../../transport/upstream-http.js';
 import type { Upstream } from '../../types.js';
-import { type RehostContext, StorageFailure, storageFallback, storeFromUrl, urlOf } from '../results/durable-results.js';
+import { KeptBytes, type RehostContext, StorageFailure, storageFallback, storeFromUrl, urlOf } from '../results/durable-results.js';
 import type { ResolvedOptions } from '../resolve-options.js';
 import { CAS_ROUNDS, NEVER_ABORTED } from '../tasks/background-work.js';
 import { callerOfTask } from '../tasks/caller-snapshot.js';
 import { upstreamTasksOf } from '../../providers/registry.js';
 import type { UpstreamTaskState } from './upstream-task-state.js';
 import { getTaskOf, updateTaskOf } from '../tasks/task-records.js';
+
+/** The largest video read for its Content Credentials (docs/provenance.md): a larger one is stored, not reported. */
+const PROVENANCE_VIDEO_BYTES = 256 * 1024 * 1024;
 
 export class VideoTaskResults {
   /** Re-hostings in progress on this instance, by task id: a query polling meanwhile joins it. */
@@ -128,7 +131,7 @@ export class VideoTaskResults {
       this.options.logger.warn({ taskId: record.id, error: error instanceof Error ? error.message : String(error) }, 'provenance options of the task’s caller not read; the video is not reported');
       return null;
     });
-    const video: Buffer[] | undefined = provenance ? [] : undefined;
+    const video = provenance ? new KeptBytes(PROVENANCE_VIDEO_BYTES) : undefined;
     let report: ProvenanceReport | undefined;
     try {
       for (const [field, url] of mediaUrlsOf(state)) {
@@ -136,7 +139,8 @@ export class VideoTaskResults {
         keys[field] = stored.key;
         bytes += stored.bytes;
       }
-      if (provenance && video && keys.video_url) report = await this.reportOf(record, Buffer.concat(video), provenance.trustAnchors);
+      if (provenance && video?.overflowed) this.options.logger.info({ taskId: record.id, bytes: video.size }, 'the video is larger than the provenance reader takes; it is stored and not reported');
+      else if (provenance && video && keys.video_url) report = await this.reportOf(record, Buffer.concat(video.chunks), provenance.trustAnchors);
     } catch (error) {
       for (const key of Object.values(keys)) void storage.store.delete(key).catch(() => undefined);
       throw error;
