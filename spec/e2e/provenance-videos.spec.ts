@@ -75,7 +75,17 @@ describe('video tasks', () => {
   it('a valid video: content.provenance next to the stored video_url, in the query, the callback and the usage event; the bytes kept', async () => {
     const receiver = await startCallbackReceiver();
     try {
-      const { id, task } = await createAndWait('video1.mp4', KEY_A, receiver.url);
+      // waited for by its callback, not by queries: a query that sees the end stores the video too, and
+      // racing the poll it would make a second copy (one kept), which is not what this counts
+      const created = await request(gw.app)
+        .post(TASKS)
+        .set('Authorization', `Bearer ${KEY_A}`)
+        .send({ model: 'seedance', content: [{ type: 'text', text: 'video1.mp4' }], callback_url: receiver.url });
+      const id = created.body.id as string;
+      await expect
+        .poll(async () => (await receiver.accepted(1)).some((delivery) => (JSON.parse(delivery.body) as { status: string }).status === 'succeeded'), { timeout: 10_000, interval: 30 })
+        .toBe(true);
+      const task = (await request(gw.app).get(`${TASKS}/${id}`).set('Authorization', `Bearer ${KEY_A}`)).body as Record<string, unknown>;
       const content = task.content as { video_url: string; provenance: Record<string, unknown> };
       // valid; its signer (or an ingredient's) does not chain to the test roots given as anchors
       expect(content.provenance).toMatchObject({ c2pa: 'valid', trusted: false });
