@@ -54,8 +54,9 @@ export async function coseSign1(claim: Uint8Array, parts: CoseSignerParts, reser
   );
   const empty = new Uint8Array(0);
   const signature = await parts.sign(encode(['Signature1', protectedBytes, empty, claim]));
-  // the time stamp countersigns the claim under the same protected header (C2PA 2.x `sigTst2`)
-  const token = parts.timestamper ? await parts.timestamper(encode(['CounterSignature', protectedBytes, empty, claim])) : undefined;
+  // the time stamp countersigns the signature (C2PA 2.x `sigTst2`): its message is the COSE
+  // countersignature structure over the signature as a CBOR byte string, under the same protected header
+  const token = parts.timestamper ? await parts.timestamper(encode(['CounterSignature', protectedBytes, empty, encode(signature)])) : undefined;
   const build = (pads: readonly number[]): Uint8Array => {
     const unprotected = new Map<string, unknown>();
     if (token) unprotected.set('sigTst2', { tstTokens: [{ val: token }] });
