@@ -67,7 +67,9 @@ function capPassthroughImages(body: Buffer, provider: string, allowed: number, r
   // itself is dropped, whether or not the gateway reports for this caller
   const forged = data.some((item) => typeof item === 'object' && item !== null && 'provenance' in item) || 'provenance' in (parsed as object);
   if (data.length <= allowed && !forged) return { body, images: data.length, upstreamImages: data.length, ...billed };
-  const kept = data.slice(0, allowed).map((item) => (typeof item === 'object' && item !== null && 'provenance' in item ? withoutProvenance(item as Record<string, unknown>) : item));
+  const kept = (data as unknown[])
+    .slice(0, allowed)
+    .map((item): unknown => (typeof item === 'object' && item !== null && 'provenance' in item ? withoutProvenance(item as Record<string, unknown>) : item));
   const trimmed = { ...withoutProvenance(parsed as Record<string, unknown>), data: kept };
   return { body: Buffer.from(JSON.stringify(trimmed)), images: kept.length, upstreamImages: data.length, ...billed };
 }
