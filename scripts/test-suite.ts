@@ -64,6 +64,11 @@ function runLeg(leg: Leg, node: string, args: readonly string[]): Promise<number
   const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH ?? ''}`, GATEWAY_SPECS: leg.specs.join(',') };
   if (leg.express === 4) env.GATEWAY_EXPRESS = '4';
   else delete env.GATEWAY_EXPRESS;
+  // a log a machine reads (CI's, a file) gets vitest's summaries as plain text, without colour codes
+  if (!process.stdout.isTTY) {
+    env.NO_COLOR = '1';
+    delete env.FORCE_COLOR;
+  }
   return new Promise((resolve) => {
     const child = spawn(node, [vitest, 'run', ...args], { cwd: root, env, stdio: 'inherit' });
     child.on('error', () => resolve(1));
