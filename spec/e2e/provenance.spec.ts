@@ -84,6 +84,11 @@ describe('reading and reporting, bytes kept', () => {
     const streamed = (await ask(KEY_A, true)).text;
     expect(streamed).toContain('"provenance":{"c2pa":"absent"}');
     expect(streamed).not.toContain('OpenAI');
+    // a caller without provenance gets the vendor's own stream relayed, less the vendor's report
+    const relayed = await ask(KEY_B, true);
+    expect(relayed.text).toContain('event: image_generation.completed');
+    expect(relayed.text).toContain(c2paFixture('no_manifest.jpg').toString('base64'));
+    expect(relayed.text).not.toContain('provenance');
   });
 
   it('a valid signer outside the anchors is trusted: false', async () => {

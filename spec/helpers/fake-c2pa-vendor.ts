@@ -38,7 +38,7 @@ export async function startFakeC2paVendor(): Promise<FakeC2paVendor> {
         return;
       }
       started += 1;
-      const body = (request.json ?? {}) as { prompt?: string; response_format?: string };
+      const body = (request.json ?? {}) as { prompt?: string; response_format?: string; stream?: boolean };
       const prompt = body.prompt ?? /name="prompt"\r\n\r\n([^\r]*)/.exec(request.body.toString('latin1'))?.[1] ?? 'no_manifest.jpg';
       const asUrl = body.response_format === 'url' || request.body.toString('latin1').includes('name="response_format"\r\n\r\nurl');
       const names = prompt.split(',').map((name) => name.trim());
@@ -48,6 +48,27 @@ export async function startFakeC2paVendor(): Promise<FakeC2paVendor> {
         const image = asUrl ? { url: `${fake.origin}/files/${name}` } : { b64_json: fileOf(name).toString('base64') };
         return name === given ? image : { ...image, provenance: { c2pa: 'valid', signer: 'OpenAI', trusted: true } };
       });
+      if (body.stream === true) {
+        // OpenAI's image stream: one completed event per image, the vendor's own fields beside b64_json
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'x-request-id': `c2pa-${started}` });
+        for (const [index, item] of data.entries()) {
+          const image = 'b64_json' in item ? { b64_json: item.b64_json } : { b64_json: fileOf(names[index]!.replace(/\+forged$/, '')).toString('base64') };
+          const event = {
+            type: 'image_generation.completed',
+            ...image,
+            created_at: 1764633600,
+            size: '1024x1024',
+            quality: 'auto',
+            background: 'auto',
+            output_format: 'jpeg',
+            usage: { total_tokens: 0, input_tokens: 0, output_tokens: 0, input_tokens_details: { text_tokens: 0, image_tokens: 0 } },
+            ...('provenance' in item ? { provenance: item.provenance } : {}),
+          };
+          res.write(`event: image_generation.completed\ndata: ${JSON.stringify(event)}\n\n`);
+        }
+        res.end();
+        return;
+      }
       sendJson(res, 200, { created: 1764633600, data }, { 'x-request-id': `c2pa-${started}` });
     },
     (requestPath) => !requestPath.startsWith('/files/'),

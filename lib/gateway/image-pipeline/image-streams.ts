@@ -217,7 +217,7 @@ export function relayedImages(usage: Usage, stream: OpenedStream, charged: Strea
         completed += 1;
         usage.images = completed;
       }
-      sent += event;
+      sent += withoutVendorProvenance(event);
     }
     carry = text.slice(from);
     return sent === '' ? NOTHING : Buffer.from(sent, 'latin1');
@@ -238,6 +238,27 @@ export function relayedImages(usage: Usage, stream: OpenedStream, charged: Strea
     });
   });
   return { stream, observe, settled };
+}
+
+/**
+ * An upstream event without a `provenance` member of its own: that name is the gateway's report on the
+ * bytes (docs/provenance.md), never a vendor's claim passed on. Events without it go as they came.
+ */
+function withoutVendorProvenance(event: string): string {
+  if (!event.includes('"provenance"')) return event;
+  // the relay holds events as latin1 text (byte for byte); the JSON is read and written as UTF-8
+  return event
+    .split('\n')
+    .map((line) => {
+      if (!line.startsWith('data:')) return line;
+      const cr = line.endsWith('\r') ? '\r' : '';
+      const payload = Buffer.from(line.slice(5, cr ? -1 : undefined).trimStart(), 'latin1').toString('utf8');
+      const parsed = parseJsonBody(Buffer.from(payload, 'utf8'));
+      if (!isObject(parsed) || !('provenance' in parsed)) return line;
+      const { provenance: _dropped, ...rest } = parsed;
+      return `data: ${Buffer.from(JSON.stringify(rest), 'utf8').toString('latin1')}${cr}`;
+    })
+    .join('\n');
 }
 
 /** The failure of a stream that closed before its end while its client was there. */
