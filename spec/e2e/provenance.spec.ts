@@ -169,6 +169,20 @@ describe('signing, per caller', () => {
     expect(gw.usage[0]).toMatchObject({ images: 2, provenance: ['valid', 'valid'] });
   });
 
+  it('an upstream that answers URLs by default: the signed image is stored and answered by URL alone, as the upstream answered', async () => {
+    const res = await request(gw.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_A}`).send({ model: 'gpt-image-1', prompt: 'url:no_manifest.jpg' });
+    expect(res.status).toBe(200);
+    const item = res.body.data[0] as { url: string; b64_json?: string; provenance: ProvenanceReport };
+    expect(item.b64_json).toBeUndefined();
+    const url = new URL(item.url);
+    expect(url.origin).not.toBe(vendor.origin);
+    const stored = await request(gw.app)
+      .get(url.pathname + url.search)
+      .buffer(true);
+    expect(await readProvenance(Buffer.from(stored.body as Buffer), ANCHORS)).toEqual(item.provenance);
+    expect(item.provenance).toMatchObject({ c2pa: 'valid', trusted: true });
+  });
+
   it("a stream's final image is signed and reported at the top of its completed event; no partial image is sent", async () => {
     const before = vendor.started();
     const stream = await signer.images.generate({ model: 'gpt-image-1', prompt: 'no_manifest.jpg', stream: true, partial_images: 2 });

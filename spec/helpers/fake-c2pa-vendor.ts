@@ -1,7 +1,7 @@
 // A fake OpenAI-compatible image vendor (upstreams §4.1) that answers the C2PA reference
 // implementation's own test files (spec/fixtures/c2pa/): the prompt names the files, one per image,
-// comma-separated (`name+forged` adds a report of the vendor's own); `response_format: 'url'` answers
-// URLs on this server, else b64_json. It counts the paid work it starts (one per generation call).
+// comma-separated (`name+forged` adds a report of the vendor's own); `response_format: 'url'` (or a
+// prompt that starts `url:`) answers URLs on this server, else b64_json. It counts the paid work it starts (one per generation call).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,8 +39,10 @@ export async function startFakeC2paVendor(): Promise<FakeC2paVendor> {
       }
       started += 1;
       const body = (request.json ?? {}) as { prompt?: string; response_format?: string; stream?: boolean };
-      const prompt = body.prompt ?? /name="prompt"\r\n\r\n([^\r]*)/.exec(request.body.toString('latin1'))?.[1] ?? 'no_manifest.jpg';
-      const asUrl = body.response_format === 'url' || request.body.toString('latin1').includes('name="response_format"\r\n\r\nurl');
+      const asked = body.prompt ?? /name="prompt"\r\n\r\n([^\r]*)/.exec(request.body.toString('latin1'))?.[1] ?? 'no_manifest.jpg';
+      // `url:` first: a model that answers URLs by default (dall-e-3), whatever response_format says
+      const prompt = asked.replace(/^url:/, '');
+      const asUrl = asked !== prompt || body.response_format === 'url' || request.body.toString('latin1').includes('name="response_format"\r\n\r\nurl');
       const names = prompt.split(',').map((name) => name.trim());
       // `name+forged`: a lying vendor that writes a glowing report of its own beside the file
       const data = names.map((given) => {

@@ -71,7 +71,10 @@ async function onPassthrough(work: ImageWork, body: Buffer): Promise<void> {
   const data = parsed.data.map((item, index) => {
     const entry: Record<string, unknown> = isObject(item) ? { ...item } : {};
     // a signed image replaces the vendor's: as b64_json, which `store` writes and turns into a URL when one was asked
-    if (result.signed[index]) entry.b64_json = result.bytes[index]!.toString('base64');
+    if (result.signed[index]) {
+      if (typeof entry.b64_json !== 'string' || entry.b64_json === '') work.signedUrls = true;
+      entry.b64_json = result.bytes[index]!.toString('base64');
+    }
     entry.provenance = result.reports[index] satisfies ProvenanceReport | undefined;
     return entry;
   });
