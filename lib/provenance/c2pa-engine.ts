@@ -59,10 +59,10 @@ export function c2paEngine(): Promise<C2paWasm> {
 }
 
 async function load(): Promise<C2paWasm> {
-  const find = createRequire(typeof __filename === 'string' ? __filename : import.meta.url);
   let wasmPath: string;
   try {
-    wasmPath = find.resolve('@contentauth/c2pa-wasm/c2pa.wasm');
+    // as bullmq-installed.ts: the CommonJS bundle has __filename, the ESM one import.meta
+    wasmPath = createRequire(typeof __filename === 'string' ? __filename : import.meta.url).resolve('@contentauth/c2pa-wasm/c2pa.wasm');
   } catch {
     throw new Error('the provenance option needs the optional peer dependency @contentauth/c2pa-wasm: npm install @contentauth/c2pa-wasm@0.15');
   }
