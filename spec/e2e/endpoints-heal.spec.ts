@@ -6,7 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import type { EndpointDisabledEvent, GatewayOptions } from '../../lib/index.js';
+import { type EndpointDisabledEvent, type GatewayOptions, memoryTaskStore } from '../../lib/index.js';
 import { OPENAI_IMAGES, startFakePaidImages } from '../helpers/fake-paid-images.js';
 import { type FakeUpstream, type RecordedRequest, startFakeUpstream } from '../helpers/fake-upstream.js';
 import { KEY_A, KEY_B } from '../helpers/gateway-app.js';
@@ -244,5 +244,40 @@ describe('an endpoint down for an hour heals', () => {
     }
     expect((await request(gw.app).post('/v1/deliveries/endpoints/enable').send({ url: 'https://hooks.example.com/x' })).status).toBe(401);
     await expect(gw.router.deliveries.enable('not a url')).rejects.toMatchObject({ status: 400, param: 'url' });
+  });
+});
+
+describe('a chain lost with its scheduler', () => {
+  it('enabling an endpoint that is no longer disabled still sends what stayed paused, once each', async () => {
+    const receiver = await startReceiver();
+    try {
+      const store = memoryTaskStore();
+      const gw = await start({ store, deliveries: { disableAfter: { attempts: 2 } } });
+      receiver.down = true;
+      const failedTasks: string[] = [];
+      while ((await deliveriesOf(gw, '&state=paused')).length === 0 && failedTasks.length < 4) {
+        const failing = await submitTask(gw, receiver.url);
+        failedTasks.push(failing);
+        await settled(gw, failing);
+      }
+      receiver.down = false;
+      const pausedTask = await submitTask(gw, receiver.url);
+      expect((await settled(gw, pausedTask)).map((delivery) => delivery.state)).toStrictEqual(['paused', 'paused']);
+      const paused = await deliveriesOf(gw, '&state=paused');
+      // the endpoint enabled in the store, its chain never started (a scheduler that forgot its job)
+      const endpoint = `${receiver.origin}/hooks/image`;
+      expect(await store.enableEndpoint!({ tenant: 'tenant-a', url: endpoint }, { keepMs: 60_000 })).toBe(true);
+      const before = receiver.taken().length;
+
+      const enabled = await request(gw.app).post('/v1/deliveries/endpoints/enable').set(auth()).send({ url: receiver.url });
+      expect(enabled.body).toStrictEqual({ object: 'delivery.endpoint', url: endpoint, state: 'enabled', was_disabled: false, queued: paused.length });
+      await expect.poll(() => receiver.taken().length - before, { timeout: 10_000 }).toBe(paused.length);
+      expect(new Set(receiver.taken().slice(before).map(idOf))).toStrictEqual(new Set(paused.map((delivery) => delivery.id)));
+      await expect.poll(async () => (await deliveriesOf(gw, '&state=paused')).length).toBe(0);
+      const again = await request(gw.app).post('/v1/deliveries/endpoints/enable').set(auth()).send({ url: receiver.url });
+      expect(again.body).toMatchObject({ was_disabled: false, queued: 0 });
+    } finally {
+      await receiver.close();
+    }
   });
 });

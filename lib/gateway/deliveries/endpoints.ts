@@ -110,7 +110,17 @@ export class Endpoints {
     const endpoints: EndpointRef[] = tenant !== undefined ? [{ tenant, url: target }] : (await this.health.listDisabledEndpoints()).filter((health) => health.url === target);
     for (const endpoint of endpoints) {
       // one caller alone sees the endpoint go from disabled to enabled: one chain of paused deliveries
-      if (!(await this.health.enableEndpoint(endpoint, this.rule))) continue;
+      if (!(await this.health.enableEndpoint(endpoint, this.rule))) {
+        // not disabled, yet deliveries still paused (their chain's job was lost with a scheduler that
+        // forgot it): they are sent now, unless this instance is running their chain
+        if (!this.chains.has(chainKey(endpoint))) {
+          const orphans = await this.paused(endpoint);
+          result.queued += orphans.length;
+          if (orphans.length > 0) this.logger.info({ tenant: endpoint.tenant, endpoint: endpoint.url, paused: orphans.length }, 'paused deliveries of an enabled endpoint are sent');
+          await this.queueOldest(endpoint, orphans);
+        }
+        continue;
+      }
       result.enabled += 1;
       const paused = await this.paused(endpoint);
       result.queued += paused.length;
