@@ -1,6 +1,7 @@
 // The endpoint methods of both shipped task stores (docs/video-tasks-and-callbacks.md "Endpoints that
 // heal"): failures in a row or failing time disable an endpoint, exactly one of many concurrent attempts
-// says it disabled it, one enable of many finds it disabled, and tenants never share an endpoint. Redis
+// says it disabled it, one enable of many finds it disabled, a disabled one is forgotten with its paused
+// deliveries, and tenants never share an endpoint. Redis
 // runs when REDIS_URL is set, under a key prefix of its own.
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -39,6 +40,16 @@ function contract(name: string, make: () => EndpointHealthStore): void {
       expect((await store.recordEndpointAttempt(target, { ok: false, at: t0 }, RULE)).disabledNow).toBe(false);
       expect((await store.recordEndpointAttempt(target, { ok: false, at: t0 + HOUR - 1 }, RULE)).disabledNow).toBe(false);
       expect(await store.recordEndpointAttempt(target, { ok: false, at: t0 + HOUR }, RULE)).toMatchObject({ disabledNow: true, health: { reason: 'hours', failures: 3 } });
+    });
+
+    it('a disabled endpoint is forgotten keepMs after its last attempt, as its paused deliveries are: healthy again, and listed no more', async () => {
+      const store = make();
+      const target = endpoint();
+      const brief: EndpointRule = { ...RULE, attempts: 1, keepMs: 50 };
+      expect((await store.recordEndpointAttempt(target, { ok: false, at: Date.now() }, brief)).disabledNow).toBe(true);
+      expect(await store.listDisabledEndpoints(target.tenant)).toHaveLength(1);
+      await expect.poll(() => store.getEndpoint(target), { timeout: 5_000, interval: 20 }).toBeUndefined();
+      expect(await store.listDisabledEndpoints(target.tenant)).toStrictEqual([]);
     });
 
     it('of 20 concurrent failing attempts past the bound one disables it; of 5 concurrent enables one finds it disabled', async () => {

@@ -1,6 +1,6 @@
 // Endpoint health in memoryTaskStore (docs/video-tasks-and-callbacks.md "Endpoints that heal"): one map
-// by tenant and endpoint, copies in and out. An endpoint that is not disabled is forgotten `keepMs`
-// after its last attempt (a forgotten one is healthy); a disabled one is kept until it is enabled.
+// by tenant and endpoint, copies in and out. An endpoint is forgotten `keepMs` after its last attempt (a
+// forgotten one is healthy): a disabled one as its paused deliveries are, so none pile up.
 import { clock } from '../../clock.js';
 import { type EndpointHealth, type EndpointHealthStore, type EndpointRef, disableReason } from './endpoint-records.js';
 
@@ -12,7 +12,7 @@ export function memoryEndpointHealth(): EndpointHealthStore {
   const view = ({ expiresAt: _expiresAt, ...health }: Kept): EndpointHealth => structuredClone(health);
   const live = (endpoint: EndpointRef): Kept | undefined => {
     const kept = endpoints.get(keyOf(endpoint));
-    if (kept && !kept.disabled && kept.expiresAt <= clock().now()) {
+    if (kept && kept.expiresAt <= clock().now()) {
       endpoints.delete(keyOf(endpoint));
       return undefined;
     }
@@ -20,7 +20,7 @@ export function memoryEndpointHealth(): EndpointHealthStore {
   };
   const prune = (): void => {
     const now = clock().now();
-    for (const [key, kept] of endpoints) if (!kept.disabled && kept.expiresAt <= now) endpoints.delete(key);
+    for (const [key, kept] of endpoints) if (kept.expiresAt <= now) endpoints.delete(key);
   };
   let writes = 0;
   return {
@@ -64,6 +64,7 @@ export function memoryEndpointHealth(): EndpointHealthStore {
       return true;
     },
     async listDisabledEndpoints(tenant) {
+      prune();
       return [...endpoints.values()].filter((kept) => kept.disabled && (tenant === undefined || kept.tenant === tenant)).map(view);
     },
   };

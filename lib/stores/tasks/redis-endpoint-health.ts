@@ -2,8 +2,9 @@
 // every gateway instance on the Redis: one hash per tenant and endpoint, `<prefix>endpoint:<sha256>`,
 // changed by scripts only, so counting an attempt, disabling and enabling are each atomic and exactly
 // one instance sees an endpoint become disabled (and calls the hook). A set,
-// `<prefix>endpoints-disabled`, names the disabled ones. A disabled endpoint's hash never expires; one
-// that is not disabled expires `keepMs` after its last attempt (a forgotten endpoint is healthy).
+// `<prefix>endpoints-disabled`, names the disabled ones (a name whose hash expired is dropped when the
+// set is read). Every hash expires `keepMs` after its last attempt: a forgotten endpoint is healthy, and
+// a disabled one is forgotten as its paused deliveries are, so endpoints no one calls never pile up.
 import { createHash } from 'node:crypto';
 import type { EndpointDisableReason, EndpointHealth, EndpointHealthStore, EndpointRef } from './endpoint-records.js';
 import type { RedisDeliveryClient } from './redis-delivery-log.js';
@@ -33,7 +34,7 @@ else
     end
   end
 end
-if redis.call('HGET', h, 'disabled') == '1' then redis.call('PERSIST', h) else redis.call('PEXPIRE', h, ARGV[5]) end
+redis.call('PEXPIRE', h, ARGV[5])
 return { fresh, unpack(redis.call('HGETALL', h)) }
 `;
 // KEYS: endpoint, disabled set; ARGV: keepMs
@@ -49,8 +50,15 @@ return 1
 const READ = `return redis.call('HGETALL', KEYS[1])`;
 // KEYS: disabled set
 const MEMBERS = `return redis.call('SMEMBERS', KEYS[1])`;
+// KEYS: disabled set, then the hashes to drop from it unless one is disabled (again) by now
+const FORGET = `
+for i = 2, #KEYS do
+  if redis.call('HGET', KEYS[i], 'disabled') ~= '1' then redis.call('SREM', KEYS[1], KEYS[i]) end
+end
+return 0
+`;
 const sha1 = (script: string): string => createHash('sha1').update(script).digest('hex');
-const SHAS = new Map([RECORD, ENABLE, READ, MEMBERS].map((script) => [script, sha1(script)]));
+const SHAS = new Map([RECORD, ENABLE, READ, MEMBERS, FORGET].map((script) => [script, sha1(script)]));
 
 /** A hash's HGETALL (field, value, …) as the endpoint's health; undefined for an empty one. */
 function healthOf(flat: string[]): EndpointHealth | undefined {
@@ -101,6 +109,9 @@ export function redisEndpointHealth(client: RedisDeliveryClient, prefix: string)
     async listDisabledEndpoints(tenant) {
       const keys = (await run(MEMBERS, [disabledSet])) as string[];
       const all = await Promise.all(keys.map(async (key) => healthOf((await run(READ, [key])) as string[])));
+      // the names of hashes that expired (or were enabled meanwhile) leave the set
+      const gone = keys.filter((_key, index) => !all[index]?.disabled);
+      for (let at = 0; at < gone.length; at += 500) await run(FORGET, [disabledSet, ...gone.slice(at, at + 500)]).catch(() => undefined);
       return all.filter((health): health is EndpointHealth => health !== undefined && health.disabled && (tenant === undefined || health.tenant === tenant));
     },
   };
