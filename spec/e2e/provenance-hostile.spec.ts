@@ -2,24 +2,23 @@
 // is cut short, one whose JUMBF box claims gigabytes, a PNG whose `caBX` chunk is random bytes, and a
 // GIF the signer cannot embed into. Each is answered 200 with the vendor's bytes and reported `invalid`
 // or `absent`, never a crash or a 500, and the reader still reads a good file afterwards.
-import { readFileSync } from 'node:fs';
 import { deflateSync } from 'node:zlib';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { localResultStorage } from '../../lib/storage.js';
-import { C2PA_FIXTURES, c2paFixture, startFakeC2paVendor } from '../helpers/fake-c2pa-vendor.js';
+import { C2PA_ANCHORS, C2PA_SIGNING, c2paFixture, resolveC2paVendor, startFakeC2paVendor } from '../helpers/fake-c2pa-vendor.js';
 import { KEY_A, KEY_B } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 import { seededRandom } from '../helpers/seeded-random.js';
+import { pngChunk } from '../helpers/solid-png.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
-const pem = (name: string): string => readFileSync(`${C2PA_FIXTURES}/${name}`, 'utf8');
-const ANCHORS = pem('test_cert_root_bundle.pem');
-const SIGN = { certificate: pem('es256-chain.pem'), privateKey: pem('es256-key.pem'), algorithm: 'es256' as const };
+const ANCHORS = C2PA_ANCHORS;
+const SIGN = C2PA_SIGNING;
 
 const gw = await gatewayWith({
   fakes: { vendor: startFakeC2paVendor },
-  resolve: ({ model }, { vendor }) => ({ provider: 'openai', baseURL: `${vendor.origin}/v1`, apiKey: 'sk-vendor-key-0123456789', model }),
+  resolve: resolveC2paVendor,
   storage: localResultStorage({ directory: tempDir('provenance-hostile-'), secret: 'provenance-results-secret-0123456789' }),
   provenance: (caller) => (caller.id === 'tenant-a' ? { trustAnchors: ANCHORS, sign: SIGN } : { trustAnchors: ANCHORS }),
   resetEach: true,
@@ -50,24 +49,6 @@ function hugeJumbf(): Buffer {
   // APP11: marker, length, "JP", instance (2), sequence (4), the superbox's LBox and TBox, then its description box's LBox
   jpeg.writeUInt32BE(0xfffffff0, at + 20);
   return jpeg;
-}
-
-function pngChunk(type: string, data: Buffer): Buffer {
-  const length = Buffer.alloc(4);
-  length.writeUInt32BE(data.length);
-  const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(body));
-  return Buffer.concat([length, body, crc]);
-}
-
-function crc32(bytes: Buffer): number {
-  let crc = 0xffffffff;
-  for (const byte of bytes) {
-    crc ^= byte;
-    for (let bit = 0; bit < 8; bit += 1) crc = crc & 1 ? (crc >>> 1) ^ 0xedb88320 : crc >>> 1;
-  }
-  return (crc ^ 0xffffffff) >>> 0;
 }
 
 /** A one-pixel PNG with a `caBX` chunk of random bytes (some starting like a JUMBF box). */

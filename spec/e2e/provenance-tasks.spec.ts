@@ -4,7 +4,6 @@
 // and, for a caller who signs, the same signed bytes; an Idempotency-Key retry is answered the kept
 // signed bytes and report without new work. A fake vendor answers the C2PA reference implementation's
 // own test files; the signed output is proved by the reference reader.
-import { readFileSync } from 'node:fs';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
@@ -12,20 +11,19 @@ import type { ProvenanceReport } from '../../lib/index.js';
 import { localResultStorage } from '../../lib/storage.js';
 import { readProvenance } from '../../lib/provenance/read-provenance.js';
 import { startCallbackReceiver } from '../helpers/callback-receiver.js';
-import { C2PA_FIXTURES, c2paFixture, startFakeC2paVendor } from '../helpers/fake-c2pa-vendor.js';
+import { C2PA_ANCHORS, C2PA_SIGNING, c2paFixture, resolveC2paVendor, startFakeC2paVendor } from '../helpers/fake-c2pa-vendor.js';
 import { KEY_A, KEY_B } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 import { imageTaskEnded } from '../helpers/image-task-ended.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
-const pem = (name: string): string => readFileSync(`${C2PA_FIXTURES}/${name}`, 'utf8');
-const ANCHORS = pem('test_cert_root_bundle.pem');
-const SIGN = { certificate: pem('es256-chain.pem'), privateKey: pem('es256-key.pem'), algorithm: 'es256' as const };
+const ANCHORS = C2PA_ANCHORS;
+const SIGN = C2PA_SIGNING;
 const SECRET = 'whsec_' + Buffer.from('provenance-task-callback-secret-0123').toString('base64');
 
 const gw = await gatewayWith({
   fakes: { vendor: startFakeC2paVendor },
-  resolve: ({ model }, { vendor }) => ({ provider: 'openai', baseURL: `${vendor.origin}/v1`, apiKey: 'sk-vendor-key-0123456789', model }),
+  resolve: resolveC2paVendor,
   storage: localResultStorage({ directory: tempDir('provenance-tasks-'), secret: 'provenance-results-secret-0123456789' }),
   callbacks: { signingSecret: SECRET, allowLocal: true, retryBaseMs: 10, retryMaxMs: 50 },
   // tenant-a signs; tenant-b is read and reported only

@@ -9,7 +9,7 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { localResultStorage } from '../../lib/storage.js';
 import { c2paEngine } from '../../lib/provenance/c2pa-engine.js';
-import { C2PA_FIXTURES, startFakeC2paVendor } from '../helpers/fake-c2pa-vendor.js';
+import { c2paPem, resolveC2paVendor, startFakeC2paVendor } from '../helpers/fake-c2pa-vendor.js';
 import { KEY_A } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -90,11 +90,11 @@ describe.skipIf(!hasOpenssl)('a time-stamped signature', () => {
       execFileSync('openssl', ['ts', '-reply', '-config', 'tsa.cnf', '-queryfile', 'request.tsq', '-token_out', '-out', 'token.der'], { cwd: dir, stdio: 'ignore' });
       return Promise.resolve(new Uint8Array(readFileSync(path.join(dir, 'token.der'))));
     };
-    const pem = (name: string): string => readFileSync(`${C2PA_FIXTURES}/${name}`, 'utf8');
+    const pem = c2paPem;
     const anchors = pem('test_cert_root_bundle.pem');
     const gw = await gatewayWith({
       fakes: { vendor: startFakeC2paVendor },
-      resolve: ({ model }, { vendor }) => ({ provider: 'openai', baseURL: `${vendor.origin}/v1`, apiKey: 'sk-vendor-key-0123456789', model }),
+      resolve: resolveC2paVendor,
       storage: localResultStorage({ directory: tempDir('provenance-tsa-results-'), secret: 'provenance-results-secret-0123456789' }),
       provenance: { trustAnchors: anchors, sign: { certificate: pem('es256-chain.pem'), privateKey: pem('es256-key.pem'), algorithm: 'es256', timestamper } },
     });

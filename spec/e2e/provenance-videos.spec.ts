@@ -4,20 +4,19 @@
 // `/v1/videos` object, and `provenance` in the task's terminal usage event. The vendor's videos are the
 // C2PA reference implementation's own MP4 fixtures: one valid, one whose BMFF hash does not match.
 import type { ServerResponse } from 'node:http';
-import { readFileSync } from 'node:fs';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { localResultStorage } from '../../lib/storage.js';
 import { startCallbackReceiver } from '../helpers/callback-receiver.js';
 import { arkTaskObject } from '../helpers/fake-ark.js';
-import { C2PA_FIXTURES, c2paFixture } from '../helpers/fake-c2pa-vendor.js';
+import { C2PA_ANCHORS, c2paFixture } from '../helpers/fake-c2pa-vendor.js';
 import { type FakeMediaHost, startFakeMediaHost } from '../helpers/fake-media-host.js';
 import { type RecordedRequest, sendJson, startFakeUpstream } from '../helpers/fake-upstream.js';
 import { KEY_A, KEY_B } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
-const ANCHORS = readFileSync(`${C2PA_FIXTURES}/test_cert_root_bundle.pem`, 'utf8');
+const ANCHORS = C2PA_ANCHORS;
 const TASKS = '/api/v3/contents/generations/tasks';
 
 /** Ark (upstreams §2.3) whose succeeded task names, on the media host, the fixture its prompt names. */

@@ -3,7 +3,6 @@
 // own test files. Each image is reported truthfully (valid, tampered, absent; trusted by the
 // operator's anchors), kept byte for byte unless the operator signs, and signed output is proved by the
 // reference reader: the operator's signer, the vendor's manifest as the parent ingredient.
-import { readFileSync } from 'node:fs';
 import OpenAI, { toFile } from 'openai';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
@@ -11,19 +10,19 @@ import { type ProvenanceReport, createGatewayRouter, staticKeys } from '../../li
 import { localResultStorage } from '../../lib/storage.js';
 import { c2paEngine } from '../../lib/provenance/c2pa-engine.js';
 import { readProvenance } from '../../lib/provenance/read-provenance.js';
-import { C2PA_FIXTURES, c2paFixture, startFakeC2paVendor } from '../helpers/fake-c2pa-vendor.js';
+import { C2PA_ANCHORS, C2PA_SIGNING, c2paFixture, c2paPem, resolveC2paVendor, startFakeC2paVendor } from '../helpers/fake-c2pa-vendor.js';
 import { KEY_A, KEY_B } from '../helpers/gateway-app.js';
 import { independentlyValidated } from '../helpers/independent-c2pa.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
-const pem = (name: string): string => readFileSync(`${C2PA_FIXTURES}/${name}`, 'utf8');
-const ANCHORS = pem('test_cert_root_bundle.pem');
-const SIGN = { certificate: pem('es256-chain.pem'), privateKey: pem('es256-key.pem'), algorithm: 'es256' as const };
+const pem = c2paPem;
+const ANCHORS = C2PA_ANCHORS;
+const SIGN = C2PA_SIGNING;
 
 const gw = await gatewayWith({
   fakes: { vendor: startFakeC2paVendor },
-  resolve: ({ model }, { vendor }) => ({ provider: 'openai', baseURL: `${vendor.origin}/v1`, apiKey: 'sk-vendor-key-0123456789', model }),
+  resolve: resolveC2paVendor,
   storage: localResultStorage({ directory: tempDir('provenance-'), secret: 'provenance-results-secret-0123456789' }),
   // tenant-a: read, trusted by the fixtures' roots, signed; tenant-b: read and reported only
   provenance: (caller) => (caller.id === 'tenant-a' ? { trustAnchors: ANCHORS, sign: SIGN } : { trustAnchors: ANCHORS }),
@@ -71,7 +70,7 @@ describe('reading and reporting, bytes kept', () => {
   it("a report the vendor wrote itself never reaches the caller: dropped for a caller without provenance, replaced by the gateway's own for one with it", async () => {
     const perCaller = await gatewayWith({
       fakes: { vendor: startFakeC2paVendor },
-      resolve: ({ model }, { vendor: v }) => ({ provider: 'openai', baseURL: `${v.origin}/v1`, apiKey: 'sk-vendor-key-0123456789', model }),
+      resolve: resolveC2paVendor,
       provenance: (caller) => (caller.id === 'tenant-a' ? {} : null),
     });
     const ask = (key: string, stream = false) =>
@@ -94,7 +93,7 @@ describe('reading and reporting, bytes kept', () => {
   it('a valid signer outside the anchors is trusted: false', async () => {
     const other = await gatewayWith({
       fakes: { vendor: startFakeC2paVendor },
-      resolve: ({ model }, { vendor: v }) => ({ provider: 'openai', baseURL: `${v.origin}/v1`, apiKey: 'sk-vendor-key-0123456789', model }),
+      resolve: resolveC2paVendor,
       provenance: { trustAnchors: pem('es256-chain.pem').split('-----END CERTIFICATE-----')[1]! + '-----END CERTIFICATE-----' },
     });
     const res = await request(other.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_B}`).send({ model: 'gpt-image-1', prompt: 'C.jpg' });
@@ -198,7 +197,7 @@ describe('signing, per caller', () => {
   it('a caller whose options are null gets no report and the bytes as the vendor sent them', async () => {
     const perCaller = await gatewayWith({
       fakes: { vendor: startFakeC2paVendor },
-      resolve: ({ model }, { vendor: v }) => ({ provider: 'openai', baseURL: `${v.origin}/v1`, apiKey: 'sk-vendor-key-0123456789', model }),
+      resolve: resolveC2paVendor,
       provenance: (caller) => (caller.id === 'tenant-a' ? { sign: SIGN } : null),
     });
     const res = await request(perCaller.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_B}`).send({ model: 'gpt-image-1', prompt: 'no_manifest.jpg' });
@@ -214,7 +213,7 @@ describe('failures and configuration', () => {
   it("a signer that fails is a 502 with nothing delivered; the vendor's work is on the books", async () => {
     const failing = await gatewayWith({
       fakes: { vendor: startFakeC2paVendor },
-      resolve: ({ model }, { vendor: v }) => ({ provider: 'openai', baseURL: `${v.origin}/v1`, apiKey: 'sk-vendor-key-0123456789', model }),
+      resolve: resolveC2paVendor,
       storage: localResultStorage({ directory: tempDir('provenance-failing-'), secret: 'provenance-results-secret-0123456789' }),
       provenance: { sign: { certificate: SIGN.certificate, algorithm: 'es256', signer: () => Promise.reject(new Error('kms arn:aws:kms:secret-key-id is unavailable')) } },
     });
@@ -237,7 +236,7 @@ describe('failures and configuration', () => {
   it("without result storage a signing caller's url answer is the vendor's own file, reported as such; its b64_json answer is signed", async () => {
     const noStorage = await gatewayWith({
       fakes: { vendor: startFakeC2paVendor },
-      resolve: ({ model }, { vendor: v }) => ({ provider: 'openai', baseURL: `${v.origin}/v1`, apiKey: 'sk-vendor-key-0123456789', model }),
+      resolve: resolveC2paVendor,
       // a function: createGatewayRouter cannot know at start that it signs
       provenance: () => ({ trustAnchors: ANCHORS, sign: SIGN }),
     });

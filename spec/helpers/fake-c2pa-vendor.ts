@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Upstream } from '../../lib/index.js';
 import { type FakeUpstream, sendJson, startFakeUpstream } from './fake-upstream.js';
 
 export const C2PA_FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/c2pa');
@@ -12,6 +13,22 @@ export const C2PA_FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta
 /** The bytes of a fixture file. */
 export function c2paFixture(name: string): Buffer {
   return readFileSync(path.join(C2PA_FIXTURES, name));
+}
+
+/** A PEM file of the fixtures. */
+export function c2paPem(name: string): string {
+  return readFileSync(path.join(C2PA_FIXTURES, name), 'utf8');
+}
+
+/** The test roots the fixtures' signers chain to: the specs' trust anchors. */
+export const C2PA_ANCHORS = c2paPem('test_cert_root_bundle.pem');
+
+/** Signing with the fixtures' es256 test certificate (its chain) and key. */
+export const C2PA_SIGNING = { certificate: c2paPem('es256-chain.pem'), privateKey: c2paPem('es256-key.pem'), algorithm: 'es256' as const };
+
+/** The resolver of a gateway in front of the fake vendor: every model on its OpenAI-compatible API. */
+export function resolveC2paVendor({ model }: { model: string }, { vendor }: { vendor: FakeC2paVendor }): Upstream {
+  return { provider: 'openai', baseURL: `${vendor.origin}/v1`, apiKey: 'sk-vendor-key-0123456789', model };
 }
 
 export interface FakeC2paVendor extends FakeUpstream {

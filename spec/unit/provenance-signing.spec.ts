@@ -4,18 +4,17 @@
 // a `signer` callback that holds the key outside the gateway (as a KMS does) and an es384 key both
 // produce files the reference reader validates and trusts by the right anchor.
 import { constants, createPrivateKey, sign } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { decode } from 'cborg';
 import { describe, expect, it } from 'vitest';
 import type { ProvenanceSigning } from '../../lib/options/provenance-options.js';
 import { certificatesOfPem, coseSign1, padsFor } from '../../lib/provenance/cose-sign1.js';
 import { readySigning, signImage } from '../../lib/provenance/image-signing.js';
 import { readProvenance } from '../../lib/provenance/read-provenance.js';
-import { C2PA_FIXTURES, c2paFixture } from '../helpers/fake-c2pa-vendor.js';
+import { C2PA_ANCHORS, c2paFixture, c2paPem } from '../helpers/fake-c2pa-vendor.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 
-const pem = (name: string): string => readFileSync(`${C2PA_FIXTURES}/${name}`, 'utf8');
-const ANCHORS = pem('test_cert_root_bundle.pem');
+const pem = c2paPem;
+const ANCHORS = C2PA_ANCHORS;
 const ES256 = { certificate: pem('es256-chain.pem'), privateKey: pem('es256-key.pem'), algorithm: 'es256' as const };
 const SUBJECT = { provider: 'openai' as const, model: 'gpt-image-1', caller: { id: 'tenant-a' }, inputs: [] };
 

@@ -6,7 +6,6 @@
 // `failed`). Recording never stands in a delivery's way: a store that fails is logged, and the
 // delivery goes on. A replay is a delivery job of its own through the scheduler, so any number of
 // them queue instead of running at once. The endpoints the log's deliveries go to are endpoints.ts's.
-import { randomBytes } from 'node:crypto';
 import { clock } from '../../clock.js';
 import { ERROR_CODES } from '../../errors/error-codes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
@@ -16,7 +15,7 @@ import type { DeliveryAttempt, DeliveryLogStore, DeliveryQuery, DeliveryRecord, 
 import type { TaskStore } from '../../stores/tasks/task-store.js';
 import { DEFAULT_PER_ENDPOINT_IN_FLIGHT, type ResolvedDeliveries } from '../options/delivery-options.js';
 import { type DeliveryDetail, type DeliverySummary, MAX_RESPONSE_BYTES, deliveryDetail, deliverySummary, withoutQuery } from './delivery-view.js';
-import { type EndpointDisabledHook, type EndpointEnabled, Endpoints } from './endpoints.js';
+import { type EndpointDisabledHook, type EndpointEnabled, Endpoints, recordedJob } from './endpoints.js';
 
 export const DELIVERY_STATES: readonly DeliveryState[] = Object.freeze(['pending', 'delivered', 'failed', 'paused', 'superseded']);
 
@@ -273,15 +272,7 @@ export class DeliveryLog implements DeliveriesApi {
     if (record.state === 'pending') return record;
     const updated = await this.store!.updateDelivery(record.id, { state: 'pending', from: record.state });
     if (!updated) return (await this.store!.getDelivery(record.id)) ?? record;
-    await this.scheduler.scheduleDelivery({
-      eventId: record.id,
-      taskId: record.taskId,
-      url: record.url,
-      body: record.body,
-      status: record.event,
-      owner: record.owner,
-      replay: randomBytes(9).toString('base64url'),
-    });
+    await this.scheduler.scheduleDelivery(recordedJob(record, 'replay'));
     return updated;
   }
 

@@ -30,6 +30,16 @@ export type EndpointDisabledHook = (event: EndpointDisabledEvent) => void | Prom
 /** Paused deliveries read per page while looking for an endpoint's oldest. */
 const PAGE = 100;
 
+/**
+ * The job that sends a recorded delivery again, as it was recorded: a replay (`webhook-replay: true`) or
+ * a paused delivery resumed; a token of its own keys it beside the delivery it repeats.
+ */
+export function recordedJob(record: DeliveryRecord, as: 'replay' | 'resume'): DeliveryJob {
+  const job: DeliveryJob = { eventId: record.id, taskId: record.taskId, url: record.url, body: record.body, status: record.event, owner: record.owner };
+  job[as] = randomBytes(9).toString('base64url');
+  return job;
+}
+
 function chainKey(endpoint: EndpointRef): string {
   return `${endpoint.tenant}\n${endpoint.url}`;
 }
@@ -166,15 +176,7 @@ export class Endpoints {
       if (!claimed) continue;
       if (paused.length > 0) this.chains.set(key, paused);
       else this.chains.delete(key);
-      await this.scheduler.scheduleDelivery({
-        eventId: record.id,
-        taskId: record.taskId,
-        url: record.url,
-        body: record.body,
-        status: record.event,
-        owner: record.owner,
-        resume: randomBytes(9).toString('base64url'),
-      });
+      await this.scheduler.scheduleDelivery(recordedJob(record, 'resume'));
       return true;
     }
   }

@@ -7,13 +7,8 @@
 // is skipped as it is met and the sets are trimmed past the retention on every create. Like the task
 // store, every script names its keys, decodes no user JSON and uses the host's client as it is.
 import { createHash } from 'node:crypto';
+import { type ScriptClient, scriptRunner } from './redis-scripts.js';
 import type { DeliveryAttempt, DeliveryLogStore, DeliveryQuery, DeliveryRecord, DeliveryState } from './delivery-records.js';
-
-/** The commands the delivery log sends: scripts only, as redisTaskStore's client declares them. */
-export interface RedisDeliveryClient {
-  evalsha(sha1: string, numkeys: number, ...args: Array<string | number>): Promise<unknown>;
-  eval(script: string, numkeys: number, ...args: Array<string | number>): Promise<unknown>;
-}
 
 // KEYS: record, state, attempts, all, owner's, task's; ARGV: record JSON, state, expiresAt, createdAt, id, oldest createdAt kept
 const CREATE = `
@@ -75,27 +70,17 @@ while #out < want do
 end
 return out
 `;
-const sha1 = (script: string): string => createHash('sha1').update(script).digest('hex');
-const SHAS = new Map([CREATE, READ, UPDATE, PAGE].map((script) => [script, sha1(script)]));
 
 /** What is written once, as JSON: the record less its state and attempts. */
 type FixedPart = Omit<DeliveryRecord, 'state' | 'attempts'>;
 
-export function redisDeliveryLog(client: RedisDeliveryClient, prefix: string): DeliveryLogStore {
+export function redisDeliveryLog(client: ScriptClient, prefix: string): DeliveryLogStore {
   const keysOf = (id: string): string[] => [`${prefix}delivery:${id}`, `${prefix}delivery-state:${id}`, `${prefix}delivery-attempts:${id}`];
   const ownerIndex = (owner: string): string => `${prefix}deliveries-of:${createHash('sha256').update(owner).digest('hex')}`;
   const taskIndex = (taskId: string): string => `${prefix}deliveries-of-task:${taskId}`;
   const allIndex = `${prefix}deliveries`;
 
-  // EVALSHA first; after a restart or SCRIPT FLUSH, EVAL loads the script again (as redisTaskStore does)
-  const run = async (script: string, keys: string[], ...args: string[]): Promise<unknown> => {
-    try {
-      return await client.evalsha(SHAS.get(script)!, keys.length, ...keys, ...args);
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return client.eval(script, keys.length, ...keys, ...args);
-    }
-  };
+  const run = scriptRunner(client);
   const recordOf = (reply: unknown): DeliveryRecord | undefined => {
     if (!Array.isArray(reply)) return undefined;
     const [fixed, state, ...attempts] = reply as string[];

@@ -7,7 +7,7 @@
 // a disabled one is forgotten as its paused deliveries are, so endpoints no one calls never pile up.
 import { createHash } from 'node:crypto';
 import type { EndpointDisableReason, EndpointHealth, EndpointHealthStore, EndpointRef } from './endpoint-records.js';
-import type { RedisDeliveryClient } from './redis-delivery-log.js';
+import { type ScriptClient, scriptRunner } from './redis-scripts.js';
 
 // KEYS: endpoint, disabled set; ARGV: ok (1/0), at, attempts, failingMs, keepMs, tenant, url
 const RECORD = `
@@ -57,8 +57,6 @@ for i = 2, #KEYS do
 end
 return 0
 `;
-const sha1 = (script: string): string => createHash('sha1').update(script).digest('hex');
-const SHAS = new Map([RECORD, ENABLE, READ, MEMBERS, FORGET].map((script) => [script, sha1(script)]));
 
 /** A hash's HGETALL (field, value, …) as the endpoint's health; undefined for an empty one. */
 function healthOf(flat: string[]): EndpointHealth | undefined {
@@ -83,17 +81,10 @@ function healthOf(flat: string[]): EndpointHealth | undefined {
   };
 }
 
-export function redisEndpointHealth(client: RedisDeliveryClient, prefix: string): EndpointHealthStore {
+export function redisEndpointHealth(client: ScriptClient, prefix: string): EndpointHealthStore {
   const keyOf = (endpoint: EndpointRef): string => `${prefix}endpoint:${createHash('sha256').update(`${endpoint.tenant}\n${endpoint.url}`).digest('hex')}`;
   const disabledSet = `${prefix}endpoints-disabled`;
-  const run = async (script: string, keys: string[], ...args: string[]): Promise<unknown> => {
-    try {
-      return await client.evalsha(SHAS.get(script)!, keys.length, ...keys, ...args);
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return client.eval(script, keys.length, ...keys, ...args);
-    }
-  };
+  const run = scriptRunner(client);
   return {
     async recordEndpointAttempt(endpoint, outcome, rule) {
       const args = [outcome.ok ? '1' : '0', String(outcome.at), String(rule.attempts), String(rule.failingMs), String(rule.keepMs), endpoint.tenant, endpoint.url];

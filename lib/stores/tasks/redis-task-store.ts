@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { GatewayConfigError } from '../../errors/config-error.js';
 import { redisDeliveryLog } from './redis-delivery-log.js';
 import { redisEndpointHealth } from './redis-endpoint-health.js';
+import { scriptRunner } from './redis-scripts.js';
 import type { AssetRecord, TaskChanges, TaskRecord, TaskStore } from './task-store.js';
 
 /** Ark forgets its tasks too, so a record kept longer would only point at a task that no longer exists. */
@@ -92,9 +93,6 @@ const FORGET = `
 if redis.call('TYPE', KEYS[1]).ok == 'zset' then return redis.call('ZREM', KEYS[1], ARGV[1]) end
 return redis.call('DEL', KEYS[1])
 `;
-const sha1 = (script: string): string => createHash('sha1').update(script).digest('hex');
-// computed once: a script is named by its SHA1 on every call
-const SHAS = new Map([COMPARE_AND_SET, PUT_ASSET, INDEX_TASK, PAGE_TASKS, FORGET].map((script) => [script, sha1(script)]));
 
 export function redisTaskStore(options: RedisTaskStoreOptions): TaskStore {
   const { client, prefix = 'gw:', taskTtlSeconds = DEFAULT_TASK_TTL_SECONDS, assetTtlSeconds = 0 } = options;
@@ -120,16 +118,8 @@ export function redisTaskStore(options: RedisTaskStoreOptions): TaskStore {
 
   const ownerKey = (owner: string): string => `${prefix}tasks-of:${createHash('sha256').update(owner).digest('hex')}`;
 
-  // EVALSHA first (a script is sent once per Redis server, not once per call); after a restart or
-  // SCRIPT FLUSH the server answers NOSCRIPT and EVAL loads it again.
-  const evalScript = async (script: string, key: string, ...args: string[]): Promise<unknown> => {
-    try {
-      return await client.evalsha(SHAS.get(script) ?? sha1(script), 1, key, ...args);
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return client.eval(script, 1, key, ...args);
-    }
-  };
+  const run = scriptRunner(client);
+  const evalScript = (script: string, key: string, ...args: string[]): Promise<unknown> => run(script, [key], ...args);
   const runScript = async (script: string, key: string, ...args: string[]): Promise<boolean> => (await evalScript(script, key, ...args)) === 1;
   const compareAndSet = (key: string, expectedVersion: number, json: string): Promise<boolean> => runScript(COMPARE_AND_SET, key, String(expectedVersion), json);
 
