@@ -11,6 +11,7 @@ import { OPENAI_IMAGES, startFakePaidImages } from '../helpers/fake-paid-images.
 import { startFakeUpstream } from '../helpers/fake-upstream.js';
 import { KEY_A, KEY_B } from '../helpers/gateway-app.js';
 import { gatewayWith } from '../helpers/gateway-with.js';
+import { removeRedisKeys } from '../helpers/redis-keys.js';
 
 const REDIS_URL = process.env.REDIS_URL;
 const SECRET = 'whsec_' + Buffer.from('delivery-log-redis-secret-0123456789').toString('base64');
@@ -24,14 +25,7 @@ describe.runIf(Boolean(REDIS_URL))('the delivery log on Redis', () => {
     client = new Redis(REDIS_URL!);
   });
   afterAll(async () => {
-    for (const pattern of [`${prefix}*`, `${bullPrefix}*`]) {
-      let cursor = '0';
-      do {
-        const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length > 0) await client.del(...keys);
-      } while (cursor !== '0');
-    }
+    await removeRedisKeys(REDIS_URL!, [`${prefix}*`, `${bullPrefix}*`]);
     await client.quit();
   });
 
