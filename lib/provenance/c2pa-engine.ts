@@ -58,14 +58,20 @@ export function c2paEngine(): Promise<C2paWasm> {
   return loading;
 }
 
-async function load(): Promise<C2paWasm> {
-  let wasmPath: string;
+/** Where the reference implementation's WebAssembly is, or undefined when the optional peer is not installed. */
+export function c2paWasmPath(): string | undefined {
   try {
     // as bullmq-installed.ts: the CommonJS bundle has __filename, the ESM one import.meta
-    wasmPath = createRequire(typeof __filename === 'string' ? __filename : import.meta.url).resolve('@contentauth/c2pa-wasm/c2pa.wasm');
+    return createRequire(typeof __filename === 'string' ? __filename : import.meta.url).resolve('@contentauth/c2pa-wasm/c2pa.wasm');
   } catch {
-    throw new Error('the provenance option needs the optional peer dependency @contentauth/c2pa-wasm: npm install @contentauth/c2pa-wasm@0.15');
+    return undefined;
   }
+}
+
+async function load(): Promise<C2paWasm> {
+  const wasmPath = c2paWasmPath();
+  // createGatewayRouter refused the option without the package: this is a package removed since
+  if (wasmPath === undefined) throw new Error('the provenance option needs the optional peer dependency @contentauth/c2pa-wasm');
   // an ECMAScript module only: import() keeps it loadable from the CommonJS build too
   const engine = (await import('@contentauth/c2pa-wasm')) as unknown as C2paWasm;
   await engine.default({ module_or_path: await readFile(wasmPath) });

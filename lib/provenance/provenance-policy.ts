@@ -7,6 +7,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { GatewayConfigError } from '../errors/config-error.js';
 import type { ProvenanceOptions, ProvenanceReport, ProvenanceSetting, ProvenanceSigning } from '../options/provenance-options.js';
 import type { Caller, Logger, ProviderName } from '../types.js';
+import { c2paWasmPath } from './c2pa-engine.js';
 import { type InputImage, type ReadySigning, readySigning, signImage } from './image-signing.js';
 import { readManifestStore, readProvenance } from './read-provenance.js';
 
@@ -38,6 +39,14 @@ export class Provenance {
     private readonly setting: ProvenanceSetting,
     hasStorage: boolean,
   ) {
+    // a missing optional peer stops the app at start with the fix, not every request with a 500
+    if (c2paWasmPath() === undefined) {
+      throw new GatewayConfigError(
+        'provenance_peer',
+        'The provenance option needs the optional peer dependency @contentauth/c2pa-wasm (and cborg to sign).',
+        'npm install @contentauth/c2pa-wasm@0.15 cborg',
+      );
+    }
     if (typeof setting === 'function') return;
     this.fixed = checked(setting);
     if (this.fixed.signing && !hasStorage) {
