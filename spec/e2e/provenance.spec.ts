@@ -101,7 +101,7 @@ describe('reading and reporting, bytes kept', () => {
     expect(res.body.data[0].provenance).toMatchObject({ c2pa: 'valid', trusted: false });
   });
 
-  it('a url answer is read once from the stored copy and keeps the bytes', async () => {
+  it('a url answer is downloaded once, read, and stored from those same bytes, kept as they came', async () => {
     const res = await request(gw.app).post('/v1/images/generations').set('Authorization', `Bearer ${KEY_B}`).send({ model: 'gpt-image-1', prompt: 'CA.jpg', response_format: 'url' });
     expect(res.status).toBe(200);
     expect(res.body.data[0].provenance).toMatchObject({ c2pa: 'valid', trusted: true, actions: ['c2pa.opened', 'c2pa.color_adjustments'] });
@@ -110,6 +110,8 @@ describe('reading and reporting, bytes kept', () => {
       .get(url.pathname + url.search)
       .buffer(true);
     expect(Buffer.from(stored.body as Buffer).equals(c2paFixture('CA.jpg'))).toBe(true);
+    // one download of the vendor's file serves both the report and the stored copy
+    expect(vendor.requests.filter((item) => item.method === 'GET' && item.path === '/files/CA.jpg')).toHaveLength(1);
   });
 });
 

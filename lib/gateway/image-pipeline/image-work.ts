@@ -44,10 +44,10 @@ export interface ImageWork {
   /** The bytes known of each image (downloaded, or fetched by the output check), which `store` writes as they are. */
   bytes?: Array<Buffer | undefined>;
   /**
-   * Set by `provenance` when it signed images an OpenAI-compatible upstream answered by URL: `store`
-   * answers them by URL alone, as the upstream did, though they reach it as bytes.
+   * Set by `provenance` when it hands on as bytes the images an OpenAI-compatible upstream answered by
+   * URL (read, or signed, there): `store` answers them by URL alone, as the upstream did.
    */
-  signedUrls?: boolean;
+  urlsAsBytes?: boolean;
   /** After `answer`: what the caller is answered. */
   answer?: ImageAnswer;
   /** Set by `charge`: the outcome with the books settled (or to be settled by the stream). */

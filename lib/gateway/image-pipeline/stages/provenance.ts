@@ -70,9 +70,11 @@ async function onPassthrough(work: ImageWork, body: Buffer): Promise<void> {
   );
   const data = parsed.data.map((item, index) => {
     const entry: Record<string, unknown> = isObject(item) ? { ...item } : {};
-    // a signed image replaces the vendor's: as b64_json, which `store` writes and turns into a URL when one was asked
-    if (result.signed[index]) {
-      if (typeof entry.b64_json !== 'string' || entry.b64_json === '') work.signedUrls = true;
+    // with storage, the bytes read here (signed or as they came) go on as b64_json, which `store` writes:
+    // a `url` image is downloaded once, and answered by the stored URL alone as the upstream answered it
+    const byUrl = typeof entry.b64_json !== 'string' || entry.b64_json === '';
+    if (result.signed[index] || (stored && byUrl)) {
+      if (byUrl) work.urlsAsBytes = true;
       entry.b64_json = result.bytes[index]!.toString('base64');
     }
     entry.provenance = result.reports[index] satisfies ProvenanceReport | undefined;

@@ -13,8 +13,8 @@ export const store: ImageStage = {
     const { whole, request, deps, usage } = work;
     if (!whole || request.stream) return next();
     if (whole.kind === 'passthrough') {
-      // images the upstream answered by URL and `provenance` signed are answered by URL, as they came
-      return rehostPassthrough(deps, usage, request.from, whole.response, work.signedUrls ? 'url' : requestedFormatOf(request.input)).then((response) => {
+      // images the upstream answered by URL that `provenance` hands on as bytes are answered by URL, as they came
+      return rehostPassthrough(deps, usage, request.from, whole.response, work.urlsAsBytes ? 'url' : requestedFormatOf(request.input)).then((response) => {
         work.whole = { kind: 'passthrough', response };
         return next();
       });
