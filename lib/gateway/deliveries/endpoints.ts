@@ -6,6 +6,7 @@
 // another: one paused delivery is queued, and each that ends (delivered, or given up) queues the next, so
 // the chain runs on whichever instance runs the job and survives a restart with a shared scheduler.
 import { randomBytes } from 'node:crypto';
+import { clock } from '../../clock.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Logger } from '../../options/host-hooks.js';
 import type { EndpointDisabledEvent } from '../../options/delivery-options.js';
@@ -203,9 +204,9 @@ export class Endpoints {
       path: pathname,
       tenant: health.tenant,
       reason: health.reason ?? 'attempts',
-      disabledAt: health.disabledAt ?? Date.now(),
+      disabledAt: health.disabledAt ?? clock().now(),
       failures: health.failures,
-      failingSince: health.failingSince ?? health.disabledAt ?? Date.now(),
+      failingSince: health.failingSince ?? health.disabledAt ?? clock().now(),
       lastSuccessAt: health.lastSuccessAt ?? null,
     };
     this.logger.warn({ tenant: event.tenant, endpoint: event.url, reason: event.reason, failures: event.failures }, 'a callback endpoint was disabled: its deliveries are paused until it is enabled');

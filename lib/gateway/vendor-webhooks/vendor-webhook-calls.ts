@@ -4,6 +4,7 @@
 // where the vendor signs. A call that passes is only a hint: the task is then read from the vendor by
 // the same job a poll runs (the task service's `watch`), which moves it by compare-and-set, so a call
 // and a poll racing move it once. The standing polls stay, slower, as the fallback.
+import { clock } from '../../clock.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { ERROR_CODES } from '../../errors/error-codes.js';
 import type { CallContext } from '../../providers/call-context.js';
@@ -52,7 +53,7 @@ export class VendorWebhookCalls implements VendorWebhookKeys {
    */
   async receive(provider: string, taskId: string, headers: VendorWebhookCall['headers'], body: Buffer): Promise<VendorWebhookOutcome> {
     const { options } = this.deps;
-    const delivered: VendorWebhookCall = { headers, body, nowSeconds: Math.floor(Date.now() / 1000) };
+    const delivered: VendorWebhookCall = { headers, body, nowSeconds: Math.floor(clock().now() / 1000) };
     const record = await options.store.getTask(taskId);
     if (!record || record.upstream.provider !== provider || isTerminalStatus(record.status)) return 'accepted';
     const route = record.kind === 'video' ? 'video.tasks' : record.image.route;
@@ -77,7 +78,7 @@ export class VendorWebhookCalls implements VendorWebhookKeys {
 
   /** The value under `key`, loaded once and kept `ttlMs`; a failed load is forgotten at once. */
   remember<T>(key: string, ttlMs: number, load: () => Promise<T>): Promise<T> {
-    const now = Date.now();
+    const now = clock().now();
     const kept = this.keys.get(key);
     if (kept && kept.until > now) return kept.value as Promise<T>;
     if (this.keys.size >= MAX_KEYS) this.keys.clear();
